@@ -1,0 +1,10 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest'] },
+  // Servers started by tests (SMTP, Redis, sandbox) must be closed by the tests; this catches leaks loudly.
+  testTimeout: 20000,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
+};

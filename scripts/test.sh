@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: system packages the tests need, type check, lint,
+# generated-docs freshness, unit/HTTP/store/e2e tests. Run as `npm test` (README, .ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages the tests start for real. Installed only when missing; CI runs as root.
+need_debs=()
+for pair in ${TEST_SYSTEM_PACKAGES:-}; do
+  bin=${pair%%:*}; deb=${pair##*:}
+  command -v "$bin" >/dev/null 2>&1 || need_debs+=("$deb")
+done
+if [ ${#need_debs[@]} -gt 0 ]; then
+  echo "== installing system packages: ${need_debs[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_debs[@]}"
+fi
+
+echo "== type check"; npx tsc --noEmit
+echo "== lint"; npx eslint .
+echo "== tests"; npx jest --ci "$@"

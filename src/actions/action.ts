@@ -1,0 +1,39 @@
+import type { z } from 'zod';
+import type { ParameterizedContext } from 'koa';
+import type { Deps } from '../deps';
+import type { Logger } from '../logger';
+
+/** What a handler may read of the HTTP request, and the dependencies it may call. */
+export interface ActionContext {
+  deps: Deps;
+  requestId: string;
+  ip: string;
+  log: Logger;
+  /** A request header, lower-case name. */
+  header(name: string): string | undefined;
+  cookies: ParameterizedContext['cookies'];
+  /** Steps and upstream calls of this request, returned as `debug` when `debug` is on. */
+  trace: TraceEntry[];
+}
+
+export interface TraceEntry {
+  step: string;
+  [detail: string]: unknown;
+}
+
+export interface ActionResult {
+  data?: Record<string, unknown> | null;
+  /** Top-level envelope fields beside data: `meta`, `payload`, `idp_debug`, ... */
+  extra?: Record<string, unknown>;
+  /** Replaces the whole envelope (SPEC.md's non-debug `recommendations` answer). */
+  body?: unknown;
+}
+
+export interface Action<S extends z.ZodType = z.ZodType> {
+  name: string;
+  request: S;
+  handler(input: z.infer<S>, ctx: ActionContext): Promise<ActionResult>;
+}
+
+/** Keeps the schema's inferred type flowing into the handler. */
+export const defineAction = <S extends z.ZodType>(action: Action<S>): Action<S> => action;

@@ -1,0 +1,101 @@
+import Koa, { type Context, type Next } from 'koa';
+import Router from '@koa/router';
+import cors from '@koa/cors';
+import { bodyParser } from '@koa/bodyparser';
+import { randomUUID } from 'node:crypto';
+import type { Deps } from './deps';
+import { actionsByName } from './actions';
+import type { Action } from './actions/action';
+import { ApiError, isApiError } from './http/errors';
+import { failureEnvelope } from './http/envelope';
+import { createFrontController } from './http/front-controller';
+
+const REQUEST_ID = /^[\w.-]{1,64}$/;
+
+export interface AppOptions {
+  /** Replaces the registered actions; tests use it to exercise the controller alone. */
+  actions?: ReadonlyMap<string, Action>;
+  /** Extra GET routes (sandbox outbox, metrics, demo page). */
+  routes?: (router: Router) => void;
+}
+
+/** Maps any error to the envelope: ApiErrors as declared, parser errors by status, the rest as 500 without a stack. */
+function toApiError(err: unknown, requestId: string): ApiError {
+  if (isApiError(err)) return err;
+  const status = (err as { status?: number; statusCode?: number }).status ?? (err as { statusCode?: number }).statusCode;
+  if (status === 413) return new ApiError('payload_too_large', 'Richiesta troppo grande.', { status: 413 });
+  if (status === 400 || status === 415) return new ApiError('malformed_json', 'Il corpo della richiesta non è JSON valido.', { status: 400 });
+  return new ApiError('internal_error', 'Errore interno. Riprova più tardi.', { status: 500, data: { request_id: requestId } });
+}
+
+export function createApp(deps: Deps, options: AppOptions = {}): Koa {
+  const { config } = deps;
+  const app = new Koa({ proxy: config.server.trust_proxy });
+  // Koa prints errors itself when nobody listens; ours are already logged once, with the request id.
+  app.silent = true;
+
+  app.use(async function requestScope(ctx: Context, next: Next) {
+    const started = process.hrtime.bigint();
+    const incoming = ctx.get('x-request-id');
+    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.state.log = deps.log.child({ request_id: requestId });
+    ctx.set('x-request-id', requestId);
+    try {
+      await next();
+    } catch (err) {
+      const apiError = toApiError(err, requestId);
+      if (apiError.status >= 500) ctx.state.log.error({ err }, 'unhandled error');
+      ctx.status = apiError.status;
+      for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
+      ctx.body = failureEnvelope(apiError);
+      ctx.state.reason = apiError.reason;
+    }
+    const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+    ctx.state.log.info(
+      { method: ctx.method, path: ctx.path, action: ctx.state.action, status: ctx.status, reason: ctx.state.reason ?? (isFailure(ctx.body) ? failureReason(ctx.body) : 'ok'), duration_ms: Math.round(durationMs * 10) / 10 },
+      'request',
+    );
+  });
+
+  app.use(cors({ origin: (ctx) => (config.server.cors_origins.includes(ctx.get('origin')) ? ctx.get('origin') : ''), credentials: true }));
+
+  const router = new Router();
+  router.get('/healthz', (ctx) => {
+    ctx.body = { success: true, error: null, data: { status: 'up' } };
+  });
+  router.get('/readyz', async (ctx) => {
+    const ready = await deps.ready().catch(() => false);
+    ctx.status = ready ? 200 : 503;
+    ctx.body = ready
+      ? { success: true, error: null, data: { status: 'ready' } }
+      : { success: false, error: 'Archivio non raggiungibile.', data: { reason: 'store_unavailable' } };
+  });
+  options.routes?.(router);
+  app.use(router.routes());
+
+  const frontController = createFrontController(deps, options.actions ?? actionsByName);
+  const parseJson = bodyParser({
+    enableTypes: ['json'],
+    // A JSON API: parse the body as JSON whatever the Content-Type says, so `curl -d` works too.
+    detectJSON: () => true,
+    jsonLimit: config.server.body_limit,
+    jsonStrict: true,
+  });
+  app.use(async function actions(ctx: Context, next: Next) {
+    if (ctx.path.indexOf('/', 1) !== -1) {
+      throw new ApiError('unknown_action', 'Azione sconosciuta.', { status: 404 });
+    }
+    if (ctx.method !== 'POST') {
+      throw new ApiError('method_not_allowed', 'Metodo non consentito: usa POST.', { status: 405, headers: { Allow: 'POST' } });
+    }
+    await parseJson(ctx, async () => frontController(ctx));
+    await next();
+  });
+
+  return app;
+}
+
+const isFailure = (body: unknown): body is { success: false; data?: { reason?: string } } =>
+  typeof body === 'object' && body !== null && (body as { success?: unknown }).success === false;
+const failureReason = (body: { data?: { reason?: string } }) => body.data?.reason ?? 'failed';

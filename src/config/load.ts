@@ -1,0 +1,131 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { configSchema, upstreamUrlKeys, type Config } from './schema';
+
+type Tree = Record<string, unknown>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface LoadOptions {
+  /** Environment to read `CONFIG_FILE` and `SECTION__KEY` overrides from. */
+  env?: NodeJS.ProcessEnv;
+  /** Merged over the file and under the environment; used by tests and embedders. */
+  overrides?: Tree;
+}
+
+const isTree = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
+const unsafeKey = (k: string) => k === '__proto__' || k === 'constructor' || k === 'prototype';
+
+export function deepMerge(base: Tree, over: Tree): Tree {
+  const out: Tree = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    if (unsafeKey(key)) continue;
+    const current = out[key];
+    out[key] = isTree(current) && isTree(value) ? deepMerge(current, value) : value;
+  }
+  return out;
+}
+
+function readConfigFile(path: string): Tree {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError([`CONFIG_FILE: cannot read ${path}: ${(err as Error).message}`]);
+  }
+  let parsed: unknown;
+  try {
+    parsed = /\.ya?ml$/i.test(path) ? parseYaml(text) : JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError([`CONFIG_FILE: ${path} is not valid ${/\.ya?ml$/i.test(path) ? 'YAML' : 'JSON'}: ${(err as Error).message}`]);
+  }
+  if (parsed == null) return {};
+  if (!isTree(parsed)) throw new ConfigError([`CONFIG_FILE: ${path} must hold an object at the top level`]);
+  return parsed;
+}
+
+/** `true`, `false` and JSON numbers are taken as such; everything else stays a string. */
+function envValue(raw: string): unknown {
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  if (raw.trim() !== '' && /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(raw.trim())) return Number(raw);
+  return raw;
+}
+
+/** `OTP__TTL_SECONDS=120` -> { otp: { ttl_seconds: 120 } }, for top-level sections only. */
+export function envOverrides(env: NodeJS.ProcessEnv): Tree {
+  const sections = new Set(Object.keys(configSchema.shape));
+  const out: Tree = {};
+  for (const [name, raw] of Object.entries(env)) {
+    if (raw === undefined) continue;
+    const path = name.toLowerCase().split('__');
+    if (!sections.has(path[0]!) || path.some((p) => p === '' || unsafeKey(p))) continue;
+    // A single-segment name is only a top-level scalar (`DEBUG=true`); `DEBUG=express:*` belongs to other tools.
+    if (path.length === 1 && (raw !== 'true' && raw !== 'false')) continue;
+    let node = out;
+    for (const segment of path.slice(0, -1)) {
+      if (!isTree(node[segment])) node[segment] = {};
+      node = node[segment] as Tree;
+    }
+    node[path[path.length - 1]!] = envValue(raw);
+  }
+  return out;
+}
+
+const getPath = (tree: Tree, dotted: string): unknown =>
+  dotted.split('.').reduce<unknown>((node, key) => (isTree(node) ? node[key] : undefined), tree);
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'missing';
+  const shown = JSON.stringify(value);
+  return shown.length > 60 ? `${shown.slice(0, 57)}...` : shown;
+}
+
+/**
+ * Defaults <- CONFIG_FILE <- overrides <- environment, validated by one schema.
+ * The sandbox is on by default only when nothing points at a real upstream.
+ */
+export function loadConfig(options: LoadOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const fromFile = env.CONFIG_FILE ? readConfigFile(env.CONFIG_FILE) : {};
+  const fromEnv = envOverrides(env);
+  const merged = deepMerge(deepMerge(fromFile, options.overrides ?? {}), fromEnv);
+
+  const configured = Boolean(env.CONFIG_FILE) || options.overrides !== undefined ||
+    upstreamUrlKeys.some((key) => Boolean(getPath(fromEnv, key)));
+  if (getPath(merged, 'sandbox.enabled') === undefined && !configured && env.NODE_ENV !== 'production') {
+    merged.sandbox = { ...(isTree(merged.sandbox) ? merged.sandbox : {}), enabled: true };
+  }
+
+  const result = configSchema.safeParse(merged);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((issue) => {
+        const key = issue.path.join('.') || '(root)';
+        const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => (key === '(root)' ? k : `${key}.${k}`)) : null;
+        if (keys) return `${keys.join(', ')}: unknown key`;
+        // Secrets are never echoed back, even when invalid.
+        const shown = /secret|token|key|pass/.test(key) ? '' : ` (got ${describe(getPath(merged, key))})`;
+        return `${key}: ${issue.message}${shown}`;
+      }),
+    );
+  }
+  const refusals = env.NODE_ENV === 'production' ? productionRefusals(result.data) : [];
+  if (refusals.length > 0) throw new ConfigError(refusals);
+  return result.data;
+}
+
+/** What DESIGN.md forbids in production, one line per problem. */
+function productionRefusals(cfg: Config): string[] {
+  const problems: string[] = [];
+  if (cfg.sandbox.enabled) problems.push('sandbox.enabled: the sandbox is refused when NODE_ENV=production');
+  if (cfg.otp.debug) problems.push('otp.debug: plain codes in answers are refused when NODE_ENV=production');
+  if (cfg.debug) problems.push('debug: debug fields are refused when NODE_ENV=production');
+  if (cfg.security.secret.length < 32) problems.push('security.secret: at least 32 characters are required when NODE_ENV=production');
+  return problems;
+}

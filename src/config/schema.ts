@@ -1,0 +1,166 @@
+import { z } from 'zod';
+
+/*
+ * One schema for the whole configuration. Every key of DESIGN.md is declared from day one,
+ * so one file serves every version; unknown keys are refused (strict objects) so typos surface.
+ * Defaults are SPEC.md's. Environment values arrive as strings or JSON scalars, so string
+ * fields accept numbers (an `aid` of digits) and list fields accept comma-separated strings.
+ */
+
+const text = z.preprocess((v) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v), z.string());
+const seconds = z.number().int().min(1);
+const port = z.number().int().min(0).max(65535);
+const list = z.preprocess(
+  (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v),
+  z.array(z.string()),
+);
+const url = text.refine((v) => v === '' || /^https?:\/\/[^\s]+$/.test(v), 'must be an http(s) URL or empty');
+const section = <T extends z.ZodRawShape>(shape: T) => {
+  const object = z.strictObject(shape);
+  // prefault: an absent section is parsed as {}, so its keys' defaults apply.
+  return object.prefault({} as z.input<typeof object>);
+};
+
+export const configSchema = z
+  .strictObject({
+    server: section({
+      host: text.default('127.0.0.1'),
+      port: port.default(8080),
+      cors_origins: list.default([]),
+      body_limit: z.number().int().min(1024).default(64 * 1024),
+      trust_proxy: z.boolean().default(false),
+      cookie_domain: text.default(''),
+      shutdown_grace_seconds: seconds.default(10),
+    }),
+    debug: z.boolean().default(false),
+    log: section({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    }),
+    otp: section({
+      ttl_seconds: seconds.default(300),
+      length: z.number().int().min(4).max(10).default(6),
+      resend_cooldown_seconds: seconds.default(60),
+      debug: z.boolean().default(false),
+      max_attempts: z.number().int().min(1).default(5),
+      store: z.enum(['memory', 'redis']).default('memory'),
+      max_records: z.number().int().min(1).default(1_000_000),
+      log_file: text.default('logs/otp.log'),
+    }),
+    redis: section({
+      url: text.default('redis://127.0.0.1:6379'),
+      key_prefix: text.default('lfa:'),
+    }),
+    identity: section({
+      base_url: url.default(''),
+      aid: text.default(''),
+      api_token: text.default(''),
+      timeout_seconds: seconds.default(10),
+      user_update_url: url.default(''),
+      user_get_v3_url: url.default(''),
+      users_get_url: url.default(''),
+      token_url: url.default(''),
+      user_search_url: url.default(''),
+      user_access_list_url: url.default(''),
+      identity_token_url: url.default(''),
+    }),
+    mail: section({
+      host: text.default(''),
+      port: port.default(587),
+      secure: z.boolean().default(false),
+      user: text.default(''),
+      pass: text.default(''),
+      from_address: text.default(''),
+      from_name: text.default(''),
+      app_name: text.default('Login'),
+      timeout_seconds: seconds.default(10),
+    }),
+    sms: section({
+      api_url: url.default(''),
+      api_key: text.default(''),
+      sender: text.default(''),
+      default_region: text.default('IT'),
+      allowed_regions: list.default([]),
+      timeout_seconds: seconds.default(10),
+    }),
+    newsletter: section({
+      esp_url: url.default(''),
+      feed_base_url: url.default(''),
+      api_keys: section({
+        head_a: text.default(''),
+        head_b: text.default(''),
+        head_c: text.default(''),
+        head_d: text.default(''),
+      }),
+      timeout_seconds: seconds.default(5),
+      feed_cache_seconds: seconds.default(60),
+    }),
+    recommendations: section({
+      api_url: url.default(''),
+      widget_id_home: text.default(''),
+      widget_id_article: text.default(''),
+      widget_id_home_toptrend: text.default(''),
+      widget_id_article_toptrend: text.default(''),
+      widget_id: text.default(''),
+      user_id_prefix: text.default('usi'),
+      timeout: seconds.default(10),
+      debug: z.boolean().default(false),
+      description_length: z.number().int().min(10).default(160),
+    }),
+    user_collector: section({
+      base_url: url.default(''),
+      ingest_login_path: text.default('/ingest/login'),
+      internal_token: text.default(''),
+      timeout: seconds.default(20),
+      max_retries: z.number().int().min(0).max(20).default(3),
+    }),
+    security: section({
+      secret: text.default(''),
+      internal_key: text.default(''),
+      guard_primitives: z.boolean().default(true),
+      proof_ttl_seconds: seconds.default(900),
+    }),
+    rate_limits: section({
+      enabled: z.boolean().default(true),
+      sends_per_identifier_per_hour: z.number().int().min(1).default(10),
+      sends_per_ip_per_hour: z.number().int().min(1).default(100),
+      verifies_per_ip_per_minute: z.number().int().min(1).default(30),
+    }),
+    sandbox: section({
+      enabled: z.boolean().default(false),
+    }),
+    demo: section({
+      enabled: z.boolean().default(false),
+    }),
+  });
+
+export type Config = z.infer<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;
+
+/** Keys whose values are secrets: never logged, masked in diagnostics. */
+export const secretKeys = [
+  'identity.api_token',
+  'mail.pass',
+  'sms.api_key',
+  'newsletter.api_keys',
+  'user_collector.internal_token',
+  'security.secret',
+  'security.internal_key',
+] as const;
+
+/** Keys that point at an upstream: setting any of them means "not a sandbox run". */
+export const upstreamUrlKeys = [
+  'identity.base_url',
+  'identity.user_update_url',
+  'identity.user_get_v3_url',
+  'identity.users_get_url',
+  'identity.token_url',
+  'identity.user_search_url',
+  'identity.user_access_list_url',
+  'identity.identity_token_url',
+  'mail.host',
+  'sms.api_url',
+  'newsletter.esp_url',
+  'newsletter.feed_base_url',
+  'recommendations.api_url',
+  'user_collector.base_url',
+] as const;

@@ -1,0 +1,17 @@
+import type { ApiError } from './errors';
+
+/** SPEC.md's response envelope. `error` is null on success so the shape never changes. */
+export interface Envelope {
+  success: boolean;
+  error: string | null;
+  data: Record<string, unknown> | null;
+  [extra: string]: unknown;
+}
+
+export function successEnvelope(data: Record<string, unknown> | null, extra: Record<string, unknown> = {}): Envelope {
+  return { success: true, error: null, data, ...extra };
+}
+
+export function failureEnvelope(err: ApiError): Envelope {
+  return { success: false, error: err.message, data: { reason: err.reason, ...err.data }, ...err.extra };
+}

@@ -1,0 +1,48 @@
+import type { Context } from 'koa';
+import type { Action, ActionContext, TraceEntry } from '../actions/action';
+import type { Deps } from '../deps';
+import { ApiError } from './errors';
+import { successEnvelope } from './envelope';
+import { checkBodyShape, parseRequest } from './validate';
+
+const ACTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+
+/** SPEC.md, Addressing 1: `POST /?action=X` and `POST /X` are the same call. */
+export function actionName(ctx: Context): string | undefined {
+  const fromPath = ctx.path.length > 1 ? ctx.path.slice(1) : undefined;
+  const fromQuery = typeof ctx.query.action === 'string' ? ctx.query.action : undefined;
+  return fromPath ?? fromQuery;
+}
+
+export function createFrontController(deps: Deps, actions: ReadonlyMap<string, Action>) {
+  return async function frontController(ctx: Context): Promise<void> {
+    const name = actionName(ctx);
+    const action = name && ACTION_NAME.test(name) ? actions.get(name) : undefined;
+    ctx.state.action = action?.name ?? 'unknown';
+    if (!action) {
+      throw new ApiError('unknown_action', 'Azione sconosciuta.', { status: 404, data: { action: name?.slice(0, 64) ?? null } });
+    }
+    const body = ctx.request.body ?? {};
+    checkBodyShape(body);
+    const input = parseRequest(action.request, body);
+    const trace: TraceEntry[] = [];
+    const actionCtx: ActionContext = {
+      deps,
+      requestId: ctx.state.requestId as string,
+      ip: ctx.ip,
+      log: ctx.state.log,
+      header: (header) => ctx.get(header) || undefined,
+      cookies: ctx.cookies,
+      trace,
+    };
+    const result = await action.handler(input, actionCtx);
+    ctx.status = 200;
+    if (result.body !== undefined) {
+      ctx.body = result.body;
+      return;
+    }
+    const extra = { ...result.extra };
+    if (deps.config.debug && trace.length > 0) extra.debug = trace;
+    ctx.body = successEnvelope(result.data ?? null, extra);
+  };
+}

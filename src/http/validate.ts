@@ -1,0 +1,36 @@
+import type { z } from 'zod';
+import { ApiError } from './errors';
+
+const MAX_DEPTH = 16;
+const unsafeKeys = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * JSON.parse keeps `__proto__` as an own key, harmless until something merges or assigns it.
+ * Refuse such keys, and bodies nested deeper than any action needs, before any schema sees them.
+ */
+export function checkBodyShape(body: unknown): void {
+  const stack: Array<[unknown, number]> = [[body, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > MAX_DEPTH) {
+      throw new ApiError('invalid_request', 'Richiesta non valida.', { data: { issues: [{ path: '', message: `nested deeper than ${MAX_DEPTH} levels` }] } });
+    }
+    for (const key of Object.keys(node)) {
+      if (unsafeKeys.has(key)) {
+        throw new ApiError('invalid_request', 'Richiesta non valida.', { data: { issues: [{ path: key, message: 'key not allowed' }] } });
+      }
+      stack.push([(node as Record<string, unknown>)[key], depth + 1]);
+    }
+  }
+}
+
+export function parseRequest<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issues = result.error.issues.slice(0, 20).map((issue) => ({
+    path: issue.path.map(String).join('.'),
+    message: issue.message,
+  }));
+  throw new ApiError('invalid_request', 'Richiesta non valida.', { data: { issues } });
+}

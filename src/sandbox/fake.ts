@@ -1,0 +1,25 @@
+import type Router from '@koa/router';
+import type { Logger } from '../logger';
+import type { Outbox } from './outbox';
+
+export type ConfigPatch = Record<string, unknown>;
+
+export interface SandboxContext {
+  outbox: Outbox;
+  log: Logger;
+  /** http://127.0.0.1:<port> of the sandbox's one HTTP server. */
+  baseUrl: string;
+}
+
+/**
+ * One fake upstream. HTTP fakes mount routes under their own prefix on the sandbox's one
+ * loopback server; others (SMTP) start their own server. `configure` returns the config keys
+ * that point the service's real clients at the fake.
+ */
+export interface SandboxFake {
+  name: string;
+  mount?(router: Router, sandbox: SandboxContext): void;
+  start?(sandbox: SandboxContext): Promise<ConfigPatch>;
+  configure?(sandbox: SandboxContext): ConfigPatch;
+  close?(): Promise<void>;
+}

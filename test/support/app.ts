@@ -1,0 +1,31 @@
+import pino from 'pino';
+import { deepMerge, loadConfig } from '../../src/config/load';
+import type { Config } from '../../src/config/schema';
+import { createDeps, type Deps, type DepsOverrides } from '../../src/deps';
+import { createApp, type AppOptions } from '../../src/app';
+
+type Tree = Record<string, unknown>;
+
+/** A configuration for tests: no environment, sandbox off, fixed secret, silent logs. */
+export function testConfig(overrides: Tree = {}): Config {
+  return loadConfig({
+    env: {},
+    overrides: deepMerge(
+      {
+        log: { level: 'silent' },
+        otp: { log_file: '' },
+        security: { secret: 'test-secret-test-secret-test-secret-!!' },
+      },
+      overrides,
+    ),
+  });
+}
+
+export function testDeps(config: Config = testConfig(), overrides: DepsOverrides = {}): Deps {
+  return createDeps(config, { log: pino({ level: 'silent' }), otpLog: pino({ level: 'silent' }), ...overrides });
+}
+
+/** The real Koa app; drive it with supertest's `request(app.callback())`. */
+export function testApp(deps: Deps = testDeps(), options: AppOptions = {}) {
+  return createApp(deps, options);
+}
