@@ -4,6 +4,7 @@ import type { Deps } from '../deps';
 import { ApiError } from './errors';
 import { successEnvelope } from './envelope';
 import { checkBodyShape, parseRequest } from './validate';
+import { requestScope } from './request-scope';
 
 const ACTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
@@ -35,7 +36,7 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
       cookies: ctx.cookies,
       trace,
     };
-    const result = await action.handler(input, actionCtx);
+    const result = await requestScope.run({ requestId: actionCtx.requestId, trace }, () => action.handler(input, actionCtx));
     ctx.status = 200;
     if (result.body !== undefined) {
       ctx.body = result.body;

@@ -1,0 +1,3 @@
+import type { Action } from '../action';
+
+export const contentActions: Action[] = [];

@@ -1,0 +1,77 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { ApiError } from '../http/errors';
+
+/*
+ * Proofs carry flow state between requests instead of a server-side session: a JSON claim set,
+ * HMAC-SHA256-signed with a key derived from `security.secret`, with an expiry. They bind the
+ * identifiers they vouch for, so a proof from one user's flow never unlocks another's uid.
+ * Format: `v1.<base64url(claims)>.<base64url(mac)>`.
+ */
+
+export interface ProofClaims {
+  /** What the proof vouches for: `verified` (a code was verified), `pending`, `phone`, `register`, ... */
+  kind: string;
+  flow?: string;
+  step?: string | number;
+  uid?: string;
+  email?: string;
+  phone?: string;
+  [extra: string]: unknown;
+}
+
+export interface VerifiedProof extends ProofClaims {
+  /** Expiry, seconds since the epoch. */
+  exp: number;
+}
+
+const PREFIX = 'v1';
+
+/** Separate key from the one that hashes codes, so one can never be replayed as the other. */
+const proofKey = (secret: string) => createHmac('sha256', secret).update('proof-key:v1').digest();
+
+const mac = (key: Buffer, body: string) => createHmac('sha256', key).update(`${PREFIX}.${body}`).digest();
+
+export function signProof(secret: string, claims: ProofClaims, ttlSeconds: number, nowMs: number): string {
+  const body = Buffer.from(JSON.stringify({ ...claims, exp: Math.floor(nowMs / 1000) + ttlSeconds })).toString('base64url');
+  return `${PREFIX}.${body}.${mac(proofKey(secret), body).toString('base64url')}`;
+}
+
+const invalid = (why: string) => new ApiError('invalid_proof', 'Sessione non valida o scaduta. Ricomincia l’accesso.', { data: { why } });
+
+/** Returns the claims of a genuine, unexpired proof of one of the expected kinds; throws `invalid_proof` otherwise. */
+export function verifyProof(secret: string, token: unknown, nowMs: number, kinds?: readonly string[]): VerifiedProof {
+  if (typeof token !== 'string' || token.length > 4096) throw invalid('malformed');
+  const [prefix, body, signature, ...rest] = token.split('.');
+  if (prefix !== PREFIX || !body || !signature || rest.length > 0) throw invalid('malformed');
+  const expected = mac(proofKey(secret), body);
+  const given = Buffer.from(signature, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid('signature');
+  let claims: VerifiedProof;
+  try {
+    claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as VerifiedProof;
+  } catch {
+    throw invalid('malformed');
+  }
+  if (typeof claims !== 'object' || claims === null || typeof claims.kind !== 'string' || typeof claims.exp !== 'number') throw invalid('malformed');
+  if (claims.exp * 1000 <= nowMs) throw invalid('expired');
+  if (kinds && !kinds.includes(claims.kind)) throw invalid('kind');
+  return claims;
+}
+
+/** True when the proof binds this identifier (the identifiers it names must match those acted on). */
+export function proofBinds(claims: ProofClaims, identity: { uid?: string; email?: string; phone?: string }): boolean {
+  const pairs: Array<[string | undefined, string | undefined]> = [
+    [claims.uid, identity.uid],
+    [claims.email?.toLowerCase(), identity.email?.toLowerCase()],
+    [claims.phone, identity.phone],
+  ];
+  // At least one identifier acted on must be vouched for, and none may contradict the proof.
+  let bound = false;
+  for (const [vouched, acted] of pairs) {
+    if (acted === undefined) continue;
+    if (vouched === undefined) continue;
+    if (vouched !== acted) return false;
+    bound = true;
+  }
+  return bound;
+}
