@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { ParameterizedContext } from 'koa';
 import type { Deps } from '../deps';
 import type { Logger } from '../logger';
+import type { Reason } from '../http/errors';
 
 /** What a handler may read of the HTTP request, and the dependencies it may call. */
 export interface ActionContext {
@@ -31,7 +32,13 @@ export interface ActionResult {
 
 export interface Action<S extends z.ZodType = z.ZodType> {
   name: string;
+  /** One line for the OpenAPI description. */
+  summary?: string;
   request: S;
+  /** Shape of `data` on success, for the OpenAPI description (not enforced at run time). */
+  response?: z.ZodType;
+  /** The `data.reason` codes this action may answer besides `invalid_request` and `upstream_error`. */
+  reasons?: readonly Reason[];
   handler(input: z.infer<S>, ctx: ActionContext): Promise<ActionResult>;
 }
 

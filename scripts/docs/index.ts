@@ -1,0 +1,4 @@
+import type { DocGenerator } from './generator';
+
+/** Every generated file under docs/. Each generator adds itself here. */
+export const docGenerators: DocGenerator[] = [];

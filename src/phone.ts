@@ -1,0 +1,37 @@
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+
+/*
+ * Phones cross three systems in three forms: what the user typed, E.164 for the SMS gateway,
+ * and bare digits in the identity provider's NUMBER custom field (no `+`, sometimes without the
+ * country code). Everything compares by E.164.
+ */
+
+/** E.164 (`+393331234567`) of a typed phone or stored digits, or null when it is not a valid phone. */
+export function toE164(input: string, defaultRegion: string): string | null {
+  const trimmed = input.trim();
+  if (!/^[+\d][\d\s().-]{4,24}$/.test(trimmed)) return null;
+  const parsed =
+    parsePhoneNumberFromString(trimmed, defaultRegion as CountryCode) ??
+    // Stored digits may carry the country code without the `+`.
+    (trimmed.startsWith('+') ? undefined : parsePhoneNumberFromString(`+${trimmed}`));
+  if (parsed?.isValid()) return parsed.number;
+  const international = trimmed.startsWith('+') ? undefined : parsePhoneNumberFromString(`+${trimmed}`);
+  return international?.isValid() ? international.number : null;
+}
+
+/** The digits the identity provider's NUMBER field holds: E.164 without the `+`. */
+export const toStoredDigits = (e164: string): string => e164.replace(/^\+/, '');
+
+/** The region (ISO 3166 alpha-2) of an E.164 number, for the SMS toll-fraud guard. */
+export function regionOf(e164: string): string | undefined {
+  return parsePhoneNumberFromString(e164)?.country;
+}
+
+/** True when two phones, in any of their forms, are the same number. */
+export function samePhone(a: string, b: string, defaultRegion: string): boolean {
+  const left = toE164(a, defaultRegion);
+  return left !== null && left === toE164(b, defaultRegion);
+}
+
+/** An identifier that looks like a phone rather than an email. */
+export const looksLikePhone = (identifier: string): boolean => !identifier.includes('@') && /^[+\d][\d\s().-]{4,24}$/.test(identifier.trim());
