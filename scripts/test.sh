@@ -4,9 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages the tests start for real. Installed only when missing; CI runs as root.
+# Debian packages the tests start for real, as command:package. Installed only when missing;
+# CI runs as root. A test whose server is missing fails; it is never skipped.
+system_packages="redis-server:redis-server"
 need_debs=()
-for pair in ${TEST_SYSTEM_PACKAGES:-}; do
+for pair in $system_packages; do
   bin=${pair%%:*}; deb=${pair##*:}
   command -v "$bin" >/dev/null 2>&1 || need_debs+=("$deb")
 done
