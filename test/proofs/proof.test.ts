@@ -1,0 +1,50 @@
+import { proofBinds, signProof, verifyProof } from '../../src/proofs/proof';
+
+const secret = 'proof-test-secret';
+const now = 1_700_000_000_000;
+
+const reasonOf = (fn: () => unknown): string => {
+  try {
+    fn();
+  } catch (err) {
+    return `${(err as { reason?: string }).reason}:${(err as { data?: { why?: string } }).data?.why}`;
+  }
+  return 'accepted';
+};
+
+describe('proofs', () => {
+  it('round-trips claims with an expiry', () => {
+    const token = signProof(secret, { kind: 'verified', phone: '+393331234567', flow: 'phone' }, 900, now);
+    expect(verifyProof(secret, token, now + 899_000)).toMatchObject({ kind: 'verified', phone: '+393331234567', flow: 'phone', exp: now / 1000 + 900 });
+  });
+
+  it('refuses an expired proof', () => {
+    const token = signProof(secret, { kind: 'verified' }, 60, now);
+    expect(reasonOf(() => verifyProof(secret, token, now + 60_000))).toBe('invalid_proof:expired');
+  });
+
+  it('refuses a tampered proof and one signed with another secret', () => {
+    const token = signProof(secret, { kind: 'verified', uid: 'u1' }, 60, now);
+    const [prefix, , signature] = token.split('.');
+    const forged = `${prefix}.${Buffer.from(JSON.stringify({ kind: 'verified', uid: 'u2', exp: now / 1000 + 60 })).toString('base64url')}.${signature}`;
+    expect(reasonOf(() => verifyProof(secret, forged, now))).toBe('invalid_proof:signature');
+    expect(reasonOf(() => verifyProof('other', token, now))).toBe('invalid_proof:signature');
+    expect(reasonOf(() => verifyProof(secret, 'garbage', now))).toBe('invalid_proof:malformed');
+    expect(reasonOf(() => verifyProof(secret, 42, now))).toBe('invalid_proof:malformed');
+  });
+
+  it('refuses a proof of another kind', () => {
+    const token = signProof(secret, { kind: 'pending' }, 60, now);
+    expect(reasonOf(() => verifyProof(secret, token, now, ['verified']))).toBe('invalid_proof:kind');
+  });
+
+  it('binds only the identifiers it vouches for', () => {
+    const claims = { kind: 'verified', uid: 'u1', email: 'Mario@Example.com' };
+    expect(proofBinds(claims, { uid: 'u1' })).toBe(true);
+    expect(proofBinds(claims, { email: 'mario@example.com' })).toBe(true);
+    expect(proofBinds(claims, { uid: 'u2' })).toBe(false);
+    expect(proofBinds(claims, { uid: 'u1', email: 'other@example.com' })).toBe(false);
+    expect(proofBinds(claims, { phone: '+393331234567' })).toBe(false);
+    expect(proofBinds(claims, {})).toBe(false);
+  });
+});
