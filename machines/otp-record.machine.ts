@@ -1,0 +1,153 @@
+import { timingSafeEqual } from 'node:crypto';
+import { and, assign, setup } from 'xstate';
+
+/*
+ * The lifecycle of one stored one-time code (SPEC.md, "States and transitions / OTP record").
+ *
+ * The machine is built once and stepped with XState's pure `transition()`: a store restores a
+ * snapshot from what it holds (no record -> `none`, a record -> `valid`), sends one event and
+ * persists what the named effects say. Time never flows inside the machine: every event carries
+ * `now`, so expiry and cooldown are guards, the store needs no timers and tests use a fake clock.
+ *
+ * Context stays JSON-serialisable. `outcome` and `retryAfterMs` describe the last step for the
+ * caller; `previous` is the record a GENERATE replaced, so a failed send can put it back.
+ */
+
+export interface OtpPolicy {
+  ttlMs: number;
+  cooldownMs: number;
+  maxAttempts: number;
+}
+
+/** What is stored per OTP key: never the code, only its keyed hash (hex). */
+export interface OtpRecord {
+  hash: string;
+  sentAt: number;
+  expiresAt: number;
+  /** Wrong guesses so far; survives a resend within the code's lifetime. */
+  attempts: number;
+}
+
+export type OtpOutcome =
+  | 'issued'
+  | 'blocked'
+  | 'reverted'
+  | 'kept'
+  | 'ok'
+  | 'invalid'
+  | 'expired'
+  | 'too_many_attempts';
+
+export interface OtpRecordContext {
+  record: OtpRecord | null;
+  previous: OtpRecord | null;
+  outcome: OtpOutcome | null;
+  retryAfterMs: number;
+}
+
+export type OtpRecordEvent =
+  | { type: 'GENERATE'; now: number; hash: string; policy: OtpPolicy }
+  | { type: 'VERIFY'; now: number; hash: string; policy: OtpPolicy }
+  /** Every channel refused the code `hash`: put back the record it replaced, unless a newer one took its place. */
+  | { type: 'SEND_FAILED'; hash: string; previous: OtpRecord | null };
+
+/** Names of the effects a store must carry out after a step (the machine's only side effects). */
+export type OtpRecordEffect = 'storeCode' | 'countWrongGuess' | 'deleteRecord' | 'restorePrevious';
+
+const isLive = (record: OtpRecord | null, now: number): record is OtpRecord => record !== null && now < record.expiresAt;
+
+/** Constant-time equality of two hex digests; different lengths are simply unequal. */
+export function sameDigest(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
+}
+
+const report = (outcome: OtpOutcome) => ({ type: 'report', params: { outcome } }) as const;
+
+export const otpRecordMachine = setup({
+  types: {
+    context: {} as OtpRecordContext,
+    events: {} as OtpRecordEvent,
+  },
+  guards: {
+    /** SPEC: a valid (unexpired) code was sent less than `resend_cooldown_seconds` ago. */
+    withinCooldown: ({ context, event }) =>
+      event.type === 'GENERATE' && isLive(context.record, event.now) && event.now - context.record.sentAt < event.policy.cooldownMs,
+    expired: ({ context, event }) => event.type === 'VERIFY' && !isLive(context.record, event.now),
+    codeMatches: ({ context, event }) => event.type === 'VERIFY' && context.record !== null && sameDigest(context.record.hash, event.hash),
+    /** This wrong guess is the last one the record allows. */
+    lastAttempt: ({ context, event }) => event.type === 'VERIFY' && context.record !== null && context.record.attempts + 1 >= event.policy.maxAttempts,
+    isIssuedCode: ({ context, event }) => event.type === 'SEND_FAILED' && context.record !== null && context.record.hash === event.hash,
+    hadPrevious: ({ event }) => event.type === 'SEND_FAILED' && event.previous !== null,
+  },
+  actions: {
+    report: assign((_, params: { outcome: OtpOutcome }) => ({ outcome: params.outcome })),
+    /** A new code replaces the old one; the wrong-guess count carries over while the old code is still live. */
+    replaceCode: assign(({ context, event }) => {
+      if (event.type !== 'GENERATE') return {};
+      const carried = isLive(context.record, event.now) ? context.record.attempts : 0;
+      return {
+        previous: context.record,
+        record: { hash: event.hash, sentAt: event.now, expiresAt: event.now + event.policy.ttlMs, attempts: carried },
+        outcome: 'issued' as const,
+        retryAfterMs: event.policy.cooldownMs,
+      };
+    }),
+    setRetryAfter: assign(({ context, event }) => ({
+      retryAfterMs: event.type === 'GENERATE' && context.record ? context.record.sentAt + event.policy.cooldownMs - event.now : 0,
+    })),
+    addWrongGuess: assign(({ context }) => ({
+      record: context.record && { ...context.record, attempts: context.record.attempts + 1 },
+    })),
+    forget: assign({ record: null }),
+    putBackPrevious: assign(({ context, event }) => {
+      if (event.type !== 'SEND_FAILED' || !event.previous) return {};
+      // Guesses made against the withdrawn code were still guesses: keep the higher count.
+      const attempts = Math.max(event.previous.attempts, context.record?.attempts ?? 0);
+      return { record: { ...event.previous, attempts } };
+    }),
+    // Effects: the store persists what the step decided. Implemented by src/ (no-ops here).
+    storeCode: () => {},
+    countWrongGuess: () => {},
+    deleteRecord: () => {},
+    restorePrevious: () => {},
+  },
+}).createMachine({
+  id: 'otpRecord',
+  context: { record: null, previous: null, outcome: null, retryAfterMs: 0 },
+  initial: 'none',
+  states: {
+    none: {
+      on: {
+        GENERATE: { target: 'valid', actions: ['replaceCode', 'storeCode'] },
+        VERIFY: { target: 'none', actions: report('invalid') },
+        SEND_FAILED: { target: 'none', actions: report('kept') },
+      },
+    },
+    valid: {
+      on: {
+        GENERATE: [
+          { guard: 'withinCooldown', target: 'valid', actions: [report('blocked'), 'setRetryAfter'] },
+          { target: 'valid', actions: ['replaceCode', 'storeCode'] },
+        ],
+        VERIFY: [
+          // Kept after expiry (not deleted) so that later attempts still hear "expired".
+          { guard: 'expired', target: 'expired', actions: report('expired') },
+          { guard: 'codeMatches', target: 'deleted', actions: ['forget', 'deleteRecord', report('ok')] },
+          { guard: 'lastAttempt', target: 'deleted', actions: ['forget', 'deleteRecord', report('too_many_attempts')] },
+          { target: 'valid', actions: ['addWrongGuess', 'countWrongGuess', report('invalid')] },
+        ],
+        SEND_FAILED: [
+          { guard: and(['isIssuedCode', 'hadPrevious']), target: 'valid', actions: ['putBackPrevious', 'restorePrevious', report('reverted')] },
+          { guard: 'isIssuedCode', target: 'none', actions: ['forget', 'deleteRecord', report('reverted')] },
+          { target: 'valid', actions: report('kept') },
+        ],
+      },
+    },
+    expired: { type: 'final' },
+    deleted: { type: 'final' },
+  },
+});
+
+export type OtpRecordMachine = typeof otpRecordMachine;

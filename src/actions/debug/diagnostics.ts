@@ -1,0 +1,26 @@
+import { ApiError } from '../../http/errors';
+import { trustedCaller } from '../../http/guard';
+import type { ActionContext } from '../action';
+
+/*
+ * test_mail and test_sms send real messages to any recipient the caller names: open to anyone
+ * they would be a spam and SMS toll-fraud relay. They answer only when `debug` is on, or to a
+ * trusted caller (header `x-internal-key`, or the guard switched off for a legacy frontend).
+ */
+export function requireDiagnosticsAccess(ctx: Pick<ActionContext, 'deps' | 'header'>): void {
+  if (ctx.deps.config.debug || trustedCaller(ctx)) return;
+  throw new ApiError('proof_required', "Azione di diagnostica riservata: serve l'header x-internal-key.");
+}
+
+/** A sample code for test messages, plainly not a real one. */
+export const sampleCode = (length: number): string => '1234567890'.repeat(2).slice(0, length);
+
+/** An upstream URL as diagnostics may show it: no credentials, no query (keys travel there). */
+export function safeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { ApiError, isApiError } from '../../http/errors';
+import { maskPhone, maskSecret } from '../../logger';
+import { invalidField } from '../../otp/errors';
+import { toE164 } from '../../phone';
+import { defineAction } from '../action';
+import { requireDiagnosticsAccess, safeUrl, sampleCode } from './diagnostics';
+
+export const testSmsRequest = z.looseObject({
+  phone: z.string().trim().max(32).nullish(),
+  /** Alias of phone. */
+  to: z.string().trim().max(32).nullish(),
+});
+
+export const testSms = defineAction({
+  name: 'test_sms',
+  summary: 'SMS gateway diagnostic: sends the OTP template with a sample code and reports the outcome (debug or x-internal-key only).',
+  request: testSmsRequest,
+  reasons: ['proof_required', 'channel_not_configured', 'delivery_failed'],
+  async handler(input, ctx) {
+    requireDiagnosticsAccess(ctx);
+    const { deps } = ctx;
+    const sms = deps.config.sms;
+    const raw = input.phone || input.to;
+    if (!raw) throw invalidField('phone', 'give the phone to send the test SMS to');
+    const receiver = toE164(raw, sms.default_region);
+    if (!receiver) throw invalidField(input.phone ? 'phone' : 'to', 'not a valid phone number');
+
+    const body = deps.otp.message(sampleCode(deps.config.otp.length)).sms;
+    const report = {
+      channel: 'sms',
+      configured: deps.otp.sms.configured,
+      gateway: { url: safeUrl(sms.api_url), api_key: maskSecret(sms.api_key), sender: sms.sender, timeout_seconds: sms.timeout_seconds },
+      to: maskPhone(receiver),
+    };
+    const payload = { receiver: maskPhone(receiver), body, sender: sms.sender };
+    if (!deps.otp.sms.configured) {
+      throw new ApiError('channel_not_configured', 'Gateway SMS non configurato (sms.api_url, sms.api_key).', { data: { ...report, sent: false, outcome: 'not_configured' }, extra: { payload } });
+    }
+    try {
+      const { status, durationMs } = await deps.otp.sms.send({ to: receiver, body });
+      return { data: { ...report, sent: true, outcome: 'sent', upstream_status: status, duration_ms: durationMs }, extra: { payload } };
+    } catch (err) {
+      if (!isApiError(err)) throw err;
+      const upstreamStatus = typeof err.data.upstream_status === 'number' ? err.data.upstream_status : 0;
+      throw new ApiError('delivery_failed', 'Invio SMS di prova non riuscito.', {
+        data: { ...report, sent: false, outcome: 'failed', upstream_status: upstreamStatus, error: err.message },
+        extra: { payload },
+      });
+    }
+  },
+});

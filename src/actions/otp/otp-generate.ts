@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { defineAction } from '../action';
+import { emailField, otpKeyField, otpSendResponse, phoneField } from './fields';
+
+export const otpGenerateRequest = z.object({
+  /** The OTP key: a phone or an email. */
+  uid: otpKeyField,
+  phone: phoneField.nullish(),
+  notify_email: emailField.nullish(),
+  /** Backward-compatible alias of notify_email. */
+  email: emailField.nullish(),
+});
+
+export const otpGenerate = defineAction({
+  name: 'otp_generate',
+  summary: 'Generates a one-time code for a key and sends it by SMS and/or email (SPEC rules 1-3).',
+  request: otpGenerateRequest,
+  response: otpSendResponse,
+  reasons: ['already_sent', 'delivery_failed', 'channel_not_configured', 'region_not_allowed', 'store_unavailable'],
+  async handler(input, { deps }) {
+    const sent = await deps.otp.generate({
+      key: input.uid,
+      phone: input.phone || undefined,
+      email: input.notify_email || input.email || undefined,
+      fields: { email: input.notify_email ? 'notify_email' : 'email' },
+    });
+    return { data: { ...sent } };
+  },
+});

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { invalidField } from '../../otp/errors';
+import { normaliseOtpKey } from '../../otp/key';
+import { issueVerifiedProof, presentedProof, proofRequired, trustedCaller, vouches, type Identity } from '../../http/guard';
+import { issueAccessToken } from '../identity/tokens';
+import { proofField } from '../identity/fields';
+import { withIdpDebug } from '../identity/shared';
+import { defineAction } from '../action';
+import { otpCodeField } from './fields';
+
+export const verifyOtpRequest = z.object({
+  otp_code: otpCodeField,
+  /** SPEC: the OTP key, phone or email (named `email` for historical reasons). */
+  email: z.string().trim().max(254).nullish(),
+  is_registration: z.boolean().nullish(),
+  /** The OTP key when `email` is absent; with is_registration, the user whose DOI is confirmed. */
+  uid: z.string().trim().max(128).nullish(),
+  access_token: z.string().max(4096).nullish(),
+  stay_logged_in: z.boolean().nullish(),
+  proof: proofField,
+});
+
+export const verifyOtpResponse = z.object({
+  valid: z.literal(true),
+  doi: z.unknown().nullable().describe('DOI confirmation result, null unless confirmed'),
+  access_token: z.string().nullable().describe('null unless a token was issued'),
+  proof: z.string().describe('verification proof binding the verified key (and what an earlier proof bound); send it to the identity primitives'),
+});
+
+/**
+ * Verifies a code and answers a proof of it. With `is_registration` and a `uid` it also
+ * confirms the DOI and logs the new user in (sets `__utp`): the uid must be one an earlier
+ * proof links to the verified key (register answers such a proof), checked before the code is
+ * spent so a refusal never burns it.
+ */
+export const verifyOtp = defineAction({
+  name: 'verify_otp',
+  summary: 'Verifies a one-time code (one-shot); with is_registration and uid also confirms DOI and issues a token.',
+  request: verifyOtpRequest,
+  response: verifyOtpResponse,
+  reasons: ['expired', 'invalid', 'too_many_attempts', 'store_unavailable', 'proof_required', 'invalid_proof'],
+  handler: (input, ctx) =>
+    withIdpDebug(ctx, async () => {
+      const { deps } = ctx;
+      const rawKey = input.email || input.uid;
+      if (!rawKey) throw invalidField('email', 'give the OTP key in email (or uid)');
+      const key = normaliseOtpKey(rawKey, deps.config.sms.default_region);
+      const earlier = presentedProof(ctx, input.proof);
+      const verified: Identity = key?.kind === 'phone' ? { phone: key.value } : key?.kind === 'email' ? { email: key.value } : {};
+
+      const confirmFor = input.is_registration && input.uid ? input.uid : undefined;
+      if (confirmFor && !trustedCaller(ctx) && !(earlier && vouches(earlier, { uid: confirmFor }, 'all'))) throw proofRequired();
+
+      await deps.otp.verifyOrThrow({ key: rawKey, code: input.otp_code });
+      const proof = issueVerifiedProof(ctx, { verified }, earlier);
+      if (!confirmFor) return { data: { valid: true, doi: null, access_token: null, proof } };
+
+      const doi = (await deps.identity.confirmDoi(confirmFor)) ?? { confirmed: true };
+      const token = await issueAccessToken(ctx, confirmFor, { stayLoggedIn: input.stay_logged_in ?? true });
+      return { data: { valid: true, doi, access_token: token.access_token, proof } };
+    }),
+});

@@ -1,0 +1,75 @@
+import nodemailer, { type Transporter } from 'nodemailer';
+import type { Config } from '../config/schema';
+import { ApiError } from '../http/errors';
+import { requestScope } from '../http/request-scope';
+import { maskEmail, type Logger } from '../logger';
+
+/*
+ * Mail through SMTP (nodemailer), one pooled transport per process. SPEC.md: the channel is
+ * skipped when `mail.from_address` is empty. Every failure becomes ApiError `upstream_error`,
+ * never a crash; the SMTP error text is logged, not returned.
+ */
+
+export interface MailMessage {
+  to: string;
+  subject: string;
+  html: string;
+  text: string;
+}
+
+export interface MailReceipt {
+  messageId: string;
+  durationMs: number;
+}
+
+export interface Mailer {
+  readonly configured: boolean;
+  send(message: MailMessage): Promise<MailReceipt>;
+  close(): Promise<void>;
+}
+
+export function createMailer(config: Config, log: Logger): Mailer {
+  const mail = config.mail;
+  const timeoutMs = mail.timeout_seconds * 1000;
+  // Built on first use: a process that never mails opens no pool.
+  let transport: Transporter | undefined;
+  const getTransport = () =>
+    (transport ??= nodemailer.createTransport({
+      pool: true,
+      host: mail.host || 'localhost',
+      port: mail.port,
+      secure: mail.secure,
+      auth: mail.user ? { user: mail.user, pass: mail.pass } : undefined,
+      connectionTimeout: timeoutMs,
+      greetingTimeout: timeoutMs,
+      socketTimeout: timeoutMs,
+    }));
+  const from = mail.from_name ? { name: mail.from_name, address: mail.from_address } : mail.from_address;
+
+  return {
+    configured: mail.from_address !== '',
+    async send(message) {
+      const started = performance.now();
+      const scope = requestScope.getStore();
+      try {
+        const info = await getTransport().sendMail({ from, to: message.to, subject: message.subject, html: message.html, text: message.text });
+        const durationMs = Math.round(performance.now() - started);
+        scope?.trace.push({ step: 'mail.send', outcome: 'ok', duration_ms: durationMs });
+        log.debug({ client: 'mail', outcome: 'ok', duration_ms: durationMs, request_id: scope?.requestId }, 'mail sent');
+        return { messageId: String(info.messageId ?? ''), durationMs };
+      } catch (err) {
+        const durationMs = Math.round(performance.now() - started);
+        const code = (err as { code?: string; responseCode?: number }).code ?? 'error';
+        scope?.trace.push({ step: 'mail.send', outcome: 'failed', code, duration_ms: durationMs });
+        // SMTP replies often quote the recipient: mask addresses before logging.
+        const detail = String((err as Error).message).replace(/[^\s<>"']+@[^\s<>"']+/g, (address) => maskEmail(address));
+        log.warn({ client: 'mail', outcome: 'failed', code, detail, duration_ms: durationMs, request_id: scope?.requestId }, 'mail failed');
+        throw new ApiError('upstream_error', 'Servizio di posta non disponibile. Riprova più tardi.', { data: { upstream: 'mail', code }, cause: err });
+      }
+    },
+    async close() {
+      transport?.close();
+      transport = undefined;
+    },
+  };
+}

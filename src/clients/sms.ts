@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import type { Config } from '../config/schema';
+import type { Logger } from '../logger';
+import { createUpstream, type Upstream } from './http';
+
+/*
+ * The SMS gateway (SPEC.md, outbound calls): POST {sms.api_url} with JSON
+ * { receiver: E.164, body, sender } and `Authorization: Bearer <sms.api_key>`.
+ * Any 2xx is an accepted message; the reply body is not relied upon.
+ */
+
+const gatewayReply = z.unknown();
+
+export interface SmsMessage {
+  /** E.164, already normalised by the caller. */
+  to: string;
+  body: string;
+}
+
+export interface SmsClient {
+  /** SPEC.md: the channel is skipped when `sms.api_url` or `sms.api_key` is empty. */
+  readonly configured: boolean;
+  /** Resolves with the gateway's HTTP status once it accepted the message; throws ApiError `upstream_error` otherwise. */
+  send(message: SmsMessage): Promise<{ status: number; durationMs: number }>;
+}
+
+export function createSmsClient(config: Config, log: Logger, upstream?: Upstream): SmsClient {
+  const { api_url: url, api_key: apiKey, sender, timeout_seconds: timeoutSeconds } = config.sms;
+  const gateway = upstream ?? createUpstream({ name: 'sms', label: 'SMS', timeoutMs: timeoutSeconds * 1000, log });
+  return {
+    configured: url !== '' && apiKey !== '',
+    async send({ to, body }) {
+      const response = await gateway.call({
+        endpoint: 'send',
+        method: 'POST',
+        url,
+        json: { receiver: to, body, sender },
+        headers: { Authorization: `Bearer ${apiKey}` },
+        reply: gatewayReply,
+      });
+      return { status: response.status, durationMs: response.durationMs };
+    },
+  };
+}

@@ -1,0 +1,248 @@
+import type { Config } from '../config/schema';
+import { createMailer, type Mailer } from '../clients/mailer';
+import { createSmsClient, type SmsClient } from '../clients/sms';
+import { isApiError } from '../http/errors';
+import { maskEmail, maskPhone, type Logger } from '../logger';
+import { regionOf, toE164 } from '../phone';
+import { createOtpHasher, generateCode, type OtpHasher } from './code';
+import { alreadySent, channelNotConfigured, deliveryFailed, invalidField, regionNotAllowed, storeUnavailable, verifyFailure } from './errors';
+import { maskOtpKey, normaliseOtpKey } from './key';
+import { createMemoryOtpStore } from './memory-store';
+import type { OtpPolicy, OtpStore, VerifyOutcome } from './store';
+import { createAbuseLimits } from '../limits/abuse-limits';
+import { createMemoryRateLimiter, type RateLimiter } from '../limits/rate-limiter';
+import type { Metrics } from '../metrics';
+import { loadOtpTemplates, renderOtpMessage, type OtpMessage, type OtpTemplates } from './templates';
+
+/*
+ * Generate, send and verify one-time codes. Action handlers (otp_generate, verify_otp,
+ * otp_verify_local) and the login flows (FeLogin, FeVerifyOtp) all go through this service, so
+ * the channel rules, the cooldown and the security floor live in one place.
+ */
+
+/** What the service reads from the process dependencies, at call time: tests swap the clock, and deps are still being built when the service is. */
+export interface OtpServiceEnv {
+  otpLog: Logger;
+  now: () => number;
+  secret: string;
+  /** Abuse-limit counters (deps.rateLimiter); a private in-memory one when absent. */
+  rateLimiter?: RateLimiter;
+  metrics?: Pick<Metrics, 'codeSent' | 'verification' | 'rateLimitRefused'>;
+}
+
+export interface OtpSendRequest {
+  /** The OTP key as the caller gave it (phone, email or another identifier). */
+  key: string;
+  /** Where to send an SMS, in any form; an unparseable phone is `invalid_request`. */
+  phone?: string;
+  /** Where to send a mail. */
+  email?: string;
+  /** Request field names to name in `invalid_request` issues (defaults: uid, phone, notify_email). */
+  fields?: { key?: string; phone?: string; email?: string };
+}
+
+/** otp_generate's success data (SPEC.md), also the `otp` send metadata of the login flows. */
+export interface OtpSendResult {
+  /** The plain code, only when `otp.debug` is on. */
+  otp?: string;
+  resent: boolean;
+  retry_after: number;
+  cooldown: number;
+  expires_in: number;
+  notified: { email: boolean; sms: boolean };
+}
+
+export interface OtpVerifyRequest {
+  key: string;
+  code: string;
+}
+
+export interface OtpService {
+  /** Which channels are configured (SPEC.md's skip rules). */
+  readonly channels: { sms: boolean; email: boolean };
+  readonly sms: SmsClient;
+  readonly mailer: Mailer;
+  /** Throws ApiError: `already_sent`, `delivery_failed`, `channel_not_configured`, `invalid_request`, `region_not_allowed`. */
+  generate(request: OtpSendRequest): Promise<OtpSendResult>;
+  /** The outcome of one attempt; `ok` consumed the code. */
+  verify(request: OtpVerifyRequest): Promise<VerifyOutcome>;
+  /** Like `verify`, but a failure is thrown as the ApiError SPEC.md prescribes. */
+  verifyOrThrow(request: OtpVerifyRequest): Promise<void>;
+  /** The OTP message for `code` as it would be sent now (diagnostics). */
+  message(code: string): OtpMessage;
+  ready(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface OtpServiceOptions {
+  store?: OtpStore;
+  templates?: OtpTemplates;
+  sms?: SmsClient;
+  mailer?: Mailer;
+}
+
+function createStore(config: Config, now: () => number): OtpStore {
+  if (config.otp.store === 'memory') return createMemoryOtpStore({ maxRecords: config.otp.max_records, now });
+  throw new Error(`otp.store "${config.otp.store}" is not available in this build`);
+}
+
+/** Store failures (a Redis outage later) become a clean `store_unavailable`, never a 500. */
+async function guarded<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (err) {
+    throw isApiError(err) ? err : storeUnavailable(err);
+  }
+}
+
+export function createOtpService(
+  config: Config,
+  log: Logger,
+  env: () => OtpServiceEnv,
+  closers: Array<() => Promise<void> | void> = [],
+  options: OtpServiceOptions = {},
+): OtpService {
+  const otp = config.otp;
+  const policy: OtpPolicy = { ttlMs: otp.ttl_seconds * 1000, cooldownMs: otp.resend_cooldown_seconds * 1000, maxAttempts: otp.max_attempts };
+  const region = config.sms.default_region;
+  const allowedRegions = config.sms.allowed_regions.map((r) => r.toUpperCase());
+  // Templates are read once, here: a missing or broken template stops the start-up, not a request.
+  const templates = options.templates ?? loadOtpTemplates();
+  const store = options.store ?? createStore(config, () => env().now());
+  const sms = options.sms ?? createSmsClient(config, log);
+  const mailer = options.mailer ?? createMailer(config, log);
+
+  let hasher: { secret: string; hash: OtpHasher } | undefined;
+  const hash = (key: string, code: string) => {
+    const { secret } = env();
+    if (hasher?.secret !== secret) hasher = { secret, hash: createOtpHasher(secret) };
+    return hasher.hash(key, code);
+  };
+  let ownLimiter: RateLimiter | undefined;
+  const limits = createAbuseLimits(
+    config,
+    () => env().rateLimiter ?? (ownLimiter ??= createMemoryRateLimiter()),
+    () => env().now(),
+    (limit) => env().metrics?.rateLimitRefused(limit),
+  );
+  const message = (code: string) => renderOtpMessage(templates, { code, ttlSeconds: otp.ttl_seconds, appName: config.mail.app_name, now: env().now() });
+
+  /** Where this request's code goes: SPEC.md's otp_generate rules 1 and 2 (docs/otp.md). */
+  function targets(request: OtpSendRequest) {
+    const fields = { key: 'uid', phone: 'phone', email: 'notify_email', ...request.fields };
+    const key = normaliseOtpKey(request.key, region);
+    if (!key || key.value === '') throw invalidField(fields.key, key ? 'must not be empty' : 'not a valid phone number');
+    let smsTo: string | undefined;
+    if (request.phone !== undefined) {
+      const e164 = toE164(request.phone, region);
+      if (!e164) throw invalidField(fields.phone, 'not a valid phone number');
+      smsTo = e164;
+    } else if (key.kind === 'phone') {
+      smsTo = key.value;
+    }
+    if (smsTo && allowedRegions.length > 0 && !allowedRegions.includes(regionOf(smsTo) ?? '')) {
+      throw regionNotAllowed(request.phone !== undefined ? fields.phone : fields.key);
+    }
+    const emailTo = request.email?.trim() || (key.kind === 'email' && !smsTo ? key.value : undefined);
+    if (!smsTo && !emailTo) throw invalidField(fields.phone, 'give a phone or an email to send the code to');
+    return { key: key.value, smsTo, emailTo };
+  }
+
+  async function deliver(channel: 'sms' | 'email', to: string, send: () => Promise<unknown>): Promise<boolean> {
+    const masked = channel === 'sms' ? maskPhone(to) : maskEmail(to);
+    try {
+      await send();
+      env().otpLog.info({ event: 'send', channel, to: masked, outcome: 'sent' }, 'send');
+      env().metrics?.codeSent(channel, 'sent');
+      return true;
+    } catch (err) {
+      const reason = isApiError(err) ? err.reason : 'error';
+      env().metrics?.codeSent(channel, 'failed');
+      env().otpLog.warn({ event: 'send', channel, to: masked, outcome: 'failed', reason }, 'send');
+      return false;
+    }
+  }
+
+  const service: OtpService = {
+    channels: { sms: sms.configured, email: mailer.configured },
+    sms,
+    mailer,
+    message,
+
+    async generate(request) {
+      const { key, smsTo, emailTo } = targets(request);
+      const useSms = smsTo !== undefined && sms.configured;
+      const useEmail = emailTo !== undefined && mailer.configured;
+      const { otpLog } = env();
+      const logBase = { event: 'generate', key: maskOtpKey(key), chosen: { sms: smsTo !== undefined, email: emailTo !== undefined } };
+      if (!useSms && !useEmail) {
+        otpLog.info({ ...logBase, outcome: 'channel_not_configured' }, 'generate');
+        throw channelNotConfigured();
+      }
+
+      await guarded(() => limits.sendFromIp());
+      const now = env().now();
+      const code = generateCode(otp.length);
+      const codeHash = hash(key, code);
+      const issued = await guarded(() => store.issue(key, codeHash, now, policy));
+      if (issued.status === 'blocked') {
+        const retryAfter = Math.max(1, Math.ceil(issued.retryAfterMs / 1000));
+        otpLog.info({ ...logBase, outcome: 'blocked', retry_after: retryAfter }, 'generate');
+        throw alreadySent(retryAfter, otp.resend_cooldown_seconds);
+      }
+      // Counted only for codes really issued: requests refused by the cooldown cost the identifier nothing.
+      try {
+        await guarded(() => limits.sendToIdentifier(key));
+      } catch (err) {
+        await guarded(() => store.revert(key, codeHash, issued.previous));
+        otpLog.info({ ...logBase, outcome: 'rate_limited' }, 'generate');
+        throw err;
+      }
+      const debugCode = otp.debug ? { debug_code: code } : {};
+      otpLog.info({ ...logBase, outcome: 'issued', ...debugCode }, 'generate');
+
+      const text = message(code);
+      const [smsSent, emailSent] = await Promise.all([
+        useSms ? deliver('sms', smsTo, () => sms.send({ to: smsTo, body: text.sms })) : false,
+        useEmail ? deliver('email', emailTo, () => mailer.send({ to: emailTo, subject: text.subject, html: text.html, text: text.text })) : false,
+      ]);
+      if (!smsSent && !emailSent) {
+        // Nobody received this code: put the previous record back, so no cooldown is charged.
+        await guarded(() => store.revert(key, codeHash, issued.previous));
+        log.warn({ key: maskOtpKey(key), channels: { sms: useSms, email: useEmail } }, 'otp delivery failed on every channel');
+        throw deliveryFailed();
+      }
+      return {
+        ...(otp.debug ? { otp: code } : {}),
+        resent: issued.previous !== null && issued.previous.expiresAt > now,
+        retry_after: otp.resend_cooldown_seconds,
+        cooldown: otp.resend_cooldown_seconds,
+        expires_in: otp.ttl_seconds,
+        notified: { email: emailSent, sms: smsSent },
+      };
+    },
+
+    async verify({ key: rawKey, code }) {
+      // A key that does not normalise cannot have a record: it is checked as given and simply fails.
+      const key = normaliseOtpKey(rawKey, region)?.value ?? rawKey.trim();
+      await guarded(() => limits.verifyFromIp());
+      const outcome = await guarded(() => store.verify(key, hash(key, code.trim()), env().now(), policy));
+      env().otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome }, 'verify');
+      env().metrics?.verification(outcome);
+      return outcome;
+    },
+
+    async verifyOrThrow(request) {
+      const outcome = await service.verify(request);
+      if (outcome !== 'ok') throw verifyFailure(outcome);
+    },
+
+    ready: () => store.ping().catch(() => false),
+    close: async () => {
+      await store.close();
+      await mailer.close();
+    },
+  };
+  closers.push(() => service.close());
+  return service;
+}

@@ -1,0 +1,46 @@
+import type { OtpPolicy, OtpRecord } from '../../machines/otp-record.machine';
+
+export type { OtpPolicy, OtpRecord };
+
+/*
+ * Where OTP records live. Every method is ONE atomic step on one key, never get-then-set in the
+ * caller, so a Redis implementation (one Lua script per method) can keep the same semantics as
+ * the memory store: the test suite in test/otp/store-contract.ts runs against both.
+ */
+
+export type IssueResult =
+  | { status: 'issued'; record: OtpRecord; previous: OtpRecord | null }
+  | { status: 'blocked'; retryAfterMs: number };
+
+export type VerifyOutcome = 'ok' | 'invalid' | 'expired' | 'too_many_attempts';
+
+export interface OtpStore {
+  /**
+   * Check the cooldown and store a new code hash in one step. A live code sent less than
+   * `policy.cooldownMs` ago blocks (nothing changes); otherwise the new record replaces it,
+   * carrying over the wrong-guess count while the replaced code was still live.
+   * `previous` is what was replaced, for `revert`.
+   */
+  issue(key: string, hash: string, now: number, policy: OtpPolicy): Promise<IssueResult>;
+  /**
+   * Compare-and-set back after every channel refused the code: when the key still holds `hash`,
+   * restore `previous` (keeping the higher wrong-guess count) or delete the record when there
+   * was none. So a failed send charges no cooldown and buys no guesses. False when a newer code
+   * took its place (nothing changes).
+   */
+  revert(key: string, hash: string, previous: OtpRecord | null): Promise<boolean>;
+  /** Compare, count and delete in one step: `ok` deletes the record (one-shot); the last wrong guess deletes it too. */
+  verify(key: string, hash: string, now: number, policy: OtpPolicy): Promise<VerifyOutcome>;
+  /** True when the store answers (readiness). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/**
+ * How long a record is kept after its code expired, so a late attempt still hears "expired"
+ * rather than "invalid". One hour; after that the key is simply unknown.
+ */
+export const EXPIRED_RETENTION_MS = 60 * 60 * 1000;
+
+/** When a store may forget a record. */
+export const retainUntil = (record: OtpRecord): number => record.expiresAt + EXPIRED_RETENTION_MS;

@@ -1,0 +1,36 @@
+import { createMemoryOtpStore, packRecord, unpackRecord } from '../../src/otp/memory-store';
+import { EXPIRED_RETENTION_MS } from '../../src/otp/store';
+import { contractPolicy, describeOtpStore } from './store-contract';
+
+describeOtpStore('memory', () => createMemoryOtpStore({ maxRecords: 1000 }));
+
+describe('memory OTP store', () => {
+  const policy = contractPolicy;
+  const hash = 'ab'.repeat(32);
+
+  it('forgets an expired record after the retention period, so it is then simply invalid', async () => {
+    let now = 1_700_000_000_000;
+    const store = createMemoryOtpStore({ maxRecords: 10, now: () => now });
+    await store.issue('k', hash, now, policy);
+    now += policy.ttlMs + EXPIRED_RETENTION_MS - 1;
+    expect(await store.verify('k', hash, now, policy)).toBe('expired');
+    now += 1000;
+    expect(await store.verify('k', hash, now, policy)).toBe('invalid');
+  });
+
+  it('holds at most max_records records, dropping the least recently used', async () => {
+    const store = createMemoryOtpStore({ maxRecords: 2 });
+    const now = Date.now();
+    for (const key of ['a', 'b', 'c']) await store.issue(key, hash, now, policy);
+    expect(await store.verify('a', hash, now, policy)).toBe('invalid');
+    expect(await store.verify('b', hash, now, policy)).toBe('ok');
+    expect(await store.verify('c', hash, now, policy)).toBe('ok');
+  });
+
+  it('packs a record into a short string and back', () => {
+    const record = { hash, sentAt: 1_700_000_000_123, expiresAt: 1_700_000_300_123, attempts: 3 };
+    const packed = packRecord(record);
+    expect(packed.length).toBeLessThan(100);
+    expect(unpackRecord(packed)).toEqual(record);
+  });
+});
