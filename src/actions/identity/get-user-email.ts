@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { issueVerifiedProof, presentedProof, trustedCaller, vouches } from '../../http/guard';
+import { emailField, proofField } from './fields';
+import { limitedProfileMeta, profileMeta, reducedProfile, reducedProfileShape } from './profile';
+import { defineIdentityAction } from './shared';
+
+export const getUserEmailRequest = z.object({ email: emailField, proof: proofField });
+
+/**
+ * users/get by email, then the v3 profile read for the custom fields (users/get's may be
+ * partial). Without a proof for the email (guard on): meta.exists and has_otp_phone only.
+ */
+export const getUserEmail = defineIdentityAction({
+  name: 'get_user_email',
+  summary: 'Reduced profile by email; full answer with a verification proof for the email.',
+  request: getUserEmailRequest,
+  response: reducedProfileShape.extend({ proof: z.string().optional() }).nullable(),
+  reasons: ['proof_required', 'invalid_proof'],
+  async handler(input, ctx) {
+    const claims = trustedCaller(ctx) ? null : presentedProof(ctx, input.proof);
+    const full = claims === null || (claims !== undefined && vouches(claims, { email: input.email }, 'all'));
+    const found = await ctx.deps.identity.findUserByEmail(input.email);
+    const user = found ? await ctx.deps.identity.getUser(found.uid) : null;
+    const profile = found ? reducedProfile(user ?? found, found) : null;
+    const meta = profileMeta(profile);
+    if (!full) return { data: null, extra: { meta: limitedProfileMeta(meta) } };
+    if (!profile) return { data: null, extra: { meta } };
+    const proof = claims ? issueVerifiedProof(ctx, { linked: { uid: profile.uid, email: profile.email ?? undefined } }, claims) : undefined;
+    return { data: { ...profile, ...(proof ? { proof } : {}) }, extra: { meta } };
+  },
+});

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { jwtSubject } from '../../clients/identity/jwt';
+import { issueVerifiedProof, requireVerified } from '../../http/guard';
+import { emailField, proofField } from './fields';
+import { storeReturnedToken } from './tokens';
+import { defineIdentityAction } from './shared';
+
+export const loginRequest = z.object({
+  email: emailField,
+  password: z.string().max(256).nullish(),
+  stay_logged_in: z.boolean().nullish(),
+  proof: proofField,
+});
+
+/**
+ * Passwordless without a password (issues a token on an email alone: guarded like access_token),
+ * the email branch with one. The provider's login result is passed through; a token in it is
+ * stored in `__utp`, and `data.proof` binds the account so the next steps need no other proof.
+ */
+export const login = defineIdentityAction({
+  name: 'login',
+  summary: 'Identity login: passwordless (needs a verification proof for the email) or with password.',
+  request: loginRequest,
+  response: z.looseObject({ access_token: z.string().nullish(), proof: z.string().optional() }),
+  reasons: ['proof_required', 'invalid_proof'],
+  async handler(input, ctx) {
+    const password = input.password || undefined;
+    const stayLoggedIn = input.stay_logged_in ?? false;
+    const claims = password ? null : requireVerified(ctx, { email: input.email }, input.proof);
+    const reply = await ctx.deps.identity.login({ email: input.email, password, stayLoggedIn });
+    storeReturnedToken(ctx, reply, stayLoggedIn);
+    const uid = reply.access_token ? jwtSubject(reply.access_token) : undefined;
+    const proof = uid && (password || claims) ? issueVerifiedProof(ctx, { linked: { uid, email: input.email } }, claims) : undefined;
+    return { data: { ...reply, ...(proof ? { proof } : {}) } };
+  },
+});

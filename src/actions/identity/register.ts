@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { jwtSubject } from '../../clients/identity/jwt';
+import { issueVerifiedProof, requireVerified } from '../../http/guard';
+import { isApiError } from '../../http/errors';
+import type { ActionContext } from '../action';
+import { emailField, optionalPhone, proofField, requirePhone } from './fields';
+import { storeReturnedToken } from './tokens';
+import { defineIdentityAction } from './shared';
+
+export const registerRequest = z.object({
+  email: emailField,
+  /** The verified phone of a phone-first registration: binds the proof, not sent to the provider. */
+  phone: optionalPhone,
+  consents: z.record(z.string(), z.unknown()).nullish(),
+  is_magic_link_sent: z.boolean().nullish(),
+  send_otp: z.boolean().nullish(),
+  proof: proofField,
+});
+
+export const registerResponse = z.object({
+  access_token: z.string().nullable(),
+  pub_id: z.string().nullable(),
+  uid: z.string().nullable(),
+  otp: z.string().optional().describe('only when otp.debug is on'),
+  otp_sent: z.boolean(),
+  otp_reason: z.string().optional().describe('why no code was sent (already_sent, delivery_failed, ...)'),
+  proof: z.string().optional(),
+});
+
+/** SPEC.md: `send_otp` (default true) sends an OTP to the new account's email; its failure does not undo the registration. */
+async function sendRegistrationOtp(ctx: ActionContext, email: string) {
+  try {
+    const sent = await ctx.deps.otp.generate({ key: email, email, fields: { key: 'email', email: 'email' } });
+    return { otp_sent: true, ...(sent.otp ? { otp: sent.otp } : {}) };
+  } catch (err) {
+    if (!isApiError(err)) throw err;
+    ctx.log.warn({ reason: err.reason }, 'registration OTP not sent');
+    return { otp_sent: false, otp_reason: err.reason };
+  }
+}
+
+/**
+ * Passwordless registration. Needs a proof that the caller verified the email or the phone
+ * given (the account is new, so there is no uid to bind); answers a proof binding the new uid.
+ */
+export const register = defineIdentityAction({
+  name: 'register',
+  summary: 'Passwordless registration; needs a verification proof for the email or the phone given.',
+  request: registerRequest,
+  response: registerResponse,
+  reasons: ['proof_required', 'invalid_proof'],
+  async handler(input, ctx) {
+    const phone = input.phone ? requirePhone(input.phone, 'phone', ctx.deps.config.sms.default_region) : undefined;
+    const claims = requireVerified(ctx, { email: input.email, phone }, input.proof, 'any');
+    const { identity } = ctx.deps;
+    const reply = await identity.register({ email: input.email, consents: input.consents, isMagicLinkSent: input.is_magic_link_sent ?? false });
+    storeReturnedToken(ctx, reply, true);
+    const uid = jwtSubject(reply.access_token) ?? (await identity.findUserByEmail(input.email))?.uid;
+    const otp = input.send_otp === false ? { otp_sent: false } : await sendRegistrationOtp(ctx, input.email);
+    const proof = uid ? issueVerifiedProof(ctx, { linked: { uid, email: input.email } }, claims) : undefined;
+    return { data: { access_token: reply.access_token ?? null, pub_id: reply.pub_id ?? null, uid: uid ?? null, ...otp, ...(proof ? { proof } : {}) } };
+  },
+});

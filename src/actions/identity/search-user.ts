@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { issueVerifiedProof, presentedProof, trustedCaller, vouches } from '../../http/guard';
+import { customValue } from './profile';
+import { proofField, requirePhone } from './fields';
+import { searchPhone } from './phone-owner';
+import { defineIdentityAction } from './shared';
+
+export const searchUserRequest = z.object({
+  phone: z.string().trim().min(1).max(32),
+  proof: proofField,
+});
+
+export const searchUserMeta = z.object({
+  found: z.boolean(),
+  count: z.number().int(),
+  uid: z.string().nullable(),
+  email: z.string().nullable(),
+  has_otp_phone: z.boolean(),
+  otp_phone: z.string().nullable(),
+  limited: z.boolean().optional(),
+});
+
+/**
+ * Without a proof for the phone (guard on), only what the flow needs before verification:
+ * found, count, has_otp_phone; data null. With one, the raw search result and `data.proof`
+ * also binding the account found (docs/identity.md).
+ */
+export const searchUser = defineIdentityAction({
+  name: 'search_user',
+  summary: 'Searches users by custom field otp_phone; full answer with a verification proof for the phone.',
+  request: searchUserRequest,
+  response: z.looseObject({ users: z.array(z.unknown()).nullish(), proof: z.string().optional() }).nullable(),
+  reasons: ['proof_required', 'invalid_proof'],
+  async handler(input, ctx) {
+    const phone = requirePhone(input.phone, 'phone', ctx.deps.config.sms.default_region);
+    const claims = trustedCaller(ctx) ? null : presentedProof(ctx, input.proof);
+    const full = claims === null || (claims !== undefined && vouches(claims, { phone }, 'all'));
+    const { reply, holders } = await searchPhone(ctx.deps, phone);
+    const first = holders[0];
+    const otpPhone = first ? customValue(first.custom_fields, 'otp_phone') : null;
+    const meta = { found: holders.length > 0, count: holders.length, uid: first?.uid ?? null, email: first?.email ?? null, has_otp_phone: otpPhone !== null, otp_phone: otpPhone };
+    if (!full) return { data: null, extra: { meta: { ...meta, uid: null, email: null, otp_phone: null, limited: true } } };
+    const proof = claims && first ? issueVerifiedProof(ctx, { linked: { uid: first.uid, email: first.email ?? undefined } }, claims) : undefined;
+    return { data: { ...reply, ...(proof ? { proof } : {}) }, extra: { meta } };
+  },
+});

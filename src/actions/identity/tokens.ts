@@ -1,0 +1,36 @@
+import type { TokenReply } from '../../clients/identity';
+import { readTokenCookie, setTokenCookie } from '../../http/cookies';
+import type { ActionContext } from '../action';
+
+/*
+ * Token issue and refresh as the flows reuse them: every token the service obtains is also
+ * stored in the cookie `__utp` (SPEC.md, Authentication 2).
+ */
+
+type TokenContext = Pick<ActionContext, 'deps' | 'cookies'>;
+
+/** The publisher token for a uid, stored in `__utp`. */
+export async function issueAccessToken(ctx: TokenContext, uid: string, options: { stayLoggedIn: boolean; body?: Record<string, unknown> | null }): Promise<TokenReply> {
+  const reply = await ctx.deps.identity.issueToken(uid, options.body);
+  setTokenCookie(ctx, reply.access_token, { stayLoggedIn: options.stayLoggedIn, expiresIn: reply.expires_in });
+  return reply;
+}
+
+/** Stores a token the provider returned (login, register, refresh), when there is a new one. */
+export function storeReturnedToken(ctx: TokenContext, reply: { access_token?: string | null; expires_in?: number | null }, stayLoggedIn: boolean): boolean {
+  const token = reply.access_token;
+  if (!token || token === readTokenCookie(ctx)) return false;
+  setTokenCookie(ctx, token, { stayLoggedIn, expiresIn: reply.expires_in });
+  return true;
+}
+
+/** SPEC.md's token result. */
+export function tokenResult(reply: Partial<TokenReply>) {
+  return {
+    access_token: reply.access_token ?? null,
+    token_type: reply.token_type ?? 'Bearer',
+    refresh_token: reply.refresh_token ?? null,
+    expires_in: reply.expires_in ?? null,
+    email_confirmation_required: reply.email_confirmation_required ?? false,
+  };
+}

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import type { CustomFields, IdentityFields } from '../../clients/identity';
+import { ApiError } from '../../http/errors';
+import { requireVerified } from '../../http/guard';
+import { toStoredDigits } from '../../phone';
+import { optionalDate, optionalEmail, optionalPhone, optionalText, proofField, requirePhone, uidField } from './fields';
+import { ensurePhoneFree } from './phone-owner';
+import { defineIdentityAction } from './shared';
+
+export const updateProfileRequest = z.object({
+  uid: uidField,
+  email: optionalEmail,
+  first_name: optionalText,
+  last_name: optionalText,
+  otp_phone: optionalPhone,
+  city: optionalText,
+  birth_date: optionalDate,
+  proof: proofField,
+});
+
+export const updateProfileResponse = z.object({
+  calls: z.array(z.enum(['identity', 'custom'])),
+  identity: z.looseObject({}).nullable().describe('provider result of the identity update'),
+  custom: z.looseObject({}).nullable().describe('provider result of the custom-field update'),
+});
+
+const present = <T extends object>(fields: T) =>
+  Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
+
+/**
+ * One or two provider calls: identity fields (first_name, last_name, email) form-urlencoded,
+ * custom fields (city, birth_date, otp_phone as a number) as JSON. A new `otp_phone` is
+ * checked first: held by another uid means `phone_taken` and no update at all.
+ */
+export const updateProfile = defineIdentityAction({
+  name: 'update_profile',
+  summary: 'Updates identity and/or custom fields; otp_phone must not be held by another uid.',
+  request: updateProfileRequest,
+  response: updateProfileResponse,
+  reasons: ['proof_required', 'invalid_proof', 'phone_taken', 'user_not_found'],
+  async handler(input, ctx) {
+    const { uid, proof: _proof, ...fields } = input;
+    const identityFields: IdentityFields = present({ first_name: fields.first_name, last_name: fields.last_name, email: fields.email });
+    const phone = fields.otp_phone ? requirePhone(fields.otp_phone, 'otp_phone', ctx.deps.config.sms.default_region) : undefined;
+    const customFields: CustomFields = present({ city: fields.city, birth_date: fields.birth_date, otp_phone: phone && toStoredDigits(phone) });
+    if (Object.keys(identityFields).length + Object.keys(customFields).length === 0) {
+      throw new ApiError('invalid_request', 'Richiesta non valida.', { data: { issues: [{ path: '', message: 'no field to update' }] } });
+    }
+    requireVerified(ctx, { uid, email: identityFields.email, phone }, input.proof);
+    if (phone) await ensurePhoneFree(ctx.deps, phone, uid);
+
+    const { identity } = ctx.deps;
+    const identityResult = Object.keys(identityFields).length > 0 ? await identity.updateIdentity(uid, identityFields) : null;
+    const customResult = Object.keys(customFields).length > 0 ? await identity.updateCustom(uid, customFields) : null;
+    const calls = [...(identityResult ? ['identity' as const] : []), ...(customResult ? ['custom' as const] : [])];
+    return { data: { calls, identity: identityResult, custom: customResult }, extra: { payload: { uid, ...present(fields) } } };
+  },
+});

@@ -1,0 +1,52 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { maskSecret } from '../../logger';
+
+/*
+ * `idp_debug` (SPEC.md, only when `debug` is on): what was sent to the identity provider and
+ * what came back, for the request being served. Actions open a collection around their work;
+ * the client records into it only when one is open, and masks tokens, keys and passwords
+ * before anything is kept.
+ */
+
+export interface IdpExchange {
+  endpoint: string;
+  method: string;
+  /** Without the query string, which is shown masked in `query`. */
+  url: string;
+  query?: unknown;
+  body?: unknown;
+  headers?: Record<string, string>;
+  status: number;
+  duration_ms?: number;
+  response?: unknown;
+  error?: { reason: string; message: string };
+}
+
+const collection = new AsyncLocalStorage<IdpExchange[]>();
+
+const SECRET_KEY = /token|password|secret|api_?key|authorization/i;
+
+/** A copy with every value under a secret-looking key masked (tokens, keys, passwords). */
+export function maskSecrets(value: unknown, depth = 0): unknown {
+  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => maskSecrets(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    out[key] = SECRET_KEY.test(key) && v !== null && v !== undefined && v !== '' ? maskSecret(String(v)) : maskSecrets(v, depth + 1);
+  }
+  return out;
+}
+
+export function recordIdpExchange(exchange: IdpExchange): void {
+  const exchanges = collection.getStore();
+  if (!exchanges) return;
+  exchanges.push(maskSecrets(exchange) as IdpExchange);
+}
+
+/** True when an action collects exchanges for `idp_debug` (only then is masking work done). */
+export const collectingIdpExchanges = (): boolean => collection.getStore() !== undefined;
+
+/** Runs `work` collecting the identity exchanges it makes; `exchanges` is filled even when `work` throws. */
+export function collectIdpExchanges<T>(exchanges: IdpExchange[], work: () => Promise<T>): Promise<T> {
+  return collection.run(exchanges, work);
+}

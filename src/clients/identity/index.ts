@@ -1,0 +1,292 @@
+import { z } from 'zod';
+import type { Config } from '../../config/schema';
+import { ApiError } from '../../http/errors';
+import { requestScope } from '../../http/request-scope';
+import type { Logger } from '../../logger';
+import { createUpstream, type UpstreamRequest, type UpstreamResponse } from '../http';
+import { collectingIdpExchanges, recordIdpExchange } from './debug';
+import {
+  accessListReply,
+  identityProfile,
+  loginReply,
+  oauthError,
+  tokenReply,
+  v1Error,
+  v3Failure,
+  v3SearchReply,
+  v3UserReply,
+  type AccessListReply,
+  type IdentityProfile,
+  type LoginReply,
+  type ProviderError,
+  type TokenReply,
+  type V3SearchReply,
+  type V3User,
+  type V3UserReply,
+} from './replies';
+import { identityUrls, requireUrl, type IdentityEndpoint } from './urls';
+
+export * from './replies';
+export { identityPaths, identityUrls } from './urls';
+
+/*
+ * The external identity provider, call by call as SPEC.md's outbound table says. Transport
+ * failures, non-2xx and unparseable replies become `upstream_error` in createUpstream; this
+ * module adds the provider's own failure styles (`error_code_list` under HTTP 200 on
+ * /id/api/v1, `code != 0` on /api/v3) and the few answers that are outcomes, not failures:
+ * an unknown user (v3 code 2004, users/get 404) and a refused user token.
+ */
+
+/** v3 code for "user not found" (seen in client code; UPSTREAMS.md). */
+export const USER_NOT_FOUND_CODE = 2004;
+
+/** SPEC.md: phone search page. */
+export const SEARCH_PAGE = { offset: 0, limit: 100 } as const;
+
+/** The `custom_fields` filter of the phone search (SPEC.md fixes the names; the nesting is ours, see docs/identity.md). */
+export const phoneSearchFilter = (digits: string) => [
+  { field_name: 'otp_phone', data_type: 'NUMBER', condition: { type: 'EQUAL', value: digits } },
+];
+
+export interface IdentityFields {
+  first_name?: string;
+  last_name?: string;
+  email?: string;
+}
+
+export interface CustomFields {
+  city?: string;
+  birth_date?: string;
+  /** Stored digits (E.164 without `+`); sent as a JSON number. */
+  otp_phone?: string;
+}
+
+export interface IdentityClient {
+  /** Passwordless when `password` is absent or empty. */
+  login(request: { email: string; password?: string; stayLoggedIn: boolean }): Promise<LoginReply>;
+  register(request: { email: string; consents?: Record<string, unknown> | null; isMagicLinkSent: boolean }): Promise<LoginReply>;
+  /** Sets the DOI email state to confirmed; the reply has no known model and is passed through. */
+  confirmDoi(uid: string): Promise<unknown>;
+  /** identity users/get; null when the provider does not know the email. */
+  findUserByEmail(email: string): Promise<IdentityProfile | null>;
+  /** v3 user/get; null on code 2004. */
+  getUser(uid: string): Promise<V3User | null>;
+  /** v3 user/search on custom field `otp_phone` equal to the stored digits. */
+  searchByPhone(digits: string): Promise<V3SearchReply>;
+  /** Form-urlencoded first_name/last_name/email; `user_not_found` on code 2004. */
+  updateIdentity(uid: string, fields: IdentityFields): Promise<V3UserReply>;
+  /** JSON city/birth_date/otp_phone (a number); `user_not_found` on code 2004. */
+  updateCustom(uid: string, fields: CustomFields): Promise<V3UserReply>;
+  /** Publisher token for a uid, with the optional JSON body passed as given. */
+  issueToken(uid: string, body?: Record<string, unknown> | null): Promise<TokenReply>;
+  /** OAuth refresh; `invalid_token` when the provider refuses the refresh token. */
+  refreshToken(refreshToken: string): Promise<TokenReply>;
+  /** The user's accesses, with the user's token as Bearer; `invalid_token` on 401. */
+  accessList(userToken: string): Promise<AccessListReply>;
+}
+
+const bool = (value: boolean) => (value ? 'true' : 'false');
+const NOT_FOUND_MESSAGE = /not[\s_-]*found|not[\s_-]*exist|doesn'?t exist|no such user|non trovat|inesistente/i;
+
+export const invalidToken = () =>
+  new ApiError('invalid_token', 'Sessione scaduta o non valida. Accedi di nuovo.', { data: { upstream: 'identity' } });
+
+export const userNotFound = (uid?: string) => new ApiError('user_not_found', 'Utente non trovato.', { data: uid ? { uid } : {} });
+
+export function createIdentityClient(config: Config, log: Logger): IdentityClient {
+  const { aid, api_token: apiToken } = config.identity;
+  const urls = identityUrls(config.identity);
+  const upstream = createUpstream({ name: 'identity', label: 'di identità', timeoutMs: config.identity.timeout_seconds * 1000, log });
+  const publisherAuth = { Authorization: `Bearer ${apiToken}` };
+
+  async function send<T>(endpoint: string, target: IdentityEndpoint, request: Omit<UpstreamRequest<T>, 'endpoint' | 'url'>): Promise<UpstreamResponse<T>> {
+    const url = requireUrl(urls, target);
+    const record = config.debug && collectingIdpExchanges();
+    const exchange = { endpoint, method: request.method, url, query: request.params, body: request.json ?? request.form, headers: request.headers };
+    try {
+      const response = await upstream.call<T>({ ...request, endpoint, url });
+      if (record) recordIdpExchange({ ...exchange, status: response.status, duration_ms: response.durationMs, response: response.data });
+      return response;
+    } catch (err) {
+      if (record && err instanceof ApiError) {
+        recordIdpExchange({ ...exchange, status: Number(err.data.upstream_status ?? 0), error: { reason: err.reason, message: err.message } });
+      }
+      throw err;
+    }
+  }
+
+  /** The provider answered, but with its own failure: shown to the caller with the provider's words. */
+  function rejected(endpoint: string, errors: ReadonlyArray<Partial<ProviderError>>): ApiError {
+    const providerErrors = errors.slice(0, 5).map((e) => ({ code: e.code ?? null, message: e.message ?? null }));
+    log.warn({ client: 'identity', endpoint, provider_codes: providerErrors.map((e) => e.code), request_id: requestScope.getStore()?.requestId }, 'identity provider refused the request');
+    return new ApiError('upstream_error', 'Il provider di identità ha rifiutato la richiesta.', {
+      data: { upstream: 'identity', endpoint, provider_errors: providerErrors },
+    });
+  }
+
+  /** For calls that accept a non-2xx status as an answer: the 2xx body is guarded here instead of in createUpstream. */
+  function parse<T>(endpoint: string, guard: z.ZodType<T>, body: unknown): T {
+    const parsed = guard.safeParse(body);
+    if (parsed.success) return parsed.data;
+    const detail = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    log.warn({ client: 'identity', endpoint, outcome: 'bad_reply', detail, request_id: requestScope.getStore()?.requestId }, 'upstream call failed');
+    throw new ApiError('upstream_error', 'Servizio di identità non disponibile. Riprova più tardi.', { data: { upstream: 'identity', endpoint } });
+  }
+
+  const v1 = <T extends z.ZodType>(success: T) => z.union([v1Error, success]);
+  const v3 = <T extends z.ZodType>(success: T) => z.union([success, v3Failure]);
+
+  function v1Result<T>(endpoint: string, data: z.infer<typeof v1Error> | T): T {
+    if (typeof data === 'object' && data !== null && 'error_code_list' in data) {
+      const list = (data as { error_code_list: unknown }).error_code_list;
+      if (Array.isArray(list) && list.length > 0) throw rejected(endpoint, list as ProviderError[]);
+    }
+    return data as T;
+  }
+
+  function v3Result<T>(endpoint: string, data: z.infer<typeof v3Failure> | T, uid?: string): T {
+    const failure = v3Failure.safeParse(data);
+    if (!failure.success) return data as T;
+    if (failure.data.code === USER_NOT_FOUND_CODE && uid !== undefined) throw userNotFound(uid);
+    throw rejected(endpoint, [{ code: failure.data.code, message: failure.data.message ?? null }]);
+  }
+
+  const publisherQuery = (uid: string) => ({ aid, api_token: apiToken, uid });
+
+  return {
+    async login({ email, password, stayLoggedIn }) {
+      // SPEC.md: the query's password is the empty-quoted string `""` for passwordless login.
+      const { data } = await send('login', 'login', {
+        method: 'POST',
+        params: { aid, email, password: password ? password : '""' },
+        json: { aid, email, stay_logged_in: bool(stayLoggedIn), ...(password ? { password } : {}) },
+        headers: publisherAuth,
+        reply: v1(loginReply),
+      });
+      return v1Result<LoginReply>('login', data);
+    },
+
+    async register({ email, consents, isMagicLinkSent }) {
+      const { data } = await send('register', 'register', {
+        method: 'POST',
+        params: { aid, email, consents: JSON.stringify(consents ?? {}), is_magic_link_sent: bool(isMagicLinkSent), is_passwordless: 'true' },
+        json: { password: '', is_passwordless: true, is_magic_link_sent: isMagicLinkSent, email, aid },
+        headers: publisherAuth,
+        reply: v1(loginReply),
+      });
+      return v1Result<LoginReply>('register', data);
+    },
+
+    async confirmDoi(uid) {
+      const { data } = await send('doi_status', 'doiStatus', {
+        method: 'POST',
+        params: { aid, uid, email_confirmation_state: 'CONFIRMED' },
+        json: { aid, uid, email_confirmation_state: 'confirmed' },
+        headers: publisherAuth,
+        reply: v1(z.unknown()),
+      });
+      return v1Result<unknown>('doi_status', data);
+    },
+
+    async findUserByEmail(email) {
+      const { status, data } = await send('users_get', 'usersGet', {
+        method: 'POST',
+        params: { aid, api_token: apiToken, email },
+        acceptStatus: [404],
+      });
+      if (status === 404 || data === null) return null;
+      const failure = v1Error.safeParse(data);
+      if (failure.success) {
+        const errors = failure.data.error_code_list;
+        if (errors.some((e) => NOT_FOUND_MESSAGE.test(e.message ?? '') || String(e.code ?? '') === '404')) return null;
+        throw rejected('users_get', errors);
+      }
+      // Flat per UPSTREAMS.md; a `{ user }` wrapper is tolerated (`{ user: null }` means not found).
+      return parse('users_get', z.union([identityProfile, z.looseObject({ user: identityProfile.nullable() }).transform((r) => r.user)]), data);
+    },
+
+    async getUser(uid) {
+      const { data } = await send('user_get', 'userGet', {
+        method: 'POST',
+        form: { aid, api_token: apiToken, uid },
+        reply: v3(v3UserReply),
+      });
+      const failure = v3Failure.safeParse(data);
+      if (failure.success && failure.data.code === USER_NOT_FOUND_CODE) return null;
+      return v3Result<V3UserReply>('user_get', data).user;
+    },
+
+    async searchByPhone(digits) {
+      const { data } = await send('user_search', 'userSearch', {
+        method: 'POST',
+        form: { api_token: apiToken, aid, source: 'CF', offset: SEARCH_PAGE.offset, limit: SEARCH_PAGE.limit, custom_fields: JSON.stringify(phoneSearchFilter(digits)) },
+        reply: v3(v3SearchReply),
+      });
+      return v3Result<V3SearchReply>('user_search', data);
+    },
+
+    async updateIdentity(uid, fields) {
+      const { data } = await send('user_update_identity', 'userUpdate', {
+        method: 'POST',
+        params: publisherQuery(uid),
+        form: { first_name: fields.first_name, last_name: fields.last_name, email: fields.email },
+        reply: v3(v3UserReply),
+      });
+      return v3Result<V3UserReply>('user_update_identity', data, uid);
+    },
+
+    async updateCustom(uid, fields) {
+      const { data } = await send('user_update_custom', 'userUpdate', {
+        method: 'POST',
+        params: publisherQuery(uid),
+        json: {
+          ...(fields.city !== undefined ? { city: fields.city } : {}),
+          ...(fields.birth_date !== undefined ? { birth_date: fields.birth_date } : {}),
+          ...(fields.otp_phone !== undefined ? { otp_phone: Number(fields.otp_phone) } : {}),
+        },
+        reply: v3(v3UserReply),
+      });
+      return v3Result<V3UserReply>('user_update_custom', data, uid);
+    },
+
+    async issueToken(uid, body) {
+      const { data } = await send('token', 'token', {
+        method: 'POST',
+        params: { api_token: apiToken, aid, uid },
+        ...(body ? { json: body } : {}),
+        reply: v1(tokenReply),
+      });
+      return v1Result<TokenReply>('token', data);
+    },
+
+    async refreshToken(refreshToken) {
+      // SPEC.md: client_id is the application id; no client secret, no redirect uri.
+      const { status, data } = await send('refresh', 'identityToken', {
+        method: 'POST',
+        form: { client_id: aid, grant_type: 'refresh_token', refresh_token: refreshToken },
+        acceptStatus: [400, 401],
+      });
+      if (status === 400 || status === 401) {
+        // An OAuth refusal (`invalid_grant`) is the caller's expired token; any other 4xx body is a provider failure.
+        parse('refresh', z.union([oauthError, v1Error]), data);
+        throw invalidToken();
+      }
+      const failure = v1Error.safeParse(data);
+      if (failure.success) throw rejected('refresh', failure.data.error_code_list);
+      const refused = oauthError.safeParse(data);
+      if (refused.success && typeof (data as { access_token?: unknown }).access_token !== 'string') throw invalidToken();
+      return parse('refresh', tokenReply, data);
+    },
+
+    async accessList(userToken) {
+      const { status, data } = await send('access_list', 'accessList', {
+        method: 'GET',
+        params: { aid },
+        headers: { Authorization: `Bearer ${userToken}` },
+        acceptStatus: [401],
+      });
+      if (status === 401) throw invalidToken();
+      return v3Result<AccessListReply>('access_list', parse('access_list', v3(accessListReply), data));
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import type { ActionContext } from '../actions/action';
+
+/*
+ * SPEC.md, Authentication 2: every access token the service issues or refreshes is stored in
+ * the cookie `__utp`. HttpOnly (no script reads it), SameSite=Lax (sent on top-level
+ * navigation, not on cross-site subrequests), Path=/, Secure when NODE_ENV=production, domain
+ * `server.cookie_domain` when set. Lifetime follows `stay_logged_in`: persistent for the
+ * token's `expires_in` (else `server.cookie_max_age_seconds`, 30 days) when true, a session
+ * cookie when false.
+ */
+
+export const TOKEN_COOKIE = '__utp';
+
+type CookieContext = Pick<ActionContext, 'cookies'> & { deps: { config: ActionContext['deps']['config'] } };
+
+export interface TokenCookieOptions {
+  stayLoggedIn: boolean;
+  /** Seconds, from the provider's token reply when it says. */
+  expiresIn?: number | null;
+}
+
+export function setTokenCookie(ctx: CookieContext, token: string, { stayLoggedIn, expiresIn }: TokenCookieOptions): void {
+  const { server } = ctx.deps.config;
+  const secure = process.env.NODE_ENV === 'production';
+  // In production TLS usually ends at a proxy: the browser's connection is secure even when ours is not,
+  // and the cookie library refuses a Secure cookie unless told so.
+  if (secure) ctx.cookies.secure = true;
+  const lifetimeSeconds = expiresIn && expiresIn > 0 ? expiresIn : server.cookie_max_age_seconds;
+  ctx.cookies.set(TOKEN_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure,
+    path: '/',
+    overwrite: true,
+    ...(server.cookie_domain ? { domain: server.cookie_domain } : {}),
+    ...(stayLoggedIn ? { maxAge: lifetimeSeconds * 1000 } : {}),
+  });
+}
+
+export function readTokenCookie(ctx: Pick<ActionContext, 'cookies'>): string | undefined {
+  const value = ctx.cookies.get(TOKEN_COOKIE);
+  return value ? value : undefined;
+}

@@ -1,0 +1,123 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { ActionContext } from '../actions/action';
+import type { Config } from '../config/schema';
+import type { Logger } from '../logger';
+import { proofBinds, signProof, verifyProof, type ProofClaims, type VerifiedProof } from '../proofs/proof';
+import { ApiError } from './errors';
+
+/*
+ * DESIGN.md's security floor for the identity primitives: no action issues a token, reveals a
+ * profile or changes one unless the caller proved it verified a code for that identity (a
+ * `verified` proof, body `proof` or header `x-verification-proof`) or sends `x-internal-key`
+ * equal to `security.internal_key`. `security.guard_primitives: false` restores the legacy
+ * open behaviour. The proof chain across actions is described in docs/identity.md.
+ */
+
+export const PROOF_HEADER = 'x-verification-proof';
+export const INTERNAL_KEY_HEADER = 'x-internal-key';
+export const VERIFIED = 'verified';
+
+/** The identifiers an action acts on: phone in E.164, email as typed (compared case-insensitively). */
+export interface Identity {
+  uid?: string;
+  email?: string;
+  phone?: string;
+}
+
+/**
+ * `all`: every identifier named must be vouched for by the proof (acting on an existing account).
+ * `any`: at least one is vouched for and none contradicts it (registering a new account with
+ * the one key that was verified).
+ */
+export type Binding = 'all' | 'any';
+
+type GuardContext = Pick<ActionContext, 'deps' | 'header'>;
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+function internalKeyMatches(expected: string, given: string | undefined): boolean {
+  if (!expected || !given) return false;
+  // Equal-length digests: the comparison time says nothing about the key.
+  return timingSafeEqual(digest(expected), digest(given));
+}
+
+/** Guard off, or the internal key: the caller needs no proof. */
+export function trustedCaller(ctx: GuardContext): boolean {
+  const { security } = ctx.deps.config;
+  return !security.guard_primitives || internalKeyMatches(security.internal_key, ctx.header(INTERNAL_KEY_HEADER));
+}
+
+/** The verified proof the request carries (body first, then header); `invalid_proof` when one is there but not genuine. */
+export function presentedProof(ctx: GuardContext, fromBody?: string | null): VerifiedProof | undefined {
+  const token = fromBody || ctx.header(PROOF_HEADER);
+  if (!token) return undefined;
+  return verifyProof(ctx.deps.secret, token, ctx.deps.now(), [VERIFIED]);
+}
+
+export function vouches(claims: ProofClaims, identity: Identity, binding: Binding): boolean {
+  if (binding === 'any') return proofBinds(claims, identity);
+  const named = (Object.entries(identity) as Array<[keyof Identity, string | undefined]>).filter(([, value]) => value !== undefined);
+  return (
+    named.length > 0 &&
+    named.every(([key, value]) => {
+      const vouched = claims[key];
+      return typeof vouched === 'string' && (key === 'email' ? vouched.toLowerCase() === value!.toLowerCase() : vouched === value);
+    })
+  );
+}
+
+export const proofRequired = () =>
+  new ApiError('proof_required', 'Verifica richiesta: conferma prima il codice ricevuto.');
+
+/**
+ * The guard, in one line of a handler: `const claims = requireVerified(ctx, { uid }, input.proof)`.
+ * Returns the proof's claims, or null for a trusted caller (guard off or internal key).
+ */
+export function requireVerified(ctx: GuardContext, identity: Identity, proof?: string | null, binding: Binding = 'all'): VerifiedProof | null {
+  if (trustedCaller(ctx)) return null;
+  const claims = presentedProof(ctx, proof);
+  if (!claims || !vouches(claims, identity, binding)) throw proofRequired();
+  return claims;
+}
+
+export interface ProofIdentities {
+  /** Identifiers whose code the caller just verified. */
+  verified?: Identity;
+  /** Identifiers reached through a verified one (the uid and email of the account a verified phone belongs to). */
+  linked?: Identity;
+}
+
+const defined = (identity: Identity = {}): Identity =>
+  Object.fromEntries(Object.entries(identity).filter(([, value]) => typeof value === 'string' && value !== ''));
+
+/**
+ * A `verified` proof. Derived from an earlier proof it keeps that proof's claims; it keeps its
+ * expiry too unless a code was just verified (`verified` given), so linking never extends a
+ * verification's life. Linked identifiers never replace claimed ones. Claim `linked` lists
+ * the identifiers no code was verified for (docs/identity.md).
+ */
+export function issueVerifiedProof(ctx: Pick<ActionContext, 'deps'>, { verified, linked }: ProofIdentities, basedOn?: VerifiedProof | null): string {
+  const { deps } = ctx;
+  const now = deps.now();
+  const { exp, kind: _kind, linked: earlierLinked, ...earlier } = basedOn ?? ({} as Partial<VerifiedProof>);
+  const fresh = defined(verified);
+  const added = Object.fromEntries(Object.entries(defined(linked)).filter(([key]) => earlier[key] === undefined));
+  const linkedKeys = new Set([...(Array.isArray(earlierLinked) ? earlierLinked.filter((k): k is string => typeof k === 'string') : []), ...Object.keys(added)]);
+  for (const key of Object.keys(fresh)) linkedKeys.delete(key);
+  const keepExpiry = exp !== undefined && Object.keys(fresh).length === 0;
+  const ttl = keepExpiry ? Math.max(1, exp - Math.floor(now / 1000)) : deps.config.security.proof_ttl_seconds;
+  const claims: ProofClaims = { ...added, ...earlier, ...fresh, kind: VERIFIED, ...(linkedKeys.size > 0 ? { linked: [...linkedKeys].sort() } : {}) };
+  return signProof(deps.secret, claims, ttl, now);
+}
+
+/** True when the caller verified a code for this identifier (it is claimed and not merely linked). */
+export function codeVerified(claims: ProofClaims, key: keyof Identity): boolean {
+  return typeof claims[key] === 'string' && !(Array.isArray(claims.linked) && claims.linked.includes(key));
+}
+
+/** Called once at start-up: an open guard is a deliberate, visible choice. */
+export function warnWhenGuardOff(config: Config, log: Logger): void {
+  if (!config.security.guard_primitives) {
+    log.warn('security.guard_primitives is false: identity primitives issue tokens and reveal or change profiles without a verification proof (legacy open behaviour)');
+  }
+}

@@ -1,0 +1,69 @@
+import { fixture, identityApp, identityConfig, intercept, paths, setCookies, useNock } from './support';
+
+const uid = 'PNIa7Xk2mR0ssi';
+const token = fixture<{ access_token: string }>('token').access_token;
+const expiresOf = (cookie: string) => Date.parse(/expires=([^;]+)/.exec(cookie)![1]!);
+
+describe('access_token', () => {
+  useNock();
+
+  it('issues a token with a proof binding the uid and stores it in __utp', async () => {
+    const { call, proof } = identityApp();
+    const { scope, seen } = intercept('POST', paths.token, 200, fixture('token'));
+    const res = await call('access_token', { uid, proof: proof({ uid }) });
+    expect(scope.isDone()).toBe(true);
+    expect(seen[0]!.query).toMatchObject({ uid });
+    expect(res.body).toEqual({ success: true, error: null, data: { access_token: token } });
+    expect(setCookies(res)).toHaveLength(1);
+    expect(setCookies(res)[0]).toMatch(new RegExp(`^__utp=${token.replace(/\./g, '\\.')}; path=/; expires=[^;]+; samesite=lax; httponly$`));
+  });
+
+  it('passes the body object to the provider', async () => {
+    const { call, proof } = identityApp();
+    const { seen } = intercept('POST', paths.token, 200, fixture('token'));
+    await call('access_token', { uid, body: { device: 'web' }, proof: proof({ uid }) });
+    expect(seen[0]!.body).toEqual({ device: 'web' });
+  });
+
+  it('keeps the cookie 30 days by default when the token does not say its lifetime', async () => {
+    const { call, proof } = identityApp();
+    intercept('POST', paths.token, 200, fixture('token'));
+    const res = await call('access_token', { uid, proof: proof({ uid }) });
+    expect(Math.abs(expiresOf(setCookies(res)[0]!) - (Date.now() + 30 * 24 * 3600 * 1000))).toBeLessThan(5000);
+  });
+
+  it('keeps the cookie for the token expires_in when the provider says it', async () => {
+    const { call, proof } = identityApp();
+    intercept('POST', paths.token, 200, { ...fixture<Record<string, unknown>>('token'), expires_in: 3600 });
+    const res = await call('access_token', { uid, proof: proof({ uid }) });
+    expect(Math.abs(expiresOf(setCookies(res)[0]!) - (Date.now() + 3600 * 1000))).toBeLessThan(5000);
+  });
+
+  it('sets a session cookie when stay_logged_in is false', async () => {
+    const { call, proof } = identityApp();
+    intercept('POST', paths.token, 200, fixture('token'));
+    const res = await call('access_token', { uid, stay_logged_in: false, proof: proof({ uid }) });
+    expect(setCookies(res)[0]).not.toMatch(/expires=/);
+  });
+
+  it('sets Secure in production and the configured domain', async () => {
+    const previous = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'production';
+    try {
+      const { call, proof } = identityApp(identityConfig({ server: { cookie_domain: '.example.com' } }));
+      intercept('POST', paths.token, 200, fixture('token'));
+      const res = await call('access_token', { uid, proof: proof({ uid }) });
+      expect(setCookies(res)[0]).toMatch(/; domain=\.example\.com; samesite=lax; secure; httponly$/);
+    } finally {
+      process.env.NODE_ENV = previous;
+    }
+  });
+
+  it('refuses an expired proof with invalid_proof', async () => {
+    const { call, proof, deps } = identityApp();
+    const stale = proof({ uid }, 1);
+    deps.now = () => Date.now() + 2000;
+    const res = await call('access_token', { uid, proof: stale });
+    expect(res.body).toMatchObject({ success: false, error: 'Sessione non valida o scaduta. Ricomincia l’accesso.', data: { reason: 'invalid_proof', why: 'expired' } });
+  });
+});

@@ -1,0 +1,114 @@
+import pino from 'pino';
+import request from 'supertest';
+import { createIdentityClient, type IdentityClient } from '../../src/clients/identity';
+import { jwtSubject } from '../../src/clients/identity/jwt';
+import type { Deps } from '../../src/deps';
+import { signProof, verifyProof } from '../../src/proofs/proof';
+import { startSandbox, type Sandbox } from '../../src/sandbox';
+import { createIdentityFake, SANDBOX_PASSWORD, sandboxSeedUsers } from '../../src/sandbox/identity';
+import { testApp, testConfig, testDeps } from '../support/app';
+
+const log = pino({ level: 'silent' });
+const [mario, giulia, luca] = sandboxSeedUsers as [typeof sandboxSeedUsers[number], typeof sandboxSeedUsers[number], typeof sandboxSeedUsers[number]];
+
+describe('sandbox identity provider', () => {
+  let sandbox: Sandbox;
+  let deps: Deps;
+  let client: IdentityClient;
+  let server: ReturnType<ReturnType<typeof testApp>['callback']>;
+  const call = (action: string, body: Record<string, unknown>) => request(server).post(`/?action=${action}`).send(body);
+  const proof = (claims: Record<string, unknown>) => signProof(deps.secret, { kind: 'verified', ...claims }, 900, deps.now());
+
+  beforeAll(async () => {
+    sandbox = await startSandbox(testConfig(), log, [createIdentityFake]);
+    deps = testDeps(sandbox.config);
+    client = createIdentityClient(sandbox.config, log);
+    server = testApp(deps).callback();
+  });
+  afterAll(async () => {
+    await deps.close();
+    await sandbox.close();
+  });
+
+  it('points the identity configuration at the fake', () => {
+    expect(sandbox.config.identity.base_url).toBe(`${sandbox.baseUrl}/idp`);
+    expect(sandbox.config.identity.aid).not.toBe('');
+  });
+
+  describe('answers every call in shapes the client guards accept', () => {
+    it('users/get and user/get, found and not found', async () => {
+      expect(await client.findUserByEmail(mario.email)).toMatchObject({ uid: mario.uid, email_confirmation_state: 'confirmed' });
+      expect(await client.findUserByEmail('nessuno@example.com')).toBeNull();
+      expect(await client.getUser(giulia.uid)).toMatchObject({ uid: giulia.uid, custom_fields: [{ field_name: 'city', value: 'Torino' }] });
+      expect(await client.getUser('PNInobody')).toBeNull();
+    });
+
+    it('the phone search, honouring the custom_fields filter', async () => {
+      expect((await client.searchByPhone('393331234567')).users?.map((u) => u.uid)).toEqual([mario.uid]);
+      expect((await client.searchByPhone('393330000000')).users).toEqual([]);
+    });
+
+    it('login with and without password, refusing a wrong password with error_code_list', async () => {
+      const passwordless = await client.login({ email: giulia.email, stayLoggedIn: false });
+      expect(jwtSubject(passwordless.access_token)).toBe(giulia.uid);
+      expect(passwordless.access_token?.split('.')).toHaveLength(3);
+      expect((await client.login({ email: giulia.email, password: SANDBOX_PASSWORD, stayLoggedIn: true })).refresh_token).toEqual(expect.any(String));
+      await expect(client.login({ email: giulia.email, password: 'wrong', stayLoggedIn: false })).rejects.toMatchObject({ reason: 'upstream_error' });
+    });
+
+    it('the publisher token, the access list with that token, and the refusal of a foreign token', async () => {
+      const { access_token } = await client.issueToken(mario.uid);
+      expect((await client.accessList(access_token)).data).toHaveLength(2);
+      await expect(client.accessList('a.b.c')).rejects.toMatchObject({ reason: 'invalid_token' });
+    });
+
+    it('the refresh, once per refresh token', async () => {
+      const { refresh_token } = await client.login({ email: mario.email, stayLoggedIn: true });
+      const refreshed = await client.refreshToken(refresh_token!);
+      expect(jwtSubject(refreshed.access_token)).toBe(mario.uid);
+      await expect(client.refreshToken(refresh_token!)).rejects.toMatchObject({ reason: 'invalid_token' });
+    });
+
+    it('register, then DOI confirmation of the new account', async () => {
+      const registered = await client.register({ email: 'nuova.utente@example.com', isMagicLinkSent: false });
+      const uid = jwtSubject(registered.access_token)!;
+      expect((await client.findUserByEmail('nuova.utente@example.com'))?.email_confirmation_state).toBe('unconfirmed');
+      await client.confirmDoi(uid);
+      expect((await client.findUserByEmail('nuova.utente@example.com'))?.email_confirmation_state).toBe('confirmed');
+      await expect(client.register({ email: mario.email, isMagicLinkSent: false })).rejects.toMatchObject({ reason: 'upstream_error' });
+    });
+
+    it('the seeded unconfirmed user', async () => {
+      expect(await client.findUserByEmail(luca.email)).toMatchObject({ email_confirmation_state: 'unconfirmed' });
+    });
+  });
+
+  describe('through the service actions', () => {
+    it('search_user with a phone proof finds the seeded user and hands a proof that opens get_user', async () => {
+      const searched = await call('search_user', { phone: '+39 333 123 4567', proof: proof({ phone: '+393331234567' }) });
+      expect(searched.body.meta).toEqual({ found: true, count: 1, uid: mario.uid, email: mario.email, has_otp_phone: true, otp_phone: '393331234567' });
+      const profile = await call('get_user', { uid: mario.uid, proof: searched.body.data.proof });
+      expect(profile.body.data).toMatchObject({ uid: mario.uid, first_name: 'Mario', city: 'Milano', has_otp_phone: true, profile_complete: true });
+    });
+
+    it('update_profile changes the stored user', async () => {
+      const res = await call('update_profile', { uid: giulia.uid, first_name: 'Giulia Maria', birth_date: '1992-07-01', proof: proof({ uid: giulia.uid }) });
+      expect(res.body.data.calls).toEqual(['identity', 'custom']);
+      const profile = await call('get_user', { uid: giulia.uid, proof: proof({ uid: giulia.uid }) });
+      expect(profile.body.data).toMatchObject({ first_name: 'Giulia Maria', birth_date: '1992-07-01', city: 'Torino' });
+    });
+
+    it('update_profile refuses a phone another seeded user holds', async () => {
+      const res = await call('update_profile', { uid: giulia.uid, otp_phone: '3331234567', proof: proof({ uid: giulia.uid, phone: '+393331234567' }) });
+      expect(res.body).toMatchObject({ success: false, error: 'Telefono già registrato su un altro account', data: { reason: 'phone_taken' } });
+    });
+
+    it('register then access_token with the proof register returned sets __utp', async () => {
+      const registered = await call('register', { email: 'terza.utente@example.com', send_otp: false, proof: proof({ email: 'terza.utente@example.com' }) });
+      const claims = verifyProof(deps.secret, registered.body.data.proof, deps.now());
+      const token = await call('access_token', { uid: claims.uid, proof: registered.body.data.proof });
+      expect(token.body.success).toBe(true);
+      expect(token.headers['set-cookie']?.[0]).toMatch(/^__utp=[\w-]+\.[\w-]+\.[\w-]+; path=\//);
+    });
+  });
+});
