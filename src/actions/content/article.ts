@@ -1,0 +1,52 @@
+import { z } from 'zod';
+
+/** SPEC.md's recommended article: five fields always, the optional ones only when the upstream sent them. */
+export const OPTIONAL_FIELDS = [
+  'author', 'publishtime', 'categoria', 'tassonomia', 'keyword', 'kw-classification',
+  'kw-taxonomy', 'kw-category', 'kw-sentiment', 'category0', 'category1', 'createtime',
+] as const;
+
+export const recommendedArticle = z
+  .object({ title: z.string(), url: z.string(), thumbnail: z.string(), click_url: z.string(), description: z.string() })
+  .extend(Object.fromEntries(OPTIONAL_FIELDS.map((key) => [key, z.unknown().optional()])) as Record<(typeof OPTIONAL_FIELDS)[number], z.ZodOptional<z.ZodUnknown>>);
+export type RecommendedArticle = z.infer<typeof recommendedArticle>;
+
+type Tree = Record<string, unknown>;
+const isTree = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
+const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : typeof v === 'number' ? String(v) : undefined);
+
+const ELLIPSIS = '…';
+
+/** Whitespace folded; when longer than `max`, cut at the last word that fits and ended with an ellipsis, `max` characters at most. */
+export function truncate(value: string, max: number): string {
+  const clean = value.replace(/\s+/g, ' ').trim();
+  if (clean.length <= max) return clean;
+  const room = clean.slice(0, max - ELLIPSIS.length);
+  // The cut falls between words when the next character is a space; else back up to the last space.
+  const end = clean[room.length] === ' ' ? room.length : room.lastIndexOf(' ');
+  const head = end > 0 ? room.slice(0, end) : room;
+  return `${head.replace(/[\s.,;:!?\-–—]+$/, '')}${ELLIPSIS}`;
+}
+
+/**
+ * One widget item as SPEC.md's article. Metadata (`item.metadata`) is read first, then the item
+ * itself: title from og-title (else title), thumbnail (else og-image), click_url (else url),
+ * description from og-description (else description). Items without a url are no article.
+ */
+export function toArticle(item: Tree, descriptionLength: number): RecommendedArticle | undefined {
+  const meta = isTree(item.metadata) ? item.metadata : {};
+  const url = text(item.url) ?? text(meta['og-url']);
+  if (!url) return undefined;
+  const article: RecommendedArticle = {
+    title: text(meta['og-title']) ?? text(item.title) ?? text(meta.title) ?? '',
+    url,
+    thumbnail: text(item.thumbnail) ?? text(meta['og-image']) ?? text(meta.thumbnail) ?? '',
+    click_url: text(item.click_url) ?? url,
+    description: truncate(text(meta['og-description']) ?? text(meta.description) ?? text(item.description) ?? '', descriptionLength),
+  };
+  for (const key of OPTIONAL_FIELDS) {
+    const value = meta[key] ?? item[key];
+    if (value !== undefined && value !== null) article[key] = value;
+  }
+  return article;
+}

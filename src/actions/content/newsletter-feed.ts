@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import type { FeedRead, FeedsClient } from '../../clients/feeds';
+import { ApiError, isApiError } from '../../http/errors';
+import { defineAction } from '../action';
+import { feedItem, toFeedItems } from './feed-items';
+import { FEEDS, feedCode, type Feed } from './headlines';
+
+export const newsletterFeedRequest = z.object({
+  /** True, or no `feed`: all four feeds. */
+  all: z.boolean().nullish(),
+  feed: feedCode.nullish(),
+});
+
+const feedError = z.object({ reason: z.string(), message: z.string(), upstream_status: z.number().int().optional() });
+
+export const newsletterFeedResponse = z.object({
+  items: z.array(feedItem),
+  /** The served feeds' documents as the feed service sent them. */
+  feeds: z.record(z.string(), z.unknown()),
+  /** The feeds that could not be served, and why. */
+  errors: z.record(z.string(), feedError),
+  /** Feeds served from their last good copy because the feed service failed. */
+  stale: z.array(feedCode),
+  /** Per served feed, entries left out for lack of a usable list id. */
+  skipped: z.record(z.string(), z.number().int()),
+  count: z.number().int(),
+});
+type NewsletterFeedData = z.infer<typeof newsletterFeedResponse>;
+
+type Outcome = { feed: Feed; read: FeedRead } | { feed: Feed; error: ApiError };
+
+async function readFeed(feeds: FeedsClient, feed: Feed): Promise<Outcome> {
+  try {
+    return { feed, read: await feeds.read(feed) };
+  } catch (err) {
+    if (!isApiError(err)) throw err;
+    return { feed, error: err };
+  }
+}
+
+function collect(outcomes: Outcome[]): NewsletterFeedData {
+  const data: NewsletterFeedData = { items: [], feeds: {}, errors: {}, stale: [], skipped: {}, count: 0 };
+  for (const outcome of outcomes) {
+    const { feed } = outcome;
+    if ('error' in outcome) {
+      const status = outcome.error.data.upstream_status;
+      data.errors[feed] = { reason: outcome.error.reason, message: outcome.error.message, ...(typeof status === 'number' ? { upstream_status: status } : {}) };
+      continue;
+    }
+    const { items, skipped } = toFeedItems(feed, outcome.read.entries);
+    data.items.push(...items);
+    data.feeds[feed] = outcome.read.content;
+    data.skipped[feed] = skipped;
+    if (outcome.read.state === 'stale') data.stale.push(feed);
+  }
+  data.count = data.items.length;
+  return data;
+}
+
+export const newsletterFeed = defineAction({
+  name: 'newsletter_feed',
+  summary: 'The newsletter lists of one feed or of all four, flat and ready for the UI.',
+  request: newsletterFeedRequest,
+  response: newsletterFeedResponse,
+  reasons: ['not_configured'],
+  async handler(input, { deps }) {
+    if (!deps.config.newsletter.feed_base_url) {
+      throw new ApiError('not_configured', 'Feed newsletter non configurati.', { data: { key: 'newsletter.feed_base_url' } });
+    }
+    const wanted = input.all || !input.feed ? FEEDS : [input.feed];
+    const data = collect(await Promise.all(wanted.map((feed) => readFeed(deps.feeds, feed))));
+    // One feed served is a useful page; none is a failure, with every feed's error.
+    if (Object.keys(data.feeds).length === 0) throw new ApiError('upstream_error', 'Newsletter non disponibili. Riprova più tardi.', { data });
+    return { data };
+  },
+});

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import type { MailingListClient } from '../../clients/mailing-list';
+import { ApiError, isApiError } from '../../http/errors';
+import { maskSecret } from '../../logger';
+import { defineAction } from '../action';
+import { feedCode, headlineCode } from './headlines';
+import { listId, listIds, planSubscription, type HeadlinePlan } from './subscription-plan';
+
+export const newsletterSubscribeRequest = z.object({
+  email: z.string().trim().max(254).pipe(z.email()),
+  /** Preferred form: each item names a feed or a headline (paired in order), and one list id. */
+  selections: z.array(z.object({ feed: feedCode.nullish(), testata: headlineCode.nullish(), mlid: listId })).max(100).nullish(),
+  /** Single form: one headline and its comma-separated list ids. */
+  testata: headlineCode.nullish(),
+  mlids: listIds.nullish(),
+});
+export type NewsletterSubscribeInput = z.infer<typeof newsletterSubscribeRequest>;
+
+const headlineResult = z.object({
+  testata: headlineCode,
+  feed: feedCode,
+  ok: z.boolean(),
+  outcome: z.enum(['subscribed', 'refused', 'upstream_error']),
+  /** HTTP status of the mailing-list reply; 0 when none came (timeout, unreachable). */
+  upstream_status: z.number().int(),
+  message: z.string().optional(),
+  sent: z.object({ email: z.string(), mlids: z.array(z.string()), api_key: z.string() }),
+});
+type HeadlineResult = z.infer<typeof headlineResult>;
+
+export const newsletterSubscribeResponse = z.object({
+  email: z.string(),
+  headlines: z.record(z.string(), headlineResult),
+  subscribed: z.array(headlineCode),
+  failed: z.array(headlineCode),
+});
+
+async function subscribe(client: MailingListClient, email: string, plan: HeadlinePlan): Promise<HeadlineResult> {
+  const { testata, feed } = plan;
+  const sent = { email, mlids: plan.mlids, api_key: maskSecret(plan.apiKey) };
+  try {
+    const { accepted, status, message } = await client.subscribe({ email, mlids: plan.mlids, apiKey: plan.apiKey });
+    return { testata, feed, ok: accepted, outcome: accepted ? 'subscribed' : 'refused', upstream_status: status, ...(message ? { message } : {}), sent };
+  } catch (err) {
+    if (!isApiError(err) || err.reason !== 'upstream_error') throw err;
+    const status = typeof err.data.upstream_status === 'number' ? err.data.upstream_status : 0;
+    return { testata, feed, ok: false, outcome: 'upstream_error', upstream_status: status, message: err.message, sent };
+  }
+}
+
+export const newsletterSubscribe = defineAction({
+  name: 'newsletter_subscribe',
+  summary: 'Subscribes an email to mailing lists, one call per headline with its own key.',
+  request: newsletterSubscribeRequest,
+  response: newsletterSubscribeResponse,
+  reasons: ['partial_failure', 'subscription_failed', 'not_configured'],
+  async handler(input, { deps }) {
+    const plans = planSubscription(input, deps.config.newsletter.api_keys);
+    if (!deps.config.newsletter.esp_url) {
+      throw new ApiError('not_configured', 'Servizio newsletter non configurato.', { data: { key: 'newsletter.esp_url' } });
+    }
+    const results = await Promise.all(plans.map((plan) => subscribe(deps.mailingList, input.email, plan)));
+    const data = {
+      email: input.email,
+      headlines: Object.fromEntries(results.map((r) => [r.testata, r])),
+      subscribed: results.filter((r) => r.ok).map((r) => r.testata),
+      failed: results.filter((r) => !r.ok).map((r) => r.testata),
+    };
+    if (data.failed.length === 0) return { data };
+    if (data.subscribed.length === 0) throw new ApiError('subscription_failed', 'Iscrizione alla newsletter non riuscita. Riprova più tardi.', { data });
+    throw new ApiError('partial_failure', 'Iscrizione non riuscita per alcune testate: riprova per quelle indicate.', { data });
+  },
+});

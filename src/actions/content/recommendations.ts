@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import { ApiError, isApiError, type Reason } from '../../http/errors';
+import type { WidgetRequestBody } from '../../clients/recommendations';
+import type { Config } from '../../config/schema';
+import { defineAction, type ActionResult } from '../action';
+import { recommendedArticle, toArticle } from './article';
+import { chooseWidget, type WidgetChoice } from './widget';
+
+/** An empty string is taken as absent: a home page sends `url: ""` as often as null. */
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? null : v), schema.nullish());
+
+export const recommendationsRequest = z.object({
+  url: optional(z.url({ protocol: /^https?$/ }).max(2048)),
+  udi: optional(z.string().trim().min(1).max(256)),
+  toptrend: z.boolean().nullish().transform((v) => v ?? false),
+  widget_id: optional(z.string().trim().min(1).max(128)),
+});
+
+export const recommendationsResponse = z.object({
+  success: z.boolean(),
+  count: z.number().int(),
+  pageUrl: z.string().nullable(),
+  userIdentified: z.boolean(),
+  toptrend: z.boolean(),
+  has_article_url: z.boolean(),
+  widget_id: z.string(),
+  articles: z.array(recommendedArticle),
+});
+
+const FAILURE_TEXT: Partial<Record<Reason, string>> = {
+  not_configured: 'Raccomandazioni non configurate.',
+  upstream_error: 'Raccomandazioni non disponibili. Riprova più tardi.',
+};
+
+/** The api_url without its query, which may carry a key. */
+const endpointOf = (apiUrl: string) => apiUrl.split(/[?#]/)[0];
+
+type Input = z.infer<typeof recommendationsRequest>;
+type Settings = Config['recommendations'];
+
+/** What the debug answer says about the page, the widget and the call, whatever its outcome. */
+function describe(input: Input, widget: WidgetChoice, settings: Settings, body: WidgetRequestBody) {
+  return {
+    page: {
+      pageUrl: input.url ?? null,
+      userIdentified: Boolean(input.udi),
+      toptrend: input.toptrend,
+      has_article_url: Boolean(input.url),
+      widget_id: widget.widgetId,
+    },
+    debug: {
+      widget: { id: widget.widgetId, source: widget.source },
+      request: { method: 'POST', url: endpointOf(settings.api_url), timeout_ms: settings.timeout * 1000, body },
+    } as Record<string, unknown>,
+  };
+}
+
+/** Failures answer at once with an empty list, in the shape the frontend already reads. */
+function failed(err: unknown, settings: Settings, about: ReturnType<typeof describe>, durationMs: number): ActionResult {
+  if (!isApiError(err) || (err.reason !== 'upstream_error' && err.reason !== 'not_configured')) throw err;
+  const error = FAILURE_TEXT[err.reason]!;
+  if (!settings.debug) return { body: { response: { items: [] }, success: false, error, data: { reason: err.reason, ...err.data } } };
+  const upstream = err.reason === 'upstream_error' ? { status: err.data.upstream_status ?? 0, duration_ms: durationMs, error: err.reason } : null;
+  throw new ApiError(err.reason, error, {
+    data: { ...err.data, success: false, count: 0, ...about.page, articles: [] },
+    extra: { recommendations_debug: { ...about.debug, upstream } },
+  });
+}
+
+export const recommendations = defineAction({
+  name: 'recommendations',
+  summary: 'Recommended articles from the widget chosen for the page (home or article, toptrend or not).',
+  request: recommendationsRequest,
+  response: recommendationsResponse,
+  reasons: ['not_configured'],
+  async handler(input, { deps }): Promise<ActionResult> {
+    const settings = deps.config.recommendations;
+    const widget = chooseWidget(settings, input);
+    const request = { widgetId: widget.widgetId, url: input.url ?? undefined, udi: input.udi ?? undefined };
+    const about = describe(input, widget, settings, deps.recommendations.requestBody(request));
+    const started = performance.now();
+    try {
+      if (!widget.widgetId) throw new ApiError('not_configured', FAILURE_TEXT.not_configured!, { data: { key: `recommendations.${widget.source}` } });
+      const reply = await deps.recommendations.recommend(request);
+      if (!settings.debug) return { body: { response: { items: reply.items } } };
+      const articles = reply.items.map((item) => toArticle(item, settings.description_length)).filter((a) => a !== undefined);
+      const upstream = { status: reply.status, duration_ms: reply.durationMs, items: reply.items.length };
+      return { data: { success: true, count: articles.length, ...about.page, articles }, extra: { recommendations_debug: { ...about.debug, upstream } } };
+    } catch (err) {
+      return failed(err, settings, about, Math.round(performance.now() - started));
+    }
+  },
+});

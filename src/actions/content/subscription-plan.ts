@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { ApiError } from '../../http/errors';
+import { feedOf, headlineOf, LIST_ID, type Feed, type Headline } from './headlines';
+import type { NewsletterSubscribeInput } from './newsletter-subscribe';
+
+/*
+ * What newsletter_subscribe's request turns into: one call per headline, with that
+ * headline's key and its list ids de-duplicated. Every problem is found before any call and
+ * named by its path (`selections.2.mlid`), the way the front controller names schema issues.
+ */
+
+export const listId = z
+  .union([z.string(), z.number().int().nonnegative()])
+  .transform((v) => String(v).trim())
+  .pipe(z.string().min(1, { error: 'is empty', abort: true }).regex(LIST_ID, 'must be a numeric list id'));
+
+/** `"101, 102"` -> ['101', '102'], each id checked and named by its position (`mlids.1`). */
+export const listIds = z
+  .string()
+  .max(2000)
+  .transform((value, ctx) => {
+    if (value.trim() === '') {
+      ctx.addIssue({ code: 'custom', message: 'is empty' });
+      return z.NEVER;
+    }
+    const ids = value.split(',').map((id) => id.trim());
+    ids.forEach((id, i) => {
+      if (!LIST_ID.test(id)) ctx.addIssue({ code: 'custom', path: [i], message: id === '' ? 'is empty' : 'must be a numeric list id' });
+    });
+    return ids;
+  });
+
+export interface HeadlinePlan {
+  testata: Headline;
+  feed: Feed;
+  mlids: string[];
+  apiKey: string;
+}
+
+interface Issue {
+  path: string;
+  message: string;
+}
+
+/** Groups the selections by headline, in the order they first appear; throws invalid_request naming every bad item. */
+export function planSubscription(input: NewsletterSubscribeInput, apiKeys: Record<Headline, string>): HeadlinePlan[] {
+  const issues: Issue[] = [];
+  const picked: Array<{ testata: Headline; mlid: string; path: string }> = [];
+
+  input.selections?.forEach((item, i) => {
+    const path = `selections.${i}`;
+    const testata = item.testata ?? (item.feed ? headlineOf(item.feed) : undefined);
+    if (!testata) issues.push({ path, message: 'feed or testata is required' });
+    else if (item.feed && headlineOf(item.feed) !== testata) issues.push({ path: `${path}.testata`, message: `does not match feed ${item.feed} (${headlineOf(item.feed)})` });
+    else picked.push({ testata, mlid: item.mlid, path: `${path}.${item.testata ? 'testata' : 'feed'}` });
+  });
+
+  if (input.testata && !input.mlids) issues.push({ path: 'mlids', message: 'is required with testata' });
+  if (input.mlids && !input.testata) issues.push({ path: 'testata', message: 'is required with mlids' });
+  if (input.testata && input.mlids) {
+    for (const mlid of input.mlids) picked.push({ testata: input.testata, mlid, path: 'testata' });
+  }
+  if (picked.length === 0 && issues.length === 0) {
+    issues.push(input.selections ? { path: 'selections', message: 'must hold at least one selection' } : { path: '', message: 'selections, or testata with mlids, is required' });
+  }
+
+  const plans = new Map<Headline, HeadlinePlan>();
+  for (const { testata, mlid, path } of picked) {
+    const apiKey = apiKeys[testata];
+    if (!apiKey) {
+      if (!issues.some((issue) => issue.path === path)) issues.push({ path, message: `no mailing-list key is configured for ${testata}` });
+      continue;
+    }
+    const plan = plans.get(testata) ?? { testata, feed: feedOf(testata), mlids: [], apiKey };
+    if (!plan.mlids.includes(mlid)) plan.mlids.push(mlid);
+    plans.set(testata, plan);
+  }
+
+  if (issues.length > 0) throw new ApiError('invalid_request', 'Richiesta non valida.', { data: { issues } });
+  return [...plans.values()];
+}
