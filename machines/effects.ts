@@ -1,0 +1,156 @@
+/*
+ * The effects of the login flows: the input and output of every named actor the machines
+ * invoke, so src/ can implement them against the OTP service and the identity client without
+ * reading the machines. Types only.
+ *
+ * Conventions:
+ * - Phones are E.164 (`+393331234567`) both ways: the handler normalises what the user typed
+ *   before it becomes an event, and implementations normalise the provider's stored digits.
+ * - Outcomes the flow branches on are typed outputs (a wrong code, a phone held by someone,
+ *   a user not found). Anything else is thrown (an ApiError: `already_sent` or
+ *   `channel_not_configured` from the OTP service, `upstream_error` from a client): the machine
+ *   does not catch it, `runStep` rejects with that same error and the envelope says what it
+ *   would say for the primitive action. The one exception is `ingestLogin`, whose failure
+ *   never fails a login.
+ * - Every effect receives an AbortSignal, aborted when the request's actor stops (timeout).
+ */
+
+import type { Flow } from './steps';
+
+/** otp_generate's success data (SPEC.md); `otp` only when `otp.debug`. Passed to the answer as `otp`. */
+export interface OtpSendMetadata {
+  otp?: string;
+  resent: boolean;
+  retry_after: number;
+  cooldown: number;
+  expires_in: number;
+  notified: { email: boolean; sms: boolean };
+}
+
+/** The OTP service's generate: `key` is the OTP key; a phone gets an SMS, an email a mail. */
+export interface SendOtpInput {
+  key: string;
+  phone?: string;
+  email?: string;
+}
+export type SendOtpOutput = OtpSendMetadata;
+
+/** The OTP service's verify of one attempt; `ok` consumed the code. */
+export interface VerifyOtpInput {
+  key: string;
+  code: string;
+}
+export type OtpVerifyOutcome = 'ok' | 'invalid' | 'expired' | 'too_many_attempts';
+export type VerifyOtpOutput = OtpVerifyOutcome;
+
+/** An account as the flows need it. `phone` is the `otp_phone` on file, in E.164. */
+export interface FlowUser {
+  uid: string;
+  email?: string;
+  phone?: string;
+}
+export type UserLookupOutput = ({ found: true } & FlowUser) | { found: false };
+
+/** v3 user search on custom field `otp_phone`: the account that really holds the phone, if any. */
+export interface SearchUserByPhoneInput {
+  phone: string;
+}
+export type SearchUserByPhoneOutput = UserLookupOutput;
+
+/** identity users/get by email, then the profile read for the custom fields (`get_user_email`). */
+export interface LookupUserByEmailInput {
+  email: string;
+}
+export type LookupUserByEmailOutput = UserLookupOutput;
+
+/** Passwordless registration (SPEC.md's identity register call). */
+export interface RegisterUserInput {
+  email: string;
+  consents?: Record<string, unknown>;
+  is_magic_link_sent?: boolean;
+}
+/** The new account's uid (the token the provider may return is not used: step 90 issues one). */
+export interface RegisterUserOutput {
+  uid: string;
+}
+
+/** DOI email state CONFIRMED for the uid. The provider's reply is not used by the flow. */
+export interface ConfirmDoiInput {
+  uid: string;
+}
+export type ConfirmDoiOutput = unknown;
+
+/**
+ * One profile update. Step 40 carries identity fields only (first_name, last_name, email:
+ * the form-urlencoded provider call), step 42 custom fields only (city, birth_date, otp_phone:
+ * the JSON call; otp_phone in E.164, stored as digits). The machine has already checked that
+ * `otp_phone` is free (searchUserByPhone); an implementation that checks again answers
+ * `phone_taken` instead of throwing.
+ */
+export interface UpdateProfileInput {
+  uid: string;
+  step: 40 | 42;
+  fields: ProfileFields;
+}
+export interface ProfileFields {
+  first_name?: string;
+  last_name?: string;
+  email?: string;
+  city?: string;
+  birth_date?: string;
+  otp_phone?: string;
+}
+export type UpdateProfileOutput = { outcome: 'saved' } | { outcome: 'phone_taken' };
+
+/** Publisher token for the uid; the handler sets cookie `__utp` from the answer's `accessToken`. */
+export interface IssueTokenInput {
+  uid: string;
+  stay_logged_in: boolean;
+}
+export interface IssueTokenOutput {
+  access_token: string;
+  expires_in?: number | null;
+}
+
+/**
+ * Queue `{uid, accessToken}` for the user collector. Must return at once (the login never
+ * waits on the collector) and should never throw; if it does, the login completes anyway.
+ */
+export interface IngestLoginInput {
+  uid: string;
+  accessToken: string;
+}
+export type IngestLoginOutput = void;
+
+/** Every effect as a plain async function: what src/ implements (see `provideEffects`). */
+export interface FlowEffects {
+  sendOtp(input: SendOtpInput, signal: AbortSignal): Promise<SendOtpOutput>;
+  verifyOtp(input: VerifyOtpInput, signal: AbortSignal): Promise<VerifyOtpOutput>;
+  searchUserByPhone(input: SearchUserByPhoneInput, signal: AbortSignal): Promise<SearchUserByPhoneOutput>;
+  lookupUserByEmail(input: LookupUserByEmailInput, signal: AbortSignal): Promise<LookupUserByEmailOutput>;
+  registerUser(input: RegisterUserInput, signal: AbortSignal): Promise<RegisterUserOutput>;
+  confirmDoi(input: ConfirmDoiInput, signal: AbortSignal): Promise<ConfirmDoiOutput>;
+  updateProfile(input: UpdateProfileInput, signal: AbortSignal): Promise<UpdateProfileOutput>;
+  issueToken(input: IssueTokenInput, signal: AbortSignal): Promise<IssueTokenOutput>;
+  ingestLogin(input: IngestLoginInput, signal: AbortSignal): Promise<IngestLoginOutput>;
+}
+export type EffectName = keyof FlowEffects;
+
+/** Claims of a proof the handler verified (signature, expiry) before restoring the machine. */
+export interface FlowClaims {
+  kind: string;
+  flow?: string;
+  step?: string | number;
+  uid?: string;
+  email?: string;
+  phone?: string;
+}
+
+/** Which request field carries a proof, and which the answer hands out. */
+export type ProofField = 'phone_proof' | 'pending_proof' | 'register_proof' | 'proof';
+
+/** The proof an answer hands out: the handler signs `claims` (adding the expiry) into `field`. */
+export interface NextProof {
+  field: ProofField;
+  claims: FlowClaims & { kind: string; flow: Flow | undefined; step: number | string };
+}

@@ -1,0 +1,202 @@
+import type { FlowClaims, FlowEffects, ProofField } from './effects';
+import { provideEffects } from './login-flow.machine';
+import { ACTION_ENTRY, flowRequest, proofFieldFor } from './requests';
+import { runStep, type StepAnswer } from './run-step';
+import type { FeAction, StepId } from './steps';
+
+/*
+ * SPEC.md's typical sequences as journeys of optimised actions, replayed against a small fake
+ * world (accounts by uid, email and phone; one valid code). The machine tests replay them and
+ * docs/flows.md lists what each request did, so the documented paths are the ones that run.
+ */
+
+export interface WorldUser {
+  uid: string;
+  email: string;
+  phone?: string;
+}
+
+export interface FakeWorld {
+  users: WorldUser[];
+  /** The code every verification accepts; anything else is `invalid`. */
+  code: string;
+}
+
+export interface EffectCall {
+  name: keyof FlowEffects;
+  input: unknown;
+}
+
+/** Effects over a fake world, recording every call with its input. */
+export function worldEffects(world: FakeWorld, calls: EffectCall[] = []): FlowEffects {
+  let registered = 0;
+  const record = <I>(name: keyof FlowEffects, input: I) => calls.push({ name, input });
+  const found = (user: WorldUser | undefined) => (user ? { found: true as const, ...user } : { found: false as const });
+  return {
+    sendOtp: async (input) => {
+      record('sendOtp', input);
+      return { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { sms: input.phone !== undefined, email: input.email !== undefined } };
+    },
+    verifyOtp: async (input) => {
+      record('verifyOtp', input);
+      return input.code === world.code ? 'ok' : 'invalid';
+    },
+    searchUserByPhone: async (input) => {
+      record('searchUserByPhone', input);
+      return found(world.users.find((u) => u.phone === input.phone));
+    },
+    lookupUserByEmail: async (input) => {
+      record('lookupUserByEmail', input);
+      return found(world.users.find((u) => u.email === input.email.toLowerCase()));
+    },
+    registerUser: async (input) => {
+      record('registerUser', input);
+      const user = { uid: `uid-new-${++registered}`, email: input.email };
+      world.users.push(user);
+      return { uid: user.uid };
+    },
+    confirmDoi: async (input) => {
+      record('confirmDoi', input);
+      return { email_confirmation_state: 'confirmed' };
+    },
+    updateProfile: async (input) => {
+      record('updateProfile', input);
+      const user = world.users.find((u) => u.uid === input.uid);
+      const phone = input.fields.otp_phone;
+      if (phone && world.users.some((u) => u.phone === phone && u.uid !== input.uid)) return { outcome: 'phone_taken' };
+      if (user && phone) user.phone = phone;
+      return { outcome: 'saved' };
+    },
+    issueToken: async (input) => {
+      record('issueToken', input);
+      return { access_token: `token-for-${input.uid}`, expires_in: 3600 };
+    },
+    ingestLogin: async (input) => {
+      record('ingestLogin', input);
+    },
+  };
+}
+
+export interface JourneyRequest {
+  action: FeAction;
+  /** The request body, phones in E.164; the proof of an earlier answer is attached when the action reads that field. */
+  body: Record<string, unknown>;
+}
+
+export interface Journey {
+  name: string;
+  /** The row of SPEC.md's tables it replays. */
+  spec: string;
+  users: WorldUser[];
+  requests: JourneyRequest[];
+}
+
+export interface ReplayedRequest {
+  action: FeAction;
+  body: Record<string, unknown>;
+  proofUsed?: ProofField;
+  steps: StepId[];
+  calls: EffectCall[];
+  answer: StepAnswer;
+}
+
+export const JOURNEY_CODE = '123456';
+const PHONE = '+393331234567';
+const NEW_PHONE = '+393339876543';
+
+/** SPEC.md's typical frontend sequences, as the optimised actions serve them. */
+export const journeys: Journey[] = [
+  {
+    name: 'Phone, user exists',
+    spec: 'search_user, otp_generate, verify_otp, search_user, access_token',
+    users: [{ uid: 'uid-anna', email: 'anna@example.com', phone: PHONE }],
+    requests: [
+      { action: 'FeLogin', body: { identifier: PHONE } },
+      { action: 'FeVerifyOtp', body: { flow: 'phone', phone: PHONE, otp_code: JOURNEY_CODE } },
+    ],
+  },
+  {
+    name: 'Phone, new user',
+    spec: 'otp_generate, verify_otp, search_user, register, update_profile, access_token',
+    users: [],
+    requests: [
+      { action: 'FeLogin', body: { identifier: PHONE } },
+      { action: 'FeVerifyOtp', body: { flow: 'phone', phone: PHONE, otp_code: JOURNEY_CODE } },
+      { action: 'FeRegister', body: { phase: 'email_otp', email: 'new@example.com', phone: PHONE, otp: true } },
+      { action: 'FeVerifyOtp', body: { flow: 'phone_register', email: 'new@example.com', phone: PHONE, otp_code: JOURNEY_CODE } },
+      { action: 'FeRegister', body: { phase: 'register', email: 'new@example.com', phone: PHONE, first_name: 'Nina', last_name: 'Neri', city: 'Roma', birth_date: '1990-01-31', consents: { terms_conditions: true } } },
+    ],
+  },
+  {
+    name: 'Email not registered',
+    spec: 'get_user_email, otp_generate (email), verify_otp, register and doi_confirm, phone OTP, update_profile (phone), update_profile (personal data), access_token',
+    users: [],
+    requests: [
+      { action: 'FeLogin', body: { identifier: 'new@example.com' } },
+      { action: 'FeVerifyOtp', body: { flow: 'email', email: 'new@example.com', otp_code: JOURNEY_CODE } },
+      { action: 'FeRegister', body: { phase: 'register', email: 'new@example.com', first_name: 'Nina', last_name: 'Neri', consents: { terms_conditions: true } } },
+      { action: 'FeAddPhone', body: { flow: 'email_register_phone', phone: NEW_PHONE, uid: 'uid-new-1', email: 'new@example.com' } },
+      { action: 'FeVerifyOtp', body: { flow: 'email_register_phone', phone: NEW_PHONE, uid: 'uid-new-1', email: 'new@example.com', otp_code: JOURNEY_CODE } },
+      { action: 'FeUpdateProfile', body: { uid: 'uid-new-1', city: 'Milano', birth_date: '1990-01-31' } },
+    ],
+  },
+  {
+    name: 'Email with otp_phone',
+    spec: 'get_user_email, then the phone path',
+    users: [{ uid: 'uid-bruno', email: 'bruno@example.com', phone: PHONE }],
+    requests: [
+      { action: 'FeLogin', body: { identifier: 'bruno@example.com' } },
+      { action: 'FeVerifyOtp', body: { flow: 'email', email: 'bruno@example.com', otp_code: JOURNEY_CODE } },
+    ],
+  },
+  {
+    name: 'Email without phone',
+    spec: 'get_user_email, login (password), otp_generate, verify_otp, update_profile, access_token',
+    users: [{ uid: 'uid-carla', email: 'carla@example.com' }],
+    requests: [
+      { action: 'FeLogin', body: { identifier: 'carla@example.com' } },
+      { action: 'FeVerifyOtp', body: { flow: 'email', email: 'carla@example.com', otp_code: JOURNEY_CODE } },
+      { action: 'FeAddPhone', body: { flow: 'email_add_phone', phone: NEW_PHONE, uid: 'uid-carla', email: 'carla@example.com' } },
+      { action: 'FeVerifyOtp', body: { flow: 'email_add_phone', phone: NEW_PHONE, uid: 'uid-carla', email: 'carla@example.com', otp_code: JOURNEY_CODE } },
+    ],
+  },
+  {
+    name: 'Email registration through FeRegister',
+    spec: 'FeRegister phase email_otp (23 + pending_proof), then phase register (90)',
+    users: [],
+    requests: [
+      { action: 'FeRegister', body: { phase: 'email_otp', email: 'dario@example.com', otp: true } },
+      { action: 'FeVerifyOtp', body: { flow: 'email_register', email: 'dario@example.com', otp_code: JOURNEY_CODE } },
+      { action: 'FeRegister', body: { phase: 'register', email: 'dario@example.com', first_name: 'Dario', last_name: 'Bianchi' } },
+    ],
+  },
+  {
+    name: 'Password path',
+    spec: 'FeLogin, password path: next_step 60',
+    users: [{ uid: 'uid-carla', email: 'carla@example.com' }],
+    requests: [{ action: 'FeLogin', body: { identifier: 'carla@example.com', method: 'password' } }],
+  },
+];
+
+/**
+ * Replays a journey request by request: each request resumes from the proofs the earlier
+ * answers handed out (claims only; signing is src/'s), with effects from `effectsFor`.
+ */
+export async function replayJourney(journey: Journey, effectsFor: (world: FakeWorld, calls: EffectCall[]) => FlowEffects = worldEffects): Promise<ReplayedRequest[]> {
+  const world: FakeWorld = { users: journey.users.map((u) => ({ ...u })), code: JOURNEY_CODE };
+  const proofs = new Map<ProofField, FlowClaims>();
+  const replayed: ReplayedRequest[] = [];
+  for (const request of journey.requests) {
+    const calls: EffectCall[] = [];
+    const machine = provideEffects(effectsFor(world, calls));
+    const entry = ACTION_ENTRY[request.action];
+    const field = proofFieldFor(entry, request.body);
+    const claims = field ? proofs.get(field) : undefined;
+    const { input, event } = flowRequest(entry, request.body, { claims });
+    const result = await runStep(machine, { input, event, timeoutMs: 5000 });
+    if (result.output.proof) proofs.set(result.output.proof.field, result.output.proof.claims);
+    replayed.push({ action: request.action, body: request.body, ...(claims && field ? { proofUsed: field } : {}), steps: result.steps, calls, answer: result.output });
+    if (!result.output.ok) break;
+  }
+  return replayed;
+}

@@ -1,0 +1,114 @@
+/*
+ * The frontend step numbers of SPEC.md ("Frontend step numbers returned by optimised actions"),
+ * named. A state of a login-flow machine carries its step as a tag (`step:14`); the numbers
+ * SPEC.md does not explain got the meanings written here and argued in docs/flows-design.md.
+ * Imports nothing: the machines, the diagrams and src/ all read these.
+ */
+
+export const STEP = {
+  /** FeLogin, phone: the code goes out by SMS only. */
+  smsCodeSent: 13,
+  /** The user types the code received by SMS. */
+  enterPhoneCode: 14,
+  /** FeLogin, email: the code goes out by email. */
+  emailCodeSent: 32,
+  /** The user types the code received by email. */
+  enterEmailCode: 33,
+  /** FeLogin, password path: the user types the password (the `login` action completes it). */
+  enterPassword: 60,
+  /** The registration email: typed (phone verified, no account holds it), then its code checked against the pending proof. */
+  enterRegistrationEmail: 24,
+  /** FeRegister email_otp: a code went to that email; the user types it. */
+  enterRegistrationEmailCode: 23,
+  /** FeVerifyOtp phone_register: the email code matched, a `register_proof` is issued. */
+  registerProofIssued: '24b',
+  /** Phone and email verified: the registration form (personal data). */
+  registrationForm: 25,
+  /** FeVerifyOtp email: the email code is being checked. */
+  emailVerification: 34,
+  /** The account of the verified email is being looked up. */
+  userLookup: 30,
+  /** An account exists: its phone on file decides the way on. */
+  accountFound: 31,
+  /** The email is verified and no account holds it: the registration form (personal data). */
+  newUserForm: 37,
+  /** The account holds a verified phone: login completes. */
+  knownUserWithPhone: 65,
+  /** The account has no phone: the user types one to add. */
+  addPhone: 61,
+  /** FeAddPhone: a code went by SMS to the new phone; the user types it. */
+  enterNewPhoneCode: 62,
+  /** Registration: the email's double opt-in is confirmed at the identity provider. */
+  doiConfirmed: 36,
+  /** Identity fields (first_name, last_name, email) saved. */
+  identitySaved: 40,
+  /** Custom fields (city, birth_date, otp_phone) saved. */
+  customFieldsSaved: 42,
+  /** Logged in: a token was issued (cookie `__utp`) and the collector ingest was queued. */
+  loggedIn: 90,
+} as const;
+
+export type StepName = keyof typeof STEP;
+export type StepId = (typeof STEP)[StepName];
+
+/** The tag a state carries for its step. */
+export const stepTag = (step: StepId): `step:${StepId}` => `step:${step}`;
+
+/** The step of a tag, or undefined for other tags. */
+export function stepOfTag(tag: string): StepId | undefined {
+  if (!tag.startsWith('step:')) return undefined;
+  const raw = tag.slice(5);
+  const value = /^\d+$/.test(raw) ? Number(raw) : raw;
+  return (Object.values(STEP) as StepId[]).find((step) => step === value);
+}
+
+/** Tag of the states a request stops at: the user must act (or read a failure) before anything else happens. */
+export const SETTLED = 'settled';
+/** Tag of the state a refused request ends in. */
+export const FAILED = 'failed';
+
+export interface StepInfo {
+  /** What the frontend shows; `wire` says SPEC.md names it, so the answer carries it as `screen`. */
+  screen: string;
+  wire?: true;
+  meaning: string;
+}
+
+/** One line per step for the docs (the `meaning` column) and for the `screen` field of answers. */
+export const STEP_INFO: Record<StepId, StepInfo> = {
+  13: { screen: 'otp_sms', meaning: 'code sent by SMS only to the phone typed' },
+  14: { screen: 'otp_sms', meaning: 'enter the code received by SMS' },
+  32: { screen: 'otp_email', meaning: 'code sent by email to the address typed' },
+  33: { screen: 'otp_email', meaning: 'enter the code received by email' },
+  60: { screen: 'password', meaning: 'enter the password (completed by the `login` action)' },
+  24: { screen: 'register_email', meaning: 'registration email: phone verified and no account, type an email; later its code is checked with the pending proof' },
+  23: { screen: 'otp_email', meaning: 'registration email code sent: enter it' },
+  '24b': { screen: 'register_email', meaning: 'registration email verified: register_proof issued' },
+  25: { screen: 'register_form', meaning: 'phone and email verified: personal data form' },
+  34: { screen: 'otp_email', meaning: 'email verification: the email code is checked' },
+  30: { screen: 'otp_email', meaning: 'user lookup by the verified email' },
+  31: { screen: 'otp_email', meaning: 'account found: the phone on file decides' },
+  37: { screen: 'register_form', meaning: 'email verified, new user: personal data form' },
+  65: { screen: 'otp_email', meaning: 'account with a verified phone: login completes' },
+  61: { screen: 'add_phone', meaning: 'account without phone: type a phone to add' },
+  62: { screen: 'otp_phone', wire: true, meaning: 'code sent by SMS to the new phone: enter it' },
+  36: { screen: 'register_form', meaning: 'double opt-in of the email confirmed' },
+  40: { screen: 'register_form', meaning: 'identity fields saved (first_name, last_name, email)' },
+  42: { screen: 'register_form', meaning: 'custom fields saved (city, birth_date, otp_phone)' },
+  90: { screen: 'success', wire: true, meaning: 'logged in: token issued, cookie set, collector ingest queued' },
+};
+
+/** SPEC.md's `flow` values (FeVerifyOtp's request). */
+export const FLOWS = ['phone', 'email_with_phone', 'email', 'phone_register', 'email_register', 'email_add_phone', 'email_register_phone'] as const;
+export type Flow = (typeof FLOWS)[number];
+
+/** The optimised action that sends each user event (one HTTP request = one event). */
+export const EVENT_ACTION = {
+  LOGIN: 'FeLogin',
+  VERIFY_OTP: 'FeVerifyOtp',
+  REGISTER: 'FeRegister',
+  ADD_PHONE: 'FeAddPhone',
+  UPDATE_PROFILE: 'FeUpdateProfile',
+} as const;
+export type UserEventType = keyof typeof EVENT_ACTION;
+export type FeAction = (typeof EVENT_ACTION)[UserEventType];

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import type { Config } from '../config/schema';
+import type { Logger } from '../logger';
+import { createUpstream, type Upstream } from './http';
+
+/*
+ * The user collector (SPEC.md, outbound calls): POST {user_collector.base_url}{ingest_login_path}
+ * with JSON {uid, accessToken} and header `x-internal-token: <internal_token>`, within
+ * `user_collector.timeout` seconds. Any 2xx is accepted; the reply body is not relied upon.
+ */
+
+const collectorReply = z.unknown();
+
+export interface LoginIngestEvent {
+  uid: string;
+  accessToken: string;
+}
+
+export interface CollectorClient {
+  /** False when `user_collector.base_url` is empty: ingest is skipped. */
+  readonly configured: boolean;
+  /** The ingest URL (no secret in it), for diagnostics. */
+  readonly url: string;
+  /** Resolves once the collector accepted the event; throws ApiError `upstream_error` otherwise. */
+  ingestLogin(event: LoginIngestEvent): Promise<{ status: number; durationMs: number }>;
+}
+
+export function collectorUrl(collector: Config['user_collector']): string {
+  if (!collector.base_url) return '';
+  const path = collector.ingest_login_path.startsWith('/') ? collector.ingest_login_path : `/${collector.ingest_login_path}`;
+  return `${collector.base_url.replace(/\/+$/, '')}${path}`;
+}
+
+export function createCollectorClient(config: Config, log: Logger, upstream?: Upstream): CollectorClient {
+  const settings = config.user_collector;
+  const url = collectorUrl(settings);
+  const collector = upstream ?? createUpstream({ name: 'collector', label: 'user collector', timeoutMs: settings.timeout * 1000, log });
+  return {
+    configured: url !== '',
+    url,
+    async ingestLogin({ uid, accessToken }) {
+      const response = await collector.call({
+        endpoint: 'ingest_login',
+        method: 'POST',
+        url,
+        json: { uid, accessToken },
+        headers: settings.internal_token ? { 'x-internal-token': settings.internal_token } : {},
+        reply: collectorReply,
+      });
+      return { status: response.status, durationMs: response.durationMs };
+    },
+  };
+}

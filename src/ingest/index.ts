@@ -1,0 +1,43 @@
+import { createCollectorClient, type CollectorClient } from '../clients/collector';
+import type { Config } from '../config/schema';
+import type { Logger } from '../logger';
+import type { IngestObserver, LoginIngest } from './login-ingest';
+import { createMemoryLoginIngest } from './memory-queue';
+
+export type { IngestObserver, IngestStats, LoginIngest, LoginIngestEvent } from './login-ingest';
+export { createMemoryLoginIngest, defaultBackoffMs, type MemoryIngestOptions } from './memory-queue';
+
+export interface LoginIngestOptions {
+  collector?: CollectorClient;
+  observer?: () => IngestObserver | undefined;
+  backoffMs?: (retry: number) => number;
+  closeGraceMs?: number;
+}
+
+/** Ingest that skips every event (no collector configured), saying so once. */
+export function createSkippingLoginIngest(log: Logger): LoginIngest {
+  let dropped = 0;
+  return {
+    async enqueue() {
+      if (dropped++ === 0) log.info('user_collector.base_url is not set: login ingest is skipped');
+    },
+    pending: () => 0,
+    stats: () => ({ queued: 0, delivered: 0, retried: 0, failed: 0, dropped, pending: 0 }),
+    drain: async () => true,
+    close: async () => {},
+  };
+}
+
+/** The login ingest for this configuration: in memory, delivering through the collector client. */
+export function createLoginIngest(config: Config, log: Logger, options: LoginIngestOptions = {}): LoginIngest {
+  const collector = options.collector ?? createCollectorClient(config, log);
+  if (!collector.configured) return createSkippingLoginIngest(log);
+  return createMemoryLoginIngest({
+    deliver: (event) => collector.ingestLogin(event),
+    log: log.child({ component: 'login-ingest' }),
+    maxRetries: config.user_collector.max_retries,
+    observer: options.observer,
+    backoffMs: options.backoffMs,
+    closeGraceMs: options.closeGraceMs ?? config.server.shutdown_grace_seconds * 1000,
+  });
+}

@@ -1,0 +1,89 @@
+import { journeys, replayJourney, worldEffects, type EffectCall, type FakeWorld } from '../../machines/journeys';
+
+// SPEC.md's typical frontend sequences, replayed request by request: each request resumes from
+// the proofs earlier answers handed out. Expected per request: steps, effects in order, answer.
+
+type Expected = Array<{ action: string; steps: Array<number | string>; calls: string[]; next: number }>;
+
+const expected: Record<string, Expected> = {
+  'Phone, user exists': [
+    { action: 'FeLogin', steps: [13, 14], calls: ['sendOtp'], next: 14 },
+    { action: 'FeVerifyOtp', steps: [90], calls: ['verifyOtp', 'searchUserByPhone', 'issueToken', 'ingestLogin'], next: 90 },
+  ],
+  'Phone, new user': [
+    { action: 'FeLogin', steps: [13, 14], calls: ['sendOtp'], next: 14 },
+    { action: 'FeVerifyOtp', steps: [24], calls: ['verifyOtp', 'searchUserByPhone'], next: 24 },
+    { action: 'FeRegister', steps: [23], calls: ['sendOtp'], next: 23 },
+    { action: 'FeVerifyOtp', steps: [24, 30, '24b', 25], calls: ['verifyOtp', 'lookupUserByEmail'], next: 25 },
+    {
+      action: 'FeRegister',
+      steps: [36, 40, 42, 90],
+      calls: ['searchUserByPhone', 'registerUser', 'confirmDoi', 'updateProfile', 'updateProfile', 'issueToken', 'ingestLogin'],
+      next: 90,
+    },
+  ],
+  'Email not registered': [
+    { action: 'FeLogin', steps: [32, 33], calls: ['sendOtp'], next: 33 },
+    { action: 'FeVerifyOtp', steps: [34, 30, 37], calls: ['verifyOtp', 'lookupUserByEmail'], next: 37 },
+    { action: 'FeRegister', steps: [36, 40, 90], calls: ['registerUser', 'confirmDoi', 'updateProfile', 'issueToken', 'ingestLogin'], next: 90 },
+    { action: 'FeAddPhone', steps: [62], calls: ['searchUserByPhone', 'sendOtp'], next: 62 },
+    { action: 'FeVerifyOtp', steps: [42, 90], calls: ['verifyOtp', 'searchUserByPhone', 'updateProfile', 'issueToken', 'ingestLogin'], next: 90 },
+    { action: 'FeUpdateProfile', steps: [42, 90], calls: ['updateProfile', 'issueToken', 'ingestLogin'], next: 90 },
+  ],
+  'Email with otp_phone': [
+    { action: 'FeLogin', steps: [32, 33], calls: ['sendOtp'], next: 33 },
+    { action: 'FeVerifyOtp', steps: [34, 30, 31, 65, 90], calls: ['verifyOtp', 'lookupUserByEmail', 'issueToken', 'ingestLogin'], next: 90 },
+  ],
+  'Email without phone': [
+    { action: 'FeLogin', steps: [32, 33], calls: ['sendOtp'], next: 33 },
+    { action: 'FeVerifyOtp', steps: [34, 30, 31, 61], calls: ['verifyOtp', 'lookupUserByEmail'], next: 61 },
+    { action: 'FeAddPhone', steps: [62], calls: ['searchUserByPhone', 'sendOtp'], next: 62 },
+    { action: 'FeVerifyOtp', steps: [42, 90], calls: ['verifyOtp', 'searchUserByPhone', 'updateProfile', 'issueToken', 'ingestLogin'], next: 90 },
+  ],
+  'Email registration through FeRegister': [
+    { action: 'FeRegister', steps: [23], calls: ['sendOtp'], next: 23 },
+    { action: 'FeVerifyOtp', steps: [24, 30, 37], calls: ['verifyOtp', 'lookupUserByEmail'], next: 37 },
+    { action: 'FeRegister', steps: [36, 40, 90], calls: ['registerUser', 'confirmDoi', 'updateProfile', 'issueToken', 'ingestLogin'], next: 90 },
+  ],
+  'Password path': [{ action: 'FeLogin', steps: [60], calls: [], next: 60 }],
+};
+
+describe('typical sequences', () => {
+  it('has an expectation for every journey', () => {
+    expect(journeys.map((j) => j.name).sort()).toEqual(Object.keys(expected).sort());
+  });
+
+  it.each(journeys.map((j) => [j.name, j] as const))('%s replays request by request', async (name, journey) => {
+    const replayed = await replayJourney(journey);
+    expect(replayed.map((r) => ({ action: r.action, steps: r.steps, calls: r.calls.map((c) => c.name), next: r.answer.nextStep }))).toEqual(expected[name]);
+    expect(replayed.every((r) => r.answer.ok)).toBe(true);
+  });
+
+  it('phone, user exists: issues the token for the phone holder and ingests it', async () => {
+    const journey = journeys.find((j) => j.name === 'Phone, user exists')!;
+    const replayed = await replayJourney(journey);
+    const last = replayed[replayed.length - 1]!;
+    expect(last.calls.find((c) => c.name === 'ingestLogin')?.input).toEqual({ uid: 'uid-anna', accessToken: 'token-for-uid-anna' });
+    expect(last.answer).toMatchObject({ accessToken: 'token-for-uid-anna', done: true, screen: 'success' });
+  });
+
+  it('email not registered: the new account ends with the verified phone and the personal data saved', async () => {
+    const journey = journeys.find((j) => j.name === 'Email not registered')!;
+    const effects = jest.fn((world: FakeWorld, calls: EffectCall[]) => worldEffects(world, calls));
+    const replayed = await replayJourney(journey, effects);
+    const updates = replayed.flatMap((r) => r.calls.filter((c) => c.name === 'updateProfile').map((c) => c.input));
+    expect(updates).toEqual([
+      { uid: 'uid-new-1', step: 40, fields: { first_name: 'Nina', last_name: 'Neri' } },
+      { uid: 'uid-new-1', step: 42, fields: { otp_phone: '+393339876543' } },
+      { uid: 'uid-new-1', step: 42, fields: { city: 'Milano', birth_date: '1990-01-31' } },
+    ]);
+    expect(effects).toHaveBeenCalledTimes(journey.requests.length);
+  });
+
+  it('stops at the first refused request', async () => {
+    const journey = { ...journeys[0]!, requests: [{ action: 'FeVerifyOtp' as const, body: { flow: 'phone', phone: '+393331234567', otp_code: '000000' } }, ...journeys[0]!.requests] };
+    const replayed = await replayJourney(journey);
+    expect(replayed).toHaveLength(1);
+    expect(replayed[0]!.answer.failure).toEqual({ reason: 'invalid', data: { valid: false } });
+  });
+});
