@@ -9,6 +9,8 @@ import type { Action } from './actions/action';
 import { ApiError, isApiError } from './http/errors';
 import { failureEnvelope } from './http/envelope';
 import { createFrontController } from './http/front-controller';
+import { actionLabel } from './metrics';
+import { createOpenApiDocument, type OpenApiDocument } from './openapi';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -34,6 +36,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   // Koa prints errors itself when nobody listens; ours are already logged once, with the request id.
   app.silent = true;
 
+  app.use(deps.metrics.middleware);
   app.use(async function requestScope(ctx: Context, next: Next) {
     const started = process.hrtime.bigint();
     const incoming = ctx.get('x-request-id');
@@ -52,8 +55,11 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
       ctx.state.reason = apiError.reason;
     }
     const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+    ctx.state.outcome = ctx.state.reason ?? (isFailure(ctx.body) ? failureReason(ctx.body) : 'ok');
+    // The path of an unknown action is whatever the client typed (a phone, a token): not logged.
+    const path = actionLabel(ctx) === 'unknown' ? undefined : ctx.path;
     ctx.state.log.info(
-      { method: ctx.method, path: ctx.path, action: ctx.state.action, status: ctx.status, reason: ctx.state.reason ?? (isFailure(ctx.body) ? failureReason(ctx.body) : 'ok'), duration_ms: Math.round(durationMs * 10) / 10 },
+      { method: ctx.method, path, action: ctx.state.action, status: ctx.status, reason: ctx.state.outcome, duration_ms: Math.round(durationMs * 10) / 10 },
       'request',
     );
   });
@@ -70,6 +76,15 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     ctx.body = ready
       ? { success: true, error: null, data: { status: 'ready' } }
       : { success: false, error: 'Archivio non raggiungibile.', data: { reason: 'store_unavailable' } };
+  });
+  router.get('/metrics', async (ctx) => {
+    ctx.body = await deps.metrics.render();
+    ctx.set('Content-Type', deps.metrics.contentType);
+  });
+  let openapi: OpenApiDocument | undefined;
+  router.get('/openapi.json', (ctx) => {
+    openapi ??= createOpenApiDocument([...(options.actions ?? actionsByName).values()]);
+    ctx.body = openapi;
   });
   options.routes?.(router);
   app.use(router.routes());

@@ -1,8 +1,9 @@
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { loadConfig, ConfigError } from './config/load';
 import { createDeps } from './deps';
 import { createApp } from './app';
-import { createLogger } from './logger';
+import { createLogger, type Logger } from './logger';
 import { startSandbox, type Sandbox } from './sandbox';
 
 async function main(): Promise<void> {
@@ -30,26 +31,75 @@ async function main(): Promise<void> {
     },
   });
   const server: Server = app.listen(config.server.port, config.server.host, () => {
-    deps.log.info({ host: config.server.host, port: config.server.port, sandbox: config.sandbox.enabled }, `listening on http://${config.server.host}:${config.server.port}`);
+    // The bound port, not the configured one: port 0 picks a free port.
+    const { port } = server.address() as AddressInfo;
+    deps.log.info({ host: config.server.host, port, sandbox: config.sandbox.enabled }, `listening on http://${config.server.host}:${port}`);
+  });
+  server.on('error', (err) => {
+    deps.log.fatal({ err }, 'cannot listen');
+    process.exit(1);
   });
 
+  const closeResources = async () => {
+    await deps.close();
+    await sandbox?.close();
+  };
+  handleShutdown(server, config.server.shutdown_grace_seconds * 1000, deps.log, closeResources);
+}
+
+/*
+ * Graceful shutdown on SIGTERM and SIGINT: stop accepting connections at once, let in-flight
+ * requests finish (their connections close after the answer instead of staying keep-alive),
+ * close whatever is still open when the grace period ends, then release the dependencies
+ * (ingest queue, store) and exit 0. A second signal skips the wait.
+ */
+function handleShutdown(server: Server, graceMs: number, log: Logger, closeResources: () => Promise<void>): void {
+  const inFlight = new Set<ServerResponse>();
   let stopping = false;
+  const closeAfterAnswer = (res: ServerResponse) => {
+    if (!res.headersSent) res.setHeader('Connection', 'close');
+  };
+  server.on('request', (_req, res: ServerResponse) => {
+    inFlight.add(res);
+    res.on('close', () => inFlight.delete(res));
+    // A request that arrives on a kept-alive connection during shutdown still gets its answer.
+    if (stopping) closeAfterAnswer(res);
+  });
+
   const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    deps.log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
-    const force = setTimeout(() => {
-      deps.log.warn('grace period over: closing remaining connections');
+    if (stopping) {
+      log.warn({ signal, in_flight: inFlight.size }, 'second signal: closing open connections now');
       server.closeAllConnections();
-    }, config.server.shutdown_grace_seconds * 1000);
+      return;
+    }
+    stopping = true;
+    for (const res of inFlight) closeAfterAnswer(res);
+    const force = setTimeout(() => {
+      log.warn({ in_flight: inFlight.size }, 'grace period over: closing remaining connections');
+      server.closeAllConnections();
+    }, graceMs);
     force.unref();
+    // Whatever hangs while closing the dependencies must not keep a stopped instance around.
+    const watchdog = setTimeout(() => {
+      log.error('shutdown did not finish in time: exiting');
+      process.exit(1);
+    }, graceMs + 15_000);
+    watchdog.unref();
     server.close(async () => {
-      await deps.close();
-      await sandbox?.close();
-      deps.log.info('stopped');
-      process.exit(0);
+      clearTimeout(force);
+      let code = 0;
+      try {
+        await closeResources();
+      } catch (err) {
+        log.error({ err }, 'error while closing resources');
+        code = 1;
+      }
+      log.info({ exit_code: code }, 'stopped');
+      process.exit(code);
     });
     server.closeIdleConnections();
+    // Logged once the listener is closed: from here on a new connection is refused.
+    log.info({ signal, in_flight: inFlight.size, grace_seconds: graceMs / 1000 }, 'shutting down: no new connections, finishing in-flight requests');
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

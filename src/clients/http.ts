@@ -89,7 +89,7 @@ export function createUpstream(options: UpstreamOptions, instance: AxiosInstance
     const scope = requestScope.getStore();
     scope?.trace.push({ step: `${name}.${call.endpoint}`, status: call.status, outcome: call.outcome, duration_ms: call.durationMs });
     const line = { client: name, endpoint: call.endpoint, method: call.method, status: call.status, outcome: call.outcome, duration_ms: call.durationMs, request_id: scope?.requestId };
-    if (call.outcome === 'ok') log.debug(line, 'upstream call');
+    if (call.outcome === 'ok') log.info(line, 'upstream call');
     else log.warn({ ...line, detail }, 'upstream call failed');
     for (const observer of observers) observer(call);
   };

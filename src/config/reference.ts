@@ -1,0 +1,173 @@
+import { z } from 'zod';
+import { configSchema, secretKeys } from './schema';
+
+/*
+ * The configuration reference of docs/operations.md, rendered from the schema itself: every
+ * key with its type and default comes from `configSchema`, so the document cannot drift from
+ * what the loader accepts. Only the meanings are written here, one line per key; a key added
+ * to the schema without a line here fails test/config/reference.test.ts.
+ */
+
+export const configKeyMeanings: Record<string, string> = {
+  'server.host': 'Address to listen on. `0.0.0.0` to accept connections from other hosts (behind a load balancer).',
+  'server.port': 'Port to listen on; 0 picks a free one (the log line `listening` names it).',
+  'server.cors_origins': 'Browser origins allowed to call the API with credentials (exact match, e.g. `https://login.example.com`). Empty: no cross-origin access.',
+  'server.body_limit': 'Largest accepted JSON body in bytes; a bigger one answers 413 `payload_too_large`.',
+  'server.trust_proxy': 'Trust `X-Forwarded-For`/`X-Forwarded-Proto` from the load balancer for the client IP (rate limits) and the scheme. Only behind a proxy that sets them.',
+  'server.cookie_domain': 'Domain attribute of the `__utp` cookie (e.g. `.example.com` to share it across subdomains). Empty: host-only cookie.',
+  'server.cookie_max_age_seconds': 'Lifetime of the `__utp` cookie with `stay_logged_in` when the token does not carry `expires_in`.',
+  'server.shutdown_grace_seconds': 'On SIGTERM/SIGINT, how long in-flight requests may take to finish before their connections are closed.',
+  debug: 'Adds `idp_debug` and the `debug` call trace to answers (SPEC.md, Addressing 5). Refused when NODE_ENV=production.',
+  'log.level': 'Log level of the JSON log lines on stdout. `info` writes one line per request and per upstream call.',
+  'otp.ttl_seconds': 'Lifetime of a one-time code (`expires_in`).',
+  'otp.length': 'Digits of a one-time code.',
+  'otp.resend_cooldown_seconds': 'Minimum time between two sends for the same key (`already_sent` with `retry_after` before it).',
+  'otp.debug': 'Returns the plain code in answers (`data.otp`, `otp.otp`). For tests only; refused when NODE_ENV=production.',
+  'otp.max_attempts': 'Wrong guesses a pending code allows before it is deleted (`too_many_attempts`).',
+  'otp.store': 'Where pending codes, cooldowns and rate-limit counters live: `memory` (one instance) or `redis` (several instances sharing `redis.url`).',
+  'otp.max_records': 'Most pending codes the memory store holds, so memory stays bounded under a flood.',
+  'otp.log_file': "SPEC.md's OTP debug log (requests and responses, prefix `[OTP]`, codes never written). Empty: off.",
+  'redis.url': 'Redis connection URL (`redis://[:password@]host:port[/db]`, `rediss://` for TLS) used when `otp.store` is `redis`.',
+  'redis.key_prefix': 'Prefix of every Redis key the service writes, so several services can share one Redis.',
+  'identity.base_url': 'Base URL of the identity provider; each endpoint URL below defaults to it plus SPEC.md\'s path.',
+  'identity.aid': 'Application id (`aid`) sent with every identity call.',
+  'identity.api_token': 'Publisher API token for identity calls.',
+  'identity.timeout_seconds': 'Timeout of each identity call.',
+  'identity.user_update_url': 'Full URL of the profile update endpoint (default: base_url + `/api/v3/publisher/user/update`).',
+  'identity.user_get_v3_url': 'Full URL of the profile read endpoint (default: base_url + `/api/v3/publisher/user/get`).',
+  'identity.users_get_url': 'Full URL of the lookup-by-email endpoint (default: base_url + `/id/api/v1/publisher/users/get`).',
+  'identity.token_url': 'Full URL of the token endpoint (default: base_url + `/id/api/v1/publisher/token`).',
+  'identity.user_search_url': 'Full URL of the phone search endpoint (default: base_url + `/api/v3/publisher/user/search`).',
+  'identity.user_access_list_url': 'Full URL of the access list endpoint (default: base_url + `/api/v3/user/access/list`).',
+  'identity.identity_token_url': 'Full URL of the refresh endpoint (default: base_url + `/id/api/v1/identity/token`).',
+  'mail.host': 'SMTP server host.',
+  'mail.port': 'SMTP server port.',
+  'mail.secure': 'TLS from the first byte (port 465); false uses STARTTLS when the server offers it.',
+  'mail.user': 'SMTP user; empty for no authentication.',
+  'mail.pass': 'SMTP password.',
+  'mail.from_address': 'Sender address of code emails. Empty: the email channel is skipped.',
+  'mail.from_name': 'Sender display name of code emails.',
+  'mail.app_name': 'Application name in the templates (`{{APP_NAME}}`).',
+  'mail.timeout_seconds': 'Timeout of each SMTP delivery.',
+  'sms.api_url': 'SMS gateway URL. Empty (or no `api_key`): the SMS channel is skipped.',
+  'sms.api_key': 'Bearer key of the SMS gateway.',
+  'sms.sender': 'Sender name or number of code SMS.',
+  'sms.default_region': 'Region (ISO 3166 alpha-2) of phone numbers typed without a country code.',
+  'sms.allowed_regions': 'Regions a code may be sent to by SMS (toll-fraud guard). Empty: only `sms.default_region`.',
+  'sms.timeout_seconds': 'Timeout of each SMS gateway call.',
+  'newsletter.esp_url': 'Base URL of the mailing-list subscription service.',
+  'newsletter.feed_base_url': 'Base URL of the newsletter feeds (one document per feed id).',
+  'newsletter.api_keys.head_a': 'Mailing-list API key of headline `head_a`.',
+  'newsletter.api_keys.head_b': 'Mailing-list API key of headline `head_b`.',
+  'newsletter.api_keys.head_c': 'Mailing-list API key of headline `head_c`.',
+  'newsletter.api_keys.head_d': 'Mailing-list API key of headline `head_d`.',
+  'newsletter.timeout_seconds': 'Timeout of each mailing-list and feed call.',
+  'newsletter.feed_cache_seconds': 'How long a fetched feed is served from memory before it is fetched again.',
+  'newsletter.feed_stale_seconds': "How long a feed's last good copy may still be served (marked stale) while the feed service fails.",
+  'recommendations.api_url': 'Widget data endpoint of the recommendation service.',
+  'recommendations.widget_id_home': 'Widget for a home page (no `url`, no `toptrend`).',
+  'recommendations.widget_id_article': 'Widget for an article page (`url`, no `toptrend`).',
+  'recommendations.widget_id_home_toptrend': 'Widget for a home page with `toptrend`.',
+  'recommendations.widget_id_article_toptrend': 'Widget for an article page with `toptrend`.',
+  'recommendations.widget_id': 'Legacy alias: used when `widget_id_article` is empty.',
+  'recommendations.user_id_prefix': 'Key inside `user.ids` that carries the caller\'s `udi`.',
+  'recommendations.timeout': 'Timeout of each recommendation call, in seconds.',
+  'recommendations.debug': 'false: answers only `{response: {items}}` as the service sent them; true: the envelope with mapped `articles` and `recommendations_debug`.',
+  'recommendations.description_length': 'Characters an article description is truncated to.',
+  'user_collector.base_url': 'Base URL of the user collector (login ingest).',
+  'user_collector.ingest_login_path': 'Path of the login ingest endpoint.',
+  'user_collector.internal_token': 'Value of the `x-internal-token` header of ingest calls.',
+  'user_collector.timeout': 'Timeout of each ingest call, in seconds.',
+  'user_collector.max_retries': 'Further delivery attempts of a login event after a failed one.',
+  'security.secret': 'HMAC key for stored codes and signed proofs: the same on every instance; at least 32 characters when NODE_ENV=production. Empty outside production: a random per-process key.',
+  'security.internal_key': 'Value of the `x-internal-key` header that lets a trusted backend call guarded primitives without a proof. Empty: no such bypass.',
+  'security.guard_primitives': 'Primitives that issue tokens or read/change profiles require a proof or the internal key (`proof_required`). false only for a legacy frontend.',
+  'security.proof_ttl_seconds': 'Lifetime of the signed proofs that carry a flow between requests.',
+  'rate_limits.enabled': 'Switches all rate limits on or off.',
+  'rate_limits.sends_per_identifier_per_hour': 'Codes sent to one phone or email per hour.',
+  'rate_limits.sends_per_ip_per_hour': 'Codes requested from one client IP per hour.',
+  'rate_limits.verifies_per_ip_per_minute': 'Code verifications from one client IP per minute.',
+  'sandbox.enabled': 'Embedded fake upstreams for local runs. Defaults to true when no CONFIG_FILE and no upstream URL is given (and NODE_ENV is not production).',
+  'demo.enabled': 'Serves the demo page. Off in production.',
+};
+
+export interface ConfigKey {
+  /** Dotted key, e.g. `otp.ttl_seconds`. */
+  key: string;
+  /** Its environment variable, e.g. `OTP__TTL_SECONDS`. */
+  env: string;
+  type: string;
+  default: unknown;
+  secret: boolean;
+  meaning: string | undefined;
+}
+
+interface JsonSchema {
+  type?: string;
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  default?: unknown;
+}
+
+function typeOf(schema: JsonSchema): string {
+  if (schema.enum) return `one of ${schema.enum.map((v) => `\`${String(v)}\``).join(', ')}`;
+  if (schema.type === 'array') return `list of ${schema.items?.type ?? 'value'}s (comma-separated in the environment)`;
+  if (schema.type === 'integer' || schema.type === 'number') {
+    const max = schema.maximum !== undefined && schema.maximum < Number.MAX_SAFE_INTEGER ? schema.maximum : undefined;
+    if (schema.minimum !== undefined && max !== undefined) return `${schema.type} ${schema.minimum}..${max}`;
+    if (schema.minimum !== undefined) return `${schema.type} >= ${schema.minimum}`;
+  }
+  return schema.type ?? 'value';
+}
+
+/** Every key of the configuration schema, in schema order. */
+export function configKeys(): ConfigKey[] {
+  const root = z.toJSONSchema(configSchema, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
+  const keys: ConfigKey[] = [];
+  const walk = (node: JsonSchema, path: string[]) => {
+    for (const [name, child] of Object.entries(node.properties ?? {})) {
+      const keyPath = [...path, name];
+      if (child.type === 'object' && child.properties) {
+        walk(child, keyPath);
+        continue;
+      }
+      const key = keyPath.join('.');
+      keys.push({
+        key,
+        env: keyPath.map((p) => p.toUpperCase()).join('__'),
+        type: typeOf(child),
+        default: child.default,
+        secret: secretKeys.some((secret) => key === secret || key.startsWith(`${secret}.`)),
+        meaning: configKeyMeanings[key],
+      });
+    }
+  };
+  walk(root, []);
+  return keys;
+}
+
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const shownDefault = (value: unknown) => (value === '' ? '*(empty)*' : `\`${JSON.stringify(value)}\``);
+
+/** The reference as Markdown: one table per top-level section. */
+export function renderConfigReference(): string {
+  const bySection = new Map<string, ConfigKey[]>();
+  for (const key of configKeys()) {
+    const section = key.key.includes('.') ? key.key.split('.')[0]! : '(top level)';
+    bySection.set(section, [...(bySection.get(section) ?? []), key]);
+  }
+  const out: string[] = [];
+  for (const [section, keys] of bySection) {
+    out.push(`### ${section === '(top level)' ? 'Top-level keys' : `\`${section}\``}`, '');
+    out.push('| Key | Type | Default | Environment | Meaning |', '|---|---|---|---|---|');
+    for (const key of keys) {
+      const type = key.secret ? `${key.type}, **secret**` : key.type;
+      out.push(`| \`${key.key}\` | ${cell(type)} | ${cell(shownDefault(key.default))} | \`${key.env}\` | ${cell(key.meaning ?? '')} |`);
+    }
+    out.push('');
+  }
+  return out.join('\n');
+}
