@@ -36,7 +36,7 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
       cookies: ctx.cookies,
       trace,
     };
-    const result = await requestScope.run({ requestId: actionCtx.requestId, trace }, () => action.handler(input, actionCtx));
+    const result = await requestScope.run({ requestId: actionCtx.requestId, ip: actionCtx.ip, trace }, () => action.handler(input, actionCtx));
     ctx.status = 200;
     if (result.body !== undefined) {
       ctx.body = result.body;

@@ -7,6 +7,8 @@ import type { TraceEntry } from '../actions/action';
  */
 export interface RequestScope {
   requestId: string;
+  /** The client IP (Koa's ctx.ip: honours `server.trust_proxy`), for per-IP abuse limits. */
+  ip?: string;
   trace: TraceEntry[];
 }
 

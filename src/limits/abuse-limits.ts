@@ -1,0 +1,54 @@
+import type { Config } from '../config/schema';
+import { ApiError } from '../http/errors';
+import { requestScope } from '../http/request-scope';
+import type { RateLimiter } from './rate-limiter';
+
+/*
+ * The abuse limits SPEC.md leaves open (issue 6, docs/abuse.md): code sends per identifier
+ * per hour, code sends per client IP per hour, verification attempts per client IP per
+ * minute. Counted in the OTP store's own backend, so they hold across a fleet. The client IP
+ * comes from the request scope (Koa's ctx.ip, which honours `server.trust_proxy`).
+ */
+
+export type LimitName = 'sends_per_identifier_per_hour' | 'sends_per_ip_per_hour' | 'verifies_per_ip_per_minute';
+
+const HOUR = 3_600_000;
+const MINUTE = 60_000;
+
+export interface AbuseLimits {
+  /** Counts a send attempt from this client IP; throws `rate_limited` over the limit. */
+  sendFromIp(): Promise<void>;
+  /** Counts a code actually issued for this identifier; throws `rate_limited` over the limit. */
+  sendToIdentifier(identifier: string): Promise<void>;
+  /** Counts a verification attempt from this client IP; throws `rate_limited` over the limit. */
+  verifyFromIp(): Promise<void>;
+}
+
+export const rateLimited = (retryAfterSeconds: number, limit: LimitName) =>
+  new ApiError('rate_limited', `Troppe richieste. Riprova tra ${retryAfterSeconds} secondi.`, {
+    status: 429,
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+    data: { retry_after: retryAfterSeconds, limit },
+  });
+
+export function createAbuseLimits(
+  config: Config,
+  limiter: () => RateLimiter,
+  now: () => number,
+  onRefused: (limit: LimitName) => void = () => {},
+): AbuseLimits {
+  const limits = config.rate_limits;
+  const check = async (limit: LimitName, subject: string | undefined, max: number, windowMs: number) => {
+    if (!limits.enabled || !subject) return;
+    const decision = await limiter().hit(`${limit}:${subject}`, max, windowMs, now());
+    if (decision.allowed) return;
+    onRefused(limit);
+    throw rateLimited(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)), limit);
+  };
+  const ip = () => requestScope.getStore()?.ip;
+  return {
+    sendFromIp: () => check('sends_per_ip_per_hour', ip(), limits.sends_per_ip_per_hour, HOUR),
+    sendToIdentifier: (identifier) => check('sends_per_identifier_per_hour', identifier, limits.sends_per_identifier_per_hour, HOUR),
+    verifyFromIp: () => check('verifies_per_ip_per_minute', ip(), limits.verifies_per_ip_per_minute, MINUTE),
+  };
+}

@@ -1,0 +1,120 @@
+import type Redis from 'ioredis';
+import { EXPIRED_RETENTION_MS, type IssueResult, type OtpPolicy, type OtpRecord, type OtpStore, type VerifyOutcome } from './store';
+
+/*
+ * OTP records in Redis, shared by every instance. Each store operation is ONE Lua script, so it
+ * is atomic on the server: two instances can never both send a code for one key within the
+ * cooldown, nor both accept one code. The scripts implement the OTP record machine's table
+ * (machines/otp-record.machine.ts) step for step; the shared contract suite
+ * (test/otp/store-contract.ts) holds both stores to the same behaviour.
+ *
+ * Records are `hash|sentAt|expiresAt|attempts` (decimal ms), kept EXPIRED_RETENTION_MS past
+ * expiry by the key's own TTL. Time comes from the caller (`now`), as in the memory store.
+ * Digest comparison in Lua is not constant-time; it compares HMACs of the guess, which an
+ * attacker cannot steer byte by byte, so timing reveals nothing usable.
+ */
+
+const PARSE = `
+local function parse(packed)
+  local hash, sentAt, expiresAt, attempts = string.match(packed, '^([^|]+)|(%d+)|(%d+)|(%d+)$')
+  if not hash then return nil end
+  return { hash = hash, sentAt = tonumber(sentAt), expiresAt = tonumber(expiresAt), attempts = tonumber(attempts) }
+end
+local function pack(r)
+  return r.hash .. '|' .. string.format('%d', r.sentAt) .. '|' .. string.format('%d', r.expiresAt) .. '|' .. string.format('%d', r.attempts)
+end
+`;
+
+// ARGV: hash, now, ttlMs, cooldownMs, retentionMs
+const ISSUE = `${PARSE}
+local now, ttl, cooldown, retention = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local packed = redis.call('GET', KEYS[1])
+local current = packed and parse(packed)
+local attempts = 0
+if current and now < current.expiresAt then
+  if now - current.sentAt < cooldown then return { 'blocked', string.format('%d', current.sentAt + cooldown - now) } end
+  attempts = current.attempts
+end
+local record = { hash = ARGV[1], sentAt = now, expiresAt = now + ttl, attempts = attempts }
+local stored = pack(record)
+redis.call('SET', KEYS[1], stored, 'PX', ttl + retention)
+return { 'issued', stored, current and pack(current) or '' }
+`;
+
+// ARGV: hash, previous ('' for none)
+const REVERT = `${PARSE}
+local packed = redis.call('GET', KEYS[1])
+local current = packed and parse(packed)
+if not current or current.hash ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]); return 1 end
+local previous = parse(ARGV[2])
+previous.attempts = math.max(previous.attempts, current.attempts)
+redis.call('SET', KEYS[1], pack(previous), 'KEEPTTL')
+return 1
+`;
+
+// ARGV: hash, now, maxAttempts
+const VERIFY = `${PARSE}
+local now, maxAttempts = tonumber(ARGV[2]), tonumber(ARGV[3])
+local packed = redis.call('GET', KEYS[1])
+local current = packed and parse(packed)
+if not current then return 'invalid' end
+if now >= current.expiresAt then return 'expired' end
+if current.hash == ARGV[1] then redis.call('DEL', KEYS[1]); return 'ok' end
+if current.attempts + 1 >= maxAttempts then redis.call('DEL', KEYS[1]); return 'too_many_attempts' end
+current.attempts = current.attempts + 1
+redis.call('SET', KEYS[1], pack(current), 'KEEPTTL')
+return 'invalid'
+`;
+
+function unpack(packed: string): OtpRecord {
+  const [hash, sentAt, expiresAt, attempts] = packed.split('|');
+  return { hash: hash!, sentAt: Number(sentAt), expiresAt: Number(expiresAt), attempts: Number(attempts) };
+}
+
+const pack = (record: OtpRecord) => `${record.hash}|${record.sentAt}|${record.expiresAt}|${record.attempts}`;
+
+interface OtpScripts {
+  lfaOtpIssue(key: string, hash: string, now: number, ttlMs: number, cooldownMs: number, retentionMs: number): Promise<[string, string, string?]>;
+  lfaOtpRevert(key: string, hash: string, previous: string): Promise<number>;
+  lfaOtpVerify(key: string, hash: string, now: number, maxAttempts: number): Promise<string>;
+}
+
+export interface RedisOtpStoreOptions {
+  /** Namespace of every key (`redis.key_prefix`). */
+  prefix: string;
+  /** Whether `close` also closes the connection (false when it is shared). */
+  ownsConnection?: boolean;
+}
+
+export function createRedisOtpStore(redis: Redis, options: RedisOtpStoreOptions): OtpStore {
+  redis.defineCommand('lfaOtpIssue', { numberOfKeys: 1, lua: ISSUE });
+  redis.defineCommand('lfaOtpRevert', { numberOfKeys: 1, lua: REVERT });
+  redis.defineCommand('lfaOtpVerify', { numberOfKeys: 1, lua: VERIFY });
+  const scripts = redis as unknown as OtpScripts;
+  const keyOf = (key: string) => `${options.prefix}otp:${key}`;
+
+  return {
+    async issue(key: string, hash: string, now: number, policy: OtpPolicy): Promise<IssueResult> {
+      const [status, stored, previous] = await scripts.lfaOtpIssue(keyOf(key), hash, now, policy.ttlMs, policy.cooldownMs, EXPIRED_RETENTION_MS);
+      if (status === 'blocked') return { status: 'blocked', retryAfterMs: Math.max(1, Number(stored)) };
+      return { status: 'issued', record: unpack(stored), previous: previous ? unpack(previous) : null };
+    },
+
+    async revert(key: string, hash: string, previous: OtpRecord | null): Promise<boolean> {
+      return (await scripts.lfaOtpRevert(keyOf(key), hash, previous ? pack(previous) : '')) === 1;
+    },
+
+    async verify(key: string, hash: string, now: number, policy: OtpPolicy): Promise<VerifyOutcome> {
+      return (await scripts.lfaOtpVerify(keyOf(key), hash, now, policy.maxAttempts)) as VerifyOutcome;
+    },
+
+    async ping() {
+      return (await redis.ping()) === 'PONG';
+    },
+
+    async close() {
+      if (options.ownsConnection) redis.disconnect();
+    },
+  };
+}
