@@ -30,6 +30,8 @@ export const configSchema = z
       body_limit: z.number().int().min(1024).default(64 * 1024),
       trust_proxy: z.boolean().default(false),
       cookie_domain: text.default(''),
+      /** Lifetime of the `__utp` cookie with stay_logged_in when the token does not say (`expires_in`): 30 days. */
+      cookie_max_age_seconds: seconds.default(30 * 24 * 3600),
       shutdown_grace_seconds: seconds.default(10),
     }),
     debug: z.boolean().default(false),
@@ -93,6 +95,8 @@ export const configSchema = z
       }),
       timeout_seconds: seconds.default(5),
       feed_cache_seconds: seconds.default(60),
+      // How long a feed's last good copy may still be served (marked stale) when the feed service fails.
+      feed_stale_seconds: seconds.default(86400),
     }),
     recommendations: section({
       api_url: url.default(''),

@@ -19,12 +19,16 @@ export type Reason =
   | 'channel_not_configured'
   | 'region_not_allowed'
   | 'phone_taken'
+  | 'phone_not_verified'
   | 'proof_required'
   | 'invalid_proof'
   | 'token_required'
+  | 'invalid_token'
   | 'user_not_found'
   | 'upstream_error'
   | 'not_configured'
+  | 'subscription_failed'
+  | 'partial_failure'
   | 'store_unavailable'
   | 'internal_error';
 

@@ -1,4 +1,19 @@
 import type { SandboxFake } from './fake';
+import { createCollectorFake } from './collector';
+import { createFeedsFake } from './feeds';
+import { createIdentityFake } from './identity';
+import { createMailingListFake } from './mailing-list';
+import { createRecommendationsFake } from './recommendations';
+import { createSmsFake } from './sms';
+import { createSmtpFake } from './smtp';
 
 /** Every fake upstream the sandbox starts. Each upstream's module adds itself here. */
-export const sandboxFakes: Array<() => SandboxFake> = [];
+export const sandboxFakes: Array<() => SandboxFake> = [
+  createSmsFake,
+  createSmtpFake,
+  createMailingListFake,
+  createFeedsFake,
+  createRecommendationsFake,
+  createIdentityFake,
+  createCollectorFake,
+];

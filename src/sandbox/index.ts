@@ -28,6 +28,8 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
   app.silent = true;
   const router = new Router();
   app.use(bodyParser({ enableTypes: ['json', 'form', 'text'] }));
+  // Before listen: Koa composes its middleware when the server is created. Routes mounted later still count.
+  app.use(router.routes());
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -41,7 +43,6 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
     if (fake.configure) patch = deepMerge(patch, fake.configure(sandbox));
     if (fake.start) patch = deepMerge(patch, await fake.start(sandbox));
   }
-  app.use(router.routes());
 
   const merged = configSchema.parse(deepMerge(config as unknown as Record<string, unknown>, patch));
   log.info({ url: baseUrl, fakes: started.map((f) => f.name) }, 'sandbox upstreams started (codes appear at GET /_sandbox/outbox)');
