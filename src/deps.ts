@@ -84,7 +84,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     identity: overrides.identity ?? createIdentityClient(config, log),
     metrics: overrides.metrics ?? createMetrics(),
     collector,
-    loginIngest: overrides.loginIngest ?? createLoginIngest(config, log, { collector, observer: () => deps.metrics }),
+    loginIngest: overrides.loginIngest ?? createLoginIngest(config, log, { collector, observer: () => deps.metrics, redis }),
     redis,
     rateLimiter: overrides.rateLimiter ?? (redis ? createRedisRateLimiter(redis, prefix) : createMemoryRateLimiter()),
     ready: () => deps.otp.ready(),

@@ -3,6 +3,8 @@ import type { Config } from '../config/schema';
 import type { Logger } from '../logger';
 import type { IngestObserver, LoginIngest } from './login-ingest';
 import { createMemoryLoginIngest } from './memory-queue';
+import { createRedisLoginIngest } from './redis-queue';
+import type Redis from 'ioredis';
 
 export type { IngestObserver, IngestStats, LoginIngest, LoginIngestEvent } from './login-ingest';
 export { createMemoryLoginIngest, defaultBackoffMs, type MemoryIngestOptions } from './memory-queue';
@@ -12,6 +14,8 @@ export interface LoginIngestOptions {
   observer?: () => IngestObserver | undefined;
   backoffMs?: (retry: number) => number;
   closeGraceMs?: number;
+  /** With a Redis connection the queue is durable and shared by the fleet. */
+  redis?: Redis;
 }
 
 /** Ingest that skips every event (no collector configured), saying so once. */
@@ -28,16 +32,18 @@ export function createSkippingLoginIngest(log: Logger): LoginIngest {
   };
 }
 
-/** The login ingest for this configuration: in memory, delivering through the collector client. */
+/** The login ingest for this configuration: durable in Redis when the store is Redis, else in memory. */
 export function createLoginIngest(config: Config, log: Logger, options: LoginIngestOptions = {}): LoginIngest {
   const collector = options.collector ?? createCollectorClient(config, log);
   if (!collector.configured) return createSkippingLoginIngest(log);
-  return createMemoryLoginIngest({
-    deliver: (event) => collector.ingestLogin(event),
+  const common = {
+    deliver: (event: Parameters<CollectorClient['ingestLogin']>[0]) => collector.ingestLogin(event),
     log: log.child({ component: 'login-ingest' }),
     maxRetries: config.user_collector.max_retries,
     observer: options.observer,
     backoffMs: options.backoffMs,
     closeGraceMs: options.closeGraceMs ?? config.server.shutdown_grace_seconds * 1000,
-  });
+  };
+  if (options.redis) return createRedisLoginIngest({ ...common, redis: options.redis, prefix: config.redis.key_prefix });
+  return createMemoryLoginIngest(common);
 }
