@@ -13,6 +13,7 @@ import { createRedis } from './redis';
 import { createRedisOtpStore } from './otp/redis-store';
 import { createMemoryRateLimiter, type RateLimiter } from './limits/rate-limiter';
 import { createRedisRateLimiter } from './limits/redis-rate-limiter';
+import { createAbuseLimits, type AbuseLimits } from './limits/abuse-limits';
 import { createCollectorClient, type CollectorClient } from './clients/collector';
 import { createLoginIngest, type LoginIngest } from './ingest';
 
@@ -49,6 +50,8 @@ export interface Deps {
   redis?: Redis;
   /** Abuse-limit counters, in the same store as the codes so limits hold across instances. */
   rateLimiter: RateLimiter;
+  /** The abuse limits of docs/abuse.md, counted in `rateLimiter`. */
+  limits: AbuseLimits;
   /** True when the store (and whatever else readiness needs) answers. */
   ready(): Promise<boolean>;
   /** Releases sockets, timers and files. */
@@ -87,6 +90,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     loginIngest: overrides.loginIngest ?? createLoginIngest(config, log, { collector, observer: () => deps.metrics, redis }),
     redis,
     rateLimiter: overrides.rateLimiter ?? (redis ? createRedisRateLimiter(redis, prefix) : createMemoryRateLimiter()),
+    limits: overrides.limits ?? createAbuseLimits(config, () => deps.rateLimiter, () => deps.now(), (limit) => deps.metrics.rateLimitRefused(limit)),
     ready: () => deps.otp.ready(),
     close: async () => {
       for (const close of closers.reverse()) await close();

@@ -87,6 +87,7 @@ export const configKeyMeanings: Record<string, string> = {
   'rate_limits.sends_per_identifier_per_hour': 'Codes sent to one phone or email per hour.',
   'rate_limits.sends_per_ip_per_hour': 'Codes requested from one client IP per hour.',
   'rate_limits.verifies_per_ip_per_minute': 'Code verifications from one client IP per minute.',
+  'rate_limits.lookups_per_ip_per_minute': 'Account lookups without a verification proof (search_user, get_user_email: they reveal whether an account exists) from one client IP per minute.',
   'sandbox.enabled': 'Embedded fake upstreams for local runs. Defaults to true when no CONFIG_FILE and no upstream URL is given (and NODE_ENV is not production).',
   'demo.enabled': 'Serves the demo page. Off in production.',
 };

@@ -128,6 +128,7 @@ export const configSchema = z
       sends_per_identifier_per_hour: z.number().int().min(1).default(10),
       sends_per_ip_per_hour: z.number().int().min(1).default(100),
       verifies_per_ip_per_minute: z.number().int().min(1).default(30),
+      lookups_per_ip_per_minute: z.number().int().min(1).default(30),
     }),
     sandbox: section({
       enabled: z.boolean().default(false),

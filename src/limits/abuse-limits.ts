@@ -10,7 +10,7 @@ import type { RateLimiter } from './rate-limiter';
  * comes from the request scope (Koa's ctx.ip, which honours `server.trust_proxy`).
  */
 
-export type LimitName = 'sends_per_identifier_per_hour' | 'sends_per_ip_per_hour' | 'verifies_per_ip_per_minute';
+export type LimitName = 'sends_per_identifier_per_hour' | 'sends_per_ip_per_hour' | 'verifies_per_ip_per_minute' | 'lookups_per_ip_per_minute';
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -22,6 +22,8 @@ export interface AbuseLimits {
   sendToIdentifier(identifier: string): Promise<void>;
   /** Counts a verification attempt from this client IP; throws `rate_limited` over the limit. */
   verifyFromIp(): Promise<void>;
+  /** Counts an account lookup that reveals existence without a proof (docs/abuse.md). */
+  lookupFromIp(): Promise<void>;
 }
 
 export const rateLimited = (retryAfterSeconds: number, limit: LimitName) =>
@@ -50,5 +52,6 @@ export function createAbuseLimits(
     sendFromIp: () => check('sends_per_ip_per_hour', ip(), limits.sends_per_ip_per_hour, HOUR),
     sendToIdentifier: (identifier) => check('sends_per_identifier_per_hour', identifier, limits.sends_per_identifier_per_hour, HOUR),
     verifyFromIp: () => check('verifies_per_ip_per_minute', ip(), limits.verifies_per_ip_per_minute, MINUTE),
+    lookupFromIp: () => check('lookups_per_ip_per_minute', ip(), limits.lookups_per_ip_per_minute, MINUTE),
   };
 }

@@ -1,4 +1,6 @@
+import nock from 'nock';
 import { smsGateway, startApp, useNock, type Harness } from '../actions/otp/harness';
+import { BASE, fixture, identityApp, identityConfig } from '../actions/identity/support';
 
 /* The abuse limits of issue 6 through the real app: 429, reason rate_limited, Retry-After, nothing sent. */
 
@@ -77,5 +79,19 @@ describe('abuse limits', () => {
     await app.post('verify_otp', { email: phone(1), otp_code: '123456' });
     await app.post('verify_otp', { email: phone(1), otp_code: '123456' });
     expect(await app.deps.metrics.render()).toMatch(/lfa_rate_limit_refusals_total\{limit="verifies_per_ip_per_minute"\} 1/);
+  });
+});
+
+describe('lookups that reveal whether an account exists', () => {
+  it('are limited per IP when answered without a proof, and not limited with one', async () => {
+    const { call, proof } = identityApp(identityConfig({ rate_limits: { lookups_per_ip_per_minute: 2 } }));
+    nock(BASE).persist().post('/api/v3/publisher/user/search').reply(200, fixture('user-search'));
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await call('search_user', { phone: '+393331234567' }));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
+    expect(answers[2]!.body.data).toMatchObject({ reason: 'rate_limited', limit: 'lookups_per_ip_per_minute' });
+    const withProof = await call('search_user', { phone: '+393331234567', proof: proof({ phone: '+393331234567' }) });
+    expect(withProof.status).toBe(200);
+    expect(withProof.body.meta.found).toBe(true);
   });
 });

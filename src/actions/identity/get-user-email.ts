@@ -15,10 +15,12 @@ export const getUserEmail = defineIdentityAction({
   summary: 'Reduced profile by email; full answer with a verification proof for the email.',
   request: getUserEmailRequest,
   response: reducedProfileShape.extend({ proof: z.string().optional() }).nullable(),
-  reasons: ['proof_required', 'invalid_proof'],
+  reasons: ['proof_required', 'invalid_proof', 'rate_limited'],
   async handler(input, ctx) {
     const claims = trustedCaller(ctx) ? null : presentedProof(ctx, input.proof);
     const full = claims === null || (claims !== undefined && vouches(claims, { email: input.email }, 'all'));
+    // An unproven answer still says whether the email has an account: counted against enumeration.
+    if (!full) await ctx.deps.limits.lookupFromIp();
     const found = await ctx.deps.identity.findUserByEmail(input.email);
     const user = found ? await ctx.deps.identity.getUser(found.uid) : null;
     const profile = found ? reducedProfile(user ?? found, found) : null;

@@ -30,11 +30,13 @@ export const searchUser = defineIdentityAction({
   summary: 'Searches users by custom field otp_phone; full answer with a verification proof for the phone.',
   request: searchUserRequest,
   response: z.looseObject({ users: z.array(z.unknown()).nullish(), proof: z.string().optional() }).nullable(),
-  reasons: ['proof_required', 'invalid_proof'],
+  reasons: ['proof_required', 'invalid_proof', 'rate_limited'],
   async handler(input, ctx) {
     const phone = requirePhone(input.phone, 'phone', ctx.deps.config.sms.default_region);
     const claims = trustedCaller(ctx) ? null : presentedProof(ctx, input.proof);
     const full = claims === null || (claims !== undefined && vouches(claims, { phone }, 'all'));
+    // An unproven answer still says whether the phone has an account: counted against enumeration.
+    if (!full) await ctx.deps.limits.lookupFromIp();
     const { reply, holders } = await searchPhone(ctx.deps, phone);
     const first = holders[0];
     const otpPhone = first ? customValue(first.custom_fields, 'otp_phone') : null;
