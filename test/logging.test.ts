@@ -7,6 +7,7 @@ import { defineAction, type Action } from '../src/actions/action';
 import { createUpstream } from '../src/clients/http';
 import type { Deps } from '../src/deps';
 import { testApp, testDeps } from './support/app';
+import { useNock } from './support/nock';
 
 /*
  * Issue 6: one structured line per request and per upstream call, and no code, token, key or
@@ -67,13 +68,8 @@ const opened: Deps[] = [];
 const body = { phone: PHONE, otp_code: CODE, access_token: TOKEN };
 const byMsg = (lines: Line[], msg: string) => lines.filter((l) => l.msg === msg);
 
-beforeAll(() => {
-  nock.disableNetConnect();
-  nock.enableNetConnect(/127\.0\.0\.1|localhost/);
-});
-afterEach(() => nock.cleanAll());
+useNock();
 afterAll(async () => {
-  nock.enableNetConnect();
   for (const deps of opened) await deps.close();
 });
 

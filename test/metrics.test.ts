@@ -7,6 +7,7 @@ import { createUpstream } from '../src/clients/http';
 import { ApiError } from '../src/http/errors';
 import type { Deps } from '../src/deps';
 import { testApp, testDeps } from './support/app';
+import { useNock } from './support/nock';
 
 const UPSTREAM = 'http://identity.test';
 const upstream = createUpstream({ name: 'identity', label: 'identità', timeoutMs: 2000, log: pino({ level: 'silent' }) });
@@ -45,13 +46,8 @@ async function values(deps: Deps, name: string) {
 const valueOf = async (deps: Deps, name: string, labels: Record<string, string>) =>
   (await values(deps, name)).find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value;
 
-beforeAll(() => {
-  nock.disableNetConnect();
-  nock.enableNetConnect(/127\.0\.0\.1|localhost/);
-});
-afterEach(() => nock.cleanAll());
+useNock();
 afterAll(async () => {
-  nock.enableNetConnect();
   for (const deps of opened) await deps.close();
 });
 

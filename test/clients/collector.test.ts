@@ -5,17 +5,13 @@ import { isApiError } from '../../src/http/errors';
 import { createCollectorFake } from '../../src/sandbox/collector';
 import { startSandbox } from '../../src/sandbox';
 import { testConfig } from '../support/app';
+import { useNock } from '../support/nock';
 
 const log = pino({ level: 'silent' });
 const config = testConfig({ user_collector: { base_url: 'https://collector.example.test/api/', internal_token: 'internal-token-123', timeout: 1 } });
 
 describe('user collector client', () => {
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect(/127\.0\.0\.1|localhost/);
-  });
-  afterEach(() => nock.cleanAll());
-  afterAll(() => nock.enableNetConnect());
+  useNock();
 
   it('posts {uid, accessToken} as JSON to the ingest path with x-internal-token', async () => {
     const scope = nock('https://collector.example.test', { reqheaders: { 'x-internal-token': 'internal-token-123', 'content-type': /application\/json/ } })

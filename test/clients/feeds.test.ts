@@ -7,6 +7,7 @@ import feedB from '../fixtures/feeds/feed_b.json';
 import feedC from '../fixtures/feeds/feed_c.json';
 import feedD from '../fixtures/feeds/feed_d.json';
 import { testConfig } from '../support/app';
+import { useNock } from '../support/nock';
 
 const HOST = 'http://feeds.test';
 const log = pino({ level: 'silent' });
@@ -18,12 +19,7 @@ function setup(newsletter: Record<string, unknown> = {}) {
   return { client, advance: (seconds: number) => (clock += seconds * 1000) };
 }
 
-beforeAll(() => {
-  nock.disableNetConnect();
-  nock.enableNetConnect(/127\.0\.0\.1|localhost/);
-});
-afterEach(() => nock.cleanAll());
-afterAll(() => nock.enableNetConnect());
+useNock();
 
 describe('feed URL', () => {
   it('appends the feed id to the base URL', () => {

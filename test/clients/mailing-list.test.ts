@@ -5,17 +5,13 @@ import { isApiError } from '../../src/http/errors';
 import subscribed from '../fixtures/mailing-list/subscribed.json';
 import refused from '../fixtures/mailing-list/refused.json';
 import { testConfig } from '../support/app';
+import { useNock } from '../support/nock';
 
 const ESP = 'http://esp.test';
 const log = pino({ level: 'silent' });
 const client = () => createMailingListClient(testConfig({ newsletter: { esp_url: `${ESP}/esp/` } }), log);
 
-beforeAll(() => {
-  nock.disableNetConnect();
-  nock.enableNetConnect(/127\.0\.0\.1|localhost/);
-});
-afterEach(() => nock.cleanAll());
-afterAll(() => nock.enableNetConnect());
+useNock();
 
 describe('mailing-list client', () => {
   it('calls GET /tracker/securesub/email/{encoded email}/ml/{comma-joined ids} with the key in api_key', async () => {

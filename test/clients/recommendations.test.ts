@@ -4,21 +4,14 @@ import { createRecommendationsClient, widgetItems } from '../../src/clients/reco
 import { isApiError } from '../../src/http/errors';
 import widget from '../fixtures/recommendations/widget.json';
 import { testConfig } from '../support/app';
+import { useNock } from '../support/nock';
 
 const HOST = 'http://reco.test';
 const log = pino({ level: 'silent' });
 const client = (recommendations: Record<string, unknown> = {}) =>
   createRecommendationsClient(testConfig({ recommendations: { api_url: `${HOST}/v1/widget`, ...recommendations } }), log);
 
-beforeAll(() => {
-  nock.disableNetConnect();
-  nock.enableNetConnect(/127\.0\.0\.1|localhost/);
-});
-afterEach(() => {
-  nock.abortPendingRequests();
-  nock.cleanAll();
-});
-afterAll(() => nock.enableNetConnect());
+useNock();
 
 describe('recommendations client', () => {
   it('posts only widgetId for the home page', async () => {

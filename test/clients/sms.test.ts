@@ -3,17 +3,13 @@ import pino from 'pino';
 import { createSmsClient } from '../../src/clients/sms';
 import { isApiError } from '../../src/http/errors';
 import { testConfig } from '../support/app';
+import { useNock } from '../support/nock';
 
 const log = pino({ level: 'silent' });
 const config = testConfig({ sms: { api_url: 'https://sms.example.test/v1/send', api_key: 'sms-key-123456', sender: 'Login' } });
 
 describe('SMS client', () => {
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect(/127\.0\.0\.1|localhost/);
-  });
-  afterEach(() => nock.cleanAll());
-  afterAll(() => nock.enableNetConnect());
+  useNock();
 
   it('posts receiver, body and sender as JSON with the Bearer key', async () => {
     const scope = nock('https://sms.example.test', { reqheaders: { authorization: 'Bearer sms-key-123456', 'content-type': /application\/json/ } })

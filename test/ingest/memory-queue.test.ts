@@ -3,6 +3,7 @@ import pino from 'pino';
 import { createCollectorClient } from '../../src/clients/collector';
 import { createLoginIngest, createMemoryLoginIngest, type IngestObserver, type LoginIngestEvent } from '../../src/ingest';
 import { testConfig } from '../support/app';
+import { useNock } from '../support/nock';
 
 const event: LoginIngestEvent = { uid: 'uid-1', accessToken: 'secret-access-token-value' };
 
@@ -84,12 +85,7 @@ describe('in-memory login ingest', () => {
 });
 
 describe('login ingest over the collector', () => {
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect(/127\.0\.0\.1|localhost/);
-  });
-  afterEach(() => nock.cleanAll());
-  afterAll(() => nock.enableNetConnect());
+  useNock();
 
   const config = testConfig({ user_collector: { base_url: 'https://collector.example.test', internal_token: 'tok-123', max_retries: 2, timeout: 1 } });
   const log = pino({ level: 'silent' });

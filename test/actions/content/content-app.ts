@@ -1,8 +1,8 @@
-import nock from 'nock';
 import request from 'supertest';
 import { deepMerge } from '../../../src/config/load';
 import type { DepsOverrides } from '../../../src/deps';
 import { testApp, testConfig, testDeps } from '../../support/app';
+export { useNock } from '../../support/nock';
 
 type Tree = Record<string, unknown>;
 
@@ -34,15 +34,3 @@ export function contentApp(config: Tree = {}, deps: DepsOverrides = {}) {
   };
 }
 
-/** No real network but loopback (supertest); every interceptor gone after each test. */
-export function useNock(): void {
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect(/127\.0\.0\.1|localhost/);
-  });
-  afterEach(() => {
-    nock.abortPendingRequests();
-    nock.cleanAll();
-  });
-  afterAll(() => nock.enableNetConnect());
-}

@@ -1,6 +1,7 @@
 import nock from 'nock';
 import request from 'supertest';
 import { testApp, testConfig, testDeps } from '../../support/app';
+import { useNock } from '../../support/nock';
 
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.payload.signature-abcd';
 const INTERNAL = 'internal-key-for-tests';
@@ -22,15 +23,10 @@ const call = (server: ReturnType<typeof app>['server'], body: unknown) =>
   request(server).post('/?action=login-ingestion-user-collector').set('x-internal-key', INTERNAL).send(body as object);
 
 describe('login-ingestion-user-collector', () => {
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect(/127\.0\.0\.1|localhost/);
-  });
+  useNock();
   afterEach(async () => {
-    nock.cleanAll();
     for (const deps of opened.splice(0)) await deps.close();
   });
-  afterAll(() => nock.enableNetConnect());
 
   const collector = (token = TOKEN) =>
     nock('https://collector.example.test', { reqheaders: { 'x-internal-token': 'collector-token-1' } })

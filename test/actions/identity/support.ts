@@ -7,6 +7,7 @@ import type { Config } from '../../../src/config/schema';
 import type { DepsOverrides } from '../../../src/deps';
 import { signProof, type ProofClaims } from '../../../src/proofs/proof';
 import { testApp, testConfig, testDeps } from '../../support/app';
+export { useNock } from '../../support/nock';
 
 /* Shared by the identity action tests: a configured provider at BASE (faked with nock), the real app, proofs. */
 
@@ -40,19 +41,6 @@ export function fixture<T = Record<string, unknown>>(name: string): T {
   return JSON.parse(readFileSync(join(__dirname, '..', '..', 'fixtures', 'identity', `${name}.json`), 'utf8')) as T;
 }
 
-/** The provider, faked: `nock.disableNetConnect()` with loopback open for supertest. */
-export function useNock(): void {
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect(/127\.0\.0\.1|localhost/);
-  });
-  afterEach(() => {
-    // A delayed reply (the timeout test) must not fire after its test is over.
-    nock.abortPendingRequests();
-    nock.cleanAll();
-  });
-  afterAll(() => nock.enableNetConnect());
-}
 
 export interface Seen {
   method: string;

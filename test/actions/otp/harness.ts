@@ -9,6 +9,7 @@ import type { Deps, DepsOverrides } from '../../../src/deps';
 import { codeIn } from '../../../src/sandbox/sms';
 import { startSmtpServer, type CapturedMail } from '../../../src/sandbox/smtp';
 import { testApp, testConfig, testDeps } from '../../support/app';
+export { useNock } from '../../support/nock';
 
 /* Shared set-up of the OTP HTTP tests: the real app, a fake clock, a nock SMS gateway and a real SMTP server. */
 
@@ -39,14 +40,6 @@ export function smsGateway(status = 200): { sent: SmsSent[]; codes(): string[] }
   return { sent, codes: () => sent.map((s) => codeIn(s.body)!) };
 }
 
-export function useNock(): void {
-  beforeAll(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect(/127\.0\.0\.1|localhost/);
-  });
-  afterEach(() => nock.cleanAll());
-  afterAll(() => nock.enableNetConnect());
-}
 
 /** A real SMTP server for the whole file; `mails` is emptied before each test. */
 export function useSmtp(): { mails: CapturedMail[]; port(): number; codes(): string[] } {
