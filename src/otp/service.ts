@@ -1,3 +1,4 @@
+import type { OtpSendMetadata } from '../../machines/effects';
 import type { Config } from '../config/schema';
 import { createMailer, type Mailer } from '../clients/mailer';
 import { createSmsClient, type SmsClient } from '../clients/sms';
@@ -41,16 +42,8 @@ export interface OtpSendRequest {
   fields?: { key?: string; phone?: string; email?: string };
 }
 
-/** otp_generate's success data (SPEC.md), also the `otp` send metadata of the login flows. */
-export interface OtpSendResult {
-  /** The plain code, only when `otp.debug` is on. */
-  otp?: string;
-  resent: boolean;
-  retry_after: number;
-  cooldown: number;
-  expires_in: number;
-  notified: { email: boolean; sms: boolean };
-}
+/** otp_generate's success data (SPEC.md), also the `otp` send metadata of the login flows: one type, the machines'. */
+export type OtpSendResult = OtpSendMetadata;
 
 export interface OtpVerifyRequest {
   key: string;
