@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { ACTION_ENTRY } from '../../../machines';
+import { flowAnswerShape } from '../../flows/answer';
+import { runFlowAction } from '../../flows/run-flow-action';
+import { defineAction } from '../action';
+
+export const feLoginRequest = z.object({
+  identifier: z.string().trim().min(1).max(254).describe('an email, or a phone in any form (normalised to E.164)'),
+  method: z.enum(['otp', 'password']).nullish().describe('`password` (email only) answers step 60 and sends no code; default `otp`'),
+});
+
+export const feLogin = defineAction({
+  name: 'FeLogin',
+  summary: 'Starts a login: a phone gets an SMS code (13, next 14), an email a mail code (32, next 33); method password answers 60.',
+  request: feLoginRequest,
+  response: flowAnswerShape.pick({ next_step: true, flow: true, otp: true }),
+  reasons: ['already_sent', 'delivery_failed', 'channel_not_configured', 'region_not_allowed', 'rate_limited', 'store_unavailable'],
+  handler: (input, ctx) => runFlowAction(ACTION_ENTRY.FeLogin, input, ctx),
+});

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { FLOWS, type FlowFailure, type StepAnswer } from '../../machines';
+import { otpSendResponse } from '../actions/otp/fields';
+import { phoneTaken } from '../actions/identity/phone-owner';
+import { setTokenCookie } from '../http/cookies';
+import { ApiError } from '../http/errors';
+import { proofRequired } from '../http/guard';
+import { verifyFailure } from '../otp/errors';
+import { signProof } from '../proofs/proof';
+import type { ActionContext } from '../actions/action';
+
+/*
+ * The envelope of an optimised action, read from the state the login machine settled on
+ * (machines/run-step.ts StepAnswer): `data` of a success, or the ApiError of a refusal.
+ */
+
+/** Every field an optimised action may answer in `data`; each action's OpenAPI response picks its own. */
+export const flowAnswerShape = z.object({
+  next_step: z.union([z.number().int(), z.string()]).describe('the step the frontend shows next (SPEC.md step numbers; docs/flows.md)'),
+  flow: z.enum(FLOWS).nullable().describe('send it back as `flow` in the next request'),
+  screen: z.enum(['otp_phone', 'success']).optional().describe('only where SPEC.md names one: otp_phone at 62, success at 90'),
+  done: z.literal(true).optional().describe('present at 90: the journey is complete'),
+  uid: z.string().optional().describe('the account acted on, once known (send it to FeAddPhone / FeUpdateProfile)'),
+  otp: otpSendResponse.optional().describe('send metadata of the code this request sent; `otp.otp` only when otp.debug is on'),
+  access_token: z.string().optional().describe('when this request issued a token (also set as cookie __utp)'),
+  phone_proof: z.string().optional().describe('at 24: send it as `phone_proof` to FeRegister phase email_otp'),
+  pending_proof: z.string().optional().describe('at 23 and 62: send it as `pending_proof` to FeVerifyOtp'),
+  register_proof: z.string().optional().describe('at 25 and 37: send it as `register_proof` to FeRegister phase register'),
+  proof: z.string().optional().describe('at 61 and 90: send it as `proof` to FeAddPhone / FeUpdateProfile (a `verified` proof, also accepted by the identity primitives)'),
+});
+export type FlowAnswerData = z.infer<typeof flowAnswerShape>;
+
+/** `data` of a settled, accepted request; signs the next proof and sets `__utp` when a token was issued. */
+export function answerData(answer: StepAnswer, ctx: Pick<ActionContext, 'deps' | 'cookies'>): FlowAnswerData {
+  const { deps } = ctx;
+  const data: FlowAnswerData = { next_step: answer.nextStep!, flow: answer.flow };
+  if (answer.screen) data.screen = answer.screen as FlowAnswerData['screen'];
+  if (answer.done) data.done = true;
+  if (answer.uid) data.uid = answer.uid;
+  if (answer.otp) data.otp = answer.otp;
+  if (answer.accessToken) {
+    data.access_token = answer.accessToken;
+    setTokenCookie(ctx, answer.accessToken, { stayLoggedIn: answer.stayLoggedIn, expiresIn: answer.expiresIn });
+  }
+  if (answer.proof) {
+    data[answer.proof.field] = signProof(deps.secret, { ...answer.proof.claims }, deps.config.security.proof_ttl_seconds, deps.now());
+  }
+  return data;
+}
+
+/** Same text as src/proofs/proof.ts: a proof that resumes nothing here, or binds someone else, reads as a stale session. */
+const INVALID_PROOF = 'Sessione non valida o scaduta. Ricomincia l’accesso.';
+
+const FIELD_MESSAGE: Record<string, string> = {
+  identifier: 'neither an email nor a phone number',
+  otp_code: 'required',
+};
+
+/** The ApiError a refused request answers; the same reasons and texts as the primitive actions. */
+export function failureError(failure: FlowFailure): ApiError {
+  const field = typeof failure.data?.field === 'string' ? failure.data.field : undefined;
+  switch (failure.reason) {
+    case 'invalid':
+    case 'expired':
+    case 'too_many_attempts':
+      return verifyFailure(failure.reason);
+    case 'phone_taken':
+      return phoneTaken();
+    case 'proof_required':
+      return proofRequired();
+    case 'invalid_proof':
+      // `field`: the request names an identifier the proof does not bind (another user's proof).
+      return new ApiError('invalid_proof', INVALID_PROOF, { data: field ? { why: 'mismatch', field } : { why: 'step' } });
+    case 'phone_not_verified':
+      return new ApiError('phone_not_verified', 'Telefono non verificato: conferma prima il codice inviato al numero.', {
+        data: { issues: [{ path: field ?? 'otp_phone', message: 'not the phone verified in this journey' }] },
+      });
+    case 'invalid_request':
+      return new ApiError('invalid_request', 'Richiesta non valida.', {
+        data: { issues: [{ path: field ?? '', message: (field && FIELD_MESSAGE[field]) ?? 'required at this step' }] },
+      });
+  }
+}

@@ -1,0 +1,90 @@
+import type { FlowEffects, UserLookupOutput } from '../../machines/effects';
+import type { V3User, IdentityProfile } from '../clients/identity';
+import { jwtSubject } from '../clients/identity/jwt';
+import type { Deps } from '../deps';
+import { ApiError } from '../http/errors';
+import { toE164, toStoredDigits } from '../phone';
+import { searchPhone } from '../actions/identity/phone-owner';
+import { reducedProfile } from '../actions/identity/profile';
+
+/*
+ * The login journey's effects (machines/effects.ts) over the real dependencies: the OTP
+ * service, the identity client and the login ingest. Each is the primitive action's call
+ * without its HTTP shell, so a flow step and the primitive behave alike: outcomes the machine
+ * branches on are returned, anything else (`already_sent`, `upstream_error`, ...) is thrown as
+ * the same ApiError the primitive would answer. The clients do not take the AbortSignal: each
+ * upstream call is bounded by its own timeout instead.
+ */
+
+/** Request field names used when a send is refused for a field (`invalid_request`, `region_not_allowed`). */
+export interface SendFieldNames {
+  key?: string;
+  phone?: string;
+  email?: string;
+}
+
+/** A user as the flows know it: the phone on file back in E.164 (stored digits may lack the `+`). */
+function flowUser(user: V3User | IdentityProfile, fallback: V3User | IdentityProfile | null, region: string): UserLookupOutput {
+  const profile = reducedProfile(user, fallback);
+  const phone = profile.otp_phone ? toE164(profile.otp_phone, region) : null;
+  return { found: true, uid: profile.uid, ...(profile.email ? { email: profile.email } : {}), ...(phone ? { phone } : {}) };
+}
+
+export function createFlowEffects(deps: Deps, fields: SendFieldNames = {}): FlowEffects {
+  const region = () => deps.config.sms.default_region;
+  return {
+    sendOtp: ({ key, phone, email }) => deps.otp.generate({ key, phone, email, fields: { key: fields.key ?? 'phone', phone: fields.phone ?? 'phone', email: fields.email ?? 'email' } }),
+
+    verifyOtp: ({ key, code }) => deps.otp.verify({ key, code }),
+
+    async searchUserByPhone({ phone }) {
+      // The first holder whose stored value really is this number (phone-owner.ts); a phone on two accounts logs into the first.
+      const { holders } = await searchPhone(deps, phone);
+      const holder = holders[0];
+      return holder ? flowUser(holder, null, region()) : { found: false };
+    },
+
+    async lookupUserByEmail({ email }) {
+      // get_user_email's two reads: users/get by email, then user/get for the custom fields users/get may leave out.
+      const found = await deps.identity.findUserByEmail(email);
+      if (!found) return { found: false };
+      const user = await deps.identity.getUser(found.uid);
+      return flowUser(user ?? found, found, region());
+    },
+
+    async registerUser({ email, consents, is_magic_link_sent }) {
+      const reply = await deps.identity.register({ email, consents, isMagicLinkSent: is_magic_link_sent ?? false });
+      const uid = jwtSubject(reply.access_token) ?? (await deps.identity.findUserByEmail(email))?.uid;
+      if (!uid) {
+        throw new ApiError('upstream_error', 'Il provider di identità non ha restituito il nuovo utente.', { data: { upstream: 'identity', endpoint: 'register' } });
+      }
+      return { uid };
+    },
+
+    confirmDoi: ({ uid }) => deps.identity.confirmDoi(uid),
+
+    async updateProfile({ uid, step, fields: profile }) {
+      if (step === 40) {
+        await deps.identity.updateIdentity(uid, { first_name: profile.first_name, last_name: profile.last_name, email: profile.email });
+      } else {
+        await deps.identity.updateCustom(uid, {
+          city: profile.city,
+          birth_date: profile.birth_date,
+          otp_phone: profile.otp_phone ? toStoredDigits(profile.otp_phone) : undefined,
+        });
+      }
+      // The machine checked the phone against other uids just before (searchUserByPhone): not checked twice.
+      return { outcome: 'saved' };
+    },
+
+    async issueToken({ uid }) {
+      const reply = await deps.identity.issueToken(uid);
+      return { access_token: reply.access_token, expires_in: reply.expires_in ?? null };
+    },
+
+    async ingestLogin(event) {
+      // enqueue never rejects by contract; should one ever, the login still completes.
+      await deps.loginIngest.enqueue(event).catch((err: unknown) => deps.log.warn({ uid: event.uid, err: err instanceof Error ? err.name : 'error' }, 'login ingest enqueue failed'));
+    },
+  };
+}

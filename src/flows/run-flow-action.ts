@@ -1,0 +1,115 @@
+import {
+  FlowTimeoutError,
+  PROOF_KIND,
+  flowRequest,
+  provideEffects,
+  proofFieldFor,
+  runStep,
+  type Entry,
+  type FlowClaims,
+  type LoginFlowMachine,
+} from '../../machines';
+import type { ActionContext, ActionResult } from '../actions/action';
+import { requirePhone } from '../actions/identity/fields';
+import { withIdpDebug } from '../actions/identity/shared';
+import type { Config } from '../config/schema';
+import type { Deps } from '../deps';
+import { ApiError, isApiError } from '../http/errors';
+import { PROOF_HEADER, trustedCaller } from '../http/guard';
+import { looksLikePhone } from '../phone';
+import { verifyProof } from '../proofs/proof';
+import { answerData, failureError } from './answer';
+import { createFlowEffects, type SendFieldNames } from './effects';
+
+/*
+ * One request of an optimised action (docs/flows-http.md): normalise the phones, verify the
+ * proof the request carries, restore the login machine there, send the action's one event,
+ * and shape the envelope from the state it settles on. Every branch is the machine's; this
+ * module only translates between HTTP and the machine.
+ */
+
+/** Request fields holding a phone, normalised to E.164 before the machine sees them (`invalid_request` naming the field otherwise). */
+const PHONE_FIELDS = ['phone', 'otp_phone'] as const;
+
+/** How a refused send names the field the phone or email came from, per action. */
+const SEND_FIELDS: Record<Entry, SendFieldNames> = {
+  login: { key: 'identifier', phone: 'identifier', email: 'identifier' },
+  verifyOtp: {},
+  register: { key: 'email', email: 'email' },
+  addPhone: { key: 'phone', phone: 'phone' },
+  updateProfile: {},
+};
+
+/**
+ * The whole request may take the identity timeout plus half again: each upstream call has its
+ * own timeout, this one only guarantees an answer (upstream_error) if an effect never settles.
+ */
+export const flowTimeoutMs = (config: Config): number => config.identity.timeout_seconds * 1500;
+
+const machines = new WeakMap<Deps, Map<Entry, LoginFlowMachine>>();
+
+/** The machine with this process's effects, built once per action. */
+function machineFor(deps: Deps, entry: Entry): LoginFlowMachine {
+  let byEntry = machines.get(deps);
+  if (!byEntry) machines.set(deps, (byEntry = new Map()));
+  let machine = byEntry.get(entry);
+  if (!machine) byEntry.set(entry, (machine = provideEffects(createFlowEffects(deps, SEND_FIELDS[entry]))));
+  return machine;
+}
+
+function normalisePhones(body: Record<string, unknown>, region: string): Record<string, unknown> {
+  const out = { ...body };
+  for (const field of PHONE_FIELDS) {
+    const value = out[field];
+    if (typeof value === 'string' && value !== '') out[field] = requirePhone(value, field, region);
+  }
+  if (typeof out.identifier === 'string') {
+    const identifier = out.identifier.trim();
+    out.identifier = looksLikePhone(identifier) ? requirePhone(identifier, 'identifier', region) : identifier;
+  }
+  return out;
+}
+
+/** The claims of the proof named for this request, verified; undefined when none is presented. */
+function presentedClaims(entry: Entry, body: Record<string, unknown>, ctx: ActionContext): FlowClaims | undefined {
+  const field = proofFieldFor(entry, body);
+  if (!field) return undefined;
+  // The `verified` proof is also read from the header the identity primitives accept.
+  const token = body[field] || (field === 'proof' ? ctx.header(PROOF_HEADER) : undefined);
+  if (!token) return undefined;
+  return verifyProof(ctx.deps.secret, token, ctx.deps.now(), [PROOF_KIND[field]]);
+}
+
+const flowTimedOut = (err: FlowTimeoutError, timeoutMs: number) =>
+  new ApiError('upstream_error', 'Servizio non disponibile. Riprova più tardi.', { data: { upstream: 'login_flow', timeout_ms: timeoutMs }, cause: err });
+
+export async function runFlowAction(entry: Entry, request: Record<string, unknown>, ctx: ActionContext): Promise<ActionResult> {
+  const { deps } = ctx;
+  const started = deps.now();
+  try {
+    return await withIdpDebug(ctx, async () => {
+      const body = normalisePhones(request, deps.config.sms.default_region);
+      const claims = presentedClaims(entry, body, ctx);
+      const { input, event } = flowRequest(entry, body, { claims, trusted: trustedCaller(ctx) });
+      const timeoutMs = flowTimeoutMs(deps.config);
+      let result;
+      try {
+        // ctx.trace is the request's debug trace: flow steps and upstream calls land in it in the order they happen.
+        result = await runStep(machineFor(deps, entry), { input, event, trace: ctx.trace, timeoutMs });
+      } catch (err) {
+        throw err instanceof FlowTimeoutError ? flowTimedOut(err, timeoutMs) : err;
+      }
+      const { output } = result;
+      ctx.log.info(
+        { flow_action: entry, flow: output.flow, next_step: output.nextStep, steps: result.steps, calls: result.calls, reason: output.failure?.reason, uid: output.uid, duration_ms: deps.now() - started },
+        'login flow step',
+      );
+      if (!output.ok) throw failureError(output.failure ?? { reason: 'invalid_request' });
+      return { data: answerData(output, ctx) };
+    });
+  } catch (err) {
+    // Refusals carry the trace too (the front controller adds it to successes only): that is when it helps most.
+    if (isApiError(err) && deps.config.debug && ctx.trace.length > 0) Object.assign(err.extra, { debug: ctx.trace });
+    throw err;
+  }
+}
