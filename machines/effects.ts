@@ -144,6 +144,8 @@ export interface FlowClaims {
   uid?: string;
   email?: string;
   phone?: string;
+  /** Identifiers no code was verified for in this journey (only on `verified` proofs). */
+  linked?: string[];
 }
 
 /** Which request field carries a proof, and which the answer hands out. */

@@ -2,7 +2,7 @@ import { createActor, waitFor, type AnyMachineSnapshot, type InspectionEvent } f
 import type { NextProof, OtpSendMetadata } from './effects';
 import type { FlowFailure, LoginFlowContext, LoginFlowEvent, LoginFlowInput, LoginFlowMachine, LoginFlowStateMeta } from './login-flow.machine';
 import { ENTRY_EVENT } from './requests';
-import { FAILED, SETTLED, STEP, STEP_INFO, stepOfTag, type Flow, type StepId } from './steps';
+import { CODE_VERIFIED, FAILED, SETTLED, STEP, STEP_INFO, stepOfTag, type Flow, type StepId } from './steps';
 
 /*
  * One request of the login journey: start the machine at the state the request resumes,
@@ -95,6 +95,11 @@ export function answerOf(snapshot: AnyMachineSnapshot): StepAnswer {
     for (const key of meta.proof.carries) {
       const value = context[key];
       if (value) claims[key] = value;
+    }
+    if (meta.proof.kind === 'verified') {
+      const verified: readonly string[] = context.flow ? CODE_VERIFIED[context.flow] : [];
+      const linked = meta.proof.carries.filter((key) => claims[key] !== undefined && !verified.includes(key)).sort();
+      if (linked.length > 0) claims.linked = linked;
     }
     proof = { field: meta.proof.field, claims };
   }

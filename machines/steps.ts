@@ -102,6 +102,22 @@ export const STEP_INFO: Record<StepId, StepInfo> = {
 export const FLOWS = ['phone', 'email_with_phone', 'email', 'phone_register', 'email_register', 'email_add_phone', 'email_register_phone'] as const;
 export type Flow = (typeof FLOWS)[number];
 
+/**
+ * The identifiers a code was verified for once a flow hands out a `verified` proof. The other
+ * identifiers such a proof names were reached through these (the uid and email of the account
+ * a verified phone belongs to): the proof lists them as `linked`, so nothing downstream mistakes
+ * a phone login for a verified email (doi_confirm needs the email itself verified).
+ */
+export const CODE_VERIFIED: Readonly<Record<Flow, ReadonlyArray<'phone' | 'email'>>> = {
+  phone: ['phone'],
+  email_with_phone: ['email'],
+  email: ['email'],
+  phone_register: ['phone', 'email'],
+  email_register: ['email'],
+  email_add_phone: ['email', 'phone'],
+  email_register_phone: ['email', 'phone'],
+};
+
 /** The optimised action that sends each user event (one HTTP request = one event). */
 export const EVENT_ACTION = {
   LOGIN: 'FeLogin',

@@ -55,7 +55,7 @@ describe('FeVerifyOtp', () => {
       ['ingestLogin', { uid: 'uid-anna', accessToken: 'token-1' }],
     ]);
     expect(result.output).toMatchObject({ ok: true, nextStep: 90, flow: 'phone', screen: 'success', done: true, accessToken: 'token-1', expiresIn: 3600, uid: 'uid-anna' });
-    expect(result.output.proof).toEqual({ field: 'proof', claims: { kind: 'verified', flow: 'phone', step: 90, uid: 'uid-anna', email: 'anna@example.com', phone: PHONE } });
+    expect(result.output.proof).toEqual({ field: 'proof', claims: { kind: 'verified', flow: 'phone', step: 90, uid: 'uid-anna', email: 'anna@example.com', phone: PHONE, linked: ['email', 'uid'] } });
   });
 
   it('lists the effects and a login_ingestion step in the trace', async () => {
@@ -160,7 +160,7 @@ describe('FeVerifyOtp', () => {
     expect(result.steps).toEqual([34, 30, 31, 61]);
     expect(result.output).toMatchObject({ ok: true, nextStep: 61, flow: 'email_add_phone' });
     expect(result.output.accessToken).toBeUndefined();
-    expect(result.output.proof).toEqual({ field: 'proof', claims: { kind: 'verified', flow: 'email_add_phone', step: 61, uid: 'uid-carla', email: 'carla@example.com' } });
+    expect(result.output.proof).toEqual({ field: 'proof', claims: { kind: 'verified', flow: 'email_add_phone', step: 61, uid: 'uid-carla', email: 'carla@example.com', linked: ['uid'] } });
   });
 
   it('with flow email_add_phone saves the verified phone (42) and logs in', async () => {

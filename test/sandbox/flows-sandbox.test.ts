@@ -44,6 +44,11 @@ describe('Fe* journeys on the sandbox', () => {
     expect(String(done.headers['set-cookie'])).toContain(`__utp=${done.body.data.access_token}`);
     await deps.loginIngest.drain(2000);
     expect(ingestedFor(mario.uid)).toHaveLength(1);
+
+    // The step-90 proof vouches for the uid, but no code was verified for the email: it cannot confirm DOI.
+    const doi = await fe('doi_confirm', { uid: mario.uid, proof: done.body.data.proof });
+    expect(doi.body.data.reason).toBe('proof_required');
+    expect((await fe('get_user', { uid: mario.uid, proof: done.body.data.proof })).body.meta.exists).toBe(true);
   });
 
   it('logs the seeded user in by email: 33, then 90 (the account has a phone)', async () => {
