@@ -6,7 +6,7 @@ import { setTokenCookie } from '../http/cookies';
 import { ApiError } from '../http/errors';
 import { proofRequired } from '../http/guard';
 import { verifyFailure } from '../otp/errors';
-import { signProof } from '../proofs/proof';
+import { invalidProof, signProof } from '../proofs/proof';
 import type { ActionContext } from '../actions/action';
 
 /*
@@ -48,9 +48,6 @@ export function answerData(answer: StepAnswer, ctx: Pick<ActionContext, 'deps' |
   return data;
 }
 
-/** Same text as src/proofs/proof.ts: a proof that resumes nothing here, or binds someone else, reads as a stale session. */
-const INVALID_PROOF = 'Sessione non valida o scaduta. Ricomincia l’accesso.';
-
 const FIELD_MESSAGE: Record<string, string> = {
   identifier: 'neither an email nor a phone number',
   otp_code: 'required',
@@ -70,7 +67,7 @@ export function failureError(failure: FlowFailure): ApiError {
       return proofRequired();
     case 'invalid_proof':
       // `field`: the request names an identifier the proof does not bind (another user's proof).
-      return new ApiError('invalid_proof', INVALID_PROOF, { data: field ? { why: 'mismatch', field } : { why: 'step' } });
+      return field ? invalidProof('mismatch', { field }) : invalidProof('step');
     case 'phone_not_verified':
       return new ApiError('phone_not_verified', 'Telefono non verificato: conferma prima il codice inviato al numero.', {
         data: { issues: [{ path: field ?? 'otp_phone', message: 'not the phone verified in this journey' }] },

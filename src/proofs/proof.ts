@@ -36,7 +36,10 @@ export function signProof(secret: string, claims: ProofClaims, ttlSeconds: numbe
   return `${PREFIX}.${body}.${mac(proofKey(secret), body).toString('base64url')}`;
 }
 
-const invalid = (why: string) => new ApiError('invalid_proof', 'Sessione non valida o scaduta. Ricomincia l’accesso.', { data: { why } });
+/** A proof refused: tampered, expired, of the wrong kind, or binding someone else. `why` says which, for support. */
+export const invalidProof = (why: string, data: Record<string, unknown> = {}) =>
+  new ApiError('invalid_proof', 'Sessione non valida o scaduta. Ricomincia l’accesso.', { data: { why, ...data } });
+const invalid = (why: string) => invalidProof(why);
 
 /** Returns the claims of a genuine, unexpired proof of one of the expected kinds; throws `invalid_proof` otherwise. */
 export function verifyProof(secret: string, token: unknown, nowMs: number, kinds?: readonly string[]): VerifiedProof {
