@@ -98,7 +98,8 @@ export function createOtpService(
   const otp = config.otp;
   const policy: OtpPolicy = { ttlMs: otp.ttl_seconds * 1000, cooldownMs: otp.resend_cooldown_seconds * 1000, maxAttempts: otp.max_attempts };
   const region = config.sms.default_region;
-  const allowedRegions = config.sms.allowed_regions.map((r) => r.toUpperCase());
+  // Toll-fraud guard: SMS only to these regions; by default only the default region (docs/abuse.md).
+  const allowedRegions = (config.sms.allowed_regions.length > 0 ? config.sms.allowed_regions : [region]).map((r) => r.toUpperCase());
   // Templates are read once, here: a missing or broken template stops the start-up, not a request.
   const templates = options.templates ?? loadOtpTemplates();
   const store = options.store ?? createStore(config, () => env().now());
@@ -133,7 +134,7 @@ export function createOtpService(
     } else if (key.kind === 'phone') {
       smsTo = key.value;
     }
-    if (smsTo && allowedRegions.length > 0 && !allowedRegions.includes(regionOf(smsTo) ?? '')) {
+    if (smsTo && !allowedRegions.includes(regionOf(smsTo) ?? '')) {
       throw regionNotAllowed(request.phone !== undefined ? fields.phone : fields.key);
     }
     const emailTo = request.email?.trim() || (key.kind === 'email' && !smsTo ? key.value : undefined);

@@ -278,6 +278,22 @@ describe('otp_generate', () => {
       expect(res.body.data.reason).toBe('region_not_allowed');
       expect(gateway.sent).toHaveLength(0);
     });
+
+    it('sends SMS only to the default region when sms.allowed_regions is not set', async () => {
+      await start();
+      const gateway = smsGateway();
+      expect((await app.post('otp_generate', { uid: '+44 7400 123456' })).body.data.reason).toBe('region_not_allowed');
+      expect((await app.post('otp_generate', { uid: PHONE })).body.success).toBe(true);
+      expect(gateway.sent.map((s) => s.receiver)).toEqual(['+393331234567']);
+    });
+
+    it('sends to every region sms.allowed_regions lists', async () => {
+      await start({ sms: { allowed_regions: ['IT', 'GB'] } });
+      const gateway = smsGateway();
+      const res = await app.post('otp_generate', { uid: '+44 7400 123456' });
+      expect(res.body).toMatchObject({ success: true });
+      expect(gateway.sent).toHaveLength(1);
+    });
   });
 
   describe('OTP log', () => {
