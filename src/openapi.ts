@@ -118,7 +118,13 @@ function registerAction(registry: OpenAPIRegistry, fallbacks: Map<string, object
     responses: {
       200: {
         description: 'The envelope: success with the action data, or a business failure with its reason.',
-        content: { 'application/json': { schema: z.union([success, failure]).openapi({}, { unionPreferredType: 'oneOf' }) } },
+        content: {
+          'application/json': {
+            schema: z
+              .union(action.bodyResponse ? [success, failure, component(registry, fallbacks, `${name}.Body`, action.bodyResponse, 'output')] : [success, failure])
+              .openapi({}, { unionPreferredType: 'oneOf' }),
+          },
+        },
       },
       default: transportFailureResponse(transportFailure),
     },

@@ -37,6 +37,8 @@ export interface Action<S extends z.ZodType = z.ZodType> {
   request: S;
   /** Shape of `data` on success, for the OpenAPI description (not enforced at run time). */
   response?: z.ZodType;
+  /** The whole answer when the action may replace the envelope (`ActionResult.body`), for the OpenAPI description. */
+  bodyResponse?: z.ZodType;
   /** The `data.reason` codes this action may answer besides `invalid_request` and `upstream_error`. */
   reasons?: readonly Reason[];
   handler(input: z.infer<S>, ctx: ActionContext): Promise<ActionResult>;

@@ -72,6 +72,10 @@ export const recommendations = defineAction({
   summary: 'Recommended articles from the widget chosen for the page (home or article, toptrend or not).',
   request: recommendationsRequest,
   response: recommendationsResponse,
+  bodyResponse: z
+    .object({ response: z.object({ items: z.array(z.looseObject({})) }) })
+    .loose()
+    .describe('With recommendations.debug false: only the upstream items, with their original fields (SPEC.md); a failure adds success false, error and data.reason.'),
   reasons: ['not_configured'],
   async handler(input, { deps }): Promise<ActionResult> {
     const settings = deps.config.recommendations;
