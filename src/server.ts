@@ -1,10 +1,7 @@
 import type { Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { loadConfig, ConfigError } from './config/load';
-import { createDeps } from './deps';
-import { createApp } from './app';
-import { createLogger, type Logger } from './logger';
-import { startSandbox, type Sandbox } from './sandbox';
+import type { Logger } from './logger';
+import { startService, type Service } from './service';
 
 async function main(): Promise<void> {
   let config;
@@ -17,34 +14,23 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  let sandbox: Sandbox | undefined;
-  if (config.sandbox.enabled) {
-    sandbox = await startSandbox(config, createLogger(config.log.level));
-    config = sandbox.config;
+  let service: Service;
+  try {
+    service = await startService(config);
+  } catch (err) {
+    // A listen failure is already logged by the service; this also covers a sandbox that did not start.
+    // No process.exit: the service released what it opened, and the async OTP log file must finish opening.
+    process.stderr.write(`cannot start: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+    return;
   }
-  const deps = createDeps(config);
-  const outbox = sandbox?.outbox;
-  const app = createApp(deps, {
-    routes: (router) => {
-      // Only the sandbox has an outbox: outside it the route does not exist.
-      if (outbox) router.get('/_sandbox/outbox', (ctx) => (ctx.body = { success: true, error: null, data: { messages: outbox.list() } }));
-    },
-  });
-  const server: Server = app.listen(config.server.port, config.server.host, () => {
-    // The bound port, not the configured one: port 0 picks a free port.
-    const { port } = server.address() as AddressInfo;
-    deps.log.info({ host: config.server.host, port, sandbox: config.sandbox.enabled }, `listening on http://${config.server.host}:${port}`);
-  });
+  const { server, deps, closeResources } = service;
   server.on('error', (err) => {
-    deps.log.fatal({ err }, 'cannot listen');
+    deps.log.fatal({ err }, 'server error');
     process.exit(1);
   });
 
-  const closeResources = async () => {
-    await deps.close();
-    await sandbox?.close();
-  };
-  handleShutdown(server, config.server.shutdown_grace_seconds * 1000, deps.log, closeResources);
+  handleShutdown(server, service.config.server.shutdown_grace_seconds * 1000, deps.log, closeResources);
 }
 
 /*

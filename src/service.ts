@@ -1,0 +1,82 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from './config/schema';
+import { createDeps, type Deps, type DepsOverrides } from './deps';
+import { createApp } from './app';
+import { createLogger } from './logger';
+import { startSandbox, type Sandbox } from './sandbox';
+import { mountDemo } from './demo';
+
+/*
+ * The whole service on one listening socket: the sandbox upstreams when configured, the
+ * dependencies, the app with its extra GET routes (sandbox outbox, demo page). src/server.ts
+ * runs it as the process; the end-to-end tests start it in-process on port 0.
+ */
+
+export interface Service {
+  /** The configuration in effect (with the sandbox on, every upstream points at its fake). */
+  config: Config;
+  deps: Deps;
+  server: Server;
+  /** The sandbox upstreams and their outbox, when `sandbox.enabled`. */
+  sandbox?: Sandbox;
+  /** http://host:port of the bound socket (port 0 picks a free one). */
+  url: string;
+  /** Releases the dependencies (ingest queue, store) and the sandbox; the server is closed by the caller. */
+  closeResources(): Promise<void>;
+  /** Closes the server at once (open connections too), then the resources: for tests and tools. */
+  close(): Promise<void>;
+}
+
+export async function startService(initial: Config, overrides: DepsOverrides = {}): Promise<Service> {
+  let config = initial;
+  let sandbox: Sandbox | undefined;
+  if (config.sandbox.enabled) {
+    sandbox = await startSandbox(config, createLogger(config.log.level));
+    config = sandbox.config;
+  }
+  const deps = createDeps(config, overrides);
+  const outbox = sandbox?.outbox;
+  const app = createApp(deps, {
+    routes: (router) => {
+      // Only the sandbox has an outbox: outside it the route does not exist.
+      if (outbox) router.get('/_sandbox/outbox', (ctx) => (ctx.body = { success: true, error: null, data: { messages: outbox.list() } }));
+      mountDemo(router, deps);
+    },
+  });
+
+  const closeResources = async () => {
+    await deps.close();
+    await sandbox?.close();
+  };
+  let server: Server;
+  try {
+    server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(config.server.port, config.server.host);
+      s.once('listening', () => resolve(s));
+      s.once('error', reject);
+    });
+  } catch (err) {
+    deps.log.fatal({ err }, 'cannot listen');
+    await closeResources();
+    throw err;
+  }
+  // The bound port, not the configured one: port 0 picks a free port.
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.server.host}:${port}`;
+  deps.log.info({ host: config.server.host, port, sandbox: config.sandbox.enabled }, `listening on ${url}`);
+
+  return {
+    config,
+    deps,
+    server,
+    sandbox,
+    url,
+    closeResources,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeResources();
+    },
+  };
+}
