@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 # Debian packages the tests start for real, as command:package. Installed only when missing;
 # CI runs as root. A test whose server is missing fails; it is never skipped.
-system_packages="redis-server:redis-server"
+system_packages="redis-server:redis-server chromium:chromium"
 need_debs=()
 for pair in $system_packages; do
   bin=${pair%%:*}; deb=${pair##*:}

@@ -1,0 +1,121 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import pino from 'pino';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startService, type Service } from '../../src/service';
+import type { OutboxMessage } from '../../src/sandbox/outbox';
+import { testConfig } from '../support/app';
+
+/*
+ * The real service on the sandbox (src/service.ts, as `npm start` runs it) on a free port, and
+ * Debian's Chromium driven by playwright-core: never a downloaded browser. Each test gets a
+ * fresh browser context; a failing one leaves a screenshot in test-artifacts/ and names it.
+ */
+
+export const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(__dirname, '..', '..', 'test-artifacts');
+const silent = pino({ level: 'silent' });
+
+export interface E2e {
+  service: Service;
+  browser: Browser;
+}
+
+export async function startE2e(config: Record<string, unknown> = {}): Promise<E2e> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: the browser tests need Debian's chromium package. Run the README test command (npm ci && npm test), which installs it with apt-get.`);
+  }
+  const service = await startService(testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 }, ...config }), { log: silent, otpLog: silent });
+  try {
+    // playwright gives every launch a fresh temporary user-data-dir, removed on close.
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    return { service, browser };
+  } catch (err) {
+    await service.close();
+    throw err;
+  }
+}
+
+export async function stopE2e(e2e: E2e | undefined): Promise<void> {
+  await e2e?.browser.close();
+  await e2e?.service.close();
+}
+
+/** One API request the page made, with its JSON body and JSON answer. */
+export interface Exchange {
+  action: string;
+  body: Record<string, unknown>;
+  answer: { success: boolean; error: string | null; data: Record<string, unknown> };
+}
+
+export interface PageRun {
+  page: Page;
+  context: BrowserContext;
+  /** Every POST /?action=... the page made, in order. */
+  exchanges: Exchange[];
+}
+
+const fileName = (title: string) => `${title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 80)}.png`;
+
+/**
+ * A fresh context and page for `body`. Console errors (a CSP violation is one) and page errors
+ * fail the test. On failure a full-page screenshot is saved and its path added to the error.
+ */
+export async function withPage(e2e: E2e, title: string, body: (run: PageRun) => Promise<void>): Promise<void> {
+  const context = await e2e.browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'it-IT' });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  const exchanges: Exchange[] = [];
+  page.on('response', async (response) => {
+    const url = new URL(response.url());
+    const action = url.searchParams.get('action');
+    if (response.request().method() !== 'POST' || url.pathname !== '/' || !action) return;
+    const exchange = { action, body: response.request().postDataJSON() as Exchange['body'], answer: undefined as unknown as Exchange['answer'] };
+    exchanges.push(exchange);
+    exchange.answer = (await response.json().catch(() => null)) as Exchange['answer'];
+  });
+  try {
+    await body({ page, context, exchanges });
+    expect(problems).toEqual([]);
+  } catch (err) {
+    const path = join(ARTIFACTS, fileName(title));
+    await mkdir(ARTIFACTS, { recursive: true });
+    const saved = await page.screenshot({ path, fullPage: true }).then(
+      () => `screenshot: ${path}`,
+      (shotErr: Error) => `no screenshot (${shotErr.message})`,
+    );
+    if (err instanceof Error) err.message = `${err.message}\n${saved}${problems.length ? `\n${problems.join('\n')}` : ''}`;
+    throw err;
+  } finally {
+    await context.close();
+  }
+}
+
+/**
+ * The newest code sent on `channel` to `to`, read as a person would: the outbox the page links
+ * to, opened in another tab of the same browser.
+ */
+export async function codeFromOutbox(run: PageRun, channel: 'sms' | 'email', to: string, after = 0): Promise<string> {
+  const href = await run.page.locator('#outbox-link').evaluate((link) => (link as unknown as { href: string }).href);
+  const tab = await run.context.newPage();
+  try {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      await tab.goto(href);
+      const { data } = JSON.parse(await tab.locator('body').innerText()) as { data: { messages: OutboxMessage[] } };
+      const found = data.messages.filter((m) => m.channel === channel && m.to.includes(to));
+      if (found.length > after && found[0]?.code) return found[0].code;
+      await tab.waitForTimeout(100);
+    }
+    throw new Error(`no ${channel} code for ${to} in the outbox`);
+  } finally {
+    await tab.close();
+  }
+}
