@@ -15,8 +15,27 @@ export interface OtpKey {
   kind: OtpKeyKind;
 }
 
+/*
+ * Parsing a phone is the dearest step of a code check (libphonenumber: tens of µs under load),
+ * and one request normalises its key more than once (verify_otp's handler, then the OTP
+ * service). The last few hundred answers are kept; the cache is simply emptied when full.
+ */
+const RECENT_LIMIT = 512;
+const recent = new Map<string, Map<string, Readonly<OtpKey> | null>>();
+
 /** The normalised key, or null when it looks like a phone but is not a valid one. */
-export function normaliseOtpKey(raw: string, defaultRegion: string): OtpKey | null {
+export function normaliseOtpKey(raw: string, defaultRegion: string): Readonly<OtpKey> | null {
+  let byRegion = recent.get(defaultRegion);
+  if (!byRegion) recent.set(defaultRegion, (byRegion = new Map()));
+  const known = byRegion.get(raw);
+  if (known !== undefined) return known;
+  const key = parseOtpKey(raw, defaultRegion);
+  if (byRegion.size >= RECENT_LIMIT) byRegion.clear();
+  byRegion.set(raw, key && Object.freeze(key));
+  return key;
+}
+
+function parseOtpKey(raw: string, defaultRegion: string): OtpKey | null {
   const trimmed = raw.trim();
   if (trimmed.includes('@')) return { value: trimmed.toLowerCase(), kind: 'email' };
   if (looksLikePhone(trimmed)) {

@@ -16,16 +16,52 @@ export interface MemoryOtpStoreOptions {
   now?: () => number;
 }
 
-/** `hash|sentAt|expiresAt|attempts`, numbers in base 36: ~90 characters instead of a ~300 B object. */
+const HASH_BYTES = 32;
+const SENT_AT = HASH_BYTES;
+const EXPIRES_AT = SENT_AT + 6;
+const ATTEMPTS = EXPIRES_AT + 6;
+const PACKED_BYTES = ATTEMPTS + 1;
+const HEX_HASH = /^[0-9a-f]{64}$/;
+/** Marks a record kept as text (a hash that is not a 64-digit hex digest). */
+const TEXT = '~';
+const scratch = Buffer.alloc(PACKED_BYTES);
+
+const packText = (record: OtpRecord) =>
+  `${TEXT}${record.hash}|${record.sentAt.toString(36)}|${record.expiresAt.toString(36)}|${record.attempts.toString(36)}`;
+
+/**
+ * A record as one short flat string (docs/performance.md: memory per pending code). Binary when
+ * the hash is a hex SHA-256, as the service's always are: 32 hash bytes, sentAt and expiresAt as
+ * 48-bit integers, the wrong-guess count: 45 one-byte characters instead of a ~300 B object.
+ */
 export function packRecord(record: OtpRecord): string {
-  return `${record.hash}|${record.sentAt.toString(36)}|${record.expiresAt.toString(36)}|${record.attempts.toString(36)}`;
+  const fits = HEX_HASH.test(record.hash) && record.attempts <= 255 && [record.sentAt, record.expiresAt].every((t) => Number.isSafeInteger(t) && t >= 0 && t < 2 ** 48);
+  if (!fits) return packText(record);
+  scratch.write(record.hash, 0, 'hex');
+  scratch.writeUIntBE(record.sentAt, SENT_AT, 6);
+  scratch.writeUIntBE(record.expiresAt, EXPIRES_AT, 6);
+  scratch[ATTEMPTS] = record.attempts;
+  const packed = scratch.toString('latin1');
+  return packed.startsWith(TEXT) ? packText(record) : packed;
 }
 
 export function unpackRecord(packed: string): OtpRecord | null {
-  const [hash, sentAt, expiresAt, attempts] = packed.split('|');
-  if (!hash || sentAt === undefined || expiresAt === undefined || attempts === undefined) return null;
-  return { hash, sentAt: parseInt(sentAt, 36), expiresAt: parseInt(expiresAt, 36), attempts: parseInt(attempts, 36) };
+  if (packed.startsWith(TEXT)) {
+    const [hash, sentAt, expiresAt, attempts] = packed.slice(TEXT.length).split('|');
+    if (!hash || sentAt === undefined || expiresAt === undefined || attempts === undefined) return null;
+    return { hash, sentAt: parseInt(sentAt, 36), expiresAt: parseInt(expiresAt, 36), attempts: parseInt(attempts, 36) };
+  }
+  if (packed.length !== PACKED_BYTES) return null;
+  scratch.write(packed, 0, 'latin1');
+  return { hash: scratch.toString('hex', 0, HASH_BYTES), sentAt: scratch.readUIntBE(SENT_AT, 6), expiresAt: scratch.readUIntBE(EXPIRES_AT, 6), attempts: scratch[ATTEMPTS]! };
 }
+
+/**
+ * A flat copy of a key. V8 keeps a string built by concatenation (the phone library builds
+ * E.164 as `'+' + code + digits`) as a tree of its parts; a cache entry holding such a key would
+ * keep the whole tree alive for the record's life.
+ */
+const flatKey = (key: string): string => Buffer.from(key, 'utf8').toString('utf8');
 
 const emptyContext: OtpRecordContext = { record: null, previous: null, outcome: null, retryAfterMs: 0 };
 // Snapshots are immutable: the one "no record" snapshot is shared by every step.
@@ -57,7 +93,7 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
     for (const effect of effects) {
       if (effect === 'deleteRecord') cache.delete(key);
       else if (effect === 'storeCode' && context.record && now !== undefined) {
-        cache.set(key, packRecord(context.record), { ttl: Math.max(1, retainUntil(context.record) - now) });
+        cache.set(flatKey(key), packRecord(context.record), { ttl: Math.max(1, retainUntil(context.record) - now) });
       } else if ((effect === 'countWrongGuess' || effect === 'restorePrevious') && context.record) {
         // Same key, same or shorter life: keep the entry's TTL.
         cache.set(key, packRecord(context.record), { noUpdateTTL: true });

@@ -143,16 +143,17 @@ export function createOtpService(
   }
 
   async function deliver(channel: 'sms' | 'email', to: string, send: () => Promise<unknown>): Promise<boolean> {
-    const masked = channel === 'sms' ? maskPhone(to) : maskEmail(to);
+    const masked = () => (channel === 'sms' ? maskPhone(to) : maskEmail(to));
     try {
       await send();
-      env().otpLog.info({ event: 'send', channel, to: masked, outcome: 'sent' }, 'send');
+      const { otpLog } = env();
+      if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'send', channel, to: masked(), outcome: 'sent' }, 'send');
       env().metrics?.codeSent(channel, 'sent');
       return true;
     } catch (err) {
       const reason = isApiError(err) ? err.reason : 'error';
       env().metrics?.codeSent(channel, 'failed');
-      env().otpLog.warn({ event: 'send', channel, to: masked, outcome: 'failed', reason }, 'send');
+      env().otpLog.warn({ event: 'send', channel, to: masked(), outcome: 'failed', reason }, 'send');
       return false;
     }
   }
@@ -168,9 +169,13 @@ export function createOtpService(
       const useSms = smsTo !== undefined && sms.configured;
       const useEmail = emailTo !== undefined && mailer.configured;
       const { otpLog } = env();
-      const logBase = { event: 'generate', key: maskOtpKey(key), chosen: { sms: smsTo !== undefined, email: emailTo !== undefined } };
+      // The line is built only when the OTP log takes it: masking costs, and most runs log at warn.
+      const logGenerate = (fields: Record<string, unknown>) => {
+        if (!otpLog.isLevelEnabled('info')) return;
+        otpLog.info({ event: 'generate', key: maskOtpKey(key), chosen: { sms: smsTo !== undefined, email: emailTo !== undefined }, ...fields }, 'generate');
+      };
       if (!useSms && !useEmail) {
-        otpLog.info({ ...logBase, outcome: 'channel_not_configured' }, 'generate');
+        logGenerate({ outcome: 'channel_not_configured' });
         throw channelNotConfigured();
       }
 
@@ -181,7 +186,7 @@ export function createOtpService(
       const issued = await guarded(() => store.issue(key, codeHash, now, policy));
       if (issued.status === 'blocked') {
         const retryAfter = Math.max(1, Math.ceil(issued.retryAfterMs / 1000));
-        otpLog.info({ ...logBase, outcome: 'blocked', retry_after: retryAfter }, 'generate');
+        logGenerate({ outcome: 'blocked', retry_after: retryAfter });
         throw alreadySent(retryAfter, otp.resend_cooldown_seconds);
       }
       // Counted only for codes really issued: requests refused by the cooldown cost the identifier nothing.
@@ -189,11 +194,11 @@ export function createOtpService(
         await guarded(() => limits.sendToIdentifier(key));
       } catch (err) {
         await guarded(() => store.revert(key, codeHash, issued.previous));
-        otpLog.info({ ...logBase, outcome: 'rate_limited' }, 'generate');
+        logGenerate({ outcome: 'rate_limited' });
         throw err;
       }
       const debugCode = otp.debug ? { debug_code: code } : {};
-      otpLog.info({ ...logBase, outcome: 'issued', ...debugCode }, 'generate');
+      logGenerate({ outcome: 'issued', ...debugCode });
 
       const text = message(code);
       const [smsSent, emailSent] = await Promise.all([
@@ -221,7 +226,8 @@ export function createOtpService(
       const key = normaliseOtpKey(rawKey, region)?.value ?? rawKey.trim();
       await guarded(() => limits.verifyFromIp());
       const outcome = await guarded(() => store.verify(key, hash(key, code.trim()), env().now(), policy));
-      env().otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome }, 'verify');
+      const { otpLog } = env();
+      if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome }, 'verify');
       env().metrics?.verification(outcome);
       return outcome;
     },

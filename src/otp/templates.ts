@@ -37,8 +37,25 @@ function checkTemplate(name: string, template: string): string {
   return template;
 }
 
+/** A template cut once into its text and its placeholders (odd indexes), so filling it is a join. */
+const compiled = new Map<string, string[]>();
+function partsOf(template: string): string[] {
+  let parts = compiled.get(template);
+  if (!parts) {
+    // split() with a capturing group keeps the placeholder names at the odd indexes.
+    parts = template.split(/\{\{\s*(OTP_CODE|OTP_EXPIRY_MINUTES|APP_NAME|YEAR)\s*\}\}/);
+    // Templates are a handful: the cache only guards against a caller rendering endless one-off strings.
+    if (compiled.size >= 32) compiled.clear();
+    compiled.set(template, parts);
+  }
+  return parts;
+}
+
 export function renderTemplate(template: string, values: TemplateValues, escape: (v: string) => string = (v) => v): string {
-  return template.replace(/\{\{\s*(OTP_CODE|OTP_EXPIRY_MINUTES|APP_NAME|YEAR)\s*\}\}/g, (_, name: Placeholder) => escape(values[name]));
+  const parts = partsOf(template);
+  let out = parts[0]!;
+  for (let i = 1; i < parts.length; i += 2) out += escape(values[parts[i] as Placeholder]) + parts[i + 1]!;
+  return out;
 }
 
 const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", nbsp: ' ', copy: '©', egrave: 'è', agrave: 'à' };
@@ -81,10 +98,20 @@ export function renderOtpMessage(templates: OtpTemplates, input: OtpMessageInput
     APP_NAME: input.appName,
     YEAR: String(new Date(input.now).getFullYear()),
   };
+  // Each part is rendered when read: a code sent by SMS only never renders the mail.
+  let html: string | undefined;
+  let text: string | undefined;
+  let sms: string | undefined;
   return {
     subject: `${input.appName}: il tuo codice di verifica`,
-    html: renderTemplate(templates.emailHtml, values, escapeHtml),
-    text: renderTemplate(templates.emailText, values),
-    sms: renderTemplate(templates.sms, values),
+    get html() {
+      return (html ??= renderTemplate(templates.emailHtml, values, escapeHtml));
+    },
+    get text() {
+      return (text ??= renderTemplate(templates.emailText, values));
+    },
+    get sms() {
+      return (sms ??= renderTemplate(templates.sms, values));
+    },
   };
 }

@@ -17,6 +17,13 @@ describe('normaliseOtpKey', () => {
   it('keeps any other identifier as trimmed text', () => {
     expect(normaliseOtpKey(' user-42 ', 'IT')).toEqual({ value: 'user-42', kind: 'other' });
   });
+
+  it('gives the same answer to a key asked again, also after many other keys and for another region', () => {
+    const first = normaliseOtpKey('3331234567', 'IT');
+    for (let i = 0; i < 1000; i++) normaliseOtpKey(`33312${String(i).padStart(5, '0')}`, 'IT');
+    expect(normaliseOtpKey('3331234567', 'IT')).toEqual(first);
+    expect(normaliseOtpKey('3331234567', 'US')).toBeNull();
+  });
 });
 
 describe('maskOtpKey', () => {

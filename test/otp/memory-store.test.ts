@@ -33,4 +33,15 @@ describe('memory OTP store', () => {
     expect(packed.length).toBeLessThan(100);
     expect(unpackRecord(packed)).toEqual(record);
   });
+
+  it('packs the hex digest the service stores as 32 bytes, so a record takes 45 characters', () => {
+    const record = { hash, sentAt: 1_700_000_000_123, expiresAt: 1_700_000_300_123, attempts: 0 };
+    expect(packRecord(record)).toHaveLength(45);
+    expect(unpackRecord(packRecord(record))).toEqual(record);
+  });
+
+  it('keeps a hash that is not a hex digest as text, and back', () => {
+    const record = { hash: 'not-a-digest', sentAt: 1_700_000_000_123, expiresAt: 1_700_000_300_123, attempts: 1 };
+    expect(unpackRecord(packRecord(record))).toEqual(record);
+  });
 });
