@@ -4,6 +4,7 @@ import cors from '@koa/cors';
 import { bodyParser } from '@koa/bodyparser';
 import { randomUUID } from 'node:crypto';
 import type { Deps } from './deps';
+import type { Logger } from './logger';
 import { actionsByName } from './actions';
 import type { Action } from './actions/action';
 import { ApiError, isApiError } from './http/errors';
@@ -42,7 +43,9 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     const incoming = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
-    ctx.state.log = deps.log.child({ request_id: requestId });
+    // The request's logger is made on first use: most requests log nothing at warn level, and a child logger costs.
+    let log: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', { get: () => (log ??= deps.log.child({ request_id: requestId })), enumerable: true, configurable: true });
     ctx.set('x-request-id', requestId);
     try {
       await next();
@@ -54,8 +57,9 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
       ctx.body = failureEnvelope(apiError);
       ctx.state.reason = apiError.reason;
     }
-    const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
     ctx.state.outcome = ctx.state.reason ?? (isFailure(ctx.body) ? failureReason(ctx.body) : 'ok');
+    if (!deps.log.isLevelEnabled('info')) return;
+    const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
     // The path of an unknown action is whatever the client typed (a phone, a token): not logged.
     const path = actionLabel(ctx) === 'unknown' ? undefined : ctx.path;
     ctx.state.log.info(
@@ -64,7 +68,13 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     );
   });
 
-  app.use(cors({ origin: (ctx) => (config.server.cors_origins.includes(ctx.get('origin')) ? ctx.get('origin') : ''), credentials: true }));
+  const corsHeaders = cors({ origin: (ctx) => (config.server.cors_origins.includes(ctx.get('origin')) ? ctx.get('origin') : ''), credentials: true });
+  app.use(function corsWhenOrigin(ctx: Context, next: Next) {
+    // Without an Origin header @koa/cors only adds `Vary: Origin`; doing just that here spares it on most requests.
+    if (ctx.get('origin') !== '') return corsHeaders(ctx, next);
+    ctx.vary('Origin');
+    return next();
+  });
 
   const router = new Router();
   router.get('/healthz', (ctx) => {
@@ -87,7 +97,12 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     ctx.body = openapi;
   });
   options.routes?.(router);
-  app.use(router.routes());
+  const routes = router.routes();
+  // The routes are GET endpoints: other requests (every action call) skip matching them.
+  const getOnly = router.stack.every((layer) => layer.methods.every((method) => method === 'GET' || method === 'HEAD'));
+  app.use(function getRoutes(ctx: Context, next: Next) {
+    return getOnly && ctx.method !== 'GET' && ctx.method !== 'HEAD' ? next() : routes(ctx as Parameters<typeof routes>[0], next);
+  });
 
   const frontController = createFrontController(deps, options.actions ?? actionsByName);
   const parseJson = bodyParser({

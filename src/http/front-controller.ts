@@ -10,9 +10,13 @@ const ACTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 /** SPEC.md, Addressing 1: `POST /?action=X` and `POST /X` are the same call. */
 export function actionName(ctx: Context): string | undefined {
-  const fromPath = ctx.path.length > 1 ? ctx.path.slice(1) : undefined;
-  const fromQuery = typeof ctx.query.action === 'string' ? ctx.query.action : undefined;
-  return fromPath ?? fromQuery;
+  if (ctx.path.length > 1) return ctx.path.slice(1);
+  // Read straight from the query string: Koa's ctx.query parses every parameter into an object first.
+  const querystring = ctx.querystring;
+  if (querystring === '') return undefined;
+  const values = new URLSearchParams(querystring).getAll('action');
+  // A repeated parameter is an array in ctx.query: no action name, as before.
+  return values.length === 1 ? values[0] : undefined;
 }
 
 export function createFrontController(deps: Deps, actions: ReadonlyMap<string, Action>) {
@@ -31,7 +35,10 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
       deps,
       requestId: ctx.state.requestId as string,
       ip: ctx.ip,
-      log: ctx.state.log,
+      // A getter: the request's child logger is only made when a handler logs.
+      get log() {
+        return ctx.state.log;
+      },
       header: (header) => ctx.get(header) || undefined,
       cookies: ctx.cookies,
       trace,

@@ -99,8 +99,10 @@ const defined = (identity: Identity = {}): Identity =>
 export function issueVerifiedProof(ctx: Pick<ActionContext, 'deps'>, { verified, linked }: ProofIdentities, basedOn?: VerifiedProof | null): string {
   const { deps } = ctx;
   const now = deps.now();
-  const { exp, kind: _kind, linked: earlierLinked, ...earlier } = basedOn ?? ({} as Partial<VerifiedProof>);
   const fresh = defined(verified);
+  // The common case (verify_otp without an earlier proof): the proof claims just what was verified.
+  if (!basedOn && !linked) return signProof(deps.secret, { ...fresh, kind: VERIFIED }, deps.config.security.proof_ttl_seconds, now);
+  const { exp, kind: _kind, linked: earlierLinked, ...earlier } = basedOn ?? ({} as Partial<VerifiedProof>);
   const added = Object.fromEntries(Object.entries(defined(linked)).filter(([key]) => earlier[key] === undefined));
   const linkedKeys = new Set([...(Array.isArray(earlierLinked) ? earlierLinked.filter((k): k is string => typeof k === 'string') : []), ...Object.keys(added)]);
   for (const key of Object.keys(fresh)) linkedKeys.delete(key);

@@ -1,0 +1,53 @@
+import nock from 'nock';
+import pino from 'pino';
+import { createServer } from 'node:net';
+import { createUpstream, observeUpstreamCalls, type UpstreamCall } from '../../src/clients/http';
+import { useNock } from '../support/nock';
+
+/* The shared upstream HTTP base on its own: query building, bodies, and how failures are named. */
+
+const upstream = createUpstream({ name: 'test', label: 'di prova', timeoutMs: 500, log: pino({ level: 'silent' }) });
+
+const closedPort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+describe('createUpstream', () => {
+  let calls: UpstreamCall[];
+  let stop: () => void;
+  useNock();
+  beforeEach(() => {
+    calls = [];
+    stop = observeUpstreamCalls((call) => calls.push(call));
+  });
+  afterEach(() => stop());
+
+  it('sends a form body with its length and answers the parsed JSON reply', async () => {
+    const scope = nock('https://u.test')
+      .post('/form', 'uid=42&name=Mario+Rossi')
+      .matchHeader('content-type', 'application/x-www-form-urlencoded')
+      .matchHeader('content-length', '23')
+      .reply(200, { ok: true });
+    const response = await upstream.call({ endpoint: 'form', method: 'POST', url: 'https://u.test/form', form: { uid: 42, name: 'Mario Rossi', none: undefined } });
+    expect(response).toMatchObject({ status: 200, data: { ok: true } });
+    expect(scope.isDone()).toBe(true);
+  });
+
+  it('names a refused connection unreachable and answers upstream_error', async () => {
+    const port = await closedPort();
+    const err = await upstream.call({ endpoint: 'down', method: 'GET', url: `http://127.0.0.1:${port}/` }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ reason: 'upstream_error', data: { upstream: 'test', endpoint: 'down' } });
+    expect(calls).toMatchObject([{ endpoint: 'down', status: 0, outcome: 'unreachable' }]);
+  });
+
+  it('names a reply that does not come in time a timeout', async () => {
+    nock('https://u.test').get('/slow').delay(1500).reply(200, {});
+    const err = await upstream.call({ endpoint: 'slow', method: 'GET', url: 'https://u.test/slow' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ reason: 'upstream_error' });
+    expect(calls).toMatchObject([{ endpoint: 'slow', status: 0, outcome: 'timeout' }]);
+  });
+});
