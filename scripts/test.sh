@@ -21,4 +21,6 @@ fi
 
 echo "== type check"; npx tsc --noEmit
 echo "== lint"; npx eslint .
+# The benchmark smoke run comes before the tests so that the test summary closes the output.
+echo "== bench smoke"; npm run bench -- --smoke
 echo "== tests"; npx jest --ci "$@"

@@ -1,0 +1,67 @@
+import type { LoadKind } from './load';
+
+/*
+ * What `npm run bench` measures. Every service case runs against the real app (bench/service.ts)
+ * with the store and log level of its variant; the ratio is to the baseline of the same run.
+ * Each case has its own phone range (`+393<digit>` + 8 digits), so no case meets another's
+ * cooldown or codes on a shared instance.
+ */
+
+export type Store = 'memory' | 'redis';
+export type LogLevel = 'warn' | 'info';
+
+export interface ServiceVariant {
+  store: Store;
+  logLevel: LogLevel;
+  /** The app with one action that does nothing (bench_noop) instead of the service's actions. */
+  floor?: boolean;
+}
+
+export interface BenchCase {
+  name: string;
+  /** What the table says it measures. */
+  label: string;
+  kind: LoadKind;
+  /** Absent for the baseline, which runs against the bare Koa app. */
+  service?: ServiceVariant;
+  /** The digit after `+393` of this case's phones. */
+  phoneDigit: number;
+  /** Issue 7's target, as a ratio to the baseline's requests per second. */
+  targetRatio?: number;
+  /** Actions that must be registered for the case to run. */
+  requires?: string[];
+}
+
+const memory: ServiceVariant = { store: 'memory', logLevel: 'warn' };
+const memoryInfo: ServiceVariant = { store: 'memory', logLevel: 'info' };
+const redis: ServiceVariant = { store: 'redis', logLevel: 'warn' };
+
+export const BASELINE: BenchCase = { name: 'baseline', label: '(a) bare Koa + body parser, JSON echo', kind: 'echo', phoneDigit: 9 };
+/** The baseline measured again after the service cases. */
+export const BASELINE_END: BenchCase = { ...BASELINE, name: 'baseline (end)', label: '(a) again, after the service cases' };
+
+export const SERVICE_CASES: readonly BenchCase[] = [
+  {
+    name: 'noop_action',
+    label: '(f) the service pipeline (createApp, createDeps) around an action that does nothing',
+    kind: 'noop',
+    service: { ...memory, floor: true },
+    phoneDigit: 9,
+  },
+  { name: 'otp_generate', label: '(b) otp_generate, SMS channel', kind: 'otp_generate', service: memory, phoneDigit: 1, targetRatio: 0.35 },
+  { name: 'verify_otp', label: '(c) verify_otp, right code, one-shot', kind: 'verify_otp', service: memory, phoneDigit: 2, targetRatio: 0.6 },
+  { name: 'login', label: '(d) FeLogin + FeVerifyOtp, phone (each request counted)', kind: 'login', service: memory, phoneDigit: 3, targetRatio: 0.2, requires: ['FeLogin', 'FeVerifyOtp'] },
+  { name: 'get_user', label: '(e) get_user via the identity client', kind: 'get_user', service: memory, phoneDigit: 8 },
+  { name: 'otp_generate+info', label: '(b) with info logs to /dev/null', kind: 'otp_generate', service: memoryInfo, phoneDigit: 4 },
+  { name: 'verify_otp+info', label: '(c) with info logs to /dev/null', kind: 'verify_otp', service: memoryInfo, phoneDigit: 5 },
+  { name: 'otp_generate@redis', label: '(b) on the Redis store', kind: 'otp_generate', service: redis, phoneDigit: 6, targetRatio: 0.35 },
+  { name: 'verify_otp@redis', label: '(c) on the Redis store', kind: 'verify_otp', service: redis, phoneDigit: 7, targetRatio: 0.6 },
+];
+
+export const phonePrefix = (benchCase: BenchCase) => `+393${benchCase.phoneDigit}`;
+/** Phone number `index` of a range: a valid Italian mobile in E.164 (`+393` + digit + 8 digits). */
+export const phoneOf = (prefix: string, index: number) => `${prefix}${String(index).padStart(8, '0')}`;
+export const variantKey = (variant: ServiceVariant) => `${variant.store}/${variant.logLevel}${variant.floor ? '/floor' : ''}`;
+
+/** Issue 7: a pending code in the memory store under this many bytes. */
+export const MEMORY_TARGET_BYTES = 250;

@@ -1,0 +1,62 @@
+import { createOtpHasher, generateCode } from '../src/otp/code';
+import { createMemoryOtpStore } from '../src/otp/memory-store';
+import { announce, serve } from './child';
+import { phoneOf } from './cases';
+
+/*
+ * Memory per pending code in the memory OTP store: the V8 heap after a full GC, before and
+ * after storing `records` codes under distinct E.164 keys (what otp_generate stores: the key
+ * and the keyed hash of a fresh random code, with the default policy). Runs in its own process
+ * with --expose-gc so nothing else lives in that heap. The store stays referenced until the
+ * second measurement.
+ */
+
+export interface MemoryResult {
+  records: number;
+  heapBytes: number;
+  bytesPerRecord: number;
+  /** Resident set growth per record, for comparison (includes allocator slack). */
+  rssBytesPerRecord: number;
+}
+
+const gc = (): void => {
+  const collect = (globalThis as { gc?: () => void }).gc;
+  if (!collect) throw new Error('run with --expose-gc');
+  // Twice: the first pass may only promote what the second frees.
+  collect();
+  collect();
+};
+
+export async function measureMemory(records: number): Promise<MemoryResult> {
+  const hash = createOtpHasher('bench-secret-bench-secret-bench-secret!');
+  const policy = { ttlMs: 300_000, cooldownMs: 60_000, maxAttempts: 5 };
+  const now = Date.now();
+  // Keys and hashes made before the first measurement would be counted as "before"; making
+  // them inside the loop counts exactly what the store keeps of them.
+  const store = createMemoryOtpStore({ maxRecords: records + 1 });
+  gc();
+  const before = process.memoryUsage();
+  for (let i = 0; i < records; i++) {
+    const key = phoneOf('+3938', i);
+    await store.issue(key, hash(key, generateCode(6)), now, policy);
+  }
+  gc();
+  const after = process.memoryUsage();
+  const heapBytes = after.heapUsed - before.heapUsed + (after.arrayBuffers - before.arrayBuffers);
+  const result = {
+    records,
+    heapBytes,
+    bytesPerRecord: heapBytes / records,
+    rssBytesPerRecord: (after.rss - before.rss) / records,
+  };
+  await store.close();
+  return result;
+}
+
+if (require.main === module) {
+  serve(async (command) => {
+    if (command.type === 'measure') return measureMemory(Number(command.records));
+    throw new Error(`unknown command ${String(command.type)}`);
+  });
+  announce({ pid: process.pid });
+}

@@ -1,0 +1,101 @@
+import { SERVICE_CASES } from './cases';
+
+/*
+ * Command line of `npm run bench`:
+ *   --smoke             every case for about a second, no warm-up, fewer records for the memory
+ *                       figure; exits 1 unless every case answered with no failure (CI)
+ *   --duration <s>      measured seconds per case (default 10; smoke 1)
+ *   --warmup <s>        unmeasured seconds before each case (default 3; smoke 0)
+ *   --connections <n>   concurrent connections (default 50)
+ *   --records <n>       pending codes for the memory figure (default 1000000; smoke 100000)
+ *   --cases <a,b,...>   only these cases (names as in the table, `memory` for the memory figure;
+ *                       the baseline always runs)
+ *   --no-redis          skip the Redis cases even when redis-server is installed
+ *   --no-pin            do not pin processes to CPUs (by default, with taskset and 2+ CPUs, the
+ *                       app under load gets CPU 0 and everything else the other CPUs)
+ *   --profile <dir>     run each service case in its own process with the V8 CPU profiler (the
+ *                       one --cpu-prof starts) around its measured window only, write the
+ *                       profiles to <dir> and print where each one's time went
+ */
+
+/** What `--cases` may name: the service cases and the memory figure (the baseline always runs). */
+export const CASE_NAMES: readonly string[] = [...SERVICE_CASES.map((c) => c.name), 'memory'];
+
+export interface BenchOptions {
+  smoke: boolean;
+  duration: number;
+  warmup: number;
+  connections: number;
+  records: number;
+  cases: string[] | null;
+  redis: boolean;
+  pin: boolean;
+  profileDir: string | null;
+}
+
+export class UsageError extends Error {}
+
+const positive = (name: string, raw: string | undefined, integer: boolean): number => {
+  const value = Number(raw);
+  if (raw === undefined || !Number.isFinite(value) || value < 0 || (integer && !Number.isInteger(value))) {
+    throw new UsageError(`${name} needs a ${integer ? 'whole ' : ''}number, got ${raw ?? 'nothing'}`);
+  }
+  return value;
+};
+
+export function parseOptions(argv: readonly string[]): BenchOptions {
+  const smoke = argv.includes('--smoke');
+  const options: BenchOptions = {
+    smoke,
+    duration: smoke ? 1 : 10,
+    warmup: smoke ? 0 : 3,
+    connections: 50,
+    records: smoke ? 100_000 : 1_000_000,
+    cases: null,
+    redis: true,
+    pin: true,
+    profileDir: null,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const value = () => inline ?? argv[++i];
+    switch (flag) {
+      case '--smoke':
+        break;
+      case '--duration':
+        options.duration = positive(flag, value(), false);
+        break;
+      case '--warmup':
+        options.warmup = positive(flag, value(), false);
+        break;
+      case '--connections':
+        options.connections = Math.max(1, positive(flag, value(), true));
+        break;
+      case '--records':
+        options.records = Math.max(1, positive(flag, value(), true));
+        break;
+      case '--cases': {
+        const cases = (value() ?? '').split(',').map((c) => c.trim()).filter(Boolean);
+        const unknown = cases.filter((c) => !CASE_NAMES.includes(c));
+        if (cases.length === 0 || unknown.length > 0) throw new UsageError(`--cases takes names among ${CASE_NAMES.join(', ')}${unknown.length > 0 ? `; unknown: ${unknown.join(', ')}` : ''}`);
+        options.cases = cases;
+        break;
+      }
+      case '--no-redis':
+        options.redis = false;
+        break;
+      case '--no-pin':
+        options.pin = false;
+        break;
+      case '--profile':
+        options.profileDir = value() ?? null;
+        if (!options.profileDir) throw new UsageError('--profile needs a directory');
+        break;
+      default:
+        throw new UsageError(`unknown option ${arg}`);
+    }
+  }
+  if (options.duration <= 0) throw new UsageError('--duration must be above 0');
+  return options;
+}

@@ -1,0 +1,188 @@
+import type { Server } from 'node:http';
+import { Session } from 'node:inspector';
+import { writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import { loadConfig } from '../src/config/load';
+import type { Config } from '../src/config/schema';
+import { defineAction, type Action } from '../src/actions/action';
+import { createApp } from '../src/app';
+import { createDeps, type Deps } from '../src/deps';
+import { startService } from '../src/service';
+import { createLogger, type Logger } from '../src/logger';
+import { createRedis, redisReady } from '../src/redis';
+import { createOtpHasher } from '../src/otp/code';
+import { createMemoryOtpStore } from '../src/otp/memory-store';
+import { createRedisOtpStore } from '../src/otp/redis-store';
+import { createOtpService } from '../src/otp/service';
+import type { OtpStore } from '../src/otp/store';
+import { actionsByName } from '../src/actions';
+import { phoneOf } from './cases';
+import { announce, serve } from './child';
+import { BENCH_AID, BENCH_API_TOKEN, BENCH_COLLECTOR_TOKEN, BENCH_SMS_KEY } from './upstreams';
+
+/*
+ * The service under load, in its own process: the real start-up (src/service.ts) with every
+ * upstream pointed at bench/upstreams.ts, rate limits off, `otp.debug` on (the login case reads
+ * the code from FeLogin's answer, as the sandbox does). It answers the runner's commands:
+ * `preissue` stores codes straight into the OTP store, so verify_otp has one-shot codes to
+ * spend without paying for their sending inside the measurement; `actions` lists the
+ * registered actions; `profile-start` and `profile-stop` bracket a measured window.
+ */
+
+export const BENCH_SECRET = 'bench-secret-bench-secret-bench-secret!';
+export const BENCH_INTERNAL_KEY = 'bench-internal-key';
+
+export interface ServiceOptions {
+  upstreams: string;
+  store: 'memory' | 'redis';
+  redisUrl?: string;
+  /** `warn` for the measurements; `info` for the production-logging figure (stdout and the OTP log go to /dev/null). */
+  logLevel: 'warn' | 'info' | 'silent';
+  /** Serve only `bench_noop`, an action that answers its input: what the pipeline costs around any action. */
+  floor?: boolean;
+}
+
+/** The action of the `floor` variant: validated input in, the same data out, nothing else. */
+export const benchNoop = defineAction({
+  name: 'bench_noop',
+  request: z.object({ uid: z.string() }),
+  handler: async (input) => ({ data: { uid: input.uid } }),
+});
+
+/** The service's app (createDeps, createApp) with `bench_noop` as its only action. */
+async function startFloor(config: Config, log: Logger): Promise<{ url: string; deps: Deps; close(): Promise<void> }> {
+  const deps = createDeps(config, { log });
+  const app = createApp(deps, { actions: new Map([[benchNoop.name, benchNoop as unknown as Action]]) });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    deps,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await deps.close();
+    },
+  };
+}
+
+export function benchConfig(options: ServiceOptions): Config {
+  return loadConfig({
+    env: {},
+    overrides: {
+      server: { host: '127.0.0.1', port: 0 },
+      log: { level: options.logLevel },
+      otp: { debug: true, store: options.store, log_file: options.logLevel === 'info' ? '/dev/null' : '', max_records: 5_000_000 },
+      redis: { url: options.redisUrl ?? 'redis://127.0.0.1:6379', key_prefix: 'bench:' },
+      sms: { api_url: `${options.upstreams}/sms`, api_key: BENCH_SMS_KEY, sender: 'Bench' },
+      identity: { base_url: `${options.upstreams}/idp`, aid: BENCH_AID, api_token: BENCH_API_TOKEN },
+      user_collector: { base_url: `${options.upstreams}/collector`, internal_token: BENCH_COLLECTOR_TOKEN },
+      security: { secret: BENCH_SECRET, internal_key: BENCH_INTERNAL_KEY },
+      rate_limits: { enabled: false },
+      sandbox: { enabled: false },
+    },
+  });
+}
+
+export interface PreissueCommand {
+  /** E.164 keys `${prefix}${index padded to 8 digits}` for index 0..count-1. */
+  prefix: string;
+  count: number;
+  /** The one code every key gets (the keys differ, so the stored hashes differ too). */
+  code: string;
+}
+
+
+/** Stores `count` pending codes, as otp_generate would, without sending them. */
+async function preissue(store: OtpStore, config: Config, { prefix, count, code }: PreissueCommand): Promise<number> {
+  const hash = createOtpHasher(config.security.secret);
+  const policy = { ttlMs: config.otp.ttl_seconds * 1000, cooldownMs: config.otp.resend_cooldown_seconds * 1000, maxAttempts: config.otp.max_attempts };
+  const now = Date.now();
+  const batch = 1000;
+  for (let start = 0; start < count; start += batch) {
+    const issues: Array<Promise<unknown>> = [];
+    for (let i = start; i < Math.min(count, start + batch); i++) {
+      const key = phoneOf(prefix, i);
+      issues.push(store.issue(key, hash(key, code), now, policy));
+    }
+    await Promise.all(issues);
+  }
+  return count;
+}
+
+export async function startBenchService(options: ServiceOptions): Promise<{ url: string; deps: Deps; preissue(command: PreissueCommand): Promise<number>; close(): Promise<void> }> {
+  const config = benchConfig(options);
+  const log = createLogger(config.log.level);
+  if (options.floor) {
+    const floor = await startFloor(config, log);
+    return { ...floor, preissue: async () => 0 };
+  }
+  const redis = config.otp.store === 'redis' ? createRedis(config, log) : undefined;
+  if (redis) await redisReady(redis);
+  const store = redis ? createRedisOtpStore(redis, { prefix: config.redis.key_prefix }) : createMemoryOtpStore({ maxRecords: config.otp.max_records });
+  // The OTP service is built here (createDeps would build the same one) so `preissue` can reach its store.
+  const closers: Array<() => Promise<void> | void> = [];
+  // Read by the OTP service at call time, once the dependencies exist.
+  const built: { deps?: Deps } = {};
+  const otp = createOtpService(config, log, () => built.deps!, closers, { store });
+  // The service's own start-up, as `npm start` runs it (src/service.ts).
+  const service = await startService(config, { log, redis, otp });
+  built.deps = service.deps;
+  return {
+    url: service.url,
+    deps: service.deps,
+    preissue: (command) => preissue(store, config, command),
+    close: async () => {
+      await service.close();
+      for (const close of closers) await close();
+      redis?.disconnect();
+    },
+  };
+}
+
+/*
+ * The V8 CPU profiler (what `node --cpu-prof` starts at launch), started and stopped around one
+ * case's measured window only, so start-up and `preissue` stay out of the profile.
+ */
+function createProfiler() {
+  const session = new Session();
+  session.connect();
+  const post = <T>(method: string, params?: object) =>
+    new Promise<T>((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result as T))));
+  return {
+    start: async () => {
+      await post('Profiler.enable');
+      await post('Profiler.setSamplingInterval', { interval: 1000 });
+      await post('Profiler.start');
+    },
+    stop: async (file: string) => {
+      const { profile } = await post<{ profile: unknown }>('Profiler.stop');
+      writeFileSync(file, JSON.stringify(profile));
+      return file;
+    },
+  };
+}
+
+if (require.main === module) {
+  const options = JSON.parse(process.argv[2] ?? '{}') as ServiceOptions;
+  const profiler = createProfiler();
+  void startBenchService(options).then((service) => {
+    serve(async (command) => {
+      switch (command.type) {
+        case 'preissue':
+          return service.preissue(command as unknown as PreissueCommand);
+        case 'actions':
+          return [...actionsByName.keys()];
+        case 'profile-start':
+          return profiler.start();
+        case 'profile-stop':
+          return profiler.stop(String(command.file));
+        default:
+          throw new Error(`unknown command ${String(command.type)}`);
+      }
+    });
+    announce({ url: service.url });
+  });
+}

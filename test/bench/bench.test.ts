@@ -1,0 +1,122 @@
+import { parseOptions, UsageError } from '../../bench/options';
+import { requestsFor, type LoadResult } from '../../bench/load';
+import { hotFunctions } from '../../bench/profile';
+import { formatTable, verdict, type CaseOutcome } from '../../bench/report';
+import { BASELINE, SERVICE_CASES } from '../../bench/cases';
+import { runBench } from '../../bench/run';
+
+/*
+ * The benchmark is not part of `npm test`, but its parts are, so it cannot rot: a short run of
+ * the real processes (service, fake upstreams, load generator, memory probe) on the cases the
+ * service must answer without a failure, and the pure parts (options, request builders,
+ * verdict, profile summary) on their own.
+ */
+
+const result = (overrides: Partial<LoadResult> = {}): LoadResult => ({
+  kind: 'otp_generate',
+  requests: 100,
+  failures: 0,
+  rps: 100,
+  p50: 1,
+  p99: 2,
+  durationSeconds: 1,
+  non2xx: 0,
+  errors: 0,
+  timeouts: 0,
+  mismatches: 0,
+  nextIndex: 100,
+  ...overrides,
+});
+const otpGenerate = SERVICE_CASES.find((c) => c.name === 'otp_generate')!;
+
+describe('bench options', () => {
+  it('runs each case for a second with no warm-up in smoke mode', () => {
+    expect(parseOptions(['--smoke'])).toMatchObject({ smoke: true, duration: 1, warmup: 0, connections: 50, records: 100_000 });
+  });
+
+  it('defaults to ten seconds per case, 50 connections and one million records', () => {
+    expect(parseOptions([])).toMatchObject({ smoke: false, duration: 10, warmup: 3, connections: 50, records: 1_000_000, cases: null, redis: true, pin: true });
+  });
+
+  it('takes duration, connections and cases in both spellings', () => {
+    expect(parseOptions(['--duration', '3', '--connections=20', '--cases', 'verify_otp,login'])).toMatchObject({ duration: 3, connections: 20, cases: ['verify_otp', 'login'] });
+  });
+
+  it('refuses an unknown option, a value that is not a number, or a case that does not exist', () => {
+    expect(() => parseOptions(['--fast'])).toThrow(UsageError);
+    expect(() => parseOptions(['--duration', 'ten'])).toThrow(UsageError);
+    expect(() => parseOptions(['--cases', 'verify_otp,verify'])).toThrow(/unknown: verify/);
+  });
+});
+
+describe('bench load requests', () => {
+  const body = (request: { setupRequest?: (r: object, c: Record<string, string>) => { body?: string } }, context: Record<string, string> = {}) =>
+    request.setupRequest!({}, context).body;
+
+  it('sends every otp_generate request to a new phone of the case range', () => {
+    const { requests } = requestsFor({ kind: 'otp_generate', url: 'http://x', duration: 1, connections: 1, phonePrefix: '+3931', firstIndex: 7 });
+    expect([body(requests[0]!), body(requests[0]!)]).toEqual(['{"uid":"+393100000007"}', '{"uid":"+393100000008"}']);
+  });
+
+  it('verifies each pre-issued key once and says when the keys ran out', () => {
+    const { requests, state } = requestsFor({ kind: 'verify_otp', url: 'http://x', duration: 1, connections: 1, phonePrefix: '+3932', code: '482916', keys: 1 });
+    expect(body(requests[0]!)).toBe('{"email":"+393200000000","otp_code":"482916"}');
+    expect(state.exhausted).toBe(false);
+    body(requests[0]!);
+    expect(state.exhausted).toBe(true);
+  });
+
+  it('carries the code FeLogin answered into the FeVerifyOtp of the same connection', () => {
+    const { requests } = requestsFor({ kind: 'login', url: 'http://x', duration: 1, connections: 1, phonePrefix: '+3933' });
+    const context: Record<string, string> = {};
+    expect(body(requests[0]!, context)).toBe('{"identifier":"+393300000000"}');
+    requests[0]!.onResponse!(200, '{"success":true,"error":null,"data":{"next_step":14,"otp":{"otp":"123456"}}}', context, {});
+    expect(body(requests[1]!, context)).toBe('{"flow":"phone","phone":"+393300000000","otp_code":"123456"}');
+  });
+});
+
+describe('bench verdict', () => {
+  it('passes when every case that ran answered without a failure, skipped ones included', () => {
+    const outcomes: CaseOutcome[] = [{ benchCase: BASELINE, result: result() }, { benchCase: otpGenerate, skipped: 'redis-server not installed' }];
+    expect(verdict(outcomes)).toEqual({ ok: true, problems: [] });
+  });
+
+  it('fails a case with a failed answer, naming what failed', () => {
+    const { ok, problems } = verdict([{ benchCase: otpGenerate, result: result({ failures: 2, mismatches: 2, firstFailure: '{"success":false}' }) }]);
+    expect(ok).toBe(false);
+    expect(problems[0]).toContain('success:false 2');
+  });
+
+  it('fails a case that answered nothing', () => {
+    expect(verdict([{ benchCase: otpGenerate, result: result({ requests: 0, rps: 0 }) }]).ok).toBe(false);
+  });
+
+  it('prints the ratio to the baseline and whether the target was met', () => {
+    const table = formatTable([{ benchCase: BASELINE, result: result({ rps: 1000 }) }, { benchCase: otpGenerate, result: result({ rps: 400 }) }], 1000);
+    expect(table).toMatch(/otp_generate .* 0\.40 +>= 0\.35 .* ok, target met/);
+  });
+});
+
+describe('bench profile summary', () => {
+  it('ranks functions by self time and leaves idle time out', () => {
+    const frame = (id: number, functionName: string) => ({ id, callFrame: { functionName, url: 'file:///x.js', lineNumber: 0 } });
+    const { busyMs, functions } = hotFunctions({
+      nodes: [frame(1, '(idle)'), frame(2, 'parse'), frame(3, 'hash')],
+      samples: [1, 2, 3, 2],
+      timeDeltas: [5000, 1000, 500, 1000],
+    });
+    expect(busyMs).toBe(2.5);
+    expect(functions.map((f) => [f.name.split(' ')[0], f.selfMs])).toEqual([['parse', 2], ['hash', 0.5]]);
+  });
+});
+
+describe('bench smoke run', () => {
+  it('answers every case of the service without a failure and measures the memory per pending code', async () => {
+    const options = { ...parseOptions(['--smoke']), duration: 1, connections: 10, records: 20_000, cases: ['noop_action', 'otp_generate', 'verify_otp', 'login', 'get_user', 'memory'] };
+    const report = await runBench(options, () => {});
+    expect(verdict(report.outcomes, report.memory)).toEqual({ ok: true, problems: [] });
+    const ran = report.outcomes.filter((o) => o.result).map((o) => o.benchCase.name);
+    expect(ran).toEqual(['baseline', 'noop_action', 'otp_generate', 'verify_otp', 'login', 'get_user']);
+    expect(report.memory!.bytesPerRecord).toBeGreaterThan(0);
+  }, 60_000);
+});
