@@ -10,8 +10,8 @@ import { alreadySent, channelNotConfigured, deliveryFailed, invalidField, region
 import { maskOtpKey, normaliseOtpKey } from './key';
 import { createMemoryOtpStore } from './memory-store';
 import type { OtpPolicy, OtpStore, VerifyOutcome } from './store';
-import { createAbuseLimits } from '../limits/abuse-limits';
-import { createMemoryRateLimiter, type RateLimiter } from '../limits/rate-limiter';
+import { createAbuseLimits, type AbuseLimits } from '../limits/abuse-limits';
+import { createMemoryRateLimiter } from '../limits/rate-limiter';
 import type { Metrics } from '../metrics';
 import { loadOtpTemplates, renderOtpMessage, type OtpMessage, type OtpTemplates } from './templates';
 
@@ -26,8 +26,8 @@ export interface OtpServiceEnv {
   otpLog: Logger;
   now: () => number;
   secret: string;
-  /** Abuse-limit counters (deps.rateLimiter); a private in-memory one when absent. */
-  rateLimiter?: RateLimiter;
+  /** The abuse limits (deps.limits, docs/abuse.md); private in-memory ones when absent. */
+  limits?: AbuseLimits;
   metrics?: Pick<Metrics, 'codeSent' | 'verification' | 'rateLimitRefused'>;
 }
 
@@ -112,13 +112,13 @@ export function createOtpService(
     if (hasher?.secret !== secret) hasher = { secret, hash: createOtpHasher(secret) };
     return hasher.hash(key, code);
   };
-  let ownLimiter: RateLimiter | undefined;
-  const limits = createAbuseLimits(
-    config,
-    () => env().rateLimiter ?? (ownLimiter ??= createMemoryRateLimiter()),
-    () => env().now(),
-    (limit) => env().metrics?.rateLimitRefused(limit),
-  );
+  let ownLimits: AbuseLimits | undefined;
+  const limits = (): AbuseLimits => {
+    const shared = env().limits;
+    if (shared) return shared;
+    const limiter = createMemoryRateLimiter();
+    return (ownLimits ??= createAbuseLimits(config, () => limiter, () => env().now()));
+  };
   const message = (code: string) => renderOtpMessage(templates, { code, ttlSeconds: otp.ttl_seconds, appName: config.mail.app_name, now: env().now() });
 
   /** Where this request's code goes: SPEC.md's otp_generate rules 1 and 2 (docs/otp.md). */
@@ -179,7 +179,7 @@ export function createOtpService(
         throw channelNotConfigured();
       }
 
-      await guarded(() => limits.sendFromIp());
+      await guarded(() => limits().sendFromIp());
       const now = env().now();
       const code = generateCode(otp.length);
       const codeHash = hash(key, code);
@@ -191,7 +191,7 @@ export function createOtpService(
       }
       // Counted only for codes really issued: requests refused by the cooldown cost the identifier nothing.
       try {
-        await guarded(() => limits.sendToIdentifier(key));
+        await guarded(() => limits().sendToIdentifier(key));
       } catch (err) {
         await guarded(() => store.revert(key, codeHash, issued.previous));
         logGenerate({ outcome: 'rate_limited' });
@@ -224,7 +224,7 @@ export function createOtpService(
     async verify({ key: rawKey, code }) {
       // A key that does not normalise cannot have a record: it is checked as given and simply fails.
       const key = normaliseOtpKey(rawKey, region)?.value ?? rawKey.trim();
-      await guarded(() => limits.verifyFromIp());
+      await guarded(() => limits().verifyFromIp());
       const outcome = await guarded(() => store.verify(key, hash(key, code.trim()), env().now(), policy));
       const { otpLog } = env();
       if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome }, 'verify');
