@@ -119,8 +119,9 @@ describe('hostile input over every action', () => {
   beforeAll(async () => {
     nock.disableNetConnect();
     nock.enableNetConnect(/127\.0\.0\.1|localhost/);
-    // Channels configured but unreachable, so bodies that pass validation exercise the send path too.
-    deps = testDeps(testConfig({ sms: { api_url: 'https://sms.example.test/send', api_key: 'k' }, mail: { host: '127.0.0.1', port: 1, from_address: 'otp@example.test' } }));
+    // Channels configured but refusing connections (a closed loopback port), so bodies that pass
+    // validation exercise the send path too.
+    deps = testDeps(testConfig({ sms: { api_url: 'http://127.0.0.1:1/send', api_key: 'k' }, mail: { host: '127.0.0.1', port: 1, from_address: 'otp@example.test' } }));
     server = createServer(testApp(deps).callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
