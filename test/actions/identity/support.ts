@@ -19,7 +19,7 @@ export const INTERNAL_KEY = 'internal-key-0123456789abcdef';
 export function identityConfig(overrides: Record<string, unknown> = {}): Config {
   return testConfig(
     deepMerge(
-      { identity: { base_url: BASE, aid: AID, api_token: API_TOKEN, timeout_seconds: 1 }, security: { internal_key: INTERNAL_KEY } },
+      { identity: { base_url: BASE, aid: AID, api_token: API_TOKEN, timeout_seconds: 5 }, security: { internal_key: INTERNAL_KEY } },
       overrides,
     ),
   );
