@@ -54,11 +54,11 @@ describe('Fe* login ingest, debug trace and time limit', () => {
 
   it('answers upstream_error, never hangs, when an effect does not settle within the flow time limit', async () => {
     const stuck = { generate: () => new Promise<never>(() => {}) } as unknown as OtpService;
-    const { call } = flowsApp(smtp.port(), {}, { otp: stuck });
+    const { call } = flowsApp(smtp.port(), { identity: { timeout_seconds: 1 } }, { otp: stuck });
     const started = Date.now();
     const res = await call('FeLogin', { identifier: MARIO.phone });
     expect(res.body).toMatchObject({ success: false, data: { reason: 'upstream_error', upstream: 'login_flow' } });
-    // identity.timeout_seconds is 1 in these tests: the flow gets 1.5 s.
+    // identity.timeout_seconds is 1 here: the flow gets 1.5 s.
     expect(Date.now() - started).toBeLessThan(3000);
   });
 });
