@@ -1,23 +1,13 @@
-import Redis from 'ioredis';
 import { createMemoryRateLimiter, type RateLimiter } from '../../src/limits/rate-limiter';
 import { createRedisRateLimiter } from '../../src/limits/redis-rate-limiter';
-import { startRedisServer, type RedisServer } from '../support/redis-server';
+import { useRedis } from '../support/redis-server';
 
-let server: RedisServer;
-let redis: Redis;
-beforeAll(async () => {
-  server = await startRedisServer();
-  redis = new Redis(server.url);
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.stop();
-});
+const { redis } = useRedis();
 
 // One suite, both stores: the limits must mean the same on one instance and on a fleet.
 describe.each([
   ['memory', () => createMemoryRateLimiter()],
-  ['redis', () => createRedisRateLimiter(redis, `t${Math.random()}:`)],
+  ['redis', () => createRedisRateLimiter(redis(), `t${Math.random()}:`)],
 ] as Array<[string, () => RateLimiter]>)('%s rate limiter', (_name, make) => {
   it('allows up to the limit in a window, then refuses with the time left', async () => {
     const limiter = make();
@@ -54,7 +44,7 @@ describe('memory rate limiter windows', () => {
 
 describe('redis rate limiter windows', () => {
   it('expires the window on the server', async () => {
-    const limiter = createRedisRateLimiter(redis, `w${Math.random()}:`);
+    const limiter = createRedisRateLimiter(redis(), `w${Math.random()}:`);
     await limiter.hit('k', 1, 100, 0);
     expect((await limiter.hit('k', 1, 100, 0)).allowed).toBe(false);
     await new Promise((r) => setTimeout(r, 150));

@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { connect, createServer } from 'node:net';
 
@@ -63,4 +64,19 @@ export async function startRedisServer(): Promise<RedisServer> {
     });
   await launch();
   return { url: `redis://127.0.0.1:${port}`, port, stop: kill, kill, restart: launch };
+}
+
+/** A redis-server and one client connected to it, for the file or describe block that calls it. */
+export function useRedis(): { redis(): Redis; server(): RedisServer } {
+  let server: RedisServer;
+  let redis: Redis;
+  beforeAll(async () => {
+    server = await startRedisServer();
+    redis = new Redis(server.url);
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await server.stop();
+  });
+  return { redis: () => redis, server: () => server };
 }
