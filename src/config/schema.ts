@@ -125,10 +125,22 @@ export const configSchema = z
     }),
     rate_limits: section({
       enabled: z.boolean().default(true),
-      sends_per_identifier_per_hour: z.number().int().min(1).default(10),
+      sends_per_identifier_per_hour: z.number().int().min(1).default(20),
       sends_per_ip_per_hour: z.number().int().min(1).default(100),
       verifies_per_ip_per_minute: z.number().int().min(1).default(30),
       lookups_per_ip_per_minute: z.number().int().min(1).default(30),
+      // The short window of docs/security.md: a stranger who spends someone's sends locks them out for minutes.
+      sends_per_recipient: z.number().int().min(1).default(5),
+      recipient_window_seconds: seconds.default(600),
+      lookups_per_account_per_hour: z.number().int().min(1).default(10),
+      password_logins_per_ip: z.number().int().min(1).default(30),
+      password_logins_per_email: z.number().int().min(1).default(5),
+      password_login_window_seconds: seconds.default(900),
+    }),
+    metrics: section({
+      token: text.default(''),
+      host: text.default('127.0.0.1'),
+      port: port.default(0),
     }),
     sandbox: section({
       enabled: z.boolean().default(false),
@@ -150,6 +162,7 @@ export const secretKeys = [
   'user_collector.internal_token',
   'security.secret',
   'security.internal_key',
+  'metrics.token',
 ] as const;
 
 /** Keys that point at an upstream: setting any of them means "not a sandbox run". */

@@ -4,13 +4,22 @@ import { requestScope } from '../http/request-scope';
 import type { RateLimiter } from './rate-limiter';
 
 /*
- * The abuse limits SPEC.md leaves open (issue 6, docs/abuse.md): code sends per identifier
- * per hour, code sends per client IP per hour, verification attempts per client IP per
- * minute. Counted in the OTP store's own backend, so they hold across a fleet. The client IP
+ * The abuse limits SPEC.md leaves open (docs/security.md, docs/abuse.md): code sends per OTP
+ * key and per receiving phone or email (a short window and an hourly ceiling), code sends per
+ * client IP per hour, verification attempts per client IP per minute, lookups that reveal an
+ * account, password logins per IP and per email. Counted in the OTP store's own backend, so they hold across a fleet. The client IP
  * comes from the request scope (Koa's ctx.ip, which honours `server.trust_proxy`).
  */
 
-export type LimitName = 'sends_per_identifier_per_hour' | 'sends_per_ip_per_hour' | 'verifies_per_ip_per_minute' | 'lookups_per_ip_per_minute';
+export type LimitName =
+  | 'sends_per_identifier_per_hour'
+  | 'sends_per_recipient'
+  | 'sends_per_ip_per_hour'
+  | 'verifies_per_ip_per_minute'
+  | 'lookups_per_ip_per_minute'
+  | 'lookups_per_account_per_hour'
+  | 'password_logins_per_ip'
+  | 'password_logins_per_email';
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -18,12 +27,19 @@ const MINUTE = 60_000;
 export interface AbuseLimits {
   /** Counts a send attempt from this client IP; throws `rate_limited` over the limit. */
   sendFromIp(): Promise<void>;
-  /** Counts a code actually issued for this identifier; throws `rate_limited` over the limit. */
+  /**
+   * Counts a code actually issued for this OTP key or delivered to this phone or email (the
+   * short window, then the hourly ceiling); throws `rate_limited` over either limit.
+   */
   sendToIdentifier(identifier: string): Promise<void>;
   /** Counts a verification attempt from this client IP; throws `rate_limited` over the limit. */
   verifyFromIp(): Promise<void>;
   /** Counts an account lookup that reveals existence without a proof (docs/abuse.md). */
   lookupFromIp(): Promise<void>;
+  /** Counts an answer that tells whether a phone belongs to another account, per client IP and per account acting. */
+  phoneCheck(account: string | undefined): Promise<void>;
+  /** Counts a password login attempt, per client IP and per email. */
+  passwordLogin(email: string): Promise<void>;
 }
 
 export const rateLimited = (retryAfterSeconds: number, limit: LimitName) =>
@@ -50,8 +66,20 @@ export function createAbuseLimits(
   const ip = () => requestScope.getStore()?.ip;
   return {
     sendFromIp: () => check('sends_per_ip_per_hour', ip(), limits.sends_per_ip_per_hour, HOUR),
-    sendToIdentifier: (identifier) => check('sends_per_identifier_per_hour', identifier, limits.sends_per_identifier_per_hour, HOUR),
+    async sendToIdentifier(identifier) {
+      await check('sends_per_recipient', identifier, limits.sends_per_recipient, limits.recipient_window_seconds * 1000);
+      await check('sends_per_identifier_per_hour', identifier, limits.sends_per_identifier_per_hour, HOUR);
+    },
     verifyFromIp: () => check('verifies_per_ip_per_minute', ip(), limits.verifies_per_ip_per_minute, MINUTE),
     lookupFromIp: () => check('lookups_per_ip_per_minute', ip(), limits.lookups_per_ip_per_minute, MINUTE),
+    async phoneCheck(account) {
+      await check('lookups_per_ip_per_minute', ip(), limits.lookups_per_ip_per_minute, MINUTE);
+      await check('lookups_per_account_per_hour', account?.toLowerCase(), limits.lookups_per_account_per_hour, HOUR);
+    },
+    async passwordLogin(email) {
+      const windowMs = limits.password_login_window_seconds * 1000;
+      await check('password_logins_per_ip', ip(), limits.password_logins_per_ip, windowMs);
+      await check('password_logins_per_email', email.trim().toLowerCase(), limits.password_logins_per_email, windowMs);
+    },
   };
 }
