@@ -24,6 +24,7 @@ export type Reason =
   | 'invalid_proof'
   | 'token_required'
   | 'invalid_token'
+  | 'invalid_credentials'
   | 'user_not_found'
   | 'upstream_error'
   | 'not_configured'

@@ -138,9 +138,13 @@ export function createIdentityFake(): SandboxFake {
         if (!publisherOk(ctx, bearer(ctx))) return void (ctx.body = errorList('Access denied', '403'));
         const user = byEmail(ctx.query.email);
         const password = ctx.query.password;
-        if (!user) return void (ctx.body = errorList('User not found', '404'));
         // SPEC.md: the query's password is `""` for the passwordless login.
-        if (password !== '""' && password !== user.password) return void (ctx.body = errorCodeListFixture);
+        const passwordless = password === '""';
+        // With a password, an unknown email, an account without a password and a wrong password
+        // get the one recorded refusal (HTTP 200 + error_code_list), so the service's single
+        // invalid_credentials answer is exercised against a provider that does not tell them apart.
+        if (!passwordless && (!user?.password || password !== user.password)) return void (ctx.body = errorCodeListFixture);
+        if (!user) return void (ctx.body = errorList('User not found', '404'));
         ctx.body = { ...loginFixture, ...tokens(user), email_confirmation_required: user.email_confirmation_state !== 'confirmed' };
       });
 

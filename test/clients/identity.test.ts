@@ -39,12 +39,48 @@ describe('identity client', () => {
       expect(seen[0]!.body).toEqual({ aid: AID, email: 'mario.rossi@example.com', stay_logged_in: 'true', password: 's3cret' });
     });
 
-    it('treats an error_code_list under HTTP 200 as a refusal with the provider words', async () => {
-      intercept('POST', paths.login, 200, fixture('error-code-list'));
-      const failure = await reasonOf(client().login({ email: 'mario.rossi@example.com', password: 'wrong', stayLoggedIn: false }));
+    it('treats an error_code_list under HTTP 200 on the passwordless login as a refusal with the provider words', async () => {
+      const { scope } = intercept('POST', paths.login, 200, fixture('login-unknown-email'));
+      const failure = await reasonOf(client().login({ email: 'mario.rossi@example.com', stayLoggedIn: false }));
+      expect(scope.isDone()).toBe(true);
       expect(failure.reason).toBe('upstream_error');
       expect(failure.message).toBe('Il provider di identità ha rifiutato la richiesta.');
-      expect(failure.data?.provider_errors).toEqual([{ code: '400', message: 'Incorrect email or password' }]);
+      expect(failure.data?.provider_errors).toEqual([{ code: '404', message: 'User not found' }]);
+    });
+
+    it.each([
+      ['HTTP 200 with error_code_list', 200, fixture('error-code-list')],
+      ['HTTP 200 with error_code_list for an unknown email', 200, fixture('login-unknown-email')],
+      ['HTTP 400', 400, fixture('error-code-list')],
+      ['HTTP 401', 401, ''],
+      ['HTTP 404', 404, fixture('login-unknown-email')],
+      ['HTTP 422 with a text body', 422, 'Unprocessable'],
+    ])('turns %s on the password login into invalid_credentials, with nothing of the provider in it', async (_what, status, reply) => {
+      const { scope } = intercept('POST', paths.login, status, reply);
+      const failure = await reasonOf(client().login({ email: 'mario.rossi@example.com', password: 'wrong', stayLoggedIn: false }));
+      expect(scope.isDone()).toBe(true);
+      expect(failure).toEqual({ reason: 'invalid_credentials', message: 'Email o password non corretti.', data: {} });
+    });
+
+    it.each([429, 500, 502])('keeps HTTP %i on the password login an upstream_error', async (status) => {
+      const { scope } = intercept('POST', paths.login, status, fixture('error-code-list'));
+      const failure = await reasonOf(client().login({ email: 'mario.rossi@example.com', password: 'wrong', stayLoggedIn: false }));
+      expect(scope.isDone()).toBe(true);
+      expect(failure).toMatchObject({ reason: 'upstream_error', data: { upstream: 'identity', endpoint: 'login', upstream_status: status } });
+    });
+
+    it('keeps an unparseable 2xx reply on the password login an upstream_error', async () => {
+      const { scope } = intercept('POST', paths.login, 200, { access_token: 42 });
+      const failure = await reasonOf(client().login({ email: 'mario.rossi@example.com', password: 's3cret', stayLoggedIn: false }));
+      expect(scope.isDone()).toBe(true);
+      expect(failure).toMatchObject({ reason: 'upstream_error', data: { upstream: 'identity', endpoint: 'login' } });
+    });
+
+    it('answers the token reply of an accepted password', async () => {
+      const { scope } = intercept('POST', paths.login, 200, fixture('login'));
+      const reply = await client().login({ email: 'mario.rossi@example.com', password: 's3cret', stayLoggedIn: false });
+      expect(scope.isDone()).toBe(true);
+      expect(reply).toEqual(fixture('login'));
     });
   });
 

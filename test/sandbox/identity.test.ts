@@ -48,12 +48,13 @@ describe('sandbox identity provider', () => {
       expect((await client.searchByPhone('393330000000')).users).toEqual([]);
     });
 
-    it('login with and without password, refusing a wrong password with error_code_list', async () => {
+    it('login with and without password, refusing a wrong password and an unknown email alike', async () => {
       const passwordless = await client.login({ email: giulia.email, stayLoggedIn: false });
       expect(jwtSubject(passwordless.access_token)).toBe(giulia.uid);
       expect(passwordless.access_token?.split('.')).toHaveLength(3);
       expect((await client.login({ email: giulia.email, password: SANDBOX_PASSWORD, stayLoggedIn: true })).refresh_token).toEqual(expect.any(String));
-      await expect(client.login({ email: giulia.email, password: 'wrong', stayLoggedIn: false })).rejects.toMatchObject({ reason: 'upstream_error' });
+      await expect(client.login({ email: giulia.email, password: 'wrong', stayLoggedIn: false })).rejects.toMatchObject({ reason: 'invalid_credentials' });
+      await expect(client.login({ email: 'nessuno@example.com', password: SANDBOX_PASSWORD, stayLoggedIn: false })).rejects.toMatchObject({ reason: 'invalid_credentials' });
     });
 
     it('the publisher token, the access list with that token, and the refusal of a foreign token', async () => {

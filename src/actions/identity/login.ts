@@ -16,16 +16,20 @@ export const loginRequest = z.object({
  * Passwordless without a password (issues a token on an email alone: guarded like access_token),
  * the email branch with one. The provider's login result is passed through; a token in it is
  * stored in `__utp`, and `data.proof` binds the account so the next steps need no other proof.
+ * A password is a guess anyone can make: every attempt is counted per client IP and per email
+ * before the provider hears of it, and a refusal is one `invalid_credentials` whether the email
+ * is unknown or the password wrong (the client's mapping), so the answer reveals no account.
  */
 export const login = defineIdentityAction({
   name: 'login',
   summary: 'Identity login: passwordless (needs a verification proof for the email) or with password.',
   request: loginRequest,
   response: z.looseObject({ access_token: z.string().nullish(), proof: z.string().optional() }),
-  reasons: ['proof_required', 'invalid_proof'],
+  reasons: ['proof_required', 'invalid_proof', 'invalid_credentials', 'rate_limited'],
   async handler(input, ctx) {
     const password = input.password || undefined;
     const stayLoggedIn = input.stay_logged_in ?? false;
+    if (password) await ctx.deps.limits.passwordLogin(input.email);
     const claims = password ? null : requireVerified(ctx, { email: input.email }, input.proof);
     const reply = await ctx.deps.identity.login({ email: input.email, password, stayLoggedIn });
     storeReturnedToken(ctx, reply, stayLoggedIn);

@@ -34,7 +34,8 @@ export { identityPaths, identityUrls } from './urls';
  * failures, non-2xx and unparseable replies become `upstream_error` in createUpstream; this
  * module adds the provider's own failure styles (`error_code_list` under HTTP 200 on
  * /id/api/v1, `code != 0` on /api/v3) and the few answers that are outcomes, not failures:
- * an unknown user (v3 code 2004, users/get 404) and a refused user token.
+ * an unknown user (v3 code 2004, users/get 404), a refused user token and refused credentials
+ * on the password login.
  */
 
 /** v3 code for "user not found" (seen in client code; UPSTREAMS.md). */
@@ -62,7 +63,7 @@ export interface CustomFields {
 }
 
 export interface IdentityClient {
-  /** Passwordless when `password` is absent or empty. */
+  /** Passwordless when `password` is absent or empty; with one, `invalid_credentials` when the provider refuses it. */
   login(request: { email: string; password?: string; stayLoggedIn: boolean }): Promise<LoginReply>;
   register(request: { email: string; consents?: Record<string, unknown> | null; isMagicLinkSent: boolean }): Promise<LoginReply>;
   /** Sets the DOI email state to confirmed; the reply has no known model and is passed through. */
@@ -90,6 +91,21 @@ const NOT_FOUND_MESSAGE = /not[\s_-]*found|not[\s_-]*exist|doesn'?t exist|no suc
 
 export const invalidToken = () =>
   new ApiError('invalid_token', 'Sessione scaduta o non valida. Accedi di nuovo.', { data: { upstream: 'identity' } });
+
+/*
+ * A password login the provider refuses is "credentials refused" when it answers HTTP 4xx other
+ * than 429, or HTTP 200 with an `error_code_list`: the provider may refuse a wrong password and
+ * an unknown email in either style (UPSTREAMS.md), with words and codes that tell the two
+ * apart, so every such reply becomes the one `invalid_credentials` below and nothing of the
+ * provider's reaches the caller (who could otherwise probe which emails have an account). 429
+ * is the provider throttling us, and 5xx, timeouts and unparseable 2xx are outages: those stay
+ * `upstream_error`, so an outage is never shown to users as their mistake. The price: a
+ * publisher key the provider refuses also reads as `invalid_credentials` here; the warning
+ * logged below carries the provider's status and codes.
+ */
+const CREDENTIALS_REFUSED_STATUSES = Array.from({ length: 100 }, (_, i) => 400 + i).filter((status) => status !== 429);
+
+export const invalidCredentials = () => new ApiError('invalid_credentials', 'Email o password non corretti.');
 
 export const userNotFound = (uid?: string) => new ApiError('user_not_found', 'Utente non trovato.', { data: uid ? { uid } : {} });
 
@@ -124,6 +140,14 @@ export function createIdentityClient(config: Config, log: Logger): IdentityClien
     });
   }
 
+  /** The provider's status and codes go to the log only: the answer is the same whatever they say. */
+  function credentialsRefused(status: number, body: unknown): ApiError {
+    const errors = v1Error.safeParse(body);
+    const providerCodes = errors.success ? errors.data.error_code_list.slice(0, 5).map((e) => e.code ?? null) : [];
+    log.warn({ client: 'identity', endpoint: 'login', status, provider_codes: providerCodes, request_id: requestScope.getStore()?.requestId }, 'identity provider refused the credentials');
+    return invalidCredentials();
+  }
+
   /** For calls that accept a non-2xx status as an answer: the 2xx body is guarded here instead of in createUpstream. */
   function parse<T>(endpoint: string, guard: z.ZodType<T>, body: unknown): T {
     const parsed = guard.safeParse(body);
@@ -156,14 +180,16 @@ export function createIdentityClient(config: Config, log: Logger): IdentityClien
   return {
     async login({ email, password, stayLoggedIn }) {
       // SPEC.md: the query's password is the empty-quoted string `""` for passwordless login.
-      const { data } = await send('login', 'login', {
-        method: 'POST',
+      const request = {
+        method: 'POST' as const,
         params: { aid, email, password: password ? password : '""' },
         json: { aid, email, stay_logged_in: bool(stayLoggedIn), ...(password ? { password } : {}) },
         headers: publisherAuth,
-        reply: v1(loginReply),
-      });
-      return v1Result<LoginReply>('login', data);
+      };
+      if (!password) return v1Result<LoginReply>('login', (await send('login', 'login', { ...request, reply: v1(loginReply) })).data);
+      const { status, data } = await send('login', 'login', { ...request, acceptStatus: CREDENTIALS_REFUSED_STATUSES });
+      if (status >= 400 || v1Error.safeParse(data).success) throw credentialsRefused(status, data);
+      return parse('login', loginReply, data);
     },
 
     async register({ email, consents, isMagicLinkSent }) {
