@@ -29,20 +29,27 @@ export function truncate(value: string, max: number): string {
 }
 
 /**
- * One widget item as SPEC.md's article. Metadata (`item.metadata`) is read first, then the item
- * itself: title from og-title (else title), thumbnail (else og-image), click_url (else url),
- * description from og-description (else description). Items without a url are no article.
+ * One widget item as SPEC.md's article: title from og-title (else title), thumbnail (else
+ * og-image), click_url (else url), description from og-description (else description). Items
+ * without a url are no article.
+ *
+ * The widget puts the page's `og-*` tags under `metadata`, but some items carry them on the
+ * item itself: an og-* field counts wherever it is, and always beats the plain field (an og-title
+ * on the item beats a title in metadata). When both places hold one, `metadata` wins: SPEC.md
+ * names "the og-title metadata" as the source, and the optional fields below also prefer
+ * `metadata`, so a copy on the item is the fallback in both cases.
  */
 export function toArticle(item: Tree, descriptionLength: number): RecommendedArticle | undefined {
   const meta = isTree(item.metadata) ? item.metadata : {};
-  const url = text(item.url) ?? text(meta['og-url']);
+  const og = (name: 'og-title' | 'og-description' | 'og-image' | 'og-url') => text(meta[name]) ?? text(item[name]);
+  const url = text(item.url) ?? og('og-url');
   if (!url) return undefined;
   const article: RecommendedArticle = {
-    title: text(meta['og-title']) ?? text(item.title) ?? text(meta.title) ?? '',
+    title: og('og-title') ?? text(item.title) ?? text(meta.title) ?? '',
     url,
-    thumbnail: text(item.thumbnail) ?? text(meta['og-image']) ?? text(meta.thumbnail) ?? '',
+    thumbnail: text(item.thumbnail) ?? og('og-image') ?? text(meta.thumbnail) ?? '',
     click_url: text(item.click_url) ?? url,
-    description: truncate(text(meta['og-description']) ?? text(meta.description) ?? text(item.description) ?? '', descriptionLength),
+    description: truncate(og('og-description') ?? text(meta.description) ?? text(item.description) ?? '', descriptionLength),
   };
   for (const key of OPTIONAL_FIELDS) {
     const value = meta[key] ?? item[key];

@@ -39,6 +39,58 @@ describe('article', () => {
     expect(article).toEqual({ title: 'T', url: 'u', thumbnail: '', click_url: 'u', description: '', author: 'A', keyword: ['k'] });
   });
 
+  describe('og-* fields under metadata or on the item', () => {
+    const article = (item: Record<string, unknown>) => toArticle({ url: 'u', ...item }, 160)!;
+
+    it.each([
+      ['under metadata', { metadata: { 'og-title': 'OG', 'og-description': 'OG desc', 'og-image': 'og.jpg' } }],
+      ['on the item', { 'og-title': 'OG', 'og-description': 'OG desc', 'og-image': 'og.jpg' }],
+    ])('reads og-title, og-description and og-image %s', (_where, item) => {
+      expect(article(item)).toMatchObject({ title: 'OG', description: 'OG desc', thumbnail: 'og.jpg' });
+    });
+
+    it.each([
+      ['both og-* and plain fields on the item', { 'og-title': 'OG', title: 'plain', 'og-description': 'OG desc', description: 'plain desc' }],
+      ['og-* on the item, plain fields in metadata', { 'og-title': 'OG', 'og-description': 'OG desc', metadata: { title: 'plain', description: 'plain desc' } }],
+      ['og-* in metadata, plain fields on the item', { title: 'plain', description: 'plain desc', metadata: { 'og-title': 'OG', 'og-description': 'OG desc' } }],
+    ])('lets og-title beat title and og-description beat description with %s', (_where, item) => {
+      expect(article(item)).toMatchObject({ title: 'OG', description: 'OG desc' });
+    });
+
+    it('prefers the metadata copy when both places carry an og-* field', () => {
+      const item = {
+        'og-title': 'item title',
+        'og-description': 'item desc',
+        'og-image': 'item.jpg',
+        metadata: { 'og-title': 'meta title', 'og-description': 'meta desc', 'og-image': 'meta.jpg' },
+      };
+      expect(article(item)).toMatchObject({ title: 'meta title', description: 'meta desc', thumbnail: 'meta.jpg' });
+    });
+
+    it('falls back to the item copy when the metadata one is blank or not text', () => {
+      const item = { 'og-title': 'item title', 'og-description': 'item desc', metadata: { 'og-title': '  ', 'og-description': null } };
+      expect(article(item)).toMatchObject({ title: 'item title', description: 'item desc' });
+    });
+
+    it('truncates an og-description found on the item like any description', () => {
+      const description = article({ 'og-description': 'parola '.repeat(40) }).description;
+      expect(description.length).toBeLessThanOrEqual(160);
+      expect(description.endsWith('…')).toBe(true);
+    });
+
+    it('keeps a thumbnail on the item ahead of og-image from either place', () => {
+      expect(article({ thumbnail: 't.jpg', 'og-image': 'item.jpg', metadata: { 'og-image': 'meta.jpg' } }).thumbnail).toBe('t.jpg');
+    });
+
+    it('takes the url from og-url on the item when the item has no url', () => {
+      expect(toArticle({ 'og-url': 'https://www.example.com/a', 'og-title': 'T' }, 160)).toMatchObject({ url: 'https://www.example.com/a', click_url: 'https://www.example.com/a', title: 'T' });
+    });
+
+    it('does not copy og-* fields into the article beside the mapped ones', () => {
+      expect(Object.keys(article({ 'og-title': 'OG', metadata: { 'og-description': 'D' } })).sort()).toEqual(['click_url', 'description', 'thumbnail', 'title', 'url']);
+    });
+  });
+
   it('is no article without a url', () => {
     expect(toArticle({ metadata: { 'og-title': 'T' } }, 160)).toBeUndefined();
   });

@@ -1,5 +1,6 @@
 import nock from 'nock';
 import widget from '../../fixtures/recommendations/widget.json';
+import ogOnItem from '../../fixtures/recommendations/widget-og-on-item.json';
 import { contentApp, RECO, useNock } from './content-app';
 
 useNock();
@@ -101,6 +102,37 @@ describe('recommendations: debug answer', () => {
       category0: 'sport',
       category1: 'calcio',
     });
+  });
+
+  it('maps og-* fields found on the item as well as under metadata, metadata first when both', async () => {
+    const scope = nock(RECO).post('/widget', { widgetId: 'w-home' }).reply(200, ogOnItem);
+    const res = await contentApp({ recommendations: { debug: true } }).post('recommendations', {});
+    expect(scope.isDone()).toBe(true);
+    expect(res.body.data.count).toBe(3);
+    expect(res.body.data.articles).toEqual([
+      {
+        title: 'Riapre il mercato coperto',
+        url: 'https://www.example.com/cronaca/2024/05/02/mercato-coperto',
+        thumbnail: 'https://img.example.com/mercato.jpg',
+        click_url: 'https://reco.example.com/click?i=11',
+        description: 'Dopo due anni di lavori il mercato coperto riapre con quaranta banchi.',
+        author: 'Redazione Cronaca',
+      },
+      {
+        title: 'Maratona, vince il keniano',
+        url: 'https://www.example.com/sport/2024/05/02/maratona',
+        thumbnail: 'https://img.example.com/maratona.jpg',
+        click_url: 'https://reco.example.com/click?i=12',
+        description: 'Record del percorso battuto di quaranta secondi.',
+      },
+      {
+        title: 'Bollette, cosa cambia a giugno',
+        url: 'https://www.example.com/economia/2024/05/02/bollette',
+        thumbnail: 'https://img.example.com/bollette.jpg',
+        click_url: 'https://reco.example.com/click?i=13',
+        description: 'Le nuove tariffe dal primo giugno.',
+      },
+    ]);
   });
 
   it('truncates a long description to description_length on a word boundary', async () => {
