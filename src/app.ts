@@ -22,14 +22,38 @@ export interface AppOptions {
   routes?: (router: Router) => void;
 }
 
-/** Maps any error to the envelope: ApiErrors as declared, parser errors by status, the rest as 500 without a stack. */
+/** zlib and brotli refusing the bytes: a body that is not encoded as its Content-Encoding says. */
+const isDecodingError = (err: { code?: unknown }) => typeof err.code === 'string' && /^(Z_|ERR__ERROR_)/.test(err.code);
+
+/**
+ * Maps any error to the envelope: ApiErrors as declared, body-reading errors (raw-body, inflation,
+ * co-body) by status, the rest as 500 without a stack.
+ */
 function toApiError(err: unknown, requestId: string): ApiError {
   if (isApiError(err)) return err;
-  const status = (err as { status?: number; statusCode?: number }).status ?? (err as { statusCode?: number }).statusCode;
+  const e = (err ?? {}) as { status?: number; statusCode?: number; code?: unknown };
+  const status = e.status ?? e.statusCode;
   if (status === 413) return new ApiError('payload_too_large', 'Richiesta troppo grande.', { status: 413 });
-  if (status === 400 || status === 415) return new ApiError('malformed_json', 'Il corpo della richiesta non è JSON valido.', { status: 400 });
+  // inflation: a Content-Encoding other than gzip, deflate, br or identity.
+  if (status === 415) {
+    return new ApiError('unsupported_media_type', 'Content-Encoding non supportato: usa gzip, deflate, br o nessuno.', { status: 415 });
+  }
+  // Without a status the decoder's error would be a 500, yet the fault is the client's body.
+  if (isDecodingError(e)) return new ApiError('malformed_json', 'Il corpo della richiesta non è codificato come dice Content-Encoding.', { status: 400 });
+  if (status === 400) return new ApiError('malformed_json', 'Il corpo della richiesta non è JSON valido.', { status: 400 });
   return new ApiError('internal_error', 'Errore interno. Riprova più tardi.', { status: 500, data: { request_id: requestId } });
 }
+
+/*
+ * Only JSON bodies reach an action. text/plain, application/x-www-form-urlencoded and
+ * multipart/form-data (and a body with no Content-Type, as a typeless Blob sends) are what a
+ * page on another origin may make a visitor's browser POST without a CORS preflight: were they
+ * parsed, such a page could send codes to any phone in the visitor's name.
+ */
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/** No Content-Length (or 0) and no Transfer-Encoding: nothing to type-check, and the request is `{}`. */
+const hasBody = (ctx: Context) => ctx.req.headers['transfer-encoding'] !== undefined || Number(ctx.req.headers['content-length']) > 0;
 
 export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   const { config } = deps;
@@ -107,8 +131,9 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   const frontController = createFrontController(deps, options.actions ?? actionsByName);
   const parseJson = bodyParser({
     enableTypes: ['json'],
-    // A JSON API: parse the body as JSON whatever the Content-Type says, so `curl -d` works too.
-    detectJSON: () => true,
+    // The parser must take every type the check below lets through (its defaults lack `+json`);
+    // extendTypes is merged index by index into those defaults, so the whole list is given.
+    extendTypes: { json: JSON_TYPES },
     jsonLimit: config.server.body_limit,
     jsonStrict: true,
   });
@@ -119,7 +144,14 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     if (ctx.method !== 'POST') {
       throw new ApiError('method_not_allowed', 'Metodo non consentito: usa POST.', { status: 405, headers: { Allow: 'POST' } });
     }
-    await parseJson(ctx, async () => frontController(ctx));
+    if (!hasBody(ctx)) {
+      ctx.request.body = {};
+      await frontController(ctx);
+    } else if (!ctx.is(JSON_TYPES)) {
+      throw new ApiError('unsupported_media_type', 'Il corpo della richiesta deve essere JSON (Content-Type: application/json).', { status: 415 });
+    } else {
+      await parseJson(ctx, async () => frontController(ctx));
+    }
     await next();
   });
 

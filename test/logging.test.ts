@@ -138,7 +138,7 @@ describe('secrets in logs', () => {
     nock(IDP).post('/user/search').query(true).reply(500, `token ${TOKEN} for ${PHONE}`);
     await request(server).post('/verify_like').send(body);
     await request(server).post('/verify_like').send({ ...body, otp_code: 12 });
-    await request(server).post('/verify_like').send(`{"phone":"${PHONE}","otp_code":"${CODE}",`);
+    await request(server).post('/verify_like').set('content-type', 'application/json').send(`{"phone":"${PHONE}","otp_code":"${CODE}",`);
     expect(raw.length).toBeGreaterThanOrEqual(4);
     for (const secret of secrets) expect(raw.join('\n')).not.toContain(secret);
   });

@@ -10,6 +10,7 @@ export type Reason =
   | 'malformed_json'
   | 'method_not_allowed'
   | 'payload_too_large'
+  | 'unsupported_media_type'
   | 'rate_limited'
   | 'already_sent'
   | 'expired'
