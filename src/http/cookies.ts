@@ -3,10 +3,11 @@ import type { ActionContext } from '../actions/action';
 /*
  * SPEC.md, Authentication 2: every access token the service issues or refreshes is stored in
  * the cookie `__utp`. HttpOnly (no script reads it), SameSite=Lax (sent on top-level
- * navigation, not on cross-site subrequests), Path=/, Secure when NODE_ENV=production, domain
- * `server.cookie_domain` when set. Lifetime follows `stay_logged_in`: persistent for the
- * token's `expires_in` (else `server.cookie_max_age_seconds`, 30 days) when true, a session
- * cookie when false.
+ * navigation, not on cross-site subrequests), Path=/, domain `server.cookie_domain` when set.
+ * Secure unless `sandbox.enabled`: a bearer token never travels over plain http, whatever
+ * NODE_ENV says; only the sandbox, which runs on http://127.0.0.1, needs it without. Lifetime
+ * follows `stay_logged_in`: persistent for the token's `expires_in` (else
+ * `server.cookie_max_age_seconds`, 30 days) when true, a session cookie when false.
  */
 
 export const TOKEN_COOKIE = '__utp';
@@ -20,10 +21,10 @@ export interface TokenCookieOptions {
 }
 
 export function setTokenCookie(ctx: CookieContext, token: string, { stayLoggedIn, expiresIn }: TokenCookieOptions): void {
-  const { server } = ctx.deps.config;
-  const secure = process.env.NODE_ENV === 'production';
-  // In production TLS usually ends at a proxy: the browser's connection is secure even when ours is not,
-  // and the cookie library refuses a Secure cookie unless told so.
+  const { server, sandbox } = ctx.deps.config;
+  const secure = !sandbox.enabled;
+  // TLS usually ends at a proxy: the browser's connection is secure even when ours is not,
+  // and the cookie library refuses a Secure cookie over plain http unless told so.
   if (secure) ctx.cookies.secure = true;
   const lifetimeSeconds = expiresIn && expiresIn > 0 ? expiresIn : server.cookie_max_age_seconds;
   ctx.cookies.set(TOKEN_COOKIE, token, {

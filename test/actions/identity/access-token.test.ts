@@ -15,7 +15,7 @@ describe('access_token', () => {
     expect(seen[0]!.query).toMatchObject({ uid });
     expect(res.body).toEqual({ success: true, error: null, data: { access_token: token } });
     expect(setCookies(res)).toHaveLength(1);
-    expect(setCookies(res)[0]).toMatch(new RegExp(`^__utp=${token.replace(/\./g, '\\.')}; path=/; expires=[^;]+; samesite=lax; httponly$`));
+    expect(setCookies(res)[0]).toMatch(new RegExp(`^__utp=${token.replace(/\./g, '\\.')}; path=/; expires=[^;]+; samesite=lax; secure; httponly$`));
   });
 
   it('passes the body object to the provider', async () => {
@@ -46,7 +46,7 @@ describe('access_token', () => {
     expect(setCookies(res)[0]).not.toMatch(/expires=/);
   });
 
-  it('sets Secure in production and the configured domain', async () => {
+  it('sets Secure in production too, and the configured domain', async () => {
     const previous = process.env.NODE_ENV;
     process.env.NODE_ENV = 'production';
     try {
