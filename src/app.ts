@@ -2,7 +2,7 @@ import Koa, { type Context, type Next } from 'koa';
 import Router from '@koa/router';
 import cors from '@koa/cors';
 import { bodyParser } from '@koa/bodyparser';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Deps } from './deps';
 import type { Logger } from './logger';
 import { actionsByName } from './actions';
@@ -54,6 +54,20 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
 
 /** No Content-Length (or 0) and no Transfer-Encoding: nothing to type-check, and the request is `{}`. */
 const hasBody = (ctx: Context) => ctx.req.headers['transfer-encoding'] !== undefined || Number(ctx.req.headers['content-length']) > 0;
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** `Authorization: Bearer <metrics.token>`, compared on equal-length digests so the timing says nothing of the token. */
+function metricsTokenMatches(expected: string, authorization: string): boolean {
+  const given = /^Bearer +(\S+)\s*$/i.exec(authorization)?.[1];
+  if (!expected || !given) return false;
+  return timingSafeEqual(digest(expected), digest(given));
+}
+
+async function serveMetrics(ctx: Context, deps: Deps): Promise<void> {
+  ctx.body = await deps.metrics.render();
+  ctx.set('Content-Type', deps.metrics.contentType);
+}
 
 export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   const { config } = deps;
@@ -112,8 +126,13 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
       : { success: false, error: 'Archivio non raggiungibile.', data: { reason: 'store_unavailable' } };
   });
   router.get('/metrics', async (ctx) => {
-    ctx.body = await deps.metrics.render();
-    ctx.set('Content-Type', deps.metrics.contentType);
+    // Metrics name actions, upstreams and refusal rates: not for whoever reaches the public port.
+    // Without a token they are only on the metrics listener (src/service.ts), if anywhere.
+    if (!config.metrics.token) throw new ApiError('unknown_action', 'Azione sconosciuta.', { status: 404 });
+    if (!metricsTokenMatches(config.metrics.token, ctx.get('authorization'))) {
+      throw new ApiError('unauthorized', 'Token mancante o non valido.', { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } });
+    }
+    await serveMetrics(ctx, deps);
   });
   let openapi: OpenApiDocument | undefined;
   router.get('/openapi.json', (ctx) => {
@@ -161,3 +180,27 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
 const isFailure = (body: unknown): body is { success: false; data?: { reason?: string } } =>
   typeof body === 'object' && body !== null && (body as { success?: unknown }).success === false;
 const failureReason = (body: { data?: { reason?: string } }) => body.data?.reason ?? 'failed';
+
+/**
+ * The metrics listener's app (`metrics.port`): GET /metrics without a token, because only the
+ * scrape network reaches `metrics.host`; every other request is a 404.
+ */
+export function createMetricsApp(deps: Deps): Koa {
+  const app = new Koa();
+  app.silent = true;
+  app.use(async function metricsOnly(ctx: Context) {
+    if (ctx.path === '/metrics' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
+      try {
+        await serveMetrics(ctx, deps);
+      } catch (err) {
+        deps.log.error({ err }, 'cannot render metrics');
+        ctx.status = 500;
+        ctx.body = failureEnvelope(new ApiError('internal_error', 'Errore interno. Riprova più tardi.', { status: 500 }));
+      }
+      return;
+    }
+    ctx.status = 404;
+    ctx.body = failureEnvelope(new ApiError('unknown_action', 'Qui c’è solo GET /metrics.', { status: 404 }));
+  });
+  return app;
+}

@@ -25,10 +25,12 @@ async function main(): Promise<void> {
     return;
   }
   const { server, deps, closeResources } = service;
-  server.on('error', (err) => {
+  const fatal = (err: Error) => {
     deps.log.fatal({ err }, 'server error');
     process.exit(1);
-  });
+  };
+  server.on('error', fatal);
+  service.metricsServer?.on('error', fatal);
 
   handleShutdown(server, service.config.server.shutdown_grace_seconds * 1000, deps.log, closeResources);
 }
@@ -36,8 +38,9 @@ async function main(): Promise<void> {
 /*
  * Graceful shutdown on SIGTERM and SIGINT: stop accepting connections at once, let in-flight
  * requests finish (their connections close after the answer instead of staying keep-alive),
- * close whatever is still open when the grace period ends, then release the dependencies
- * (ingest queue, store) and exit 0. A second signal skips the wait.
+ * close whatever is still open when the grace period ends, then close the metrics listener
+ * (`metrics.port`), release the dependencies (ingest queue, store) and exit 0. A second signal
+ * skips the wait.
  */
 function handleShutdown(server: Server, graceMs: number, log: Logger, closeResources: () => Promise<void>): void {
   const inFlight = new Set<ServerResponse>();

@@ -2,15 +2,17 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config/schema';
 import { createDeps, type Deps, type DepsOverrides } from './deps';
-import { createApp } from './app';
+import { createApp, createMetricsApp } from './app';
 import { createLogger } from './logger';
 import { startSandbox, type Sandbox } from './sandbox';
 import { mountDemo } from './demo';
 
 /*
  * The whole service on one listening socket: the sandbox upstreams when configured, the
- * dependencies, the app with its extra GET routes (sandbox outbox, demo page). src/server.ts
- * runs it as the process; the end-to-end tests start it in-process on port 0.
+ * dependencies, the app with its extra GET routes (sandbox outbox, demo page). With
+ * `metrics.port` set, a second socket on `metrics.host` serves GET /metrics without a token, so
+ * Prometheus needs no secret and the public port need not expose metrics. src/server.ts runs it
+ * as the process; the end-to-end tests start it in-process on port 0.
  */
 
 export interface Service {
@@ -22,7 +24,11 @@ export interface Service {
   sandbox?: Sandbox;
   /** http://host:port of the bound socket (port 0 picks a free one). */
   url: string;
-  /** Releases the dependencies (ingest queue, store) and the sandbox; the server is closed by the caller. */
+  /** The metrics listener, when `metrics.port` is set. */
+  metricsServer?: Server;
+  /** http://host:port of the metrics listener. */
+  metricsUrl?: string;
+  /** Closes the metrics listener, then releases the dependencies (ingest queue, store) and the sandbox; the server is closed by the caller. */
   closeResources(): Promise<void>;
   /** Closes the server at once (open connections too), then the resources: for tests and tools. */
   close(): Promise<void>;
@@ -45,17 +51,20 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
     },
   });
 
+  let metricsServer: Server | undefined;
   const closeResources = async () => {
+    // Closed after the service port has drained: scrapes still see the shutdown's grace period.
+    if (metricsServer) {
+      const closing = metricsServer;
+      closing.closeAllConnections();
+      await new Promise<void>((resolve) => closing.close(() => resolve()));
+    }
     await deps.close();
     await sandbox?.close();
   };
   let server: Server;
   try {
-    server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(config.server.port, config.server.host);
-      s.once('listening', () => resolve(s));
-      s.once('error', reject);
-    });
+    server = await listen(app.listen(config.server.port, config.server.host));
   } catch (err) {
     deps.log.fatal({ err }, 'cannot listen');
     await closeResources();
@@ -66,12 +75,29 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   const url = `http://${config.server.host}:${port}`;
   deps.log.info({ host: config.server.host, port, sandbox: config.sandbox.enabled }, `listening on ${url}`);
 
+  let metricsUrl: string | undefined;
+  if (config.metrics.port !== 0) {
+    try {
+      metricsServer = await listen(createMetricsApp(deps).listen(config.metrics.port, config.metrics.host));
+    } catch (err) {
+      deps.log.fatal({ err, host: config.metrics.host, port: config.metrics.port }, 'cannot listen for metrics');
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeResources();
+      throw err;
+    }
+    metricsUrl = `http://${config.metrics.host}:${config.metrics.port}`;
+    deps.log.info({ host: config.metrics.host, port: config.metrics.port }, `metrics listening on ${metricsUrl}/metrics`);
+  }
+
   return {
     config,
     deps,
     server,
     sandbox,
     url,
+    metricsServer,
+    metricsUrl,
     closeResources,
     close: async () => {
       server.closeAllConnections();
@@ -79,4 +105,11 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
       await closeResources();
     },
   };
+}
+
+function listen(server: Server): Promise<Server> {
+  return new Promise<Server>((resolve, reject) => {
+    server.once('listening', () => resolve(server));
+    server.once('error', reject);
+  });
 }

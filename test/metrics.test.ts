@@ -6,7 +6,7 @@ import { defineAction, type Action } from '../src/actions/action';
 import { createUpstream } from '../src/clients/http';
 import { ApiError } from '../src/http/errors';
 import type { Deps } from '../src/deps';
-import { testApp, testDeps } from './support/app';
+import { testApp, testConfig, testDeps } from './support/app';
 import { useNock } from './support/nock';
 
 const UPSTREAM = 'http://identity.test';
@@ -30,9 +30,10 @@ const lookup = defineAction({
 });
 const actions = new Map<string, Action>([echo, refuse, lookup].map((a) => [a.name, a as Action]));
 
+const METRICS_TOKEN = 'metrics-token-0123456789';
 const opened: Deps[] = [];
-function setup() {
-  const deps = testDeps();
+function setup(metrics: Record<string, unknown> = { token: METRICS_TOKEN }) {
+  const deps = testDeps(testConfig({ metrics }));
   opened.push(deps);
   return { deps, server: testApp(deps, { actions }).callback() };
 }
@@ -54,12 +55,46 @@ afterAll(async () => {
 describe('GET /metrics', () => {
   it('serves the Prometheus text format with the service metrics and the process defaults', async () => {
     const { server } = setup();
-    const res = await request(server).get('/metrics');
+    const res = await request(server).get('/metrics').set('authorization', `Bearer ${METRICS_TOKEN}`);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(res.text).toContain('# TYPE lfa_requests_total counter');
     expect(res.text).toContain('# TYPE lfa_request_duration_seconds histogram');
     expect(res.text).toContain('lfa_process_cpu_user_seconds_total');
+  });
+
+  it('answers 404 like an unknown path when metrics.token is empty', async () => {
+    const { server } = setup({ token: '' });
+    for (const authorization of [undefined, 'Bearer ', `Bearer ${METRICS_TOKEN}`]) {
+      const req = request(server).get('/metrics');
+      const res = await (authorization === undefined ? req : req.set('authorization', authorization));
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ success: false, data: { reason: 'unknown_action' } });
+      expect(res.text).not.toContain('lfa_');
+    }
+  });
+
+  it.each([
+    ['no Authorization', undefined],
+    ['a wrong token', 'Bearer metrics-token-0123456780'],
+    ['a prefix of the token', `Bearer ${METRICS_TOKEN.slice(0, -1)}`],
+    ['the token without Bearer', METRICS_TOKEN],
+    ['Basic credentials', `Basic ${Buffer.from(`x:${METRICS_TOKEN}`).toString('base64')}`],
+  ])('answers 401 with the envelope to %s', async (_label, authorization) => {
+    const { server } = setup();
+    const req = request(server).get('/metrics');
+    const res = await (authorization === undefined ? req : req.set('authorization', authorization));
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe('Bearer');
+    expect(res.body).toEqual({ success: false, error: expect.any(String), data: { reason: 'unauthorized' } });
+    expect(res.text).not.toContain('lfa_');
+  });
+
+  it('answers 200 to the configured Bearer token', async () => {
+    const { server } = setup();
+    const res = await request(server).get('/metrics').set('authorization', `bearer ${METRICS_TOKEN}`);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('lfa_requests_total');
   });
 
   it('counts a request under its action and outcome ok, with its latency', async () => {

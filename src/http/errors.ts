@@ -11,6 +11,7 @@ export type Reason =
   | 'method_not_allowed'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  | 'unauthorized'
   | 'rate_limited'
   | 'already_sent'
   | 'expired'

@@ -165,6 +165,23 @@ describe('graceful shutdown', () => {
     expect(await server.exited).toBe(0);
   });
 
+  it('logs the metrics listener at start-up and closes it on SIGTERM', async () => {
+    const metricsPort = await new Promise<number>((resolve) => {
+      const probe = http.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const server = await startServer({ METRICS__PORT: String(metricsPort), SERVER__SHUTDOWN_GRACE_SECONDS: '1' });
+    const line = await server.logged('metrics listening');
+    expect(line).toMatchObject({ host: '127.0.0.1', port: metricsPort });
+    expect(await connectionRefused(metricsPort)).toBe('connected');
+
+    server.process.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(await connectionRefused(metricsPort)).toBe('ECONNREFUSED');
+  });
+
   it('closes a request still running when the grace period ends, then exits 0', async () => {
     const gateway = await startGateway(8000);
     gateways.push(gateway);
