@@ -35,7 +35,10 @@ export interface SendOtpInput {
 }
 export type SendOtpOutput = OtpSendMetadata;
 
-/** The OTP service's verify of one attempt; `ok` consumed the code. */
+/**
+ * The OTP service's verify of one attempt; `ok` consumed the code and it was delivered to `key`
+ * (a phone or an email): a code sent elsewhere under this key answers `invalid`.
+ */
 export interface VerifyOtpInput {
   key: string;
   code: string;
@@ -54,6 +57,12 @@ export type UserLookupOutput = ({ found: true } & FlowUser) | { found: false };
 /** v3 user search on custom field `otp_phone`: the account that really holds the phone, if any. */
 export interface SearchUserByPhoneInput {
   phone: string;
+  /**
+   * The account (uid, else email) asking whether the phone is free for it: such an answer tells
+   * whether another account holds the phone, so implementations count it against the lookup
+   * limits. Absent when the search logs the phone's holder in.
+   */
+  account?: string;
 }
 export type SearchUserByPhoneOutput = UserLookupOutput;
 
@@ -146,6 +155,10 @@ export interface FlowClaims {
   phone?: string;
   /** Identifiers no code was verified for in this journey (only on `verified` proofs). */
   linked?: string[];
+  /** The proof's id: spent when the request it authorises changes something (docs/security.md). */
+  jti?: string;
+  /** Expiry, seconds since the epoch. */
+  exp?: number;
 }
 
 /** Which request field carries a proof, and which the answer hands out. */

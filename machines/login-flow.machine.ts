@@ -250,6 +250,8 @@ export function profileFields(context: LoginFlowContext, step: 40 | 42): Profile
   return fields;
 }
 const hasFields = (fields: ProfileFields) => Object.keys(fields).length > 0;
+/** Who asks whether a phone is free: the account acted on (its uid, else its email). */
+const accountOf = (context: LoginFlowContext): string | undefined => context.uid ?? context.email;
 
 const notProvided = <I, O>(name: string) =>
   fromPromise<O, I>(async () => {
@@ -510,7 +512,7 @@ export const loginFlowMachine = setup({
       invoke: {
         id: 'searchUserByPhone',
         src: 'searchUserByPhone',
-        input: ({ context }) => ({ phone: context.pendingPhone! }),
+        input: ({ context }) => ({ phone: context.pendingPhone!, account: accountOf(context) }),
         onDone: [
           { guard: 'phoneTakenByOther', target: 'refused', actions: { type: 'refuse', params: { reason: 'phone_taken' } } },
           { target: 'registeringUser' },
@@ -580,7 +582,7 @@ export const loginFlowMachine = setup({
       invoke: {
         id: 'searchUserByPhone',
         src: 'searchUserByPhone',
-        input: ({ context }) => ({ phone: requestOf(context, 'ADD_PHONE')!.phone }),
+        input: ({ context }) => ({ phone: requestOf(context, 'ADD_PHONE')!.phone, account: accountOf(context) }),
         onDone: [
           { guard: 'phoneTakenByOther', target: 'refused', actions: { type: 'refuse', params: { reason: 'phone_taken' } } },
           { target: 'sendingNewPhoneCode' },
@@ -619,7 +621,7 @@ export const loginFlowMachine = setup({
       invoke: {
         id: 'searchUserByPhone',
         src: 'searchUserByPhone',
-        input: ({ context }) => ({ phone: context.pendingPhone! }),
+        input: ({ context }) => ({ phone: context.pendingPhone!, account: accountOf(context) }),
         onDone: [
           { guard: 'phoneTakenByOther', target: 'refused', actions: { type: 'refuse', params: { reason: 'phone_taken' } } },
           { guard: 'knowsUid', target: 'savingProfile' },
@@ -640,7 +642,7 @@ export const loginFlowMachine = setup({
       invoke: {
         id: 'searchUserByPhone',
         src: 'searchUserByPhone',
-        input: ({ context }) => ({ phone: context.pendingPhone! }),
+        input: ({ context }) => ({ phone: context.pendingPhone!, account: accountOf(context) }),
         onDone: [
           { guard: 'phoneTakenByOther', target: 'refused', actions: { type: 'refuse', params: { reason: 'phone_taken' } } },
           { target: 'savingProfile' },

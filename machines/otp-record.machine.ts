@@ -24,8 +24,13 @@ export interface OtpRecord {
   hash: string;
   sentAt: number;
   expiresAt: number;
-  /** Wrong guesses so far; survives a resend within the code's lifetime. */
+  /** Wrong guesses so far; survives a resend within the code's lifetime. At `maxAttempts` the code is burned. */
   attempts: number;
+  /**
+   * Where the code went: the E.164 phones and normalised emails it was sent to, separated by a
+   * space. Knowing the code proves control of one of these, never of the key the caller chose.
+   */
+  to: string;
 }
 
 export type OtpOutcome =
@@ -46,7 +51,7 @@ export interface OtpRecordContext {
 }
 
 export type OtpRecordEvent =
-  | { type: 'GENERATE'; now: number; hash: string; policy: OtpPolicy }
+  | { type: 'GENERATE'; now: number; hash: string; to: string; policy: OtpPolicy }
   | { type: 'VERIFY'; now: number; hash: string; policy: OtpPolicy }
   /** Every channel refused the code `hash`: put back the record it replaced, unless a newer one took its place. */
   | { type: 'SEND_FAILED'; hash: string; previous: OtpRecord | null };
@@ -75,6 +80,8 @@ export const otpRecordMachine = setup({
     withinCooldown: ({ context, event }) =>
       event.type === 'GENERATE' && isLive(context.record, event.now) && event.now - context.record.sentAt < event.policy.cooldownMs,
     expired: ({ context, event }) => event.type === 'VERIFY' && !isLive(context.record, event.now),
+    /** Every guess was spent: the code stays (its cooldown with it) but nothing matches it any more. */
+    burned: ({ context, event }) => event.type === 'VERIFY' && context.record !== null && context.record.attempts >= event.policy.maxAttempts,
     codeMatches: ({ context, event }) => event.type === 'VERIFY' && context.record !== null && sameDigest(context.record.hash, event.hash),
     /** This wrong guess is the last one the record allows. */
     lastAttempt: ({ context, event }) => event.type === 'VERIFY' && context.record !== null && context.record.attempts + 1 >= event.policy.maxAttempts,
@@ -83,13 +90,17 @@ export const otpRecordMachine = setup({
   },
   actions: {
     report: assign((_, params: { outcome: OtpOutcome }) => ({ outcome: params.outcome })),
-    /** A new code replaces the old one; the wrong-guess count carries over while the old code is still live. */
+    /**
+     * A new code replaces the old one; the wrong-guess count carries over while the old code is
+     * still live, so a resend never buys guesses. A burned code's successor keeps one guess: the
+     * right code still works after the cooldown, a stranger's wrong guess burns it again.
+     */
     replaceCode: assign(({ context, event }) => {
       if (event.type !== 'GENERATE') return {};
-      const carried = isLive(context.record, event.now) ? context.record.attempts : 0;
+      const carried = isLive(context.record, event.now) ? Math.min(context.record.attempts, event.policy.maxAttempts - 1) : 0;
       return {
         previous: context.record,
-        record: { hash: event.hash, sentAt: event.now, expiresAt: event.now + event.policy.ttlMs, attempts: carried },
+        record: { hash: event.hash, sentAt: event.now, expiresAt: event.now + event.policy.ttlMs, attempts: carried, to: event.to },
         outcome: 'issued' as const,
         retryAfterMs: event.policy.cooldownMs,
       };
@@ -134,8 +145,10 @@ export const otpRecordMachine = setup({
         VERIFY: [
           // Kept after expiry (not deleted) so that later attempts still hear "expired".
           { guard: 'expired', target: 'expired', actions: report('expired') },
+          { guard: 'burned', target: 'valid', actions: report('too_many_attempts') },
           { guard: 'codeMatches', target: 'deleted', actions: ['forget', 'deleteRecord', report('ok')] },
-          { guard: 'lastAttempt', target: 'deleted', actions: ['forget', 'deleteRecord', report('too_many_attempts')] },
+          // Burned, not deleted: the next send for this key still waits out the cooldown (a stranger's guesses cannot buy a resend).
+          { guard: 'lastAttempt', target: 'valid', actions: ['addWrongGuess', 'countWrongGuess', report('too_many_attempts')] },
           { target: 'valid', actions: ['addWrongGuess', 'countWrongGuess', report('invalid')] },
         ],
         SEND_FAILED: [

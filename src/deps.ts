@@ -16,6 +16,7 @@ import { createRedisRateLimiter } from './limits/redis-rate-limiter';
 import { createAbuseLimits, type AbuseLimits } from './limits/abuse-limits';
 import { createCollectorClient, type CollectorClient } from './clients/collector';
 import { createLoginIngest, type LoginIngest } from './ingest';
+import { phoneBelongsToEmail } from './actions/identity/phone-owner';
 
 /*
  * Everything an action may call, built once per process from the configuration.
@@ -79,7 +80,12 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     otpLog: overrides.otpLog ?? createOtpLogger(config.otp.log_file, config.log.level),
     now: Date.now,
     secret,
-    otp: overrides.otp ?? createOtpService(config, log, () => deps, closers, redis ? { store: createRedisOtpStore(redis, { prefix }) } : {}),
+    otp:
+      overrides.otp ??
+      createOtpService(config, log, () => deps, closers, {
+        ...(redis ? { store: createRedisOtpStore(redis, { prefix }) } : {}),
+        sameAccount: (phone, email) => phoneBelongsToEmail(deps, phone, email),
+      }),
     mailingList: overrides.mailingList ?? createMailingListClient(config, log),
     // Read through deps.now so tests that move the clock move the feed cache too.
     feeds: overrides.feeds ?? createFeedsClient(config, log, () => deps.now()),

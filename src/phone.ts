@@ -1,4 +1,6 @@
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+// The full metadata knows number types (mobile, landline, premium, VoIP); the default one does not.
+import { parsePhoneNumberFromString as parseWithTypes } from 'libphonenumber-js/max';
 
 /*
  * Phones cross three systems in three forms: what the user typed, E.164 for the SMS gateway,
@@ -35,3 +37,13 @@ export function samePhone(a: string, b: string, defaultRegion: string): boolean 
 
 /** An identifier that looks like a phone rather than an email. */
 export const looksLikePhone = (identifier: string): boolean => !identifier.includes('@') && /^[+\d][\d\s().-]{4,24}$/.test(identifier.trim());
+
+/**
+ * True for numbers that can receive an SMS code: MOBILE, or FIXED_LINE_OR_MOBILE where the
+ * numbering plan cannot tell (US, CA, ...). Landlines, premium-rate, shared-cost, toll-free,
+ * VoIP, pagers and unknown types are refused (docs/security.md).
+ */
+export function isMobile(e164: string): boolean {
+  const type = parseWithTypes(e164)?.getType();
+  return type === 'MOBILE' || type === 'FIXED_LINE_OR_MOBILE';
+}

@@ -6,6 +6,7 @@ import { ApiError } from '../http/errors';
 import { toE164, toStoredDigits } from '../phone';
 import { searchPhone } from '../actions/identity/phone-owner';
 import { reducedProfile } from '../actions/identity/profile';
+import { claimAccountByProvenEmail, withoutPhone } from '../actions/identity/email-claim';
 
 /*
  * The login journey's effects (machines/effects.ts) over the real dependencies: the OTP
@@ -35,9 +36,17 @@ export function createFlowEffects(deps: Deps, fields: SendFieldNames = {}): Flow
   return {
     sendOtp: ({ key, phone, email }) => deps.otp.generate({ key, phone, email, fields: { key: fields.key ?? 'phone', phone: fields.phone ?? 'phone', email: fields.email ?? 'email' } }),
 
-    verifyOtp: ({ key, code }) => deps.otp.verify({ key, code }),
+    async verifyOtp({ key, code }) {
+      const result = await deps.otp.verify({ key, code });
+      if (result.outcome !== 'ok') return result.outcome;
+      // The code vouches for this journey's phone or email only if it was delivered there (docs/security.md).
+      const delivered = key.includes('@') ? result.reached.email : result.reached.phone;
+      return delivered === key ? 'ok' : 'invalid';
+    },
 
-    async searchUserByPhone({ phone }) {
+    async searchUserByPhone({ phone, account }) {
+      // Asked on behalf of an account ("is this phone free?"), the answer reveals another account: counted.
+      if (account !== undefined) await deps.limits.phoneCheck(account);
       // The first holder whose stored value really is this number (phone-owner.ts); a phone on two accounts logs into the first.
       const { holders } = await searchPhone(deps, phone);
       const holder = holders[0];
@@ -49,6 +58,8 @@ export function createFlowEffects(deps: Deps, fields: SendFieldNames = {}): Flow
       const found = await deps.identity.findUserByEmail(email);
       if (!found) return { found: false };
       const user = await deps.identity.getUser(found.uid);
+      // The machine looks an email up only after a code delivered to it was accepted: its owner claims the account.
+      if (await claimAccountByProvenEmail(deps, found, user)) return flowUser(withoutPhone(user ?? found), withoutPhone(found), region());
       return flowUser(user ?? found, found, region());
     },
 

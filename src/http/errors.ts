@@ -20,6 +20,7 @@ export type Reason =
   | 'delivery_failed'
   | 'channel_not_configured'
   | 'region_not_allowed'
+  | 'phone_not_mobile'
   | 'phone_taken'
   | 'phone_not_verified'
   | 'proof_required'

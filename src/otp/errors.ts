@@ -16,6 +16,12 @@ export const channelNotConfigured = () =>
 export const regionNotAllowed = (field: string) =>
   new ApiError('region_not_allowed', 'Invio SMS non consentito verso questo paese.', { data: { issues: [{ path: field, message: 'phone region not allowed' }] } });
 
+/** Codes go by SMS to mobiles only: a landline cannot read one, and premium, shared-cost, toll-free and VoIP numbers are toll-fraud targets. */
+export const phoneNotMobile = (field: string) =>
+  new ApiError('phone_not_mobile', 'Il numero indicato non è un cellulare: inserisci un numero mobile.', {
+    data: { issues: [{ path: field, message: 'not a mobile number' }] },
+  });
+
 export const storeUnavailable = (cause: unknown) =>
   // 503, not 200: a transport-level failure of ours, which load balancers and clients may retry.
   new ApiError('store_unavailable', 'Archivio dei codici non raggiungibile. Riprova più tardi.', { cause, status: 503, headers: { 'Retry-After': '1' } });

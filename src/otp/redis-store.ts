@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { EXPIRED_RETENTION_MS, type IssueResult, type OtpPolicy, type OtpRecord, type OtpStore, type VerifyOutcome } from './store';
+import { EXPIRED_RETENTION_MS, type ClaimResult, type IssueResult, type OtpPolicy, type OtpRecord, type OtpStore, type VerifyOutcome, type VerifyResult } from './store';
 
 /*
  * OTP records in Redis, shared by every instance. Each store operation is ONE Lua script, so it
@@ -8,7 +8,8 @@ import { EXPIRED_RETENTION_MS, type IssueResult, type OtpPolicy, type OtpRecord,
  * (machines/otp-record.machine.ts) step for step; the shared contract suite
  * (test/otp/store-contract.ts) holds both stores to the same behaviour.
  *
- * Records are `hash|sentAt|expiresAt|attempts` (decimal ms), kept EXPIRED_RETENTION_MS past
+ * Records are `hash|sentAt|expiresAt|attempts|to` (decimal ms; `to` where the code went; a
+ * record written before `to` existed has none, and its code proves no address), kept EXPIRED_RETENTION_MS past
  * expiry by the key's own TTL. Time comes from the caller (`now`), as in the memory store.
  * Digest comparison in Lua is not constant-time; it compares HMACs of the guess, which an
  * attacker cannot steer byte by byte, so timing reveals nothing usable.
@@ -16,26 +17,26 @@ import { EXPIRED_RETENTION_MS, type IssueResult, type OtpPolicy, type OtpRecord,
 
 const PARSE = `
 local function parse(packed)
-  local hash, sentAt, expiresAt, attempts = string.match(packed, '^([^|]+)|(%d+)|(%d+)|(%d+)$')
+  local hash, sentAt, expiresAt, attempts, to = string.match(packed, '^([^|]+)|(%d+)|(%d+)|(%d+)|?([^|]*)$')
   if not hash then return nil end
-  return { hash = hash, sentAt = tonumber(sentAt), expiresAt = tonumber(expiresAt), attempts = tonumber(attempts) }
+  return { hash = hash, sentAt = tonumber(sentAt), expiresAt = tonumber(expiresAt), attempts = tonumber(attempts), to = to }
 end
 local function pack(r)
-  return r.hash .. '|' .. string.format('%d', r.sentAt) .. '|' .. string.format('%d', r.expiresAt) .. '|' .. string.format('%d', r.attempts)
+  return r.hash .. '|' .. string.format('%d', r.sentAt) .. '|' .. string.format('%d', r.expiresAt) .. '|' .. string.format('%d', r.attempts) .. '|' .. r.to
 end
 `;
 
-// ARGV: hash, now, ttlMs, cooldownMs, retentionMs
+// ARGV: hash, now, ttlMs, cooldownMs, retentionMs, to, maxAttempts
 const ISSUE = `${PARSE}
-local now, ttl, cooldown, retention = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local now, ttl, cooldown, retention, maxAttempts = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7])
 local packed = redis.call('GET', KEYS[1])
 local current = packed and parse(packed)
 local attempts = 0
 if current and now < current.expiresAt then
   if now - current.sentAt < cooldown then return { 'blocked', string.format('%d', current.sentAt + cooldown - now) } end
-  attempts = current.attempts
+  attempts = math.min(current.attempts, maxAttempts - 1)
 end
-local record = { hash = ARGV[1], sentAt = now, expiresAt = now + ttl, attempts = attempts }
+local record = { hash = ARGV[1], sentAt = now, expiresAt = now + ttl, attempts = attempts, to = ARGV[6] }
 local stored = pack(record)
 redis.call('SET', KEYS[1], stored, 'PX', ttl + retention)
 return { 'issued', stored, current and pack(current) or '' }
@@ -58,26 +59,41 @@ const VERIFY = `${PARSE}
 local now, maxAttempts = tonumber(ARGV[2]), tonumber(ARGV[3])
 local packed = redis.call('GET', KEYS[1])
 local current = packed and parse(packed)
-if not current then return 'invalid' end
-if now >= current.expiresAt then return 'expired' end
-if current.hash == ARGV[1] then redis.call('DEL', KEYS[1]); return 'ok' end
-if current.attempts + 1 >= maxAttempts then redis.call('DEL', KEYS[1]); return 'too_many_attempts' end
+if not current then return { 'invalid' } end
+if now >= current.expiresAt then return { 'expired' } end
+if current.attempts >= maxAttempts then return { 'too_many_attempts' } end
+if current.hash == ARGV[1] then redis.call('DEL', KEYS[1]); return { 'ok', current.to } end
 current.attempts = current.attempts + 1
 redis.call('SET', KEYS[1], pack(current), 'KEEPTTL')
-return 'invalid'
+if current.attempts >= maxAttempts then return { 'too_many_attempts' } end
+return { 'invalid' }
+`;
+
+// ARGV: token, cooldownMs. Answers -1 when claimed, else the holder's time left (ms).
+const CLAIM = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return -1 end
+return redis.call('PTTL', KEYS[1])
+`;
+
+// ARGV: token
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
 `;
 
 function unpack(packed: string): OtpRecord {
-  const [hash, sentAt, expiresAt, attempts] = packed.split('|');
-  return { hash: hash!, sentAt: Number(sentAt), expiresAt: Number(expiresAt), attempts: Number(attempts) };
+  const [hash, sentAt, expiresAt, attempts, to] = packed.split('|');
+  return { hash: hash!, sentAt: Number(sentAt), expiresAt: Number(expiresAt), attempts: Number(attempts), to: to ?? '' };
 }
 
-const pack = (record: OtpRecord) => `${record.hash}|${record.sentAt}|${record.expiresAt}|${record.attempts}`;
+const pack = (record: OtpRecord) => `${record.hash}|${record.sentAt}|${record.expiresAt}|${record.attempts}|${record.to}`;
 
 interface OtpScripts {
-  lfaOtpIssue(key: string, hash: string, now: number, ttlMs: number, cooldownMs: number, retentionMs: number): Promise<[string, string, string?]>;
+  lfaOtpIssue(key: string, hash: string, now: number, ttlMs: number, cooldownMs: number, retentionMs: number, to: string, maxAttempts: number): Promise<[string, string, string?]>;
   lfaOtpRevert(key: string, hash: string, previous: string): Promise<number>;
-  lfaOtpVerify(key: string, hash: string, now: number, maxAttempts: number): Promise<string>;
+  lfaOtpVerify(key: string, hash: string, now: number, maxAttempts: number): Promise<[string, string?]>;
+  lfaOtpClaim(key: string, token: string, cooldownMs: number): Promise<number>;
+  lfaOtpRelease(key: string, token: string): Promise<number>;
 }
 
 export interface RedisOtpStoreOptions {
@@ -91,12 +107,16 @@ export function createRedisOtpStore(redis: Redis, options: RedisOtpStoreOptions)
   redis.defineCommand('lfaOtpIssue', { numberOfKeys: 1, lua: ISSUE });
   redis.defineCommand('lfaOtpRevert', { numberOfKeys: 1, lua: REVERT });
   redis.defineCommand('lfaOtpVerify', { numberOfKeys: 1, lua: VERIFY });
+  redis.defineCommand('lfaOtpClaim', { numberOfKeys: 1, lua: CLAIM });
+  redis.defineCommand('lfaOtpRelease', { numberOfKeys: 1, lua: RELEASE });
   const scripts = redis as unknown as OtpScripts;
   const keyOf = (key: string) => `${options.prefix}otp:${key}`;
+  const recipientOf = (address: string) => `${options.prefix}rcpt:${address}`;
+  const spentOf = (id: string) => `${options.prefix}spent:${id}`;
 
   return {
-    async issue(key: string, hash: string, now: number, policy: OtpPolicy): Promise<IssueResult> {
-      const [status, stored, previous] = await scripts.lfaOtpIssue(keyOf(key), hash, now, policy.ttlMs, policy.cooldownMs, EXPIRED_RETENTION_MS);
+    async issue(key: string, hash: string, now: number, policy: OtpPolicy, to: string = key): Promise<IssueResult> {
+      const [status, stored, previous] = await scripts.lfaOtpIssue(keyOf(key), hash, now, policy.ttlMs, policy.cooldownMs, EXPIRED_RETENTION_MS, to, policy.maxAttempts);
       if (status === 'blocked') return { status: 'blocked', retryAfterMs: Math.max(1, Number(stored)) };
       return { status: 'issued', record: unpack(stored), previous: previous ? unpack(previous) : null };
     },
@@ -105,8 +125,31 @@ export function createRedisOtpStore(redis: Redis, options: RedisOtpStoreOptions)
       return (await scripts.lfaOtpRevert(keyOf(key), hash, previous ? pack(previous) : '')) === 1;
     },
 
-    async verify(key: string, hash: string, now: number, policy: OtpPolicy): Promise<VerifyOutcome> {
-      return (await scripts.lfaOtpVerify(keyOf(key), hash, now, policy.maxAttempts)) as VerifyOutcome;
+    async verify(key: string, hash: string, now: number, policy: OtpPolicy): Promise<VerifyResult> {
+      const [outcome, to] = await scripts.lfaOtpVerify(keyOf(key), hash, now, policy.maxAttempts);
+      if (outcome === 'ok') return { outcome, to: to ?? '' };
+      return { outcome: outcome as Exclude<VerifyOutcome, 'ok'> };
+    },
+
+    async claimRecipient(address: string, token: string, cooldownMs: number): Promise<ClaimResult> {
+      const left = await scripts.lfaOtpClaim(recipientOf(address), token, cooldownMs);
+      return left === -1 ? { claimed: true } : { claimed: false, retryAfterMs: Math.max(1, left) };
+    },
+
+    async releaseRecipient(address: string, token: string) {
+      await scripts.lfaOtpRelease(recipientOf(address), token);
+    },
+
+    async clearRecipient(address: string) {
+      await redis.del(recipientOf(address));
+    },
+
+    async spendProof(id: string, untilMs: number) {
+      return (await redis.set(spentOf(id), '1', 'PXAT', Math.max(untilMs, Date.now() + 1), 'NX')) === 'OK';
+    },
+
+    async unspendProof(id: string) {
+      await redis.del(spentOf(id));
     },
 
     async ping() {

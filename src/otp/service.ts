@@ -4,12 +4,14 @@ import { createMailer, type Mailer } from '../clients/mailer';
 import { createSmsClient, type SmsClient } from '../clients/sms';
 import { isApiError } from '../http/errors';
 import { maskEmail, maskPhone, type Logger } from '../logger';
-import { regionOf, toE164 } from '../phone';
+import { isMobile, regionOf, toE164 } from '../phone';
+import { randomBytes } from 'node:crypto';
 import { createOtpHasher, generateCode, type OtpHasher } from './code';
-import { alreadySent, channelNotConfigured, deliveryFailed, invalidField, regionNotAllowed, storeUnavailable, verifyFailure } from './errors';
+import { alreadySent, channelNotConfigured, deliveryFailed, invalidField, phoneNotMobile, regionNotAllowed, storeUnavailable, verifyFailure } from './errors';
 import { maskOtpKey, normaliseOtpKey } from './key';
 import { createMemoryOtpStore } from './memory-store';
 import type { OtpPolicy, OtpStore, VerifyOutcome } from './store';
+import { addressesOf, reachedOf, type Reached } from './reached';
 import { createAbuseLimits, type AbuseLimits } from '../limits/abuse-limits';
 import { createMemoryRateLimiter } from '../limits/rate-limiter';
 import type { Metrics } from '../metrics';
@@ -50,17 +52,24 @@ export interface OtpVerifyRequest {
   code: string;
 }
 
+/** One verification; `reached` (with `ok`) is what knowing the code proves: the addresses it went to. */
+export type Verification = { outcome: 'ok'; reached: Reached } | { outcome: Exclude<VerifyOutcome, 'ok'> };
+
 export interface OtpService {
   /** Which channels are configured (SPEC.md's skip rules). */
   readonly channels: { sms: boolean; email: boolean };
   readonly sms: SmsClient;
   readonly mailer: Mailer;
-  /** Throws ApiError: `already_sent`, `delivery_failed`, `channel_not_configured`, `invalid_request`, `region_not_allowed`. */
+  /** Throws ApiError: `already_sent`, `delivery_failed`, `channel_not_configured`, `invalid_request`, `region_not_allowed`, `phone_not_mobile`, `rate_limited`. */
   generate(request: OtpSendRequest): Promise<OtpSendResult>;
-  /** The outcome of one attempt; `ok` consumed the code. */
-  verify(request: OtpVerifyRequest): Promise<VerifyOutcome>;
-  /** Like `verify`, but a failure is thrown as the ApiError SPEC.md prescribes. */
-  verifyOrThrow(request: OtpVerifyRequest): Promise<void>;
+  /** The outcome of one attempt; `ok` consumed the code and says where it had gone. */
+  verify(request: OtpVerifyRequest): Promise<Verification>;
+  /** Like `verify`, but a failure is thrown as the ApiError SPEC.md prescribes; answers where the code had gone. */
+  verifyOrThrow(request: OtpVerifyRequest): Promise<Reached>;
+  /** Records a proof id as spent in the store (atomic across instances); false when it already was. */
+  spendProof(id: string, untilMs: number): Promise<boolean>;
+  /** Gives a proof back when the change it authorised did not happen. */
+  unspendProof(id: string): Promise<void>;
   /** The OTP message for `code` as it would be sent now (diagnostics). */
   message(code: string): OtpMessage;
   ready(): Promise<boolean>;
@@ -69,6 +78,11 @@ export interface OtpService {
 
 export interface OtpServiceOptions {
   store?: OtpStore;
+  /**
+   * Whether the identity provider shows this phone and this email on one account (SPEC rule 2:
+   * a code to both). Without it, or when it says no or fails, the mail is not sent.
+   */
+  sameAccount?: (phone: string, email: string) => Promise<boolean>;
   templates?: OtpTemplates;
   sms?: SmsClient;
   mailer?: Mailer;
@@ -121,7 +135,11 @@ export function createOtpService(
   };
   const message = (code: string) => renderOtpMessage(templates, { code, ttlSeconds: otp.ttl_seconds, appName: config.mail.app_name, now: env().now() });
 
-  /** Where this request's code goes: SPEC.md's otp_generate rules 1 and 2 (docs/otp.md). */
+  /**
+   * Where this request's code goes: SPEC.md's otp_generate rules 1 and 2 (docs/otp.md), SMS
+   * only to mobile numbers of the allowed regions, and a phone and an email together only when
+   * they are one account's (docs/security.md): a code to both proves control of either.
+   */
   function targets(request: OtpSendRequest) {
     const fields = { key: 'uid', phone: 'phone', email: 'notify_email', ...request.fields };
     const key = normaliseOtpKey(request.key, region);
@@ -134,13 +152,38 @@ export function createOtpService(
     } else if (key.kind === 'phone') {
       smsTo = key.value;
     }
-    if (smsTo && !allowedRegions.includes(regionOf(smsTo) ?? '')) {
-      throw regionNotAllowed(request.phone !== undefined ? fields.phone : fields.key);
-    }
-    const emailTo = request.email?.trim() || (key.kind === 'email' && !smsTo ? key.value : undefined);
+    const phoneField = request.phone !== undefined ? fields.phone : fields.key;
+    if (smsTo && !allowedRegions.includes(regionOf(smsTo) ?? '')) throw regionNotAllowed(phoneField);
+    if (smsTo && !isMobile(smsTo)) throw phoneNotMobile(phoneField);
+    const emailTo = request.email?.trim().toLowerCase() || (key.kind === 'email' && !smsTo ? key.value : undefined);
     if (!smsTo && !emailTo) throw invalidField(fields.phone, 'give a phone or an email to send the code to');
     return { key: key.value, smsTo, emailTo };
   }
+
+  async function sharesAccount(phone: string, email: string): Promise<boolean> {
+    if (!options.sameAccount) return false;
+    try {
+      return await options.sameAccount(phone, email);
+    } catch (err) {
+      // The SMS still goes: an identity outage costs the second channel, never the code.
+      log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'otp: could not check that phone and email are one account');
+      return false;
+    }
+  }
+
+  /** Each receiving address's own cooldown, whatever the key: all or none are claimed. */
+  async function claimRecipients(addresses: string[], token: string): Promise<void> {
+    const claimed: string[] = [];
+    for (const address of addresses) {
+      const claim = await guarded(() => store.claimRecipient(address, token, policy.cooldownMs));
+      if (!claim.claimed) {
+        await releaseRecipients(claimed, token);
+        throw alreadySent(Math.max(1, Math.ceil(claim.retryAfterMs / 1000)), otp.resend_cooldown_seconds);
+      }
+      claimed.push(address);
+    }
+  }
+  const releaseRecipients = (addresses: string[], token: string) => guarded(() => Promise.all(addresses.map((address) => store.releaseRecipient(address, token))));
 
   async function deliver(channel: 'sms' | 'email', to: string, send: () => Promise<unknown>): Promise<boolean> {
     const masked = () => (channel === 'sms' ? maskPhone(to) : maskEmail(to));
@@ -167,7 +210,12 @@ export function createOtpService(
     async generate(request) {
       const { key, smsTo, emailTo } = targets(request);
       const useSms = smsTo !== undefined && sms.configured;
-      const useEmail = emailTo !== undefined && mailer.configured;
+      let useEmail = emailTo !== undefined && mailer.configured;
+      // A code to a phone and an email proves control of either: both only when they are one account's.
+      if (useSms && useEmail && !(await sharesAccount(smsTo, emailTo!))) {
+        log.warn({ key: maskOtpKey(key), phone: maskPhone(smsTo), email: maskEmail(emailTo!) }, 'otp: phone and email are not one account, code sent by SMS only');
+        useEmail = false;
+      }
       const { otpLog } = env();
       // The line is built only when the OTP log takes it: masking costs, and most runs log at warn.
       const logGenerate = (fields: Record<string, unknown>) => {
@@ -180,20 +228,31 @@ export function createOtpService(
       }
 
       await guarded(() => limits().sendFromIp());
+      const recipients = [...(useSms ? [smsTo] : []), ...(useEmail ? [emailTo!] : [])];
+      const token = randomBytes(9).toString('base64url');
+      // Sends are charged to who receives them: six keys and one phone send one SMS per cooldown.
+      try {
+        await claimRecipients(recipients, token);
+      } catch (err) {
+        if (isApiError(err) && err.reason === 'already_sent') logGenerate({ outcome: 'blocked', recipient: true });
+        throw err;
+      }
       const now = env().now();
       const code = generateCode(otp.length);
       const codeHash = hash(key, code);
-      const issued = await guarded(() => store.issue(key, codeHash, now, policy));
+      const issued = await guarded(() => store.issue(key, codeHash, now, policy, addressesOf(recipients)));
       if (issued.status === 'blocked') {
+        await releaseRecipients(recipients, token);
         const retryAfter = Math.max(1, Math.ceil(issued.retryAfterMs / 1000));
         logGenerate({ outcome: 'blocked', retry_after: retryAfter });
         throw alreadySent(retryAfter, otp.resend_cooldown_seconds);
       }
-      // Counted only for codes really issued: requests refused by the cooldown cost the identifier nothing.
+      // Counted only for codes really issued: requests refused by a cooldown cost the key and its recipients nothing.
       try {
-        await guarded(() => limits().sendToIdentifier(key));
+        for (const subject of new Set([key, ...recipients])) await guarded(() => limits().sendToIdentifier(subject));
       } catch (err) {
         await guarded(() => store.revert(key, codeHash, issued.previous));
+        await releaseRecipients(recipients, token);
         logGenerate({ outcome: 'rate_limited' });
         throw err;
       }
@@ -203,14 +262,19 @@ export function createOtpService(
       const text = message(code);
       const [smsSent, emailSent] = await Promise.all([
         useSms ? deliver('sms', smsTo, () => sms.send({ to: smsTo, body: text.sms })) : false,
-        useEmail ? deliver('email', emailTo, () => mailer.send({ to: emailTo, subject: text.subject, html: text.html, text: text.text })) : false,
+        useEmail ? deliver('email', emailTo!, () => mailer.send({ to: emailTo!, subject: text.subject, html: text.html, text: text.text })) : false,
       ]);
       if (!smsSent && !emailSent) {
         // Nobody received this code: put the previous record back, so no cooldown is charged.
         await guarded(() => store.revert(key, codeHash, issued.previous));
+        await releaseRecipients(recipients, token);
         log.warn({ key: maskOtpKey(key), channels: { sms: useSms, email: useEmail } }, 'otp delivery failed on every channel');
         throw deliveryFailed();
       }
+      // A channel that failed charges its address no cooldown. The record still names both
+      // addresses: they are one account's (targets), so the code vouches for that account either way.
+      if (useSms && !smsSent) await releaseRecipients([smsTo], token);
+      if (useEmail && !emailSent) await releaseRecipients([emailTo!], token);
       return {
         ...(otp.debug ? { otp: code } : {}),
         resent: issued.previous !== null && issued.previous.expiresAt > now,
@@ -225,17 +289,23 @@ export function createOtpService(
       // A key that does not normalise cannot have a record: it is checked as given and simply fails.
       const key = normaliseOtpKey(rawKey, region)?.value ?? rawKey.trim();
       await guarded(() => limits().verifyFromIp());
-      const outcome = await guarded(() => store.verify(key, hash(key, code.trim()), env().now(), policy));
+      const result = await guarded(() => store.verify(key, hash(key, code.trim()), env().now(), policy));
       const { otpLog } = env();
-      if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome }, 'verify');
-      env().metrics?.verification(outcome);
-      return outcome;
+      if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome: result.outcome }, 'verify');
+      env().metrics?.verification(result.outcome);
+      if (result.outcome !== 'ok') return result;
+      // The owner of the addresses is acting, not being bombed: their next code need not wait.
+      await guarded(() => Promise.all(result.to.split(' ').filter(Boolean).map((address) => store.clearRecipient(address))));
+      return { outcome: 'ok', reached: reachedOf(result.to) };
     },
 
     async verifyOrThrow(request) {
-      const outcome = await service.verify(request);
-      if (outcome !== 'ok') throw verifyFailure(outcome);
+      const result = await service.verify(request);
+      if (result.outcome !== 'ok') throw verifyFailure(result.outcome);
+      return result.reached;
     },
+    spendProof: (id, untilMs) => guarded(() => store.spendProof(id, untilMs)),
+    unspendProof: (id) => guarded(() => store.unspendProof(id)),
 
     ready: () => store.ping().catch(() => false),
     close: async () => {

@@ -14,14 +14,19 @@ export type IssueResult =
 
 export type VerifyOutcome = 'ok' | 'invalid' | 'expired' | 'too_many_attempts';
 
+/** One verification: `to` (where the accepted code went) only with `ok`. */
+export type VerifyResult = { outcome: 'ok'; to: string } | { outcome: Exclude<VerifyOutcome, 'ok'> };
+
+export type ClaimResult = { claimed: true } | { claimed: false; retryAfterMs: number };
+
 export interface OtpStore {
   /**
    * Check the cooldown and store a new code hash in one step. A live code sent less than
    * `policy.cooldownMs` ago blocks (nothing changes); otherwise the new record replaces it,
    * carrying over the wrong-guess count while the replaced code was still live.
-   * `previous` is what was replaced, for `revert`.
+   * `previous` is what was replaced, for `revert`. `to` lists where the code goes (default: the key).
    */
-  issue(key: string, hash: string, now: number, policy: OtpPolicy): Promise<IssueResult>;
+  issue(key: string, hash: string, now: number, policy: OtpPolicy, to?: string): Promise<IssueResult>;
   /**
    * Compare-and-set back after every channel refused the code: when the key still holds `hash`,
    * restore `previous` (keeping the higher wrong-guess count) or delete the record when there
@@ -29,8 +34,27 @@ export interface OtpStore {
    * took its place (nothing changes).
    */
   revert(key: string, hash: string, previous: OtpRecord | null): Promise<boolean>;
-  /** Compare, count and delete in one step: `ok` deletes the record (one-shot); the last wrong guess deletes it too. */
-  verify(key: string, hash: string, now: number, policy: OtpPolicy): Promise<VerifyOutcome>;
+  /**
+   * Compare, count and delete in one step: `ok` deletes the record (one-shot) and says where the
+   * code went; the last wrong guess burns it (kept, so its cooldown still holds, matching nothing).
+   */
+  verify(key: string, hash: string, now: number, policy: OtpPolicy): Promise<VerifyResult>;
+  /**
+   * The resend cooldown of one receiving phone or email, whatever key the code was for: set
+   * `token` for `cooldownMs` unless another send holds the address (then how long it still does).
+   */
+  claimRecipient(address: string, token: string, cooldownMs: number): Promise<ClaimResult>;
+  /** Gives an address back when nothing reached it (compare-and-delete on `token`). */
+  releaseRecipient(address: string, token: string): Promise<void>;
+  /** Frees an address whose code was just accepted: its owner is acting, not being bombed. */
+  clearRecipient(address: string): Promise<void>;
+  /**
+   * Records a proof id as spent until `untilMs` (epoch ms, the proof's expiry). True when this
+   * call spent it; false when it was spent already. Atomic across instances.
+   */
+  spendProof(id: string, untilMs: number): Promise<boolean>;
+  /** Undoes `spendProof` when the request it authorised changed nothing (a wrong code, an upstream outage). */
+  unspendProof(id: string): Promise<void>;
   /** True when the store answers (readiness). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

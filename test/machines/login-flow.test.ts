@@ -169,7 +169,7 @@ describe('FeVerifyOtp', () => {
     const result = await request(fakes, 'verifyOtp', { flow: 'email_add_phone', phone: NEW_PHONE, uid: 'uid-carla', otp_code: CODE }, { claims: pending });
     expect(fakes.calls).toEqual([
       ['verifyOtp', { key: NEW_PHONE, code: CODE }],
-      ['searchUserByPhone', { phone: NEW_PHONE }],
+      ['searchUserByPhone', { phone: NEW_PHONE, account: 'uid-carla' }],
       ['updateProfile', { uid: 'uid-carla', step: 42, fields: { otp_phone: NEW_PHONE } }],
       ['issueToken', { uid: 'uid-carla', stay_logged_in: true }],
       ['ingestLogin', { uid: 'uid-carla', accessToken: 'token-1' }],
@@ -219,7 +219,7 @@ describe('FeRegister', () => {
     const result = await request(fakes, 'register', body, { claims: registerProof });
     expect(result.steps).toEqual([36, 40, 42, 90]);
     expect(fakes.calls).toEqual([
-      ['searchUserByPhone', { phone: PHONE }],
+      ['searchUserByPhone', { phone: PHONE, account: 'new@example.com' }],
       ['registerUser', { email: 'new@example.com', consents: { terms_conditions: true } }],
       ['confirmDoi', { uid: 'uid-new' }],
       ['updateProfile', { uid: 'uid-new', step: 40, fields: { first_name: 'Nina', last_name: 'Neri' } }],
@@ -264,7 +264,7 @@ describe('FeAddPhone', () => {
     const fakes = fakeEffects();
     const result = await request(fakes, 'addPhone', { flow: 'email_add_phone', phone: NEW_PHONE, uid: 'uid-carla', email: 'carla@example.com' }, { claims: afterEmail });
     expect(fakes.calls).toEqual([
-      ['searchUserByPhone', { phone: NEW_PHONE }],
+      ['searchUserByPhone', { phone: NEW_PHONE, account: 'uid-carla' }],
       ['sendOtp', { key: NEW_PHONE, phone: NEW_PHONE }],
     ]);
     expect(result.output).toMatchObject({ ok: true, nextStep: 62, screen: 'otp_phone', otp: SENT, flow: 'email_add_phone' });
@@ -304,7 +304,7 @@ describe('FeUpdateProfile', () => {
     const fakes = fakeEffects();
     const result = await request(fakes, 'updateProfile', { uid: 'uid-carla', first_name: 'Carla', city: 'Milano', otp_phone: NEW_PHONE }, { claims: loggedIn });
     expect(fakes.calls).toEqual([
-      ['searchUserByPhone', { phone: NEW_PHONE }],
+      ['searchUserByPhone', { phone: NEW_PHONE, account: 'uid-carla' }],
       ['updateProfile', { uid: 'uid-carla', step: 40, fields: { first_name: 'Carla' } }],
       ['updateProfile', { uid: 'uid-carla', step: 42, fields: { city: 'Milano', otp_phone: NEW_PHONE } }],
       ['issueToken', { uid: 'uid-carla', stay_logged_in: true }],

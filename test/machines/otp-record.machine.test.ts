@@ -26,7 +26,7 @@ function record() {
     actor,
     effects,
     tick: (ms: number) => (now += ms),
-    generate: (hash = RIGHT) => actor.send({ type: 'GENERATE', now, hash, policy }),
+    generate: (hash = RIGHT) => actor.send({ type: 'GENERATE', now, hash, to: '+393331234567', policy }),
     verify: (hash: string) => actor.send({ type: 'VERIFY', now, hash, policy }),
     get now() {
       return now;
@@ -49,7 +49,7 @@ describe('OTP record machine', () => {
     r.generate();
     expect(r.state.value).toBe('valid');
     expect(r.state.context.outcome).toBe('issued');
-    expect(r.effects).toEqual([{ type: 'storeCode', record: { hash: RIGHT, sentAt: r.now, expiresAt: r.now + 300_000, attempts: 0 } }]);
+    expect(r.effects).toEqual([{ type: 'storeCode', record: { hash: RIGHT, sentAt: r.now, expiresAt: r.now + 300_000, attempts: 0, to: '+393331234567' } }]);
   });
 
   it('blocks a GENERATE within the cooldown, reports the time left and stores nothing', () => {
@@ -132,16 +132,33 @@ describe('OTP record machine', () => {
     expect(r.state.context.outcome).toBe('ok');
   });
 
-  it('deletes the record on the last allowed wrong guess and reports too_many_attempts', () => {
+  it('burns the code on the last allowed wrong guess: kept (with its cooldown), reports too_many_attempts, matches nothing', () => {
     const r = record();
     r.generate();
     for (let i = 0; i < 4; i++) r.verify(WRONG);
     expect(r.state.context.outcome).toBe('invalid');
     r.verify(WRONG);
-    expect(r.state.value).toBe('deleted');
+    expect(r.state.value).toBe('valid');
     expect(r.state.context.outcome).toBe('too_many_attempts');
-    expect(r.state.context.record).toBeNull();
-    expect(r.effects.at(-1)?.type).toBe('deleteRecord');
+    expect(r.state.context.record?.attempts).toBe(5);
+    expect(r.effects.at(-1)?.type).toBe('countWrongGuess');
+    r.verify(RIGHT);
+    expect(r.state.context.outcome).toBe('too_many_attempts');
+    r.tick(1000);
+    r.generate(OTHER);
+    expect(r.state.context.outcome).toBe('blocked');
+  });
+
+  it('gives the successor of a burned code one guess after the cooldown', () => {
+    const r = record();
+    r.generate();
+    for (let i = 0; i < 5; i++) r.verify(WRONG);
+    r.tick(60_000);
+    r.generate(OTHER);
+    expect(r.state.context.outcome).toBe('issued');
+    expect(r.state.context.record?.attempts).toBe(4);
+    r.verify(OTHER);
+    expect(r.state.context.outcome).toBe('ok');
   });
 
   it('still accepts the right code after max_attempts - 1 wrong guesses', () => {
@@ -195,7 +212,7 @@ describe('OTP record machine', () => {
   });
 
   it('computes a step purely: transition() returns the named effects without running them', () => {
-    const snapshot = otpRecordMachine.resolveState({ value: 'valid', context: { record: { hash: RIGHT, sentAt: 0, expiresAt: 1000, attempts: 0 }, previous: null, outcome: null, retryAfterMs: 0 } });
+    const snapshot = otpRecordMachine.resolveState({ value: 'valid', context: { record: { hash: RIGHT, sentAt: 0, expiresAt: 1000, attempts: 0, to: '+393331234567' }, previous: null, outcome: null, retryAfterMs: 0 } });
     const [next, actions] = transition(otpRecordMachine, snapshot, { type: 'VERIFY', now: 10, hash: RIGHT, policy });
     expect(next.value).toBe('deleted');
     expect(actions.map((a) => a.type)).toEqual(['deleteRecord']);

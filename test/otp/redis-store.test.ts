@@ -13,7 +13,7 @@ describe('redis OTP store', () => {
     await store.issue('+393331234567', 'ab'.repeat(32), Date.now(), contractPolicy);
     const ttl = await redis().pttl('ns1:otp:+393331234567');
     expect(ttl).toBeGreaterThan(contractPolicy.ttlMs);
-    expect(await redis().get('ns1:otp:+393331234567')).toMatch(/^[a-f0-9]{64}\|\d+\|\d+\|0$/);
+    expect(await redis().get('ns1:otp:+393331234567')).toMatch(/^[a-f0-9]{64}\|\d+\|\d+\|0\|\+393331234567$/);
   });
 
   it('answers ping while Redis is up', async () => {

@@ -54,8 +54,8 @@ describe('OtpService', () => {
     const s = service(testConfig(smsOn));
     await s.otp.generate({ key: '+39 333 1234567' });
     const code = /\d{6}/.exec(s.sent[0]!.body)![0];
-    expect(await s.otp.verify({ key: '393331234567', code })).toBe('ok');
-    expect(await s.otp.verify({ key: '393331234567', code })).toBe('invalid');
+    expect(await s.otp.verify({ key: '393331234567', code })).toEqual({ outcome: 'ok', reached: { phone: '+393331234567' } });
+    expect(await s.otp.verify({ key: '393331234567', code })).toEqual({ outcome: 'invalid' });
   });
 
   it('throws SPEC.md’s errors from verifyOrThrow', async () => {

@@ -30,3 +30,9 @@ export async function ensurePhoneFree(deps: Pick<Deps, 'identity' | 'config'>, e
   const { holders } = await searchPhone(deps, e164);
   if (holders.some((user) => user.uid !== uid)) throw phoneTaken();
 }
+
+/** otp_generate rule 2: a code goes to a phone and an email together only when one account holds both. */
+export async function phoneBelongsToEmail(deps: Pick<Deps, 'identity' | 'config'>, e164: string, email: string): Promise<boolean> {
+  const { holders } = await searchPhone(deps, e164);
+  return holders.some((user) => typeof user.email === 'string' && user.email.trim().toLowerCase() === email.trim().toLowerCase());
+}

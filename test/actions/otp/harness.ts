@@ -19,6 +19,16 @@ export const SMS_KEY = 'sms-key-0123456789';
 
 export const smsConfig = { sms: { api_url: `${SMS_ORIGIN}${SMS_PATH}`, api_key: SMS_KEY, sender: 'Login' } };
 
+/** An identity provider, asked only when a code goes to a phone and an email together (rule 2). */
+export const IDP_ORIGIN = 'https://idp.otp.test';
+const identityConfig = { identity: { base_url: IDP_ORIGIN, aid: 'AID', api_token: 'publisher-token', timeout_seconds: 5 } };
+
+/** The provider's phone search answering that `digits` belongs to one account with `email` (none when null). */
+export function phoneHolder(email: string | null, digits = '393331234567') {
+  const users = email ? [{ uid: 'PNIholder', email, custom_fields: [{ field_name: 'otp_phone', value: digits }] }] : [];
+  return nock(IDP_ORIGIN).post('/api/v3/publisher/user/search').reply(200, { code: 0, total: users.length, count: users.length, offset: 0, limit: 100, users });
+}
+
 export interface SmsSent {
   receiver: string;
   body: string;
@@ -81,7 +91,7 @@ export interface Harness {
 /** The real app on a loopback port (one server for all requests, so concurrent calls share it) with a fake clock. */
 export async function startApp(overrides: Record<string, unknown> = {}, depsOverrides: DepsOverrides = {}): Promise<Harness> {
   let now = Date.UTC(2030, 0, 15, 10, 0, 0);
-  const deps = testDeps(testConfig(deepMerge(smsConfig, overrides)), { now: () => now, ...depsOverrides });
+  const deps = testDeps(testConfig(deepMerge(deepMerge(smsConfig, identityConfig), overrides)), { now: () => now, ...depsOverrides });
   const server: Server = createServer(testApp(deps).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,5 +1,5 @@
 import nock from 'nock';
-import { mailConfig, memoryLog, SMS_KEY, smsGateway, startApp, useNock, useSmtp, type Harness } from './harness';
+import { mailConfig, memoryLog, phoneHolder, SMS_KEY, smsGateway, startApp, useNock, useSmtp, type Harness } from './harness';
 
 const PHONE = '+39 333 123 4567';
 const E164 = '+393331234567';
@@ -74,19 +74,43 @@ describe('otp_generate', () => {
   });
 
   describe('rule 2: SMS and email', () => {
-    it('sends the same code by SMS and by email with notify_email and phone', async () => {
+    it('sends the same code by SMS and by email with notify_email and phone when one account holds both', async () => {
       await start();
       const gateway = smsGateway();
+      const holder = phoneHolder('mario@example.test');
       const res = await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' });
       expect(res.body.data.notified).toEqual({ email: true, sms: true });
       expect(smtp.mails).toHaveLength(1);
       expect(smtp.mails[0]!.to).toEqual(['mario@example.test']);
       expect(smtp.codes()).toEqual(gateway.codes());
+      expect(holder.isDone()).toBe(true);
+    });
+
+    it('sends no mail to an address the phone’s account does not have: the code goes by SMS only', async () => {
+      await start();
+      const gateway = smsGateway();
+      phoneHolder('mario@example.test');
+      const res = await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'attacker@example.test' });
+      expect(res.body.data.notified).toEqual({ email: false, sms: true });
+      expect(smtp.mails).toHaveLength(0);
+      expect(gateway.sent).toHaveLength(1);
+    });
+
+    it('sends no mail when no account holds the phone, nor when the provider cannot say', async () => {
+      await start();
+      smsGateway();
+      phoneHolder(null);
+      expect((await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' })).body.data.notified).toEqual({ email: false, sms: true });
+      app.tick(60_000);
+      nock('https://idp.otp.test').post('/api/v3/publisher/user/search').reply(503, 'down');
+      expect((await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' })).body.data.notified).toEqual({ email: false, sms: true });
+      expect(smtp.mails).toHaveLength(0);
     });
 
     it('takes email as an alias of notify_email', async () => {
       await start();
       smsGateway();
+      phoneHolder('mario@example.test');
       const res = await app.post('otp_generate', { uid: PHONE, phone: PHONE, email: 'mario@example.test' });
       expect(res.body.data.notified).toEqual({ email: true, sms: true });
       expect(smtp.mails).toHaveLength(1);
@@ -95,6 +119,7 @@ describe('otp_generate', () => {
     it('fills every placeholder of the mail: code, minutes, app name and year', async () => {
       await start();
       smsGateway();
+      phoneHolder('mario@example.test');
       await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' });
       const [mail] = smtp.mails;
       expect(mail!.subject).toBe('Login: il tuo codice di verifica');
@@ -204,6 +229,7 @@ describe('otp_generate', () => {
     it('succeeds when one of two channels fails, saying which one delivered', async () => {
       await start();
       smsGateway(500);
+      phoneHolder('mario@example.test');
       const res = await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' });
       expect(res.body.success).toBe(true);
       expect(res.body.data.notified).toEqual({ email: true, sms: false });

@@ -77,12 +77,12 @@ describe('verify_otp', () => {
   });
 
   describe('wrong guesses', () => {
-    it('answers too_many_attempts on the fifth wrong guess, and the code is gone', async () => {
+    it('answers too_many_attempts on the fifth wrong guess, and the code is burned: the right one fails too', async () => {
       app = await startApp();
       const code = await sendCode();
       for (let i = 0; i < 4; i++) expect((await verify(WRONG)).body.data.reason).toBe('invalid');
       expect((await verify(WRONG)).body).toEqual({ success: false, error: 'Troppi tentativi. Richiedi un nuovo codice.', data: { reason: 'too_many_attempts', valid: false } });
-      expect((await verify(code)).body.data.reason).toBe('invalid');
+      expect((await verify(code)).body.data.reason).toBe('too_many_attempts');
     });
 
     it('honours otp.max_attempts', async () => {
@@ -100,7 +100,7 @@ describe('verify_otp', () => {
       const code = await sendCode();
       expect((await verify(WRONG)).body.data.reason).toBe('invalid');
       expect((await verify(WRONG)).body.data.reason).toBe('too_many_attempts');
-      expect((await verify(code)).body.data.reason).toBe('invalid');
+      expect((await verify(code)).body.data.reason).toBe('too_many_attempts');
     });
 
     it('keeps counting across a resend that failed on every channel', async () => {
