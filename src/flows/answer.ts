@@ -30,8 +30,12 @@ export const flowAnswerShape = z.object({
 });
 export type FlowAnswerData = z.infer<typeof flowAnswerShape>;
 
-/** `data` of a settled, accepted request; signs the next proof and sets `__utp` when a token was issued. */
-export function answerData(answer: StepAnswer, ctx: Pick<ActionContext, 'deps' | 'cookies'>): FlowAnswerData {
+/**
+ * `data` of a settled, accepted request; signs the next proof and sets `__utp` when a token
+ * was issued. A proof that `continues` an earlier one keeps its id and its expiry, so a spent
+ * id stays spent for as long as any proof carrying it lives.
+ */
+export function answerData(answer: StepAnswer, ctx: Pick<ActionContext, 'deps' | 'cookies'>, continues?: { jti: string; exp: number }): FlowAnswerData {
   const { deps } = ctx;
   const data: FlowAnswerData = { next_step: answer.nextStep!, flow: answer.flow };
   if (answer.screen) data.screen = answer.screen as FlowAnswerData['screen'];
@@ -43,7 +47,9 @@ export function answerData(answer: StepAnswer, ctx: Pick<ActionContext, 'deps' |
     setTokenCookie(ctx, answer.accessToken, { stayLoggedIn: answer.stayLoggedIn, expiresIn: answer.expiresIn });
   }
   if (answer.proof) {
-    data[answer.proof.field] = signProof(deps.secret, { ...answer.proof.claims }, deps.config.security.proof_ttl_seconds, deps.now());
+    const now = deps.now();
+    const ttl = continues ? Math.max(1, continues.exp - Math.floor(now / 1000)) : deps.config.security.proof_ttl_seconds;
+    data[answer.proof.field] = signProof(deps.secret, { ...answer.proof.claims, ...(continues ? { jti: continues.jti } : {}) }, ttl, now);
   }
   return data;
 }

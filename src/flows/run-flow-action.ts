@@ -17,7 +17,7 @@ import type { Deps } from '../deps';
 import { ApiError, isApiError } from '../http/errors';
 import { PROOF_HEADER, trustedCaller } from '../http/guard';
 import { looksLikePhone } from '../phone';
-import { verifyProof } from '../proofs/proof';
+import { invalidProof, verifyProof } from '../proofs/proof';
 import { answerData, failureError } from './answer';
 import { createFlowEffects, type SendFieldNames } from './effects';
 
@@ -80,6 +80,18 @@ function presentedClaims(entry: Entry, body: Record<string, unknown>, ctx: Actio
   return verifyProof(ctx.deps.secret, token, ctx.deps.now(), [PROOF_KIND[field]]);
 }
 
+/** Effects that change something: a proof that led to one is spent (docs/security.md). */
+const CHANGES = new Set(['registerUser', 'confirmDoi', 'updateProfile', 'issueToken']);
+
+/**
+ * The presented proof, spent when this action may change something with it: the registration
+ * form (register_proof), the code of a journey that continues (pending_proof) and the profile
+ * (proof). Adding a phone only sends a code, so its proof stays usable for a resend.
+ */
+function spendsProof(entry: Entry, claims: FlowClaims | undefined): claims is FlowClaims & { jti: string; exp: number } {
+  return claims !== undefined && typeof claims.jti === 'string' && typeof claims.exp === 'number' && entry !== 'addPhone' && entry !== 'login' && claims.kind !== 'phone';
+}
+
 const flowTimedOut = (err: FlowTimeoutError, timeoutMs: number) =>
   new ApiError('upstream_error', 'Servizio non disponibile. Riprova più tardi.', { data: { upstream: 'login_flow', timeout_ms: timeoutMs }, cause: err });
 
@@ -90,22 +102,32 @@ export async function runFlowAction(entry: Entry, request: Record<string, unknow
     return await withIdpDebug(ctx, async () => {
       const body = normalisePhones(request, deps.config.sms.default_region);
       const claims = presentedClaims(entry, body, ctx);
-      const { input, event } = flowRequest(entry, body, { claims, trusted: trustedCaller(ctx) });
+      const trusted = trustedCaller(ctx);
+      const { input, event } = flowRequest(entry, body, { claims, trusted });
       const timeoutMs = flowTimeoutMs(deps.config);
+      // Spent before the machine runs, so two requests with one proof cannot both change something.
+      const spends = !trusted && spendsProof(entry, claims);
+      if (spends && !(await deps.otp.spendProof(claims.jti, claims.exp * 1000))) throw invalidProof('spent');
       let result;
       try {
         // ctx.trace is the request's debug trace: flow steps and upstream calls land in it in the order they happen.
         result = await runStep(machineFor(deps, entry), { input, event, trace: ctx.trace, timeoutMs });
       } catch (err) {
+        if (spends) await deps.otp.unspendProof(claims.jti).catch(() => {});
         throw err instanceof FlowTimeoutError ? flowTimedOut(err, timeoutMs) : err;
       }
+      const changed = result.calls.some((call) => CHANGES.has(call));
+      // Nothing changed (a wrong code, a refusal, the next screen): the proof stays good for a retry.
+      if (spends && !changed) await deps.otp.unspendProof(claims.jti);
       const { output } = result;
       ctx.log.info(
         { flow_action: entry, flow: output.flow, next_step: output.nextStep, steps: result.steps, calls: result.calls, reason: output.failure?.reason, uid: output.uid, duration_ms: deps.now() - started },
         'login flow step',
       );
       if (!output.ok) throw failureError(output.failure ?? { reason: 'invalid_request' });
-      return { data: answerData(output, ctx) };
+      // The next proof continues this one's id unless something changed: then it is a new proof.
+      const continues = !changed && claims?.jti && claims.exp ? { jti: claims.jti, exp: claims.exp } : undefined;
+      return { data: answerData(output, ctx, continues) };
     });
   } catch (err) {
     // Refusals carry the trace too (the front controller adds it to successes only): that is when it helps most.

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ActionContext } from '../actions/action';
 import type { Config } from '../config/schema';
 import type { Logger } from '../logger';
-import { proofBinds, signProof, verifyProof, type ProofClaims, type VerifiedProof } from '../proofs/proof';
+import { invalidProof, proofBinds, signProof, verifyProof, type ProofClaims, type VerifiedProof } from '../proofs/proof';
 import { ApiError } from './errors';
 
 /*
@@ -90,26 +90,68 @@ export interface ProofIdentities {
 const defined = (identity: Identity = {}): Identity =>
   Object.fromEntries(Object.entries(identity).filter(([, value]) => typeof value === 'string' && value !== ''));
 
+/** Two identifier sets that could be one account's: no key names two different values. */
+function consistent(a: Identity, b: Identity): boolean {
+  return (['uid', 'email', 'phone'] as const).every((key) => a[key] === undefined || b[key] === undefined || (key === 'email' ? a[key]!.toLowerCase() === b[key]!.toLowerCase() : a[key] === b[key]));
+}
+
 /**
- * A `verified` proof. Derived from an earlier proof it keeps that proof's claims; it keeps its
- * expiry too unless a code was just verified (`verified` given), so linking never extends a
- * verification's life. Linked identifiers never replace claimed ones. Claim `linked` lists
- * the identifiers no code was verified for (docs/identity.md).
+ * A `verified` proof. Derived from an earlier proof it keeps that proof's claims, its id (so
+ * spending one spends both) and its expiry, unless a code was just verified (`verified` given:
+ * a new id and a new lifetime) or `fresh` says the earlier proof was just spent. Every
+ * identifier a proof names is one account's: a link or a verification that contradicts the
+ * earlier claims is not merged (the proof then names only the new verification, or nothing
+ * new). Claim `linked` lists the identifiers no code was verified for (docs/identity.md).
  */
-export function issueVerifiedProof(ctx: Pick<ActionContext, 'deps'>, { verified, linked }: ProofIdentities, basedOn?: VerifiedProof | null): string {
+export function issueVerifiedProof(
+  ctx: Pick<ActionContext, 'deps'>,
+  { verified, linked }: ProofIdentities,
+  basedOn?: VerifiedProof | null,
+  { fresh = false }: { fresh?: boolean } = {},
+): string {
   const { deps } = ctx;
   const now = deps.now();
-  const fresh = defined(verified);
-  // The common case (verify_otp without an earlier proof): the proof claims just what was verified.
-  if (!basedOn && !linked) return signProof(deps.secret, { ...fresh, kind: VERIFIED }, deps.config.security.proof_ttl_seconds, now);
-  const { exp, kind: _kind, linked: earlierLinked, ...earlier } = basedOn ?? ({} as Partial<VerifiedProof>);
-  const added = Object.fromEntries(Object.entries(defined(linked)).filter(([key]) => earlier[key] === undefined));
-  const linkedKeys = new Set([...(Array.isArray(earlierLinked) ? earlierLinked.filter((k): k is string => typeof k === 'string') : []), ...Object.keys(added)]);
-  for (const key of Object.keys(fresh)) linkedKeys.delete(key);
-  const keepExpiry = exp !== undefined && Object.keys(fresh).length === 0;
-  const ttl = keepExpiry ? Math.max(1, exp - Math.floor(now / 1000)) : deps.config.security.proof_ttl_seconds;
-  const claims: ProofClaims = { ...added, ...earlier, ...fresh, kind: VERIFIED, ...(linkedKeys.size > 0 ? { linked: [...linkedKeys].sort() } : {}) };
+  const justVerified = defined(verified);
+  const { exp, jti, kind: _kind, linked: earlierLinked, ...earlierClaims } = basedOn ?? ({} as Partial<VerifiedProof>);
+  // A verification that contradicts the earlier proof starts a new one: the two are not one account's.
+  const earlier: Record<string, unknown> = consistent(earlierClaims as Identity, justVerified) ? earlierClaims : {};
+  const earlierIds = earlier as Identity;
+  const links = defined(linked);
+  const added = consistent({ ...earlierIds, ...justVerified }, links) ? Object.fromEntries(Object.entries(links).filter(([key]) => earlier[key] === undefined)) : {};
+  const linkedKeys = new Set([
+    ...(earlier === earlierClaims && Array.isArray(earlierLinked) ? earlierLinked.filter((k): k is string => typeof k === 'string') : []),
+    ...Object.keys(added),
+  ]);
+  for (const key of Object.keys(justVerified)) linkedKeys.delete(key);
+  const derived = Object.keys(justVerified).length === 0 && exp !== undefined;
+  const ttl = derived ? Math.max(1, exp - Math.floor(now / 1000)) : deps.config.security.proof_ttl_seconds;
+  const claims: ProofClaims = {
+    ...added,
+    ...earlier,
+    ...justVerified,
+    kind: VERIFIED,
+    ...(derived && !fresh && jti ? { jti } : {}),
+    ...(linkedKeys.size > 0 ? { linked: [...linkedKeys].sort() } : {}),
+  };
   return signProof(deps.secret, claims, ttl, now);
+}
+
+/**
+ * Runs a change a proof authorises, spending the proof first (atomic in the OTP store, so two
+ * instances agree): a replayed or concurrent second use answers `invalid_proof`. When the
+ * change fails the proof is given back, so an upstream outage costs the user nothing. A trusted
+ * caller (claims null) spends nothing.
+ */
+export async function spending<T>(ctx: Pick<ActionContext, 'deps'>, claims: VerifiedProof | null, change: () => Promise<T>): Promise<T> {
+  if (!claims) return change();
+  const { otp } = ctx.deps;
+  if (!(await otp.spendProof(claims.jti, claims.exp * 1000))) throw invalidProof('spent');
+  try {
+    return await change();
+  } catch (err) {
+    await otp.unspendProof(claims.jti).catch(() => {});
+    throw err;
+  }
 }
 
 /** True when the caller verified a code for this identifier (it is claimed and not merely linked). */

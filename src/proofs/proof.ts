@@ -1,11 +1,17 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../http/errors';
 
 /*
  * Proofs carry flow state between requests instead of a server-side session: a JSON claim set,
  * HMAC-SHA256-signed with a key derived from `security.secret`, with an expiry. They bind the
  * identifiers they vouch for, so a proof from one user's flow never unlocks another's uid.
- * Format: `v1.<base64url(claims)>.<base64url(mac)>`.
+ * Format: `v1.<base64url(claims)>.<base64url(mac)>`, each part in its one canonical base64url
+ * spelling (no padding, no stray characters), so one proof has exactly one string.
+ *
+ * Every proof has an id (`jti`). A proof that authorises a change (registration, token,
+ * profile, DOI) is spent on use: its id is recorded in the OTP store, and the answer hands out
+ * a proof with a new id. Proofs derived without a change (a lookup that links the account, the
+ * next screen of a journey) keep the id, so spending one spends them all (docs/security.md).
  */
 
 export interface ProofClaims {
@@ -16,12 +22,15 @@ export interface ProofClaims {
   uid?: string;
   email?: string;
   phone?: string;
+  /** The proof's id; a new one is minted when absent. */
+  jti?: string;
   [extra: string]: unknown;
 }
 
 export interface VerifiedProof extends ProofClaims {
   /** Expiry, seconds since the epoch. */
   exp: number;
+  jti: string;
 }
 
 const PREFIX = 'v1';
@@ -31,8 +40,11 @@ const proofKey = (secret: string) => createHmac('sha256', secret).update('proof-
 
 const mac = (key: Buffer, body: string) => createHmac('sha256', key).update(`${PREFIX}.${body}`).digest();
 
+export const newProofId = (): string => randomBytes(12).toString('base64url');
+
 export function signProof(secret: string, claims: ProofClaims, ttlSeconds: number, nowMs: number): string {
-  const body = Buffer.from(JSON.stringify({ ...claims, exp: Math.floor(nowMs / 1000) + ttlSeconds })).toString('base64url');
+  const { exp: _exp, ...rest } = claims;
+  const body = Buffer.from(JSON.stringify({ ...rest, jti: claims.jti ?? newProofId(), exp: Math.floor(nowMs / 1000) + ttlSeconds })).toString('base64url');
   return `${PREFIX}.${body}.${mac(proofKey(secret), body).toString('base64url')}`;
 }
 
@@ -41,21 +53,34 @@ export const invalidProof = (why: string, data: Record<string, unknown> = {}) =>
   new ApiError('invalid_proof', 'Sessione non valida o scaduta. Ricomincia l’accesso.', { data: { why, ...data } });
 const invalid = (why: string) => invalidProof(why);
 
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+/** The bytes of a base64url part, or null unless `part` is their one canonical spelling. */
+function strictBase64url(part: string): Buffer | null {
+  if (!BASE64URL.test(part)) return null;
+  const bytes = Buffer.from(part, 'base64url');
+  return bytes.toString('base64url') === part ? bytes : null;
+}
+
 /** Returns the claims of a genuine, unexpired proof of one of the expected kinds; throws `invalid_proof` otherwise. */
 export function verifyProof(secret: string, token: unknown, nowMs: number, kinds?: readonly string[]): VerifiedProof {
   if (typeof token !== 'string' || token.length > 4096) throw invalid('malformed');
   const [prefix, body, signature, ...rest] = token.split('.');
   if (prefix !== PREFIX || !body || !signature || rest.length > 0) throw invalid('malformed');
+  const given = strictBase64url(signature);
+  const payload = strictBase64url(body);
+  if (!given || !payload) throw invalid('malformed');
   const expected = mac(proofKey(secret), body);
-  const given = Buffer.from(signature, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid('signature');
   let claims: VerifiedProof;
   try {
-    claims = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as VerifiedProof;
+    claims = JSON.parse(payload.toString('utf8')) as VerifiedProof;
   } catch {
     throw invalid('malformed');
   }
-  if (typeof claims !== 'object' || claims === null || typeof claims.kind !== 'string' || typeof claims.exp !== 'number') throw invalid('malformed');
+  if (typeof claims !== 'object' || claims === null || typeof claims.kind !== 'string' || typeof claims.exp !== 'number' || typeof claims.jti !== 'string') {
+    throw invalid('malformed');
+  }
   if (claims.exp * 1000 <= nowMs) throw invalid('expired');
   if (kinds && !kinds.includes(claims.kind)) throw invalid('kind');
   return claims;

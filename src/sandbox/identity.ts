@@ -203,7 +203,8 @@ export function createIdentityFake(): SandboxFake {
         if (ctx.is('application/json')) {
           if (fields.city !== undefined) user.custom.city = String(fields.city);
           if (fields.birth_date !== undefined) user.custom.birth_date = String(fields.birth_date);
-          if (fields.otp_phone !== undefined) user.custom.otp_phone = String(fields.otp_phone);
+          if (fields.otp_phone === null) delete user.custom.otp_phone;
+          else if (fields.otp_phone !== undefined) user.custom.otp_phone = String(fields.otp_phone);
         } else {
           if (typeof fields.first_name === 'string') user.first_name = fields.first_name;
           if (typeof fields.last_name === 'string') user.last_name = fields.last_name;

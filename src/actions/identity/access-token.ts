@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { requireVerified } from '../../http/guard';
+import { issueVerifiedProof, requireVerified, spending } from '../../http/guard';
 import { proofField, uidField } from './fields';
 import { issueAccessToken } from './tokens';
 import { defineIdentityAction } from './shared';
@@ -14,13 +14,13 @@ export const accessTokenRequest = z.object({
 
 export const accessToken = defineIdentityAction({
   name: 'access_token',
-  summary: 'Issues an access token for a uid and stores it in cookie __utp; needs a proof binding the uid.',
+  summary: 'Issues an access token for a uid and stores it in cookie __utp; needs a proof binding the uid, which it spends.',
   request: accessTokenRequest,
-  response: z.object({ access_token: z.string() }),
+  response: z.object({ access_token: z.string(), proof: z.string().optional().describe('a fresh proof for the next change (the one sent is spent)') }),
   reasons: ['proof_required', 'invalid_proof'],
   async handler(input, ctx) {
-    requireVerified(ctx, { uid: input.uid }, input.proof);
-    const reply = await issueAccessToken(ctx, input.uid, { stayLoggedIn: input.stay_logged_in ?? true, body: input.body });
-    return { data: { access_token: reply.access_token } };
+    const claims = requireVerified(ctx, { uid: input.uid }, input.proof);
+    const reply = await spending(ctx, claims, () => issueAccessToken(ctx, input.uid, { stayLoggedIn: input.stay_logged_in ?? true, body: input.body }));
+    return { data: { access_token: reply.access_token, ...(claims ? { proof: issueVerifiedProof(ctx, {}, claims, { fresh: true }) } : {}) } };
   },
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { issueVerifiedProof, presentedProof, trustedCaller, vouches } from '../../http/guard';
+import { codeVerified, issueVerifiedProof, presentedProof, trustedCaller, vouches } from '../../http/guard';
+import { claimAccountByProvenEmail, withoutPhone } from './email-claim';
 import { emailField, proofField } from './fields';
 import { limitedProfileMeta, profileMeta, reducedProfile, reducedProfileShape } from './profile';
 import { defineIdentityAction } from './shared';
@@ -9,6 +10,8 @@ export const getUserEmailRequest = z.object({ email: emailField, proof: proofFie
 /**
  * users/get by email, then the v3 profile read for the custom fields (users/get's may be
  * partial). Without a proof for the email (guard on): meta.exists and has_otp_phone only.
+ * With a proof of a code delivered to the email, an account whose email was never confirmed
+ * is claimed first (email-claim.ts).
  */
 export const getUserEmail = defineIdentityAction({
   name: 'get_user_email',
@@ -21,8 +24,13 @@ export const getUserEmail = defineIdentityAction({
     const full = claims === null || (claims !== undefined && vouches(claims, { email: input.email }, 'all'));
     // An unproven answer still says whether the email has an account: counted against enumeration.
     if (!full) await ctx.deps.limits.lookupFromIp();
-    const found = await ctx.deps.identity.findUserByEmail(input.email);
-    const user = found ? await ctx.deps.identity.getUser(found.uid) : null;
+    let found = await ctx.deps.identity.findUserByEmail(input.email);
+    let user = found ? await ctx.deps.identity.getUser(found.uid) : null;
+    if (full && found && claims && codeVerified(claims, 'email') && (await claimAccountByProvenEmail(ctx.deps, found, user))) {
+      // The phone was dropped at the provider: no copy read before may bring it back.
+      found = withoutPhone(found);
+      user = user && withoutPhone(user);
+    }
     const profile = found ? reducedProfile(user ?? found, found) : null;
     const meta = profileMeta(profile);
     if (!full) return { data: null, extra: { meta: limitedProfileMeta(meta) } };

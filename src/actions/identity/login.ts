@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { jwtSubject } from '../../clients/identity/jwt';
-import { issueVerifiedProof, requireVerified } from '../../http/guard';
+import { codeVerified, issueVerifiedProof, requireVerified, spending } from '../../http/guard';
+import { claimAccountByProvenEmail } from './email-claim';
 import { emailField, proofField } from './fields';
 import { storeReturnedToken } from './tokens';
 import { defineIdentityAction } from './shared';
@@ -19,6 +20,8 @@ export const loginRequest = z.object({
  * A password is a guess anyone can make: every attempt is counted per client IP and per email
  * before the provider hears of it, and a refusal is one `invalid_credentials` whether the email
  * is unknown or the password wrong (the client's mapping), so the answer reveals no account.
+ * Passwordless spends its proof (the answer's proof is a fresh one); a proof of a code
+ * delivered to the email first claims an account whose email was never confirmed.
  */
 export const login = defineIdentityAction({
   name: 'login',
@@ -31,10 +34,16 @@ export const login = defineIdentityAction({
     const stayLoggedIn = input.stay_logged_in ?? false;
     if (password) await ctx.deps.limits.passwordLogin(input.email);
     const claims = password ? null : requireVerified(ctx, { email: input.email }, input.proof);
-    const reply = await ctx.deps.identity.login({ email: input.email, password, stayLoggedIn });
+    const reply = await spending(ctx, claims, async () => {
+      if (claims && codeVerified(claims, 'email')) {
+        const found = await ctx.deps.identity.findUserByEmail(input.email);
+        if (found) await claimAccountByProvenEmail(ctx.deps, found, null);
+      }
+      return ctx.deps.identity.login({ email: input.email, password, stayLoggedIn });
+    });
     storeReturnedToken(ctx, reply, stayLoggedIn);
     const uid = reply.access_token ? jwtSubject(reply.access_token) : undefined;
-    const proof = uid && (password || claims) ? issueVerifiedProof(ctx, { linked: { uid, email: input.email } }, claims) : undefined;
+    const proof = uid && (password || claims) ? issueVerifiedProof(ctx, { linked: { uid, email: input.email } }, claims, { fresh: true }) : undefined;
     return { data: { ...reply, ...(proof ? { proof } : {}) } };
   },
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { jwtSubject } from '../../clients/identity/jwt';
-import { issueVerifiedProof, requireVerified } from '../../http/guard';
+import { issueVerifiedProof, requireVerified, spending } from '../../http/guard';
+import { invalidProof } from '../../proofs/proof';
 import { isApiError } from '../../http/errors';
 import type { ActionContext } from '../action';
 import { emailField, optionalPhone, proofField, requirePhone } from './fields';
@@ -42,6 +43,9 @@ async function sendRegistrationOtp(ctx: ActionContext, email: string) {
 /**
  * Passwordless registration. Needs a proof that the caller verified the email or the phone
  * given (the account is new, so there is no uid to bind); answers a proof binding the new uid.
+ * The proof is spent, and a proof that already names an account registers nothing: one
+ * verification registers at most one account. An email registered on a phone proof alone is
+ * not the registrant's for good: see email-claim.ts.
  */
 export const register = defineIdentityAction({
   name: 'register',
@@ -52,12 +56,13 @@ export const register = defineIdentityAction({
   async handler(input, ctx) {
     const phone = input.phone ? requirePhone(input.phone, 'phone', ctx.deps.config.sms.default_region) : undefined;
     const claims = requireVerified(ctx, { email: input.email, phone }, input.proof, 'any');
+    if (claims?.uid) throw invalidProof('registered');
     const { identity } = ctx.deps;
-    const reply = await identity.register({ email: input.email, consents: input.consents, isMagicLinkSent: input.is_magic_link_sent ?? false });
+    const reply = await spending(ctx, claims, () => identity.register({ email: input.email, consents: input.consents, isMagicLinkSent: input.is_magic_link_sent ?? false }));
     storeReturnedToken(ctx, reply, true);
     const uid = jwtSubject(reply.access_token) ?? (await identity.findUserByEmail(input.email))?.uid;
     const otp = input.send_otp === false ? { otp_sent: false } : await sendRegistrationOtp(ctx, input.email);
-    const proof = uid ? issueVerifiedProof(ctx, { linked: { uid, email: input.email } }, claims) : undefined;
+    const proof = uid ? issueVerifiedProof(ctx, { linked: { uid, email: input.email } }, claims, { fresh: true }) : undefined;
     return { data: { access_token: reply.access_token ?? null, pub_id: reply.pub_id ?? null, uid: uid ?? null, ...otp, ...(proof ? { proof } : {}) } };
   },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CustomFields, IdentityFields } from '../../clients/identity';
 import { ApiError } from '../../http/errors';
-import { requireVerified } from '../../http/guard';
+import { issueVerifiedProof, requireVerified, spending } from '../../http/guard';
 import { toStoredDigits } from '../../phone';
 import { optionalDate, optionalEmail, optionalPhone, optionalText, proofField, requirePhone, uidField } from './fields';
 import { ensurePhoneFree } from './phone-owner';
@@ -22,6 +22,7 @@ export const updateProfileResponse = z.object({
   calls: z.array(z.enum(['identity', 'custom'])),
   identity: z.looseObject({}).nullable().describe('provider result of the identity update'),
   custom: z.looseObject({}).nullable().describe('provider result of the custom-field update'),
+  proof: z.string().optional().describe('a fresh proof for the next change (the one sent is spent)'),
 });
 
 const present = <T extends object>(fields: T) =>
@@ -30,14 +31,16 @@ const present = <T extends object>(fields: T) =>
 /**
  * One or two provider calls: identity fields (first_name, last_name, email) form-urlencoded,
  * custom fields (city, birth_date, otp_phone as a number) as JSON. A new `otp_phone` is
- * checked first: held by another uid means `phone_taken` and no update at all.
+ * checked first: held by another uid means `phone_taken` and no update at all; the check tells
+ * whether a phone has an account, so it counts against the lookup limits. The proof is spent;
+ * the answer carries a fresh one.
  */
 export const updateProfile = defineIdentityAction({
   name: 'update_profile',
   summary: 'Updates identity and/or custom fields; otp_phone must not be held by another uid.',
   request: updateProfileRequest,
   response: updateProfileResponse,
-  reasons: ['proof_required', 'invalid_proof', 'phone_taken', 'user_not_found'],
+  reasons: ['proof_required', 'invalid_proof', 'phone_taken', 'user_not_found', 'rate_limited'],
   async handler(input, ctx) {
     const { uid, proof: _proof, ...fields } = input;
     const identityFields: IdentityFields = present({ first_name: fields.first_name, last_name: fields.last_name, email: fields.email });
@@ -46,13 +49,19 @@ export const updateProfile = defineIdentityAction({
     if (Object.keys(identityFields).length + Object.keys(customFields).length === 0) {
       throw new ApiError('invalid_request', 'Richiesta non valida.', { data: { issues: [{ path: '', message: 'no field to update' }] } });
     }
-    requireVerified(ctx, { uid, email: identityFields.email, phone }, input.proof);
-    if (phone) await ensurePhoneFree(ctx.deps, phone, uid);
+    const claims = requireVerified(ctx, { uid, email: identityFields.email, phone }, input.proof);
+    if (phone) {
+      await ctx.deps.limits.phoneCheck(uid);
+      await ensurePhoneFree(ctx.deps, phone, uid);
+    }
 
     const { identity } = ctx.deps;
-    const identityResult = Object.keys(identityFields).length > 0 ? await identity.updateIdentity(uid, identityFields) : null;
-    const customResult = Object.keys(customFields).length > 0 ? await identity.updateCustom(uid, customFields) : null;
+    const { identityResult, customResult } = await spending(ctx, claims, async () => ({
+      identityResult: Object.keys(identityFields).length > 0 ? await identity.updateIdentity(uid, identityFields) : null,
+      customResult: Object.keys(customFields).length > 0 ? await identity.updateCustom(uid, customFields) : null,
+    }));
     const calls = [...(identityResult ? ['identity' as const] : []), ...(customResult ? ['custom' as const] : [])];
-    return { data: { calls, identity: identityResult, custom: customResult }, extra: { payload: { uid, ...present(fields) } } };
+    const proof = claims ? { proof: issueVerifiedProof(ctx, {}, claims, { fresh: true }) } : {};
+    return { data: { calls, identity: identityResult, custom: customResult, ...proof }, extra: { payload: { uid, ...present(fields) } } };
   },
 });

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { invalidField } from '../../otp/errors';
-import { normaliseOtpKey } from '../../otp/key';
-import { issueVerifiedProof, presentedProof, proofRequired, trustedCaller, vouches, type Identity } from '../../http/guard';
+import { issueVerifiedProof, presentedProof, proofRequired, spending, trustedCaller, vouches } from '../../http/guard';
 import { issueAccessToken } from '../identity/tokens';
 import { proofField } from '../identity/fields';
 import { withIdpDebug } from '../identity/shared';
@@ -24,14 +23,15 @@ export const verifyOtpResponse = z.object({
   valid: z.literal(true),
   doi: z.unknown().nullable().describe('DOI confirmation result, null unless confirmed'),
   access_token: z.string().nullable().describe('null unless a token was issued'),
-  proof: z.string().describe('verification proof binding the verified key (and what an earlier proof bound); send it to the identity primitives'),
+  proof: z.string().describe('verification proof naming the phone and/or email the code was delivered to (never merely the key), and what an earlier proof bound; send it to the identity primitives'),
 });
 
 /**
- * Verifies a code and answers a proof of it. With `is_registration` and a `uid` it also
- * confirms the DOI and logs the new user in (sets `__utp`): the uid must be one an earlier
- * proof links to the verified key (register answers such a proof), checked before the code is
- * spent so a refusal never burns it.
+ * Verifies a code and answers a proof of what it proves: the addresses the code was delivered
+ * to, not the key the caller named (docs/security.md). With `is_registration` and a `uid` it
+ * also confirms the DOI and logs the new user in (sets `__utp`): the uid must be one an earlier
+ * proof links (register answers such a proof), checked before the code is consumed, and the
+ * code must have reached that proof's email; the earlier proof is spent.
  */
 export const verifyOtp = defineAction({
   name: 'verify_otp',
@@ -44,19 +44,20 @@ export const verifyOtp = defineAction({
       const { deps } = ctx;
       const rawKey = input.email || input.uid;
       if (!rawKey) throw invalidField('email', 'give the OTP key in email (or uid)');
-      const key = normaliseOtpKey(rawKey, deps.config.sms.default_region);
       const earlier = presentedProof(ctx, input.proof);
-      const verified: Identity = key?.kind === 'phone' ? { phone: key.value } : key?.kind === 'email' ? { email: key.value } : {};
-
+      const trusted = trustedCaller(ctx);
       const confirmFor = input.is_registration && input.uid ? input.uid : undefined;
-      if (confirmFor && !trustedCaller(ctx) && !(earlier && vouches(earlier, { uid: confirmFor }, 'all'))) throw proofRequired();
+      if (confirmFor && !trusted && !(earlier && vouches(earlier, { uid: confirmFor }, 'all'))) throw proofRequired();
 
-      await deps.otp.verifyOrThrow({ key: rawKey, code: input.otp_code });
-      const proof = issueVerifiedProof(ctx, { verified }, earlier);
-      if (!confirmFor) return { data: { valid: true, doi: null, access_token: null, proof } };
+      const reached = await deps.otp.verifyOrThrow({ key: rawKey, code: input.otp_code });
+      if (!confirmFor) return { data: { valid: true, doi: null, access_token: null, proof: issueVerifiedProof(ctx, { verified: reached }, earlier) } };
 
-      const doi = (await deps.identity.confirmDoi(confirmFor)) ?? { confirmed: true };
-      const token = await issueAccessToken(ctx, confirmFor, { stayLoggedIn: input.stay_logged_in ?? true });
-      return { data: { valid: true, doi, access_token: token.access_token, proof } };
+      // DOI confirms an email: only the one this code reached, and only the account the earlier proof ties to it.
+      if (!trusted && !(reached.email && earlier?.email?.toLowerCase() === reached.email)) throw proofRequired();
+      const { doi, token } = await spending(ctx, trusted ? null : earlier!, async () => {
+        const doi = (await deps.identity.confirmDoi(confirmFor)) ?? { confirmed: true };
+        return { doi, token: await issueAccessToken(ctx, confirmFor, { stayLoggedIn: input.stay_logged_in ?? true }) };
+      });
+      return { data: { valid: true, doi, access_token: token.access_token, proof: issueVerifiedProof(ctx, { verified: reached }, earlier) } };
     }),
 });

@@ -58,8 +58,8 @@ export interface IdentityFields {
 export interface CustomFields {
   city?: string;
   birth_date?: string;
-  /** Stored digits (E.164 without `+`); sent as a JSON number. */
-  otp_phone?: string;
+  /** Stored digits (E.164 without `+`); sent as a JSON number. null clears the field (sent as JSON null). */
+  otp_phone?: string | null;
 }
 
 export interface IdentityClient {
@@ -268,7 +268,7 @@ export function createIdentityClient(config: Config, log: Logger): IdentityClien
         json: {
           ...(fields.city !== undefined ? { city: fields.city } : {}),
           ...(fields.birth_date !== undefined ? { birth_date: fields.birth_date } : {}),
-          ...(fields.otp_phone !== undefined ? { otp_phone: Number(fields.otp_phone) } : {}),
+          ...(fields.otp_phone !== undefined ? { otp_phone: fields.otp_phone === null ? null : Number(fields.otp_phone) } : {}),
         },
         reply: v3(v3UserReply),
       });

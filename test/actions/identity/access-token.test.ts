@@ -1,4 +1,15 @@
-import { fixture, identityApp, identityConfig, intercept, paths, setCookies, useNock } from './support';
+import nock from 'nock';
+import { BASE, fixture, identityApp, identityConfig, intercept, paths, setCookies, useNock } from './support';
+
+/** The token endpoint answering up to `times` calls, counting them. */
+function nockTokens(times: number) {
+  let issued = 0;
+  nock(BASE).post(paths.token).query(true).times(times).reply(() => {
+    issued += 1;
+    return [200, fixture('token')];
+  });
+  return { issued: () => issued };
+}
 
 const uid = 'PNIa7Xk2mR0ssi';
 const token = fixture<{ access_token: string }>('token').access_token;
@@ -13,9 +24,35 @@ describe('access_token', () => {
     const res = await call('access_token', { uid, proof: proof({ uid }) });
     expect(scope.isDone()).toBe(true);
     expect(seen[0]!.query).toMatchObject({ uid });
-    expect(res.body).toEqual({ success: true, error: null, data: { access_token: token } });
+    expect(res.body).toEqual({ success: true, error: null, data: { access_token: token, proof: expect.any(String) } });
     expect(setCookies(res)).toHaveLength(1);
     expect(setCookies(res)[0]).toMatch(new RegExp(`^__utp=${token.replace(/\./g, '\\.')}; path=/; expires=[^;]+; samesite=lax; secure; httponly$`));
+  });
+
+  it('spends the proof: a replayed one issues no second token, 20 concurrent uses issue one', async () => {
+    const { call, proof } = identityApp();
+    const { scope } = intercept('POST', paths.token, 200, fixture('token'));
+    const used = proof({ uid });
+    expect((await call('access_token', { uid, proof: used })).body.success).toBe(true);
+    expect(scope.isDone()).toBe(true);
+    const replay = await call('access_token', { uid, proof: used });
+    expect(replay.body).toMatchObject({ success: false, data: { reason: 'invalid_proof', why: 'spent' } });
+    expect(setCookies(replay)).toHaveLength(0);
+
+    const many = proof({ uid });
+    const tokens = nockTokens(20);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => call('access_token', { uid, proof: many })));
+    expect(answers.filter((res) => res.body.success)).toHaveLength(1);
+    expect(tokens.issued()).toBe(1);
+  });
+
+  it('answers a fresh proof that issues one more token, for the next step', async () => {
+    const { call, proof } = identityApp();
+    intercept('POST', paths.token, 200, fixture('token'));
+    const first = await call('access_token', { uid, proof: proof({ uid }) });
+    const { scope } = intercept('POST', paths.token, 200, fixture('token'));
+    expect((await call('access_token', { uid, proof: first.body.data.proof })).body.success).toBe(true);
+    expect(scope.isDone()).toBe(true);
   });
 
   it('passes the body object to the provider', async () => {

@@ -22,6 +22,10 @@ const closedPort = () =>
     });
   });
 
+/** users/get of the account (its email confirmed): a passwordless login on a code proof looks it up first. */
+const account = (times = 1, state = 'confirmed') =>
+  nock(BASE).post(paths.usersGet).query(true).times(times).reply(200, { ...fixture<Record<string, unknown>>('users-get'), email_confirmation_state: state });
+
 /** Answers exactly `times` logins with `reply`. */
 const provider = (times: number, status: number, reply: unknown) => ({ scope: nock(BASE).post(paths.login).query(true).times(times).reply(status, reply as nock.ReplyBody) });
 
@@ -38,8 +42,10 @@ describe('login', () => {
 
   it('logs in passwordless with a proof for the email, passes the result through and stores the token', async () => {
     const { call, proof, deps } = identityApp();
+    const lookup = account();
     const { scope, seen } = intercept('POST', paths.login, 200, fixture('login'));
     const res = await call('login', { email, proof: proof({ email }) });
+    expect(lookup.isDone()).toBe(true);
     expect(scope.isDone()).toBe(true);
     expect(seen[0]!.query.password).toBe('""');
     expect(seen[0]!.body).toEqual({ aid: expect.any(String), email, stay_logged_in: 'false' });
@@ -48,6 +54,28 @@ describe('login', () => {
     // Secure or not is the cookie module's rule (test/http); here: the token, a session cookie.
     expect(setCookies(res)).toEqual([expect.stringMatching(new RegExp(`^__utp=${access_token.replace(/\./g, '\\.')}; path=/; samesite=lax(; secure)?; httponly$`))]);
     expect(verifyProof(deps.secret, res.body.data.proof, deps.now())).toMatchObject({ email, uid });
+  });
+
+  it('spends the proof of a passwordless login: a replay logs nobody in', async () => {
+    const { call, proof } = identityApp();
+    account();
+    intercept('POST', paths.login, 200, fixture('login'));
+    const used = proof({ email });
+    expect((await call('login', { email, proof: used })).body.success).toBe(true);
+    const replay = await call('login', { email, proof: used });
+    expect(replay.body).toMatchObject({ success: false, data: { reason: 'invalid_proof', why: 'spent' } });
+    expect(setCookies(replay)).toHaveLength(0);
+  });
+
+  it('claims an account whose email was never confirmed before logging its owner in: its phone is dropped, the email confirmed', async () => {
+    const { call, proof } = identityApp();
+    account(1, 'unconfirmed');
+    const drop = intercept('POST', paths.update, 200, fixture('user-update'));
+    const doi = intercept('POST', paths.doi, 200, fixture('doi-status'));
+    intercept('POST', paths.login, 200, fixture('login'));
+    expect((await call('login', { email, proof: proof({ email }) })).body.success).toBe(true);
+    expect(drop.seen[0]!.body).toEqual({ otp_phone: null });
+    expect(doi.scope.isDone()).toBe(true);
   });
 
   it('logs in with a password without a proof and answers a proof binding the account', async () => {
@@ -63,6 +91,7 @@ describe('login', () => {
 
   it('still answers a refused passwordless login as upstream_error with the provider words', async () => {
     const { call, proof } = identityApp();
+    account();
     const { scope } = intercept('POST', paths.login, 200, fixture('login-unknown-email'));
     const res = await call('login', { email, proof: proof({ email }) });
     expect(scope.isDone()).toBe(true);
@@ -228,6 +257,7 @@ describe('login', () => {
     it('does not count passwordless logins', async () => {
       const { call, proof } = identityApp(identityConfig({ rate_limits: { password_logins_per_email: 1, password_logins_per_ip: 1 } }));
       const passwordless = provider(3, 200, fixture('login'));
+      account(3);
       for (let i = 0; i < 3; i++) expect((await call('login', { email, proof: proof({ email }) })).body.success).toBe(true);
       expect(passwordless.scope.isDone()).toBe(true);
       const { scope } = intercept('POST', paths.login, 200, fixture('login'));

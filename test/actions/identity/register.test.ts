@@ -15,6 +15,8 @@ function fakeOtp(result: Partial<Awaited<ReturnType<OtpService['generate']>>> | 
       if (result instanceof Error) throw result;
       return { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { email: true, sms: false }, ...result };
     },
+    spendProof: async () => true,
+    unspendProof: async () => {},
   } as unknown as OtpService;
   return { otp, calls };
 }
