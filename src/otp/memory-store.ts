@@ -45,7 +45,7 @@ export function packRecord(record: OtpRecord, key: string): string {
     HEX_HASH.test(record.hash) &&
     record.attempts <= 255 &&
     [record.sentAt, record.expiresAt].every((t) => Number.isSafeInteger(t) && t >= 0 && t < 2 ** 48) &&
-    !/[^\x00-\xff]/.test(to);
+    Buffer.byteLength(to, 'latin1') === Buffer.byteLength(to, 'utf8');
   if (!fits) return packText(record, key);
   scratch.write(record.hash, 0, 'hex');
   scratch.writeUIntBE(record.sentAt, SENT_AT, 6);
