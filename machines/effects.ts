@@ -159,6 +159,8 @@ export interface FlowClaims {
   jti?: string;
   /** Expiry, seconds since the epoch. */
   exp?: number;
+  /** Start of the proof's chain, ms since the epoch. */
+  iat?: number;
 }
 
 /** Which request field carries a proof, and which the answer hands out. */

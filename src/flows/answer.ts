@@ -31,11 +31,20 @@ export const flowAnswerShape = z.object({
 export type FlowAnswerData = z.infer<typeof flowAnswerShape>;
 
 /**
- * `data` of a settled, accepted request; signs the next proof and sets `__utp` when a token
- * was issued. A proof that `continues` an earlier one keeps its id and its expiry, so a spent
- * id stays spent for as long as any proof carrying it lives.
+ * How the next proof relates to the one the request presented: `continues` keeps its id and
+ * its expiry (nothing changed: a spent id stays spent for as long as any proof carrying it
+ * lives); `expires` keeps only its expiry (a change spent it: new id, but no code was verified,
+ * so the chain still ends when its last code's proof would have).
  */
-export function answerData(answer: StepAnswer, ctx: Pick<ActionContext, 'deps' | 'cookies'>, continues?: { jti: string; exp: number }): FlowAnswerData {
+export interface NextProofLineage {
+  continues?: { jti: string; exp: number };
+  expires?: number;
+  /** Start of the chain, kept by both (email-claim.ts voids chains older than a claim). */
+  iat?: number;
+}
+
+/** `data` of a settled, accepted request; signs the next proof and sets `__utp` when a token was issued. */
+export function answerData(answer: StepAnswer, ctx: Pick<ActionContext, 'deps' | 'cookies'>, lineage: NextProofLineage = {}): FlowAnswerData {
   const { deps } = ctx;
   const data: FlowAnswerData = { next_step: answer.nextStep!, flow: answer.flow };
   if (answer.screen) data.screen = answer.screen as FlowAnswerData['screen'];
@@ -48,8 +57,10 @@ export function answerData(answer: StepAnswer, ctx: Pick<ActionContext, 'deps' |
   }
   if (answer.proof) {
     const now = deps.now();
-    const ttl = continues ? Math.max(1, continues.exp - Math.floor(now / 1000)) : deps.config.security.proof_ttl_seconds;
-    data[answer.proof.field] = signProof(deps.secret, { ...answer.proof.claims, ...(continues ? { jti: continues.jti } : {}) }, ttl, now);
+    const expires = lineage.continues?.exp ?? lineage.expires;
+    const ttl = expires !== undefined ? Math.max(1, expires - Math.floor(now / 1000)) : deps.config.security.proof_ttl_seconds;
+    const chain = { ...(lineage.continues ? { jti: lineage.continues.jti } : {}), ...(lineage.iat !== undefined ? { iat: lineage.iat } : {}) };
+    data[answer.proof.field] = signProof(deps.secret, { ...answer.proof.claims, ...chain }, ttl, now);
   }
   return data;
 }

@@ -7,6 +7,7 @@ import { toE164, toStoredDigits } from '../phone';
 import { searchPhone } from '../actions/identity/phone-owner';
 import { reducedProfile } from '../actions/identity/profile';
 import { claimAccountByProvenEmail, withoutPhone } from '../actions/identity/email-claim';
+import { reachedOnly } from '../otp/reached';
 
 /*
  * The login journey's effects (machines/effects.ts) over the real dependencies: the OTP
@@ -39,9 +40,8 @@ export function createFlowEffects(deps: Deps, fields: SendFieldNames = {}): Flow
     async verifyOtp({ key, code }) {
       const result = await deps.otp.verify({ key, code });
       if (result.outcome !== 'ok') return result.outcome;
-      // The code vouches for this journey's phone or email only if it was delivered there (docs/security.md).
-      const delivered = key.includes('@') ? result.reached.email : result.reached.phone;
-      return delivered === key ? 'ok' : 'invalid';
+      // The code vouches for this journey's phone or email only if it was delivered there, and only there (docs/security.md).
+      return reachedOnly(result.reached, key) ? 'ok' : 'invalid';
     },
 
     async searchUserByPhone({ phone, account }) {
@@ -59,7 +59,7 @@ export function createFlowEffects(deps: Deps, fields: SendFieldNames = {}): Flow
       if (!found) return { found: false };
       const user = await deps.identity.getUser(found.uid);
       // The machine looks an email up only after a code delivered to it was accepted: its owner claims the account.
-      if (await claimAccountByProvenEmail(deps, found, user)) return flowUser(withoutPhone(user ?? found), withoutPhone(found), region());
+      if ((await claimAccountByProvenEmail(deps, found, user)).droppedPhone) return flowUser(withoutPhone(user ?? found), withoutPhone(found), region());
       return flowUser(user ?? found, found, region());
     },
 

@@ -15,7 +15,7 @@ import { withIdpDebug } from '../actions/identity/shared';
 import type { Config } from '../config/schema';
 import type { Deps } from '../deps';
 import { ApiError, isApiError } from '../http/errors';
-import { PROOF_HEADER, trustedCaller } from '../http/guard';
+import { PROOF_HEADER, refuseIfClaimedSince, trustedCaller } from '../http/guard';
 import { looksLikePhone } from '../phone';
 import { invalidProof, verifyProof } from '../proofs/proof';
 import { answerData, failureError } from './answer';
@@ -107,7 +107,10 @@ export async function runFlowAction(entry: Entry, request: Record<string, unknow
       const timeoutMs = flowTimeoutMs(deps.config);
       // Spent before the machine runs, so two requests with one proof cannot both change something.
       const spends = !trusted && spendsProof(entry, claims);
-      if (spends && !(await deps.otp.spendProof(claims.jti, claims.exp * 1000))) throw invalidProof('spent');
+      if (spends) {
+        if (typeof claims.iat === 'number') await refuseIfClaimedSince(ctx, { uid: claims.uid, iat: claims.iat });
+        if (!(await deps.otp.spendProof(claims.jti, claims.exp * 1000))) throw invalidProof('spent');
+      }
       let result;
       try {
         // ctx.trace is the request's debug trace: flow steps and upstream calls land in it in the order they happen.
@@ -126,8 +129,12 @@ export async function runFlowAction(entry: Entry, request: Record<string, unknow
       );
       if (!output.ok) throw failureError(output.failure ?? { reason: 'invalid_request' });
       // The next proof continues this one's id unless something changed: then it is a new proof.
-      const continues = !changed && claims?.jti && claims.exp ? { jti: claims.jti, exp: claims.exp } : undefined;
-      return { data: answerData(output, ctx, continues) };
+      // Nothing changed: the next proof continues this one (one phone proof, one registration). A change
+      // spent it: a code verified now starts a new chain, else the new proof ends when this one would have.
+      const verifiedCode = result.calls.includes('verifyOtp');
+      const lineage =
+        !claims?.jti || !claims.exp ? {} : !changed ? { continues: { jti: claims.jti, exp: claims.exp }, iat: claims.iat } : verifiedCode ? {} : { expires: claims.exp, iat: claims.iat };
+      return { data: answerData(output, ctx, lineage) };
     });
   } catch (err) {
     // Refusals carry the trace too (the front controller adds it to successes only): that is when it helps most.

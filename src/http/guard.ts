@@ -97,8 +97,10 @@ function consistent(a: Identity, b: Identity): boolean {
 
 /**
  * A `verified` proof. Derived from an earlier proof it keeps that proof's claims, its id (so
- * spending one spends both) and its expiry, unless a code was just verified (`verified` given:
- * a new id and a new lifetime) or `fresh` says the earlier proof was just spent. Every
+ * spending one spends both), its expiry and the start of its chain (`iat`), unless a code was
+ * just verified (`verified` given: a new id and a new lifetime) or `fresh` says the earlier
+ * proof was just spent (a new id). `restart` starts the chain now: the caller just claimed
+ * the account (email-claim.ts). Every
  * identifier a proof names is one account's: a link or a verification that contradicts the
  * earlier claims is not merged (the proof then names only the new verification, or nothing
  * new). Claim `linked` lists the identifiers no code was verified for (docs/identity.md).
@@ -107,21 +109,19 @@ export function issueVerifiedProof(
   ctx: Pick<ActionContext, 'deps'>,
   { verified, linked }: ProofIdentities,
   basedOn?: VerifiedProof | null,
-  { fresh = false }: { fresh?: boolean } = {},
+  { fresh = false, restart = false }: { fresh?: boolean; restart?: boolean } = {},
 ): string {
   const { deps } = ctx;
   const now = deps.now();
   const justVerified = defined(verified);
-  const { exp, jti, kind: _kind, linked: earlierLinked, ...earlierClaims } = basedOn ?? ({} as Partial<VerifiedProof>);
+  const { exp, jti, iat, kind: _kind, linked: earlierLinked, ...earlierClaims } = basedOn ?? ({} as Partial<VerifiedProof>);
   // A verification that contradicts the earlier proof starts a new one: the two are not one account's.
   const earlier: Record<string, unknown> = consistent(earlierClaims as Identity, justVerified) ? earlierClaims : {};
+  const merged = earlier === earlierClaims && basedOn !== undefined && basedOn !== null;
   const earlierIds = earlier as Identity;
   const links = defined(linked);
   const added = consistent({ ...earlierIds, ...justVerified }, links) ? Object.fromEntries(Object.entries(links).filter(([key]) => earlier[key] === undefined)) : {};
-  const linkedKeys = new Set([
-    ...(earlier === earlierClaims && Array.isArray(earlierLinked) ? earlierLinked.filter((k): k is string => typeof k === 'string') : []),
-    ...Object.keys(added),
-  ]);
+  const linkedKeys = new Set([...(merged && Array.isArray(earlierLinked) ? earlierLinked.filter((k): k is string => typeof k === 'string') : []), ...Object.keys(added)]);
   for (const key of Object.keys(justVerified)) linkedKeys.delete(key);
   const derived = Object.keys(justVerified).length === 0 && exp !== undefined;
   const ttl = derived ? Math.max(1, exp - Math.floor(now / 1000)) : deps.config.security.proof_ttl_seconds;
@@ -131,9 +131,18 @@ export function issueVerifiedProof(
     ...justVerified,
     kind: VERIFIED,
     ...(derived && !fresh && jti ? { jti } : {}),
+    // The chain starts at its oldest code: what an earlier proof brings is as old as that proof (email-claim.ts voids older chains).
+    ...(merged && !restart && iat !== undefined ? { iat } : {}),
     ...(linkedKeys.size > 0 ? { linked: [...linkedKeys].sort() } : {}),
   };
   return signProof(deps.secret, claims, ttl, now);
+}
+
+/** Refuses a proof naming an account whose email's owner claimed it after the proof's chain began (email-claim.ts). */
+export async function refuseIfClaimedSince(ctx: Pick<ActionContext, 'deps'>, claims: Pick<VerifiedProof, 'uid' | 'iat'>): Promise<void> {
+  if (typeof claims.uid !== 'string') return;
+  const claimedAt = await ctx.deps.otp.accountClaimedAt(claims.uid);
+  if (claimedAt !== null && claims.iat < claimedAt) throw invalidProof('claimed');
 }
 
 /**
@@ -145,6 +154,7 @@ export function issueVerifiedProof(
 export async function spending<T>(ctx: Pick<ActionContext, 'deps'>, claims: VerifiedProof | null, change: () => Promise<T>): Promise<T> {
   if (!claims) return change();
   const { otp } = ctx.deps;
+  await refuseIfClaimedSince(ctx, claims);
   if (!(await otp.spendProof(claims.jti, claims.exp * 1000))) throw invalidProof('spent');
   try {
     return await change();

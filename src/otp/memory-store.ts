@@ -102,6 +102,7 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
   // Recipient cooldowns and spent proofs: short-lived markers beside the records, bounded the same way.
   const markers = new LRUCache<string, string>({ maxSize: options.maxRecords, sizeCalculation: () => 1, perf: { now: options.now ?? Date.now }, ttlResolution: 0 });
   const spent = new LRUCache<string, true>({ maxSize: options.maxRecords, sizeCalculation: () => 1, perf: { now: options.now ?? Date.now }, ttlResolution: 0 });
+  const claims = new LRUCache<string, number>({ maxSize: options.maxRecords, sizeCalculation: () => 1, perf: { now: options.now ?? Date.now }, ttlResolution: 0 });
   const clock = options.now ?? Date.now;
 
   const read = (key: string): OtpRecord | null => {
@@ -173,6 +174,14 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
       spent.delete(id);
     },
 
+    async markAccountClaimed(uid: string, atMs: number, ttlMs: number) {
+      claims.set(flatKey(uid), atMs, { ttl: ttlMs });
+    },
+
+    async accountClaimedAt(uid: string) {
+      return claims.get(uid) ?? null;
+    },
+
     async ping() {
       return true;
     },
@@ -181,6 +190,7 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
       cache.clear();
       markers.clear();
       spent.clear();
+      claims.clear();
     },
   };
 }

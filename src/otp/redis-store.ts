@@ -113,6 +113,7 @@ export function createRedisOtpStore(redis: Redis, options: RedisOtpStoreOptions)
   const keyOf = (key: string) => `${options.prefix}otp:${key}`;
   const recipientOf = (address: string) => `${options.prefix}rcpt:${address}`;
   const spentOf = (id: string) => `${options.prefix}spent:${id}`;
+  const claimedOf = (uid: string) => `${options.prefix}claimed:${uid}`;
 
   return {
     async issue(key: string, hash: string, now: number, policy: OtpPolicy, to: string = key): Promise<IssueResult> {
@@ -150,6 +151,15 @@ export function createRedisOtpStore(redis: Redis, options: RedisOtpStoreOptions)
 
     async unspendProof(id: string) {
       await redis.del(spentOf(id));
+    },
+
+    async markAccountClaimed(uid: string, atMs: number, ttlMs: number) {
+      await redis.set(claimedOf(uid), String(atMs), 'PX', ttlMs);
+    },
+
+    async accountClaimedAt(uid: string) {
+      const at = await redis.get(claimedOf(uid));
+      return at === null ? null : Number(at);
     },
 
     async ping() {

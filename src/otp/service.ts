@@ -70,6 +70,10 @@ export interface OtpService {
   spendProof(id: string, untilMs: number): Promise<boolean>;
   /** Gives a proof back when the change it authorised did not happen. */
   unspendProof(id: string): Promise<void>;
+  /** Voids every proof naming `uid` issued before now (its email's owner just claimed it). */
+  markAccountClaimed(uid: string): Promise<void>;
+  /** When the account was last claimed (ms), or null. */
+  accountClaimedAt(uid: string): Promise<number | null>;
   /** The OTP message for `code` as it would be sent now (diagnostics). */
   message(code: string): OtpMessage;
   ready(): Promise<boolean>;
@@ -306,6 +310,8 @@ export function createOtpService(
     },
     spendProof: (id, untilMs) => guarded(() => store.spendProof(id, untilMs)),
     unspendProof: (id) => guarded(() => store.unspendProof(id)),
+    markAccountClaimed: (uid) => guarded(() => store.markAccountClaimed(uid, env().now(), config.security.proof_ttl_seconds * 1000)),
+    accountClaimedAt: (uid) => guarded(() => store.accountClaimedAt(uid)),
 
     ready: () => store.ping().catch(() => false),
     close: async () => {

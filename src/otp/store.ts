@@ -55,6 +55,14 @@ export interface OtpStore {
   spendProof(id: string, untilMs: number): Promise<boolean>;
   /** Undoes `spendProof` when the request it authorised changed nothing (a wrong code, an upstream outage). */
   unspendProof(id: string): Promise<void>;
+  /**
+   * Records that the owner of an account's email claimed it at `atMs` (email-claim): proofs
+   * naming the account that were issued before then are void. Kept `ttlMs` (the proof lifetime:
+   * older proofs have expired by then).
+   */
+  markAccountClaimed(uid: string, atMs: number, ttlMs: number): Promise<void>;
+  /** When the account was last claimed, or null. */
+  accountClaimedAt(uid: string): Promise<number | null>;
   /** True when the store answers (readiness). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

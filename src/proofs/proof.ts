@@ -24,12 +24,16 @@ export interface ProofClaims {
   phone?: string;
   /** The proof's id; a new one is minted when absent. */
   jti?: string;
+  /** Start of the proof's chain (ms); now when absent. Kept by every proof derived from it. */
+  iat?: number;
   [extra: string]: unknown;
 }
 
 export interface VerifiedProof extends ProofClaims {
   /** Expiry, seconds since the epoch. */
   exp: number;
+  /** When the chain this proof belongs to started (the code it comes from), ms since the epoch. */
+  iat: number;
   jti: string;
 }
 
@@ -44,7 +48,8 @@ export const newProofId = (): string => randomBytes(12).toString('base64url');
 
 export function signProof(secret: string, claims: ProofClaims, ttlSeconds: number, nowMs: number): string {
   const { exp: _exp, ...rest } = claims;
-  const body = Buffer.from(JSON.stringify({ ...rest, jti: claims.jti ?? newProofId(), exp: Math.floor(nowMs / 1000) + ttlSeconds })).toString('base64url');
+  const iat = typeof claims.iat === 'number' ? claims.iat : nowMs;
+  const body = Buffer.from(JSON.stringify({ ...rest, jti: claims.jti ?? newProofId(), iat, exp: Math.floor(nowMs / 1000) + ttlSeconds })).toString('base64url');
   return `${PREFIX}.${body}.${mac(proofKey(secret), body).toString('base64url')}`;
 }
 
@@ -78,7 +83,7 @@ export function verifyProof(secret: string, token: unknown, nowMs: number, kinds
   } catch {
     throw invalid('malformed');
   }
-  if (typeof claims !== 'object' || claims === null || typeof claims.kind !== 'string' || typeof claims.exp !== 'number' || typeof claims.jti !== 'string') {
+  if (typeof claims !== 'object' || claims === null || typeof claims.kind !== 'string' || typeof claims.exp !== 'number' || typeof claims.iat !== 'number' || typeof claims.jti !== 'string') {
     throw invalid('malformed');
   }
   if (claims.exp * 1000 <= nowMs) throw invalid('expired');

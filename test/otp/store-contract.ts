@@ -241,6 +241,17 @@ export function describeOtpStore(name: string, makeStore: () => OtpStore | Promi
       });
     });
 
+    describe('account claims', () => {
+      it('remembers when an account was claimed, and forgets it after the proof lifetime', async () => {
+        expect(await store.accountClaimedAt(`uid-${key}`)).toBeNull();
+        await store.markAccountClaimed(`uid-${key}`, T0, 60_000);
+        expect(await store.accountClaimedAt(`uid-${key}`)).toBe(T0);
+        await store.markAccountClaimed(`uid-short-${key}`, T0, 50);
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        expect(await store.accountClaimedAt(`uid-short-${key}`)).toBeNull();
+      });
+    });
+
     describe('spent proofs', () => {
       const until = () => Date.now() + 60_000;
 

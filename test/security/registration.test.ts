@@ -272,6 +272,17 @@ describe('an email registered on a phone proof alone is not the registrant’s f
     expect(registrant.body.data).not.toHaveProperty('uid');
   });
 
+  it('does not let the registrant claim the email through the email login with a code sent to their phone and the registered email together', async () => {
+    const { uid } = await registrantTakesTheEmail();
+    app().tick(COOLDOWN_MS);
+    await app().post('otp_generate', { uid: VICTIM_EMAIL, phone: REGISTRANT_PHONE, notify_email: VICTIM_EMAIL });
+    const viaEmailFlow = await app().post('FeVerifyOtp', { flow: 'email', email: VICTIM_EMAIL, otp_code: app().codeFor(REGISTRANT_PHONE) });
+
+    expect(viaEmailFlow.body).toMatchObject({ success: false, data: { reason: 'invalid' } });
+    const { owner } = await ownerThenRegistrantLogIn();
+    expect(owner.body).toMatchObject({ success: true, data: { next_step: 61, uid } });
+  });
+
   it('does not let the registrant confirm the email with verify_otp is_registration after a code sent to their phone and the registered email together', async () => {
     const { uid, proof } = await registrantTakesTheEmail();
     app().tick(COOLDOWN_MS);

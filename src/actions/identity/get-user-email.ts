@@ -26,7 +26,8 @@ export const getUserEmail = defineIdentityAction({
     if (!full) await ctx.deps.limits.lookupFromIp();
     let found = await ctx.deps.identity.findUserByEmail(input.email);
     let user = found ? await ctx.deps.identity.getUser(found.uid) : null;
-    if (full && found && claims && codeVerified(claims, 'email') && (await claimAccountByProvenEmail(ctx.deps, found, user))) {
+    const claim = full && found && claims && codeVerified(claims, 'email') ? await claimAccountByProvenEmail(ctx.deps, found, user) : undefined;
+    if (found && claim?.droppedPhone) {
       // The phone was dropped at the provider: no copy read before may bring it back.
       found = withoutPhone(found);
       user = user && withoutPhone(user);
@@ -35,7 +36,7 @@ export const getUserEmail = defineIdentityAction({
     const meta = profileMeta(profile);
     if (!full) return { data: null, extra: { meta: limitedProfileMeta(meta) } };
     if (!profile) return { data: null, extra: { meta } };
-    const proof = claims ? issueVerifiedProof(ctx, { linked: { uid: profile.uid, email: profile.email ?? undefined } }, claims) : undefined;
+    const proof = claims ? issueVerifiedProof(ctx, { linked: { uid: profile.uid, email: profile.email ?? undefined } }, claims, { restart: claim?.claimed }) : undefined;
     return { data: { ...profile, ...(proof ? { proof } : {}) }, extra: { meta } };
   },
 });

@@ -34,16 +34,17 @@ export const login = defineIdentityAction({
     const stayLoggedIn = input.stay_logged_in ?? false;
     if (password) await ctx.deps.limits.passwordLogin(input.email);
     const claims = password ? null : requireVerified(ctx, { email: input.email }, input.proof);
+    let claimed = false;
     const reply = await spending(ctx, claims, async () => {
       if (claims && codeVerified(claims, 'email')) {
         const found = await ctx.deps.identity.findUserByEmail(input.email);
-        if (found) await claimAccountByProvenEmail(ctx.deps, found, null);
+        if (found) claimed = (await claimAccountByProvenEmail(ctx.deps, found, null)).claimed;
       }
       return ctx.deps.identity.login({ email: input.email, password, stayLoggedIn });
     });
     storeReturnedToken(ctx, reply, stayLoggedIn);
     const uid = reply.access_token ? jwtSubject(reply.access_token) : undefined;
-    const proof = uid && (password || claims) ? issueVerifiedProof(ctx, { linked: { uid, email: input.email } }, claims, { fresh: true }) : undefined;
+    const proof = uid && (password || claims) ? issueVerifiedProof(ctx, { linked: { uid, email: input.email } }, claims, { fresh: true, restart: claimed }) : undefined;
     return { data: { ...reply, ...(proof ? { proof } : {}) } };
   },
 });

@@ -6,6 +6,7 @@ import { proofField } from '../identity/fields';
 import { withIdpDebug } from '../identity/shared';
 import { defineAction } from '../action';
 import { otpCodeField } from './fields';
+import { provenBy } from '../../otp/reached';
 
 export const verifyOtpRequest = z.object({
   otp_code: otpCodeField,
@@ -49,15 +50,16 @@ export const verifyOtp = defineAction({
       const confirmFor = input.is_registration && input.uid ? input.uid : undefined;
       if (confirmFor && !trusted && !(earlier && vouches(earlier, { uid: confirmFor }, 'all'))) throw proofRequired();
 
-      const reached = await deps.otp.verifyOrThrow({ key: rawKey, code: input.otp_code });
-      if (!confirmFor) return { data: { valid: true, doi: null, access_token: null, proof: issueVerifiedProof(ctx, { verified: reached }, earlier) } };
+      const proven = provenBy(await deps.otp.verifyOrThrow({ key: rawKey, code: input.otp_code }));
+      if (!confirmFor) return { data: { valid: true, doi: null, access_token: null, proof: issueVerifiedProof(ctx, proven, earlier) } };
 
-      // DOI confirms an email: only the one this code reached, and only the account the earlier proof ties to it.
-      if (!trusted && !(reached.email && earlier?.email?.toLowerCase() === reached.email)) throw proofRequired();
+      // DOI confirms an email: only one this code proved, and only for the account the earlier proof ties to it.
+      const email = proven.verified.email;
+      if (!trusted && !(email && earlier?.email?.toLowerCase() === email)) throw proofRequired();
       const { doi, token } = await spending(ctx, trusted ? null : earlier!, async () => {
         const doi = (await deps.identity.confirmDoi(confirmFor)) ?? { confirmed: true };
         return { doi, token: await issueAccessToken(ctx, confirmFor, { stayLoggedIn: input.stay_logged_in ?? true }) };
       });
-      return { data: { valid: true, doi, access_token: token.access_token, proof: issueVerifiedProof(ctx, { verified: reached }, earlier) } };
+      return { data: { valid: true, doi, access_token: token.access_token, proof: issueVerifiedProof(ctx, proven, earlier) } };
     }),
 });

@@ -17,6 +17,7 @@ function fakeOtp(result: Partial<Awaited<ReturnType<OtpService['generate']>>> | 
     },
     spendProof: async () => true,
     unspendProof: async () => {},
+    accountClaimedAt: async () => null,
   } as unknown as OtpService;
   return { otp, calls };
 }
