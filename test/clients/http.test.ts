@@ -6,7 +6,8 @@ import { useNock } from '../support/nock';
 
 /* The shared upstream HTTP base on its own: query building, bodies, and how failures are named. */
 
-const upstream = createUpstream({ name: 'test', label: 'di prova', timeoutMs: 500, log: pino({ level: 'silent' }) });
+// A generous limit: the first call of a loaded 2-core run may take long to start. The timeout test sets its own.
+const upstream = createUpstream({ name: 'test', label: 'di prova', timeoutMs: 10_000, log: pino({ level: 'silent' }) });
 
 const closedPort = () =>
   new Promise<number>((resolve) => {
@@ -46,7 +47,7 @@ describe('createUpstream', () => {
 
   it('names a reply that does not come in time a timeout', async () => {
     nock('https://u.test').get('/slow').delay(1500).reply(200, {});
-    const err = await upstream.call({ endpoint: 'slow', method: 'GET', url: 'https://u.test/slow' }).catch((e: unknown) => e);
+    const err = await upstream.call({ endpoint: 'slow', method: 'GET', url: 'https://u.test/slow', timeoutMs: 500 }).catch((e: unknown) => e);
     expect(err).toMatchObject({ reason: 'upstream_error' });
     expect(calls).toMatchObject([{ endpoint: 'slow', status: 0, outcome: 'timeout' }]);
   });
