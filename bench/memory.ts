@@ -1,5 +1,5 @@
-import { createOtpHasher, generateCode } from '../src/otp/code';
-import { createMemoryOtpStore } from '../src/otp/memory-store';
+import { createOtpHasher, generateCode } from '../src/domain/otp/code';
+import { createMemoryOtpStore } from '../src/domain/otp/memory-store';
 import { announce, serve } from './child';
 import { phoneOf } from './cases';
 

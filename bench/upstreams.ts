@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import searchFixture from '../test/fixtures/identity/user-search.json';
-import tokenFixture from '../test/fixtures/identity/token.json';
-import userGetFixture from '../test/fixtures/identity/user-get.json';
+import searchFixture from '../src/sandbox/fixtures/identity/user-search.json';
+import tokenFixture from '../src/sandbox/fixtures/identity/token.json';
+import userGetFixture from '../src/sandbox/fixtures/identity/user-get.json';
 import { identityPaths } from '../src/clients/identity/urls';
 import { announce } from './child';
 

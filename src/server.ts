@@ -1,6 +1,6 @@
 import type { Server, ServerResponse } from 'node:http';
-import { loadConfig, ConfigError } from './config/load';
-import type { Logger } from './logger';
+import { loadConfig, ConfigError } from './core/config/load';
+import type { Logger } from './core/logger';
 import { startService, type Service } from './service';
 
 async function main(): Promise<void> {

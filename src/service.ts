@@ -1,11 +1,11 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Config } from './config/schema';
-import { createDeps, type Deps, type DepsOverrides } from './deps';
-import { createApp, createMetricsApp } from './app';
-import { createLogger } from './logger';
+import type { Config } from './core/config/schema';
+import { createDeps, type Deps, type DepsOverrides } from './domain/deps';
+import { createApp, createMetricsApp } from './http/app';
+import { createLogger } from './core/logger';
 import { startSandbox, type Sandbox } from './sandbox';
-import { mountDemo } from './demo';
+import { mountDemo } from './http/demo';
 
 /*
  * The whole service on one listening socket: the sandbox upstreams when configured, the

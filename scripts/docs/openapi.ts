@@ -1,4 +1,4 @@
-import { createOpenApiDocument } from '../../src/openapi';
+import { createOpenApiDocument } from '../../src/http/openapi';
 import type { DocGenerator } from './generator';
 
 /** docs/openapi.json: the committed copy of what GET /openapi.json serves. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { renderConfigReference } from '../../src/config/reference';
-import { metricDefinitions, METRIC_PREFIX } from '../../src/metrics';
+import { renderConfigReference } from '../../src/core/config/reference';
+import { metricDefinitions, METRIC_PREFIX } from '../../src/core/metrics';
 import type { DocGenerator } from './generator';
 
 /*

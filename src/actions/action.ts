@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { ParameterizedContext } from 'koa';
-import type { Deps } from '../deps';
-import type { Logger } from '../logger';
-import type { Reason } from '../http/errors';
+import type { Deps } from '../domain/deps';
+import type { Logger } from '../core/logger';
+import type { Reason } from '../core/errors';
 
 /** What a handler may read of the HTTP request, and the dependencies it may call. */
 export interface ActionContext {

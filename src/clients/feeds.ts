@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
-import type { Config } from '../config/schema';
-import { ApiError } from '../http/errors';
-import type { Logger } from '../logger';
+import type { Config } from '../core/config/schema';
+import { ApiError } from '../core/errors';
+import type { Logger } from '../core/logger';
 import { createUpstream } from './http';
 
 /*

@@ -2,9 +2,9 @@ import axios, { type AxiosInstance, type AxiosRequestConfig } from 'axios';
 import http from 'node:http';
 import https from 'node:https';
 import type { z } from 'zod';
-import { ApiError } from '../http/errors';
-import { requestScope } from '../http/request-scope';
-import type { Logger } from '../logger';
+import { ApiError } from '../core/errors';
+import { requestScope } from '../core/request-scope';
+import type { Logger } from '../core/logger';
 
 /*
  * The one place that speaks HTTP upstream. Every client builds on `createUpstream`: a

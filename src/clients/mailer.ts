@@ -1,8 +1,8 @@
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { Config } from '../config/schema';
-import { ApiError } from '../http/errors';
-import { requestScope } from '../http/request-scope';
-import { maskEmail, type Logger } from '../logger';
+import type { Config } from '../core/config/schema';
+import { ApiError } from '../core/errors';
+import { requestScope } from '../core/request-scope';
+import { maskEmail, type Logger } from '../core/logger';
 
 /*
  * Mail through SMTP (nodemailer), one pooled transport per process. SPEC.md: the channel is

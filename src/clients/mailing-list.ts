@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Config } from '../config/schema';
-import type { Logger } from '../logger';
+import type { Config } from '../core/config/schema';
+import type { Logger } from '../core/logger';
 import { createUpstream } from './http';
 
 /*

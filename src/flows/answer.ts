@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { FLOWS, type FlowFailure, type StepAnswer } from '../../machines';
 import { otpSendResponse } from '../actions/otp/fields';
-import { phoneTaken } from '../actions/identity/phone-owner';
+import { phoneTaken } from '../domain/accounts/phone-owner';
 import { setTokenCookie } from '../http/cookies';
-import { ApiError } from '../http/errors';
-import { proofRequired } from '../http/guard';
-import { verifyFailure } from '../otp/errors';
-import { invalidProof, signProof } from '../proofs/proof';
+import { ApiError } from '../core/errors';
+import { proofRequired } from '../domain/guard';
+import { verifyFailure } from '../domain/otp/errors';
+import { invalidProof, signProof } from '../domain/proofs';
 import type { ActionContext } from '../actions/action';
 
 /*

@@ -1,13 +1,13 @@
 import type { FlowEffects, UserLookupOutput } from '../../machines/effects';
 import type { V3User, IdentityProfile } from '../clients/identity';
 import { jwtSubject } from '../clients/identity/jwt';
-import type { Deps } from '../deps';
-import { ApiError } from '../http/errors';
-import { toE164, toStoredDigits } from '../phone';
-import { searchPhone } from '../actions/identity/phone-owner';
-import { reducedProfile } from '../actions/identity/profile';
-import { claimAccountByProvenEmail, withoutPhone } from '../actions/identity/email-claim';
-import { reachedOnly } from '../otp/reached';
+import type { Deps } from '../domain/deps';
+import { ApiError } from '../core/errors';
+import { toE164, toStoredDigits } from '../domain/phone';
+import { searchPhone } from '../domain/accounts/phone-owner';
+import { reducedProfile } from '../domain/accounts/profile';
+import { claimAccountByProvenEmail, withoutPhone } from '../domain/accounts/email-claim';
+import { reachedOnly } from '../domain/otp/reached';
 
 /*
  * The login journey's effects (machines/effects.ts) over the real dependencies: the OTP

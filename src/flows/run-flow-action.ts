@@ -12,12 +12,12 @@ import {
 import type { ActionContext, ActionResult } from '../actions/action';
 import { requirePhone } from '../actions/identity/fields';
 import { withIdpDebug } from '../actions/identity/shared';
-import type { Config } from '../config/schema';
-import type { Deps } from '../deps';
-import { ApiError, isApiError } from '../http/errors';
-import { PROOF_HEADER, refuseIfClaimedSince, trustedCaller } from '../http/guard';
-import { looksLikePhone } from '../phone';
-import { invalidProof, verifyProof } from '../proofs/proof';
+import type { Config } from '../core/config/schema';
+import type { Deps } from '../domain/deps';
+import { ApiError, isApiError } from '../core/errors';
+import { PROOF_HEADER, refuseIfClaimedSince, trustedCaller } from '../domain/guard';
+import { looksLikePhone } from '../domain/phone';
+import { invalidProof, verifyProof } from '../domain/proofs';
 import { answerData, failureError } from './answer';
 import { createFlowEffects, type SendFieldNames } from './effects';
 

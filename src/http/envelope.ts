@@ -1,4 +1,4 @@
-import type { ApiError } from './errors';
+import type { ApiError } from '../core/errors';
 
 /** SPEC.md's response envelope. `error` is null on success so the shape never changes. */
 export interface Envelope {

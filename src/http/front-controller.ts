@@ -1,10 +1,10 @@
 import type { Context } from 'koa';
 import type { Action, ActionContext, TraceEntry } from '../actions/action';
-import type { Deps } from '../deps';
-import { ApiError } from './errors';
+import type { Deps } from '../domain/deps';
+import { ApiError } from '../core/errors';
 import { successEnvelope } from './envelope';
 import { checkBodyShape, parseRequest } from './validate';
-import { requestScope } from './request-scope';
+import { requestScope } from '../core/request-scope';
 
 const ACTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 

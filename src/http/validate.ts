@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ApiError } from './errors';
+import { ApiError } from '../core/errors';
 
 const MAX_DEPTH = 16;
 const unsafeKeys = new Set(['__proto__', 'constructor', 'prototype']);

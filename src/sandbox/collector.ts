@@ -1,4 +1,4 @@
-import { maskSecret } from '../logger';
+import { maskSecret } from '../core/logger';
 import type { SandboxFake } from './fake';
 
 const PREFIX = '/collector';

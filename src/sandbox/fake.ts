@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import type { Logger } from '../logger';
+import type { Logger } from '../core/logger';
 import type { Outbox } from './outbox';
 
 export type ConfigPatch = Record<string, unknown>;

@@ -1,7 +1,7 @@
-import feedA from '../../test/fixtures/feeds/feed_a.json';
-import feedB from '../../test/fixtures/feeds/feed_b.json';
-import feedC from '../../test/fixtures/feeds/feed_c.json';
-import feedD from '../../test/fixtures/feeds/feed_d.json';
+import feedA from './fixtures/feeds/feed_a.json';
+import feedB from './fixtures/feeds/feed_b.json';
+import feedC from './fixtures/feeds/feed_c.json';
+import feedD from './fixtures/feeds/feed_d.json';
 import type { SandboxFake } from './fake';
 
 const PREFIX = '/feeds';

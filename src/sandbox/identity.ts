@@ -1,27 +1,27 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import accessListFixture from '../../test/fixtures/identity/access-list.json';
-import doiFixture from '../../test/fixtures/identity/doi-status.json';
-import errorCodeListFixture from '../../test/fixtures/identity/error-code-list.json';
-import loginFixture from '../../test/fixtures/identity/login.json';
-import refreshFixture from '../../test/fixtures/identity/refresh.json';
-import invalidGrantFixture from '../../test/fixtures/identity/refresh-invalid-grant.json';
-import registerFixture from '../../test/fixtures/identity/register.json';
-import tokenFixture from '../../test/fixtures/identity/token.json';
-import userGetFixture from '../../test/fixtures/identity/user-get.json';
-import userNotFoundFixture from '../../test/fixtures/identity/user-get-not-found.json';
-import searchFixture from '../../test/fixtures/identity/user-search.json';
-import updateFixture from '../../test/fixtures/identity/user-update.json';
-import usersGetFixture from '../../test/fixtures/identity/users-get.json';
-import usersGetNotFoundFixture from '../../test/fixtures/identity/users-get-not-found.json';
-import v3ErrorFixture from '../../test/fixtures/identity/v3-error.json';
+import accessListFixture from './fixtures/identity/access-list.json';
+import doiFixture from './fixtures/identity/doi-status.json';
+import errorCodeListFixture from './fixtures/identity/error-code-list.json';
+import loginFixture from './fixtures/identity/login.json';
+import refreshFixture from './fixtures/identity/refresh.json';
+import invalidGrantFixture from './fixtures/identity/refresh-invalid-grant.json';
+import registerFixture from './fixtures/identity/register.json';
+import tokenFixture from './fixtures/identity/token.json';
+import userGetFixture from './fixtures/identity/user-get.json';
+import userNotFoundFixture from './fixtures/identity/user-get-not-found.json';
+import searchFixture from './fixtures/identity/user-search.json';
+import updateFixture from './fixtures/identity/user-update.json';
+import usersGetFixture from './fixtures/identity/users-get.json';
+import usersGetNotFoundFixture from './fixtures/identity/users-get-not-found.json';
+import v3ErrorFixture from './fixtures/identity/v3-error.json';
 import { identityPaths } from '../clients/identity/urls';
 import type { SandboxFake } from './fake';
 
 /*
  * A fake of the identity provider, in memory, answering every identity call of SPEC.md in the
- * provider's shapes. Every reply is a recorded example of test/fixtures/identity with this
+ * provider's shapes. Every reply is a recorded example of src/sandbox/fixtures/identity with this
  * fake's values put in, so the client's guards (tested on the same files) parse what it says.
  * Tokens are JWT-format (HS256 with a per-run key): the access list accepts only tokens it issued.
  */

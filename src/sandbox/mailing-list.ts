@@ -1,6 +1,6 @@
-import { maskSecret } from '../logger';
-import refused from '../../test/fixtures/mailing-list/refused.json';
-import subscribed from '../../test/fixtures/mailing-list/subscribed.json';
+import { maskSecret } from '../core/logger';
+import refused from './fixtures/mailing-list/refused.json';
+import subscribed from './fixtures/mailing-list/subscribed.json';
 import type { SandboxFake } from './fake';
 
 const PREFIX = '/mailing-list';

@@ -1,4 +1,4 @@
-import widget from '../../test/fixtures/recommendations/widget.json';
+import widget from './fixtures/recommendations/widget.json';
 import type { SandboxFake } from './fake';
 
 const PREFIX = '/recommendations';

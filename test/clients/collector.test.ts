@@ -1,7 +1,7 @@
 import nock from 'nock';
 import pino from 'pino';
 import { collectorUrl, createCollectorClient } from '../../src/clients/collector';
-import { isApiError } from '../../src/http/errors';
+import { isApiError } from '../../src/core/errors';
 import { createCollectorFake } from '../../src/sandbox/collector';
 import { startSandbox } from '../../src/sandbox';
 import { testConfig } from '../support/app';

@@ -1,11 +1,11 @@
 import nock from 'nock';
 import pino from 'pino';
 import { createFeedsClient, feedList, feedUrl } from '../../src/clients/feeds';
-import { isApiError } from '../../src/http/errors';
-import feedA from '../fixtures/feeds/feed_a.json';
-import feedB from '../fixtures/feeds/feed_b.json';
-import feedC from '../fixtures/feeds/feed_c.json';
-import feedD from '../fixtures/feeds/feed_d.json';
+import { isApiError } from '../../src/core/errors';
+import feedA from '../../src/sandbox/fixtures/feeds/feed_a.json';
+import feedB from '../../src/sandbox/fixtures/feeds/feed_b.json';
+import feedC from '../../src/sandbox/fixtures/feeds/feed_c.json';
+import feedD from '../../src/sandbox/fixtures/feeds/feed_d.json';
 import { testConfig } from '../support/app';
 import { useNock } from '../support/nock';
 

@@ -1,7 +1,7 @@
 import nock from 'nock';
 import pino from 'pino';
 import { createIdentityClient, type IdentityClient } from '../../src/clients/identity';
-import type { Config } from '../../src/config/schema';
+import type { Config } from '../../src/core/config/schema';
 import { AID, API_TOKEN, BASE, fixture, formOf, identityConfig, intercept, paths, useNock } from '../actions/identity/support';
 
 const log = pino({ level: 'silent' });

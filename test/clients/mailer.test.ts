@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import pino from 'pino';
 import { createMailer } from '../../src/clients/mailer';
-import { isApiError } from '../../src/http/errors';
+import { isApiError } from '../../src/core/errors';
 import { startSmtpServer, type CapturedMail } from '../../src/sandbox/smtp';
 import { testConfig } from '../support/app';
 

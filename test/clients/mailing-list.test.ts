@@ -1,9 +1,9 @@
 import nock from 'nock';
 import pino from 'pino';
 import { createMailingListClient, subscribeUrl } from '../../src/clients/mailing-list';
-import { isApiError } from '../../src/http/errors';
-import subscribed from '../fixtures/mailing-list/subscribed.json';
-import refused from '../fixtures/mailing-list/refused.json';
+import { isApiError } from '../../src/core/errors';
+import subscribed from '../../src/sandbox/fixtures/mailing-list/subscribed.json';
+import refused from '../../src/sandbox/fixtures/mailing-list/refused.json';
 import { testConfig } from '../support/app';
 import { useNock } from '../support/nock';
 

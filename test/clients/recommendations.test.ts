@@ -1,8 +1,8 @@
 import nock from 'nock';
 import pino from 'pino';
 import { createRecommendationsClient, widgetItems } from '../../src/clients/recommendations';
-import { isApiError } from '../../src/http/errors';
-import widget from '../fixtures/recommendations/widget.json';
+import { isApiError } from '../../src/core/errors';
+import widget from '../../src/sandbox/fixtures/recommendations/widget.json';
 import { testConfig } from '../support/app';
 import { useNock } from '../support/nock';
 

@@ -1,7 +1,7 @@
 import nock from 'nock';
 import pino from 'pino';
 import { createSmsClient } from '../../src/clients/sms';
-import { isApiError } from '../../src/http/errors';
+import { isApiError } from '../../src/core/errors';
 import { testConfig } from '../support/app';
 import { useNock } from '../support/nock';
 

@@ -3,8 +3,8 @@ import { connect, type AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import nock from 'nock';
 import request from 'supertest';
-import feedA from '../fixtures/feeds/feed_a.json';
-import type { Deps } from '../../src/deps';
+import feedA from '../../src/sandbox/fixtures/feeds/feed_a.json';
+import type { Deps } from '../../src/domain/deps';
 import { testApp, testConfig, testDeps } from '../support/app';
 import { useNock } from '../support/nock';
 

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { z } from 'zod';
 import { defineAction, type Action } from '../../src/actions/action';
-import { ApiError } from '../../src/http/errors';
+import { ApiError } from '../../src/core/errors';
 import { testApp, testDeps } from '../support/app';
 
 const echo = defineAction({

@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { Writable } from 'node:stream';
-import { createDeps } from '../../src/deps';
-import { codeVerified, issueVerifiedProof, requireVerified, vouches } from '../../src/http/guard';
-import { signProof, verifyProof } from '../../src/proofs/proof';
+import { createDeps } from '../../src/domain/deps';
+import { codeVerified, issueVerifiedProof, requireVerified, vouches } from '../../src/domain/guard';
+import { signProof, verifyProof } from '../../src/domain/proofs';
 import { fixture, identityApp, identityConfig, intercept, INTERNAL_KEY, paths, useNock } from '../actions/identity/support';
 
 const uid = 'PNIa7Xk2mR0ssi';

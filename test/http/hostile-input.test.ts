@@ -4,7 +4,7 @@ import nock from 'nock';
 import request from 'supertest';
 import { z } from 'zod';
 import { actionsByName } from '../../src/actions';
-import type { Deps } from '../../src/deps';
+import type { Deps } from '../../src/domain/deps';
 import { testApp, testConfig, testDeps } from '../support/app';
 
 /*

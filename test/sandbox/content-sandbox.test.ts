@@ -4,7 +4,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox';
 import { createFeedsFake } from '../../src/sandbox/feeds';
 import { createMailingListFake } from '../../src/sandbox/mailing-list';
 import { createRecommendationsFake } from '../../src/sandbox/recommendations';
-import widget from '../fixtures/recommendations/widget.json';
+import widget from '../../src/sandbox/fixtures/recommendations/widget.json';
 import { testApp, testConfig, testDeps } from '../support/app';
 
 let sandbox: Sandbox;

@@ -1,6 +1,6 @@
 import pino from 'pino';
 import request from 'supertest';
-import type { Deps } from '../../src/deps';
+import type { Deps } from '../../src/domain/deps';
 import { startSandbox, type Sandbox } from '../../src/sandbox';
 import { sandboxSeedUsers } from '../../src/sandbox/identity';
 import { testApp, testConfig, testDeps } from '../support/app';

@@ -1,8 +1,8 @@
 import pino from 'pino';
-import { deepMerge, loadConfig } from '../../src/config/load';
-import type { Config } from '../../src/config/schema';
-import { createDeps, type Deps, type DepsOverrides } from '../../src/deps';
-import { createApp, type AppOptions } from '../../src/app';
+import { deepMerge, loadConfig } from '../../src/core/config/load';
+import type { Config } from '../../src/core/config/schema';
+import { createDeps, type Deps, type DepsOverrides } from '../../src/domain/deps';
+import { createApp, type AppOptions } from '../../src/http/app';
 
 type Tree = Record<string, unknown>;
 

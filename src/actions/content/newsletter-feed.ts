@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { FeedRead, FeedsClient } from '../../clients/feeds';
-import { ApiError, isApiError } from '../../http/errors';
+import { ApiError, isApiError } from '../../core/errors';
 import { defineAction } from '../action';
 import { feedItem, toFeedItems } from './feed-items';
 import { FEEDS, feedCode, type Feed } from './headlines';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { MailingListClient } from '../../clients/mailing-list';
-import { ApiError, isApiError } from '../../http/errors';
-import { maskSecret } from '../../logger';
+import { ApiError, isApiError } from '../../core/errors';
+import { maskSecret } from '../../core/logger';
 import { defineAction } from '../action';
 import { feedCode, headlineCode } from './headlines';
 import { listId, listIds, planSubscription, type HeadlinePlan } from './subscription-plan';

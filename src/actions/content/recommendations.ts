@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ApiError, isApiError, type Reason } from '../../http/errors';
+import { ApiError, isApiError, type Reason } from '../../core/errors';
 import type { WidgetRequestBody } from '../../clients/recommendations';
-import type { Config } from '../../config/schema';
+import type { Config } from '../../core/config/schema';
 import { defineAction, type ActionResult } from '../action';
 import { recommendedArticle, toArticle } from './article';
 import { chooseWidget, type WidgetChoice } from './widget';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../../http/errors';
+import { ApiError } from '../../core/errors';
 import { feedOf, headlineOf, LIST_ID, type Feed, type Headline } from './headlines';
 import type { NewsletterSubscribeInput } from './newsletter-subscribe';
 

@@ -1,4 +1,4 @@
-import type { Config } from '../../config/schema';
+import type { Config } from '../../core/config/schema';
 
 type Settings = Config['recommendations'];
 

@@ -1,5 +1,5 @@
-import { ApiError } from '../../http/errors';
-import { trustedCaller } from '../../http/guard';
+import { ApiError } from '../../core/errors';
+import { trustedCaller } from '../../domain/guard';
 import type { ActionContext } from '../action';
 
 /*

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { requireUserToken } from '../../http/bearer';
-import { ApiError, isApiError } from '../../http/errors';
-import { maskSecret } from '../../logger';
+import { requireUserToken } from '../user-token';
+import { ApiError, isApiError } from '../../core/errors';
+import { maskSecret } from '../../core/logger';
 import { defineAction } from '../action';
 import { requireDiagnosticsAccess, safeUrl } from './diagnostics';
 

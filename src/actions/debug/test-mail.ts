@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ApiError, isApiError } from '../../http/errors';
-import { maskEmail, maskSecret } from '../../logger';
+import { ApiError, isApiError } from '../../core/errors';
+import { maskEmail, maskSecret } from '../../core/logger';
 import { defineAction } from '../action';
 import { requireDiagnosticsAccess, sampleCode } from './diagnostics';
 

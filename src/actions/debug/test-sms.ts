@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { ApiError, isApiError } from '../../http/errors';
-import { maskPhone, maskSecret } from '../../logger';
-import { invalidField } from '../../otp/errors';
-import { toE164 } from '../../phone';
+import { ApiError, isApiError } from '../../core/errors';
+import { maskPhone, maskSecret } from '../../core/logger';
+import { invalidField } from '../../domain/otp/errors';
+import { toE164 } from '../../domain/phone';
 import { defineAction } from '../action';
 import { requireDiagnosticsAccess, safeUrl, sampleCode } from './diagnostics';
 

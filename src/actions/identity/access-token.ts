@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { issueVerifiedProof, requireVerified, spending } from '../../http/guard';
+import { issueVerifiedProof, requireVerified, spending } from '../../domain/guard';
 import { proofField, uidField } from './fields';
 import { issueAccessToken } from './tokens';
 import { defineIdentityAction } from './shared';

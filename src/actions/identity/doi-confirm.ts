@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { codeVerified, issueVerifiedProof, proofRequired, requireVerified, spending } from '../../http/guard';
+import { codeVerified, issueVerifiedProof, proofRequired, requireVerified, spending } from '../../domain/guard';
 import { proofField, uidField } from './fields';
 import { defineIdentityAction } from './shared';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ApiError } from '../../http/errors';
-import { toE164 } from '../../phone';
+import { ApiError } from '../../core/errors';
+import { toE164 } from '../../domain/phone';
 
 /* Request fields shared by the identity actions. Legacy frontends send null or '' for "absent": both mean absent. */
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { codeVerified, issueVerifiedProof, presentedProof, trustedCaller, vouches } from '../../http/guard';
-import { claimAccountByProvenEmail, withoutPhone } from './email-claim';
+import { codeVerified, issueVerifiedProof, presentedProof, trustedCaller, vouches } from '../../domain/guard';
+import { claimAccountByProvenEmail, withoutPhone } from '../../domain/accounts/email-claim';
 import { emailField, proofField } from './fields';
-import { limitedProfileMeta, profileMeta, reducedProfile, reducedProfileShape } from './profile';
+import { limitedProfileMeta, profileMeta, reducedProfile, reducedProfileShape } from '../../domain/accounts/profile';
 import { defineIdentityAction } from './shared';
 
 export const getUserEmailRequest = z.object({ email: emailField, proof: proofField });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { requireVerified } from '../../http/guard';
+import { requireVerified } from '../../domain/guard';
 import { proofField, uidField } from './fields';
-import { profileMeta, reducedProfile, reducedProfileShape } from './profile';
+import { profileMeta, reducedProfile, reducedProfileShape } from '../../domain/accounts/profile';
 import { defineIdentityAction } from './shared';
 
 export const getUserRequest = z.object({ uid: uidField, proof: proofField });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { jwtSubject } from '../../clients/identity/jwt';
-import { codeVerified, issueVerifiedProof, requireVerified, spending } from '../../http/guard';
-import { claimAccountByProvenEmail } from './email-claim';
+import { codeVerified, issueVerifiedProof, requireVerified, spending } from '../../domain/guard';
+import { claimAccountByProvenEmail } from '../../domain/accounts/email-claim';
 import { emailField, proofField } from './fields';
 import { storeReturnedToken } from './tokens';
 import { defineIdentityAction } from './shared';

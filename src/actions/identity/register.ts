@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { jwtSubject } from '../../clients/identity/jwt';
-import { issueVerifiedProof, requireVerified, spending } from '../../http/guard';
-import { invalidProof } from '../../proofs/proof';
-import { isApiError } from '../../http/errors';
+import { issueVerifiedProof, requireVerified, spending } from '../../domain/guard';
+import { invalidProof } from '../../domain/proofs';
+import { isApiError } from '../../core/errors';
 import type { ActionContext } from '../action';
 import { emailField, optionalPhone, proofField, requirePhone } from './fields';
 import { storeReturnedToken } from './tokens';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { issueVerifiedProof, presentedProof, trustedCaller, vouches } from '../../http/guard';
-import { customValue } from './profile';
+import { issueVerifiedProof, presentedProof, trustedCaller, vouches } from '../../domain/guard';
+import { customValue } from '../../domain/accounts/profile';
 import { proofField, requirePhone } from './fields';
-import { searchPhone } from './phone-owner';
+import { searchPhone } from '../../domain/accounts/phone-owner';
 import { defineIdentityAction } from './shared';
 
 export const searchUserRequest = z.object({

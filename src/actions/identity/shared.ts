@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { collectIdpExchanges, type IdpExchange } from '../../clients/identity/debug';
-import { isApiError } from '../../http/errors';
+import { isApiError } from '../../core/errors';
 import { defineAction, type Action, type ActionContext, type ActionResult } from '../action';
 
 /*

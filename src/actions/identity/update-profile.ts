@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { CustomFields, IdentityFields } from '../../clients/identity';
-import { ApiError } from '../../http/errors';
-import { issueVerifiedProof, requireVerified, spending } from '../../http/guard';
-import { toStoredDigits } from '../../phone';
+import { ApiError } from '../../core/errors';
+import { issueVerifiedProof, requireVerified, spending } from '../../domain/guard';
+import { toStoredDigits } from '../../domain/phone';
 import { optionalDate, optionalEmail, optionalPhone, optionalText, proofField, requirePhone, uidField } from './fields';
-import { ensurePhoneFree } from './phone-owner';
+import { ensurePhoneFree } from '../../domain/accounts/phone-owner';
 import { defineIdentityAction } from './shared';
 
 export const updateProfileRequest = z.object({

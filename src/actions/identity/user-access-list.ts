@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { requireUserToken } from '../../http/bearer';
+import { requireUserToken } from '../user-token';
 import { defineIdentityAction } from './shared';
 
 export const userAccessListRequest = z.object({ access_token: z.string().trim().max(8192).nullish() });

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { invalidField } from '../../otp/errors';
-import { issueVerifiedProof, presentedProof, proofRequired, spending, trustedCaller, vouches } from '../../http/guard';
+import { invalidField } from '../../domain/otp/errors';
+import { issueVerifiedProof, presentedProof, proofRequired, spending, trustedCaller, vouches } from '../../domain/guard';
 import { issueAccessToken } from '../identity/tokens';
 import { proofField } from '../identity/fields';
 import { withIdpDebug } from '../identity/shared';
 import { defineAction } from '../action';
 import { otpCodeField } from './fields';
-import { provenBy } from '../../otp/reached';
+import { provenBy } from '../../domain/otp/reached';
 
 export const verifyOtpRequest = z.object({
   otp_code: otpCodeField,

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { maskSecret } from '../../logger';
+import { maskSecret } from '../../core/logger';
 
 /*
  * `idp_debug` (SPEC.md, only when `debug` is on): what was sent to the identity provider and

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Config } from '../../config/schema';
-import { ApiError } from '../../http/errors';
-import { requestScope } from '../../http/request-scope';
-import type { Logger } from '../../logger';
+import type { Config } from '../../core/config/schema';
+import { ApiError } from '../../core/errors';
+import { requestScope } from '../../core/request-scope';
+import type { Logger } from '../../core/logger';
 import { createUpstream, type UpstreamRequest, type UpstreamResponse } from '../http';
 import { collectingIdpExchanges, recordIdpExchange } from './debug';
 import {

@@ -1,5 +1,5 @@
-import type { Config } from '../../config/schema';
-import { ApiError } from '../../http/errors';
+import type { Config } from '../../core/config/schema';
+import { ApiError } from '../../core/errors';
 
 /*
  * SPEC.md's outbound identity calls. Each URL is the full-URL override key when set, else

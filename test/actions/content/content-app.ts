@@ -1,6 +1,6 @@
 import request from 'supertest';
-import { deepMerge } from '../../../src/config/load';
-import type { DepsOverrides } from '../../../src/deps';
+import { deepMerge } from '../../../src/core/config/load';
+import type { DepsOverrides } from '../../../src/domain/deps';
 import { testApp, testConfig, testDeps } from '../../support/app';
 export { useNock } from '../../support/nock';
 

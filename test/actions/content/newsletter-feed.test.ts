@@ -1,8 +1,8 @@
 import nock from 'nock';
-import feedA from '../../fixtures/feeds/feed_a.json';
-import feedB from '../../fixtures/feeds/feed_b.json';
-import feedC from '../../fixtures/feeds/feed_c.json';
-import feedD from '../../fixtures/feeds/feed_d.json';
+import feedA from '../../../src/sandbox/fixtures/feeds/feed_a.json';
+import feedB from '../../../src/sandbox/fixtures/feeds/feed_b.json';
+import feedC from '../../../src/sandbox/fixtures/feeds/feed_c.json';
+import feedD from '../../../src/sandbox/fixtures/feeds/feed_d.json';
 import { contentApp, FEEDS_HOST, useNock } from './content-app';
 
 useNock();

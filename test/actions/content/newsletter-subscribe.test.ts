@@ -1,6 +1,6 @@
 import nock from 'nock';
-import subscribed from '../../fixtures/mailing-list/subscribed.json';
-import refused from '../../fixtures/mailing-list/refused.json';
+import subscribed from '../../../src/sandbox/fixtures/mailing-list/subscribed.json';
+import refused from '../../../src/sandbox/fixtures/mailing-list/refused.json';
 import { contentApp, ESP, KEYS, useNock } from './content-app';
 
 useNock();

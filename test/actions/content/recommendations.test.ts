@@ -1,6 +1,6 @@
 import nock from 'nock';
-import widget from '../../fixtures/recommendations/widget.json';
-import ogOnItem from '../../fixtures/recommendations/widget-og-on-item.json';
+import widget from '../../../src/sandbox/fixtures/recommendations/widget.json';
+import ogOnItem from '../../../src/sandbox/fixtures/recommendations/widget-og-on-item.json';
 import { contentApp, RECO, useNock } from './content-app';
 
 useNock();

@@ -1,7 +1,7 @@
 import { useNock } from '../../support/nock';
 import { fixture, intercept, paths } from '../identity/support';
 import { smsGateway, useSmtp } from '../otp/harness';
-import type { OtpService } from '../../../src/otp/service';
+import type { OtpService } from '../../../src/domain/otp/service';
 import { collector, flowsApp, MARIO, searchReply } from './support';
 
 describe('Fe* login ingest, debug trace and time limit', () => {

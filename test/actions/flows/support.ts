@@ -1,7 +1,7 @@
 import nock from 'nock';
-import { deepMerge } from '../../../src/config/load';
-import type { DepsOverrides } from '../../../src/deps';
-import { signProof, type ProofClaims } from '../../../src/proofs/proof';
+import { deepMerge } from '../../../src/core/config/load';
+import type { DepsOverrides } from '../../../src/domain/deps';
+import { signProof, type ProofClaims } from '../../../src/domain/proofs';
 import { fixture, identityApp, identityConfig } from '../identity/support';
 import { mailConfig, smsConfig } from '../otp/harness';
 

@@ -1,4 +1,4 @@
-import { verifyProof } from '../../../src/proofs/proof';
+import { verifyProof } from '../../../src/domain/proofs';
 import { fixture, formOf, identityApp, intercept, internal, paths, useNock } from './support';
 
 const email = 'mario.rossi@example.com';

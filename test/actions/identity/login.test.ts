@@ -1,7 +1,7 @@
 import nock from 'nock';
 import { createServer } from 'node:net';
 import pino from 'pino';
-import { verifyProof } from '../../../src/proofs/proof';
+import { verifyProof } from '../../../src/domain/proofs';
 import { startSandbox } from '../../../src/sandbox';
 import { createIdentityFake, SANDBOX_PASSWORD, sandboxSeedUsers } from '../../../src/sandbox/identity';
 import { testConfig } from '../../support/app';

@@ -1,6 +1,6 @@
-import { ApiError } from '../../../src/http/errors';
-import type { OtpService } from '../../../src/otp/service';
-import { verifyProof } from '../../../src/proofs/proof';
+import { ApiError } from '../../../src/core/errors';
+import type { OtpService } from '../../../src/domain/otp/service';
+import { verifyProof } from '../../../src/domain/proofs';
 import { fixture, identityApp, identityConfig, intercept, paths, setCookies, useNock } from './support';
 
 const email = 'nuovo.utente@example.com';

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nock from 'nock';
 import request from 'supertest';
-import { deepMerge } from '../../../src/config/load';
-import type { Config } from '../../../src/config/schema';
-import type { DepsOverrides } from '../../../src/deps';
-import { signProof, type ProofClaims } from '../../../src/proofs/proof';
+import { deepMerge } from '../../../src/core/config/load';
+import type { Config } from '../../../src/core/config/schema';
+import type { DepsOverrides } from '../../../src/domain/deps';
+import { signProof, type ProofClaims } from '../../../src/domain/proofs';
 import { testApp, testConfig, testDeps } from '../../support/app';
 export { useNock } from '../../support/nock';
 
@@ -38,7 +38,7 @@ export function identityApp(config: Config = identityConfig(), overrides: DepsOv
 export const internal = { 'x-internal-key': INTERNAL_KEY };
 
 export function fixture<T = Record<string, unknown>>(name: string): T {
-  return JSON.parse(readFileSync(join(__dirname, '..', '..', 'fixtures', 'identity', `${name}.json`), 'utf8')) as T;
+  return JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'src', 'sandbox', 'fixtures', 'identity', `${name}.json`), 'utf8')) as T;
 }
 
 

@@ -1,0 +1,193 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Context, Middleware, Next } from 'koa';
+import { observeUpstreamCalls } from '../clients/http';
+import type { Config } from './config/schema';
+
+/*
+ * Prometheus metrics. Each app has its own Registry (tests stay isolated); the process-level
+ * default metrics (CPU, memory, event loop, GC) live in one registry per process, because
+ * they describe the process, and are appended to every scrape.
+ *
+ * Every label value is bounded: action names come from the registry (or `unknown`), reasons
+ * are the service's own snake_case codes, clients and endpoints are names the code chooses.
+ * No path, identifier or address ever becomes a label. The names below are a public
+ * interface (dashboards, alerts, docs/operations.md): rename nothing.
+ */
+
+export const METRIC_PREFIX = 'lfa_';
+
+export type CodeChannel = 'sms' | 'email';
+/** `skipped`: channel not configured; `refused`: number outside `sms.allowed_regions`. */
+export type CodeSendResult = 'sent' | 'failed' | 'skipped' | 'refused';
+/** `missing`: no pending code for the key. */
+export type VerificationResult = 'ok' | 'invalid' | 'expired' | 'too_many_attempts' | 'missing';
+/** `failed`: one delivery attempt failed and will be retried; `dropped`: given up, the event is lost. */
+export type IngestResult = 'queued' | 'delivered' | 'failed' | 'dropped';
+/** The limits of `rate_limits.*`, by their configuration key. */
+export type RateLimitName = Exclude<keyof Config['rate_limits'], 'enabled'>;
+
+export interface MetricDefinition {
+  name: string;
+  type: 'counter' | 'histogram' | 'gauge';
+  labels: readonly string[];
+  help: string;
+}
+
+/** Every metric of the service, in the order docs/operations.md lists them. */
+export const metricDefinitions = [
+  {
+    name: 'lfa_requests_total',
+    type: 'counter',
+    labels: ['action', 'outcome', 'status'],
+    help: 'Requests answered, by action (registered action name, route of a GET endpoint such as /healthz, or unknown), outcome (ok or the data.reason of the answer) and HTTP status.',
+  },
+  {
+    name: 'lfa_request_duration_seconds',
+    type: 'histogram',
+    labels: ['action', 'outcome'],
+    help: 'Time from receiving a request to having its answer ready, by action and outcome.',
+  },
+  {
+    name: 'lfa_upstream_calls_total',
+    type: 'counter',
+    labels: ['client', 'endpoint', 'status', 'outcome'],
+    help: 'Calls to upstream services, by client (identity, sms, collector, ...), endpoint name, HTTP status (0 when no answer came) and outcome (ok, http_error, bad_reply, timeout, unreachable).',
+  },
+  {
+    name: 'lfa_upstream_call_duration_seconds',
+    type: 'histogram',
+    labels: ['client', 'endpoint', 'outcome'],
+    help: 'Duration of upstream calls, by client, endpoint and outcome.',
+  },
+  {
+    name: 'lfa_otp_codes_sent_total',
+    type: 'counter',
+    labels: ['channel', 'result'],
+    help: 'One-time codes handed to a channel, by channel (sms, email) and result (sent, failed, skipped when the channel is not configured, refused when the number is outside sms.allowed_regions).',
+  },
+  {
+    name: 'lfa_otp_verifications_total',
+    type: 'counter',
+    labels: ['result'],
+    help: 'Code verifications, by result (ok, invalid, expired, too_many_attempts, missing when no code is pending for the key).',
+  },
+  {
+    name: 'lfa_ingest_queue_depth',
+    type: 'gauge',
+    labels: [],
+    help: 'Login events waiting for delivery to the user collector.',
+  },
+  {
+    name: 'lfa_ingest_events_total',
+    type: 'counter',
+    labels: ['result'],
+    help: 'Login ingest events, by result (queued, delivered, failed: one attempt failed and will be retried, dropped: retries exhausted, the event is lost).',
+  },
+  {
+    name: 'lfa_rate_limit_refusals_total',
+    type: 'counter',
+    labels: ['limit'],
+    help: 'Requests refused with HTTP 429, by the rate_limits key that refused them.',
+  },
+] as const satisfies readonly MetricDefinition[];
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** Outermost Koa middleware: one observation per request. */
+  readonly middleware: Middleware;
+  readonly contentType: string;
+  /** The exposition text served at GET /metrics: this app's metrics, then the process's. */
+  render(): Promise<string>;
+  codeSent(channel: CodeChannel, result: CodeSendResult): void;
+  verification(result: VerificationResult): void;
+  ingestQueueDepth(depth: number): void;
+  ingest(result: IngestResult): void;
+  rateLimitRefused(limit: RateLimitName): void;
+  /** Stops observing upstream calls. */
+  close(): void;
+}
+
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
+const UPSTREAM_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
+const LABEL_VALUE = /^[A-Za-z0-9_./-]{1,64}$/;
+const REASON = /^[a-z][a-z0-9_]{0,39}$/;
+
+let processRegistry: Registry | undefined;
+/** Default metrics start an event-loop monitor that is never stopped: one per process, not one per app. */
+function defaultMetricsRegistry(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, prefix: METRIC_PREFIX });
+  }
+  return processRegistry;
+}
+
+const definition = (name: (typeof metricDefinitions)[number]['name']) => {
+  const found = metricDefinitions.find((d) => d.name === name)!;
+  return { name: found.name, help: found.help, labelNames: [...found.labels] };
+};
+
+/** The `action` label of a request: bounded whatever the client sent. */
+export function actionLabel(ctx: Context): string {
+  const action: unknown = ctx.state.action;
+  if (typeof action === 'string' && LABEL_VALUE.test(action)) return action;
+  // GET endpoints (/healthz, /metrics, ...) are router templates: a fixed set.
+  const route = (ctx as Context & { _matchedRoute?: unknown })._matchedRoute;
+  return typeof route === 'string' && LABEL_VALUE.test(route) ? route : 'unknown';
+}
+
+/** The `outcome` label: `ok` or the answer's reason code. */
+export function outcomeLabel(ctx: Context): string {
+  const outcome: unknown = ctx.state.outcome;
+  if (outcome === undefined) return ctx.status < 400 ? 'ok' : 'failed';
+  return typeof outcome === 'string' && REASON.test(outcome) ? outcome : 'other';
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  const requests = new Counter({ ...definition('lfa_requests_total'), registers: [registry] });
+  const requestDuration = new Histogram({ ...definition('lfa_request_duration_seconds'), buckets: REQUEST_BUCKETS, registers: [registry] });
+  const upstreamCalls = new Counter({ ...definition('lfa_upstream_calls_total'), registers: [registry] });
+  const upstreamDuration = new Histogram({ ...definition('lfa_upstream_call_duration_seconds'), buckets: UPSTREAM_BUCKETS, registers: [registry] });
+  const codesSent = new Counter({ ...definition('lfa_otp_codes_sent_total'), registers: [registry] });
+  const verifications = new Counter({ ...definition('lfa_otp_verifications_total'), registers: [registry] });
+  const queueDepth = new Gauge({ ...definition('lfa_ingest_queue_depth'), registers: [registry] });
+  const ingestEvents = new Counter({ ...definition('lfa_ingest_events_total'), registers: [registry] });
+  const refusals = new Counter({ ...definition('lfa_rate_limit_refusals_total'), registers: [registry] });
+  const defaults = defaultMetricsRegistry();
+
+  const unsubscribe = observeUpstreamCalls((call) => {
+    const client = LABEL_VALUE.test(call.client) ? call.client : 'other';
+    const endpoint = LABEL_VALUE.test(call.endpoint) ? call.endpoint : 'other';
+    upstreamCalls.inc({ client, endpoint, status: String(call.status), outcome: call.outcome });
+    upstreamDuration.observe({ client, endpoint, outcome: call.outcome }, call.durationMs / 1000);
+  });
+
+  const middleware: Middleware = async function metrics(ctx: Context, next: Next) {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const action = actionLabel(ctx);
+      const outcome = outcomeLabel(ctx);
+      requests.inc({ action, outcome, status: String(ctx.status) });
+      requestDuration.observe({ action, outcome }, seconds);
+    }
+  };
+
+  return {
+    registry,
+    middleware,
+    contentType: registry.contentType,
+    render: async () => `${await registry.metrics()}\n${await defaults.metrics()}`,
+    codeSent: (channel, result) => codesSent.inc({ channel, result }),
+    verification: (result) => verifications.inc({ result }),
+    ingestQueueDepth: (depth) => queueDepth.set(depth),
+    ingest: (result) => ingestEvents.inc({ result }),
+    rateLimitRefused: (limit) => refusals.inc({ limit }),
+    close: () => {
+      unsubscribe();
+    },
+  };
+}

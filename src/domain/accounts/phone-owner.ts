@@ -1,0 +1,38 @@
+import type { V3SearchReply, V3User } from '../../clients/identity';
+import type { Deps } from '../deps';
+import { ApiError } from '../../core/errors';
+import { samePhone, toStoredDigits } from '../phone';
+import { customValue } from './profile';
+
+/*
+ * Who holds a phone, by the provider's search on custom field `otp_phone`. The provider's
+ * filter is trusted only as far as each user's stored value really is the same number
+ * (compared in E.164): a filter the provider ignored must never bind a stranger's uid.
+ */
+
+export const phoneTaken = () => new ApiError('phone_taken', 'Telefono già registrato su un altro account');
+
+export function usersWithPhone(reply: V3SearchReply, e164: string, defaultRegion: string): V3User[] {
+  return (reply.users ?? []).filter((user) => {
+    const stored = customValue(user.custom_fields, 'otp_phone');
+    return stored !== null && samePhone(stored, e164, defaultRegion);
+  });
+}
+
+/** The provider's search for a phone (E.164), the raw reply and the users that really hold it. */
+export async function searchPhone(deps: Pick<Deps, 'identity' | 'config'>, e164: string): Promise<{ reply: V3SearchReply; holders: V3User[] }> {
+  const reply = await deps.identity.searchByPhone(toStoredDigits(e164));
+  return { reply, holders: usersWithPhone(reply, e164, deps.config.sms.default_region) };
+}
+
+/** SPEC.md: before an `otp_phone` is saved, it must not be held by another uid (`phone_taken`). */
+export async function ensurePhoneFree(deps: Pick<Deps, 'identity' | 'config'>, e164: string, uid?: string): Promise<void> {
+  const { holders } = await searchPhone(deps, e164);
+  if (holders.some((user) => user.uid !== uid)) throw phoneTaken();
+}
+
+/** otp_generate rule 2: a code goes to a phone and an email together only when one account holds both. */
+export async function phoneBelongsToEmail(deps: Pick<Deps, 'identity' | 'config'>, e164: string, email: string): Promise<boolean> {
+  const { holders } = await searchPhone(deps, e164);
+  return holders.some((user) => typeof user.email === 'string' && user.email.trim().toLowerCase() === email.trim().toLowerCase());
+}

@@ -1,0 +1,49 @@
+import { createCollectorClient, type CollectorClient } from '../../clients/collector';
+import type { Config } from '../../core/config/schema';
+import type { Logger } from '../../core/logger';
+import type { IngestObserver, LoginIngest } from './login-ingest';
+import { createMemoryLoginIngest } from './memory-queue';
+import { createRedisLoginIngest } from './redis-queue';
+import type Redis from 'ioredis';
+
+export type { IngestObserver, IngestStats, LoginIngest, LoginIngestEvent } from './login-ingest';
+export { createMemoryLoginIngest, defaultBackoffMs, type MemoryIngestOptions } from './memory-queue';
+
+export interface LoginIngestOptions {
+  collector?: CollectorClient;
+  observer?: () => IngestObserver | undefined;
+  backoffMs?: (retry: number) => number;
+  closeGraceMs?: number;
+  /** With a Redis connection the queue is durable and shared by the fleet. */
+  redis?: Redis;
+}
+
+/** Ingest that skips every event (no collector configured), saying so once. */
+export function createSkippingLoginIngest(log: Logger): LoginIngest {
+  let dropped = 0;
+  return {
+    async enqueue() {
+      if (dropped++ === 0) log.info('user_collector.base_url is not set: login ingest is skipped');
+    },
+    pending: () => 0,
+    stats: () => ({ queued: 0, delivered: 0, retried: 0, failed: 0, dropped, pending: 0 }),
+    drain: async () => true,
+    close: async () => {},
+  };
+}
+
+/** The login ingest for this configuration: durable in Redis when the store is Redis, else in memory. */
+export function createLoginIngest(config: Config, log: Logger, options: LoginIngestOptions = {}): LoginIngest {
+  const collector = options.collector ?? createCollectorClient(config, log);
+  if (!collector.configured) return createSkippingLoginIngest(log);
+  const common = {
+    deliver: (event: Parameters<CollectorClient['ingestLogin']>[0]) => collector.ingestLogin(event),
+    log: log.child({ component: 'login-ingest' }),
+    maxRetries: config.user_collector.max_retries,
+    observer: options.observer,
+    backoffMs: options.backoffMs,
+    closeGraceMs: options.closeGraceMs ?? config.server.shutdown_grace_seconds * 1000,
+  };
+  if (options.redis) return createRedisLoginIngest({ ...common, redis: options.redis, prefix: config.redis.key_prefix });
+  return createMemoryLoginIngest(common);
+}

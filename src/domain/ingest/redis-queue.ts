@@ -1,0 +1,273 @@
+import { randomUUID } from 'node:crypto';
+import type Redis from 'ioredis';
+import { isApiError } from '../../core/errors';
+import { requestScope } from '../../core/request-scope';
+import type { Logger } from '../../core/logger';
+import type { IngestObserver, LoginIngest, LoginIngestEvent } from './login-ingest';
+import { defaultBackoffMs } from './memory-queue';
+
+/*
+ * The durable login ingest, for a fleet on Redis. A login's event is pushed to a Redis list
+ * before the answer goes out, and delivered by whichever instance's worker takes it, with the
+ * reliable-queue pattern: an event is moved atomically from `ready` to this worker's own
+ * `processing` list, and removed from it only once the collector accepted it (or it was given
+ * up after the last retry). Retries wait in a sorted set scored by their due time. Each worker
+ * keeps a heartbeat key alive; a worker whose heartbeat expired (a crashed or killed instance)
+ * has its `processing` list moved back to `ready` by any other worker. So a collector outage
+ * or a restart loses no event: each is delivered at least once.
+ */
+
+export interface RedisIngestOptions {
+  redis: Redis;
+  prefix: string;
+  deliver(event: LoginIngestEvent): Promise<unknown>;
+  log: Logger;
+  maxRetries: number;
+  backoffMs?: (retry: number) => number;
+  concurrency?: number;
+  /** How often an idle worker looks for work from other instances and due retries. */
+  pollMs?: number;
+  /** A worker silent for this long is presumed dead and its events are taken over. */
+  heartbeatMs?: number;
+  closeGraceMs?: number;
+  /** Events given up, kept for inspection (newest first, bounded). */
+  deadLetterMax?: number;
+  observer?: () => IngestObserver | undefined;
+}
+
+interface Envelope {
+  id: string;
+  event: LoginIngestEvent;
+  attempts: number;
+}
+
+// Due retries back to `ready`, atomically: KEYS delayed, ready; ARGV now, batch.
+const PROMOTE = `
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+for _, item in ipairs(due) do
+  redis.call('ZREM', KEYS[1], item)
+  redis.call('LPUSH', KEYS[2], item)
+end
+return #due
+`;
+
+// A dead worker's events back to `ready`: KEYS processing, ready, consumers; ARGV worker id.
+const RECLAIM = `
+local moved = 0
+while redis.call('RPOPLPUSH', KEYS[1], KEYS[2]) do moved = moved + 1 end
+redis.call('SREM', KEYS[3], ARGV[1])
+return moved
+`;
+
+// Settles an item: remove from processing, then retry later, give up, or nothing (delivered).
+// KEYS processing, delayed, dead; ARGV item, outcome, next item, due, deadMax.
+const SETTLE = `
+redis.call('LREM', KEYS[1], 1, ARGV[1])
+if ARGV[2] == 'retry' then redis.call('ZADD', KEYS[2], tonumber(ARGV[4]), ARGV[3])
+elseif ARGV[2] == 'dead' then
+  redis.call('LPUSH', KEYS[3], ARGV[3])
+  redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[5]) - 1)
+end
+return 1
+`;
+
+interface IngestScripts {
+  lfaIngestPromote(delayed: string, ready: string, now: number, batch: number): Promise<number>;
+  lfaIngestReclaim(processing: string, ready: string, consumers: string, worker: string): Promise<number>;
+  lfaIngestSettle(processing: string, delayed: string, dead: string, item: string, outcome: string, next: string, due: number, deadMax: number): Promise<number>;
+}
+
+function describe(err: unknown): Record<string, unknown> {
+  if (isApiError(err)) return { reason: err.reason, upstream_status: err.data.upstream_status };
+  return { reason: err instanceof Error ? err.name : 'error' };
+}
+
+export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest & { /** Stops without handing events back (a crash, for tests). */ abort(): void } {
+  const { redis, log, maxRetries } = options;
+  const backoff = options.backoffMs ?? defaultBackoffMs;
+  const concurrency = options.concurrency ?? 4;
+  const pollMs = options.pollMs ?? 500;
+  const heartbeatMs = options.heartbeatMs ?? 10_000;
+  const deadMax = options.deadLetterMax ?? 1_000;
+  const worker = randomUUID();
+  const key = (name: string) => `${options.prefix}ingest:${name}`;
+  const keys = { ready: key('ready'), delayed: key('delayed'), dead: key('dead'), consumers: key('consumers'), processing: key(`processing:${worker}`), alive: key(`alive:${worker}`) };
+  const processingOf = (id: string) => key(`processing:${id}`);
+  const aliveOf = (id: string) => key(`alive:${id}`);
+
+  redis.defineCommand('lfaIngestPromote', { numberOfKeys: 2, lua: PROMOTE });
+  redis.defineCommand('lfaIngestReclaim', { numberOfKeys: 3, lua: RECLAIM });
+  redis.defineCommand('lfaIngestSettle', { numberOfKeys: 3, lua: SETTLE });
+  const scripts = redis as unknown as IngestScripts;
+
+  const counts = { queued: 0, delivered: 0, retried: 0, failed: 0, dropped: 0 };
+  let active = 0;
+  let backlog = 0;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let pulling = false;
+  const idleWaiters = new Set<() => void>();
+
+  const pending = () => active + backlog;
+  const observe = (result: Parameters<IngestObserver['ingest']>[0]) => {
+    const observer = options.observer?.();
+    observer?.ingest(result);
+    observer?.ingestQueueDepth(pending());
+  };
+
+  const beat = async () => {
+    await redis.multi().set(keys.alive, '1', 'PX', heartbeatMs).sadd(keys.consumers, worker).exec();
+  };
+
+  /** Takes over the events of workers whose heartbeat expired. */
+  const reclaim = async () => {
+    const consumers = await redis.smembers(keys.consumers);
+    for (const id of consumers) {
+      if (id === worker || (await redis.exists(aliveOf(id)))) continue;
+      const moved = await scripts.lfaIngestReclaim(processingOf(id), keys.ready, keys.consumers, id);
+      if (moved > 0) log.warn({ worker: id, events: moved }, 'login ingest: took over the events of a silent worker');
+    }
+  };
+
+  const attempt = async (raw: string) => {
+    const item = JSON.parse(raw) as Envelope;
+    item.attempts += 1;
+    try {
+      await requestScope.exit(() => options.deliver(item.event));
+      await scripts.lfaIngestSettle(keys.processing, keys.delayed, keys.dead, raw, 'delivered', '', 0, deadMax);
+      counts.delivered += 1;
+      observe('delivered');
+    } catch (err) {
+      if (stopped) return; // Left in `processing`: handed back by close(), or reclaimed after a crash.
+      const retry = item.attempts <= maxRetries;
+      const next = JSON.stringify(item);
+      await scripts.lfaIngestSettle(keys.processing, keys.delayed, keys.dead, raw, retry ? 'retry' : 'dead', next, Date.now() + backoff(item.attempts), deadMax);
+      if (retry) {
+        counts.retried += 1;
+        log.debug({ uid: item.event.uid, attempt: item.attempts, ...describe(err) }, 'login ingest attempt failed: retrying');
+        observe('failed');
+      } else {
+        counts.failed += 1;
+        log.warn({ uid: item.event.uid, attempts: item.attempts, ...describe(err) }, 'login ingest failed: event given up');
+        observe('dropped');
+      }
+    }
+  };
+
+  /** Pulls work while there is capacity; one pull loop at a time. */
+  const pull = async () => {
+    if (pulling || stopped) return;
+    pulling = true;
+    try {
+      await scripts.lfaIngestPromote(keys.delayed, keys.ready, Date.now(), 100);
+      while (!stopped && active < concurrency) {
+        const raw = await redis.lmove(keys.ready, keys.processing, 'RIGHT', 'LEFT');
+        if (raw === null) break;
+        active += 1;
+        void attempt(raw)
+          .catch((err) => log.error({ err: describe(err) }, 'login ingest: settling an event failed (it stays in processing and will be retried)'))
+          .finally(() => {
+            active -= 1;
+            void pull();
+            void wakeIdle();
+          });
+      }
+      const [ready, delayed] = await Promise.all([redis.llen(keys.ready), redis.zcard(keys.delayed)]);
+      backlog = ready + delayed;
+      options.observer?.()?.ingestQueueDepth(pending());
+    } catch (err) {
+      // Redis unreachable: the events wait in Redis (or were never queued); try again at the next tick.
+      log.debug({ err: describe(err) }, 'login ingest: pull failed');
+    } finally {
+      pulling = false;
+    }
+  };
+
+  const wakeIdle = async () => {
+    if (idleWaiters.size === 0) return;
+    await pull();
+    if (pending() > 0) return;
+    for (const wake of idleWaiters) wake();
+    idleWaiters.clear();
+  };
+
+  const tick = async () => {
+    try {
+      await beat();
+      await reclaim();
+    } catch {
+      // Redis down: nothing to do until it returns.
+    }
+    await pull();
+    await wakeIdle();
+    if (!stopped) {
+      timer = setTimeout(() => void tick(), pollMs);
+      timer.unref();
+    }
+  };
+  void tick();
+
+  const drain = (timeoutMs = Infinity): Promise<boolean> =>
+    new Promise((resolve) => {
+      let deadline: NodeJS.Timeout | undefined;
+      const wake = () => {
+        if (deadline) clearTimeout(deadline);
+        resolve(true);
+      };
+      idleWaiters.add(wake);
+      if (Number.isFinite(timeoutMs)) {
+        deadline = setTimeout(() => {
+          idleWaiters.delete(wake);
+          resolve(false);
+        }, timeoutMs);
+        deadline.unref();
+      }
+      void wakeIdle();
+    });
+
+  const stop = () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+  };
+
+  return {
+    async enqueue(event) {
+      const raw = JSON.stringify({ id: randomUUID(), event, attempts: 0 } satisfies Envelope);
+      try {
+        await redis.lpush(keys.ready, raw);
+      } catch (err) {
+        counts.dropped += 1;
+        log.error({ uid: event.uid, err: describe(err) }, 'login ingest: event could not be queued (Redis unreachable)');
+        observe('dropped');
+        return;
+      }
+      counts.queued += 1;
+      backlog += 1;
+      observe('queued');
+      void pull();
+    },
+    pending,
+    stats: () => ({ ...counts, pending: pending() }),
+    drain,
+    async close() {
+      const finished = await Promise.race([
+        new Promise<boolean>((resolve) => {
+          const check = () => (active === 0 ? resolve(true) : setTimeout(check, 20).unref());
+          stopped = true;
+          check();
+        }),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), options.closeGraceMs ?? 5_000).unref()),
+      ]);
+      stop();
+      // Hand over: whatever this worker still holds goes back to `ready` for the fleet.
+      try {
+        await scripts.lfaIngestReclaim(keys.processing, keys.ready, keys.consumers, worker);
+        await redis.del(keys.alive);
+      } catch (err) {
+        log.warn({ err: describe(err) }, 'login ingest: could not hand events back on close (they will be reclaimed when the heartbeat expires)');
+      }
+      if (!finished) log.warn({ in_flight: active }, 'login ingest closed with deliveries still in flight (handed back for redelivery)');
+    },
+    abort: stop,
+  };
+}

@@ -1,0 +1,85 @@
+import type { Config } from '../../core/config/schema';
+import { ApiError } from '../../core/errors';
+import { requestScope } from '../../core/request-scope';
+import type { RateLimiter } from './rate-limiter';
+
+/*
+ * The abuse limits SPEC.md leaves open (docs/security.md, docs/abuse.md): code sends per OTP
+ * key and per receiving phone or email (a short window and an hourly ceiling), code sends per
+ * client IP per hour, verification attempts per client IP per minute, lookups that reveal an
+ * account, password logins per IP and per email. Counted in the OTP store's own backend, so they hold across a fleet. The client IP
+ * comes from the request scope (Koa's ctx.ip, which honours `server.trust_proxy`).
+ */
+
+export type LimitName =
+  | 'sends_per_identifier_per_hour'
+  | 'sends_per_recipient'
+  | 'sends_per_ip_per_hour'
+  | 'verifies_per_ip_per_minute'
+  | 'lookups_per_ip_per_minute'
+  | 'lookups_per_account_per_hour'
+  | 'password_logins_per_ip'
+  | 'password_logins_per_email';
+
+const HOUR = 3_600_000;
+const MINUTE = 60_000;
+
+export interface AbuseLimits {
+  /** Counts a send attempt from this client IP; throws `rate_limited` over the limit. */
+  sendFromIp(): Promise<void>;
+  /**
+   * Counts a code actually issued for this OTP key or delivered to this phone or email (the
+   * short window, then the hourly ceiling); throws `rate_limited` over either limit.
+   */
+  sendToIdentifier(identifier: string): Promise<void>;
+  /** Counts a verification attempt from this client IP; throws `rate_limited` over the limit. */
+  verifyFromIp(): Promise<void>;
+  /** Counts an account lookup that reveals existence without a proof (docs/abuse.md). */
+  lookupFromIp(): Promise<void>;
+  /** Counts an answer that tells whether a phone belongs to another account, per client IP and per account acting. */
+  phoneCheck(account: string | undefined): Promise<void>;
+  /** Counts a password login attempt, per client IP and per email. */
+  passwordLogin(email: string): Promise<void>;
+}
+
+export const rateLimited = (retryAfterSeconds: number, limit: LimitName) =>
+  new ApiError('rate_limited', `Troppe richieste. Riprova tra ${retryAfterSeconds} secondi.`, {
+    status: 429,
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+    data: { retry_after: retryAfterSeconds, limit },
+  });
+
+export function createAbuseLimits(
+  config: Config,
+  limiter: () => RateLimiter,
+  now: () => number,
+  onRefused: (limit: LimitName) => void = () => {},
+): AbuseLimits {
+  const limits = config.rate_limits;
+  const check = async (limit: LimitName, subject: string | undefined, max: number, windowMs: number) => {
+    if (!limits.enabled || !subject) return;
+    const decision = await limiter().hit(`${limit}:${subject}`, max, windowMs, now());
+    if (decision.allowed) return;
+    onRefused(limit);
+    throw rateLimited(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)), limit);
+  };
+  const ip = () => requestScope.getStore()?.ip;
+  return {
+    sendFromIp: () => check('sends_per_ip_per_hour', ip(), limits.sends_per_ip_per_hour, HOUR),
+    async sendToIdentifier(identifier) {
+      await check('sends_per_recipient', identifier, limits.sends_per_recipient, limits.recipient_window_seconds * 1000);
+      await check('sends_per_identifier_per_hour', identifier, limits.sends_per_identifier_per_hour, HOUR);
+    },
+    verifyFromIp: () => check('verifies_per_ip_per_minute', ip(), limits.verifies_per_ip_per_minute, MINUTE),
+    lookupFromIp: () => check('lookups_per_ip_per_minute', ip(), limits.lookups_per_ip_per_minute, MINUTE),
+    async phoneCheck(account) {
+      await check('lookups_per_ip_per_minute', ip(), limits.lookups_per_ip_per_minute, MINUTE);
+      await check('lookups_per_account_per_hour', account?.toLowerCase(), limits.lookups_per_account_per_hour, HOUR);
+    },
+    async passwordLogin(email) {
+      const windowMs = limits.password_login_window_seconds * 1000;
+      await check('password_logins_per_ip', ip(), limits.password_logins_per_ip, windowMs);
+      await check('password_logins_per_email', email.trim().toLowerCase(), limits.password_logins_per_email, windowMs);
+    },
+  };
+}

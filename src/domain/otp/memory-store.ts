@@ -1,0 +1,196 @@
+import { LRUCache } from 'lru-cache';
+import { transition } from 'xstate';
+import { otpRecordMachine, type OtpRecordContext, type OtpRecordEvent } from '../../../machines/otp-record.machine';
+import { retainUntil, type ClaimResult, type IssueResult, type OtpPolicy, type OtpRecord, type OtpStore, type VerifyResult } from './store';
+
+/*
+ * OTP records in process memory. Each operation is get -> pure machine step -> set with no
+ * `await` in between, so it is atomic within one Node process (not across instances: use the
+ * Redis store for that). Bounded by `max_records` (least recently used records go first) and
+ * by a per-record TTL that keeps a record EXPIRED_RETENTION_MS past its expiry.
+ */
+
+export interface MemoryOtpStoreOptions {
+  maxRecords: number;
+  /** The clock record times are in (deps.now), so TTLs and expiry move together under a fake clock. */
+  now?: () => number;
+}
+
+const HASH_BYTES = 32;
+const SENT_AT = HASH_BYTES;
+const EXPIRES_AT = SENT_AT + 6;
+const ATTEMPTS = EXPIRES_AT + 6;
+const PACKED_BYTES = ATTEMPTS + 1;
+const HEX_HASH = /^[0-9a-f]{64}$/;
+/** Marks a record kept as text (a hash that is not a 64-digit hex digest). */
+const TEXT = '~';
+const scratch = Buffer.alloc(PACKED_BYTES);
+
+/** Where the code went, as stored: nothing when it went to the key itself (the common case costs no byte). */
+const packTo = (record: OtpRecord, key: string) => (record.to === key ? '' : record.to);
+const unpackTo = (stored: string, key: string) => (stored === '' ? key : stored);
+
+const packText = (record: OtpRecord, key: string) =>
+  `${TEXT}${record.hash}|${record.sentAt.toString(36)}|${record.expiresAt.toString(36)}|${record.attempts.toString(36)}|${packTo(record, key)}`;
+
+/**
+ * A record as one short flat string (docs/performance.md: memory per pending code). Binary when
+ * the hash is a hex SHA-256, as the service's always are: 32 hash bytes, sentAt and expiresAt as
+ * 48-bit integers, the wrong-guess count: 45 one-byte characters instead of a ~300 B object,
+ * followed by where the code went when that is not the key itself.
+ */
+export function packRecord(record: OtpRecord, key: string): string {
+  const to = packTo(record, key);
+  const fits =
+    HEX_HASH.test(record.hash) &&
+    record.attempts <= 255 &&
+    [record.sentAt, record.expiresAt].every((t) => Number.isSafeInteger(t) && t >= 0 && t < 2 ** 48) &&
+    Buffer.byteLength(to, 'latin1') === Buffer.byteLength(to, 'utf8');
+  if (!fits) return packText(record, key);
+  scratch.write(record.hash, 0, 'hex');
+  scratch.writeUIntBE(record.sentAt, SENT_AT, 6);
+  scratch.writeUIntBE(record.expiresAt, EXPIRES_AT, 6);
+  scratch[ATTEMPTS] = record.attempts;
+  const packed = scratch.toString('latin1') + to;
+  return packed.startsWith(TEXT) ? packText(record, key) : packed;
+}
+
+export function unpackRecord(packed: string, key: string): OtpRecord | null {
+  if (packed.startsWith(TEXT)) {
+    const [hash, sentAt, expiresAt, attempts, to] = packed.slice(TEXT.length).split('|');
+    if (!hash || sentAt === undefined || expiresAt === undefined || attempts === undefined || to === undefined) return null;
+    return { hash, sentAt: parseInt(sentAt, 36), expiresAt: parseInt(expiresAt, 36), attempts: parseInt(attempts, 36), to: unpackTo(to, key) };
+  }
+  if (packed.length < PACKED_BYTES) return null;
+  scratch.write(packed, 0, PACKED_BYTES, 'latin1');
+  return {
+    hash: scratch.toString('hex', 0, HASH_BYTES),
+    sentAt: scratch.readUIntBE(SENT_AT, 6),
+    expiresAt: scratch.readUIntBE(EXPIRES_AT, 6),
+    attempts: scratch[ATTEMPTS]!,
+    to: unpackTo(packed.slice(PACKED_BYTES), key),
+  };
+}
+
+/**
+ * A flat copy of a key. V8 keeps a string built by concatenation (the phone library builds
+ * E.164 as `'+' + code + digits`) as a tree of its parts; a cache entry holding such a key would
+ * keep the whole tree alive for the record's life.
+ */
+const flatKey = (key: string): string => Buffer.from(key, 'utf8').toString('utf8');
+
+const emptyContext: OtpRecordContext = { record: null, previous: null, outcome: null, retryAfterMs: 0 };
+// Snapshots are immutable: the one "no record" snapshot is shared by every step.
+const noneSnapshot = otpRecordMachine.resolveState({ value: 'none', context: emptyContext });
+
+function step(record: OtpRecord | null, event: OtpRecordEvent) {
+  const snapshot = record ? otpRecordMachine.resolveState({ value: 'valid', context: { ...emptyContext, record } }) : noneSnapshot;
+  const [next, actions] = transition(otpRecordMachine, snapshot, event);
+  return { context: next.context, effects: actions.map((action) => action.type) };
+}
+
+export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
+  // maxSize with a unit size (rather than `max`) so memory grows with use instead of being preallocated.
+  const cache = new LRUCache<string, string>({
+    maxSize: options.maxRecords,
+    sizeCalculation: () => 1,
+    perf: { now: options.now ?? Date.now },
+    // Read the clock on every check instead of caching it behind a timer per read.
+    ttlResolution: 0,
+  });
+
+  // Recipient cooldowns and spent proofs: short-lived markers beside the records, bounded the same way.
+  const markers = new LRUCache<string, string>({ maxSize: options.maxRecords, sizeCalculation: () => 1, perf: { now: options.now ?? Date.now }, ttlResolution: 0 });
+  const spent = new LRUCache<string, true>({ maxSize: options.maxRecords, sizeCalculation: () => 1, perf: { now: options.now ?? Date.now }, ttlResolution: 0 });
+  const claims = new LRUCache<string, number>({ maxSize: options.maxRecords, sizeCalculation: () => 1, perf: { now: options.now ?? Date.now }, ttlResolution: 0 });
+  const clock = options.now ?? Date.now;
+
+  const read = (key: string): OtpRecord | null => {
+    const packed = cache.get(key);
+    return packed === undefined ? null : unpackRecord(packed, key);
+  };
+
+  /** Carries out the effects the machine named for one step on `key`. */
+  const apply = (key: string, effects: string[], context: OtpRecordContext, now?: number) => {
+    for (const effect of effects) {
+      if (effect === 'deleteRecord') cache.delete(key);
+      else if (effect === 'storeCode' && context.record && now !== undefined) {
+        cache.set(flatKey(key), packRecord(context.record, key), { ttl: Math.max(1, retainUntil(context.record) - now) });
+      } else if ((effect === 'countWrongGuess' || effect === 'restorePrevious') && context.record) {
+        // Same key, same or shorter life: keep the entry's TTL.
+        cache.set(key, packRecord(context.record, key), { noUpdateTTL: true });
+      }
+    }
+  };
+
+  return {
+    async issue(key: string, hash: string, now: number, policy: OtpPolicy, to: string = key): Promise<IssueResult> {
+      const { context, effects } = step(read(key), { type: 'GENERATE', now, hash, to, policy });
+      if (context.outcome === 'blocked' || !context.record) return { status: 'blocked', retryAfterMs: Math.max(1, context.retryAfterMs) };
+      apply(key, effects, context, now);
+      return { status: 'issued', record: context.record, previous: context.previous };
+    },
+
+    async revert(key: string, hash: string, previous: OtpRecord | null): Promise<boolean> {
+      const { context, effects } = step(read(key), { type: 'SEND_FAILED', hash, previous });
+      apply(key, effects, context);
+      return context.outcome === 'reverted';
+    },
+
+    async verify(key: string, hash: string, now: number, policy: OtpPolicy): Promise<VerifyResult> {
+      const record = read(key);
+      const { context, effects } = step(record, { type: 'VERIFY', now, hash, policy });
+      apply(key, effects, context, now);
+      const outcome = context.outcome;
+      if (outcome === 'ok' && record) return { outcome, to: record.to };
+      return { outcome: outcome === 'expired' || outcome === 'too_many_attempts' ? outcome : 'invalid' };
+    },
+
+    async claimRecipient(address: string, token: string, cooldownMs: number): Promise<ClaimResult> {
+      // The marker says until when, read against the same clock as the records' cooldown (`now - sentAt < cooldown`).
+      const now = clock();
+      const holder = markers.get(address);
+      const until = holder === undefined ? 0 : Number(holder.slice(0, holder.indexOf('|')));
+      if (until > now) return { claimed: false, retryAfterMs: until - now };
+      markers.set(flatKey(address), `${now + cooldownMs}|${token}`, { ttl: cooldownMs + 1 });
+      return { claimed: true };
+    },
+
+    async releaseRecipient(address: string, token: string) {
+      if (markers.get(address)?.endsWith(`|${token}`)) markers.delete(address);
+    },
+
+    async clearRecipient(address: string) {
+      markers.delete(address);
+    },
+
+    async spendProof(id: string, untilMs: number) {
+      if (spent.has(id)) return false;
+      spent.set(id, true, { ttl: Math.max(1, untilMs - clock()) });
+      return true;
+    },
+
+    async unspendProof(id: string) {
+      spent.delete(id);
+    },
+
+    async markAccountClaimed(uid: string, atMs: number, ttlMs: number) {
+      claims.set(flatKey(uid), atMs, { ttl: ttlMs });
+    },
+
+    async accountClaimedAt(uid: string) {
+      return claims.get(uid) ?? null;
+    },
+
+    async ping() {
+      return true;
+    },
+
+    async close() {
+      cache.clear();
+      markers.clear();
+      spent.clear();
+      claims.clear();
+    },
+  };
+}

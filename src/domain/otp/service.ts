@@ -1,0 +1,324 @@
+import type { OtpSendMetadata } from '../../../machines/effects';
+import type { Config } from '../../core/config/schema';
+import { createMailer, type Mailer } from '../../clients/mailer';
+import { createSmsClient, type SmsClient } from '../../clients/sms';
+import { isApiError } from '../../core/errors';
+import { maskEmail, maskPhone, type Logger } from '../../core/logger';
+import { isMobile, regionOf, toE164 } from '../phone';
+import { randomBytes } from 'node:crypto';
+import { createOtpHasher, generateCode, type OtpHasher } from './code';
+import { alreadySent, channelNotConfigured, deliveryFailed, invalidField, phoneNotMobile, regionNotAllowed, storeUnavailable, verifyFailure } from './errors';
+import { maskOtpKey, normaliseOtpKey } from './key';
+import { createMemoryOtpStore } from './memory-store';
+import type { OtpPolicy, OtpStore, VerifyOutcome } from './store';
+import { addressesOf, reachedOf, type Reached } from './reached';
+import { createAbuseLimits, type AbuseLimits } from '../limits/abuse-limits';
+import { createMemoryRateLimiter } from '../limits/rate-limiter';
+import type { Metrics } from '../../core/metrics';
+import { loadOtpTemplates, renderOtpMessage, type OtpMessage, type OtpTemplates } from './templates';
+
+/*
+ * Generate, send and verify one-time codes. Action handlers (otp_generate, verify_otp,
+ * otp_verify_local) and the login flows (FeLogin, FeVerifyOtp) all go through this service, so
+ * the channel rules, the cooldown and the security floor live in one place.
+ */
+
+/** What the service reads from the process dependencies, at call time: tests swap the clock, and deps are still being built when the service is. */
+export interface OtpServiceEnv {
+  otpLog: Logger;
+  now: () => number;
+  secret: string;
+  /** The abuse limits (deps.limits, docs/abuse.md); private in-memory ones when absent. */
+  limits?: AbuseLimits;
+  metrics?: Pick<Metrics, 'codeSent' | 'verification' | 'rateLimitRefused'>;
+}
+
+export interface OtpSendRequest {
+  /** The OTP key as the caller gave it (phone, email or another identifier). */
+  key: string;
+  /** Where to send an SMS, in any form; an unparseable phone is `invalid_request`. */
+  phone?: string;
+  /** Where to send a mail. */
+  email?: string;
+  /** Request field names to name in `invalid_request` issues (defaults: uid, phone, notify_email). */
+  fields?: { key?: string; phone?: string; email?: string };
+}
+
+/** otp_generate's success data (SPEC.md), also the `otp` send metadata of the login flows: one type, the machines'. */
+export type OtpSendResult = OtpSendMetadata;
+
+export interface OtpVerifyRequest {
+  key: string;
+  code: string;
+}
+
+/** One verification; `reached` (with `ok`) is what knowing the code proves: the addresses it went to. */
+export type Verification = { outcome: 'ok'; reached: Reached } | { outcome: Exclude<VerifyOutcome, 'ok'> };
+
+export interface OtpService {
+  /** Which channels are configured (SPEC.md's skip rules). */
+  readonly channels: { sms: boolean; email: boolean };
+  readonly sms: SmsClient;
+  readonly mailer: Mailer;
+  /** Throws ApiError: `already_sent`, `delivery_failed`, `channel_not_configured`, `invalid_request`, `region_not_allowed`, `phone_not_mobile`, `rate_limited`. */
+  generate(request: OtpSendRequest): Promise<OtpSendResult>;
+  /** The outcome of one attempt; `ok` consumed the code and says where it had gone. */
+  verify(request: OtpVerifyRequest): Promise<Verification>;
+  /** Like `verify`, but a failure is thrown as the ApiError SPEC.md prescribes; answers where the code had gone. */
+  verifyOrThrow(request: OtpVerifyRequest): Promise<Reached>;
+  /** Records a proof id as spent in the store (atomic across instances); false when it already was. */
+  spendProof(id: string, untilMs: number): Promise<boolean>;
+  /** Gives a proof back when the change it authorised did not happen. */
+  unspendProof(id: string): Promise<void>;
+  /** Voids every proof naming `uid` issued before now (its email's owner just claimed it). */
+  markAccountClaimed(uid: string): Promise<void>;
+  /** When the account was last claimed (ms), or null. */
+  accountClaimedAt(uid: string): Promise<number | null>;
+  /** The OTP message for `code` as it would be sent now (diagnostics). */
+  message(code: string): OtpMessage;
+  ready(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface OtpServiceOptions {
+  store?: OtpStore;
+  /**
+   * Whether the identity provider shows this phone and this email on one account (SPEC rule 2:
+   * a code to both). Without it, or when it says no or fails, the mail is not sent.
+   */
+  sameAccount?: (phone: string, email: string) => Promise<boolean>;
+  templates?: OtpTemplates;
+  sms?: SmsClient;
+  mailer?: Mailer;
+}
+
+function createStore(config: Config, now: () => number): OtpStore {
+  if (config.otp.store === 'memory') return createMemoryOtpStore({ maxRecords: config.otp.max_records, now });
+  throw new Error(`otp.store "${config.otp.store}" is not available in this build`);
+}
+
+/** Store failures (a Redis outage later) become a clean `store_unavailable`, never a 500. */
+async function guarded<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (err) {
+    throw isApiError(err) ? err : storeUnavailable(err);
+  }
+}
+
+export function createOtpService(
+  config: Config,
+  log: Logger,
+  env: () => OtpServiceEnv,
+  closers: Array<() => Promise<void> | void> = [],
+  options: OtpServiceOptions = {},
+): OtpService {
+  const otp = config.otp;
+  const policy: OtpPolicy = { ttlMs: otp.ttl_seconds * 1000, cooldownMs: otp.resend_cooldown_seconds * 1000, maxAttempts: otp.max_attempts };
+  const region = config.sms.default_region;
+  // Toll-fraud guard: SMS only to these regions; by default only the default region (docs/abuse.md).
+  const allowedRegions = (config.sms.allowed_regions.length > 0 ? config.sms.allowed_regions : [region]).map((r) => r.toUpperCase());
+  // Templates are read once, here: a missing or broken template stops the start-up, not a request.
+  const templates = options.templates ?? loadOtpTemplates();
+  const store = options.store ?? createStore(config, () => env().now());
+  const sms = options.sms ?? createSmsClient(config, log);
+  const mailer = options.mailer ?? createMailer(config, log);
+
+  let hasher: { secret: string; hash: OtpHasher } | undefined;
+  const hash = (key: string, code: string) => {
+    const { secret } = env();
+    if (hasher?.secret !== secret) hasher = { secret, hash: createOtpHasher(secret) };
+    return hasher.hash(key, code);
+  };
+  let ownLimits: AbuseLimits | undefined;
+  const limits = (): AbuseLimits => {
+    const shared = env().limits;
+    if (shared) return shared;
+    const limiter = createMemoryRateLimiter();
+    return (ownLimits ??= createAbuseLimits(config, () => limiter, () => env().now()));
+  };
+  const message = (code: string) => renderOtpMessage(templates, { code, ttlSeconds: otp.ttl_seconds, appName: config.mail.app_name, now: env().now() });
+
+  /**
+   * Where this request's code goes: SPEC.md's otp_generate rules 1 and 2 (docs/otp.md), SMS
+   * only to mobile numbers of the allowed regions, and a phone and an email together only when
+   * they are one account's (docs/security.md): a code to both proves control of either.
+   */
+  function targets(request: OtpSendRequest) {
+    const fields = { key: 'uid', phone: 'phone', email: 'notify_email', ...request.fields };
+    const key = normaliseOtpKey(request.key, region);
+    if (!key || key.value === '') throw invalidField(fields.key, key ? 'must not be empty' : 'not a valid phone number');
+    let smsTo: string | undefined;
+    if (request.phone !== undefined) {
+      const e164 = toE164(request.phone, region);
+      if (!e164) throw invalidField(fields.phone, 'not a valid phone number');
+      smsTo = e164;
+    } else if (key.kind === 'phone') {
+      smsTo = key.value;
+    }
+    const phoneField = request.phone !== undefined ? fields.phone : fields.key;
+    if (smsTo && !allowedRegions.includes(regionOf(smsTo) ?? '')) throw regionNotAllowed(phoneField);
+    if (smsTo && !isMobile(smsTo)) throw phoneNotMobile(phoneField);
+    const emailTo = request.email?.trim().toLowerCase() || (key.kind === 'email' && !smsTo ? key.value : undefined);
+    if (!smsTo && !emailTo) throw invalidField(fields.phone, 'give a phone or an email to send the code to');
+    return { key: key.value, smsTo, emailTo };
+  }
+
+  async function sharesAccount(phone: string, email: string): Promise<boolean> {
+    if (!options.sameAccount) return false;
+    try {
+      return await options.sameAccount(phone, email);
+    } catch (err) {
+      // The SMS still goes: an identity outage costs the second channel, never the code.
+      log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'otp: could not check that phone and email are one account');
+      return false;
+    }
+  }
+
+  /** Each receiving address's own cooldown, whatever the key: all or none are claimed. */
+  async function claimRecipients(addresses: string[], token: string): Promise<void> {
+    const claimed: string[] = [];
+    for (const address of addresses) {
+      const claim = await guarded(() => store.claimRecipient(address, token, policy.cooldownMs));
+      if (!claim.claimed) {
+        await releaseRecipients(claimed, token);
+        throw alreadySent(Math.max(1, Math.ceil(claim.retryAfterMs / 1000)), otp.resend_cooldown_seconds);
+      }
+      claimed.push(address);
+    }
+  }
+  const releaseRecipients = (addresses: string[], token: string) => guarded(() => Promise.all(addresses.map((address) => store.releaseRecipient(address, token))));
+
+  async function deliver(channel: 'sms' | 'email', to: string, send: () => Promise<unknown>): Promise<boolean> {
+    const masked = () => (channel === 'sms' ? maskPhone(to) : maskEmail(to));
+    try {
+      await send();
+      const { otpLog } = env();
+      if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'send', channel, to: masked(), outcome: 'sent' }, 'send');
+      env().metrics?.codeSent(channel, 'sent');
+      return true;
+    } catch (err) {
+      const reason = isApiError(err) ? err.reason : 'error';
+      env().metrics?.codeSent(channel, 'failed');
+      env().otpLog.warn({ event: 'send', channel, to: masked(), outcome: 'failed', reason }, 'send');
+      return false;
+    }
+  }
+
+  const service: OtpService = {
+    channels: { sms: sms.configured, email: mailer.configured },
+    sms,
+    mailer,
+    message,
+
+    async generate(request) {
+      const { key, smsTo, emailTo } = targets(request);
+      const useSms = smsTo !== undefined && sms.configured;
+      let useEmail = emailTo !== undefined && mailer.configured;
+      // A code to a phone and an email proves control of either: both only when they are one account's.
+      if (useSms && useEmail && !(await sharesAccount(smsTo, emailTo!))) {
+        log.warn({ key: maskOtpKey(key), phone: maskPhone(smsTo), email: maskEmail(emailTo!) }, 'otp: phone and email are not one account, code sent by SMS only');
+        useEmail = false;
+      }
+      const { otpLog } = env();
+      // The line is built only when the OTP log takes it: masking costs, and most runs log at warn.
+      const logGenerate = (fields: Record<string, unknown>) => {
+        if (!otpLog.isLevelEnabled('info')) return;
+        otpLog.info({ event: 'generate', key: maskOtpKey(key), chosen: { sms: smsTo !== undefined, email: emailTo !== undefined }, ...fields }, 'generate');
+      };
+      if (!useSms && !useEmail) {
+        logGenerate({ outcome: 'channel_not_configured' });
+        throw channelNotConfigured();
+      }
+
+      await guarded(() => limits().sendFromIp());
+      const recipients = [...(useSms ? [smsTo] : []), ...(useEmail ? [emailTo!] : [])];
+      const token = randomBytes(9).toString('base64url');
+      // Sends are charged to who receives them: six keys and one phone send one SMS per cooldown.
+      try {
+        await claimRecipients(recipients, token);
+      } catch (err) {
+        if (isApiError(err) && err.reason === 'already_sent') logGenerate({ outcome: 'blocked', recipient: true });
+        throw err;
+      }
+      const now = env().now();
+      const code = generateCode(otp.length);
+      const codeHash = hash(key, code);
+      const issued = await guarded(() => store.issue(key, codeHash, now, policy, addressesOf(recipients)));
+      if (issued.status === 'blocked') {
+        await releaseRecipients(recipients, token);
+        const retryAfter = Math.max(1, Math.ceil(issued.retryAfterMs / 1000));
+        logGenerate({ outcome: 'blocked', retry_after: retryAfter });
+        throw alreadySent(retryAfter, otp.resend_cooldown_seconds);
+      }
+      // Counted only for codes really issued: requests refused by a cooldown cost the key and its recipients nothing.
+      try {
+        for (const subject of new Set([key, ...recipients])) await guarded(() => limits().sendToIdentifier(subject));
+      } catch (err) {
+        await guarded(() => store.revert(key, codeHash, issued.previous));
+        await releaseRecipients(recipients, token);
+        logGenerate({ outcome: 'rate_limited' });
+        throw err;
+      }
+      const debugCode = otp.debug ? { debug_code: code } : {};
+      logGenerate({ outcome: 'issued', ...debugCode });
+
+      const text = message(code);
+      const [smsSent, emailSent] = await Promise.all([
+        useSms ? deliver('sms', smsTo, () => sms.send({ to: smsTo, body: text.sms })) : false,
+        useEmail ? deliver('email', emailTo!, () => mailer.send({ to: emailTo!, subject: text.subject, html: text.html, text: text.text })) : false,
+      ]);
+      if (!smsSent && !emailSent) {
+        // Nobody received this code: put the previous record back, so no cooldown is charged.
+        await guarded(() => store.revert(key, codeHash, issued.previous));
+        await releaseRecipients(recipients, token);
+        log.warn({ key: maskOtpKey(key), channels: { sms: useSms, email: useEmail } }, 'otp delivery failed on every channel');
+        throw deliveryFailed();
+      }
+      // A channel that failed charges its address no cooldown. The record still names both
+      // addresses: they are one account's (targets), so the code vouches for that account either way.
+      if (useSms && !smsSent) await releaseRecipients([smsTo], token);
+      if (useEmail && !emailSent) await releaseRecipients([emailTo!], token);
+      return {
+        ...(otp.debug ? { otp: code } : {}),
+        resent: issued.previous !== null && issued.previous.expiresAt > now,
+        retry_after: otp.resend_cooldown_seconds,
+        cooldown: otp.resend_cooldown_seconds,
+        expires_in: otp.ttl_seconds,
+        notified: { email: emailSent, sms: smsSent },
+      };
+    },
+
+    async verify({ key: rawKey, code }) {
+      // A key that does not normalise cannot have a record: it is checked as given and simply fails.
+      const key = normaliseOtpKey(rawKey, region)?.value ?? rawKey.trim();
+      await guarded(() => limits().verifyFromIp());
+      const result = await guarded(() => store.verify(key, hash(key, code.trim()), env().now(), policy));
+      const { otpLog } = env();
+      if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome: result.outcome }, 'verify');
+      env().metrics?.verification(result.outcome);
+      if (result.outcome !== 'ok') return result;
+      // The owner of the addresses is acting, not being bombed: their next code need not wait.
+      await guarded(() => Promise.all(result.to.split(' ').filter(Boolean).map((address) => store.clearRecipient(address))));
+      return { outcome: 'ok', reached: reachedOf(result.to) };
+    },
+
+    async verifyOrThrow(request) {
+      const result = await service.verify(request);
+      if (result.outcome !== 'ok') throw verifyFailure(result.outcome);
+      return result.reached;
+    },
+    spendProof: (id, untilMs) => guarded(() => store.spendProof(id, untilMs)),
+    unspendProof: (id) => guarded(() => store.unspendProof(id)),
+    markAccountClaimed: (uid) => guarded(() => store.markAccountClaimed(uid, env().now(), config.security.proof_ttl_seconds * 1000)),
+    accountClaimedAt: (uid) => guarded(() => store.accountClaimedAt(uid)),
+
+    ready: () => store.ping().catch(() => false),
+    close: async () => {
+      await store.close();
+      await mailer.close();
+    },
+  };
+  closers.push(() => service.close());
+  return service;
+}

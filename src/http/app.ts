@@ -1,0 +1,206 @@
+import Koa, { type Context, type Next } from 'koa';
+import Router from '@koa/router';
+import cors from '@koa/cors';
+import { bodyParser } from '@koa/bodyparser';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Deps } from '../domain/deps';
+import type { Logger } from '../core/logger';
+import { actionsByName } from '../actions';
+import type { Action } from '../actions/action';
+import { ApiError, isApiError } from '../core/errors';
+import { failureEnvelope } from './envelope';
+import { createFrontController } from './front-controller';
+import { actionLabel } from '../core/metrics';
+import { createOpenApiDocument, type OpenApiDocument } from './openapi';
+
+const REQUEST_ID = /^[\w.-]{1,64}$/;
+
+export interface AppOptions {
+  /** Replaces the registered actions; tests use it to exercise the controller alone. */
+  actions?: ReadonlyMap<string, Action>;
+  /** Extra GET routes (sandbox outbox, metrics, demo page). */
+  routes?: (router: Router) => void;
+}
+
+/** zlib and brotli refusing the bytes: a body that is not encoded as its Content-Encoding says. */
+const isDecodingError = (err: { code?: unknown }) => typeof err.code === 'string' && /^(Z_|ERR__ERROR_)/.test(err.code);
+
+/**
+ * Maps any error to the envelope: ApiErrors as declared, body-reading errors (raw-body, inflation,
+ * co-body) by status, the rest as 500 without a stack.
+ */
+function toApiError(err: unknown, requestId: string): ApiError {
+  if (isApiError(err)) return err;
+  const e = (err ?? {}) as { status?: number; statusCode?: number; code?: unknown };
+  const status = e.status ?? e.statusCode;
+  if (status === 413) return new ApiError('payload_too_large', 'Richiesta troppo grande.', { status: 413 });
+  // inflation: a Content-Encoding other than gzip, deflate, br or identity.
+  if (status === 415) {
+    return new ApiError('unsupported_media_type', 'Content-Encoding non supportato: usa gzip, deflate, br o nessuno.', { status: 415 });
+  }
+  // Without a status the decoder's error would be a 500, yet the fault is the client's body.
+  if (isDecodingError(e)) return new ApiError('malformed_json', 'Il corpo della richiesta non è codificato come dice Content-Encoding.', { status: 400 });
+  if (status === 400) return new ApiError('malformed_json', 'Il corpo della richiesta non è JSON valido.', { status: 400 });
+  return new ApiError('internal_error', 'Errore interno. Riprova più tardi.', { status: 500, data: { request_id: requestId } });
+}
+
+/*
+ * Only JSON bodies reach an action. text/plain, application/x-www-form-urlencoded and
+ * multipart/form-data (and a body with no Content-Type, as a typeless Blob sends) are what a
+ * page on another origin may make a visitor's browser POST without a CORS preflight: were they
+ * parsed, such a page could send codes to any phone in the visitor's name.
+ */
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/** No Content-Length (or 0) and no Transfer-Encoding: nothing to type-check, and the request is `{}`. */
+const hasBody = (ctx: Context) => ctx.req.headers['transfer-encoding'] !== undefined || Number(ctx.req.headers['content-length']) > 0;
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** `Authorization: Bearer <metrics.token>`, compared on equal-length digests so the timing says nothing of the token. */
+function metricsTokenMatches(expected: string, authorization: string): boolean {
+  const given = /^Bearer +(\S+)\s*$/i.exec(authorization)?.[1];
+  if (!expected || !given) return false;
+  return timingSafeEqual(digest(expected), digest(given));
+}
+
+async function serveMetrics(ctx: Context, deps: Deps): Promise<void> {
+  ctx.body = await deps.metrics.render();
+  ctx.set('Content-Type', deps.metrics.contentType);
+}
+
+export function createApp(deps: Deps, options: AppOptions = {}): Koa {
+  const { config } = deps;
+  const app = new Koa({ proxy: config.server.trust_proxy });
+  // Koa prints errors itself when nobody listens; ours are already logged once, with the request id.
+  app.silent = true;
+
+  app.use(deps.metrics.middleware);
+  app.use(async function requestScope(ctx: Context, next: Next) {
+    const started = process.hrtime.bigint();
+    const incoming = ctx.get('x-request-id');
+    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    // The request's logger is made on first use: most requests log nothing at warn level, and a child logger costs.
+    let log: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', { get: () => (log ??= deps.log.child({ request_id: requestId })), enumerable: true, configurable: true });
+    ctx.set('x-request-id', requestId);
+    try {
+      await next();
+    } catch (err) {
+      const apiError = toApiError(err, requestId);
+      if (apiError.status >= 500) ctx.state.log.error({ err }, 'unhandled error');
+      ctx.status = apiError.status;
+      for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
+      ctx.body = failureEnvelope(apiError);
+      ctx.state.reason = apiError.reason;
+    }
+    ctx.state.outcome = ctx.state.reason ?? (isFailure(ctx.body) ? failureReason(ctx.body) : 'ok');
+    if (!deps.log.isLevelEnabled('info')) return;
+    const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+    // The path of an unknown action is whatever the client typed (a phone, a token): not logged.
+    const path = actionLabel(ctx) === 'unknown' ? undefined : ctx.path;
+    ctx.state.log.info(
+      { method: ctx.method, path, action: ctx.state.action, status: ctx.status, reason: ctx.state.outcome, duration_ms: Math.round(durationMs * 10) / 10 },
+      'request',
+    );
+  });
+
+  const corsHeaders = cors({ origin: (ctx) => (config.server.cors_origins.includes(ctx.get('origin')) ? ctx.get('origin') : ''), credentials: true });
+  app.use(function corsWhenOrigin(ctx: Context, next: Next) {
+    // Without an Origin header @koa/cors only adds `Vary: Origin`; doing just that here spares it on most requests.
+    if (ctx.get('origin') !== '') return corsHeaders(ctx, next);
+    ctx.vary('Origin');
+    return next();
+  });
+
+  const router = new Router();
+  router.get('/healthz', (ctx) => {
+    ctx.body = { success: true, error: null, data: { status: 'up' } };
+  });
+  router.get('/readyz', async (ctx) => {
+    const ready = await deps.ready().catch(() => false);
+    ctx.status = ready ? 200 : 503;
+    ctx.body = ready
+      ? { success: true, error: null, data: { status: 'ready' } }
+      : { success: false, error: 'Archivio non raggiungibile.', data: { reason: 'store_unavailable' } };
+  });
+  router.get('/metrics', async (ctx) => {
+    // Metrics name actions, upstreams and refusal rates: not for whoever reaches the public port.
+    // Without a token they are only on the metrics listener (src/service.ts), if anywhere.
+    if (!config.metrics.token) throw new ApiError('unknown_action', 'Azione sconosciuta.', { status: 404 });
+    if (!metricsTokenMatches(config.metrics.token, ctx.get('authorization'))) {
+      throw new ApiError('unauthorized', 'Token mancante o non valido.', { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } });
+    }
+    await serveMetrics(ctx, deps);
+  });
+  let openapi: OpenApiDocument | undefined;
+  router.get('/openapi.json', (ctx) => {
+    openapi ??= createOpenApiDocument([...(options.actions ?? actionsByName).values()]);
+    ctx.body = openapi;
+  });
+  options.routes?.(router);
+  const routes = router.routes();
+  // The routes are GET endpoints: other requests (every action call) skip matching them.
+  const getOnly = router.stack.every((layer) => layer.methods.every((method) => method === 'GET' || method === 'HEAD'));
+  app.use(function getRoutes(ctx: Context, next: Next) {
+    return getOnly && ctx.method !== 'GET' && ctx.method !== 'HEAD' ? next() : routes(ctx as Parameters<typeof routes>[0], next);
+  });
+
+  const frontController = createFrontController(deps, options.actions ?? actionsByName);
+  const parseJson = bodyParser({
+    enableTypes: ['json'],
+    // The parser must take every type the check below lets through (its defaults lack `+json`);
+    // extendTypes is merged index by index into those defaults, so the whole list is given.
+    extendTypes: { json: JSON_TYPES },
+    jsonLimit: config.server.body_limit,
+    jsonStrict: true,
+  });
+  app.use(async function actions(ctx: Context, next: Next) {
+    if (ctx.path.indexOf('/', 1) !== -1) {
+      throw new ApiError('unknown_action', 'Azione sconosciuta.', { status: 404 });
+    }
+    if (ctx.method !== 'POST') {
+      throw new ApiError('method_not_allowed', 'Metodo non consentito: usa POST.', { status: 405, headers: { Allow: 'POST' } });
+    }
+    if (!hasBody(ctx)) {
+      ctx.request.body = {};
+      await frontController(ctx);
+    } else if (!ctx.is(JSON_TYPES)) {
+      throw new ApiError('unsupported_media_type', 'Il corpo della richiesta deve essere JSON (Content-Type: application/json).', { status: 415 });
+    } else {
+      await parseJson(ctx, async () => frontController(ctx));
+    }
+    await next();
+  });
+
+  return app;
+}
+
+const isFailure = (body: unknown): body is { success: false; data?: { reason?: string } } =>
+  typeof body === 'object' && body !== null && (body as { success?: unknown }).success === false;
+const failureReason = (body: { data?: { reason?: string } }) => body.data?.reason ?? 'failed';
+
+/**
+ * The metrics listener's app (`metrics.port`): GET /metrics without a token, because only the
+ * scrape network reaches `metrics.host`; every other request is a 404.
+ */
+export function createMetricsApp(deps: Deps): Koa {
+  const app = new Koa();
+  app.silent = true;
+  app.use(async function metricsOnly(ctx: Context) {
+    if (ctx.path === '/metrics' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
+      try {
+        await serveMetrics(ctx, deps);
+      } catch (err) {
+        deps.log.error({ err }, 'cannot render metrics');
+        ctx.status = 500;
+        ctx.body = failureEnvelope(new ApiError('internal_error', 'Errore interno. Riprova più tardi.', { status: 500 }));
+      }
+      return;
+    }
+    ctx.status = 404;
+    ctx.body = failureEnvelope(new ApiError('unknown_action', 'Qui c’è solo GET /metrics.', { status: 404 }));
+  });
+  return app;
+}

@@ -1,0 +1,225 @@
+import { z } from 'zod';
+import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { actions as registeredActions } from '../actions';
+import type { Action } from '../actions/action';
+import { contentActions } from '../actions/content';
+import { debugActions } from '../actions/debug';
+import { flowsActions } from '../actions/flows';
+import { identityActions } from '../actions/identity';
+import { otpActions } from '../actions/otp';
+
+/*
+ * The OpenAPI 3.1 description, generated from the action registry: each action's zod request
+ * schema, its `response` (the shape of `data`) and its `reasons`. Nothing here is a copy of a
+ * request or response shape; the envelope is the one of src/http/envelope.ts.
+ *
+ * SPEC.md, Addressing 1: `POST /?action=<name>` and `POST /<name>` are the same call. Every
+ * action has its own `/<name>` path (what Swagger UI renders best); the query style is one `/`
+ * operation with a required `action` parameter listing every action, and each `/<name>`
+ * operation names its query form in `x-action-query`.
+ */
+
+extendZodWithOpenApi(z);
+
+export const OPENAPI_VERSION = '3.1.0';
+/** SPEC.md, Versioning: the interface description carries version 1.0.0. */
+export const API_VERSION = '1.0.0';
+
+export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
+
+/** Reasons every action may answer besides its own (Action.reasons). */
+export const COMMON_REASONS = ['invalid_request', 'upstream_error'] as const;
+
+const groups: ReadonlyArray<readonly [string, readonly Action[]]> = [
+  ['OTP', otpActions],
+  ['Identity', identityActions],
+  ['Login flows', flowsActions],
+  ['Newsletter and recommendations', contentActions],
+  ['Debug', debugActions],
+];
+const tagOf = (name: string): string => groups.find(([, list]) => list.some((a) => a.name === name))?.[0] ?? 'Other';
+
+const looseRecord = () => z.record(z.string(), z.unknown());
+
+const issues = z
+  .array(z.object({ path: z.string().describe('Dotted path of the field, empty for the whole body.'), message: z.string() }))
+  .describe('Present with reason invalid_request: what was wrong with each field.');
+
+const extras = {
+  meta: looseRecord().optional().describe('Present on search_user, get_user and get_user_email.'),
+  payload: looseRecord().optional().describe('Present on update_profile (echo of the sent fields) and on debug actions (token masked).'),
+  idp_debug: looseRecord().optional().describe('Only when the configuration key `debug` is true.'),
+  debug: z
+    .array(z.looseObject({ step: z.string() }))
+    .optional()
+    .describe('Internal call trace of optimised actions, only when `debug` is true; holds a step named login_ingestion when ingest ran.'),
+};
+
+const successEnvelope = (data: z.ZodType) =>
+  z.object({ success: z.literal(true), error: z.null().describe('Always null on success.'), data, ...extras });
+
+const failureEnvelope = (reason: z.ZodType) =>
+  z.object({
+    success: z.literal(false),
+    error: z.string().describe('Human-readable message (Italian), ready to show.'),
+    data: z.looseObject({ reason, issues: issues.optional() }).describe('`reason` plus reason-specific fields (retry_after, valid, blocked, ...).'),
+  });
+
+/**
+ * Registers `schema` as component `refId` and returns what to embed to refer to it. Schemas
+ * zod-to-openapi cannot describe (z.custom, z.instanceof, ...) get zod's own JSON Schema
+ * instead, so one odd action never breaks the document: a placeholder object is registered
+ * (it embeds as a plain $ref) and `fallbacks` replaces it once the document is generated.
+ */
+function component(registry: OpenAPIRegistry, fallbacks: Map<string, object>, refId: string, schema: z.ZodType, io: 'input' | 'output'): z.ZodType {
+  // Schemas built before extendZodWithOpenApi ran lack `.openapi`; a clone has it.
+  const named = schema.clone().openapi(refId);
+  try {
+    const probe = new OpenAPIRegistry();
+    probe.register(refId, named);
+    new OpenApiGeneratorV31(probe.definitions).generateComponents();
+    return registry.register(refId, named);
+  } catch {
+    fallbacks.set(refId, jsonSchemaOf(schema, io));
+    return registry.register(refId, z.looseObject({}));
+  }
+}
+
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  try {
+    const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<string, unknown>;
+    return json;
+  } catch {
+    return { description: 'Shape not describable.' };
+  }
+}
+
+const reasonsOf = (action: Action): string[] => [...new Set([...(action.reasons ?? []), ...COMMON_REASONS])].sort();
+
+function registerAction(registry: OpenAPIRegistry, fallbacks: Map<string, object>, action: Action, transportFailure: z.ZodType) {
+  const { name } = action;
+  const request = component(registry, fallbacks, `${name}.Request`, action.request, 'input');
+  const data = action.response ? component(registry, fallbacks, `${name}.Data`, action.response, 'output') : looseRecord().nullable();
+  const reasons = reasonsOf(action);
+  const success = registry.register(`${name}.Success`, successEnvelope(data));
+  const failure = registry.register(
+    `${name}.Failure`,
+    failureEnvelope(z.enum(reasons as [string, ...string[]]).describe('Stable snake_case code of the outcome.')),
+  );
+  registry.registerPath({
+    method: 'post',
+    path: `/${name}`,
+    operationId: name,
+    tags: [tagOf(name)],
+    summary: action.summary ?? name,
+    description: `Also callable as \`POST /?action=${name}\` (the same call). Business outcomes answer HTTP 200: \`success: true\` with \`data\`, or \`success: false\` with \`data.reason\` one of ${reasons.map((r) => `\`${r}\``).join(', ')}.`,
+    'x-action-query': `/?action=${name}`,
+    request: { body: { required: true, content: { 'application/json': { schema: request } } } },
+    responses: {
+      200: {
+        description: 'The envelope: success with the action data, or a business failure with its reason.',
+        content: {
+          'application/json': {
+            schema: z
+              .union(action.bodyResponse ? [success, failure, component(registry, fallbacks, `${name}.Body`, action.bodyResponse, 'output')] : [success, failure])
+              .openapi({}, { unionPreferredType: 'oneOf' }),
+          },
+        },
+      },
+      default: transportFailureResponse(transportFailure),
+    },
+  });
+  return request;
+}
+
+function transportFailureResponse(schema: z.ZodType) {
+  return {
+    description:
+      'Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack).',
+    headers: z.object({ 'Retry-After': z.string().optional().describe('Seconds to wait; on 429 only.') }),
+    content: { 'application/json': { schema } },
+  };
+}
+
+function registerOperations(registry: OpenAPIRegistry, envelope: z.ZodType, failure: z.ZodType) {
+  const tags = ['Operations'];
+  registry.registerPath({
+    method: 'get', path: '/healthz', operationId: 'healthz', tags, summary: 'Liveness: 200 while the process is up.',
+    responses: { 200: { description: 'Up.', content: { 'application/json': { schema: envelope } } } },
+  });
+  registry.registerPath({
+    method: 'get', path: '/readyz', operationId: 'readyz', tags, summary: 'Readiness: 200 when the store answers, 503 (reason store_unavailable) otherwise.',
+    responses: {
+      200: { description: 'Ready.', content: { 'application/json': { schema: envelope } } },
+      503: { description: 'The store is unreachable.', content: { 'application/json': { schema: failure } } },
+    },
+  });
+  registry.registerPath({
+    method: 'get', path: '/metrics', operationId: 'metrics', tags, summary: 'Prometheus metrics (docs/operations.md lists them).',
+    responses: { 200: { description: 'Prometheus text exposition format 0.0.4.', content: { 'text/plain': { schema: z.string() } } } },
+  });
+  registry.registerPath({
+    method: 'get', path: '/openapi.json', operationId: 'openapi', tags, summary: 'This document.',
+    responses: { 200: { description: 'OpenAPI 3.1 document.', content: { 'application/json': { schema: looseRecord() } } } },
+  });
+}
+
+/** The OpenAPI document of `actions` (the registry by default). Pure: same actions, same document. */
+export function createOpenApiDocument(actions: readonly Action[] = registeredActions): OpenApiDocument {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', 'internalKey', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-internal-key',
+    description: 'Equal to security.internal_key: lets a trusted backend call the guarded primitives without a proof.',
+  });
+  const envelope = registry.register('Envelope', successEnvelope(looseRecord().nullable()).loose());
+  const failure = registry.register('Failure', failureEnvelope(z.string().describe('Stable snake_case code of the outcome.')));
+
+  const fallbacks = new Map<string, object>();
+  const requests = actions.map((action) => registerAction(registry, fallbacks, action, failure));
+  const [first, ...rest] = requests;
+  if (first) {
+    registry.registerPath({
+      method: 'post',
+      path: '/',
+      operationId: 'action_by_query',
+      tags: ['Addressing'],
+      summary: 'Any action, named by the query parameter (SPEC.md, Addressing 1).',
+      description: '`POST /?action=<name>` is the same call as `POST /<name>`: the body, the answer and the reasons are those of the named operation.',
+      request: {
+        query: z.object({
+          action: z.enum(actions.map((a) => a.name) as [string, ...string[]]).openapi({ param: { description: 'The action to call.' } }),
+        }),
+        body: { required: true, content: { 'application/json': { schema: rest.length > 0 ? z.union([first, ...rest]) : first } } },
+      },
+      responses: {
+        200: {
+          description: 'The envelope of the named action (see its `/<name>` operation).',
+          content: { 'application/json': { schema: z.union([envelope, failure]).openapi({}, { unionPreferredType: 'oneOf' }) } },
+        },
+        default: transportFailureResponse(failure),
+      },
+    });
+  }
+  registerOperations(registry, envelope, failure);
+
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: OPENAPI_VERSION,
+    info: {
+      title: 'Login frontend API',
+      version: API_VERSION,
+      description:
+        'JSON front-controller API for a login and registration frontend: one-time codes, identity provider, optimised login flows, newsletters and recommendations. Every action is `POST /<name>` or, the same call, `POST /?action=<name>`; JSON in, the envelope `{success, error, data, ...}` out.',
+    },
+    tags: [
+      ...groups.map(([name]) => ({ name })),
+      { name: 'Addressing', description: 'The query form of every action.' },
+      { name: 'Operations', description: 'Health, readiness, metrics, this document.' },
+    ],
+    security: [{}, { internalKey: [] }],
+  });
+  const schemas = document.components?.schemas ?? {};
+  for (const [refId, json] of fallbacks) schemas[refId] = json as (typeof schemas)[string];
+  return document;
+}

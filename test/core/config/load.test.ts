@@ -1,0 +1,106 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from '../../../src/core/config/load';
+
+const tmp = mkdtempSync(join(tmpdir(), 'cfg-'));
+const file = (name: string, text: string) => {
+  const path = join(tmp, name);
+  writeFileSync(path, text);
+  return path;
+};
+const problemsOf = (fn: () => unknown): string[] => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+};
+
+describe('configuration', () => {
+  it('has the defaults of SPEC.md', () => {
+    const config = loadConfig({ env: {} });
+    expect(config.otp).toMatchObject({ ttl_seconds: 300, length: 6, resend_cooldown_seconds: 60, debug: false, max_attempts: 5 });
+    expect(config.recommendations).toMatchObject({ user_id_prefix: 'usi', timeout: 10 });
+    expect(config.user_collector).toMatchObject({ ingest_login_path: '/ingest/login', timeout: 20 });
+    expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8080, body_limit: 65536 });
+    expect(config.sms.default_region).toBe('IT');
+    expect(config.security.guard_primitives).toBe(true);
+  });
+
+  it('turns the sandbox on only when nothing is configured', () => {
+    expect(loadConfig({ env: {} }).sandbox.enabled).toBe(true);
+    expect(loadConfig({ env: { IDENTITY__BASE_URL: 'https://idp.example' } }).sandbox.enabled).toBe(false);
+    expect(loadConfig({ env: { CONFIG_FILE: file('empty.json', '{}') } }).sandbox.enabled).toBe(false);
+    expect(loadConfig({ env: { SANDBOX__ENABLED: 'false' } }).sandbox.enabled).toBe(false);
+  });
+
+  it('deep-merges a JSON file over the defaults', () => {
+    const path = file('c.json', JSON.stringify({ otp: { ttl_seconds: 120 }, identity: { aid: 'AID1' } }));
+    const config = loadConfig({ env: { CONFIG_FILE: path } });
+    expect(config.otp.ttl_seconds).toBe(120);
+    expect(config.otp.length).toBe(6);
+    expect(config.identity.aid).toBe('AID1');
+  });
+
+  it('reads a YAML file too', () => {
+    const path = file('c.yaml', 'otp:\n  resend_cooldown_seconds: 30\nnewsletter:\n  api_keys:\n    head_b: kb\n');
+    const config = loadConfig({ env: { CONFIG_FILE: path } });
+    expect(config.otp.resend_cooldown_seconds).toBe(30);
+    expect(config.newsletter.api_keys.head_b).toBe('kb');
+  });
+
+  it('lets the environment override any key, with numbers and booleans parsed', () => {
+    const path = file('d.json', JSON.stringify({ server: { port: 9000 } }));
+    const config = loadConfig({
+      env: { CONFIG_FILE: path, SERVER__PORT: '8081', OTP__TTL_SECONDS: '120', OTP__DEBUG: 'true', NEWSLETTER__API_KEYS__HEAD_A: 'k', IDENTITY__AID: '12345', DEBUG: 'true', SERVER__CORS_ORIGINS: 'https://a.example, https://b.example' },
+    });
+    expect(config.server.port).toBe(8081);
+    expect(config.otp.ttl_seconds).toBe(120);
+    expect(config.otp.debug).toBe(true);
+    expect(config.newsletter.api_keys.head_a).toBe('k');
+    expect(config.identity.aid).toBe('12345');
+    expect(config.debug).toBe(true);
+    expect(config.server.cors_origins).toEqual(['https://a.example', 'https://b.example']);
+  });
+
+  it('ignores environment variables that belong to other tools', () => {
+    expect(() => loadConfig({ env: { DEBUG: 'express:*', PATH: '/bin', HOME: '/root' } })).not.toThrow();
+  });
+
+  it('rejects a bad value with one line naming the key', () => {
+    const problems = problemsOf(() => loadConfig({ env: { OTP__TTL_SECONDS: 'soon', SERVER__PORT: '70000' } }));
+    expect(problems).toHaveLength(2);
+    expect(problems.find((p) => p.startsWith('otp.ttl_seconds:'))).toContain('"soon"');
+    expect(problems.find((p) => p.startsWith('server.port:'))).toBeDefined();
+  });
+
+  it('rejects unknown keys by name, so typos are caught', () => {
+    const path = file('typo.json', JSON.stringify({ otp: { ttl_second: 10 }, unknown_section: {} }));
+    const problems = problemsOf(() => loadConfig({ env: { CONFIG_FILE: path } }));
+    expect(problems).toEqual(expect.arrayContaining(['otp.ttl_second: unknown key', 'unknown_section: unknown key']));
+  });
+
+  it('never echoes a secret in an error', () => {
+    const problems = problemsOf(() => loadConfig({ env: { SMS__API_KEY: 'x', SECURITY__SECRET: 'sup3r', NODE_ENV: 'production', SANDBOX__ENABLED: 'false' } }));
+    expect(problems.join('\n')).not.toContain('sup3r');
+    expect(problems.some((p) => p.startsWith('security.secret:'))).toBe(true);
+  });
+
+  it('refuses the sandbox, otp.debug and debug in production', () => {
+    const problems = problemsOf(() => loadConfig({ env: { NODE_ENV: 'production', SANDBOX__ENABLED: 'true', OTP__DEBUG: 'true', DEBUG: 'true', SECURITY__SECRET: 'x'.repeat(40) } }));
+    expect(problems.map((p) => p.split(':')[0])).toEqual(['sandbox.enabled', 'otp.debug', 'debug']);
+  });
+
+  it('names an unreadable or malformed CONFIG_FILE', () => {
+    expect(problemsOf(() => loadConfig({ env: { CONFIG_FILE: join(tmp, 'missing.json') } }))[0]).toMatch(/^CONFIG_FILE: cannot read/);
+    expect(problemsOf(() => loadConfig({ env: { CONFIG_FILE: file('bad.json', '{') } }))[0]).toMatch(/^CONFIG_FILE: .* is not valid JSON/);
+  });
+
+  it('accepts short durations so tests can run quickly', () => {
+    expect(loadConfig({ env: { OTP__TTL_SECONDS: '1' } }).otp.ttl_seconds).toBe(1);
+    expect(problemsOf(() => loadConfig({ env: { OTP__TTL_SECONDS: '0' } }))[0]).toMatch(/^otp.ttl_seconds:/);
+  });
+});

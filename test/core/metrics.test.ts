@@ -1,0 +1,201 @@
+import nock from 'nock';
+import pino from 'pino';
+import request from 'supertest';
+import { z } from 'zod';
+import { defineAction, type Action } from '../../src/actions/action';
+import { createUpstream } from '../../src/clients/http';
+import { ApiError } from '../../src/core/errors';
+import type { Deps } from '../../src/domain/deps';
+import { testApp, testConfig, testDeps } from '../support/app';
+import { useNock } from '../support/nock';
+
+const UPSTREAM = 'http://identity.test';
+const upstream = createUpstream({ name: 'identity', label: 'identità', timeoutMs: 2000, log: pino({ level: 'silent' }) });
+
+const echo = defineAction({ name: 'echo', request: z.object({}).loose(), handler: async () => ({ data: { ok: true } }) });
+const refuse = defineAction({
+  name: 'refuse',
+  request: z.object({}),
+  handler: async () => {
+    throw new ApiError('phone_taken', 'Telefono già registrato su un altro account');
+  },
+});
+const lookup = defineAction({
+  name: 'lookup',
+  request: z.object({}),
+  handler: async () => {
+    await upstream.call({ endpoint: 'users_get', method: 'POST', url: `${UPSTREAM}/users/get` });
+    return { data: {} };
+  },
+});
+const actions = new Map<string, Action>([echo, refuse, lookup].map((a) => [a.name, a as Action]));
+
+const METRICS_TOKEN = 'metrics-token-0123456789';
+const opened: Deps[] = [];
+function setup(metrics: Record<string, unknown> = { token: METRICS_TOKEN }) {
+  const deps = testDeps(testConfig({ metrics }));
+  opened.push(deps);
+  return { deps, server: testApp(deps, { actions }).callback() };
+}
+
+async function values(deps: Deps, name: string) {
+  const metric = deps.metrics.registry.getSingleMetric(name);
+  if (!metric) throw new Error(`no metric ${name}`);
+  return (await metric.get()).values;
+}
+
+const valueOf = async (deps: Deps, name: string, labels: Record<string, string>) =>
+  (await values(deps, name)).find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value;
+
+useNock();
+afterAll(async () => {
+  for (const deps of opened) await deps.close();
+});
+
+describe('GET /metrics', () => {
+  it('serves the Prometheus text format with the service metrics and the process defaults', async () => {
+    const { server } = setup();
+    const res = await request(server).get('/metrics').set('authorization', `Bearer ${METRICS_TOKEN}`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(res.text).toContain('# TYPE lfa_requests_total counter');
+    expect(res.text).toContain('# TYPE lfa_request_duration_seconds histogram');
+    expect(res.text).toContain('lfa_process_cpu_user_seconds_total');
+  });
+
+  it('answers 404 like an unknown path when metrics.token is empty', async () => {
+    const { server } = setup({ token: '' });
+    for (const authorization of [undefined, 'Bearer ', `Bearer ${METRICS_TOKEN}`]) {
+      const req = request(server).get('/metrics');
+      const res = await (authorization === undefined ? req : req.set('authorization', authorization));
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ success: false, data: { reason: 'unknown_action' } });
+      expect(res.text).not.toContain('lfa_');
+    }
+  });
+
+  it.each([
+    ['no Authorization', undefined],
+    ['a wrong token', 'Bearer metrics-token-0123456780'],
+    ['a prefix of the token', `Bearer ${METRICS_TOKEN.slice(0, -1)}`],
+    ['the token without Bearer', METRICS_TOKEN],
+    ['Basic credentials', `Basic ${Buffer.from(`x:${METRICS_TOKEN}`).toString('base64')}`],
+  ])('answers 401 with the envelope to %s', async (_label, authorization) => {
+    const { server } = setup();
+    const req = request(server).get('/metrics');
+    const res = await (authorization === undefined ? req : req.set('authorization', authorization));
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe('Bearer');
+    expect(res.body).toEqual({ success: false, error: expect.any(String), data: { reason: 'unauthorized' } });
+    expect(res.text).not.toContain('lfa_');
+  });
+
+  it('answers 200 to the configured Bearer token', async () => {
+    const { server } = setup();
+    const res = await request(server).get('/metrics').set('authorization', `bearer ${METRICS_TOKEN}`);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('lfa_requests_total');
+  });
+
+  it('counts a request under its action and outcome ok, with its latency', async () => {
+    const { deps, server } = setup();
+    await request(server).post('/echo').send({});
+    await request(server).post('/?action=echo').send({});
+    expect(await valueOf(deps, 'lfa_requests_total', { action: 'echo', outcome: 'ok', status: '200' })).toBe(2);
+    expect(await valueOf(deps, 'lfa_request_duration_seconds', { action: 'echo', outcome: 'ok', le: '+Inf' })).toBe(2);
+  });
+
+  it('counts a business failure under its reason', async () => {
+    const { deps, server } = setup();
+    await request(server).post('/refuse').send({});
+    expect(await valueOf(deps, 'lfa_requests_total', { action: 'refuse', outcome: 'phone_taken', status: '200' })).toBe(1);
+  });
+
+  it('counts a request that fails validation under invalid_request', async () => {
+    const { deps, server } = setup();
+    await request(server).post('/refuse').send([1]);
+    expect(await valueOf(deps, 'lfa_requests_total', { action: 'refuse', outcome: 'invalid_request' })).toBe(1);
+  });
+
+  it('labels an unknown action as unknown and never uses the raw path', async () => {
+    const { deps, server } = setup();
+    await request(server).post('/393331234567').send({});
+    await request(server).post('/a/b/393331234567').send({});
+    const text = await deps.metrics.render();
+    expect(text).not.toContain('393331234567');
+    expect(await valueOf(deps, 'lfa_requests_total', { action: 'unknown', outcome: 'unknown_action', status: '404' })).toBe(2);
+  });
+
+  it('labels GET endpoints by their route', async () => {
+    const { deps, server } = setup();
+    await request(server).get('/healthz');
+    expect(await valueOf(deps, 'lfa_requests_total', { action: '/healthz', outcome: 'ok', status: '200' })).toBe(1);
+  });
+
+  it('keeps each app its own registry', async () => {
+    const a = setup();
+    const b = setup();
+    await request(a.server).post('/echo').send({});
+    expect(await valueOf(a.deps, 'lfa_requests_total', { action: 'echo' })).toBe(1);
+    expect(await valueOf(b.deps, 'lfa_requests_total', { action: 'echo' })).toBeUndefined();
+  });
+});
+
+describe('upstream call metrics', () => {
+  it('counts upstream calls by client, endpoint, status and outcome, with their latency', async () => {
+    const { deps, server } = setup();
+    const ok = nock(UPSTREAM).post('/users/get').reply(200, {});
+    await request(server).post('/lookup').send({});
+    const failing = nock(UPSTREAM).post('/users/get').reply(503, {});
+    await request(server).post('/lookup').send({});
+    expect(ok.isDone() && failing.isDone()).toBe(true);
+    expect(await valueOf(deps, 'lfa_upstream_calls_total', { client: 'identity', endpoint: 'users_get', status: '200', outcome: 'ok' })).toBe(1);
+    expect(await valueOf(deps, 'lfa_upstream_calls_total', { client: 'identity', endpoint: 'users_get', status: '503', outcome: 'http_error' })).toBe(1);
+    expect(await valueOf(deps, 'lfa_upstream_call_duration_seconds', { client: 'identity', endpoint: 'users_get', outcome: 'ok', le: '+Inf' })).toBe(1);
+    expect(await valueOf(deps, 'lfa_requests_total', { action: 'lookup', outcome: 'upstream_error' })).toBe(1);
+  });
+
+  it('stops counting upstream calls once the dependencies are closed', async () => {
+    const { deps, server } = setup();
+    await deps.close();
+    nock(UPSTREAM).post('/users/get').reply(200, {});
+    await request(server).post('/lookup').send({});
+    expect(await valueOf(deps, 'lfa_upstream_calls_total', { client: 'identity' })).toBeUndefined();
+  });
+});
+
+describe('counting functions for other modules', () => {
+  it('counts codes sent by channel and result', async () => {
+    const { deps } = setup();
+    deps.metrics.codeSent('sms', 'sent');
+    deps.metrics.codeSent('sms', 'sent');
+    deps.metrics.codeSent('email', 'failed');
+    expect(await valueOf(deps, 'lfa_otp_codes_sent_total', { channel: 'sms', result: 'sent' })).toBe(2);
+    expect(await valueOf(deps, 'lfa_otp_codes_sent_total', { channel: 'email', result: 'failed' })).toBe(1);
+  });
+
+  it('counts verifications by result', async () => {
+    const { deps } = setup();
+    deps.metrics.verification('invalid');
+    deps.metrics.verification('ok');
+    expect(await valueOf(deps, 'lfa_otp_verifications_total', { result: 'invalid' })).toBe(1);
+    expect(await valueOf(deps, 'lfa_otp_verifications_total', { result: 'ok' })).toBe(1);
+  });
+
+  it('shows the ingest queue depth and counts ingest events by result', async () => {
+    const { deps } = setup();
+    deps.metrics.ingestQueueDepth(7);
+    deps.metrics.ingestQueueDepth(3);
+    deps.metrics.ingest('failed');
+    deps.metrics.ingest('delivered');
+    expect(await valueOf(deps, 'lfa_ingest_queue_depth', {})).toBe(3);
+    expect(await valueOf(deps, 'lfa_ingest_events_total', { result: 'failed' })).toBe(1);
+  });
+
+  it('counts rate-limit refusals by limit', async () => {
+    const { deps } = setup();
+    deps.metrics.rateLimitRefused('sends_per_ip_per_hour');
+    expect(await valueOf(deps, 'lfa_rate_limit_refusals_total', { limit: 'sends_per_ip_per_hour' })).toBe(1);
+    expect(await deps.metrics.render()).toContain('lfa_rate_limit_refusals_total{limit="sends_per_ip_per_hour"} 1');
+  });
+});

@@ -1,0 +1,97 @@
+import nock from 'nock';
+import { smsGateway, startApp, useNock, type Harness } from '../../actions/otp/harness';
+import { BASE, fixture, identityApp, identityConfig } from '../../actions/identity/support';
+
+/* The abuse limits of issue 6 through the real app: 429, reason rate_limited, Retry-After, nothing sent. */
+
+const phone = (n: number) => `+39333${String(1000000 + n)}`;
+
+describe('abuse limits', () => {
+  useNock();
+  let app: Harness;
+  afterEach(async () => {
+    await app?.close();
+  });
+
+  it('refuses code sends from one IP over sends_per_ip_per_hour with 429, Retry-After and nothing sent', async () => {
+    app = await startApp({ rate_limits: { sends_per_ip_per_hour: 3 } });
+    const gateway = smsGateway();
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await app.post('otp_generate', { uid: phone(i) }));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429, 429]);
+    const refused = answers[3]!;
+    expect(refused.body).toMatchObject({ success: false, error: expect.stringMatching(/^Troppe richieste\. Riprova tra \d+ secondi\.$/), data: { reason: 'rate_limited', retry_after: expect.any(Number), limit: 'sends_per_ip_per_hour' } });
+    expect(Number(refused.headers['retry-after'])).toBe(refused.body.data.retry_after);
+    expect(refused.body.data.retry_after).toBeGreaterThan(3500);
+    expect(gateway.sent).toHaveLength(3);
+  });
+
+  it('refuses more codes for one identifier than sends_per_identifier_per_hour, counting only codes really issued', async () => {
+    app = await startApp({ otp: { resend_cooldown_seconds: 1 }, rate_limits: { sends_per_identifier_per_hour: 2 } });
+    const gateway = smsGateway();
+    expect((await app.post('otp_generate', { uid: phone(1) })).status).toBe(200);
+    // Refused by the cooldown: not counted against the identifier.
+    expect((await app.post('otp_generate', { uid: phone(1) })).body.data.reason).toBe('already_sent');
+    app.tick(1_000);
+    expect((await app.post('otp_generate', { uid: phone(1) })).status).toBe(200);
+    app.tick(1_000);
+    const third = await app.post('otp_generate', { uid: phone(1) });
+    expect(third.status).toBe(429);
+    expect(third.body.data).toMatchObject({ reason: 'rate_limited', limit: 'sends_per_identifier_per_hour' });
+    expect(gateway.sent).toHaveLength(2);
+    // The refused code was withdrawn: the second code still verifies.
+    const verified = await app.post('verify_otp', { email: phone(1), otp_code: gateway.codes()[1] });
+    expect(verified.body.data.valid).toBe(true);
+  });
+
+  it('refuses verification attempts from one IP over verifies_per_ip_per_minute', async () => {
+    app = await startApp({ rate_limits: { verifies_per_ip_per_minute: 2 } });
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await app.post('verify_otp', { email: phone(i), otp_code: '123456' }));
+    expect(answers.map((a) => a.body.data.reason)).toEqual(['invalid', 'invalid', 'rate_limited']);
+    expect(answers[2]!.status).toBe(429);
+    app.tick(60_000);
+    expect((await app.post('verify_otp', { email: phone(9), otp_code: '123456' })).body.data.reason).toBe('invalid');
+  });
+
+  it('counts per client IP from X-Forwarded-For only when server.trust_proxy is on', async () => {
+    app = await startApp({ server: { trust_proxy: true }, rate_limits: { verifies_per_ip_per_minute: 1 } });
+    const from = (ip: string) => app.post('verify_otp', { email: phone(1), otp_code: '123456' }).set('X-Forwarded-For', ip);
+    expect((await from('203.0.113.1')).status).toBe(200);
+    expect((await from('203.0.113.2')).status).toBe(200);
+    expect((await from('203.0.113.1')).status).toBe(429);
+  });
+
+  it('ignores X-Forwarded-For when server.trust_proxy is off', async () => {
+    app = await startApp({ rate_limits: { verifies_per_ip_per_minute: 1 } });
+    const from = (ip: string) => app.post('verify_otp', { email: phone(1), otp_code: '123456' }).set('X-Forwarded-For', ip);
+    expect((await from('203.0.113.1')).status).toBe(200);
+    expect((await from('203.0.113.2')).status).toBe(429);
+  });
+
+  it('applies no limit when rate_limits.enabled is false', async () => {
+    app = await startApp({ rate_limits: { enabled: false, verifies_per_ip_per_minute: 1 } });
+    for (let i = 0; i < 3; i++) expect((await app.post('verify_otp', { email: phone(1), otp_code: '123456' })).status).toBe(200);
+  });
+
+  it('counts refusals in /metrics', async () => {
+    app = await startApp({ rate_limits: { verifies_per_ip_per_minute: 1 } });
+    await app.post('verify_otp', { email: phone(1), otp_code: '123456' });
+    await app.post('verify_otp', { email: phone(1), otp_code: '123456' });
+    expect(await app.deps.metrics.render()).toMatch(/lfa_rate_limit_refusals_total\{limit="verifies_per_ip_per_minute"\} 1/);
+  });
+});
+
+describe('lookups that reveal whether an account exists', () => {
+  it('are limited per IP when answered without a proof, and not limited with one', async () => {
+    const { call, proof } = identityApp(identityConfig({ rate_limits: { lookups_per_ip_per_minute: 2 } }));
+    nock(BASE).persist().post('/api/v3/publisher/user/search').reply(200, fixture('user-search'));
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await call('search_user', { phone: '+393331234567' }));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
+    expect(answers[2]!.body.data).toMatchObject({ reason: 'rate_limited', limit: 'lookups_per_ip_per_minute' });
+    const withProof = await call('search_user', { phone: '+393331234567', proof: proof({ phone: '+393331234567' }) });
+    expect(withProof.status).toBe(200);
+    expect(withProof.body.meta.found).toBe(true);
+  });
+});

@@ -1,0 +1,53 @@
+import { createMemoryRateLimiter, type RateLimiter } from '../../../src/domain/limits/rate-limiter';
+import { createRedisRateLimiter } from '../../../src/domain/limits/redis-rate-limiter';
+import { useRedis } from '../../support/redis-server';
+
+const { redis } = useRedis();
+
+// One suite, both stores: the limits must mean the same on one instance and on a fleet.
+describe.each([
+  ['memory', () => createMemoryRateLimiter()],
+  ['redis', () => createRedisRateLimiter(redis(), `t${Math.random()}:`)],
+] as Array<[string, () => RateLimiter]>)('%s rate limiter', (_name, make) => {
+  it('allows up to the limit in a window, then refuses with the time left', async () => {
+    const limiter = make();
+    const decisions = [];
+    for (let i = 0; i < 4; i++) decisions.push(await limiter.hit('ip:1', 3, 60_000, 1_000));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
+    expect(decisions[2]!.remaining).toBe(0);
+    expect(decisions[3]!.retryAfterMs).toBeGreaterThan(0);
+    expect(decisions[3]!.retryAfterMs).toBeLessThanOrEqual(60_000);
+  });
+
+  it('keeps separate keys apart', async () => {
+    const limiter = make();
+    await limiter.hit('a', 1, 60_000, 0);
+    expect((await limiter.hit('a', 1, 60_000, 0)).allowed).toBe(false);
+    expect((await limiter.hit('b', 1, 60_000, 0)).allowed).toBe(true);
+  });
+
+  it('counts concurrent hits exactly', async () => {
+    const limiter = make();
+    const results = await Promise.all(Array.from({ length: 20 }, () => limiter.hit('burst', 5, 60_000, 0)));
+    expect(results.filter((r) => r.allowed)).toHaveLength(5);
+  });
+});
+
+describe('memory rate limiter windows', () => {
+  it('opens a new window once the old one has passed', async () => {
+    const limiter = createMemoryRateLimiter();
+    await limiter.hit('k', 1, 1_000, 0);
+    expect((await limiter.hit('k', 1, 1_000, 500)).allowed).toBe(false);
+    expect((await limiter.hit('k', 1, 1_000, 1_000)).allowed).toBe(true);
+  });
+});
+
+describe('redis rate limiter windows', () => {
+  it('expires the window on the server', async () => {
+    const limiter = createRedisRateLimiter(redis(), `w${Math.random()}:`);
+    await limiter.hit('k', 1, 100, 0);
+    expect((await limiter.hit('k', 1, 100, 0)).allowed).toBe(false);
+    await new Promise((r) => setTimeout(r, 150));
+    expect((await limiter.hit('k', 1, 100, 0)).allowed).toBe(true);
+  });
+});

@@ -1,0 +1,76 @@
+import pino from 'pino';
+import type { Config } from '../../../src/core/config/schema';
+import { isApiError } from '../../../src/core/errors';
+import { createMemoryOtpStore } from '../../../src/domain/otp/memory-store';
+import { createOtpService, type OtpService } from '../../../src/domain/otp/service';
+import type { OtpStore } from '../../../src/domain/otp/store';
+import { testConfig } from '../../support/app';
+
+const log = pino({ level: 'silent' });
+
+/** The service with a spied memory store and a fake SMS client that accepts or refuses. */
+function service(config: Config, smsAccepts = true) {
+  const store: OtpStore = createMemoryOtpStore({ maxRecords: 100 });
+  const issue = jest.spyOn(store, 'issue');
+  const revert = jest.spyOn(store, 'revert');
+  const sent: Array<{ to: string; body: string }> = [];
+  const sms = {
+    configured: config.sms.api_url !== '' && config.sms.api_key !== '',
+    send: jest.fn(async (message: { to: string; body: string }) => {
+      if (!smsAccepts) throw new Error('refused');
+      sent.push(message);
+      return { status: 200, durationMs: 1 };
+    }),
+  };
+  let now = 1_900_000_000_000;
+  const otp: OtpService = createOtpService(config, log, () => ({ otpLog: log, now: () => now, secret: 's3cret' }), [], { store, sms });
+  return { otp, issue, revert, sent, tick: (ms: number) => (now += ms) };
+}
+
+const smsOn = { sms: { api_url: 'https://sms.example.test/send', api_key: 'k' } };
+const reasonOf = (err: unknown) => (isApiError(err) ? err.reason : err);
+
+describe('OtpService', () => {
+  it('stores nothing when no chosen channel is configured', async () => {
+    const s = service(testConfig());
+    await expect(s.otp.generate({ key: '+393331234567' }).catch(reasonOf)).resolves.toBe('channel_not_configured');
+    expect(s.issue).not.toHaveBeenCalled();
+  });
+
+  it('stores nothing and sends nothing for an unparseable phone', async () => {
+    const s = service(testConfig(smsOn));
+    await expect(s.otp.generate({ key: 'a@b.test', phone: 'call me' }).catch(reasonOf)).resolves.toBe('invalid_request');
+    expect(s.issue).not.toHaveBeenCalled();
+    expect(s.sent).toHaveLength(0);
+  });
+
+  it('reverts the record when every channel refused the code', async () => {
+    const s = service(testConfig(smsOn), false);
+    await expect(s.otp.generate({ key: '+393331234567' }).catch(reasonOf)).resolves.toBe('delivery_failed');
+    expect(s.revert).toHaveBeenCalledTimes(1);
+  });
+
+  it('verifies the code it sent for the normalised key, once', async () => {
+    const s = service(testConfig(smsOn));
+    await s.otp.generate({ key: '+39 333 1234567' });
+    const code = /\d{6}/.exec(s.sent[0]!.body)![0];
+    expect(await s.otp.verify({ key: '393331234567', code })).toEqual({ outcome: 'ok', reached: { phone: '+393331234567' } });
+    expect(await s.otp.verify({ key: '393331234567', code })).toEqual({ outcome: 'invalid' });
+  });
+
+  it('throws SPEC.md’s errors from verifyOrThrow', async () => {
+    const s = service(testConfig(smsOn));
+    await s.otp.generate({ key: '+393331234567' });
+    const failure = await s.otp.verifyOrThrow({ key: '+393331234567', code: 'nope' }).catch((err: unknown) => err);
+    expect(isApiError(failure) && [failure.reason, failure.message, failure.data]).toEqual(['invalid', 'OTP non valido.', { valid: false }]);
+    s.tick(300_000);
+    const expired = await s.otp.verifyOrThrow({ key: '+393331234567', code: 'nope' }).catch((err: unknown) => err);
+    expect(isApiError(expired) && [expired.reason, expired.message]).toEqual(['expired', 'OTP scaduto. Richiedi un nuovo codice.']);
+  });
+
+  it('names the request fields its caller uses in invalid_request issues', async () => {
+    const s = service(testConfig(smsOn));
+    const failure = await s.otp.generate({ key: '12345', fields: { key: 'identifier' } }).catch((err: unknown) => err);
+    expect(isApiError(failure) && failure.data.issues).toEqual([{ path: 'identifier', message: 'not a valid phone number' }]);
+  });
+});
