@@ -60,7 +60,6 @@ export const SERVICE_CASES: readonly BenchCase[] = [
 
 export const phonePrefix = (benchCase: BenchCase) => `+393${benchCase.phoneDigit}`;
 /** Phone number `index` of a range: a valid Italian mobile in E.164 (`+393` + digit + 8 digits). */
-export const phoneOf = (prefix: string, index: number) => `${prefix}${String(index).padStart(8, '0')}`;
 export const variantKey = (variant: ServiceVariant) => `${variant.store}/${variant.logLevel}${variant.floor ? '/floor' : ''}`;
 
 /** Issue 7: a pending code in the memory store under this many bytes. */

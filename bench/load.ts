@@ -1,5 +1,5 @@
 import autocannon, { type Request, type Result } from 'autocannon';
-import { phoneOf } from './cases';
+import { phoneOf } from './phones';
 import { announce, serve } from './child';
 
 /*

@@ -1,7 +1,7 @@
 import { createOtpHasher, generateCode } from '../src/domain/otp/code';
 import { createMemoryOtpStore } from '../src/domain/otp/memory-store';
 import { announce, serve } from './child';
-import { phoneOf } from './cases';
+import { phoneOf } from './phones';
 
 /*
  * Memory per pending code in the memory OTP store: the V8 heap after a full GC, before and

@@ -14,10 +14,9 @@ import { createRedis, redisReady } from '../src/core/redis';
 import { createOtpHasher } from '../src/domain/otp/code';
 import { createMemoryOtpStore } from '../src/domain/otp/memory-store';
 import { createRedisOtpStore } from '../src/domain/otp/redis-store';
-import { createOtpService } from '../src/domain/otp/service';
 import type { OtpStore } from '../src/domain/otp/store';
 import { actionsByName } from '../src/actions';
-import { phoneOf } from './cases';
+import { phoneOf } from './phones';
 import { announce, serve } from './child';
 import { BENCH_AID, BENCH_API_TOKEN, BENCH_COLLECTOR_TOKEN, BENCH_SMS_KEY } from './upstreams';
 
@@ -122,21 +121,14 @@ export async function startBenchService(options: ServiceOptions): Promise<{ url:
   const redis = config.otp.store === 'redis' ? createRedis(config, log) : undefined;
   if (redis) await redisReady(redis);
   const store = redis ? createRedisOtpStore(redis, { prefix: config.redis.key_prefix }) : createMemoryOtpStore({ maxRecords: config.otp.max_records });
-  // The OTP service is built here (createDeps would build the same one) so `preissue` can reach its store.
-  const closers: Array<() => Promise<void> | void> = [];
-  // Read by the OTP service at call time, once the dependencies exist.
-  const built: { deps?: Deps } = {};
-  const otp = createOtpService(config, log, () => built.deps!, closers, { store });
-  // The service's own start-up, as `npm start` runs it (src/service.ts).
-  const service = await startService(config, { log, redis, otp });
-  built.deps = service.deps;
+  // The service's own start-up, as `npm start` runs it (src/service.ts), on a store `preissue` can reach.
+  const service = await startService(config, { log, redis, otpStore: store });
   return {
     url: service.url,
     deps: service.deps,
     preissue: (command) => preissue(store, config, command),
     close: async () => {
       await service.close();
-      for (const close of closers) await close();
       redis?.disconnect();
     },
   };

@@ -21,6 +21,7 @@ fi
 
 echo "== type check"; npx tsc --noEmit
 echo "== lint"; npx eslint .
+echo "== layers"; npm run -s check:layers
 # The benchmark smoke run comes before the tests so that the test summary closes the output.
 echo "== bench smoke"; npm run bench -- --smoke
 echo "== tests"; npx jest --ci "$@"

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './core/config/schema';
 import { createDeps, type Deps, type DepsOverrides } from './domain/deps';
+import { warnWhenGuardOff } from './domain/guard';
 import { createApp, createMetricsApp } from './http/app';
 import { createLogger } from './core/logger';
 import { startSandbox, type Sandbox } from './sandbox';
@@ -42,6 +43,7 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
     config = sandbox.config;
   }
   const deps = createDeps(config, overrides);
+  warnWhenGuardOff(config, deps.log);
   const outbox = sandbox?.outbox;
   const app = createApp(deps, {
     routes: (router) => {

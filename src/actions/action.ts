@@ -1,26 +1,10 @@
 import type { z } from 'zod';
-import type { ParameterizedContext } from 'koa';
-import type { Deps } from '../domain/deps';
-import type { Logger } from '../core/logger';
+import type { ServiceContext } from '../domain/deps';
 import type { Reason } from '../core/errors';
 
 /** What a handler may read of the HTTP request, and the dependencies it may call. */
-export interface ActionContext {
-  deps: Deps;
-  requestId: string;
-  ip: string;
-  log: Logger;
-  /** A request header, lower-case name. */
-  header(name: string): string | undefined;
-  cookies: ParameterizedContext['cookies'];
-  /** Steps and upstream calls of this request, returned as `debug` when `debug` is on. */
-  trace: TraceEntry[];
-}
-
-export interface TraceEntry {
-  step: string;
-  [detail: string]: unknown;
-}
+export type ActionContext = ServiceContext;
+export type { TraceEntry } from '../core/context';
 
 export interface ActionResult {
   data?: Record<string, unknown> | null;

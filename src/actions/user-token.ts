@@ -1,6 +1,5 @@
 import type { ActionContext } from './action';
 import { ApiError } from '../core/errors';
-import { readTokenCookie } from '../http/cookies';
 
 /*
  * SPEC.md, Authentication 1: the user's access token comes from the body field, the cookie
@@ -11,16 +10,16 @@ export type TokenSource = 'body' | 'cookie' | 'bearer';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-export function findUserToken(ctx: Pick<ActionContext, 'cookies' | 'header'>, fromBody?: string | null): { token: string; source: TokenSource } | undefined {
+export function findUserToken(ctx: Pick<ActionContext, 'tokenCookie' | 'header'>, fromBody?: string | null): { token: string; source: TokenSource } | undefined {
   if (fromBody) return { token: fromBody, source: 'body' };
-  const cookie = readTokenCookie(ctx);
+  const cookie = ctx.tokenCookie.get();
   if (cookie) return { token: cookie, source: 'cookie' };
   const bearer = BEARER.exec(ctx.header('authorization') ?? '')?.[1];
   return bearer ? { token: bearer, source: 'bearer' } : undefined;
 }
 
 /** The user's token, or `token_required`. */
-export function requireUserToken(ctx: Pick<ActionContext, 'cookies' | 'header'>, fromBody?: string | null): { token: string; source: TokenSource } {
+export function requireUserToken(ctx: Pick<ActionContext, 'tokenCookie' | 'header'>, fromBody?: string | null): { token: string; source: TokenSource } {
   const found = findUserToken(ctx, fromBody);
   if (!found) {
     throw new ApiError('token_required', 'Token di accesso mancante: accedi di nuovo.');

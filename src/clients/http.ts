@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { ApiError } from '../core/errors';
 import { requestScope } from '../core/request-scope';
 import type { Logger } from '../core/logger';
+import type { UpstreamCall } from '../core/metrics';
 
 /*
  * The one place that speaks HTTP upstream. Every client builds on `createUpstream`: a
@@ -13,15 +14,7 @@ import type { Logger } from '../core/logger';
  * reason `upstream_error`. Nothing outside src/clients sees axios.
  */
 
-export interface UpstreamCall {
-  client: string;
-  endpoint: string;
-  method: string;
-  /** HTTP status, or 0 when no answer came (timeout, refused, DNS). */
-  status: number;
-  durationMs: number;
-  outcome: 'ok' | 'http_error' | 'bad_reply' | 'timeout' | 'unreachable';
-}
+export type { UpstreamCall };
 
 type Observer = (call: UpstreamCall) => void;
 const observers = new Set<Observer>();

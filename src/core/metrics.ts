@@ -1,6 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Context, Middleware, Next } from 'koa';
-import { observeUpstreamCalls } from '../clients/http';
 import type { Config } from './config/schema';
 
 /*
@@ -13,6 +12,17 @@ import type { Config } from './config/schema';
  * No path, identifier or address ever becomes a label. The names below are a public
  * interface (dashboards, alerts, docs/operations.md): rename nothing.
  */
+
+/** One upstream call, as the shared upstream base (src/clients/http.ts) reports it to the metrics. */
+export interface UpstreamCall {
+  client: string;
+  endpoint: string;
+  method: string;
+  /** HTTP status, or 0 when no answer came (timeout, refused, DNS). */
+  status: number;
+  durationMs: number;
+  outcome: 'ok' | 'http_error' | 'bad_reply' | 'timeout' | 'unreachable';
+}
 
 export const METRIC_PREFIX = 'lfa_';
 
@@ -103,8 +113,8 @@ export interface Metrics {
   ingestQueueDepth(depth: number): void;
   ingest(result: IngestResult): void;
   rateLimitRefused(limit: RateLimitName): void;
-  /** Stops observing upstream calls. */
-  close(): void;
+  /** One upstream call (the clients report each one here). */
+  observeUpstream(call: UpstreamCall): void;
 }
 
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
@@ -156,12 +166,12 @@ export function createMetrics(): Metrics {
   const refusals = new Counter({ ...definition('lfa_rate_limit_refusals_total'), registers: [registry] });
   const defaults = defaultMetricsRegistry();
 
-  const unsubscribe = observeUpstreamCalls((call) => {
+  const observeUpstream = (call: UpstreamCall) => {
     const client = LABEL_VALUE.test(call.client) ? call.client : 'other';
     const endpoint = LABEL_VALUE.test(call.endpoint) ? call.endpoint : 'other';
     upstreamCalls.inc({ client, endpoint, status: String(call.status), outcome: call.outcome });
     upstreamDuration.observe({ client, endpoint, outcome: call.outcome }, call.durationMs / 1000);
-  });
+  };
 
   const middleware: Middleware = async function metrics(ctx: Context, next: Next) {
     const started = process.hrtime.bigint();
@@ -186,8 +196,6 @@ export function createMetrics(): Metrics {
     ingestQueueDepth: (depth) => queueDepth.set(depth),
     ingest: (result) => ingestEvents.inc({ result }),
     rateLimitRefused: (limit) => refusals.inc({ limit }),
-    close: () => {
-      unsubscribe();
-    },
+    observeUpstream,
   };
 }

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { TraceEntry } from '../actions/action';
+import type { TraceEntry } from './context';
 
 /**
  * What belongs to the request being served, reachable from clients without threading it

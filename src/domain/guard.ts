@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { ActionContext } from '../actions/action';
+import type { ServiceContext } from './service-context';
 import type { Config } from '../core/config/schema';
 import type { Logger } from '../core/logger';
 import { invalidProof, proofBinds, signProof, verifyProof, type ProofClaims, type VerifiedProof } from './proofs';
@@ -31,7 +31,7 @@ export interface Identity {
  */
 export type Binding = 'all' | 'any';
 
-type GuardContext = Pick<ActionContext, 'deps' | 'header'>;
+type GuardContext = Pick<ServiceContext, 'deps' | 'header'>;
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
@@ -106,7 +106,7 @@ function consistent(a: Identity, b: Identity): boolean {
  * new). Claim `linked` lists the identifiers no code was verified for (docs/identity.md).
  */
 export function issueVerifiedProof(
-  ctx: Pick<ActionContext, 'deps'>,
+  ctx: Pick<ServiceContext, 'deps'>,
   { verified, linked }: ProofIdentities,
   basedOn?: VerifiedProof | null,
   { fresh = false, restart = false }: { fresh?: boolean; restart?: boolean } = {},
@@ -139,7 +139,7 @@ export function issueVerifiedProof(
 }
 
 /** Refuses a proof naming an account whose email's owner claimed it after the proof's chain began (email-claim.ts). */
-export async function refuseIfClaimedSince(ctx: Pick<ActionContext, 'deps'>, claims: Pick<VerifiedProof, 'uid' | 'iat'>): Promise<void> {
+export async function refuseIfClaimedSince(ctx: Pick<ServiceContext, 'deps'>, claims: Pick<VerifiedProof, 'uid' | 'iat'>): Promise<void> {
   if (typeof claims.uid !== 'string') return;
   const claimedAt = await ctx.deps.otp.accountClaimedAt(claims.uid);
   if (claimedAt !== null && claims.iat < claimedAt) throw invalidProof('claimed');
@@ -151,7 +151,7 @@ export async function refuseIfClaimedSince(ctx: Pick<ActionContext, 'deps'>, cla
  * change fails the proof is given back, so an upstream outage costs the user nothing. A trusted
  * caller (claims null) spends nothing.
  */
-export async function spending<T>(ctx: Pick<ActionContext, 'deps'>, claims: VerifiedProof | null, change: () => Promise<T>): Promise<T> {
+export async function spending<T>(ctx: Pick<ServiceContext, 'deps'>, claims: VerifiedProof | null, change: () => Promise<T>): Promise<T> {
   if (!claims) return change();
   const { otp } = ctx.deps;
   await refuseIfClaimedSince(ctx, claims);

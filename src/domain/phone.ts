@@ -1,4 +1,5 @@
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { ApiError } from '../core/errors';
 // The full metadata knows number types (mobile, landline, premium, VoIP); the default one does not.
 import { parsePhoneNumberFromString as parseWithTypes } from 'libphonenumber-js/max';
 
@@ -46,4 +47,13 @@ export const looksLikePhone = (identifier: string): boolean => !identifier.inclu
 export function isMobile(e164: string): boolean {
   const type = parseWithTypes(e164)?.getType();
   return type === 'MOBILE' || type === 'FIXED_LINE_OR_MOBILE';
+}
+
+/** E.164 of a phone field, or `invalid_request` naming the field. */
+export function requirePhone(phone: string, field: string, defaultRegion: string): string {
+  const e164 = toE164(phone, defaultRegion);
+  if (!e164) {
+    throw new ApiError('invalid_request', 'Numero di telefono non valido.', { data: { issues: [{ path: field, message: 'not a valid phone number' }] } });
+  }
+  return e164;
 }

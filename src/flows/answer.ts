@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import { FLOWS, type FlowFailure, type StepAnswer } from '../../machines';
-import { otpSendResponse } from '../actions/otp/fields';
+import { otpSendResponse } from '../domain/otp/send-result';
 import { phoneTaken } from '../domain/accounts/phone-owner';
-import { setTokenCookie } from '../http/cookies';
 import { ApiError } from '../core/errors';
 import { proofRequired } from '../domain/guard';
 import { verifyFailure } from '../domain/otp/errors';
 import { invalidProof, signProof } from '../domain/proofs';
-import type { ActionContext } from '../actions/action';
+import type { ServiceContext } from '../domain/deps';
 
 /*
  * The envelope of an optimised action, read from the state the login machine settled on
@@ -44,7 +43,7 @@ export interface NextProofLineage {
 }
 
 /** `data` of a settled, accepted request; signs the next proof and sets `__utp` when a token was issued. */
-export function answerData(answer: StepAnswer, ctx: Pick<ActionContext, 'deps' | 'cookies'>, lineage: NextProofLineage = {}): FlowAnswerData {
+export function answerData(answer: StepAnswer, ctx: Pick<ServiceContext, 'deps' | 'tokenCookie'>, lineage: NextProofLineage = {}): FlowAnswerData {
   const { deps } = ctx;
   const data: FlowAnswerData = { next_step: answer.nextStep!, flow: answer.flow };
   if (answer.screen) data.screen = answer.screen as FlowAnswerData['screen'];
@@ -53,7 +52,7 @@ export function answerData(answer: StepAnswer, ctx: Pick<ActionContext, 'deps' |
   if (answer.otp) data.otp = answer.otp;
   if (answer.accessToken) {
     data.access_token = answer.accessToken;
-    setTokenCookie(ctx, answer.accessToken, { stayLoggedIn: answer.stayLoggedIn, expiresIn: answer.expiresIn });
+    ctx.tokenCookie.set(answer.accessToken, { stayLoggedIn: answer.stayLoggedIn, expiresIn: answer.expiresIn });
   }
   if (answer.proof) {
     const now = deps.now();

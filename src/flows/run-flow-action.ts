@@ -9,16 +9,15 @@ import {
   type FlowClaims,
   type LoginFlowMachine,
 } from '../../machines';
-import type { ActionContext, ActionResult } from '../actions/action';
-import { requirePhone } from '../actions/identity/fields';
-import { withIdpDebug } from '../actions/identity/shared';
+import type { ServiceContext } from '../domain/deps';
+import { looksLikePhone, requirePhone } from '../domain/phone';
+import { withIdpDebug } from '../domain/idp-debug';
 import type { Config } from '../core/config/schema';
 import type { Deps } from '../domain/deps';
 import { ApiError, isApiError } from '../core/errors';
 import { PROOF_HEADER, refuseIfClaimedSince, trustedCaller } from '../domain/guard';
-import { looksLikePhone } from '../domain/phone';
 import { invalidProof, verifyProof } from '../domain/proofs';
-import { answerData, failureError } from './answer';
+import { answerData, failureError, type FlowAnswerData } from './answer';
 import { createFlowEffects, type SendFieldNames } from './effects';
 
 /*
@@ -71,7 +70,7 @@ function normalisePhones(body: Record<string, unknown>, region: string): Record<
 }
 
 /** The claims of the proof named for this request, verified; undefined when none is presented. */
-function presentedClaims(entry: Entry, body: Record<string, unknown>, ctx: ActionContext): FlowClaims | undefined {
+function presentedClaims(entry: Entry, body: Record<string, unknown>, ctx: ServiceContext): FlowClaims | undefined {
   const field = proofFieldFor(entry, body);
   if (!field) return undefined;
   // The `verified` proof is also read from the header the identity primitives accept.
@@ -95,7 +94,7 @@ function spendsProof(entry: Entry, claims: FlowClaims | undefined): claims is Fl
 const flowTimedOut = (err: FlowTimeoutError, timeoutMs: number) =>
   new ApiError('upstream_error', 'Servizio non disponibile. Riprova più tardi.', { data: { upstream: 'login_flow', timeout_ms: timeoutMs }, cause: err });
 
-export async function runFlowAction(entry: Entry, request: Record<string, unknown>, ctx: ActionContext): Promise<ActionResult> {
+export async function runFlowAction(entry: Entry, request: Record<string, unknown>, ctx: ServiceContext): Promise<{ data: FlowAnswerData }> {
   const { deps } = ctx;
   const started = deps.now();
   try {

@@ -1,4 +1,6 @@
-import type { ActionContext } from '../actions/action';
+import type { Context } from 'koa';
+import type { Config } from '../core/config/schema';
+import type { TokenCookie, TokenCookieOptions } from '../core/context';
 
 /*
  * SPEC.md, Authentication 2: every access token the service issues or refreshes is stored in
@@ -12,16 +14,16 @@ import type { ActionContext } from '../actions/action';
 
 export const TOKEN_COOKIE = '__utp';
 
-type CookieContext = Pick<ActionContext, 'cookies'> & { deps: { config: ActionContext['deps']['config'] } };
-
-export interface TokenCookieOptions {
-  stayLoggedIn: boolean;
-  /** Seconds, from the provider's token reply when it says. */
-  expiresIn?: number | null;
+/** The request's `__utp` cookie, as the layers below the transport use it (core/context.ts). */
+export function tokenCookieOf(ctx: Pick<Context, 'cookies'>, config: Pick<Config, 'server' | 'sandbox'>): TokenCookie {
+  return {
+    get: () => ctx.cookies.get(TOKEN_COOKIE) || undefined,
+    set: (token, options) => setTokenCookie(ctx, config, token, options),
+  };
 }
 
-export function setTokenCookie(ctx: CookieContext, token: string, { stayLoggedIn, expiresIn }: TokenCookieOptions): void {
-  const { server, sandbox } = ctx.deps.config;
+function setTokenCookie(ctx: Pick<Context, 'cookies'>, config: Pick<Config, 'server' | 'sandbox'>, token: string, { stayLoggedIn, expiresIn }: TokenCookieOptions): void {
+  const { server, sandbox } = config;
   const secure = !sandbox.enabled;
   // TLS usually ends at a proxy: the browser's connection is secure even when ours is not,
   // and the cookie library refuses a Secure cookie over plain http unless told so.
@@ -36,9 +38,4 @@ export function setTokenCookie(ctx: CookieContext, token: string, { stayLoggedIn
     ...(server.cookie_domain ? { domain: server.cookie_domain } : {}),
     ...(stayLoggedIn ? { maxAge: lifetimeSeconds * 1000 } : {}),
   });
-}
-
-export function readTokenCookie(ctx: Pick<ActionContext, 'cookies'>): string | undefined {
-  const value = ctx.cookies.get(TOKEN_COOKIE);
-  return value ? value : undefined;
 }

@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import type { Action, ActionContext, TraceEntry } from '../actions/action';
 import type { Deps } from '../domain/deps';
 import { ApiError } from '../core/errors';
+import { tokenCookieOf } from './cookies';
 import { successEnvelope } from './envelope';
 import { checkBodyShape, parseRequest } from './validate';
 import { requestScope } from '../core/request-scope';
@@ -40,7 +41,7 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
         return ctx.state.log;
       },
       header: (header) => ctx.get(header) || undefined,
-      cookies: ctx.cookies,
+      tokenCookie: tokenCookieOf(ctx, deps.config),
       trace,
     };
     const result = await requestScope.run({ requestId: actionCtx.requestId, ip: actionCtx.ip, trace }, () => action.handler(input, actionCtx));

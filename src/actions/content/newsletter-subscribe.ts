@@ -4,17 +4,12 @@ import { ApiError, isApiError } from '../../core/errors';
 import { maskSecret } from '../../core/logger';
 import { defineAction } from '../action';
 import { feedCode, headlineCode } from './headlines';
-import { listId, listIds, planSubscription, type HeadlinePlan } from './subscription-plan';
+import { planSubscription, selectionFields, type HeadlinePlan } from './subscription-plan';
 
 export const newsletterSubscribeRequest = z.object({
   email: z.string().trim().max(254).pipe(z.email()),
-  /** Preferred form: each item names a feed or a headline (paired in order), and one list id. */
-  selections: z.array(z.object({ feed: feedCode.nullish(), testata: headlineCode.nullish(), mlid: listId })).max(100).nullish(),
-  /** Single form: one headline and its comma-separated list ids. */
-  testata: headlineCode.nullish(),
-  mlids: listIds.nullish(),
+  ...selectionFields,
 });
-export type NewsletterSubscribeInput = z.infer<typeof newsletterSubscribeRequest>;
 
 const headlineResult = z.object({
   testata: headlineCode,

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '../../core/errors';
-import { feedOf, headlineOf, LIST_ID, type Feed, type Headline } from './headlines';
-import type { NewsletterSubscribeInput } from './newsletter-subscribe';
+import { feedCode, feedOf, headlineCode, headlineOf, LIST_ID, type Feed, type Headline } from './headlines';
 
 /*
  * What newsletter_subscribe's request turns into: one call per headline, with that
@@ -30,6 +29,17 @@ export const listIds = z
     return ids;
   });
 
+/** The request fields that name the lists: newsletter_subscribe's schema spreads them beside `email`. */
+export const selectionFields = {
+  /** Preferred form: each item names a feed or a headline (paired in order), and one list id. */
+  selections: z.array(z.object({ feed: feedCode.nullish(), testata: headlineCode.nullish(), mlid: listId })).max(100).nullish(),
+  /** Single form: one headline and its comma-separated list ids. */
+  testata: headlineCode.nullish(),
+  mlids: listIds.nullish(),
+};
+const selections = z.object(selectionFields);
+export type Selections = z.infer<typeof selections>;
+
 export interface HeadlinePlan {
   testata: Headline;
   feed: Feed;
@@ -43,7 +53,7 @@ interface Issue {
 }
 
 /** Groups the selections by headline, in the order they first appear; throws invalid_request naming every bad item. */
-export function planSubscription(input: NewsletterSubscribeInput, apiKeys: Record<Headline, string>): HeadlinePlan[] {
+export function planSubscription(input: Selections, apiKeys: Record<Headline, string>): HeadlinePlan[] {
   const issues: Issue[] = [];
   const picked: Array<{ testata: Headline; mlid: string; path: string }> = [];
 

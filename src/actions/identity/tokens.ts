@@ -1,5 +1,4 @@
 import type { TokenReply } from '../../clients/identity';
-import { readTokenCookie, setTokenCookie } from '../../http/cookies';
 import type { ActionContext } from '../action';
 
 /*
@@ -7,20 +6,20 @@ import type { ActionContext } from '../action';
  * stored in the cookie `__utp` (SPEC.md, Authentication 2).
  */
 
-type TokenContext = Pick<ActionContext, 'deps' | 'cookies'>;
+type TokenContext = Pick<ActionContext, 'deps' | 'tokenCookie'>;
 
 /** The publisher token for a uid, stored in `__utp`. */
 export async function issueAccessToken(ctx: TokenContext, uid: string, options: { stayLoggedIn: boolean; body?: Record<string, unknown> | null }): Promise<TokenReply> {
   const reply = await ctx.deps.identity.issueToken(uid, options.body);
-  setTokenCookie(ctx, reply.access_token, { stayLoggedIn: options.stayLoggedIn, expiresIn: reply.expires_in });
+  ctx.tokenCookie.set(reply.access_token, { stayLoggedIn: options.stayLoggedIn, expiresIn: reply.expires_in });
   return reply;
 }
 
 /** Stores a token the provider returned (login, register, refresh), when there is a new one. */
 export function storeReturnedToken(ctx: TokenContext, reply: { access_token?: string | null; expires_in?: number | null }, stayLoggedIn: boolean): boolean {
   const token = reply.access_token;
-  if (!token || token === readTokenCookie(ctx)) return false;
-  setTokenCookie(ctx, token, { stayLoggedIn, expiresIn: reply.expires_in });
+  if (!token || token === ctx.tokenCookie.get()) return false;
+  ctx.tokenCookie.set(token, { stayLoggedIn, expiresIn: reply.expires_in });
   return true;
 }
 

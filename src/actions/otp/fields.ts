@@ -7,11 +7,4 @@ export const otpCodeField = z.string().trim().min(1).max(64);
 export const phoneField = z.string().trim().max(32);
 export const emailField = z.union([z.literal(''), z.string().trim().max(254).pipe(z.email())]);
 
-export const otpSendResponse = z.object({
-  otp: z.string().optional().describe('the plain code, only when otp.debug is on'),
-  resent: z.boolean(),
-  retry_after: z.number().int(),
-  cooldown: z.number().int(),
-  expires_in: z.number().int(),
-  notified: z.object({ email: z.boolean(), sms: z.boolean() }),
-});
+export { otpSendResponse } from '../../domain/otp/send-result';

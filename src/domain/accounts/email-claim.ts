@@ -1,5 +1,5 @@
 import type { IdentityProfile, V3User } from '../../clients/identity';
-import type { Deps } from '../deps';
+import type { Deps } from '../service-context';
 import { reducedProfile } from './profile';
 
 /*

@@ -1,5 +1,5 @@
 import type { V3SearchReply, V3User } from '../../clients/identity';
-import type { Deps } from '../deps';
+import type { Deps } from '../service-context';
 import { ApiError } from '../../core/errors';
 import { samePhone, toStoredDigits } from '../phone';
 import { customValue } from './profile';

@@ -11,7 +11,7 @@ export { createMemoryLoginIngest, defaultBackoffMs, type MemoryIngestOptions } f
 
 export interface LoginIngestOptions {
   collector?: CollectorClient;
-  observer?: () => IngestObserver | undefined;
+  observer?: IngestObserver;
   backoffMs?: (retry: number) => number;
   closeGraceMs?: number;
   /** With a Redis connection the queue is durable and shared by the fleet. */

@@ -25,7 +25,7 @@ export interface MemoryIngestOptions {
   /** How long `close` waits for pending events. */
   closeGraceMs?: number;
   /** Read at each count, so it can be wired before the metrics exist. */
-  observer?: () => IngestObserver | undefined;
+  observer?: IngestObserver;
 }
 
 interface Item {
@@ -59,7 +59,7 @@ export function createMemoryLoginIngest(options: MemoryIngestOptions): LoginInge
 
   const pending = () => queue.length + active + retryTimers.size;
   const observe = (result: Parameters<IngestObserver['ingest']>[0]) => {
-    const observer = options.observer?.();
+    const observer = options.observer;
     observer?.ingest(result);
     observer?.ingestQueueDepth(pending());
   };
@@ -103,7 +103,7 @@ export function createMemoryLoginIngest(options: MemoryIngestOptions): LoginInge
       void attempt(item).finally(() => {
         active -= 1;
         pump();
-        options.observer?.()?.ingestQueueDepth(pending());
+        options.observer?.ingestQueueDepth(pending());
         settle();
       });
     }

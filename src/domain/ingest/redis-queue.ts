@@ -32,7 +32,7 @@ export interface RedisIngestOptions {
   closeGraceMs?: number;
   /** Events given up, kept for inspection (newest first, bounded). */
   deadLetterMax?: number;
-  observer?: () => IngestObserver | undefined;
+  observer?: IngestObserver;
 }
 
 interface Envelope {
@@ -110,7 +110,7 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
 
   const pending = () => active + backlog;
   const observe = (result: Parameters<IngestObserver['ingest']>[0]) => {
-    const observer = options.observer?.();
+    const observer = options.observer;
     observer?.ingest(result);
     observer?.ingestQueueDepth(pending());
   };
@@ -174,7 +174,7 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
       }
       const [ready, delayed] = await Promise.all([redis.llen(keys.ready), redis.zcard(keys.delayed)]);
       backlog = ready + delayed;
-      options.observer?.()?.ingestQueueDepth(pending());
+      options.observer?.ingestQueueDepth(pending());
     } catch (err) {
       // Redis unreachable: the events wait in Redis (or were never queued); try again at the next tick.
       log.debug({ err: describe(err) }, 'login ingest: pull failed');

@@ -51,14 +51,14 @@ export const rateLimited = (retryAfterSeconds: number, limit: LimitName) =>
 
 export function createAbuseLimits(
   config: Config,
-  limiter: () => RateLimiter,
+  limiter: RateLimiter,
   now: () => number,
   onRefused: (limit: LimitName) => void = () => {},
 ): AbuseLimits {
   const limits = config.rate_limits;
   const check = async (limit: LimitName, subject: string | undefined, max: number, windowMs: number) => {
     if (!limits.enabled || !subject) return;
-    const decision = await limiter().hit(`${limit}:${subject}`, max, windowMs, now());
+    const decision = await limiter.hit(`${limit}:${subject}`, max, windowMs, now());
     if (decision.allowed) return;
     onRefused(limit);
     throw rateLimited(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)), limit);

@@ -23,8 +23,9 @@ import { loadOtpTemplates, renderOtpMessage, type OtpMessage, type OtpTemplates 
  * the channel rules, the cooldown and the security floor live in one place.
  */
 
-/** What the service reads from the process dependencies, at call time: tests swap the clock, and deps are still being built when the service is. */
+/** What the service is built from (the dependency container passes its own pieces). */
 export interface OtpServiceEnv {
+  log: Logger;
   otpLog: Logger;
   now: () => number;
   secret: string;
@@ -80,7 +81,7 @@ export interface OtpService {
   close(): Promise<void>;
 }
 
-export interface OtpServiceOptions {
+export interface OtpServiceOptions extends OtpServiceEnv {
   store?: OtpStore;
   /**
    * Whether the identity provider shows this phone and this email on one account (SPEC rule 2:
@@ -106,13 +107,8 @@ async function guarded<T>(operation: () => Promise<T>): Promise<T> {
   }
 }
 
-export function createOtpService(
-  config: Config,
-  log: Logger,
-  env: () => OtpServiceEnv,
-  closers: Array<() => Promise<void> | void> = [],
-  options: OtpServiceOptions = {},
-): OtpService {
+export function createOtpService(config: Config, options: OtpServiceOptions): OtpService {
+  const { log, otpLog, now, secret } = options;
   const otp = config.otp;
   const policy: OtpPolicy = { ttlMs: otp.ttl_seconds * 1000, cooldownMs: otp.resend_cooldown_seconds * 1000, maxAttempts: otp.max_attempts };
   const region = config.sms.default_region;
@@ -120,24 +116,15 @@ export function createOtpService(
   const allowedRegions = (config.sms.allowed_regions.length > 0 ? config.sms.allowed_regions : [region]).map((r) => r.toUpperCase());
   // Templates are read once, here: a missing or broken template stops the start-up, not a request.
   const templates = options.templates ?? loadOtpTemplates();
-  const store = options.store ?? createStore(config, () => env().now());
+  const store = options.store ?? createStore(config, now);
   const sms = options.sms ?? createSmsClient(config, log);
   const mailer = options.mailer ?? createMailer(config, log);
 
-  let hasher: { secret: string; hash: OtpHasher } | undefined;
-  const hash = (key: string, code: string) => {
-    const { secret } = env();
-    if (hasher?.secret !== secret) hasher = { secret, hash: createOtpHasher(secret) };
-    return hasher.hash(key, code);
-  };
-  let ownLimits: AbuseLimits | undefined;
-  const limits = (): AbuseLimits => {
-    const shared = env().limits;
-    if (shared) return shared;
-    const limiter = createMemoryRateLimiter();
-    return (ownLimits ??= createAbuseLimits(config, () => limiter, () => env().now()));
-  };
-  const message = (code: string) => renderOtpMessage(templates, { code, ttlSeconds: otp.ttl_seconds, appName: config.mail.app_name, now: env().now() });
+  const hash = createOtpHasher(secret);
+  const abuseLimits = options.limits ?? createAbuseLimits(config, createMemoryRateLimiter(), now);
+  const limits = () => abuseLimits;
+  const metrics = options.metrics;
+  const message = (code: string) => renderOtpMessage(templates, { code, ttlSeconds: otp.ttl_seconds, appName: config.mail.app_name, now: now() });
 
   /**
    * Where this request's code goes: SPEC.md's otp_generate rules 1 and 2 (docs/otp.md), SMS
@@ -193,14 +180,13 @@ export function createOtpService(
     const masked = () => (channel === 'sms' ? maskPhone(to) : maskEmail(to));
     try {
       await send();
-      const { otpLog } = env();
       if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'send', channel, to: masked(), outcome: 'sent' }, 'send');
-      env().metrics?.codeSent(channel, 'sent');
+      metrics?.codeSent(channel, 'sent');
       return true;
     } catch (err) {
       const reason = isApiError(err) ? err.reason : 'error';
-      env().metrics?.codeSent(channel, 'failed');
-      env().otpLog.warn({ event: 'send', channel, to: masked(), outcome: 'failed', reason }, 'send');
+      metrics?.codeSent(channel, 'failed');
+      otpLog.warn({ event: 'send', channel, to: masked(), outcome: 'failed', reason }, 'send');
       return false;
     }
   }
@@ -220,7 +206,6 @@ export function createOtpService(
         log.warn({ key: maskOtpKey(key), phone: maskPhone(smsTo), email: maskEmail(emailTo!) }, 'otp: phone and email are not one account, code sent by SMS only');
         useEmail = false;
       }
-      const { otpLog } = env();
       // The line is built only when the OTP log takes it: masking costs, and most runs log at warn.
       const logGenerate = (fields: Record<string, unknown>) => {
         if (!otpLog.isLevelEnabled('info')) return;
@@ -241,10 +226,10 @@ export function createOtpService(
         if (isApiError(err) && err.reason === 'already_sent') logGenerate({ outcome: 'blocked', recipient: true });
         throw err;
       }
-      const now = env().now();
+      const sentAt = now();
       const code = generateCode(otp.length);
       const codeHash = hash(key, code);
-      const issued = await guarded(() => store.issue(key, codeHash, now, policy, addressesOf(recipients)));
+      const issued = await guarded(() => store.issue(key, codeHash, sentAt, policy, addressesOf(recipients)));
       if (issued.status === 'blocked') {
         await releaseRecipients(recipients, token);
         const retryAfter = Math.max(1, Math.ceil(issued.retryAfterMs / 1000));
@@ -281,7 +266,7 @@ export function createOtpService(
       if (useEmail && !emailSent) await releaseRecipients([emailTo!], token);
       return {
         ...(otp.debug ? { otp: code } : {}),
-        resent: issued.previous !== null && issued.previous.expiresAt > now,
+        resent: issued.previous !== null && issued.previous.expiresAt > sentAt,
         retry_after: otp.resend_cooldown_seconds,
         cooldown: otp.resend_cooldown_seconds,
         expires_in: otp.ttl_seconds,
@@ -293,10 +278,9 @@ export function createOtpService(
       // A key that does not normalise cannot have a record: it is checked as given and simply fails.
       const key = normaliseOtpKey(rawKey, region)?.value ?? rawKey.trim();
       await guarded(() => limits().verifyFromIp());
-      const result = await guarded(() => store.verify(key, hash(key, code.trim()), env().now(), policy));
-      const { otpLog } = env();
+      const result = await guarded(() => store.verify(key, hash(key, code.trim()), now(), policy));
       if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome: result.outcome }, 'verify');
-      env().metrics?.verification(result.outcome);
+      metrics?.verification(result.outcome);
       if (result.outcome !== 'ok') return result;
       // The owner of the addresses is acting, not being bombed: their next code need not wait.
       await guarded(() => Promise.all(result.to.split(' ').filter(Boolean).map((address) => store.clearRecipient(address))));
@@ -310,7 +294,7 @@ export function createOtpService(
     },
     spendProof: (id, untilMs) => guarded(() => store.spendProof(id, untilMs)),
     unspendProof: (id) => guarded(() => store.unspendProof(id)),
-    markAccountClaimed: (uid) => guarded(() => store.markAccountClaimed(uid, env().now(), config.security.proof_ttl_seconds * 1000)),
+    markAccountClaimed: (uid) => guarded(() => store.markAccountClaimed(uid, now(), config.security.proof_ttl_seconds * 1000)),
     accountClaimedAt: (uid) => guarded(() => store.accountClaimedAt(uid)),
 
     ready: () => store.ping().catch(() => false),
@@ -319,6 +303,5 @@ export function createOtpService(
       await mailer.close();
     },
   };
-  closers.push(() => service.close());
   return service;
 }

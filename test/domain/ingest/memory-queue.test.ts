@@ -56,7 +56,7 @@ describe('in-memory login ingest', () => {
   it('reports every result and the queue depth to the observer', async () => {
     const observer: IngestObserver = { ingest: jest.fn(), ingestQueueDepth: jest.fn() };
     const deliver = jest.fn().mockRejectedValueOnce(new Error('down')).mockResolvedValue(undefined);
-    const ingest = createMemoryLoginIngest({ deliver, log: pino({ level: 'silent' }), maxRetries: 1, backoffMs: noDelay, observer: () => observer });
+    const ingest = createMemoryLoginIngest({ deliver, log: pino({ level: 'silent' }), maxRetries: 1, backoffMs: noDelay, observer });
     await ingest.enqueue(event);
     await ingest.drain(1000);
     expect((observer.ingest as jest.Mock).mock.calls).toEqual([['queued'], ['failed'], ['delivered']]);

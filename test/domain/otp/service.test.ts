@@ -23,7 +23,7 @@ function service(config: Config, smsAccepts = true) {
     }),
   };
   let now = 1_900_000_000_000;
-  const otp: OtpService = createOtpService(config, log, () => ({ otpLog: log, now: () => now, secret: 's3cret' }), [], { store, sms });
+  const otp: OtpService = createOtpService(config, { log, otpLog: log, now: () => now, secret: 's3cret', store, sms });
   return { otp, issue, revert, sent, tick: (ms: number) => (now += ms) };
 }
 

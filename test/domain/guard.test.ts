@@ -1,7 +1,6 @@
 import pino from 'pino';
 import { Writable } from 'node:stream';
-import { createDeps } from '../../src/domain/deps';
-import { codeVerified, issueVerifiedProof, requireVerified, vouches } from '../../src/domain/guard';
+import { codeVerified, issueVerifiedProof, requireVerified, vouches, warnWhenGuardOff } from '../../src/domain/guard';
 import { signProof, verifyProof } from '../../src/domain/proofs';
 import { fixture, identityApp, identityConfig, intercept, INTERNAL_KEY, paths, useNock } from '../actions/identity/support';
 
@@ -91,8 +90,8 @@ describe('proof guard', () => {
     const lines: string[] = [];
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
     const log = pino({ level: 'warn' }, sink);
-    createDeps(identityConfig({ security: { guard_primitives: false } }), { log, otpLog: pino({ level: 'silent' }) });
-    createDeps(identityConfig(), { log, otpLog: pino({ level: 'silent' }) });
+    warnWhenGuardOff(identityConfig({ security: { guard_primitives: false } }), log);
+    warnWhenGuardOff(identityConfig(), log);
     expect(lines.filter((l) => l.includes('guard_primitives is false'))).toHaveLength(1);
   });
 

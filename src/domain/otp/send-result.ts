@@ -1,0 +1,12 @@
+import { z } from 'zod';
+import type { OtpSendMetadata } from '../../../machines/effects';
+
+/** otp_generate's success data (SPEC.md), also the `otp` of the login journeys' answers. */
+export const otpSendResponse = z.object({
+  otp: z.string().optional().describe('the plain code, only when otp.debug is on'),
+  resent: z.boolean(),
+  retry_after: z.number().int(),
+  cooldown: z.number().int(),
+  expires_in: z.number().int(),
+  notified: z.object({ email: z.boolean(), sms: z.boolean() }),
+}) satisfies z.ZodType<OtpSendMetadata>;

@@ -1,0 +1,65 @@
+import type Redis from 'ioredis';
+import type { CollectorClient } from '../clients/collector';
+import type { FeedsClient } from '../clients/feeds';
+import type { IdentityClient } from '../clients/identity';
+import type { MailingListClient } from '../clients/mailing-list';
+import type { RecommendationsClient } from '../clients/recommendations';
+import type { Config } from '../core/config/schema';
+import type { RequestContext } from '../core/context';
+import type { Logger } from '../core/logger';
+import type { Metrics } from '../core/metrics';
+import type { LoginIngest } from './ingest';
+import type { AbuseLimits } from './limits/abuse-limits';
+import type { RateLimiter } from './limits/rate-limiter';
+import type { OtpService } from './otp/service';
+import type { OtpStore } from './otp/store';
+
+/*
+ * Everything an action may call, built once per process from the configuration.
+ * Tests build it with fakes through `overrides`; nothing reaches for globals.
+ */
+export interface Deps {
+  config: Config;
+  log: Logger;
+  /** SPEC.md's OTP debug log: its own file, its own prefix. */
+  otpLog: Logger;
+  /** Milliseconds since the epoch; injectable so tests control time. */
+  now: () => number;
+  /** HMAC key for codes and proofs: `security.secret`, or a per-process random one outside production. */
+  secret: string;
+  /** One-time codes: generate, send (SMS, mail), verify; its store decides readiness. */
+  otp: OtpService;
+  /** Newsletter subscriptions (one call per headline). */
+  mailingList: MailingListClient;
+  /** Newsletter feeds, cached, with the last good copy kept for outages. */
+  feeds: FeedsClient;
+  /** Content-recommendation widgets. */
+  recommendations: RecommendationsClient;
+  /** The external identity provider (SPEC.md's identity calls). */
+  identity: IdentityClient;
+  /** Prometheus metrics of this app; the counting functions are documented in src/core/metrics.ts. */
+  metrics: Metrics;
+  /** The user collector (SPEC.md's login ingest endpoint); `configured` false when no base_url. */
+  collector: CollectorClient;
+  /** Background delivery of {uid, accessToken} to the collector after every issued token. */
+  loginIngest: LoginIngest;
+  /** The shared Redis connection when `otp.store` is `redis` (OTP records, rate limits, ingest queue). */
+  redis?: Redis;
+  /** Abuse-limit counters, in the same store as the codes so limits hold across instances. */
+  rateLimiter: RateLimiter;
+  /** The abuse limits of docs/abuse.md, counted in `rateLimiter`. */
+  limits: AbuseLimits;
+  /** True when the store (and whatever else readiness needs) answers. */
+  ready(): Promise<boolean>;
+  /** Releases sockets, timers and files. */
+  close(): Promise<void>;
+}
+
+/** Any piece replaced (tests, the benchmark); `otpStore` replaces the store inside the OTP service. */
+export type DepsOverrides = Partial<Deps> & { otpStore?: OtpStore };
+
+/** One request and the process's dependencies: what actions, the flow runner and the domain receive. */
+export interface ServiceContext extends RequestContext {
+  deps: Deps;
+}
+
