@@ -37,8 +37,7 @@ export const selectionFields = {
   testata: headlineCode.nullish(),
   mlids: listIds.nullish(),
 };
-const selections = z.object(selectionFields);
-export type Selections = z.infer<typeof selections>;
+export type Selections = z.infer<z.ZodObject<typeof selectionFields>>;
 
 export interface HeadlinePlan {
   testata: Headline;

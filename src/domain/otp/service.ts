@@ -6,7 +6,7 @@ import { isApiError } from '../../core/errors';
 import { maskEmail, maskPhone, type Logger } from '../../core/logger';
 import { isMobile, regionOf, toE164 } from '../phone';
 import { randomBytes } from 'node:crypto';
-import { createOtpHasher, generateCode, type OtpHasher } from './code';
+import { createOtpHasher, generateCode } from './code';
 import { alreadySent, channelNotConfigured, deliveryFailed, invalidField, phoneNotMobile, regionNotAllowed, storeUnavailable, verifyFailure } from './errors';
 import { maskOtpKey, normaliseOtpKey } from './key';
 import { createMemoryOtpStore } from './memory-store';
