@@ -60,6 +60,12 @@ export interface RunStepOptions {
   timeoutMs?: number;
   /** Entries are pushed here as they happen (pass the request's debug trace to interleave upstream calls). */
   trace?: Array<{ step: string }>;
+  /**
+   * Called with the request's actor system before the machine starts: effects receive the same
+   * system (`fromPromise(({ system }) => ...)`), so a caller can hand them the request they serve
+   * without rebuilding the machine per request.
+   */
+  attach?: (system: object) => void;
 }
 
 export class FlowTimeoutError extends Error {
@@ -160,6 +166,7 @@ export async function runStep(machine: LoginFlowMachine, options: RunStepOptions
 
   if (event.type !== ENTRY_EVENT[input.entry]) throw new Error(`login flow: ${input.entry} sends ${ENTRY_EVENT[input.entry]}, not ${event.type}`);
   const actor = createActor(machine, { input, inspect });
+  options.attach?.(actor.system);
   try {
     actor.start();
     const resumed = actor.getSnapshot();
