@@ -745,12 +745,13 @@ export type LoginFlowMachine = typeof loginFlowMachine;
 
 /**
  * The machine with effects given as plain async functions (src/ wires the OTP service and the
- * identity client here; tests give fakes). Effects left out keep throwing "not provided".
+ * identity client here; tests give fakes). Effects left out keep throwing "not provided". Each
+ * effect also receives the request's actor system (runStep's `attach` names it to its caller).
  */
 export function provideEffects(effects: Partial<FlowEffects>): LoginFlowMachine {
   const actors: Record<string, unknown> = {};
-  for (const [name, effect] of Object.entries(effects) as Array<[EffectName, (input: unknown, signal: AbortSignal) => Promise<unknown>]>) {
-    actors[name] = fromPromise(({ input, signal }) => effect(input, signal));
+  for (const [name, effect] of Object.entries(effects) as Array<[EffectName, (input: unknown, signal: AbortSignal, system: object) => Promise<unknown>]>) {
+    actors[name] = fromPromise(({ input, signal, system }) => effect(input, signal, system));
   }
   return loginFlowMachine.provide({ actors: actors as Parameters<LoginFlowMachine['provide']>[0]['actors'] });
 }
