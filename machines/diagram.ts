@@ -1,10 +1,13 @@
 import type { AnyStateMachine, StateNode } from 'xstate';
-import { EVENT_ACTION, SETTLED, STEP_INFO, stepOfTag, type FeAction, type StepId, type UserEventType } from './steps';
+import { EVENT_ACTION, FE_ACTIONS, PROOF_KIND, type FeAction, type UserEventType } from './actions';
+import type { ProofField } from './effects';
+import { SETTLED, STEP_INFO, stepOfTag, type StepId } from './steps';
 
 /*
  * Diagrams generated from the machine definitions, never drawn by hand: a Mermaid
- * stateDiagram-v2 made by walking the state nodes (states labelled with their step, edges with
- * their event and guard), and the table of steps (screen, meaning, the actions that reach it).
+ * stateDiagram-v2 made by walking the state nodes (states labelled with their step, compound
+ * states drawn around their children, edges with their event and guard, entry points as edges
+ * from `[*]`), and the table of steps (screen, meaning, the actions that reach it).
  */
 
 type Node = StateNode<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -31,7 +34,8 @@ export function stateNodes(node: Node): Node[] {
   return childrenOf(node).flatMap((child) => [child, ...stateNodes(child)]);
 }
 
-const mermaidId = (node: Node) => node.path.join('_');
+/** A state's Mermaid id is its key: keys are unique across a machine (checked by `renderMermaid`). */
+const mermaidId = (node: Node) => node.key;
 
 const stepsOf = (node: Node): StepId[] => node.tags.map(stepOfTag).filter((s): s is StepId => s !== undefined);
 
@@ -90,16 +94,34 @@ export function edgesOf(machine: AnyStateMachine): Edge[] {
 
 const clean = (text: string) => text.replace(/[:;#{}"]/g, ' ').replace(/\s+/g, ' ').trim();
 
+/** A way into the machine other than its initial state: drawn as `[*] --> target : label`. */
+export interface MermaidEntry {
+  /** The key of the state entered. */
+  target: string;
+  label: string;
+}
+
 export interface MermaidOptions {
-  /** Render only these state keys (and edges between them). */
+  /** Render only these state keys (and edges between them); a compound state is kept with any of its children. */
   only?: ReadonlySet<string>;
   /** Render only the edges this accepts (among those kept by `only`). */
   edges?: (edge: Edge) => boolean;
+  /** Draw these entry points instead of the machine's initial state. */
+  entries?: readonly MermaidEntry[];
 }
 
-/** The machine as a Mermaid stateDiagram-v2 (flat or nested states). */
+/**
+ * The machine as a Mermaid stateDiagram-v2 (flat or nested states). Every state is declared
+ * inside its compound state and every edge is drawn at the top level, so edges may cross
+ * compound states. A compound state's initial state is drawn only when an edge enters the
+ * compound state itself.
+ */
 export function renderMermaid(machine: AnyStateMachine, options: MermaidOptions = {}): string {
-  const keep = (node: Node) => !options.only || options.only.has(node.key);
+  const all = stateNodes(machine.root as Node);
+  const twice = all.map((n) => n.key).find((key, i, keys) => keys.indexOf(key) !== i);
+  if (twice) throw new Error(`diagram: state key "${twice}" is used twice in ${machine.id}`);
+  const keep = (node: Node): boolean => !options.only || options.only.has(node.key) || childrenOf(node).some(keep);
+  const entered = new Set(edgesOf(machine).map((e) => e.target));
   const lines = ['stateDiagram-v2'];
   const settled: string[] = [];
   const failed: string[] = [];
@@ -116,21 +138,30 @@ export function renderMermaid(machine: AnyStateMachine, options: MermaidOptions 
     }
     lines.push(`${indent}state "${clean(title)}" as ${id} {`);
     const initial = (node.config as { initial?: string }).initial;
-    if (initial && node.states[initial] && keep(node.states[initial] as Node)) lines.push(`${indent}  [*] --> ${mermaidId(node.states[initial] as Node)}`);
+    if (entered.has(node) && initial && node.states[initial] && keep(node.states[initial] as Node)) lines.push(`${indent}  [*] --> ${mermaidId(node.states[initial] as Node)}`);
     for (const child of children) declare(child, `${indent}  `);
     lines.push(`${indent}}`);
   };
 
   const root = machine.root as Node;
   for (const node of childrenOf(root).filter(keep)) declare(node, '  ');
-  const initial = (root.config as { initial?: string }).initial;
-  if (initial && root.states[initial] && keep(root.states[initial] as Node)) lines.push(`  [*] --> ${mermaidId(root.states[initial] as Node)}`);
+  if (options.entries) {
+    const byKey = new Map(all.map((n) => [n.key, n]));
+    for (const entry of options.entries) {
+      const target = byKey.get(entry.target);
+      if (!target) throw new Error(`diagram: no state "${entry.target}" in ${machine.id}`);
+      if (keep(target)) lines.push(`  [*] --> ${mermaidId(target)} : ${clean(entry.label)}`);
+    }
+  } else {
+    const initial = (root.config as { initial?: string }).initial;
+    if (initial && root.states[initial] && keep(root.states[initial] as Node)) lines.push(`  [*] --> ${mermaidId(root.states[initial] as Node)}`);
+  }
   for (const edge of edgesOf(machine)) {
     if (!keep(edge.source) || !keep(edge.target) || (options.edges && !options.edges(edge))) continue;
     const label = clean(edge.label);
     lines.push(`  ${mermaidId(edge.source)} --> ${mermaidId(edge.target)}${label ? ` : ${label}` : ''}`);
   }
-  for (const node of stateNodes(root)) if (node.type === 'final' && keep(node)) lines.push(`  ${mermaidId(node)} --> [*]`);
+  for (const node of all) if (node.type === 'final' && keep(node)) lines.push(`  ${mermaidId(node)} --> [*]`);
   if (settled.length) lines.push('  classDef settled fill:#e7f1ff,stroke:#3178c6', `  class ${settled.join(',')} settled`);
   if (failed.length) lines.push('  classDef failed fill:#fdecea,stroke:#c62828', `  class ${failed.join(',')} failed`);
   return lines.join('\n');
@@ -176,7 +207,6 @@ export interface StepRow {
   proof?: string;
 }
 
-const ACTION_ORDER: FeAction[] = ['FeLogin', 'FeVerifyOtp', 'FeRegister', 'FeAddPhone', 'FeUpdateProfile'];
 
 /** One row per step the machine's states carry, in step order. */
 export function stepTable(machine: AnyStateMachine): StepRow[] {
@@ -189,9 +219,9 @@ export function stepTable(machine: AnyStateMachine): StepRow[] {
       row.states.push(node.key);
       row.settles ||= node.tags.includes(SETTLED);
       const actions = new Set([...row.reachedBy, ...(reached.get(node) ?? [])]);
-      row.reachedBy = ACTION_ORDER.filter((a) => actions.has(a));
-      const proof = (node.meta as { proof?: { field: string; kind: string } } | undefined)?.proof;
-      if (proof) row.proof = `${proof.field} (${proof.kind})`;
+      row.reachedBy = FE_ACTIONS.filter((a) => actions.has(a));
+      const proof = (node.meta as { proof?: { field: ProofField } } | undefined)?.proof;
+      if (proof) row.proof = `${proof.field} (${PROOF_KIND[proof.field]})`;
       rows.set(step, row);
     }
   }

@@ -15,7 +15,7 @@
  * - Every effect receives an AbortSignal, aborted when the request's actor stops (timeout).
  */
 
-import type { Flow } from './steps';
+import type { Flow, ProfileStep } from './steps';
 
 /** otp_generate's success data (SPEC.md); `otp` only when `otp.debug`. Passed to the answer as `otp`. */
 export interface OtpSendMetadata {
@@ -90,15 +90,15 @@ export interface ConfirmDoiInput {
 export type ConfirmDoiOutput = unknown;
 
 /**
- * One profile update. Step 40 carries identity fields only (first_name, last_name, email:
- * the form-urlencoded provider call), step 42 custom fields only (city, birth_date, otp_phone:
- * the JSON call; otp_phone in E.164, stored as digits). The machine has already checked that
- * `otp_phone` is free (searchUserByPhone); an implementation that checks again answers
- * `phone_taken` instead of throwing.
+ * One profile update. Step 40 (`STEP.identitySaved`) carries identity fields only (first_name,
+ * last_name, email: the form-urlencoded provider call), step 42 (`STEP.customFieldsSaved`)
+ * custom fields only (city, birth_date, otp_phone: the JSON call; otp_phone in E.164, stored as
+ * digits). The machine has already checked that `otp_phone` is free (searchUserByPhone); an
+ * implementation that checks again answers `phone_taken` instead of throwing.
  */
 export interface UpdateProfileInput {
   uid: string;
-  step: 40 | 42;
+  step: ProfileStep;
   fields: ProfileFields;
 }
 export interface ProfileFields {

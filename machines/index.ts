@@ -1,12 +1,14 @@
 /*
- * The login journey: one machine, its step numbers and effects, the recipe that turns a request
- * into its input and event, the runner of one request, the diagrams and the replayed journeys.
- * Imports nothing from src/.
+ * The login journey: one machine, its step numbers, actions and effects, the recipe that turns a
+ * request into its input and event, the table of where each request resumes, the runner of one
+ * request, the diagrams and the replayed journeys. Imports nothing from src/.
  */
 export * from './steps';
+export * from './actions';
 export * from './effects';
 export * from './login-flow.machine';
 export * from './requests';
+export * from './resume';
 export * from './run-step';
-export { edgesOf, guardLabel, reachedBy, renderMermaid, stateNodes, stepTable, type Edge, type MermaidOptions, type StepRow } from './diagram';
+export { edgesOf, guardLabel, reachedBy, renderMermaid, stateNodes, stepTable, type Edge, type MermaidEntry, type MermaidOptions, type StepRow } from './diagram';
 export { journeys, replayJourney, worldEffects, type Journey, type ReplayedRequest } from './journeys';

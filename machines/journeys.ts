@@ -1,8 +1,9 @@
 import type { FlowClaims, FlowEffects, ProofField } from './effects';
 import { provideEffects } from './login-flow.machine';
-import { ACTION_ENTRY, flowRequest, proofFieldFor } from './requests';
+import { ACTION_ENTRY, proofFieldFor, type FeAction } from './actions';
+import { flowRequest } from './requests';
 import { runStep, type StepAnswer } from './run-step';
-import type { FeAction, StepId } from './steps';
+import type { StepId } from './steps';
 
 /*
  * SPEC.md's typical sequences as journeys of optimised actions, replayed against a small fake

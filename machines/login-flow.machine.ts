@@ -1,10 +1,11 @@
-import { assign, fromPromise, setup } from 'xstate';
+import { assign, fromPromise, setup, type SnapshotFrom } from 'xstate';
+import { ACTIONS, PROOF_KIND, type Entry, type Phase } from './actions';
 import type {
   ConfirmDoiInput,
-  EffectName,
-  FlowEffects,
   ConfirmDoiOutput,
+  EffectName,
   FlowClaims,
+  FlowEffects,
   IngestLoginInput,
   IssueTokenInput,
   IssueTokenOutput,
@@ -25,15 +26,22 @@ import type {
   VerifyOtpInput,
   VerifyOtpOutput,
 } from './effects';
-import { FAILED, SETTLED, STEP, stepTag, type Flow, type StepId } from './steps';
+import { FAILED, SETTLED, STEP, stepTag, type Flow, type ProfileStep } from './steps';
 
 /*
  * The login journey of SPEC.md as one machine: every optimised action (FeLogin, FeVerifyOtp,
  * FeRegister, FeAddPhone, FeUpdateProfile) is one user event sent to a state the user is
- * looking at. A request restores the machine there (`restoring` routes on the input: the
- * action, its `flow`/`phase` and the claims of the proof it carries), sends its one event, and
- * the machine runs its effects until it settles on the next state the user must act on
- * (tag `settled`) or refuses (final `refused`). Why one machine: docs/flows-design.md.
+ * looking at. A request starts the machine directly in that state (machines/resume.ts: one
+ * table from the action, its `flow`/`phase` and the proof it carries to the state it resumes),
+ * sends its one event, and the machine runs its effects until it settles on the next state the
+ * user must act on (tag `settled`) or refuses (final `refused`). Why one machine:
+ * docs/flows-design.md.
+ *
+ * The journeys (phone login, email login, registration, adding a phone, the profile) are
+ * compound states; the states every completed login shares (token, ingest, `loggedIn`) and the
+ * refusal are top-level. State keys are unique across the machine (the diagrams, the demo page
+ * and the resume table name states by key): a transition that leaves its journey targets the
+ * state by id, and every state entered from outside its journey has `id` equal to its key.
  *
  * Context is plain JSON. The identifiers in it (`uid`, `email`, `phone`) are only ever values
  * the proof vouched for, values a code was verified for, or facts of the account found; a
@@ -41,8 +49,7 @@ import { FAILED, SETTLED, STEP, stepTag, type Flow, type StepId } from './steps'
  * about to verify it by code (`takes`) or the caller is trusted (x-internal-key).
  */
 
-export type Entry = 'login' | 'verifyOtp' | 'register' | 'addPhone' | 'updateProfile';
-export type Phase = 'email_otp' | 'register';
+export type { Entry, Phase } from './actions';
 
 export interface LoginFlowInput {
   /** The optimised action serving the request. */
@@ -58,14 +65,14 @@ export interface LoginFlowInput {
 }
 
 export interface LoginEvent {
-  type: 'LOGIN';
+  type: typeof ACTIONS.FeLogin.event;
   /** E.164 phone or email. */
   identifier: string;
   /** `password` asks for the password path (email only). */
   method?: 'otp' | 'password';
 }
 export interface VerifyOtpEvent {
-  type: 'VERIFY_OTP';
+  type: typeof ACTIONS.FeVerifyOtp.event;
   otp_code: string;
   flow?: Flow;
   phone?: string;
@@ -74,7 +81,7 @@ export interface VerifyOtpEvent {
   stay_logged_in?: boolean;
 }
 export interface RegisterEvent {
-  type: 'REGISTER';
+  type: typeof ACTIONS.FeRegister.event;
   phase?: Phase;
   email?: string;
   phone?: string;
@@ -87,7 +94,7 @@ export interface RegisterEvent {
   city?: string;
 }
 export interface AddPhoneEvent {
-  type: 'ADD_PHONE';
+  type: typeof ACTIONS.FeAddPhone.event;
   /** The phone to add, E.164. */
   phone: string;
   uid?: string;
@@ -95,7 +102,7 @@ export interface AddPhoneEvent {
   flow?: Flow;
 }
 export interface UpdateProfileEvent {
-  type: 'UPDATE_PROFILE';
+  type: typeof ACTIONS.FeUpdateProfile.event;
   uid: string;
   first_name?: string;
   last_name?: string;
@@ -144,9 +151,9 @@ export interface LoginFlowContext {
   failure?: FlowFailure;
 }
 
-/** State meta: the proof the answer hands out when the request settles there. */
+/** State meta: the proof the answer hands out when the request settles there (its kind is `PROOF_KIND[field]`). */
 export interface LoginFlowStateMeta {
-  proof?: { field: ProofField; kind: string; carries: Array<'uid' | 'email' | 'phone'> };
+  proof?: { field: ProofField; carries: Array<'uid' | 'email' | 'phone'> };
 }
 
 type Identifier = 'uid' | 'email' | 'phone';
@@ -201,37 +208,38 @@ export function admit(context: LoginFlowContext, event: LoginFlowEvent, params: 
   return { ok: true, ids };
 }
 
-export interface RestoreParams {
-  entry: Entry;
-  flows?: Flow[];
-  phases?: Phase[];
-  /** The step and kind of the proof this state is resumed from. */
-  step?: StepId;
-  kind?: string;
-  /** Only for a trusted caller, who carries no proof. */
-  trusted?: true;
+/** The initial context of a request: who calls, with which proof, on which flow. */
+export function initialContext(input: LoginFlowInput): LoginFlowContext {
+  return {
+    entry: input.entry,
+    trusted: input.trusted === true,
+    claims: input.claims ?? null,
+    flow: input.flow ?? (input.claims?.flow as Flow | undefined) ?? null,
+    phase: input.phase ?? null,
+    request: null,
+    stayLoggedIn: true,
+  };
 }
 
-/** True when the request resumes the journey at this state. */
-export function restoresAt(context: LoginFlowContext, params: RestoreParams): boolean {
-  if (context.entry !== params.entry) return false;
-  if (params.flows && !(context.flow !== null && params.flows.includes(context.flow))) return false;
-  // A missing phase is read from the proof's step.
-  if (params.phases && context.phase !== null && !params.phases.includes(context.phase)) return false;
-  if (params.trusted && !context.trusted) return false;
-  if (params.step === undefined) return true;
-  const claims = context.claims;
-  return claims !== null && String(claims.step) === String(params.step) && claims.kind === params.kind;
+/** The identifiers of a proof that resumed the journey: what the request may act on. */
+export function proofIdentifiers(claims: FlowClaims | null): Partial<Record<Identifier, string>> {
+  if (!claims) return {};
+  return {
+    ...(claims.uid ? { uid: claims.uid } : {}),
+    ...(claims.email ? { email: claims.email.toLowerCase() } : {}),
+    ...(claims.phone ? { phone: claims.phone } : {}),
+  };
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const E164 = /^\+[1-9]\d{5,14}$/;
-const outputOf = <T>(event: unknown): T => (event as { output: T }).output;
+/** Dynamic params of a guard or action after an effect: its output, typed by the actor `setup()` declares for it. */
+const output = <T>({ event }: { event: { output: T } }): T => event.output;
 const requestOf = <T extends LoginFlowEvent['type']>(context: LoginFlowContext, type: T) =>
   (context.request?.type === type ? context.request : undefined) as Extract<LoginFlowEvent, { type: T }> | undefined;
 
 /** Fields of step 40 (identity) and step 42 (custom) the request asks to save. */
-export function profileFields(context: LoginFlowContext, step: 40 | 42): ProfileFields {
+export function profileFields(context: LoginFlowContext, step: ProfileStep): ProfileFields {
   const request = context.request;
   const form = request?.type === 'REGISTER' || request?.type === 'UPDATE_PROFILE' ? request : undefined;
   const pick = (source: Record<string, unknown> | undefined, keys: Array<keyof ProfileFields>): ProfileFields => {
@@ -239,7 +247,7 @@ export function profileFields(context: LoginFlowContext, step: 40 | 42): Profile
     for (const key of keys) if (source && present(source[key])) fields[key] = (source[key] as string).trim();
     return fields;
   };
-  if (step === 40) {
+  if (step === STEP.identitySaved) {
     const fields = pick(form as Record<string, unknown> | undefined, ['first_name', 'last_name']);
     // Only a trusted caller changes the email: with a proof, the request's email must be the proof's (admit), so nothing changes.
     if (form?.type === 'UPDATE_PROFILE' && context.trusted && present(form.email)) fields.email = form.email.trim();
@@ -262,8 +270,10 @@ const notProvided = <I, O>(name: string) =>
 type AdmittedExtra = { type: 'setFlow'; params: { flow: Flow } } | { type: 'savePhoneLater' };
 const admitted = (target: string, params: AdmitParams, more: AdmittedExtra[] = []) => [
   { guard: { type: 'requestAccepted' as const, params }, target, actions: [{ type: 'accept' as const, params }, ...more] },
-  { target: 'refused', actions: [{ type: 'refuseRequest' as const, params }] },
+  { target: '#refused', actions: [{ type: 'refuseRequest' as const, params }] },
 ];
+const flowIs = (flow: Flow) => ({ type: 'setFlow' as const, params: { flow } });
+const refuse = (reason: FlowFailureReason, data?: Record<string, unknown>) => ({ type: 'refuse' as const, params: { reason, ...(data ? { data } : {}) } });
 
 export const loginFlowMachine = setup({
   types: {
@@ -284,32 +294,24 @@ export const loginFlowMachine = setup({
     ingestLogin: notProvided<IngestLoginInput, void>('ingestLogin'),
   },
   guards: {
-    restoresAt: ({ context }, params: RestoreParams) => restoresAt(context, params),
-    hasProof: ({ context }) => context.claims !== null,
     requestAccepted: ({ context, event }, params: AdmitParams) => admit(context, event, params).ok,
     wantsPassword: ({ event }) => event.type === 'LOGIN' && event.method === 'password' && EMAIL.test(event.identifier.trim()),
     identifierIsPhone: ({ event }) => event.type === 'LOGIN' && E164.test(event.identifier.trim()),
     identifierIsEmail: ({ event }) => event.type === 'LOGIN' && EMAIL.test(event.identifier.trim()),
-    codeAccepted: ({ event }) => outputOf<VerifyOtpOutput>(event) === 'ok',
-    userFound: ({ event }) => outputOf<UserLookupOutput>(event).found,
-    userFoundWithPhone: ({ event }) => {
-      const user = outputOf<UserLookupOutput>(event);
-      return user.found && present(user.phone);
-    },
+    codeAccepted: (_, outcome: VerifyOtpOutput) => outcome === 'ok',
+    userFound: (_, user: UserLookupOutput) => user.found,
+    userFoundWithPhone: (_, user: UserLookupOutput) => user.found && present(user.phone),
     knowsPhone: ({ context }) => present(context.phone),
-    phoneTakenByOther: ({ context, event }) => {
-      const holder = outputOf<UserLookupOutput>(event);
-      return holder.found && holder.uid !== context.uid;
-    },
+    phoneTakenByOther: ({ context }, holder: UserLookupOutput) => holder.found && holder.uid !== context.uid,
     knowsUid: ({ context }) => present(context.uid),
     profilePhoneUnverified: ({ context }) => {
       const request = requestOf(context, 'UPDATE_PROFILE');
       return present(request?.otp_phone) && !context.trusted && request.otp_phone !== context.phone;
     },
     changesPhone: ({ context }) => present(requestOf(context, 'UPDATE_PROFILE')?.otp_phone),
-    hasIdentityFields: ({ context }) => hasFields(profileFields(context, 40)),
-    hasCustomFields: ({ context }) => hasFields(profileFields(context, 42)),
-    saveRefused: ({ event }) => outputOf<UpdateProfileOutput>(event).outcome === 'phone_taken',
+    hasIdentityFields: ({ context }) => hasFields(profileFields(context, STEP.identitySaved)),
+    hasCustomFields: ({ context }) => hasFields(profileFields(context, STEP.customFieldsSaved)),
+    saveRefused: (_, saved: UpdateProfileOutput) => saved.outcome === 'phone_taken',
   },
   actions: {
     accept: assign(({ context, event }, params: AdmitParams) => {
@@ -321,397 +323,389 @@ export const loginFlowMachine = setup({
       const identifier = event.type === 'LOGIN' ? event.identifier.trim() : '';
       return E164.test(identifier) ? { request: event, phone: identifier } : { request: event, email: identifier.toLowerCase() };
     }),
-    /** The identifiers of the proof that resumed the journey are what the request may act on. */
-    adoptProof: assign(({ context }) => {
-      const claims = context.claims;
-      if (!claims) return {};
-      return {
-        ...(claims.uid ? { uid: claims.uid } : {}),
-        ...(claims.email ? { email: claims.email.toLowerCase() } : {}),
-        ...(claims.phone ? { phone: claims.phone } : {}),
-      };
-    }),
     setFlow: assign((_, params: { flow: Flow }) => ({ flow: params.flow })),
-    keepOtp: assign(({ event }) => ({ otp: outputOf<SendOtpOutput>(event) })),
+    keepOtp: assign((_, otp: SendOtpOutput) => ({ otp })),
+    /** The phone a code just went to is the one this journey verifies next. */
+    keepNewPhone: assign(({ context }) => ({ phone: requestOf(context, 'ADD_PHONE')!.phone, flow: context.flow ?? 'email_add_phone' })),
     /** The holder of the phone just verified. */
-    adoptUser: assign(({ context, event }) => {
-      const user = outputOf<UserLookupOutput>(event);
-      return user.found ? { uid: user.uid, email: user.email?.toLowerCase() ?? context.email, phone: user.phone ?? context.phone } : {};
-    }),
+    adoptUser: assign(({ context }, user: UserLookupOutput) =>
+      user.found ? { uid: user.uid, email: user.email?.toLowerCase() ?? context.email, phone: user.phone ?? context.phone } : {},
+    ),
     /** The account of the email just verified: its phone on file is the account's, whatever the request said. */
-    adoptAccount: assign(({ context, event }) => {
-      const user = outputOf<UserLookupOutput>(event);
-      return user.found ? { uid: user.uid, email: user.email?.toLowerCase() ?? context.email, phone: user.phone } : {};
-    }),
+    adoptAccount: assign(({ context }, user: UserLookupOutput) => (user.found ? { uid: user.uid, email: user.email?.toLowerCase() ?? context.email, phone: user.phone } : {})),
     adoptSavedPhone: assign(({ context }) => (context.pendingPhone ? { phone: context.pendingPhone } : {})),
     /** The verified phone of this journey becomes the one to save. */
     savePhoneLater: assign(({ context }) => ({ pendingPhone: context.phone })),
     keepProfilePhone: assign(({ context }) => ({ pendingPhone: requestOf(context, 'UPDATE_PROFILE')?.otp_phone })),
-    adoptRegisteredUid: assign(({ event }) => ({ uid: outputOf<RegisterUserOutput>(event).uid })),
-    keepToken: assign(({ event }) => {
-      const token = outputOf<IssueTokenOutput>(event);
-      return { accessToken: token.access_token, expiresIn: token.expires_in ?? null };
-    }),
+    adoptRegisteredUid: assign((_, registered: RegisterUserOutput) => ({ uid: registered.uid })),
+    keepToken: assign((_, token: IssueTokenOutput) => ({ accessToken: token.access_token, expiresIn: token.expires_in ?? null })),
     refuse: assign((_, params: FlowFailure) => ({ failure: params })),
     refuseRequest: assign(({ context, event }, params: AdmitParams) => {
       const admission = admit(context, event, params);
       return { request: event, failure: { reason: admission.reason ?? 'invalid_request', data: admission.field ? { field: admission.field } : {} } };
     }),
-    refuseCode: assign(({ event }) => ({ failure: { reason: outputOf<VerifyOtpOutput>(event) as FlowFailureReason, data: { valid: false } } })),
+    refuseCode: assign((_, outcome: VerifyOtpOutput) => ({ failure: { reason: outcome as Exclude<VerifyOtpOutput, 'ok'>, data: { valid: false } } })),
   },
 }).createMachine({
   id: 'loginFlow',
-  context: ({ input }) => ({
-    entry: input.entry,
-    trusted: input.trusted === true,
-    claims: input.claims ?? null,
-    flow: input.flow ?? (input.claims?.flow as Flow | undefined) ?? null,
-    phase: input.phase ?? null,
-    request: null,
-    stayLoggedIn: true,
-  }),
-  initial: 'restoring',
+  context: ({ input }) => initialContext(input),
+  // A journey starts at the login screen; a request starts wherever its resume point says (machines/resume.ts).
+  initial: 'enteringIdentifier',
   states: {
-    restoring: {
-      description: 'Routes the request to the state its action, flow, phase and proof resume.',
-      always: [
-        { guard: { type: 'restoresAt', params: { entry: 'login' } }, target: 'enteringIdentifier' },
-        { guard: { type: 'restoresAt', params: { entry: 'verifyOtp', flows: ['phone'] } }, target: 'awaitingPhoneCode' },
-        { guard: { type: 'restoresAt', params: { entry: 'verifyOtp', flows: ['phone_register', 'email_register'], step: STEP.enterRegistrationEmailCode, kind: 'pending' } }, target: 'awaitingRegistrationEmailCode', actions: 'adoptProof' },
-        { guard: { type: 'restoresAt', params: { entry: 'verifyOtp', flows: ['email', 'email_with_phone', 'email_register'] } }, target: 'awaitingEmailCode' },
-        { guard: { type: 'restoresAt', params: { entry: 'verifyOtp', flows: ['email_add_phone', 'email_register_phone'], step: STEP.enterNewPhoneCode, kind: 'pending' } }, target: 'awaitingNewPhoneCode', actions: 'adoptProof' },
-        { guard: { type: 'restoresAt', params: { entry: 'register', phases: ['email_otp'], step: STEP.enterRegistrationEmail, kind: 'phone' } }, target: 'askingRegistrationEmail', actions: 'adoptProof' },
-        { guard: { type: 'restoresAt', params: { entry: 'register', phases: ['register'], step: STEP.registrationForm, kind: 'register' } }, target: 'fillingPhoneRegistrationForm', actions: 'adoptProof' },
-        { guard: { type: 'restoresAt', params: { entry: 'register', phases: ['register'], step: STEP.newUserForm, kind: 'register' } }, target: 'fillingEmailRegistrationForm', actions: 'adoptProof' },
-        { guard: { type: 'restoresAt', params: { entry: 'addPhone', step: STEP.addPhone, kind: 'verified' } }, target: 'askingPhone', actions: 'adoptProof' },
-        { guard: { type: 'restoresAt', params: { entry: 'addPhone', step: STEP.loggedIn, kind: 'verified' } }, target: 'loggedIn', actions: 'adoptProof' },
-        { guard: { type: 'restoresAt', params: { entry: 'updateProfile', step: STEP.loggedIn, kind: 'verified' } }, target: 'loggedIn', actions: 'adoptProof' },
-        // Without a proof: an email registration starts here (no phone verified first).
-        { guard: { type: 'restoresAt', params: { entry: 'register', phases: ['email_otp'] } }, target: 'enteringRegistrationEmail' },
-        // A trusted caller (x-internal-key) resumes where a proof would have put it.
-        { guard: { type: 'restoresAt', params: { entry: 'verifyOtp', flows: ['phone_register'], trusted: true } }, target: 'awaitingRegistrationEmailCode' },
-        { guard: { type: 'restoresAt', params: { entry: 'verifyOtp', flows: ['email_add_phone', 'email_register_phone'], trusted: true } }, target: 'awaitingNewPhoneCode' },
-        { guard: { type: 'restoresAt', params: { entry: 'register', phases: ['register'], trusted: true } }, target: 'fillingEmailRegistrationForm' },
-        { guard: { type: 'restoresAt', params: { entry: 'addPhone', trusted: true } }, target: 'askingPhone' },
-        { guard: { type: 'restoresAt', params: { entry: 'updateProfile', trusted: true } }, target: 'loggedIn' },
-        { guard: 'hasProof', target: 'refused', actions: { type: 'refuse', params: { reason: 'invalid_proof' } } },
-        { target: 'refused', actions: { type: 'refuse', params: { reason: 'proof_required' } } },
-      ],
-    },
-
     enteringIdentifier: {
       description: 'The login screen: phone or email.',
       tags: [SETTLED],
       on: {
         LOGIN: [
-          { guard: 'wantsPassword', target: 'askingPassword', actions: ['acceptLogin', { type: 'setFlow', params: { flow: 'email' } }] },
-          { guard: 'identifierIsPhone', target: 'sendingSmsCode', actions: ['acceptLogin', { type: 'setFlow', params: { flow: 'phone' } }] },
-          { guard: 'identifierIsEmail', target: 'sendingEmailCode', actions: ['acceptLogin', { type: 'setFlow', params: { flow: 'email' } }] },
-          { target: 'refused', actions: { type: 'refuse', params: { reason: 'invalid_request', data: { field: 'identifier' } } } },
+          { guard: 'wantsPassword', target: 'askingPassword', actions: ['acceptLogin', flowIs('email')] },
+          { guard: 'identifierIsPhone', target: '#sendingSmsCode', actions: ['acceptLogin', flowIs('phone')] },
+          { guard: 'identifierIsEmail', target: '#sendingEmailCode', actions: ['acceptLogin', flowIs('email')] },
+          { target: 'refused', actions: refuse('invalid_request', { field: 'identifier' }) },
         ],
       },
     },
     askingPassword: { type: 'final', tags: [stepTag(STEP.enterPassword), SETTLED] },
 
-    // Phone login
-    sendingSmsCode: {
-      tags: [stepTag(STEP.smsCodeSent)],
-      invoke: {
-        id: 'sendOtp',
-        src: 'sendOtp',
-        input: ({ context }) => ({ key: context.phone!, phone: context.phone! }),
-        onDone: { target: 'awaitingPhoneCode', actions: 'keepOtp' },
-      },
-    },
-    awaitingPhoneCode: {
-      tags: [stepTag(STEP.enterPhoneCode), SETTLED],
-      on: { VERIFY_OTP: admitted('verifyingPhoneCode', { needs: ['phone', 'code'], takes: ['phone'] }) },
-    },
-    verifyingPhoneCode: {
-      invoke: {
-        id: 'verifyOtp',
-        src: 'verifyOtp',
-        input: ({ context }) => ({ key: context.phone!, code: requestOf(context, 'VERIFY_OTP')!.otp_code }),
-        onDone: [{ guard: 'codeAccepted', target: 'findingUserByPhone' }, { target: 'refused', actions: 'refuseCode' }],
-      },
-    },
-    findingUserByPhone: {
-      invoke: {
-        id: 'searchUserByPhone',
-        src: 'searchUserByPhone',
-        input: ({ context }) => ({ phone: context.phone! }),
-        onDone: [
-          { guard: 'userFound', target: 'issuingToken', actions: ['adoptUser', { type: 'setFlow', params: { flow: 'phone' } }] },
-          { target: 'askingRegistrationEmail', actions: { type: 'setFlow', params: { flow: 'phone_register' } } },
-        ],
-      },
-    },
-
-    // Registration by email code, after a verified phone (24) or from scratch
-    enteringRegistrationEmail: {
-      description: 'Email registration without a verified phone: the email to send the code to.',
-      tags: [SETTLED],
-      on: {
-        REGISTER: admitted('sendingRegistrationEmailCode', { needs: ['email'], takes: ['email'] }, [{ type: 'setFlow', params: { flow: 'email_register' } }]),
-      },
-    },
-    askingRegistrationEmail: {
-      tags: [stepTag(STEP.enterRegistrationEmail), SETTLED],
-      meta: { proof: { field: 'phone_proof', kind: 'phone', carries: ['phone'] } },
-      on: { REGISTER: admitted('sendingRegistrationEmailCode', { needs: ['phone', 'email'], takes: ['email'] }) },
-    },
-    sendingRegistrationEmailCode: {
-      invoke: {
-        id: 'sendOtp',
-        src: 'sendOtp',
-        input: ({ context }) => ({ key: context.email!, email: context.email! }),
-        onDone: { target: 'awaitingRegistrationEmailCode', actions: 'keepOtp' },
-      },
-    },
-    awaitingRegistrationEmailCode: {
-      tags: [stepTag(STEP.enterRegistrationEmailCode), SETTLED],
-      meta: { proof: { field: 'pending_proof', kind: 'pending', carries: ['phone', 'email'] } },
-      on: { VERIFY_OTP: admitted('verifyingRegistrationEmailCode', { needs: ['email', 'code'] }) },
-    },
-    verifyingRegistrationEmailCode: {
-      description: 'The registration email code, checked against the pending proof.',
-      tags: [stepTag(STEP.enterRegistrationEmail)],
-      invoke: {
-        id: 'verifyOtp',
-        src: 'verifyOtp',
-        input: ({ context }) => ({ key: context.email!, code: requestOf(context, 'VERIFY_OTP')!.otp_code }),
-        onDone: [{ guard: 'codeAccepted', target: 'checkingRegistrationEmail' }, { target: 'refused', actions: 'refuseCode' }],
-      },
-    },
-    checkingRegistrationEmail: {
-      description: 'Both codes verified: an account may already hold the email.',
-      tags: [stepTag(STEP.userLookup)],
-      invoke: {
-        id: 'lookupUserByEmail',
-        src: 'lookupUserByEmail',
-        input: ({ context }) => ({ email: context.email! }),
-        onDone: [
-          // The account keeps its own phone; the one just verified is not saved over it.
-          { guard: 'userFoundWithPhone', target: 'confirmingDoi', actions: 'adoptAccount' },
-          { guard: 'userFound', target: 'confirmingDoi', actions: ['savePhoneLater', 'adoptAccount'] },
-          { guard: 'knowsPhone', target: 'issuingRegisterProof', actions: { type: 'setFlow', params: { flow: 'phone_register' } } },
-          { target: 'fillingEmailRegistrationForm', actions: { type: 'setFlow', params: { flow: 'email_register' } } },
-        ],
-      },
-    },
-    issuingRegisterProof: {
-      tags: [stepTag(STEP.registerProofIssued)],
-      always: { target: 'fillingPhoneRegistrationForm' },
-    },
-    fillingPhoneRegistrationForm: {
-      tags: [stepTag(STEP.registrationForm), SETTLED],
-      meta: { proof: { field: 'register_proof', kind: 'register', carries: ['phone', 'email'] } },
-      on: { REGISTER: admitted('checkingRegistrationPhone', { needs: ['phone', 'email'] }, [{ type: 'savePhoneLater' }]) },
-    },
-    checkingRegistrationPhone: {
-      invoke: {
-        id: 'searchUserByPhone',
-        src: 'searchUserByPhone',
-        input: ({ context }) => ({ phone: context.pendingPhone!, account: accountOf(context) }),
-        onDone: [
-          { guard: 'phoneTakenByOther', target: 'refused', actions: { type: 'refuse', params: { reason: 'phone_taken' } } },
-          { target: 'registeringUser' },
-        ],
-      },
-    },
-
-    // Email login
-    sendingEmailCode: {
-      tags: [stepTag(STEP.emailCodeSent)],
-      invoke: {
-        id: 'sendOtp',
-        src: 'sendOtp',
-        input: ({ context }) => ({ key: context.email!, email: context.email! }),
-        onDone: { target: 'awaitingEmailCode', actions: 'keepOtp' },
-      },
-    },
-    awaitingEmailCode: {
-      tags: [stepTag(STEP.enterEmailCode), SETTLED],
-      on: { VERIFY_OTP: admitted('verifyingEmailCode', { needs: ['email', 'code'], takes: ['email'] }) },
-    },
-    verifyingEmailCode: {
-      tags: [stepTag(STEP.emailVerification)],
-      invoke: {
-        id: 'verifyOtp',
-        src: 'verifyOtp',
-        input: ({ context }) => ({ key: context.email!, code: requestOf(context, 'VERIFY_OTP')!.otp_code }),
-        onDone: [{ guard: 'codeAccepted', target: 'lookingUpUser' }, { target: 'refused', actions: 'refuseCode' }],
-      },
-    },
-    lookingUpUser: {
-      tags: [stepTag(STEP.userLookup)],
-      invoke: {
-        id: 'lookupUserByEmail',
-        src: 'lookupUserByEmail',
-        input: ({ context }) => ({ email: context.email! }),
-        onDone: [
-          { guard: 'userFound', target: 'checkingPhoneOnFile', actions: 'adoptAccount' },
-          { target: 'fillingEmailRegistrationForm', actions: { type: 'setFlow', params: { flow: 'email_register' } } },
-        ],
-      },
-    },
-    checkingPhoneOnFile: {
-      tags: [stepTag(STEP.accountFound)],
-      always: [
-        { guard: 'knowsPhone', target: 'welcomingBack', actions: { type: 'setFlow', params: { flow: 'email_with_phone' } } },
-        { target: 'askingPhone', actions: { type: 'setFlow', params: { flow: 'email_add_phone' } } },
-      ],
-    },
-    welcomingBack: {
-      tags: [stepTag(STEP.knownUserWithPhone)],
-      always: { target: 'issuingToken' },
-    },
-    fillingEmailRegistrationForm: {
-      tags: [stepTag(STEP.newUserForm), SETTLED],
-      meta: { proof: { field: 'register_proof', kind: 'register', carries: ['email'] } },
-      on: { REGISTER: admitted('registeringUser', { needs: ['email'] }, [{ type: 'setFlow', params: { flow: 'email_register_phone' } }]) },
-    },
-
-    // Adding a phone (account without one, or a logged-in user)
-    askingPhone: {
-      tags: [stepTag(STEP.addPhone), SETTLED],
-      meta: { proof: { field: 'proof', kind: 'verified', carries: ['uid', 'email'] } },
-      on: { ADD_PHONE: admitted('checkingNewPhone', { needs: ['account'] }) },
-    },
-    checkingNewPhone: {
-      invoke: {
-        id: 'searchUserByPhone',
-        src: 'searchUserByPhone',
-        input: ({ context }) => ({ phone: requestOf(context, 'ADD_PHONE')!.phone, account: accountOf(context) }),
-        onDone: [
-          { guard: 'phoneTakenByOther', target: 'refused', actions: { type: 'refuse', params: { reason: 'phone_taken' } } },
-          { target: 'sendingNewPhoneCode' },
-        ],
-      },
-    },
-    sendingNewPhoneCode: {
-      invoke: {
-        id: 'sendOtp',
-        src: 'sendOtp',
-        input: ({ context }) => {
-          const phone = requestOf(context, 'ADD_PHONE')!.phone;
-          return { key: phone, phone };
+    phoneLogin: {
+      description: 'Phone login: the SMS code, then the account that holds the phone.',
+      initial: 'sendingSmsCode',
+      states: {
+        sendingSmsCode: {
+          id: 'sendingSmsCode',
+          tags: [stepTag(STEP.smsCodeSent)],
+          invoke: {
+            id: 'sendOtp',
+            src: 'sendOtp',
+            input: ({ context }) => ({ key: context.phone!, phone: context.phone! }),
+            onDone: { target: 'awaitingPhoneCode', actions: { type: 'keepOtp', params: output } },
+          },
         },
-        onDone: {
-          target: 'awaitingNewPhoneCode',
-          actions: ['keepOtp', assign(({ context }) => ({ phone: requestOf(context, 'ADD_PHONE')!.phone, flow: context.flow ?? 'email_add_phone' }))],
+        awaitingPhoneCode: {
+          tags: [stepTag(STEP.enterPhoneCode), SETTLED],
+          on: { VERIFY_OTP: admitted('verifyingPhoneCode', { needs: ['phone', 'code'], takes: ['phone'] }) },
+        },
+        verifyingPhoneCode: {
+          invoke: {
+            id: 'verifyOtp',
+            src: 'verifyOtp',
+            input: ({ context }) => ({ key: context.phone!, code: requestOf(context, 'VERIFY_OTP')!.otp_code }),
+            onDone: [
+              { guard: { type: 'codeAccepted', params: output }, target: 'findingUserByPhone' },
+              { target: '#refused', actions: { type: 'refuseCode', params: output } },
+            ],
+          },
+        },
+        findingUserByPhone: {
+          invoke: {
+            id: 'searchUserByPhone',
+            src: 'searchUserByPhone',
+            input: ({ context }) => ({ phone: context.phone! }),
+            onDone: [
+              { guard: { type: 'userFound', params: output }, target: '#issuingToken', actions: [{ type: 'adoptUser', params: output }, flowIs('phone')] },
+              { target: '#askingRegistrationEmail', actions: flowIs('phone_register') },
+            ],
+          },
         },
       },
     },
-    awaitingNewPhoneCode: {
-      tags: [stepTag(STEP.enterNewPhoneCode), SETTLED],
-      meta: { proof: { field: 'pending_proof', kind: 'pending', carries: ['uid', 'email', 'phone'] } },
-      on: { VERIFY_OTP: admitted('verifyingNewPhoneCode', { needs: ['phone', 'code'] }) },
-    },
-    verifyingNewPhoneCode: {
-      invoke: {
-        id: 'verifyOtp',
-        src: 'verifyOtp',
-        input: ({ context }) => ({ key: context.phone!, code: requestOf(context, 'VERIFY_OTP')!.otp_code }),
-        onDone: [{ guard: 'codeAccepted', target: 'recheckingNewPhone', actions: 'savePhoneLater' }, { target: 'refused', actions: 'refuseCode' }],
-      },
-    },
-    recheckingNewPhone: {
-      description: 'The phone may have been taken since the code went out.',
-      invoke: {
-        id: 'searchUserByPhone',
-        src: 'searchUserByPhone',
-        input: ({ context }) => ({ phone: context.pendingPhone!, account: accountOf(context) }),
-        onDone: [
-          { guard: 'phoneTakenByOther', target: 'refused', actions: { type: 'refuse', params: { reason: 'phone_taken' } } },
-          { guard: 'knowsUid', target: 'savingProfile' },
-          { target: 'refused', actions: { type: 'refuse', params: { reason: 'invalid_request', data: { field: 'uid' } } } },
-        ],
-      },
-    },
 
-    // Profile update
-    reviewingProfile: {
-      always: [
-        { guard: 'profilePhoneUnverified', target: 'refused', actions: { type: 'refuse', params: { reason: 'phone_not_verified', data: { field: 'otp_phone' } } } },
-        { guard: 'changesPhone', target: 'checkingProfilePhone', actions: 'keepProfilePhone' },
-        { target: 'savingProfile' },
-      ],
-    },
-    checkingProfilePhone: {
-      invoke: {
-        id: 'searchUserByPhone',
-        src: 'searchUserByPhone',
-        input: ({ context }) => ({ phone: context.pendingPhone!, account: accountOf(context) }),
-        onDone: [
-          { guard: 'phoneTakenByOther', target: 'refused', actions: { type: 'refuse', params: { reason: 'phone_taken' } } },
-          { target: 'savingProfile' },
-        ],
-      },
-    },
-
-    // Registration, shared by both new-user journeys
-    registeringUser: {
-      invoke: {
-        id: 'registerUser',
-        src: 'registerUser',
-        input: ({ context }) => {
-          const request = requestOf(context, 'REGISTER');
-          return {
-            email: context.email!,
-            ...(request?.consents ? { consents: request.consents } : {}),
-            ...(request?.is_magic_link_sent !== undefined ? { is_magic_link_sent: request.is_magic_link_sent } : {}),
-          };
+    emailLogin: {
+      description: 'Email login: the email code, then the account that holds the email and its phone on file.',
+      initial: 'sendingEmailCode',
+      states: {
+        sendingEmailCode: {
+          id: 'sendingEmailCode',
+          tags: [stepTag(STEP.emailCodeSent)],
+          invoke: {
+            id: 'sendOtp',
+            src: 'sendOtp',
+            input: ({ context }) => ({ key: context.email!, email: context.email! }),
+            onDone: { target: 'awaitingEmailCode', actions: { type: 'keepOtp', params: output } },
+          },
         },
-        onDone: { target: 'confirmingDoi', actions: 'adoptRegisteredUid' },
+        awaitingEmailCode: {
+          tags: [stepTag(STEP.enterEmailCode), SETTLED],
+          on: { VERIFY_OTP: admitted('verifyingEmailCode', { needs: ['email', 'code'], takes: ['email'] }) },
+        },
+        verifyingEmailCode: {
+          tags: [stepTag(STEP.emailVerification)],
+          invoke: {
+            id: 'verifyOtp',
+            src: 'verifyOtp',
+            input: ({ context }) => ({ key: context.email!, code: requestOf(context, 'VERIFY_OTP')!.otp_code }),
+            onDone: [
+              { guard: { type: 'codeAccepted', params: output }, target: 'lookingUpUser' },
+              { target: '#refused', actions: { type: 'refuseCode', params: output } },
+            ],
+          },
+        },
+        lookingUpUser: {
+          tags: [stepTag(STEP.userLookup)],
+          invoke: {
+            id: 'lookupUserByEmail',
+            src: 'lookupUserByEmail',
+            input: ({ context }) => ({ email: context.email! }),
+            onDone: [
+              { guard: { type: 'userFound', params: output }, target: 'checkingPhoneOnFile', actions: { type: 'adoptAccount', params: output } },
+              { target: '#fillingEmailRegistrationForm', actions: flowIs('email_register') },
+            ],
+          },
+        },
+        checkingPhoneOnFile: {
+          tags: [stepTag(STEP.accountFound)],
+          always: [
+            { guard: 'knowsPhone', target: 'welcomingBack', actions: flowIs('email_with_phone') },
+            { target: '#askingPhone', actions: flowIs('email_add_phone') },
+          ],
+        },
+        welcomingBack: {
+          tags: [stepTag(STEP.knownUserWithPhone)],
+          always: { target: '#issuingToken' },
+        },
       },
     },
-    confirmingDoi: {
-      description: 'The email was verified by code: its double opt-in is confirmed.',
-      tags: [stepTag(STEP.doiConfirmed)],
-      invoke: {
-        id: 'confirmDoi',
-        src: 'confirmDoi',
-        input: ({ context }) => ({ uid: context.uid! }),
-        onDone: { target: 'savingProfile' },
+
+    registration: {
+      description: 'Registration: the email verified by code (after a verified phone, or from scratch), the form, the new account and its double opt-in.',
+      initial: 'enteringRegistrationEmail',
+      states: {
+        enteringRegistrationEmail: {
+          description: 'Email registration without a verified phone: the email to send the code to.',
+          tags: [SETTLED],
+          on: {
+            REGISTER: admitted('sendingRegistrationEmailCode', { needs: ['email'], takes: ['email'] }, [flowIs('email_register')]),
+          },
+        },
+        askingRegistrationEmail: {
+          id: 'askingRegistrationEmail',
+          tags: [stepTag(STEP.enterRegistrationEmail), SETTLED],
+          meta: { proof: { field: 'phone_proof', carries: ['phone'] } },
+          on: { REGISTER: admitted('sendingRegistrationEmailCode', { needs: ['phone', 'email'], takes: ['email'] }) },
+        },
+        sendingRegistrationEmailCode: {
+          invoke: {
+            id: 'sendOtp',
+            src: 'sendOtp',
+            input: ({ context }) => ({ key: context.email!, email: context.email! }),
+            onDone: { target: 'awaitingRegistrationEmailCode', actions: { type: 'keepOtp', params: output } },
+          },
+        },
+        awaitingRegistrationEmailCode: {
+          tags: [stepTag(STEP.enterRegistrationEmailCode), SETTLED],
+          meta: { proof: { field: 'pending_proof', carries: ['phone', 'email'] } },
+          on: { VERIFY_OTP: admitted('verifyingRegistrationEmailCode', { needs: ['email', 'code'] }) },
+        },
+        verifyingRegistrationEmailCode: {
+          description: 'The registration email code, checked against the pending proof.',
+          tags: [stepTag(STEP.enterRegistrationEmail)],
+          invoke: {
+            id: 'verifyOtp',
+            src: 'verifyOtp',
+            input: ({ context }) => ({ key: context.email!, code: requestOf(context, 'VERIFY_OTP')!.otp_code }),
+            onDone: [
+              { guard: { type: 'codeAccepted', params: output }, target: 'checkingRegistrationEmail' },
+              { target: '#refused', actions: { type: 'refuseCode', params: output } },
+            ],
+          },
+        },
+        checkingRegistrationEmail: {
+          description: 'Both codes verified: an account may already hold the email.',
+          tags: [stepTag(STEP.userLookup)],
+          invoke: {
+            id: 'lookupUserByEmail',
+            src: 'lookupUserByEmail',
+            input: ({ context }) => ({ email: context.email! }),
+            onDone: [
+              // The account keeps its own phone; the one just verified is not saved over it.
+              { guard: { type: 'userFoundWithPhone', params: output }, target: 'confirmingDoi', actions: { type: 'adoptAccount', params: output } },
+              { guard: { type: 'userFound', params: output }, target: 'confirmingDoi', actions: ['savePhoneLater', { type: 'adoptAccount', params: output }] },
+              { guard: 'knowsPhone', target: 'issuingRegisterProof', actions: flowIs('phone_register') },
+              { target: 'fillingEmailRegistrationForm', actions: flowIs('email_register') },
+            ],
+          },
+        },
+        issuingRegisterProof: {
+          tags: [stepTag(STEP.registerProofIssued)],
+          always: { target: 'fillingPhoneRegistrationForm' },
+        },
+        fillingPhoneRegistrationForm: {
+          tags: [stepTag(STEP.registrationForm), SETTLED],
+          meta: { proof: { field: 'register_proof', carries: ['phone', 'email'] } },
+          on: { REGISTER: admitted('checkingRegistrationPhone', { needs: ['phone', 'email'] }, [{ type: 'savePhoneLater' }]) },
+        },
+        checkingRegistrationPhone: {
+          invoke: {
+            id: 'searchUserByPhone',
+            src: 'searchUserByPhone',
+            input: ({ context }) => ({ phone: context.pendingPhone!, account: accountOf(context) }),
+            onDone: [
+              { guard: { type: 'phoneTakenByOther', params: output }, target: '#refused', actions: refuse('phone_taken') },
+              { target: 'registeringUser' },
+            ],
+          },
+        },
+        fillingEmailRegistrationForm: {
+          id: 'fillingEmailRegistrationForm',
+          tags: [stepTag(STEP.newUserForm), SETTLED],
+          meta: { proof: { field: 'register_proof', carries: ['email'] } },
+          on: { REGISTER: admitted('registeringUser', { needs: ['email'] }, [flowIs('email_register_phone')]) },
+        },
+        registeringUser: {
+          invoke: {
+            id: 'registerUser',
+            src: 'registerUser',
+            input: ({ context }) => {
+              const request = requestOf(context, 'REGISTER');
+              return {
+                email: context.email!,
+                ...(request?.consents ? { consents: request.consents } : {}),
+                ...(request?.is_magic_link_sent !== undefined ? { is_magic_link_sent: request.is_magic_link_sent } : {}),
+              };
+            },
+            onDone: { target: 'confirmingDoi', actions: { type: 'adoptRegisteredUid', params: output } },
+          },
+        },
+        confirmingDoi: {
+          description: 'The email was verified by code: its double opt-in is confirmed.',
+          tags: [stepTag(STEP.doiConfirmed)],
+          invoke: {
+            id: 'confirmDoi',
+            src: 'confirmDoi',
+            input: ({ context }) => ({ uid: context.uid! }),
+            onDone: { target: '#savingProfile' },
+          },
+        },
       },
     },
-    savingProfile: {
-      always: [{ guard: 'hasIdentityFields', target: 'savingIdentity' }, { guard: 'hasCustomFields', target: 'savingCustomFields' }, { target: 'issuingToken' }],
-    },
-    savingIdentity: {
-      tags: [stepTag(STEP.identitySaved)],
-      invoke: {
-        id: 'updateProfile',
-        src: 'updateProfile',
-        input: ({ context }) => ({ uid: context.uid!, step: 40 as const, fields: profileFields(context, 40) }),
-        onDone: [
-          { guard: 'saveRefused', target: 'refused', actions: { type: 'refuse', params: { reason: 'phone_taken' } } },
-          { guard: 'hasCustomFields', target: 'savingCustomFields' },
-          { target: 'issuingToken' },
-        ],
+
+    addingPhone: {
+      description: 'Adding a phone (an account without one, or a logged-in user): free for this account, then its SMS code.',
+      initial: 'askingPhone',
+      states: {
+        askingPhone: {
+          id: 'askingPhone',
+          tags: [stepTag(STEP.addPhone), SETTLED],
+          meta: { proof: { field: 'proof', carries: ['uid', 'email'] } },
+          on: { ADD_PHONE: admitted('checkingNewPhone', { needs: ['account'] }) },
+        },
+        checkingNewPhone: {
+          id: 'checkingNewPhone',
+          invoke: {
+            id: 'searchUserByPhone',
+            src: 'searchUserByPhone',
+            input: ({ context }) => ({ phone: requestOf(context, 'ADD_PHONE')!.phone, account: accountOf(context) }),
+            onDone: [
+              { guard: { type: 'phoneTakenByOther', params: output }, target: '#refused', actions: refuse('phone_taken') },
+              { target: 'sendingNewPhoneCode' },
+            ],
+          },
+        },
+        sendingNewPhoneCode: {
+          invoke: {
+            id: 'sendOtp',
+            src: 'sendOtp',
+            input: ({ context }) => {
+              const phone = requestOf(context, 'ADD_PHONE')!.phone;
+              return { key: phone, phone };
+            },
+            onDone: { target: 'awaitingNewPhoneCode', actions: [{ type: 'keepOtp', params: output }, 'keepNewPhone'] },
+          },
+        },
+        awaitingNewPhoneCode: {
+          tags: [stepTag(STEP.enterNewPhoneCode), SETTLED],
+          meta: { proof: { field: 'pending_proof', carries: ['uid', 'email', 'phone'] } },
+          on: { VERIFY_OTP: admitted('verifyingNewPhoneCode', { needs: ['phone', 'code'] }) },
+        },
+        verifyingNewPhoneCode: {
+          invoke: {
+            id: 'verifyOtp',
+            src: 'verifyOtp',
+            input: ({ context }) => ({ key: context.phone!, code: requestOf(context, 'VERIFY_OTP')!.otp_code }),
+            onDone: [
+              { guard: { type: 'codeAccepted', params: output }, target: 'recheckingNewPhone', actions: 'savePhoneLater' },
+              { target: '#refused', actions: { type: 'refuseCode', params: output } },
+            ],
+          },
+        },
+        recheckingNewPhone: {
+          description: 'The phone may have been taken since the code went out.',
+          invoke: {
+            id: 'searchUserByPhone',
+            src: 'searchUserByPhone',
+            input: ({ context }) => ({ phone: context.pendingPhone!, account: accountOf(context) }),
+            onDone: [
+              { guard: { type: 'phoneTakenByOther', params: output }, target: '#refused', actions: refuse('phone_taken') },
+              { guard: 'knowsUid', target: '#savingProfile' },
+              { target: '#refused', actions: refuse('invalid_request', { field: 'uid' }) },
+            ],
+          },
+        },
       },
     },
-    savingCustomFields: {
-      tags: [stepTag(STEP.customFieldsSaved)],
-      invoke: {
-        id: 'updateProfile',
-        src: 'updateProfile',
-        input: ({ context }) => ({ uid: context.uid!, step: 42 as const, fields: profileFields(context, 42) }),
-        onDone: [
-          { guard: 'saveRefused', target: 'refused', actions: { type: 'refuse', params: { reason: 'phone_taken' } } },
-          { target: 'issuingToken', actions: 'adoptSavedPhone' },
-        ],
+
+    profile: {
+      description: `The profile: a changed phone checked first, then identity (${STEP.identitySaved}) and custom (${STEP.customFieldsSaved}) fields saved.`,
+      initial: 'reviewingProfile',
+      states: {
+        reviewingProfile: {
+          id: 'reviewingProfile',
+          always: [
+            { guard: 'profilePhoneUnverified', target: '#refused', actions: refuse('phone_not_verified', { field: 'otp_phone' }) },
+            { guard: 'changesPhone', target: 'checkingProfilePhone', actions: 'keepProfilePhone' },
+            { target: 'savingProfile' },
+          ],
+        },
+        checkingProfilePhone: {
+          invoke: {
+            id: 'searchUserByPhone',
+            src: 'searchUserByPhone',
+            input: ({ context }) => ({ phone: context.pendingPhone!, account: accountOf(context) }),
+            onDone: [
+              { guard: { type: 'phoneTakenByOther', params: output }, target: '#refused', actions: refuse('phone_taken') },
+              { target: 'savingProfile' },
+            ],
+          },
+        },
+        savingProfile: {
+          id: 'savingProfile',
+          always: [{ guard: 'hasIdentityFields', target: 'savingIdentity' }, { guard: 'hasCustomFields', target: 'savingCustomFields' }, { target: '#issuingToken' }],
+        },
+        savingIdentity: {
+          tags: [stepTag(STEP.identitySaved)],
+          invoke: {
+            id: 'updateProfile',
+            src: 'updateProfile',
+            input: ({ context }) => ({ uid: context.uid!, step: STEP.identitySaved, fields: profileFields(context, STEP.identitySaved) }),
+            onDone: [
+              { guard: { type: 'saveRefused', params: output }, target: '#refused', actions: refuse('phone_taken') },
+              { guard: 'hasCustomFields', target: 'savingCustomFields' },
+              { target: '#issuingToken' },
+            ],
+          },
+        },
+        savingCustomFields: {
+          tags: [stepTag(STEP.customFieldsSaved)],
+          invoke: {
+            id: 'updateProfile',
+            src: 'updateProfile',
+            input: ({ context }) => ({ uid: context.uid!, step: STEP.customFieldsSaved, fields: profileFields(context, STEP.customFieldsSaved) }),
+            onDone: [
+              { guard: { type: 'saveRefused', params: output }, target: '#refused', actions: refuse('phone_taken') },
+              { target: '#issuingToken', actions: 'adoptSavedPhone' },
+            ],
+          },
+        },
       },
     },
 
     // Every completed login
     issuingToken: {
+      id: 'issuingToken',
       invoke: {
         id: 'issueToken',
         src: 'issueToken',
         input: ({ context }) => ({ uid: context.uid!, stay_logged_in: context.stayLoggedIn }),
-        onDone: { target: 'ingestingLogin', actions: 'keepToken' },
+        onDone: { target: 'ingestingLogin', actions: { type: 'keepToken', params: output } },
       },
     },
     ingestingLogin: {
@@ -726,14 +720,15 @@ export const loginFlowMachine = setup({
     },
     loggedIn: {
       tags: [stepTag(STEP.loggedIn), SETTLED],
-      meta: { proof: { field: 'proof', kind: 'verified', carries: ['uid', 'email', 'phone'] } },
+      meta: { proof: { field: 'proof', carries: ['uid', 'email', 'phone'] } },
       on: {
-        ADD_PHONE: admitted('checkingNewPhone', { needs: ['account'] }),
-        UPDATE_PROFILE: admitted('reviewingProfile', { needs: ['uid'] }),
+        ADD_PHONE: admitted('#checkingNewPhone', { needs: ['account'] }),
+        UPDATE_PROFILE: admitted('#reviewingProfile', { needs: ['uid'] }),
       },
     },
 
     refused: {
+      id: 'refused',
       description: 'The request is refused: `failure` says why; nothing else happened.',
       type: 'final',
       tags: [FAILED, SETTLED],
@@ -743,15 +738,21 @@ export const loginFlowMachine = setup({
 
 export type LoginFlowMachine = typeof loginFlowMachine;
 
+type LeafOf<V> = V extends string ? V : V extends object ? { [K in keyof V]-?: LeafOf<V[K]> }[keyof V] : never;
+/** The key of a leaf state (unique across the machine): what answers, traces and the resume table name. */
+export type LoginFlowState = LeafOf<SnapshotFrom<LoginFlowMachine>['value']>;
+
+/** The proof kind a state's answer hands out (`PROOF_KIND` of its meta's field). */
+export const proofKindOf = (meta: LoginFlowStateMeta | undefined) => (meta?.proof ? PROOF_KIND[meta.proof.field] : undefined);
+
 /**
  * The machine with effects given as plain async functions (src/ wires the OTP service and the
- * identity client here; tests give fakes). Effects left out keep throwing "not provided". Each
- * effect also receives the request's actor system (runStep's `attach` names it to its caller).
+ * identity client here; tests give fakes). Effects left out keep throwing "not provided".
  */
 export function provideEffects(effects: Partial<FlowEffects>): LoginFlowMachine {
   const actors: Record<string, unknown> = {};
-  for (const [name, effect] of Object.entries(effects) as Array<[EffectName, (input: unknown, signal: AbortSignal, system: object) => Promise<unknown>]>) {
-    actors[name] = fromPromise(({ input, signal, system }) => effect(input, signal, system));
+  for (const [name, effect] of Object.entries(effects) as Array<[EffectName, (input: unknown, signal: AbortSignal) => Promise<unknown>]>) {
+    actors[name] = fromPromise(({ input, signal }) => effect(input, signal));
   }
   return loginFlowMachine.provide({ actors: actors as Parameters<LoginFlowMachine['provide']>[0]['actors'] });
 }

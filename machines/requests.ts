@@ -1,5 +1,6 @@
-import type { FlowClaims, ProofField } from './effects';
-import type { Entry, LoginFlowEvent, LoginFlowInput, Phase } from './login-flow.machine';
+import { ENTRY_EVENT, PHASES, PROOF_KIND, type Entry, type Phase } from './actions';
+import type { FlowClaims } from './effects';
+import type { LoginFlowEvent, LoginFlowInput } from './login-flow.machine';
 import type { Flow } from './steps';
 
 /*
@@ -7,58 +8,19 @@ import type { Flow } from './steps';
  * The handler:
  *   1. validates the body (zod) and normalises phones to E.164 (phone, otp_phone; an
  *      `identifier` that looks like a phone too);
- *   2. reads the proof named by `proofFieldFor(entry, body)`, verifies it (signature, expiry,
- *      kind `PROOF_KIND[field]`: src/proofs verifyProof; a bad one is `invalid_proof`) and
- *      passes its claims, or `trusted: true` for an x-internal-key caller;
+ *   2. reads the proof named by `proofFieldFor(entry, body)` (machines/actions.ts), verifies it
+ *      (signature, expiry, kind `PROOF_KIND[field]`: src/proofs verifyProof; a bad one is
+ *      `invalid_proof`) and passes its claims, or `trusted: true` for an x-internal-key caller;
  *   3. `const { input, event } = flowRequest(entry, body, { claims, trusted })`;
- *   4. `runStep(machine, { input, event, trace: ctx.trace })` and shapes the envelope from
- *      `output` (see StepAnswer in run-step.ts).
+ *   4. `runStep(machine, { input, event, trace: ctx.trace })`, which starts the machine at the
+ *      request's resume point (machines/resume.ts), and shapes the envelope from `output` (see
+ *      StepAnswer in run-step.ts).
  */
-
-export const ACTION_ENTRY = {
-  FeLogin: 'login',
-  FeVerifyOtp: 'verifyOtp',
-  FeRegister: 'register',
-  FeAddPhone: 'addPhone',
-  FeUpdateProfile: 'updateProfile',
-} as const satisfies Record<string, Entry>;
-
-/** The proof kind each request field must carry. */
-export const PROOF_KIND: Record<ProofField, string> = {
-  phone_proof: 'phone',
-  pending_proof: 'pending',
-  register_proof: 'register',
-  proof: 'verified',
-};
 
 type Body = Record<string, unknown>;
 
-/** The request field whose proof resumes the journey, or null when the action needs none. */
-export function proofFieldFor(entry: Entry, body: Body): ProofField | null {
-  switch (entry) {
-    case 'login':
-      return null;
-    case 'verifyOtp':
-      return 'pending_proof';
-    case 'register':
-      if (body.phase === 'email_otp') return 'phone_proof';
-      if (body.phase === 'register') return 'register_proof';
-      return body.register_proof ? 'register_proof' : 'phone_proof';
-    case 'addPhone':
-    case 'updateProfile':
-      return 'proof';
-  }
-}
-
-/** The one event each action sends. */
-export const ENTRY_EVENT: Record<Entry, LoginFlowEvent['type']> = {
-  login: 'LOGIN',
-  verifyOtp: 'VERIFY_OTP',
-  register: 'REGISTER',
-  addPhone: 'ADD_PHONE',
-  updateProfile: 'UPDATE_PROFILE',
-};
-const PROOF_FIELDS = new Set<string>(['phone_proof', 'pending_proof', 'register_proof', 'proof']);
+const PROOF_FIELDS = new Set<string>(Object.keys(PROOF_KIND));
+const isPhase = (value: unknown): value is Phase => (PHASES as readonly unknown[]).includes(value);
 
 /** The machine's input and event for one request (body already validated, phones in E.164). */
 export function flowRequest(entry: Entry, body: Body, proof: { claims?: FlowClaims | null; trusted?: boolean } = {}): { input: LoginFlowInput; event: LoginFlowEvent } {
@@ -67,7 +29,7 @@ export function flowRequest(entry: Entry, body: Body, proof: { claims?: FlowClai
   const input: LoginFlowInput = {
     entry,
     ...(typeof body.flow === 'string' ? { flow: body.flow as Flow } : {}),
-    ...(body.phase === 'email_otp' || body.phase === 'register' ? { phase: body.phase as Phase } : {}),
+    ...(isPhase(body.phase) ? { phase: body.phase } : {}),
     claims: proof.claims ?? null,
     trusted: proof.trusted === true,
   };

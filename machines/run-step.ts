@@ -1,12 +1,13 @@
 import { createActor, waitFor, type AnyMachineSnapshot, type InspectionEvent } from 'xstate';
 import type { NextProof, OtpSendMetadata } from './effects';
+import { ENTRY_EVENT, PROOF_KIND } from './actions';
 import type { FlowFailure, LoginFlowContext, LoginFlowEvent, LoginFlowInput, LoginFlowMachine, LoginFlowStateMeta } from './login-flow.machine';
-import { ENTRY_EVENT } from './requests';
+import { resumeSnapshot } from './resume';
 import { CODE_VERIFIED, FAILED, SETTLED, STEP, STEP_INFO, stepOfTag, type Flow, type StepId } from './steps';
 
 /*
- * One request of the login journey: start the machine at the state the request resumes,
- * send its one event, let the effects run until it settles, stop it, and say what to answer.
+ * One request of the login journey: start the machine at the state the request resumes
+ * (machines/resume.ts), send its one event, let the effects run until it settles, stop it, and say what to answer.
  * No HTTP here: the Fe* handlers shape the envelope from `output`.
  */
 
@@ -20,7 +21,7 @@ export interface FlowTraceEntry {
 /** What the request's answer says, read from the state the machine settled on. */
 export interface StepAnswer {
   ok: boolean;
-  /** The state the user now sees (named for it). */
+  /** The state the user now sees (named for it): its key, unique across the machine. */
   state: string;
   /** `next_step`; null for the login screen and for refusals. */
   nextStep: StepId | null;
@@ -85,24 +86,32 @@ const stepOf = (snapshot: AnyMachineSnapshot): StepId | undefined => {
   return undefined;
 };
 
+/** The key of the (one) leaf state a snapshot is in: `awaitingPhoneCode`, not `{ phoneLogin: 'awaitingPhoneCode' }`. */
+export function stateKeyOf(snapshot: Pick<AnyMachineSnapshot, 'value'>): string {
+  let value = snapshot.value;
+  while (typeof value === 'object') value = Object.values(value)[0]!;
+  return value;
+}
+
 const isSettled = (snapshot: AnyMachineSnapshot) => snapshot.status !== 'active' || snapshot.hasTag(SETTLED);
 
 /** The answer for a settled snapshot of the login flow. */
 export function answerOf(snapshot: AnyMachineSnapshot): StepAnswer {
   const context = snapshot.context as LoginFlowContext;
-  const state = String(snapshot.value);
+  const state = stateKeyOf(snapshot);
   const failed = snapshot.hasTag(FAILED);
   const step = failed ? undefined : stepOf(snapshot);
   const info = step === undefined ? undefined : STEP_INFO[step];
   const meta = Object.values(snapshot.getMeta() as Record<string, LoginFlowStateMeta>)[0];
   let proof: NextProof | undefined;
   if (!failed && step !== undefined && meta?.proof) {
-    const claims: NextProof['claims'] = { kind: meta.proof.kind, flow: context.flow ?? undefined, step };
+    const kind = PROOF_KIND[meta.proof.field];
+    const claims: NextProof['claims'] = { kind, flow: context.flow ?? undefined, step };
     for (const key of meta.proof.carries) {
       const value = context[key];
       if (value) claims[key] = value;
     }
-    if (meta.proof.kind === 'verified') {
+    if (kind === PROOF_KIND.proof) {
       const verified: readonly string[] = context.flow ? CODE_VERIFIED[context.flow] : [];
       const linked = meta.proof.carries.filter((key) => claims[key] !== undefined && !verified.includes(key)).sort();
       if (linked.length > 0) claims.linked = linked;
@@ -146,7 +155,7 @@ export async function runStep(machine: LoginFlowMachine, options: RunStepOptions
   const inspect = (inspection: InspectionEvent) => {
     if (!sent || inspection.type !== '@xstate.microstep' || inspection.actorRef.sessionId !== inspection.rootId) return;
     const snapshot = inspection.snapshot as AnyMachineSnapshot;
-    const state = String(snapshot.value);
+    const state = stateKeyOf(snapshot);
     if (state !== lastState) {
       lastState = state;
       const step = stepOf(snapshot);
@@ -165,15 +174,16 @@ export async function runStep(machine: LoginFlowMachine, options: RunStepOptions
   };
 
   if (event.type !== ENTRY_EVENT[input.entry]) throw new Error(`login flow: ${input.entry} sends ${ENTRY_EVENT[input.entry]}, not ${event.type}`);
-  const actor = createActor(machine, { input, inspect });
+  // Started directly in the state the request resumes (or `refused`): nothing runs before its event.
+  const actor = createActor(machine, { snapshot: resumeSnapshot(machine, input), input, inspect });
   options.attach?.(actor.system);
   try {
     actor.start();
     const resumed = actor.getSnapshot();
     if (resumed.status === 'active') {
-      if (!resumed.can(event)) throw new Error(`login flow: state ${String(resumed.value)} does not take ${event.type}`);
+      if (!resumed.can(event)) throw new Error(`login flow: state ${stateKeyOf(resumed)} does not take ${event.type}`);
       sent = true;
-      lastState = String(resumed.value);
+      lastState = stateKeyOf(resumed);
       actor.send(event);
     }
     let settled: AnyMachineSnapshot;
@@ -182,7 +192,7 @@ export async function runStep(machine: LoginFlowMachine, options: RunStepOptions
     } catch (err) {
       const now = actor.getSnapshot();
       if (now.status === 'error') throw now.error;
-      if (err instanceof Error && /timeout/i.test(err.message)) throw new FlowTimeoutError(String(now.value), timeoutMs);
+      if (err instanceof Error && /timeout/i.test(err.message)) throw new FlowTimeoutError(stateKeyOf(now), timeoutMs);
       throw err;
     }
     if (settled.status === 'error') throw settled.error;

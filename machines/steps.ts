@@ -51,6 +51,9 @@ export const STEP = {
 export type StepName = keyof typeof STEP;
 export type StepId = (typeof STEP)[StepName];
 
+/** The two profile saves: identity fields (40), then custom fields (42). */
+export type ProfileStep = typeof STEP.identitySaved | typeof STEP.customFieldsSaved;
+
 /** The tag a state carries for its step. */
 export const stepTag = (step: StepId): `step:${StepId}` => `step:${step}`;
 
@@ -76,26 +79,26 @@ export interface StepInfo {
 
 /** One line per step for the docs (the `meaning` column) and for the `screen` field of answers. */
 export const STEP_INFO: Record<StepId, StepInfo> = {
-  13: { screen: 'otp_sms', meaning: 'code sent by SMS only to the phone typed' },
-  14: { screen: 'otp_sms', meaning: 'enter the code received by SMS' },
-  32: { screen: 'otp_email', meaning: 'code sent by email to the address typed' },
-  33: { screen: 'otp_email', meaning: 'enter the code received by email' },
-  60: { screen: 'password', meaning: 'enter the password (completed by the `login` action)' },
-  24: { screen: 'register_email', meaning: 'registration email: phone verified and no account, type an email; later its code is checked with the pending proof' },
-  23: { screen: 'otp_email', meaning: 'registration email code sent: enter it' },
-  '24b': { screen: 'register_email', meaning: 'registration email verified: register_proof issued' },
-  25: { screen: 'register_form', meaning: 'phone and email verified: personal data form' },
-  34: { screen: 'otp_email', meaning: 'email verification: the email code is checked' },
-  30: { screen: 'otp_email', meaning: 'user lookup by the verified email' },
-  31: { screen: 'otp_email', meaning: 'account found: the phone on file decides' },
-  37: { screen: 'register_form', meaning: 'email verified, new user: personal data form' },
-  65: { screen: 'otp_email', meaning: 'account with a verified phone: login completes' },
-  61: { screen: 'add_phone', meaning: 'account without phone: type a phone to add' },
-  62: { screen: 'otp_phone', wire: true, meaning: 'code sent by SMS to the new phone: enter it' },
-  36: { screen: 'register_form', meaning: 'double opt-in of the email confirmed' },
-  40: { screen: 'register_form', meaning: 'identity fields saved (first_name, last_name, email)' },
-  42: { screen: 'register_form', meaning: 'custom fields saved (city, birth_date, otp_phone)' },
-  90: { screen: 'success', wire: true, meaning: 'logged in: token issued, cookie set, collector ingest queued' },
+  [STEP.smsCodeSent]: { screen: 'otp_sms', meaning: 'code sent by SMS only to the phone typed' },
+  [STEP.enterPhoneCode]: { screen: 'otp_sms', meaning: 'enter the code received by SMS' },
+  [STEP.emailCodeSent]: { screen: 'otp_email', meaning: 'code sent by email to the address typed' },
+  [STEP.enterEmailCode]: { screen: 'otp_email', meaning: 'enter the code received by email' },
+  [STEP.enterPassword]: { screen: 'password', meaning: 'enter the password (completed by the `login` action)' },
+  [STEP.enterRegistrationEmail]: { screen: 'register_email', meaning: 'registration email: phone verified and no account, type an email; later its code is checked with the pending proof' },
+  [STEP.enterRegistrationEmailCode]: { screen: 'otp_email', meaning: 'registration email code sent: enter it' },
+  [STEP.registerProofIssued]: { screen: 'register_email', meaning: 'registration email verified: register_proof issued' },
+  [STEP.registrationForm]: { screen: 'register_form', meaning: 'phone and email verified: personal data form' },
+  [STEP.emailVerification]: { screen: 'otp_email', meaning: 'email verification: the email code is checked' },
+  [STEP.userLookup]: { screen: 'otp_email', meaning: 'user lookup by the verified email' },
+  [STEP.accountFound]: { screen: 'otp_email', meaning: 'account found: the phone on file decides' },
+  [STEP.newUserForm]: { screen: 'register_form', meaning: 'email verified, new user: personal data form' },
+  [STEP.knownUserWithPhone]: { screen: 'otp_email', meaning: 'account with a verified phone: login completes' },
+  [STEP.addPhone]: { screen: 'add_phone', meaning: 'account without phone: type a phone to add' },
+  [STEP.enterNewPhoneCode]: { screen: 'otp_phone', wire: true, meaning: 'code sent by SMS to the new phone: enter it' },
+  [STEP.doiConfirmed]: { screen: 'register_form', meaning: 'double opt-in of the email confirmed' },
+  [STEP.identitySaved]: { screen: 'register_form', meaning: 'identity fields saved (first_name, last_name, email)' },
+  [STEP.customFieldsSaved]: { screen: 'register_form', meaning: 'custom fields saved (city, birth_date, otp_phone)' },
+  [STEP.loggedIn]: { screen: 'success', wire: true, meaning: 'logged in: token issued, cookie set, collector ingest queued' },
 };
 
 /** SPEC.md's `flow` values (FeVerifyOtp's request). */
@@ -117,14 +120,3 @@ export const CODE_VERIFIED: Readonly<Record<Flow, ReadonlyArray<'phone' | 'email
   email_add_phone: ['email', 'phone'],
   email_register_phone: ['email', 'phone'],
 };
-
-/** The optimised action that sends each user event (one HTTP request = one event). */
-export const EVENT_ACTION = {
-  LOGIN: 'FeLogin',
-  VERIFY_OTP: 'FeVerifyOtp',
-  REGISTER: 'FeRegister',
-  ADD_PHONE: 'FeAddPhone',
-  UPDATE_PROFILE: 'FeUpdateProfile',
-} as const;
-export type UserEventType = keyof typeof EVENT_ACTION;
-export type FeAction = (typeof EVENT_ACTION)[UserEventType];

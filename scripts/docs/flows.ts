@@ -1,19 +1,19 @@
 import type { AnyStateMachine } from 'xstate';
-import { edgesOf, guardLabel, reachedBy, renderMermaid, stateNodes, stepTable, type Edge, type MermaidOptions } from '../../machines/diagram';
+import { ACTIONS, FE_ACTIONS, type FeAction } from '../../machines/actions';
+import { edgesOf, reachedBy, renderMermaid, stateNodes, stepTable, type Edge, type MermaidOptions } from '../../machines/diagram';
 import { journeys, replayJourney, type Journey } from '../../machines/journeys';
-import { loginFlowMachine, type RestoreParams } from '../../machines/login-flow.machine';
-import { ACTION_ENTRY } from '../../machines/requests';
+import { loginFlowMachine } from '../../machines/login-flow.machine';
 import { otpRecordMachine } from '../../machines/otp-record.machine';
-import { EVENT_ACTION, type FeAction } from '../../machines/steps';
+import { RESUME_POINTS, resumeConditions, resumeEntries } from '../../machines/resume';
 import type { DocGenerator } from './generator';
 
 /*
  * docs/flows.md: the step diagrams product and QA review, generated from the machine
- * definitions (diagrams, step table, resume table) and from replaying SPEC.md's typical
- * sequences against the machine with fake effects (journeys). Never edited by hand.
+ * definitions (diagrams, step table), from the resume table (machines/resume.ts: the diagrams'
+ * entry points and the table of where each request resumes) and from replaying SPEC.md's
+ * typical sequences against the machine with fake effects (journeys). Never edited by hand.
  */
 
-const ACTIONS = Object.keys(ACTION_ENTRY) as FeAction[];
 const code = (text: string | number) => `\`${text}\``;
 const mermaid = (text: string) => ['```mermaid', text, '```'].join('\n');
 
@@ -25,40 +25,30 @@ function stepRows(machine: AnyStateMachine): string {
   return ['| Step | Screen | State | Kind | Meaning | Reached by | Proof handed out |', '|---|---|---|---|---|---|---|', ...rows].join('\n');
 }
 
-const actionOfEntry = (entry: string) => ACTIONS.find((a) => ACTION_ENTRY[a] === entry) ?? entry;
-
-/** The params of a `restoresAt` guard on an edge out of `restoring`. */
-function restoreParams(edge: Edge): RestoreParams | undefined {
-  const guard = edge.guard as { type?: string; params?: RestoreParams } | undefined;
-  return edge.source.key === 'restoring' && typeof guard === 'object' && guard.type === 'restoresAt' ? guard.params : undefined;
-}
-
-/** The routing of `restoring`: which request resumes where. */
-function resumeRows(machine: AnyStateMachine): string {
-  const rows = edgesOf(machine)
-    .filter((e) => e.source.key === 'restoring')
-    .map((edge) => {
-      const params = restoreParams(edge);
-      if (!params) return `| any other request | - | ${edge.guard ? `a proof (${guardLabel(edge.guard)})` : 'no proof'} | ${code(edge.target.key)} |`;
-      const on = [params.flows && `flow ${params.flows.join(' / ')}`, params.phases && `phase ${params.phases.join(' / ')}`].filter(Boolean).join(', ') || '-';
-      const proof = params.trusted ? 'none: trusted caller (x-internal-key)' : params.step !== undefined ? `${params.kind} proof of step ${params.step}` : 'none';
-      return `| ${actionOfEntry(params.entry)} | ${on} | ${proof} | ${code(edge.target.key)} |`;
-    });
-  return ['| Action | Request | Proof | Resumes at |', '|---|---|---|---|', ...rows].join('\n');
+/** The resume table (machines/resume.ts), row by row, then what happens to every other request. */
+function resumeRows(): string {
+  const rows = RESUME_POINTS.map((point) => {
+    const on = resumeConditions({ ...point, proof: undefined, trusted: undefined }).join(', ') || '-';
+    const proof = point.trusted ? 'none: trusted caller (x-internal-key)' : point.proof ? `${point.proof.kind} proof of step ${point.proof.step}` : 'none';
+    return `| ${point.action} | ${on} | ${proof} | ${code(point.state)} |`;
+  });
+  return [
+    '| Action | Request | Proof | Resumes at |',
+    '|---|---|---|---|',
+    ...rows,
+    `| any other request | - | a proof | ${code('refused')}: ${code('invalid_proof')} |`,
+    `| any other request | - | none | ${code('refused')}: ${code('proof_required')} |`,
+  ].join('\n');
 }
 
 /** The states one action's request can visit: where it resumes, what it passes, where it settles. */
 function viewOf(machine: AnyStateMachine, action: FeAction): MermaidOptions {
-  const only = new Set<string>(['restoring', 'refused']);
-  for (const edge of edgesOf(machine)) if (restoreParams(edge)?.entry === ACTION_ENTRY[action]) only.add(edge.target.key);
+  const entries = resumeEntries(action);
+  const only = new Set<string>(entries.map((e) => e.target));
   for (const [node, actions] of reachedBy(machine)) if (actions.has(action)) only.add(node.key);
-  // Out of `restoring`, only this action's routes (and the refusals); elsewhere, only this action's event.
-  const userEvent = Object.entries(EVENT_ACTION).find(([, a]) => a === action)?.[0];
-  const edges = (edge: Edge) => {
-    if (edge.source.key === 'restoring') return edge.target.key === 'refused' || restoreParams(edge)?.entry === ACTION_ENTRY[action];
-    return edge.eventType === userEvent || edge.eventType === '' || edge.eventType.startsWith('xstate.');
-  };
-  return { only, edges };
+  // Only this action's event out of the states it resumes, and the effects and choices it runs into.
+  const edges = (edge: Edge) => edge.eventType === ACTIONS[action].event || edge.eventType === '' || edge.eventType.startsWith('xstate.');
+  return { only, edges, entries };
 }
 
 async function journeySection(journey: Journey): Promise<string> {
@@ -94,15 +84,17 @@ export async function renderFlows(): Promise<string> {
     '',
     '<!-- Generated by `npm run docs` from machines/ (scripts/docs/flows.ts). Do not edit by hand. -->',
     '',
-    'Every optimised action is one event sent to the login-journey machine: the request resumes the',
-    'state it names (its `flow`, `phase` and proof), the machine runs its effects and settles on the',
-    'next step the user must act on. Blue states wait for the user (the request answers their',
-    '`next_step`); the others are passed within one request. Why the journey is shaped this way, and',
-    'what the step numbers SPEC.md does not explain mean: [flows-design.md](flows-design.md).',
+    'Every optimised action is one event sent to the login-journey machine: the request starts the',
+    'machine in the state its resume point names (its action, `flow`, `phase` and proof: the edges',
+    'from `[*]`), the machine runs its effects and settles on the next step the user must act on.',
+    'Blue states wait for the user (the request answers their `next_step`); the others are passed',
+    'within one request. The journeys (phone login, email login, registration, adding a phone, the',
+    'profile) are compound states. Why the journey is shaped this way, and what the step numbers',
+    'SPEC.md does not explain mean: [flows-design.md](flows-design.md).',
     '',
     `## The login journey (${code(loginFlowMachine.id)})`,
     '',
-    mermaid(renderMermaid(loginFlowMachine)),
+    mermaid(renderMermaid(loginFlowMachine, { entries: resumeEntries() })),
     '',
     '### Steps',
     '',
@@ -110,14 +102,18 @@ export async function renderFlows(): Promise<string> {
     '',
     '### Where each request resumes',
     '',
-    resumeRows(loginFlowMachine),
+    'The resume table (`RESUME_POINTS`, machines/resume.ts): a request starts the machine directly in',
+    'the state of the first row it matches. A `flow` the request leaves out is read from its proof; a',
+    'row with a proof acts only on the identifiers the proof binds.',
+    '',
+    resumeRows(),
     '',
     '## One request per action',
     '',
     'The same machine, cut to the states one action can resume, pass or settle on.',
     '',
   ];
-  for (const action of ACTIONS) {
+  for (const action of FE_ACTIONS) {
     sections.push(`### ${action}`, '', mermaid(renderMermaid(loginFlowMachine, viewOf(loginFlowMachine, action))), '');
   }
   sections.push(

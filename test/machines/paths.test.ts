@@ -1,18 +1,21 @@
 import { getSimplePaths } from '@xstate/graph';
 import { fromPromise, type AnyMachineSnapshot, type EventObject } from 'xstate';
+import { ACTIONS, ENTRY_EVENT } from '../../machines/actions';
+import { stateNodes } from '../../machines/diagram';
 import type { EffectName, FlowClaims } from '../../machines/effects';
 import { loginFlowMachine, type Entry, type LoginFlowContext, type LoginFlowEvent, type LoginFlowInput } from '../../machines/login-flow.machine';
-import { ENTRY_EVENT } from '../../machines/requests';
-import { runStep } from '../../machines/run-step';
-import { SETTLED, type StepId } from '../../machines/steps';
+import { RESUME_POINTS, resumePointFor, resumeSnapshot, type ResumePoint } from '../../machines/resume';
+import { runStep, stateKeyOf } from '../../machines/run-step';
+import { SETTLED, STEP, type StepId } from '../../machines/steps';
 import { NEW_PHONE, PHONE, SENT } from './login-flow.fakes';
 
 /*
- * Path coverage: @xstate/graph walks the machine from every way a request can resume it, with
- * each user event a frontend may send and every outcome each effect may report (effect
- * completions are the `xstate.done.actor.*` events the walk chooses). Every path that ends a
- * request is then run for real through runStep, with fake effects answering what the path
- * chose, and must end in the same state, on a step (or refusal) SPEC.md allows that action.
+ * Path coverage: @xstate/graph walks the machine from every row of the resume table (the state
+ * a request starts in), with each user event a frontend may send and every outcome each effect
+ * may report (effect completions are the `xstate.done.actor.*` events the walk chooses). Every
+ * path that ends a request is then run for real through runStep, with fake effects answering
+ * what the path chose, and must end in the same state, on a step (or refusal) SPEC.md allows
+ * that action.
  */
 
 const ME = { uid: 'uid-me', email: 'me@example.com' };
@@ -26,28 +29,45 @@ const allowed: Record<Entry, { steps: StepId[]; reasons: string[] }> = {
   updateProfile: { steps: [90], reasons: ['phone_taken', 'phone_not_verified', 'invalid_proof', 'proof_required', 'invalid_request'] },
 };
 
-const proof = (kind: string, step: number, flow: string, ids: Partial<Record<'uid' | 'email' | 'phone', string>>): FlowClaims => ({ kind, step, flow, ...ids });
+const proof = (kind: string, step: StepId, flow: string | undefined, ids: Partial<Record<'uid' | 'email' | 'phone', string>>): FlowClaims => ({
+  kind,
+  step,
+  ...(flow ? { flow } : {}),
+  ...ids,
+});
 
-/** Every way a request can resume the journey. */
+/** What a proof handed out at each step binds (the `carries` of the state that hands it out), for the proof's user. */
+const PROOF_IDS: Partial<Record<StepId, Partial<Record<'uid' | 'email' | 'phone', string>>>> = {
+  [STEP.enterRegistrationEmail]: { phone: PHONE },
+  [STEP.enterRegistrationEmailCode]: { phone: PHONE, email: ME.email },
+  [STEP.registrationForm]: { phone: PHONE, email: ME.email },
+  [STEP.newUserForm]: { email: ME.email },
+  [STEP.addPhone]: ME,
+  [STEP.enterNewPhoneCode]: { ...ME, phone: NEW_PHONE },
+  [STEP.loggedIn]: { ...ME, phone: NEW_PHONE },
+};
+
+/** One request per row of the resume table and per flow the row names: a request that resumes there. */
+function requestsAt(point: ResumePoint): Array<[string, LoginFlowInput]> {
+  const flows = point.flows ?? [undefined];
+  return flows.map((flow) => {
+    const conditions = [flow && `flow ${flow}`, point.phases && `phase ${point.phases[0]}`, point.proof ? `${point.proof.kind} proof of ${point.proof.step}` : point.trusted ? 'trusted' : 'no proof'];
+    const input: LoginFlowInput = {
+      entry: ACTIONS[point.action].entry,
+      ...(flow ? { flow } : {}),
+      ...(point.phases ? { phase: point.phases[0] } : {}),
+      ...(point.proof ? { claims: proof(point.proof.kind, point.proof.step, flow, PROOF_IDS[point.proof.step] ?? {}) } : {}),
+      ...(point.trusted ? { trusted: true } : {}),
+    };
+    return [`${point.action} ${conditions.filter(Boolean).join(', ')} -> ${point.state}`, input];
+  });
+}
+
+/** Every way a request can start: each row of the resume table, and the two refusals of a request that matches none. */
 const inputs: Array<[string, LoginFlowInput]> = [
-  ['FeLogin', { entry: 'login' }],
-  ['FeVerifyOtp flow phone', { entry: 'verifyOtp', flow: 'phone' }],
-  ['FeVerifyOtp flow email', { entry: 'verifyOtp', flow: 'email' }],
-  ['FeVerifyOtp phone_register, pending proof', { entry: 'verifyOtp', flow: 'phone_register', claims: proof('pending', 23, 'phone_register', { phone: PHONE, email: ME.email }) }],
-  ['FeVerifyOtp email_register, pending proof', { entry: 'verifyOtp', flow: 'email_register', claims: proof('pending', 23, 'email_register', { email: ME.email }) }],
-  ['FeVerifyOtp email_add_phone, pending proof', { entry: 'verifyOtp', flow: 'email_add_phone', claims: proof('pending', 62, 'email_add_phone', { ...ME, phone: NEW_PHONE }) }],
-  ['FeVerifyOtp email_register_phone, trusted', { entry: 'verifyOtp', flow: 'email_register_phone', trusted: true }],
-  ['FeVerifyOtp phone_register, no proof', { entry: 'verifyOtp', flow: 'phone_register' }],
-  ['FeRegister email_otp, phone proof', { entry: 'register', phase: 'email_otp', claims: proof('phone', 24, 'phone_register', { phone: PHONE }) }],
-  ['FeRegister email_otp, no proof', { entry: 'register', phase: 'email_otp' }],
-  ['FeRegister register, proof of 25', { entry: 'register', phase: 'register', claims: proof('register', 25, 'phone_register', { phone: PHONE, email: ME.email }) }],
-  ['FeRegister register, proof of 37', { entry: 'register', phase: 'register', claims: proof('register', 37, 'email_register', { email: ME.email }) }],
-  ['FeRegister register, proof of another kind', { entry: 'register', phase: 'register', claims: proof('pending', 25, 'phone_register', { email: ME.email }) }],
-  ['FeAddPhone, proof of 61', { entry: 'addPhone', flow: 'email_add_phone', claims: proof('verified', 61, 'email_add_phone', ME) }],
-  ['FeAddPhone, proof of 90', { entry: 'addPhone', flow: 'email_register_phone', claims: proof('verified', 90, 'email_register_phone', ME) }],
-  ['FeAddPhone, trusted', { entry: 'addPhone', flow: 'email_add_phone', trusted: true }],
-  ['FeUpdateProfile, proof of 90', { entry: 'updateProfile', claims: proof('verified', 90, 'email_add_phone', { ...ME, phone: NEW_PHONE }) }],
-  ['FeUpdateProfile, trusted', { entry: 'updateProfile', trusted: true }],
+  ...RESUME_POINTS.flatMap(requestsAt),
+  ['FeVerifyOtp phone_register, no proof -> refused', { entry: 'verifyOtp', flow: 'phone_register' }],
+  ['FeRegister register, proof of another kind -> refused', { entry: 'register', phase: 'register', claims: proof('pending', STEP.registrationForm, 'phone_register', { email: ME.email }) }],
 ];
 
 /** The requests a frontend may send, well-formed or not, bound to the proof's user or to another. */
@@ -107,14 +127,14 @@ interface RunnablePath {
 function requestPaths(): RunnablePath[] {
   const runnable: RunnablePath[] = [];
   for (const [name, input] of inputs) {
-    const paths = getSimplePaths(loginFlowMachine, { input, events: eventsFor as never });
+    const paths = getSimplePaths(loginFlowMachine, { fromState: resumeSnapshot(loginFlowMachine, input), events: eventsFor as never });
     for (const path of paths) {
       const end = path.state as unknown as AnyMachineSnapshot;
       // A request ends where the machine settles after its event (or where resuming refused it).
       if (!end.hasTag(SETTLED) && end.status === 'active') continue;
       const events = path.steps.map((s) => s.event as EventObject & { output?: unknown; error?: unknown });
       const event = events.find((e) => !e.type.startsWith('xstate.')) as LoginFlowEvent | undefined;
-      if (!event && end.value !== 'refused') continue;
+      if (!event && stateKeyOf(end) !== 'refused') continue;
       runnable.push({
         name,
         input,
@@ -123,7 +143,7 @@ function requestPaths(): RunnablePath[] {
         effects: events
           .filter((e) => e.type.startsWith(DONE) || e.type.startsWith(ERROR))
           .map((e) => (e.type.startsWith(DONE) ? { id: e.type.slice(DONE.length), output: e.output } : { id: e.type.slice(ERROR.length), error: e.error })),
-        endState: String(end.value),
+        endState: stateKeyOf(end),
       });
     }
   }
@@ -151,19 +171,33 @@ function scripted(effects: RunnablePath['effects']) {
 describe('every path of the login journey', () => {
   const paths = requestPaths();
 
+  it('starts one request from every row of the resume table, and each resumes at its own row', () => {
+    expect(RESUME_POINTS.length).toBeGreaterThan(0);
+    expect(inputs.length).toBeGreaterThan(RESUME_POINTS.length);
+    for (const point of RESUME_POINTS) {
+      const rows = requestsAt(point);
+      expect(rows.length).toBeGreaterThan(0);
+      // No row is shadowed by an earlier one: its own request resumes there.
+      for (const [name, input] of rows) expect({ name, row: resumePointFor(input) }).toEqual({ name, row: point });
+    }
+    for (const [name, input] of inputs.slice(-2)) expect({ name, row: resumePointFor(input) }).toEqual({ name, row: undefined });
+  });
+
   it('has paths from every way a request resumes', () => {
-    console.log(`login journey: ${paths.length} request paths generated by @xstate/graph from ${inputs.length} resume points`);
-    expect(new Set(paths.map((p) => p.name))).toEqual(new Set(inputs.map(([name]) => name)));
+    console.log(`login journey: ${paths.length} request paths generated by @xstate/graph from ${inputs.length} requests (${RESUME_POINTS.length} resume points)`);
     expect(paths.length).toBeGreaterThan(100);
+    expect(new Set(paths.map((p) => p.name))).toEqual(new Set(inputs.map(([name]) => name)));
   });
 
   it('reaches every state of the machine', () => {
     const reached = new Set(paths.map((p) => p.endState));
-    const settled = Object.values(loginFlowMachine.root.states).filter((s) => s.tags.includes(SETTLED)).map((s) => s.key);
+    const settled = stateNodes(loginFlowMachine.root).filter((s) => s.tags.includes(SETTLED)).map((s) => s.key);
+    expect(settled.length).toBeGreaterThan(0);
     for (const state of settled.filter((s) => s !== 'enteringIdentifier' && s !== 'enteringRegistrationEmail')) expect(reached).toContain(state);
   });
 
   it('runs each path against fake effects to the state it predicts, on a step SPEC.md allows', async () => {
+    expect(paths.length).toBeGreaterThan(0);
     let ran = 0;
     for (const path of paths) {
       const result = await runStep(scripted(path.effects), { input: path.input, event: path.event, timeoutMs: 1000 });
@@ -179,7 +213,9 @@ describe('every path of the login journey', () => {
   });
 
   it('never answers a token without issuing it and ingesting it in the same request', async () => {
-    for (const path of paths.filter((p) => p.endState === 'loggedIn' && p.effects.some((e) => e.id === 'issueToken'))) {
+    const issuing = paths.filter((p) => p.endState === 'loggedIn' && p.effects.some((e) => e.id === 'issueToken'));
+    expect(issuing.length).toBeGreaterThan(0);
+    for (const path of issuing) {
       const result = await runStep(scripted(path.effects), { input: path.input, event: path.event, timeoutMs: 1000 });
       expect(result.output.accessToken).toBe('token-1');
       expect(result.calls.slice(-2)).toEqual(['issueToken', 'ingestLogin']);

@@ -1,5 +1,5 @@
 import type { AnyStateMachine } from 'xstate';
-import { ACTION_ENTRY, edgesOf, FAILED, loginFlowMachine, SETTLED, stateNodes, stepOfTag, type RestoreParams, type StepId } from '../../../machines';
+import { edgesOf, FAILED, loginFlowMachine, RESUME_POINTS, SETTLED, stateNodes, stepOfTag, type FeAction, type StepId } from '../../../machines';
 
 /*
  * The step diagram of docs/flows.md in a form the demo page can draw and highlight: the login
@@ -9,11 +9,14 @@ import { ACTION_ENTRY, edgesOf, FAILED, loginFlowMachine, SETTLED, stateNodes, s
  */
 
 export interface DiagramState {
-  /** The state's path, dot-joined: what the page highlights. */
+  /** The state's key (unique across the machine): what the page highlights. */
   id: string;
   name: string;
   steps: string[];
-  /** `waits`: a request settles here (its `next_step`); `passed`: crossed within one request; `failed`: a refusal. */
+  /**
+   * `waits`: a request settles here (its `next_step`); `passed`: crossed within one request (a
+   * journey, the compound state around its states, is listed as passed); `failed`: a refusal.
+   */
   kind: 'waits' | 'passed' | 'failed';
   description?: string;
 }
@@ -33,17 +36,13 @@ export interface DemoDiagram {
 }
 
 type Node = ReturnType<typeof stateNodes>[number];
-const idOf = (node: Node) => node.path.join('.');
+const idOf = (node: Node) => node.key;
 
-/** The state FeLogin, or FeRegister without a proof, resumes at: read from `restoring`'s routes. */
-function startState(machine: AnyStateMachine, entry: string): string {
-  const edge = edgesOf(machine).find((e) => {
-    const guard = e.guard as { type?: string; params?: RestoreParams } | undefined;
-    const params = typeof guard === 'object' && guard?.type === 'restoresAt' ? guard.params : undefined;
-    return params?.entry === entry && params.step === undefined && !params.trusted;
-  });
-  if (!edge) throw new Error(`demo diagram: no state resumes ${entry} without a proof`);
-  return idOf(edge.target);
+/** The state FeLogin, or FeRegister without a proof, resumes at: read from the resume table. */
+function startState(action: FeAction): string {
+  const point = RESUME_POINTS.find((p) => p.action === action && !p.proof && !p.trusted);
+  if (!point) throw new Error(`demo diagram: no state resumes ${action} without a proof`);
+  return point.state;
 }
 
 export function demoDiagram(machine: AnyStateMachine = loginFlowMachine): DemoDiagram {
@@ -57,6 +56,6 @@ export function demoDiagram(machine: AnyStateMachine = loginFlowMachine): DemoDi
     machine: machine.id,
     states,
     edges,
-    start: { login: startState(machine, ACTION_ENTRY.FeLogin), register: startState(machine, ACTION_ENTRY.FeRegister) },
+    start: { login: startState('FeLogin'), register: startState('FeRegister') },
   };
 }
