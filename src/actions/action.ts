@@ -1,9 +1,12 @@
 import type { z } from 'zod';
 import type { ServiceContext } from '../domain/deps';
+import type { FlowRunner } from '../flows/run-flow-action';
 import type { Reason } from '../core/errors';
 
-/** What a handler may read of the HTTP request, and the dependencies it may call. */
-export type ActionContext = ServiceContext;
+/** What a handler may read of the HTTP request, the dependencies it may call, and the journey runner. */
+export interface ActionContext extends ServiceContext {
+  flows: FlowRunner;
+}
 export type { TraceEntry } from '../core/context';
 
 export interface ActionResult {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Config } from '../core/config/schema';
 import type { Logger } from '../core/logger';
-import { createUpstream, type Upstream } from './http';
+import type { CallContext } from '../core/context';
+import { createUpstream, type ClientOptions } from './http';
 
 /*
  * The user collector (SPEC.md, outbound calls): POST {user_collector.base_url}{ingest_login_path}
@@ -22,7 +23,7 @@ export interface CollectorClient {
   /** The ingest URL (no secret in it), for diagnostics. */
   readonly url: string;
   /** Resolves once the collector accepted the event; throws ApiError `upstream_error` otherwise. */
-  ingestLogin(event: LoginIngestEvent): Promise<{ status: number; durationMs: number }>;
+  ingestLogin(ctx: CallContext, event: LoginIngestEvent): Promise<{ status: number; durationMs: number }>;
 }
 
 export function collectorUrl(collector: Config['user_collector']): string {
@@ -31,15 +32,15 @@ export function collectorUrl(collector: Config['user_collector']): string {
   return `${collector.base_url.replace(/\/+$/, '')}${path}`;
 }
 
-export function createCollectorClient(config: Config, log: Logger, upstream?: Upstream): CollectorClient {
+export function createCollectorClient(config: Config, log: Logger, { upstream, observe }: ClientOptions = {}): CollectorClient {
   const settings = config.user_collector;
   const url = collectorUrl(settings);
-  const collector = upstream ?? createUpstream({ name: 'collector', label: 'user collector', timeoutMs: settings.timeout * 1000, log });
+  const collector = upstream ?? createUpstream({ name: 'collector', label: 'user collector', timeoutMs: settings.timeout * 1000, log, observe });
   return {
     configured: url !== '',
     url,
-    async ingestLogin({ uid, accessToken }) {
-      const response = await collector.call({
+    async ingestLogin(ctx, { uid, accessToken }) {
+      const response = await collector.call(ctx, {
         endpoint: 'ingest_login',
         method: 'POST',
         url,

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { Config } from '../core/config/schema';
 import { ApiError } from '../core/errors';
 import type { Logger } from '../core/logger';
-import { createUpstream } from './http';
+import type { CallContext } from '../core/context';
+import { createUpstream, type ClientOptions } from './http';
 
 /*
  * The newsletter feed service: one JSON document per feed id, at
@@ -68,12 +69,12 @@ export interface FeedRead extends FeedCopy {
 
 export interface FeedsClient {
   /** One feed, from the cache or the feed service; throws ApiError `upstream_error` when neither has it. */
-  read(feed: string): Promise<FeedRead>;
+  read(ctx: CallContext, feed: string): Promise<FeedRead>;
 }
 
-export function createFeedsClient(config: Config, log: Logger, now: () => number): FeedsClient {
+export function createFeedsClient(config: Config, log: Logger, { now = Date.now, observe }: ClientOptions & { now?: () => number } = {}): FeedsClient {
   const { feed_base_url: base, feed_cache_seconds: freshSeconds, feed_stale_seconds: staleSeconds, timeout_seconds } = config.newsletter;
-  const upstream = createUpstream({ name: 'feeds', label: 'feed newsletter', timeoutMs: timeout_seconds * 1000, log });
+  const upstream = createUpstream({ name: 'feeds', label: 'feed newsletter', timeoutMs: timeout_seconds * 1000, log, observe });
   // The LRU's own TTL is the outer bound of staleness; freshness is judged from fetchedAt.
   const copies = new LRUCache<string, FeedCopy>({
     max: 64,
@@ -84,21 +85,22 @@ export function createFeedsClient(config: Config, log: Logger, now: () => number
   });
   const inFlight = new Map<string, Promise<FeedCopy>>();
 
-  const fetchFeed = async (feed: string): Promise<FeedCopy> => {
+  // A fetch in flight is shared by every request that asks meanwhile: it is logged under the first one's id.
+  const fetchFeed = async (ctx: CallContext, feed: string): Promise<FeedCopy> => {
     if (!base) throw new ApiError('not_configured', 'Feed newsletter non configurati.', { data: { key: 'newsletter.feed_base_url' } });
-    const { data } = await upstream.call({ endpoint: 'feed', method: 'GET', url: feedUrl(base, feed), reply: feedReply });
+    const { data } = await upstream.call(ctx, { endpoint: 'feed', method: 'GET', url: feedUrl(base, feed), reply: feedReply });
     const copy = { ...data, fetchedAt: now() };
     copies.set(feed, copy);
     return copy;
   };
 
   return {
-    async read(feed) {
+    async read(ctx, feed) {
       const kept = copies.get(feed);
       if (kept && now() - kept.fetchedAt < freshSeconds * 1000) return { ...kept, state: 'cached' };
       let pending = inFlight.get(feed);
       if (!pending) {
-        pending = fetchFeed(feed).finally(() => inFlight.delete(feed));
+        pending = fetchFeed(ctx, feed).finally(() => inFlight.delete(feed));
         inFlight.set(feed, pending);
       }
       try {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { z } from 'zod';
 import { ApiError } from '../core/errors';
-import { requestScope } from '../core/request-scope';
+import type { CallContext } from '../core/context';
 import type { Logger } from '../core/logger';
 import type { UpstreamCall } from '../core/metrics';
 
@@ -16,13 +16,8 @@ import type { UpstreamCall } from '../core/metrics';
 
 export type { UpstreamCall };
 
-type Observer = (call: UpstreamCall) => void;
-const observers = new Set<Observer>();
-/** Subscribe to every upstream call (metrics); returns the unsubscribe function. */
-export function observeUpstreamCalls(observer: Observer): () => void {
-  observers.add(observer);
-  return () => observers.delete(observer);
-}
+/** Told of every upstream call (the metrics count them). */
+export type UpstreamObserver = (call: UpstreamCall) => void;
 
 export interface UpstreamRequest<T> {
   /** A stable name for logs and metrics, never the URL (queries may hold keys). */
@@ -42,6 +37,14 @@ export interface UpstreamRequest<T> {
   acceptStatus?: number[];
 }
 
+/** What every client factory takes beside the configuration and the logger. */
+export interface ClientOptions {
+  /** Told of every upstream call (metrics). */
+  observe?: UpstreamObserver;
+  /** A prepared upstream instead of a new one (tests). */
+  upstream?: Upstream;
+}
+
 export interface UpstreamResponse<T> {
   status: number;
   data: T;
@@ -50,7 +53,8 @@ export interface UpstreamResponse<T> {
 
 export interface Upstream {
   readonly name: string;
-  call<T = unknown>(request: UpstreamRequest<T>): Promise<UpstreamResponse<T>>;
+  /** One call on behalf of `ctx` (its request id in the log line, the call in its trace). */
+  call<T = unknown>(ctx: CallContext, request: UpstreamRequest<T>): Promise<UpstreamResponse<T>>;
 }
 
 export interface UpstreamOptions {
@@ -59,6 +63,7 @@ export interface UpstreamOptions {
   label: string;
   timeoutMs: number;
   log: Logger;
+  observe?: UpstreamObserver;
 }
 
 const agents = { httpAgent: new http.Agent({ keepAlive: true }), httpsAgent: new https.Agent({ keepAlive: true }) };
@@ -78,18 +83,17 @@ export function createUpstream(options: UpstreamOptions, instance: AxiosInstance
       cause: cause ?? new Error(detail),
     });
 
-  const finish = (call: UpstreamCall, detail?: string) => {
-    const scope = requestScope.getStore();
-    scope?.trace.push({ step: `${name}.${call.endpoint}`, status: call.status, outcome: call.outcome, duration_ms: call.durationMs });
-    const line = { client: name, endpoint: call.endpoint, method: call.method, status: call.status, outcome: call.outcome, duration_ms: call.durationMs, request_id: scope?.requestId };
+  const finish = (ctx: CallContext, call: UpstreamCall, detail?: string) => {
+    ctx.trace?.push({ step: `${name}.${call.endpoint}`, status: call.status, outcome: call.outcome, duration_ms: call.durationMs });
+    const line = { client: name, endpoint: call.endpoint, method: call.method, status: call.status, outcome: call.outcome, duration_ms: call.durationMs, request_id: ctx.requestId };
     if (call.outcome === 'ok') log.info(line, 'upstream call');
     else log.warn({ ...line, detail }, 'upstream call failed');
-    for (const observer of observers) observer(call);
+    options.observe?.(call);
   };
 
   return {
     name,
-    async call<T>(request: UpstreamRequest<T>): Promise<UpstreamResponse<T>> {
+    async call<T>(ctx: CallContext, request: UpstreamRequest<T>): Promise<UpstreamResponse<T>> {
       const config: AxiosRequestConfig = {
         method: request.method,
         url: request.url,
@@ -119,7 +123,7 @@ export function createUpstream(options: UpstreamOptions, instance: AxiosInstance
         call.durationMs = Math.round(performance.now() - started);
         const code = (err as { code?: string }).code;
         call.outcome = code === 'ECONNABORTED' || code === 'ETIMEDOUT' ? 'timeout' : 'unreachable';
-        finish(call, code ?? (err as Error).message);
+        finish(ctx, call, code ?? (err as Error).message);
         throw failure(call, call.outcome, err);
       }
       call.durationMs = Math.round(performance.now() - started);
@@ -127,7 +131,7 @@ export function createUpstream(options: UpstreamOptions, instance: AxiosInstance
       const accepted = (response.status >= 200 && response.status < 300) || request.acceptStatus?.includes(response.status);
       if (!accepted) {
         call.outcome = 'http_error';
-        finish(call, `HTTP ${response.status}`);
+        finish(ctx, call, `HTTP ${response.status}`);
         throw failure(call, `HTTP ${response.status}`);
       }
 
@@ -146,12 +150,12 @@ export function createUpstream(options: UpstreamOptions, instance: AxiosInstance
         if (!parsed.success) {
           call.outcome = 'bad_reply';
           const detail = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-          finish(call, detail);
+          finish(ctx, call, detail);
           throw failure(call, detail);
         }
         body = parsed.data;
       }
-      finish(call);
+      finish(ctx, call);
       return { status: response.status, data: body as T, durationMs: call.durationMs };
     },
   };

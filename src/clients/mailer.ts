@@ -1,7 +1,7 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../core/config/schema';
 import { ApiError } from '../core/errors';
-import { requestScope } from '../core/request-scope';
+import type { CallContext } from '../core/context';
 import { maskEmail, type Logger } from '../core/logger';
 
 /*
@@ -24,7 +24,7 @@ export interface MailReceipt {
 
 export interface Mailer {
   readonly configured: boolean;
-  send(message: MailMessage): Promise<MailReceipt>;
+  send(ctx: CallContext, message: MailMessage): Promise<MailReceipt>;
   close(): Promise<void>;
 }
 
@@ -48,22 +48,21 @@ export function createMailer(config: Config, log: Logger): Mailer {
 
   return {
     configured: mail.from_address !== '',
-    async send(message) {
+    async send(ctx, message) {
       const started = performance.now();
-      const scope = requestScope.getStore();
       try {
         const info = await getTransport().sendMail({ from, to: message.to, subject: message.subject, html: message.html, text: message.text });
         const durationMs = Math.round(performance.now() - started);
-        scope?.trace.push({ step: 'mail.send', outcome: 'ok', duration_ms: durationMs });
-        log.debug({ client: 'mail', outcome: 'ok', duration_ms: durationMs, request_id: scope?.requestId }, 'mail sent');
+        ctx.trace?.push({ step: 'mail.send', outcome: 'ok', duration_ms: durationMs });
+        log.debug({ client: 'mail', outcome: 'ok', duration_ms: durationMs, request_id: ctx.requestId }, 'mail sent');
         return { messageId: String(info.messageId ?? ''), durationMs };
       } catch (err) {
         const durationMs = Math.round(performance.now() - started);
         const code = (err as { code?: string; responseCode?: number }).code ?? 'error';
-        scope?.trace.push({ step: 'mail.send', outcome: 'failed', code, duration_ms: durationMs });
+        ctx.trace?.push({ step: 'mail.send', outcome: 'failed', code, duration_ms: durationMs });
         // SMTP replies often quote the recipient: mask addresses before logging.
         const detail = String((err as Error).message).replace(/[^\s<>"']+@[^\s<>"']+/g, (address) => maskEmail(address));
-        log.warn({ client: 'mail', outcome: 'failed', code, detail, duration_ms: durationMs, request_id: scope?.requestId }, 'mail failed');
+        log.warn({ client: 'mail', outcome: 'failed', code, detail, duration_ms: durationMs, request_id: ctx.requestId }, 'mail failed');
         throw new ApiError('upstream_error', 'Servizio di posta non disponibile. Riprova più tardi.', { data: { upstream: 'mail', code }, cause: err });
       }
     },

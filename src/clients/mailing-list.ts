@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Config } from '../core/config/schema';
 import type { Logger } from '../core/logger';
-import { createUpstream } from './http';
+import type { CallContext } from '../core/context';
+import { createUpstream, type ClientOptions } from './http';
 
 /*
  * The mailing-list service (SPEC.md, outbound calls):
@@ -48,19 +49,20 @@ export interface SubscribeOutcome {
 
 export interface MailingListClient {
   /** One call for one headline's key. Transport failures throw ApiError `upstream_error`. */
-  subscribe(request: SubscribeRequest): Promise<SubscribeOutcome>;
+  subscribe(ctx: CallContext, request: SubscribeRequest): Promise<SubscribeOutcome>;
 }
 
-export function createMailingListClient(config: Config, log: Logger): MailingListClient {
+export function createMailingListClient(config: Config, log: Logger, { observe }: ClientOptions = {}): MailingListClient {
   const upstream = createUpstream({
     name: 'mailing_list',
     label: 'newsletter',
     timeoutMs: config.newsletter.timeout_seconds * 1000,
     log,
+    observe,
   });
   return {
-    async subscribe({ email, mlids, apiKey }) {
-      const { status, data } = await upstream.call({
+    async subscribe(ctx, { email, mlids, apiKey }) {
+      const { status, data } = await upstream.call(ctx, {
         endpoint: 'securesub',
         method: 'GET',
         url: subscribeUrl(config.newsletter.esp_url, email, mlids),

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { Config } from '../core/config/schema';
 import { ApiError } from '../core/errors';
 import type { Logger } from '../core/logger';
-import { createUpstream } from './http';
+import type { CallContext } from '../core/context';
+import { createUpstream, type ClientOptions } from './http';
 
 /*
  * The content-recommendation widget service (SPEC.md):
@@ -60,12 +61,12 @@ export interface RecommendationsClient {
   /** The body the call sends, for the debug answer. */
   requestBody(request: RecommendationRequest): WidgetRequestBody;
   /** Throws ApiError `upstream_error` on timeout, error status or a reply without items. */
-  recommend(request: RecommendationRequest): Promise<Recommendations>;
+  recommend(ctx: CallContext, request: RecommendationRequest): Promise<Recommendations>;
 }
 
-export function createRecommendationsClient(config: Config, log: Logger): RecommendationsClient {
+export function createRecommendationsClient(config: Config, log: Logger, { observe }: ClientOptions = {}): RecommendationsClient {
   const settings = config.recommendations;
-  const upstream = createUpstream({ name: 'recommendations', label: 'raccomandazioni', timeoutMs: settings.timeout * 1000, log });
+  const upstream = createUpstream({ name: 'recommendations', label: 'raccomandazioni', timeoutMs: settings.timeout * 1000, log, observe });
   const requestBody = ({ widgetId, url, udi }: RecommendationRequest): WidgetRequestBody => ({
     widgetId,
     // SPEC.md: context.url is omitted for home; the whole context object goes with it.
@@ -74,9 +75,9 @@ export function createRecommendationsClient(config: Config, log: Logger): Recomm
   });
   return {
     requestBody,
-    async recommend(request) {
+    async recommend(ctx, request) {
       if (!settings.api_url) throw new ApiError('not_configured', 'Servizio raccomandazioni non configurato.', { data: { key: 'recommendations.api_url' } });
-      const { data, status, durationMs } = await upstream.call({
+      const { data, status, durationMs } = await upstream.call(ctx, {
         endpoint: 'widget',
         method: 'POST',
         url: settings.api_url,

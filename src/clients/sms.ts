@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Config } from '../core/config/schema';
 import type { Logger } from '../core/logger';
-import { createUpstream, type Upstream } from './http';
+import type { CallContext } from '../core/context';
+import { createUpstream, type ClientOptions } from './http';
 
 /*
  * The SMS gateway (SPEC.md, outbound calls): POST {sms.api_url} with JSON
@@ -21,16 +22,16 @@ export interface SmsClient {
   /** SPEC.md: the channel is skipped when `sms.api_url` or `sms.api_key` is empty. */
   readonly configured: boolean;
   /** Resolves with the gateway's HTTP status once it accepted the message; throws ApiError `upstream_error` otherwise. */
-  send(message: SmsMessage): Promise<{ status: number; durationMs: number }>;
+  send(ctx: CallContext, message: SmsMessage): Promise<{ status: number; durationMs: number }>;
 }
 
-export function createSmsClient(config: Config, log: Logger, upstream?: Upstream): SmsClient {
+export function createSmsClient(config: Config, log: Logger, { upstream, observe }: ClientOptions = {}): SmsClient {
   const { api_url: url, api_key: apiKey, sender, timeout_seconds: timeoutSeconds } = config.sms;
-  const gateway = upstream ?? createUpstream({ name: 'sms', label: 'SMS', timeoutMs: timeoutSeconds * 1000, log });
+  const gateway = upstream ?? createUpstream({ name: 'sms', label: 'SMS', timeoutMs: timeoutSeconds * 1000, log, observe });
   return {
     configured: url !== '' && apiKey !== '',
-    async send({ to, body }) {
-      const response = await gateway.call({
+    async send(ctx, { to, body }) {
+      const response = await gateway.call(ctx, {
         endpoint: 'send',
         method: 'POST',
         url,

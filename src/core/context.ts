@@ -24,14 +24,29 @@ export interface TokenCookie {
   set(token: string, options: TokenCookieOptions): void;
 }
 
-export interface RequestContext {
+/**
+ * What the domain and the clients need of the request they serve: its id for log lines, the
+ * client IP for per-IP limits, and where to note upstream calls for `debug` and `idp_debug`.
+ * Work that serves no request (the login ingest's deliveries, start-up) passes `background`.
+ */
+export interface CallContext {
   requestId: string;
   /** The client IP (honours `server.trust_proxy`), for per-IP limits. */
+  ip?: string;
+  /** Steps and upstream calls of this request, returned as `debug` when `debug` is on. */
+  trace?: TraceEntry[];
+  /** Identity provider exchanges, collected (masked) only when `debug` is on: `idp_debug`. */
+  idpExchanges?: Array<Record<string, unknown>>;
+}
+
+/** The context of work that serves no request. */
+export const background = (what: string): CallContext => ({ requestId: what });
+
+export interface RequestContext extends CallContext {
   ip: string;
   log: Logger;
   /** A request header, lower-case name. */
   header(name: string): string | undefined;
   tokenCookie: TokenCookie;
-  /** Steps and upstream calls of this request, returned as `debug` when `debug` is on. */
   trace: TraceEntry[];
 }

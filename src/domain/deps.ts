@@ -13,7 +13,7 @@ import { createMemoryRateLimiter } from './limits/rate-limiter';
 import { createRedisRateLimiter } from './limits/redis-rate-limiter';
 import { createAbuseLimits } from './limits/abuse-limits';
 import { createCollectorClient } from '../clients/collector';
-import { observeUpstreamCalls } from '../clients/http';
+import { createSmsClient } from '../clients/sms';
 import { createLoginIngest } from './ingest';
 import { phoneBelongsToEmail } from './accounts/phone-owner';
 
@@ -40,11 +40,11 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   // Pushed first, so closed last (closers run in reverse): everything else may still use it while closing.
   if (redis && !overrides.redis) closers.push(() => redis.disconnect());
   const prefix = config.redis.key_prefix;
-  // The clients report every upstream call; metrics count them.
-  closers.push(observeUpstreamCalls((call) => metrics.observeUpstream(call)));
+  // Every client reports each upstream call; metrics count them.
+  const clients = { observe: metrics.observeUpstream };
 
-  const identity = overrides.identity ?? createIdentityClient(config, log);
-  const collector = overrides.collector ?? createCollectorClient(config, log);
+  const identity = overrides.identity ?? createIdentityClient(config, log, clients);
+  const collector = overrides.collector ?? createCollectorClient(config, log, clients);
   const rateLimiter = overrides.rateLimiter ?? (redis ? createRedisRateLimiter(redis, prefix) : createMemoryRateLimiter());
   const limits = overrides.limits ?? createAbuseLimits(config, rateLimiter, now, (limit) => metrics.rateLimitRefused(limit));
   const otp =
@@ -57,7 +57,8 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       limits,
       metrics,
       store: overrides.otpStore ?? (redis ? createRedisOtpStore(redis, { prefix }) : undefined),
-      sameAccount: (phone, email) => phoneBelongsToEmail({ identity, config }, phone, email),
+      sms: createSmsClient(config, log, clients),
+      sameAccount: (ctx, phone, email) => phoneBelongsToEmail({ identity, config }, ctx, phone, email),
     });
   if (!overrides.otp) closers.push(() => otp.close());
   const loginIngest = overrides.loginIngest ?? createLoginIngest(config, log, { collector, observer: metrics, redis });
@@ -71,9 +72,9 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     now,
     secret,
     otp,
-    mailingList: overrides.mailingList ?? createMailingListClient(config, log),
-    feeds: overrides.feeds ?? createFeedsClient(config, log, now),
-    recommendations: overrides.recommendations ?? createRecommendationsClient(config, log),
+    mailingList: overrides.mailingList ?? createMailingListClient(config, log, clients),
+    feeds: overrides.feeds ?? createFeedsClient(config, log, { ...clients, now }),
+    recommendations: overrides.recommendations ?? createRecommendationsClient(config, log, clients),
     identity,
     metrics,
     collector,

@@ -43,17 +43,15 @@ export interface NextProofLineage {
 }
 
 /** `data` of a settled, accepted request; signs the next proof and sets `__utp` when a token was issued. */
-export function answerData(answer: StepAnswer, ctx: Pick<ServiceContext, 'deps' | 'tokenCookie'>, lineage: NextProofLineage = {}): FlowAnswerData {
+export function answerData(answer: StepAnswer, ctx: Pick<ServiceContext, 'deps'>, lineage: NextProofLineage = {}): FlowAnswerData {
   const { deps } = ctx;
   const data: FlowAnswerData = { next_step: answer.nextStep!, flow: answer.flow };
   if (answer.screen) data.screen = answer.screen as FlowAnswerData['screen'];
   if (answer.done) data.done = true;
   if (answer.uid) data.uid = answer.uid;
   if (answer.otp) data.otp = answer.otp;
-  if (answer.accessToken) {
-    data.access_token = answer.accessToken;
-    ctx.tokenCookie.set(answer.accessToken, { stayLoggedIn: answer.stayLoggedIn, expiresIn: answer.expiresIn });
-  }
+  // Its cookie was set with the token (issueToken effect, domain/accounts/tokens.ts).
+  if (answer.accessToken) data.access_token = answer.accessToken;
   if (answer.proof) {
     const now = deps.now();
     const expires = lineage.continues?.exp ?? lineage.expires;

@@ -1,7 +1,9 @@
 import type { FlowEffects, UserLookupOutput } from '../../machines/effects';
 import type { V3User, IdentityProfile } from '../clients/identity';
-import { jwtSubject } from '../clients/identity/jwt';
-import type { Deps } from '../domain/deps';
+import type { Deps, ServiceContext } from '../domain/deps';
+import { issueAccessToken } from '../domain/accounts/tokens';
+import { saveProfile } from '../domain/accounts/profile-save';
+import { registerAccount } from '../domain/accounts/registration';
 import { ApiError } from '../core/errors';
 import { toE164, toStoredDigits } from '../domain/phone';
 import { searchPhone } from '../domain/accounts/phone-owner';
@@ -32,13 +34,14 @@ function flowUser(user: V3User | IdentityProfile, fallback: V3User | IdentityPro
   return { found: true, uid: profile.uid, ...(profile.email ? { email: profile.email } : {}), ...(phone ? { phone } : {}) };
 }
 
-export function createFlowEffects(deps: Deps, fields: SendFieldNames = {}): FlowEffects {
+/** The effects for one request: every upstream call is made on its behalf (its id, trace and limits). */
+export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendFieldNames = {}): FlowEffects {
   const region = () => deps.config.sms.default_region;
   return {
-    sendOtp: ({ key, phone, email }) => deps.otp.generate({ key, phone, email, fields: { key: fields.key ?? 'phone', phone: fields.phone ?? 'phone', email: fields.email ?? 'email' } }),
+    sendOtp: ({ key, phone, email }) => deps.otp.generate(ctx, { key, phone, email, fields: { key: fields.key ?? 'phone', phone: fields.phone ?? 'phone', email: fields.email ?? 'email' } }),
 
     async verifyOtp({ key, code }) {
-      const result = await deps.otp.verify({ key, code });
+      const result = await deps.otp.verify(ctx, { key, code });
       if (result.outcome !== 'ok') return result.outcome;
       // The code vouches for this journey's phone or email only if it was delivered there, and only there (docs/security.md).
       return reachedOnly(result.reached, key) ? 'ok' : 'invalid';
@@ -46,50 +49,44 @@ export function createFlowEffects(deps: Deps, fields: SendFieldNames = {}): Flow
 
     async searchUserByPhone({ phone, account }) {
       // Asked on behalf of an account ("is this phone free?"), the answer reveals another account: counted.
-      if (account !== undefined) await deps.limits.phoneCheck(account);
+      if (account !== undefined) await deps.limits.phoneCheck(ctx.ip, account);
       // The first holder whose stored value really is this number (phone-owner.ts); a phone on two accounts logs into the first.
-      const { holders } = await searchPhone(deps, phone);
+      const { holders } = await searchPhone(deps, ctx, phone);
       const holder = holders[0];
       return holder ? flowUser(holder, null, region()) : { found: false };
     },
 
     async lookupUserByEmail({ email }) {
       // get_user_email's two reads: users/get by email, then user/get for the custom fields users/get may leave out.
-      const found = await deps.identity.findUserByEmail(email);
+      const found = await deps.identity.findUserByEmail(ctx, email);
       if (!found) return { found: false };
-      const user = await deps.identity.getUser(found.uid);
+      const user = await deps.identity.getUser(ctx, found.uid);
       // The machine looks an email up only after a code delivered to it was accepted: its owner claims the account.
-      if ((await claimAccountByProvenEmail(deps, found, user)).droppedPhone) return flowUser(withoutPhone(user ?? found), withoutPhone(found), region());
+      if ((await claimAccountByProvenEmail(deps, ctx, found, user)).droppedPhone) return flowUser(withoutPhone(user ?? found), withoutPhone(found), region());
       return flowUser(user ?? found, found, region());
     },
 
     async registerUser({ email, consents, is_magic_link_sent }) {
-      const reply = await deps.identity.register({ email, consents, isMagicLinkSent: is_magic_link_sent ?? false });
-      const uid = jwtSubject(reply.access_token) ?? (await deps.identity.findUserByEmail(email))?.uid;
+      const { uid } = await registerAccount(deps, ctx, { email, consents, isMagicLinkSent: is_magic_link_sent ?? false });
       if (!uid) {
         throw new ApiError('upstream_error', 'Il provider di identità non ha restituito il nuovo utente.', { data: { upstream: 'identity', endpoint: 'register' } });
       }
       return { uid };
     },
 
-    confirmDoi: ({ uid }) => deps.identity.confirmDoi(uid),
+    confirmDoi: ({ uid }) => deps.identity.confirmDoi(ctx, uid),
 
     async updateProfile({ uid, step, fields: profile }) {
-      if (step === 40) {
-        await deps.identity.updateIdentity(uid, { first_name: profile.first_name, last_name: profile.last_name, email: profile.email });
-      } else {
-        await deps.identity.updateCustom(uid, {
-          city: profile.city,
-          birth_date: profile.birth_date,
-          otp_phone: profile.otp_phone ? toStoredDigits(profile.otp_phone) : undefined,
-        });
-      }
+      const identity = { first_name: profile.first_name, last_name: profile.last_name, email: profile.email };
+      const custom = { city: profile.city, birth_date: profile.birth_date, otp_phone: profile.otp_phone ? toStoredDigits(profile.otp_phone) : undefined };
+      await saveProfile(deps, ctx, uid, step === 40 ? { identity } : { custom });
       // The machine checked the phone against other uids just before (searchUserByPhone): not checked twice.
       return { outcome: 'saved' };
     },
 
-    async issueToken({ uid }) {
-      const reply = await deps.identity.issueToken(uid);
+    async issueToken({ uid, stay_logged_in }) {
+      // The token and its cookie, as access_token issues them.
+      const reply = await issueAccessToken(ctx, uid, { stayLoggedIn: stay_logged_in });
       return { access_token: reply.access_token, expires_in: reply.expires_in ?? null };
     },
 

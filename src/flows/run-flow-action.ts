@@ -2,16 +2,17 @@ import {
   FlowTimeoutError,
   PROOF_KIND,
   flowRequest,
-  provideEffects,
+  loginFlowMachine,
   proofFieldFor,
   runStep,
   type Entry,
   type FlowClaims,
+  type FlowEffects,
   type LoginFlowMachine,
 } from '../../machines';
+import { fromPromise } from 'xstate';
 import type { ServiceContext } from '../domain/deps';
 import { looksLikePhone, requirePhone } from '../domain/phone';
-import { withIdpDebug } from '../domain/idp-debug';
 import type { Config } from '../core/config/schema';
 import type { Deps } from '../domain/deps';
 import { ApiError, isApiError } from '../core/errors';
@@ -45,16 +46,6 @@ const SEND_FIELDS: Record<Entry, SendFieldNames> = {
  */
 export const flowTimeoutMs = (config: Config): number => config.identity.timeout_seconds * 1500;
 
-const machines = new WeakMap<Deps, Map<Entry, LoginFlowMachine>>();
-
-/** The machine with this process's effects, built once per action. */
-function machineFor(deps: Deps, entry: Entry): LoginFlowMachine {
-  let byEntry = machines.get(deps);
-  if (!byEntry) machines.set(deps, (byEntry = new Map()));
-  let machine = byEntry.get(entry);
-  if (!machine) byEntry.set(entry, (machine = provideEffects(createFlowEffects(deps, SEND_FIELDS[entry]))));
-  return machine;
-}
 
 function normalisePhones(body: Record<string, unknown>, region: string): Record<string, unknown> {
   const out = { ...body };
@@ -79,6 +70,9 @@ function presentedClaims(entry: Entry, body: Record<string, unknown>, ctx: Servi
   return verifyProof(ctx.deps.secret, token, ctx.deps.now(), [PROOF_KIND[field]]);
 }
 
+/** Every effect the login machine invokes (machines/effects.ts), each served by the request's own effects. */
+const EFFECT_NAMES = ['sendOtp', 'verifyOtp', 'searchUserByPhone', 'lookupUserByEmail', 'registerUser', 'confirmDoi', 'updateProfile', 'issueToken', 'ingestLogin'] as const satisfies ReadonlyArray<keyof FlowEffects>;
+
 /** Effects that change something: a proof that led to one is spent (docs/security.md). */
 const CHANGES = new Set(['registerUser', 'confirmDoi', 'updateProfile', 'issueToken']);
 
@@ -94,47 +88,76 @@ function spendsProof(entry: Entry, claims: FlowClaims | undefined): claims is Fl
 const flowTimedOut = (err: FlowTimeoutError, timeoutMs: number) =>
   new ApiError('upstream_error', 'Servizio non disponibile. Riprova più tardi.', { data: { upstream: 'login_flow', timeout_ms: timeoutMs }, cause: err });
 
-export async function runFlowAction(entry: Entry, request: Record<string, unknown>, ctx: ServiceContext): Promise<{ data: FlowAnswerData }> {
+/** Serves the optimised actions: one per process (the front controller builds it with the app). */
+export interface FlowRunner {
+  run(entry: Entry, request: Record<string, unknown>, ctx: ServiceContext): Promise<{ data: FlowAnswerData }>;
+}
+
+/**
+ * The login machine is provided with its effects once (providing costs about a millisecond);
+ * each request's effects find the request they serve through the actor system runStep hands
+ * over, which every invoked actor also receives.
+ */
+export function createFlowRunner(deps: Deps): FlowRunner {
+  const serving = new WeakMap<object, FlowEffects>();
+  const actors: Record<string, unknown> = {};
+  for (const name of EFFECT_NAMES) {
+    actors[name] = fromPromise(({ input, signal, system }: { input: unknown; signal: AbortSignal; system: object }) => {
+      const effects = serving.get(system);
+      if (!effects) throw new Error(`login flow: effect ${name} ran outside a request`);
+      return (effects[name] as (input: unknown, signal: AbortSignal) => Promise<unknown>)(input, signal);
+    });
+  }
+  const machine = loginFlowMachine.provide({ actors: actors as Parameters<LoginFlowMachine['provide']>[0]['actors'] });
+  return {
+    run: (entry, request, ctx) => runFlowAction(machine, (system) => serving.set(system, createFlowEffects(deps, ctx, SEND_FIELDS[entry])), entry, request, ctx),
+  };
+}
+
+async function runFlowAction(
+  machine: LoginFlowMachine,
+  attach: (system: object) => void,
+  entry: Entry,
+  request: Record<string, unknown>,
+  ctx: ServiceContext,
+): Promise<{ data: FlowAnswerData }> {
   const { deps } = ctx;
   const started = deps.now();
   try {
-    return await withIdpDebug(ctx, async () => {
-      const body = normalisePhones(request, deps.config.sms.default_region);
-      const claims = presentedClaims(entry, body, ctx);
-      const trusted = trustedCaller(ctx);
-      const { input, event } = flowRequest(entry, body, { claims, trusted });
-      const timeoutMs = flowTimeoutMs(deps.config);
-      // Spent before the machine runs, so two requests with one proof cannot both change something.
-      const spends = !trusted && spendsProof(entry, claims);
-      if (spends) {
-        if (typeof claims.iat === 'number') await refuseIfClaimedSince(ctx, { uid: claims.uid, iat: claims.iat });
-        if (!(await deps.otp.spendProof(claims.jti, claims.exp * 1000))) throw invalidProof('spent');
-      }
-      let result;
-      try {
-        // ctx.trace is the request's debug trace: flow steps and upstream calls land in it in the order they happen.
-        result = await runStep(machineFor(deps, entry), { input, event, trace: ctx.trace, timeoutMs });
-      } catch (err) {
-        if (spends) await deps.otp.unspendProof(claims.jti).catch(() => {});
-        throw err instanceof FlowTimeoutError ? flowTimedOut(err, timeoutMs) : err;
-      }
-      const changed = result.calls.some((call) => CHANGES.has(call));
-      // Nothing changed (a wrong code, a refusal, the next screen): the proof stays good for a retry.
-      if (spends && !changed) await deps.otp.unspendProof(claims.jti);
-      const { output } = result;
-      ctx.log.info(
-        { flow_action: entry, flow: output.flow, next_step: output.nextStep, steps: result.steps, calls: result.calls, reason: output.failure?.reason, uid: output.uid, duration_ms: deps.now() - started },
-        'login flow step',
-      );
-      if (!output.ok) throw failureError(output.failure ?? { reason: 'invalid_request' });
-      // The next proof continues this one's id unless something changed: then it is a new proof.
-      // Nothing changed: the next proof continues this one (one phone proof, one registration). A change
-      // spent it: a code verified now starts a new chain, else the new proof ends when this one would have.
-      const verifiedCode = result.calls.includes('verifyOtp');
-      const lineage =
-        !claims?.jti || !claims.exp ? {} : !changed ? { continues: { jti: claims.jti, exp: claims.exp }, iat: claims.iat } : verifiedCode ? {} : { expires: claims.exp, iat: claims.iat };
-      return { data: answerData(output, ctx, lineage) };
-    });
+    const body = normalisePhones(request, deps.config.sms.default_region);
+    const claims = presentedClaims(entry, body, ctx);
+    const trusted = trustedCaller(ctx);
+    const { input, event } = flowRequest(entry, body, { claims, trusted });
+    const timeoutMs = flowTimeoutMs(deps.config);
+    // Spent before the machine runs, so two requests with one proof cannot both change something.
+    const spends = !trusted && spendsProof(entry, claims);
+    if (spends) {
+      if (typeof claims.iat === 'number') await refuseIfClaimedSince(ctx, { uid: claims.uid, iat: claims.iat });
+      if (!(await deps.otp.spendProof(claims.jti, claims.exp * 1000))) throw invalidProof('spent');
+    }
+    let result;
+    try {
+      // ctx.trace is the request's debug trace: flow steps and upstream calls land in it in the order they happen.
+      result = await runStep(machine, { input, event, trace: ctx.trace, timeoutMs, attach });
+    } catch (err) {
+      if (spends) await deps.otp.unspendProof(claims.jti).catch(() => {});
+      throw err instanceof FlowTimeoutError ? flowTimedOut(err, timeoutMs) : err;
+    }
+    const changed = result.calls.some((call) => CHANGES.has(call));
+    // Nothing changed (a wrong code, a refusal, the next screen): the proof stays good for a retry.
+    if (spends && !changed) await deps.otp.unspendProof(claims.jti);
+    const { output } = result;
+    ctx.log.info(
+      { flow_action: entry, flow: output.flow, next_step: output.nextStep, steps: result.steps, calls: result.calls, reason: output.failure?.reason, uid: output.uid, duration_ms: deps.now() - started },
+      'login flow step',
+    );
+    if (!output.ok) throw failureError(output.failure ?? { reason: 'invalid_request' });
+    // Nothing changed: the next proof continues this one (one phone proof, one registration). A change
+    // spent it: a code verified now starts a new chain, else the new proof ends when this one would have.
+    const verifiedCode = result.calls.includes('verifyOtp');
+    const lineage =
+      !claims?.jti || !claims.exp ? {} : !changed ? { continues: { jti: claims.jti, exp: claims.exp }, iat: claims.iat } : verifiedCode ? {} : { expires: claims.exp, iat: claims.iat };
+    return { data: answerData(output, ctx, lineage) };
   } catch (err) {
     // Refusals carry the trace too (the front controller adds it to successes only): that is when it helps most.
     if (isApiError(err) && deps.config.debug && ctx.trace.length > 0) Object.assign(err.extra, { debug: ctx.trace });

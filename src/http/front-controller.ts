@@ -1,11 +1,11 @@
 import type { Context } from 'koa';
 import type { Action, ActionContext, TraceEntry } from '../actions/action';
 import type { Deps } from '../domain/deps';
-import { ApiError } from '../core/errors';
+import { ApiError, isApiError } from '../core/errors';
 import { tokenCookieOf } from './cookies';
+import { createFlowRunner } from '../flows/run-flow-action';
 import { successEnvelope } from './envelope';
 import { checkBodyShape, parseRequest } from './validate';
-import { requestScope } from '../core/request-scope';
 
 const ACTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
@@ -21,6 +21,8 @@ export function actionName(ctx: Context): string | undefined {
 }
 
 export function createFrontController(deps: Deps, actions: ReadonlyMap<string, Action>) {
+  // Built once with the app: the login machine with its effects.
+  const flows = createFlowRunner(deps);
   return async function frontController(ctx: Context): Promise<void> {
     const name = actionName(ctx);
     const action = name && ACTION_NAME.test(name) ? actions.get(name) : undefined;
@@ -32,6 +34,8 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     checkBodyShape(body);
     const input = parseRequest(action.request, body);
     const trace: TraceEntry[] = [];
+    // Identity exchanges are collected (masked) only when `debug` is on: `idp_debug`.
+    const idpExchanges = deps.config.debug ? [] : undefined;
     const actionCtx: ActionContext = {
       deps,
       requestId: ctx.state.requestId as string,
@@ -43,15 +47,35 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
       header: (header) => ctx.get(header) || undefined,
       tokenCookie: tokenCookieOf(ctx, deps.config),
       trace,
+      flows,
+      ...(idpExchanges ? { idpExchanges } : {}),
     };
-    const result = await requestScope.run({ requestId: actionCtx.requestId, ip: actionCtx.ip, trace }, () => action.handler(input, actionCtx));
+    let result;
+    try {
+      result = await action.handler(input, actionCtx);
+    } catch (err) {
+      // Refusals carry what the provider said too: that is when it helps most.
+      if (idpExchanges && isApiError(err)) Object.assign(err.extra, idpDebugFields(idpExchanges));
+      throw err;
+    }
     ctx.status = 200;
     if (result.body !== undefined) {
       ctx.body = result.body;
       return;
     }
-    const extra = { ...result.extra };
+    const extra = { ...result.extra, ...(idpExchanges ? idpDebugFields(idpExchanges) : {}) };
     if (deps.config.debug && trace.length > 0) extra.debug = trace;
     ctx.body = successEnvelope(result.data ?? null, extra);
   };
+}
+
+/**
+ * `idp_debug` (SPEC.md, only when `debug` is on): the identity exchanges of this request,
+ * masked by the client. One exchange: `idp_debug` is it; several: `idp_debug` is the last and
+ * `idp_debugs` lists them all.
+ */
+export function idpDebugFields(exchanges: ReadonlyArray<Record<string, unknown>>): Record<string, unknown> {
+  if (exchanges.length === 0) return {};
+  const last = exchanges[exchanges.length - 1];
+  return exchanges.length === 1 ? { idp_debug: last } : { idp_debug: last, idp_debugs: [...exchanges] };
 }

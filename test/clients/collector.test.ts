@@ -1,3 +1,4 @@
+import { testCtx } from '../support/context';
 import nock from 'nock';
 import pino from 'pino';
 import { collectorUrl, createCollectorClient } from '../../src/clients/collector';
@@ -17,7 +18,7 @@ describe('user collector client', () => {
     const scope = nock('https://collector.example.test', { reqheaders: { 'x-internal-token': 'internal-token-123', 'content-type': /application\/json/ } })
       .post('/api/ingest/login', { uid: 'uid-1', accessToken: 'jwt.token.value' })
       .reply(202, { accepted: true });
-    const result = await createCollectorClient(config, log).ingestLogin({ uid: 'uid-1', accessToken: 'jwt.token.value' });
+    const result = await createCollectorClient(config, log).ingestLogin(testCtx, { uid: 'uid-1', accessToken: 'jwt.token.value' });
     expect(result.status).toBe(202);
     expect(scope.isDone()).toBe(true);
   });
@@ -28,14 +29,14 @@ describe('user collector client', () => {
 
   it('turns a collector error into upstream_error', async () => {
     nock('https://collector.example.test').post('/api/ingest/login').reply(500, 'boom');
-    const failure = await createCollectorClient(config, log).ingestLogin({ uid: 'uid-1', accessToken: 't' }).catch((err: unknown) => err);
+    const failure = await createCollectorClient(config, log).ingestLogin(testCtx, { uid: 'uid-1', accessToken: 't' }).catch((err: unknown) => err);
     expect(isApiError(failure) && failure.reason).toBe('upstream_error');
   });
 
   it('gives up after user_collector.timeout seconds', async () => {
     nock('https://collector.example.test').post('/api/ingest/login').delay(1500).reply(202, {});
     const started = Date.now();
-    const failure = await createCollectorClient(config, log).ingestLogin({ uid: 'uid-1', accessToken: 't' }).catch((err: unknown) => err);
+    const failure = await createCollectorClient(config, log).ingestLogin(testCtx, { uid: 'uid-1', accessToken: 't' }).catch((err: unknown) => err);
     expect(isApiError(failure) && failure.reason).toBe('upstream_error');
     expect(Date.now() - started).toBeLessThan(1400);
   });
@@ -50,7 +51,7 @@ describe('user collector client', () => {
     const sandbox = await startSandbox(testConfig(), log, [createCollectorFake]);
     try {
       const client = createCollectorClient(sandbox.config, log);
-      await client.ingestLogin({ uid: 'uid-1', accessToken: 'jwt.token.value-wxyz' });
+      await client.ingestLogin(testCtx, { uid: 'uid-1', accessToken: 'jwt.token.value-wxyz' });
       expect(sandbox.outbox.list('collector')).toEqual([expect.objectContaining({ to: 'uid-1', body: JSON.stringify({ uid: 'uid-1', accessToken: '***wxyz' }) })]);
     } finally {
       await sandbox.close();
@@ -61,7 +62,7 @@ describe('user collector client', () => {
     const sandbox = await startSandbox(testConfig(), log, [createCollectorFake]);
     try {
       const client = createCollectorClient(testConfig({ user_collector: { ...sandbox.config.user_collector, internal_token: 'wrong' } }), log);
-      const failure = await client.ingestLogin({ uid: 'uid-1', accessToken: 't' }).catch((err: unknown) => err);
+      const failure = await client.ingestLogin(testCtx, { uid: 'uid-1', accessToken: 't' }).catch((err: unknown) => err);
       expect(isApiError(failure) && failure.data.upstream_status).toBe(401);
       expect(sandbox.outbox.list('collector')).toEqual([]);
     } finally {

@@ -1,3 +1,4 @@
+import { testCtx } from '../support/context';
 import nock from 'nock';
 import pino from 'pino';
 import { createFeedsClient, feedList, feedUrl } from '../../src/clients/feeds';
@@ -15,7 +16,7 @@ const log = pino({ level: 'silent' });
 function setup(newsletter: Record<string, unknown> = {}) {
   let clock = 1_700_000_000_000;
   const config = testConfig({ newsletter: { feed_base_url: `${HOST}/nl`, feed_cache_seconds: 60, feed_stale_seconds: 3600, ...newsletter } });
-  const client = createFeedsClient(config, log, () => clock);
+  const client = createFeedsClient(config, log, { now: () => clock });
   return { client, advance: (seconds: number) => (clock += seconds * 1000) };
 }
 
@@ -52,7 +53,7 @@ describe('feed list', () => {
 describe('feeds client', () => {
   it('fetches GET {feed_base_url}/{feed} and returns the document and its list', async () => {
     const scope = nock(HOST).get('/nl/feed_b').reply(200, feedB);
-    const read = await setup().client.read('feed_b');
+    const read = await setup().client.read(testCtx, 'feed_b');
     expect(read).toMatchObject({ state: 'fresh', content: feedB, entries: feedB.items });
     expect(scope.isDone()).toBe(true);
   });
@@ -60,26 +61,26 @@ describe('feeds client', () => {
   it('serves a cached copy within feed_cache_seconds without a second call', async () => {
     nock(HOST).get('/nl/feed_a').once().reply(200, feedA);
     const { client, advance } = setup();
-    await client.read('feed_a');
+    await client.read(testCtx, 'feed_a');
     advance(59);
-    await expect(client.read('feed_a')).resolves.toMatchObject({ state: 'cached', content: feedA });
+    await expect(client.read(testCtx, 'feed_a')).resolves.toMatchObject({ state: 'cached', content: feedA });
   });
 
   it('fetches again once feed_cache_seconds have passed', async () => {
     const scope = nock(HOST).get('/nl/feed_a').twice().reply(200, feedA);
     const { client, advance } = setup();
-    await client.read('feed_a');
+    await client.read(testCtx, 'feed_a');
     advance(60);
-    await expect(client.read('feed_a')).resolves.toMatchObject({ state: 'fresh' });
+    await expect(client.read(testCtx, 'feed_a')).resolves.toMatchObject({ state: 'fresh' });
     expect(scope.isDone()).toBe(true);
   });
 
   it('serves the last good copy marked stale when the feed service fails', async () => {
     nock(HOST).get('/nl/feed_a').reply(200, feedA).get('/nl/feed_a').reply(503);
     const { client, advance } = setup();
-    await client.read('feed_a');
+    await client.read(testCtx, 'feed_a');
     advance(600);
-    const read = await client.read('feed_a');
+    const read = await client.read(testCtx, 'feed_a');
     expect(read).toMatchObject({ state: 'stale', content: feedA });
     expect(read.error?.reason).toBe('upstream_error');
   });
@@ -87,25 +88,25 @@ describe('feeds client', () => {
   it('drops the last good copy after feed_stale_seconds', async () => {
     nock(HOST).get('/nl/feed_a').reply(200, feedA).get('/nl/feed_a').reply(503);
     const { client, advance } = setup();
-    await client.read('feed_a');
+    await client.read(testCtx, 'feed_a');
     advance(3601);
-    const err = await client.read('feed_a').catch((e: unknown) => e);
+    const err = await client.read(testCtx, 'feed_a').catch((e: unknown) => e);
     expect(isApiError(err) && err.reason).toBe('upstream_error');
   });
 
   it('refuses a document holding no list as upstream_error and does not cache it', async () => {
     const scope = nock(HOST).get('/nl/feed_a').reply(200, { title: 'no list' }).get('/nl/feed_a').reply(200, feedA);
     const { client } = setup();
-    const err = await client.read('feed_a').catch((e: unknown) => e);
+    const err = await client.read(testCtx, 'feed_a').catch((e: unknown) => e);
     expect(isApiError(err) && err.reason).toBe('upstream_error');
-    await expect(client.read('feed_a')).resolves.toMatchObject({ state: 'fresh' });
+    await expect(client.read(testCtx, 'feed_a')).resolves.toMatchObject({ state: 'fresh' });
     expect(scope.isDone()).toBe(true);
   });
 
   it('shares one call among concurrent reads of a feed', async () => {
     nock(HOST).get('/nl/feed_c').once().delay(50).reply(200, feedC);
     const { client } = setup();
-    const reads = await Promise.all([client.read('feed_c'), client.read('feed_c'), client.read('feed_c')]);
+    const reads = await Promise.all([client.read(testCtx, 'feed_c'), client.read(testCtx, 'feed_c'), client.read(testCtx, 'feed_c')]);
     expect(reads.map((r) => r.entries.length)).toEqual([2, 2, 2]);
   });
 });

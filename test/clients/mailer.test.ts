@@ -1,3 +1,4 @@
+import { testCtx } from '../support/context';
 import { createServer } from 'node:net';
 import pino from 'pino';
 import { createMailer } from '../../src/clients/mailer';
@@ -30,7 +31,7 @@ describe('mailer', () => {
     const config = testConfig({ mail: { host: '127.0.0.1', port: smtp.port, from_address: 'otp@example.test', from_name: 'Login' } });
     const mailer = createMailer(config, log);
     try {
-      await mailer.send({ to: 'mario@example.test', subject: 'Il tuo codice è pronto', html: '<p>Codice <b>012345</b></p>', text: 'Codice 012345' });
+      await mailer.send(testCtx, { to: 'mario@example.test', subject: 'Il tuo codice è pronto', html: '<p>Codice <b>012345</b></p>', text: 'Codice 012345' });
     } finally {
       await mailer.close();
     }
@@ -42,7 +43,7 @@ describe('mailer', () => {
   it('turns an unreachable SMTP server into upstream_error', async () => {
     const config = testConfig({ mail: { host: '127.0.0.1', port: await closedPort(), from_address: 'otp@example.test', timeout_seconds: 2 } });
     const mailer = createMailer(config, log);
-    const failure = await mailer.send({ to: 'mario@example.test', subject: 's', html: '<p>x</p>', text: 'x' }).catch((err: unknown) => err);
+    const failure = await mailer.send(testCtx, { to: 'mario@example.test', subject: 's', html: '<p>x</p>', text: 'x' }).catch((err: unknown) => err);
     await mailer.close();
     expect(isApiError(failure) && failure.reason).toBe('upstream_error');
   });

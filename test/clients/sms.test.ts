@@ -1,3 +1,4 @@
+import { testCtx } from '../support/context';
 import nock from 'nock';
 import pino from 'pino';
 import { createSmsClient } from '../../src/clients/sms';
@@ -15,14 +16,14 @@ describe('SMS client', () => {
     const scope = nock('https://sms.example.test', { reqheaders: { authorization: 'Bearer sms-key-123456', 'content-type': /application\/json/ } })
       .post('/v1/send', { receiver: '+393331234567', body: 'ciao 123456', sender: 'Login' })
       .reply(200, { id: 'm1' });
-    const result = await createSmsClient(config, log).send({ to: '+393331234567', body: 'ciao 123456' });
+    const result = await createSmsClient(config, log).send(testCtx, { to: '+393331234567', body: 'ciao 123456' });
     expect(result.status).toBe(200);
     expect(scope.isDone()).toBe(true);
   });
 
   it('turns a gateway error into upstream_error', async () => {
     nock('https://sms.example.test').post('/v1/send').reply(503, 'down');
-    const failure = await createSmsClient(config, log).send({ to: '+393331234567', body: 'x' }).catch((err: unknown) => err);
+    const failure = await createSmsClient(config, log).send(testCtx, { to: '+393331234567', body: 'x' }).catch((err: unknown) => err);
     expect(isApiError(failure) && failure.reason).toBe('upstream_error');
   });
 

@@ -45,8 +45,8 @@ function setup() {
   const verify = defineAction({
     name: 'verify_like',
     request: z.object({ phone: z.string(), otp_code: z.string().regex(/^\d{6}$/), access_token: z.string() }),
-    handler: async (input) => {
-      await idp.call({
+    handler: async (input, ctx) => {
+      await idp.call(ctx, {
         endpoint: 'search',
         method: 'POST',
         url: `${IDP}/user/search`,
@@ -54,7 +54,7 @@ function setup() {
         headers: { Authorization: `Bearer ${input.access_token}` },
         form: { otp_phone: input.phone.slice(1), code: input.otp_code },
       });
-      await idp.call({ endpoint: 'token', method: 'POST', url: `${IDP}/token`, params: { api_token: API_KEY } });
+      await idp.call(ctx, { endpoint: 'token', method: 'POST', url: `${IDP}/token`, params: { api_token: API_KEY } });
       return { data: { valid: true } };
     },
   });

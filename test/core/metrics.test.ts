@@ -10,7 +10,6 @@ import { testApp, testConfig, testDeps } from '../support/app';
 import { useNock } from '../support/nock';
 
 const UPSTREAM = 'http://identity.test';
-const upstream = createUpstream({ name: 'identity', label: 'identità', timeoutMs: 2000, log: pino({ level: 'silent' }) });
 
 const echo = defineAction({ name: 'echo', request: z.object({}).loose(), handler: async () => ({ data: { ok: true } }) });
 const refuse = defineAction({
@@ -23,8 +22,10 @@ const refuse = defineAction({
 const lookup = defineAction({
   name: 'lookup',
   request: z.object({}),
-  handler: async () => {
-    await upstream.call({ endpoint: 'users_get', method: 'POST', url: `${UPSTREAM}/users/get` });
+  handler: async (_input, ctx) => {
+    // An upstream as the clients build one: it reports each call to the process's metrics.
+    const upstream = createUpstream({ name: 'identity', label: 'identità', timeoutMs: 2000, log: pino({ level: 'silent' }), observe: ctx.deps.metrics.observeUpstream });
+    await upstream.call(ctx, { endpoint: 'users_get', method: 'POST', url: `${UPSTREAM}/users/get` });
     return { data: {} };
   },
 });
@@ -155,12 +156,13 @@ describe('upstream call metrics', () => {
     expect(await valueOf(deps, 'lfa_requests_total', { action: 'lookup', outcome: 'upstream_error' })).toBe(1);
   });
 
-  it('stops counting upstream calls once the dependencies are closed', async () => {
-    const { deps, server } = setup();
-    await deps.close();
+  it('counts an upstream call in the metrics of the app that made it only', async () => {
+    const a = setup();
+    const b = setup();
     nock(UPSTREAM).post('/users/get').reply(200, {});
-    await request(server).post('/lookup').send({});
-    expect(await valueOf(deps, 'lfa_upstream_calls_total', { client: 'identity' })).toBeUndefined();
+    await request(a.server).post('/lookup').send({});
+    expect(await valueOf(a.deps, 'lfa_upstream_calls_total', { client: 'identity' })).toBe(1);
+    expect(await valueOf(b.deps, 'lfa_upstream_calls_total', { client: 'identity' })).toBeUndefined();
   });
 });
 

@@ -1,3 +1,4 @@
+import { testCtx } from '../support/context';
 import pino from 'pino';
 import request from 'supertest';
 import { createIdentityClient, type IdentityClient } from '../../src/clients/identity';
@@ -37,50 +38,50 @@ describe('sandbox identity provider', () => {
 
   describe('answers every call in shapes the client guards accept', () => {
     it('users/get and user/get, found and not found', async () => {
-      expect(await client.findUserByEmail(mario.email)).toMatchObject({ uid: mario.uid, email_confirmation_state: 'confirmed' });
-      expect(await client.findUserByEmail('nessuno@example.com')).toBeNull();
-      expect(await client.getUser(giulia.uid)).toMatchObject({ uid: giulia.uid, custom_fields: [{ field_name: 'city', value: 'Torino' }] });
-      expect(await client.getUser('PNInobody')).toBeNull();
+      expect(await client.findUserByEmail(testCtx, mario.email)).toMatchObject({ uid: mario.uid, email_confirmation_state: 'confirmed' });
+      expect(await client.findUserByEmail(testCtx, 'nessuno@example.com')).toBeNull();
+      expect(await client.getUser(testCtx, giulia.uid)).toMatchObject({ uid: giulia.uid, custom_fields: [{ field_name: 'city', value: 'Torino' }] });
+      expect(await client.getUser(testCtx, 'PNInobody')).toBeNull();
     });
 
     it('the phone search, honouring the custom_fields filter', async () => {
-      expect((await client.searchByPhone('393331234567')).users?.map((u) => u.uid)).toEqual([mario.uid]);
-      expect((await client.searchByPhone('393330000000')).users).toEqual([]);
+      expect((await client.searchByPhone(testCtx, '393331234567')).users?.map((u) => u.uid)).toEqual([mario.uid]);
+      expect((await client.searchByPhone(testCtx, '393330000000')).users).toEqual([]);
     });
 
     it('login with and without password, refusing a wrong password and an unknown email alike', async () => {
-      const passwordless = await client.login({ email: giulia.email, stayLoggedIn: false });
+      const passwordless = await client.login(testCtx, { email: giulia.email, stayLoggedIn: false });
       expect(jwtSubject(passwordless.access_token)).toBe(giulia.uid);
       expect(passwordless.access_token?.split('.')).toHaveLength(3);
-      expect((await client.login({ email: giulia.email, password: SANDBOX_PASSWORD, stayLoggedIn: true })).refresh_token).toEqual(expect.any(String));
-      await expect(client.login({ email: giulia.email, password: 'wrong', stayLoggedIn: false })).rejects.toMatchObject({ reason: 'invalid_credentials' });
-      await expect(client.login({ email: 'nessuno@example.com', password: SANDBOX_PASSWORD, stayLoggedIn: false })).rejects.toMatchObject({ reason: 'invalid_credentials' });
+      expect((await client.login(testCtx, { email: giulia.email, password: SANDBOX_PASSWORD, stayLoggedIn: true })).refresh_token).toEqual(expect.any(String));
+      await expect(client.login(testCtx, { email: giulia.email, password: 'wrong', stayLoggedIn: false })).rejects.toMatchObject({ reason: 'invalid_credentials' });
+      await expect(client.login(testCtx, { email: 'nessuno@example.com', password: SANDBOX_PASSWORD, stayLoggedIn: false })).rejects.toMatchObject({ reason: 'invalid_credentials' });
     });
 
     it('the publisher token, the access list with that token, and the refusal of a foreign token', async () => {
-      const { access_token } = await client.issueToken(mario.uid);
-      expect((await client.accessList(access_token)).data).toHaveLength(2);
-      await expect(client.accessList('a.b.c')).rejects.toMatchObject({ reason: 'invalid_token' });
+      const { access_token } = await client.issueToken(testCtx, mario.uid);
+      expect((await client.accessList(testCtx, access_token)).data).toHaveLength(2);
+      await expect(client.accessList(testCtx, 'a.b.c')).rejects.toMatchObject({ reason: 'invalid_token' });
     });
 
     it('the refresh, once per refresh token', async () => {
-      const { refresh_token } = await client.login({ email: mario.email, stayLoggedIn: true });
-      const refreshed = await client.refreshToken(refresh_token!);
+      const { refresh_token } = await client.login(testCtx, { email: mario.email, stayLoggedIn: true });
+      const refreshed = await client.refreshToken(testCtx, refresh_token!);
       expect(jwtSubject(refreshed.access_token)).toBe(mario.uid);
-      await expect(client.refreshToken(refresh_token!)).rejects.toMatchObject({ reason: 'invalid_token' });
+      await expect(client.refreshToken(testCtx, refresh_token!)).rejects.toMatchObject({ reason: 'invalid_token' });
     });
 
     it('register, then DOI confirmation of the new account', async () => {
-      const registered = await client.register({ email: 'nuova.utente@example.com', isMagicLinkSent: false });
+      const registered = await client.register(testCtx, { email: 'nuova.utente@example.com', isMagicLinkSent: false });
       const uid = jwtSubject(registered.access_token)!;
-      expect((await client.findUserByEmail('nuova.utente@example.com'))?.email_confirmation_state).toBe('unconfirmed');
-      await client.confirmDoi(uid);
-      expect((await client.findUserByEmail('nuova.utente@example.com'))?.email_confirmation_state).toBe('confirmed');
-      await expect(client.register({ email: mario.email, isMagicLinkSent: false })).rejects.toMatchObject({ reason: 'upstream_error' });
+      expect((await client.findUserByEmail(testCtx, 'nuova.utente@example.com'))?.email_confirmation_state).toBe('unconfirmed');
+      await client.confirmDoi(testCtx, uid);
+      expect((await client.findUserByEmail(testCtx, 'nuova.utente@example.com'))?.email_confirmation_state).toBe('confirmed');
+      await expect(client.register(testCtx, { email: mario.email, isMagicLinkSent: false })).rejects.toMatchObject({ reason: 'upstream_error' });
     });
 
     it('the seeded unconfirmed user', async () => {
-      expect(await client.findUserByEmail(luca.email)).toMatchObject({ email_confirmation_state: 'unconfirmed' });
+      expect(await client.findUserByEmail(testCtx, luca.email)).toMatchObject({ email_confirmation_state: 'unconfirmed' });
     });
   });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CallContext } from '../../core/context';
 import type { FeedRead, FeedsClient } from '../../clients/feeds';
 import { ApiError, isApiError } from '../../core/errors';
 import { defineAction } from '../action';
@@ -29,9 +30,9 @@ type NewsletterFeedData = z.infer<typeof newsletterFeedResponse>;
 
 type Outcome = { feed: Feed; read: FeedRead } | { feed: Feed; error: ApiError };
 
-async function readFeed(feeds: FeedsClient, feed: Feed): Promise<Outcome> {
+async function readFeed(ctx: CallContext, feeds: FeedsClient, feed: Feed): Promise<Outcome> {
   try {
-    return { feed, read: await feeds.read(feed) };
+    return { feed, read: await feeds.read(ctx, feed) };
   } catch (err) {
     if (!isApiError(err)) throw err;
     return { feed, error: err };
@@ -63,12 +64,13 @@ export const newsletterFeed = defineAction({
   request: newsletterFeedRequest,
   response: newsletterFeedResponse,
   reasons: ['not_configured'],
-  async handler(input, { deps }) {
+  async handler(input, ctx) {
+    const { deps } = ctx;
     if (!deps.config.newsletter.feed_base_url) {
       throw new ApiError('not_configured', 'Feed newsletter non configurati.', { data: { key: 'newsletter.feed_base_url' } });
     }
     const wanted = input.all || !input.feed ? FEEDS : [input.feed];
-    const data = collect(await Promise.all(wanted.map((feed) => readFeed(deps.feeds, feed))));
+    const data = collect(await Promise.all(wanted.map((feed) => readFeed(ctx, deps.feeds, feed))));
     // One feed served is a useful page; none is a failure, with every feed's error.
     if (Object.keys(data.feeds).length === 0) throw new ApiError('upstream_error', 'Newsletter non disponibili. Riprova più tardi.', { data });
     return { data };

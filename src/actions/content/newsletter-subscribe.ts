@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CallContext } from '../../core/context';
 import type { MailingListClient } from '../../clients/mailing-list';
 import { ApiError, isApiError } from '../../core/errors';
 import { maskSecret } from '../../core/logger';
@@ -30,11 +31,11 @@ export const newsletterSubscribeResponse = z.object({
   failed: z.array(headlineCode),
 });
 
-async function subscribe(client: MailingListClient, email: string, plan: HeadlinePlan): Promise<HeadlineResult> {
+async function subscribe(ctx: CallContext, client: MailingListClient, email: string, plan: HeadlinePlan): Promise<HeadlineResult> {
   const { testata, feed } = plan;
   const sent = { email, mlids: plan.mlids, api_key: maskSecret(plan.apiKey) };
   try {
-    const { accepted, status, message } = await client.subscribe({ email, mlids: plan.mlids, apiKey: plan.apiKey });
+    const { accepted, status, message } = await client.subscribe(ctx, { email, mlids: plan.mlids, apiKey: plan.apiKey });
     return { testata, feed, ok: accepted, outcome: accepted ? 'subscribed' : 'refused', upstream_status: status, ...(message ? { message } : {}), sent };
   } catch (err) {
     if (!isApiError(err) || err.reason !== 'upstream_error') throw err;
@@ -49,12 +50,13 @@ export const newsletterSubscribe = defineAction({
   request: newsletterSubscribeRequest,
   response: newsletterSubscribeResponse,
   reasons: ['partial_failure', 'subscription_failed', 'not_configured'],
-  async handler(input, { deps }) {
+  async handler(input, ctx) {
+    const { deps } = ctx;
     const plans = planSubscription(input, deps.config.newsletter.api_keys);
     if (!deps.config.newsletter.esp_url) {
       throw new ApiError('not_configured', 'Servizio newsletter non configurato.', { data: { key: 'newsletter.esp_url' } });
     }
-    const results = await Promise.all(plans.map((plan) => subscribe(deps.mailingList, input.email, plan)));
+    const results = await Promise.all(plans.map((plan) => subscribe(ctx, deps.mailingList, input.email, plan)));
     const data = {
       email: input.email,
       headlines: Object.fromEntries(results.map((r) => [r.testata, r])),

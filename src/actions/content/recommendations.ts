@@ -77,7 +77,8 @@ export const recommendations = defineAction({
     .loose()
     .describe('With recommendations.debug false: only the upstream items, with their original fields (SPEC.md); a failure adds success false, error and data.reason.'),
   reasons: ['not_configured'],
-  async handler(input, { deps }): Promise<ActionResult> {
+  async handler(input, ctx): Promise<ActionResult> {
+    const { deps } = ctx;
     const settings = deps.config.recommendations;
     const widget = chooseWidget(settings, input);
     const request = { widgetId: widget.widgetId, url: input.url ?? undefined, udi: input.udi ?? undefined };
@@ -85,7 +86,7 @@ export const recommendations = defineAction({
     const started = performance.now();
     try {
       if (!widget.widgetId) throw new ApiError('not_configured', FAILURE_TEXT.not_configured!, { data: { key: `recommendations.${widget.source}` } });
-      const reply = await deps.recommendations.recommend(request);
+      const reply = await deps.recommendations.recommend(ctx, request);
       if (!settings.debug) return { body: { response: { items: reply.items } } };
       const articles = reply.items.map((item) => toArticle(item, settings.description_length)).filter((a) => a !== undefined);
       const upstream = { status: reply.status, duration_ms: reply.durationMs, items: reply.items.length };

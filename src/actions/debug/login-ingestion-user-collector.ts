@@ -33,7 +33,7 @@ export const loginIngestionUserCollector = defineAction({
     }
     const started = performance.now();
     try {
-      const { status, durationMs } = await collector.ingestLogin({ uid: input.uid, accessToken: token });
+      const { status, durationMs } = await collector.ingestLogin(ctx, { uid: input.uid, accessToken: token });
       return { data: { forwarded: true, token_source: source, collector: { ...report, status, duration_ms: durationMs } }, extra: { payload } };
     } catch (err) {
       if (!isApiError(err)) throw err;

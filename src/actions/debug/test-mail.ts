@@ -44,7 +44,7 @@ export const testMail = defineAction({
     const subject = `[test] ${message.subject}`;
     const payload = { to: maskEmail(to), subject, text: message.text };
     try {
-      const { messageId, durationMs } = await deps.otp.mailer.send({ to, subject, html: message.html, text: message.text });
+      const { messageId, durationMs } = await deps.otp.mailer.send(ctx, { to, subject, html: message.html, text: message.text });
       return { data: { ...report, sent: true, outcome: 'sent', message_id: messageId, duration_ms: durationMs }, extra: { payload } };
     } catch (err) {
       if (!isApiError(err)) throw err;

@@ -38,7 +38,7 @@ export const testSms = defineAction({
       throw new ApiError('channel_not_configured', 'Gateway SMS non configurato (sms.api_url, sms.api_key).', { data: { ...report, sent: false, outcome: 'not_configured' }, extra: { payload } });
     }
     try {
-      const { status, durationMs } = await deps.otp.sms.send({ to: receiver, body });
+      const { status, durationMs } = await deps.otp.sms.send(ctx, { to: receiver, body });
       return { data: { ...report, sent: true, outcome: 'sent', upstream_status: status, duration_ms: durationMs }, extra: { payload } };
     } catch (err) {
       if (!isApiError(err)) throw err;

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
-import { runFlowAction } from '../../flows/run-flow-action';
 import { defineAction } from '../action';
 import { optionalEmail, proofField } from './fields';
 
@@ -19,5 +18,5 @@ export const feAddPhone = defineAction({
   request: feAddPhoneRequest,
   response: flowAnswerShape.pick({ next_step: true, flow: true, screen: true, uid: true, otp: true, pending_proof: true }),
   reasons: ['phone_taken', 'proof_required', 'invalid_proof', 'already_sent', 'delivery_failed', 'channel_not_configured', 'region_not_allowed', 'rate_limited', 'store_unavailable'],
-  handler: (input, ctx) => runFlowAction(ACTION_ENTRY.FeAddPhone, input, ctx),
+  handler: (input, ctx) => ctx.flows.run(ACTION_ENTRY.FeAddPhone, input, ctx),
 });

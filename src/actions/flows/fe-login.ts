@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
-import { runFlowAction } from '../../flows/run-flow-action';
 import { defineAction } from '../action';
 
 export const feLoginRequest = z.object({
@@ -15,5 +14,5 @@ export const feLogin = defineAction({
   request: feLoginRequest,
   response: flowAnswerShape.pick({ next_step: true, flow: true, otp: true }),
   reasons: ['already_sent', 'delivery_failed', 'channel_not_configured', 'region_not_allowed', 'rate_limited', 'store_unavailable'],
-  handler: (input, ctx) => runFlowAction(ACTION_ENTRY.FeLogin, input, ctx),
+  handler: (input, ctx) => ctx.flows.run(ACTION_ENTRY.FeLogin, input, ctx),
 });

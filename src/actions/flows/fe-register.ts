@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
-import { runFlowAction } from '../../flows/run-flow-action';
 import { defineAction } from '../action';
 import { emailField, flowField, flowProofField, optionalDate, optionalPhone, optionalText } from './fields';
 
@@ -27,5 +26,5 @@ export const feRegister = defineAction({
   request: feRegisterRequest,
   response: flowAnswerShape.pick({ next_step: true, flow: true, otp: true, pending_proof: true, screen: true, done: true, uid: true, access_token: true, proof: true }),
   reasons: ['proof_required', 'invalid_proof', 'phone_taken', 'already_sent', 'delivery_failed', 'channel_not_configured', 'rate_limited', 'store_unavailable', 'user_not_found'],
-  handler: (input, ctx) => runFlowAction(ACTION_ENTRY.FeRegister, input, ctx),
+  handler: (input, ctx) => ctx.flows.run(ACTION_ENTRY.FeRegister, input, ctx),
 });

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
-import { runFlowAction } from '../../flows/run-flow-action';
 import { defineAction } from '../action';
 import { optionalDate, optionalEmail, optionalPhone, optionalText, proofField, stayLoggedInField, uidField } from './fields';
 
@@ -23,5 +22,5 @@ export const feUpdateProfile = defineAction({
   request: feUpdateProfileRequest,
   response: flowAnswerShape.pick({ next_step: true, flow: true, screen: true, done: true, uid: true, access_token: true, proof: true }),
   reasons: ['phone_taken', 'phone_not_verified', 'proof_required', 'invalid_proof', 'user_not_found'],
-  handler: (input, ctx) => runFlowAction(ACTION_ENTRY.FeUpdateProfile, input, ctx),
+  handler: (input, ctx) => ctx.flows.run(ACTION_ENTRY.FeUpdateProfile, input, ctx),
 });

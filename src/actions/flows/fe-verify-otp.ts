@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
-import { runFlowAction } from '../../flows/run-flow-action';
 import { otpCodeField } from '../otp/fields';
 import { defineAction } from '../action';
 import { flowEnum, flowProofField, optionalEmail, optionalPhone, stayLoggedInField } from './fields';
@@ -22,5 +21,5 @@ export const feVerifyOtp = defineAction({
   request: feVerifyOtpRequest,
   response: flowAnswerShape.pick({ next_step: true, flow: true, screen: true, done: true, uid: true, access_token: true, phone_proof: true, register_proof: true, proof: true }),
   reasons: ['invalid', 'expired', 'too_many_attempts', 'proof_required', 'invalid_proof', 'phone_taken', 'user_not_found', 'rate_limited', 'store_unavailable'],
-  handler: (input, ctx) => runFlowAction(ACTION_ENTRY.FeVerifyOtp, input, ctx),
+  handler: (input, ctx) => ctx.flows.run(ACTION_ENTRY.FeVerifyOtp, input, ctx),
 });

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { issueVerifiedProof, requireVerified, spending } from '../../domain/guard';
 import { proofField, uidField } from './fields';
-import { issueAccessToken } from './tokens';
-import { defineIdentityAction } from './shared';
+import { issueAccessToken } from '../../domain/accounts/tokens';
+import { defineAction } from '../action';
 
 export const accessTokenRequest = z.object({
   uid: uidField,
@@ -12,7 +12,7 @@ export const accessTokenRequest = z.object({
   proof: proofField,
 });
 
-export const accessToken = defineIdentityAction({
+export const accessToken = defineAction({
   name: 'access_token',
   summary: 'Issues an access token for a uid and stores it in cookie __utp; needs a proof binding the uid, which it spends.',
   request: accessTokenRequest,

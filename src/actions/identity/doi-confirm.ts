@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { codeVerified, issueVerifiedProof, proofRequired, requireVerified, spending } from '../../domain/guard';
 import { proofField, uidField } from './fields';
-import { defineIdentityAction } from './shared';
+import { defineAction } from '../action';
 
 export const doiConfirmRequest = z.object({ uid: uidField, proof: proofField });
 
@@ -11,7 +11,7 @@ export const doiConfirmRequest = z.object({ uid: uidField, proof: proofField });
  * password); a proof names only identifiers of one account, so that email is the uid's. The
  * proof is spent; the answer carries a fresh one.
  */
-export const doiConfirm = defineIdentityAction({
+export const doiConfirm = defineAction({
   name: 'doi_confirm',
   summary: 'Sets the double opt-in email state to CONFIRMED; needs a proof of the verified email binding the uid.',
   request: doiConfirmRequest,
@@ -25,7 +25,7 @@ export const doiConfirm = defineIdentityAction({
   async handler(input, ctx) {
     const claims = requireVerified(ctx, { uid: input.uid }, input.proof);
     if (claims && !codeVerified(claims, 'email')) throw proofRequired();
-    const result = await spending(ctx, claims, () => ctx.deps.identity.confirmDoi(input.uid));
+    const result = await spending(ctx, claims, () => ctx.deps.identity.confirmDoi(ctx, input.uid));
     return { data: { confirmed: true, uid: input.uid, result: result ?? null, ...(claims ? { proof: issueVerifiedProof(ctx, {}, claims, { fresh: true }) } : {}) } };
   },
 });

@@ -3,7 +3,7 @@ import { codeVerified, issueVerifiedProof, presentedProof, trustedCaller, vouche
 import { claimAccountByProvenEmail, withoutPhone } from '../../domain/accounts/email-claim';
 import { emailField, proofField } from './fields';
 import { limitedProfileMeta, profileMeta, reducedProfile, reducedProfileShape } from '../../domain/accounts/profile';
-import { defineIdentityAction } from './shared';
+import { defineAction } from '../action';
 
 export const getUserEmailRequest = z.object({ email: emailField, proof: proofField });
 
@@ -13,7 +13,7 @@ export const getUserEmailRequest = z.object({ email: emailField, proof: proofFie
  * With a proof of a code delivered to the email, an account whose email was never confirmed
  * is claimed first (email-claim.ts).
  */
-export const getUserEmail = defineIdentityAction({
+export const getUserEmail = defineAction({
   name: 'get_user_email',
   summary: 'Reduced profile by email; full answer with a verification proof for the email.',
   request: getUserEmailRequest,
@@ -23,10 +23,10 @@ export const getUserEmail = defineIdentityAction({
     const claims = trustedCaller(ctx) ? null : presentedProof(ctx, input.proof);
     const full = claims === null || (claims !== undefined && vouches(claims, { email: input.email }, 'all'));
     // An unproven answer still says whether the email has an account: counted against enumeration.
-    if (!full) await ctx.deps.limits.lookupFromIp();
-    let found = await ctx.deps.identity.findUserByEmail(input.email);
-    let user = found ? await ctx.deps.identity.getUser(found.uid) : null;
-    const claim = full && found && claims && codeVerified(claims, 'email') ? await claimAccountByProvenEmail(ctx.deps, found, user) : undefined;
+    if (!full) await ctx.deps.limits.lookupFromIp(ctx.ip);
+    let found = await ctx.deps.identity.findUserByEmail(ctx, input.email);
+    let user = found ? await ctx.deps.identity.getUser(ctx, found.uid) : null;
+    const claim = full && found && claims && codeVerified(claims, 'email') ? await claimAccountByProvenEmail(ctx.deps, ctx, found, user) : undefined;
     if (found && claim?.droppedPhone) {
       // The phone was dropped at the provider: no copy read before may bring it back.
       found = withoutPhone(found);

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { requireVerified } from '../../domain/guard';
 import { proofField, uidField } from './fields';
 import { profileMeta, reducedProfile, reducedProfileShape } from '../../domain/accounts/profile';
-import { defineIdentityAction } from './shared';
+import { defineAction } from '../action';
 
 export const getUserRequest = z.object({ uid: uidField, proof: proofField });
 
 /** The reduced profile; an unknown uid is success with data null and meta.exists false. No raw payload. */
-export const getUser = defineIdentityAction({
+export const getUser = defineAction({
   name: 'get_user',
   summary: 'Reduced profile of a uid (profile read); needs a verification proof binding the uid.',
   request: getUserRequest,
@@ -15,7 +15,7 @@ export const getUser = defineIdentityAction({
   reasons: ['proof_required', 'invalid_proof'],
   async handler(input, ctx) {
     requireVerified(ctx, { uid: input.uid }, input.proof);
-    const user = await ctx.deps.identity.getUser(input.uid);
+    const user = await ctx.deps.identity.getUser(ctx, input.uid);
     const profile = user ? reducedProfile(user) : null;
     return { data: profile, extra: { meta: profileMeta(profile) } };
   },

@@ -3,8 +3,8 @@ import { jwtSubject } from '../../clients/identity/jwt';
 import { codeVerified, issueVerifiedProof, requireVerified, spending } from '../../domain/guard';
 import { claimAccountByProvenEmail } from '../../domain/accounts/email-claim';
 import { emailField, proofField } from './fields';
-import { storeReturnedToken } from './tokens';
-import { defineIdentityAction } from './shared';
+import { storeReturnedToken } from '../../domain/accounts/tokens';
+import { defineAction } from '../action';
 
 export const loginRequest = z.object({
   email: emailField,
@@ -23,7 +23,7 @@ export const loginRequest = z.object({
  * Passwordless spends its proof (the answer's proof is a fresh one); a proof of a code
  * delivered to the email first claims an account whose email was never confirmed.
  */
-export const login = defineIdentityAction({
+export const login = defineAction({
   name: 'login',
   summary: 'Identity login: passwordless (needs a verification proof for the email) or with password.',
   request: loginRequest,
@@ -32,15 +32,15 @@ export const login = defineIdentityAction({
   async handler(input, ctx) {
     const password = input.password || undefined;
     const stayLoggedIn = input.stay_logged_in ?? false;
-    if (password) await ctx.deps.limits.passwordLogin(input.email);
+    if (password) await ctx.deps.limits.passwordLogin(ctx.ip, input.email);
     const claims = password ? null : requireVerified(ctx, { email: input.email }, input.proof);
     let claimed = false;
     const reply = await spending(ctx, claims, async () => {
       if (claims && codeVerified(claims, 'email')) {
-        const found = await ctx.deps.identity.findUserByEmail(input.email);
-        if (found) claimed = (await claimAccountByProvenEmail(ctx.deps, found, null)).claimed;
+        const found = await ctx.deps.identity.findUserByEmail(ctx, input.email);
+        if (found) claimed = (await claimAccountByProvenEmail(ctx.deps, ctx, found, null)).claimed;
       }
-      return ctx.deps.identity.login({ email: input.email, password, stayLoggedIn });
+      return ctx.deps.identity.login(ctx, { email: input.email, password, stayLoggedIn });
     });
     storeReturnedToken(ctx, reply, stayLoggedIn);
     const uid = reply.access_token ? jwtSubject(reply.access_token) : undefined;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineIdentityAction } from './shared';
-import { storeReturnedToken, tokenResult } from './tokens';
+import { defineAction } from '../action';
+import { storeReturnedToken, tokenResult } from '../../domain/accounts/tokens';
 
 export const refreshTokenRequest = z.object({
   refresh_token: z.string().trim().min(1).max(4096),
@@ -16,14 +16,14 @@ export const refreshTokenResponse = z.object({
 });
 
 /** OAuth refresh; no proof needed (the refresh token is one). `invalid_token` when the provider refuses it. */
-export const refreshToken = defineIdentityAction({
+export const refreshToken = defineAction({
   name: 'refresh_token',
   summary: 'OAuth refresh (grant_type refresh_token); updates cookie __utp when a new access token comes back.',
   request: refreshTokenRequest,
   response: refreshTokenResponse,
   reasons: ['invalid_token'],
   async handler(input, ctx) {
-    const reply = await ctx.deps.identity.refreshToken(input.refresh_token);
+    const reply = await ctx.deps.identity.refreshToken(ctx, input.refresh_token);
     storeReturnedToken(ctx, reply, input.stay_logged_in ?? true);
     return { data: tokenResult(reply) };
   },

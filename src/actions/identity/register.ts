@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { jwtSubject } from '../../clients/identity/jwt';
+import { registerAccount } from '../../domain/accounts/registration';
 import { issueVerifiedProof, requireVerified, spending } from '../../domain/guard';
 import { invalidProof } from '../../domain/proofs';
 import { isApiError } from '../../core/errors';
 import type { ActionContext } from '../action';
 import { emailField, optionalPhone, proofField, requirePhone } from './fields';
-import { storeReturnedToken } from './tokens';
-import { defineIdentityAction } from './shared';
+import { storeReturnedToken } from '../../domain/accounts/tokens';
+import { defineAction } from '../action';
 
 export const registerRequest = z.object({
   email: emailField,
@@ -31,7 +31,7 @@ export const registerResponse = z.object({
 /** SPEC.md: `send_otp` (default true) sends an OTP to the new account's email; its failure does not undo the registration. */
 async function sendRegistrationOtp(ctx: ActionContext, email: string) {
   try {
-    const sent = await ctx.deps.otp.generate({ key: email, email, fields: { key: 'email', email: 'email' } });
+    const sent = await ctx.deps.otp.generate(ctx, { key: email, email, fields: { key: 'email', email: 'email' } });
     return { otp_sent: true, ...(sent.otp ? { otp: sent.otp } : {}) };
   } catch (err) {
     if (!isApiError(err)) throw err;
@@ -47,7 +47,7 @@ async function sendRegistrationOtp(ctx: ActionContext, email: string) {
  * verification registers at most one account. An email registered on a phone proof alone is
  * not the registrant's for good: see email-claim.ts.
  */
-export const register = defineIdentityAction({
+export const register = defineAction({
   name: 'register',
   summary: 'Passwordless registration; needs a verification proof for the email or the phone given.',
   request: registerRequest,
@@ -57,10 +57,8 @@ export const register = defineIdentityAction({
     const phone = input.phone ? requirePhone(input.phone, 'phone', ctx.deps.config.sms.default_region) : undefined;
     const claims = requireVerified(ctx, { email: input.email, phone }, input.proof, 'any');
     if (claims?.uid) throw invalidProof('registered');
-    const { identity } = ctx.deps;
-    const reply = await spending(ctx, claims, () => identity.register({ email: input.email, consents: input.consents, isMagicLinkSent: input.is_magic_link_sent ?? false }));
+    const { reply, uid } = await spending(ctx, claims, () => registerAccount(ctx.deps, ctx, { email: input.email, consents: input.consents, isMagicLinkSent: input.is_magic_link_sent ?? false }));
     storeReturnedToken(ctx, reply, true);
-    const uid = jwtSubject(reply.access_token) ?? (await identity.findUserByEmail(input.email))?.uid;
     const otp = input.send_otp === false ? { otp_sent: false } : await sendRegistrationOtp(ctx, input.email);
     const proof = uid ? issueVerifiedProof(ctx, { linked: { uid, email: input.email } }, claims, { fresh: true }) : undefined;
     return { data: { access_token: reply.access_token ?? null, pub_id: reply.pub_id ?? null, uid: uid ?? null, ...otp, ...(proof ? { proof } : {}) } };

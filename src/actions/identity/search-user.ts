@@ -3,7 +3,7 @@ import { issueVerifiedProof, presentedProof, trustedCaller, vouches } from '../.
 import { customValue } from '../../domain/accounts/profile';
 import { proofField, requirePhone } from './fields';
 import { searchPhone } from '../../domain/accounts/phone-owner';
-import { defineIdentityAction } from './shared';
+import { defineAction } from '../action';
 
 export const searchUserRequest = z.object({
   phone: z.string().trim().min(1).max(32),
@@ -25,7 +25,7 @@ export const searchUserMeta = z.object({
  * found, count, has_otp_phone; data null. With one, the raw search result and `data.proof`
  * also binding the account found (docs/identity.md).
  */
-export const searchUser = defineIdentityAction({
+export const searchUser = defineAction({
   name: 'search_user',
   summary: 'Searches users by custom field otp_phone; full answer with a verification proof for the phone.',
   request: searchUserRequest,
@@ -36,8 +36,8 @@ export const searchUser = defineIdentityAction({
     const claims = trustedCaller(ctx) ? null : presentedProof(ctx, input.proof);
     const full = claims === null || (claims !== undefined && vouches(claims, { phone }, 'all'));
     // An unproven answer still says whether the phone has an account: counted against enumeration.
-    if (!full) await ctx.deps.limits.lookupFromIp();
-    const { reply, holders } = await searchPhone(ctx.deps, phone);
+    if (!full) await ctx.deps.limits.lookupFromIp(ctx.ip);
+    const { reply, holders } = await searchPhone(ctx.deps, ctx, phone);
     const first = holders[0];
     const otpPhone = first ? customValue(first.custom_fields, 'otp_phone') : null;
     const meta = { found: holders.length > 0, count: holders.length, uid: first?.uid ?? null, email: first?.email ?? null, has_otp_phone: otpPhone !== null, otp_phone: otpPhone };

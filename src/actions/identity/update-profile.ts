@@ -4,8 +4,9 @@ import { ApiError } from '../../core/errors';
 import { issueVerifiedProof, requireVerified, spending } from '../../domain/guard';
 import { toStoredDigits } from '../../domain/phone';
 import { optionalDate, optionalEmail, optionalPhone, optionalText, proofField, requirePhone, uidField } from './fields';
+import { presentFields, saveProfile } from '../../domain/accounts/profile-save';
 import { ensurePhoneFree } from '../../domain/accounts/phone-owner';
-import { defineIdentityAction } from './shared';
+import { defineAction } from '../action';
 
 export const updateProfileRequest = z.object({
   uid: uidField,
@@ -25,9 +26,6 @@ export const updateProfileResponse = z.object({
   proof: z.string().optional().describe('a fresh proof for the next change (the one sent is spent)'),
 });
 
-const present = <T extends object>(fields: T) =>
-  Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
-
 /**
  * One or two provider calls: identity fields (first_name, last_name, email) form-urlencoded,
  * custom fields (city, birth_date, otp_phone as a number) as JSON. A new `otp_phone` is
@@ -35,7 +33,7 @@ const present = <T extends object>(fields: T) =>
  * whether a phone has an account, so it counts against the lookup limits. The proof is spent;
  * the answer carries a fresh one.
  */
-export const updateProfile = defineIdentityAction({
+export const updateProfile = defineAction({
   name: 'update_profile',
   summary: 'Updates identity and/or custom fields; otp_phone must not be held by another uid.',
   request: updateProfileRequest,
@@ -43,25 +41,21 @@ export const updateProfile = defineIdentityAction({
   reasons: ['proof_required', 'invalid_proof', 'phone_taken', 'user_not_found', 'rate_limited'],
   async handler(input, ctx) {
     const { uid, proof: _proof, ...fields } = input;
-    const identityFields: IdentityFields = present({ first_name: fields.first_name, last_name: fields.last_name, email: fields.email });
+    const identityFields: IdentityFields = presentFields({ first_name: fields.first_name, last_name: fields.last_name, email: fields.email });
     const phone = fields.otp_phone ? requirePhone(fields.otp_phone, 'otp_phone', ctx.deps.config.sms.default_region) : undefined;
-    const customFields: CustomFields = present({ city: fields.city, birth_date: fields.birth_date, otp_phone: phone && toStoredDigits(phone) });
+    const customFields: CustomFields = presentFields({ city: fields.city, birth_date: fields.birth_date, otp_phone: phone && toStoredDigits(phone) });
     if (Object.keys(identityFields).length + Object.keys(customFields).length === 0) {
       throw new ApiError('invalid_request', 'Richiesta non valida.', { data: { issues: [{ path: '', message: 'no field to update' }] } });
     }
     const claims = requireVerified(ctx, { uid, email: identityFields.email, phone }, input.proof);
     if (phone) {
-      await ctx.deps.limits.phoneCheck(uid);
-      await ensurePhoneFree(ctx.deps, phone, uid);
+      await ctx.deps.limits.phoneCheck(ctx.ip, uid);
+      await ensurePhoneFree(ctx.deps, ctx, phone, uid);
     }
 
-    const { identity } = ctx.deps;
-    const { identityResult, customResult } = await spending(ctx, claims, async () => ({
-      identityResult: Object.keys(identityFields).length > 0 ? await identity.updateIdentity(uid, identityFields) : null,
-      customResult: Object.keys(customFields).length > 0 ? await identity.updateCustom(uid, customFields) : null,
-    }));
-    const calls = [...(identityResult ? ['identity' as const] : []), ...(customResult ? ['custom' as const] : [])];
+    const saved = await spending(ctx, claims, () => saveProfile(ctx.deps, ctx, uid, { identity: identityFields, custom: customFields }));
+    const calls = [...(saved.identity ? ['identity' as const] : []), ...(saved.custom ? ['custom' as const] : [])];
     const proof = claims ? { proof: issueVerifiedProof(ctx, {}, claims, { fresh: true }) } : {};
-    return { data: { calls, identity: identityResult, custom: customResult, ...proof }, extra: { payload: { uid, ...present(fields) } } };
+    return { data: { calls, identity: saved.identity, custom: saved.custom, ...proof }, extra: { payload: { uid, ...presentFields(fields) } } };
   },
 });

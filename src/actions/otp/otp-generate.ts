@@ -17,8 +17,9 @@ export const otpGenerate = defineAction({
   request: otpGenerateRequest,
   response: otpSendResponse,
   reasons: ['already_sent', 'delivery_failed', 'channel_not_configured', 'region_not_allowed', 'store_unavailable'],
-  async handler(input, { deps }) {
-    const sent = await deps.otp.generate({
+  async handler(input, ctx) {
+    const { deps } = ctx;
+    const sent = await deps.otp.generate(ctx, {
       key: input.uid,
       phone: input.phone || undefined,
       email: input.notify_email || input.email || undefined,

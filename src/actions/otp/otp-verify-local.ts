@@ -13,8 +13,9 @@ export const otpVerifyLocal = defineAction({
   request: otpVerifyLocalRequest,
   response: z.object({ valid: z.literal(true), reason: z.literal('ok') }),
   reasons: ['expired', 'invalid', 'too_many_attempts', 'store_unavailable'],
-  async handler(input, { deps }) {
-    await deps.otp.verifyOrThrow({ key: input.uid, code: input.otp_code });
+  async handler(input, ctx) {
+    const { deps } = ctx;
+    await deps.otp.verifyOrThrow(ctx, { key: input.uid, code: input.otp_code });
     return { data: { valid: true, reason: 'ok' } };
   },
 });

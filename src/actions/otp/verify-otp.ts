@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { invalidField } from '../../domain/otp/errors';
 import { issueVerifiedProof, presentedProof, proofRequired, spending, trustedCaller, vouches } from '../../domain/guard';
-import { issueAccessToken } from '../identity/tokens';
+import { issueAccessToken } from '../../domain/accounts/tokens';
 import { proofField } from '../identity/fields';
-import { withIdpDebug } from '../identity/shared';
 import { defineAction } from '../action';
 import { otpCodeField } from './fields';
 import { provenBy } from '../../domain/otp/reached';
@@ -40,26 +39,25 @@ export const verifyOtp = defineAction({
   request: verifyOtpRequest,
   response: verifyOtpResponse,
   reasons: ['expired', 'invalid', 'too_many_attempts', 'store_unavailable', 'proof_required', 'invalid_proof'],
-  handler: (input, ctx) =>
-    withIdpDebug(ctx, async () => {
-      const { deps } = ctx;
-      const rawKey = input.email || input.uid;
-      if (!rawKey) throw invalidField('email', 'give the OTP key in email (or uid)');
-      const earlier = presentedProof(ctx, input.proof);
-      const trusted = trustedCaller(ctx);
-      const confirmFor = input.is_registration && input.uid ? input.uid : undefined;
-      if (confirmFor && !trusted && !(earlier && vouches(earlier, { uid: confirmFor }, 'all'))) throw proofRequired();
+  async handler(input, ctx) {
+    const { deps } = ctx;
+    const rawKey = input.email || input.uid;
+    if (!rawKey) throw invalidField('email', 'give the OTP key in email (or uid)');
+    const earlier = presentedProof(ctx, input.proof);
+    const trusted = trustedCaller(ctx);
+    const confirmFor = input.is_registration && input.uid ? input.uid : undefined;
+    if (confirmFor && !trusted && !(earlier && vouches(earlier, { uid: confirmFor }, 'all'))) throw proofRequired();
 
-      const proven = provenBy(await deps.otp.verifyOrThrow({ key: rawKey, code: input.otp_code }));
-      if (!confirmFor) return { data: { valid: true, doi: null, access_token: null, proof: issueVerifiedProof(ctx, proven, earlier) } };
+    const proven = provenBy(await deps.otp.verifyOrThrow(ctx, { key: rawKey, code: input.otp_code }));
+    if (!confirmFor) return { data: { valid: true, doi: null, access_token: null, proof: issueVerifiedProof(ctx, proven, earlier) } };
 
-      // DOI confirms an email: only one this code proved, and only for the account the earlier proof ties to it.
-      const email = proven.verified.email;
-      if (!trusted && !(email && earlier?.email?.toLowerCase() === email)) throw proofRequired();
-      const { doi, token } = await spending(ctx, trusted ? null : earlier!, async () => {
-        const doi = (await deps.identity.confirmDoi(confirmFor)) ?? { confirmed: true };
-        return { doi, token: await issueAccessToken(ctx, confirmFor, { stayLoggedIn: input.stay_logged_in ?? true }) };
-      });
-      return { data: { valid: true, doi, access_token: token.access_token, proof: issueVerifiedProof(ctx, proven, earlier) } };
-    }),
+    // DOI confirms an email: only one this code proved, and only for the account the earlier proof ties to it.
+    const email = proven.verified.email;
+    if (!trusted && !(email && earlier?.email?.toLowerCase() === email)) throw proofRequired();
+    const { doi, token } = await spending(ctx, trusted ? null : earlier!, async () => {
+      const doi = (await deps.identity.confirmDoi(ctx, confirmFor)) ?? { confirmed: true };
+      return { doi, token: await issueAccessToken(ctx, confirmFor, { stayLoggedIn: input.stay_logged_in ?? true }) };
+    });
+    return { data: { valid: true, doi, access_token: token.access_token, proof: issueVerifiedProof(ctx, proven, earlier) } };
+  },
 });

@@ -1,11 +1,11 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import type { CallContext } from '../../core/context';
 import { maskSecret } from '../../core/logger';
 
 /*
  * `idp_debug` (SPEC.md, only when `debug` is on): what was sent to the identity provider and
- * what came back, for the request being served. Actions open a collection around their work;
- * the client records into it only when one is open, and masks tokens, keys and passwords
- * before anything is kept.
+ * what came back, for the request being served. The request context holds the collection
+ * (`idpExchanges`, present only when `debug` is on); the client records into it, and masks
+ * tokens, keys and passwords before anything is kept.
  */
 
 export interface IdpExchange {
@@ -22,8 +22,6 @@ export interface IdpExchange {
   error?: { reason: string; message: string };
 }
 
-const collection = new AsyncLocalStorage<IdpExchange[]>();
-
 const SECRET_KEY = /token|password|secret|api_?key|authorization/i;
 
 /** A copy with every value under a secret-looking key masked (tokens, keys, passwords). */
@@ -37,16 +35,6 @@ export function maskSecrets(value: unknown, depth = 0): unknown {
   return out;
 }
 
-export function recordIdpExchange(exchange: IdpExchange): void {
-  const exchanges = collection.getStore();
-  if (!exchanges) return;
-  exchanges.push(maskSecrets(exchange) as IdpExchange);
-}
-
-/** True when an action collects exchanges for `idp_debug` (only then is masking work done). */
-export const collectingIdpExchanges = (): boolean => collection.getStore() !== undefined;
-
-/** Runs `work` collecting the identity exchanges it makes; `exchanges` is filled even when `work` throws. */
-export function collectIdpExchanges<T>(exchanges: IdpExchange[], work: () => Promise<T>): Promise<T> {
-  return collection.run(exchanges, work);
+export function recordIdpExchange(ctx: CallContext, exchange: IdpExchange): void {
+  ctx.idpExchanges?.push(maskSecrets(exchange) as Record<string, unknown>);
 }

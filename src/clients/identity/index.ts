@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Config } from '../../core/config/schema';
 import { ApiError } from '../../core/errors';
-import { requestScope } from '../../core/request-scope';
+import type { CallContext } from '../../core/context';
 import type { Logger } from '../../core/logger';
-import { createUpstream, type UpstreamRequest, type UpstreamResponse } from '../http';
-import { collectingIdpExchanges, recordIdpExchange } from './debug';
+import { createUpstream, type ClientOptions, type UpstreamRequest, type UpstreamResponse } from '../http';
+import { recordIdpExchange } from './debug';
 import {
   accessListReply,
   identityProfile,
@@ -64,26 +64,26 @@ export interface CustomFields {
 
 export interface IdentityClient {
   /** Passwordless when `password` is absent or empty; with one, `invalid_credentials` when the provider refuses it. */
-  login(request: { email: string; password?: string; stayLoggedIn: boolean }): Promise<LoginReply>;
-  register(request: { email: string; consents?: Record<string, unknown> | null; isMagicLinkSent: boolean }): Promise<LoginReply>;
+  login(ctx: CallContext, request: { email: string; password?: string; stayLoggedIn: boolean }): Promise<LoginReply>;
+  register(ctx: CallContext, request: { email: string; consents?: Record<string, unknown> | null; isMagicLinkSent: boolean }): Promise<LoginReply>;
   /** Sets the DOI email state to confirmed; the reply has no known model and is passed through. */
-  confirmDoi(uid: string): Promise<unknown>;
+  confirmDoi(ctx: CallContext, uid: string): Promise<unknown>;
   /** identity users/get; null when the provider does not know the email. */
-  findUserByEmail(email: string): Promise<IdentityProfile | null>;
+  findUserByEmail(ctx: CallContext, email: string): Promise<IdentityProfile | null>;
   /** v3 user/get; null on code 2004. */
-  getUser(uid: string): Promise<V3User | null>;
+  getUser(ctx: CallContext, uid: string): Promise<V3User | null>;
   /** v3 user/search on custom field `otp_phone` equal to the stored digits. */
-  searchByPhone(digits: string): Promise<V3SearchReply>;
+  searchByPhone(ctx: CallContext, digits: string): Promise<V3SearchReply>;
   /** Form-urlencoded first_name/last_name/email; `user_not_found` on code 2004. */
-  updateIdentity(uid: string, fields: IdentityFields): Promise<V3UserReply>;
+  updateIdentity(ctx: CallContext, uid: string, fields: IdentityFields): Promise<V3UserReply>;
   /** JSON city/birth_date/otp_phone (a number); `user_not_found` on code 2004. */
-  updateCustom(uid: string, fields: CustomFields): Promise<V3UserReply>;
+  updateCustom(ctx: CallContext, uid: string, fields: CustomFields): Promise<V3UserReply>;
   /** Publisher token for a uid, with the optional JSON body passed as given. */
-  issueToken(uid: string, body?: Record<string, unknown> | null): Promise<TokenReply>;
+  issueToken(ctx: CallContext, uid: string, body?: Record<string, unknown> | null): Promise<TokenReply>;
   /** OAuth refresh; `invalid_token` when the provider refuses the refresh token. */
-  refreshToken(refreshToken: string): Promise<TokenReply>;
+  refreshToken(ctx: CallContext, refreshToken: string): Promise<TokenReply>;
   /** The user's accesses, with the user's token as Bearer; `invalid_token` on 401. */
-  accessList(userToken: string): Promise<AccessListReply>;
+  accessList(ctx: CallContext, userToken: string): Promise<AccessListReply>;
 }
 
 const bool = (value: boolean) => (value ? 'true' : 'false');
@@ -109,76 +109,76 @@ export const invalidCredentials = () => new ApiError('invalid_credentials', 'Ema
 
 export const userNotFound = (uid?: string) => new ApiError('user_not_found', 'Utente non trovato.', { data: uid ? { uid } : {} });
 
-export function createIdentityClient(config: Config, log: Logger): IdentityClient {
+export function createIdentityClient(config: Config, log: Logger, { observe }: ClientOptions = {}): IdentityClient {
   const { aid, api_token: apiToken } = config.identity;
   const urls = identityUrls(config.identity);
-  const upstream = createUpstream({ name: 'identity', label: 'di identità', timeoutMs: config.identity.timeout_seconds * 1000, log });
+  const upstream = createUpstream({ name: 'identity', label: 'di identità', timeoutMs: config.identity.timeout_seconds * 1000, log, observe });
   const publisherAuth = { Authorization: `Bearer ${apiToken}` };
 
-  async function send<T>(endpoint: string, target: IdentityEndpoint, request: Omit<UpstreamRequest<T>, 'endpoint' | 'url'>): Promise<UpstreamResponse<T>> {
+  async function send<T>(ctx: CallContext, endpoint: string, target: IdentityEndpoint, request: Omit<UpstreamRequest<T>, 'endpoint' | 'url'>): Promise<UpstreamResponse<T>> {
     const url = requireUrl(urls, target);
-    const record = config.debug && collectingIdpExchanges();
+    const record = ctx.idpExchanges !== undefined;
     const exchange = { endpoint, method: request.method, url, query: request.params, body: request.json ?? request.form, headers: request.headers };
     try {
-      const response = await upstream.call<T>({ ...request, endpoint, url });
-      if (record) recordIdpExchange({ ...exchange, status: response.status, duration_ms: response.durationMs, response: response.data });
+      const response = await upstream.call<T>(ctx, { ...request, endpoint, url });
+      if (record) recordIdpExchange(ctx, { ...exchange, status: response.status, duration_ms: response.durationMs, response: response.data });
       return response;
     } catch (err) {
       if (record && err instanceof ApiError) {
-        recordIdpExchange({ ...exchange, status: Number(err.data.upstream_status ?? 0), error: { reason: err.reason, message: err.message } });
+        recordIdpExchange(ctx, { ...exchange, status: Number(err.data.upstream_status ?? 0), error: { reason: err.reason, message: err.message } });
       }
       throw err;
     }
   }
 
   /** The provider answered, but with its own failure: shown to the caller with the provider's words. */
-  function rejected(endpoint: string, errors: ReadonlyArray<Partial<ProviderError>>): ApiError {
+  function rejected(ctx: CallContext, endpoint: string, errors: ReadonlyArray<Partial<ProviderError>>): ApiError {
     const providerErrors = errors.slice(0, 5).map((e) => ({ code: e.code ?? null, message: e.message ?? null }));
-    log.warn({ client: 'identity', endpoint, provider_codes: providerErrors.map((e) => e.code), request_id: requestScope.getStore()?.requestId }, 'identity provider refused the request');
+    log.warn({ client: 'identity', endpoint, provider_codes: providerErrors.map((e) => e.code), request_id: ctx.requestId }, 'identity provider refused the request');
     return new ApiError('upstream_error', 'Il provider di identità ha rifiutato la richiesta.', {
       data: { upstream: 'identity', endpoint, provider_errors: providerErrors },
     });
   }
 
   /** The provider's status and codes go to the log only: the answer is the same whatever they say. */
-  function credentialsRefused(status: number, body: unknown): ApiError {
+  function credentialsRefused(ctx: CallContext, status: number, body: unknown): ApiError {
     const errors = v1Error.safeParse(body);
     const providerCodes = errors.success ? errors.data.error_code_list.slice(0, 5).map((e) => e.code ?? null) : [];
-    log.warn({ client: 'identity', endpoint: 'login', status, provider_codes: providerCodes, request_id: requestScope.getStore()?.requestId }, 'identity provider refused the credentials');
+    log.warn({ client: 'identity', endpoint: 'login', status, provider_codes: providerCodes, request_id: ctx.requestId }, 'identity provider refused the credentials');
     return invalidCredentials();
   }
 
   /** For calls that accept a non-2xx status as an answer: the 2xx body is guarded here instead of in createUpstream. */
-  function parse<T>(endpoint: string, guard: z.ZodType<T>, body: unknown): T {
+  function parse<T>(ctx: CallContext, endpoint: string, guard: z.ZodType<T>, body: unknown): T {
     const parsed = guard.safeParse(body);
     if (parsed.success) return parsed.data;
     const detail = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    log.warn({ client: 'identity', endpoint, outcome: 'bad_reply', detail, request_id: requestScope.getStore()?.requestId }, 'upstream call failed');
+    log.warn({ client: 'identity', endpoint, outcome: 'bad_reply', detail, request_id: ctx.requestId }, 'upstream call failed');
     throw new ApiError('upstream_error', 'Servizio di identità non disponibile. Riprova più tardi.', { data: { upstream: 'identity', endpoint } });
   }
 
   const v1 = <T extends z.ZodType>(success: T) => z.union([v1Error, success]);
   const v3 = <T extends z.ZodType>(success: T) => z.union([success, v3Failure]);
 
-  function v1Result<T>(endpoint: string, data: z.infer<typeof v1Error> | T): T {
+  function v1Result<T>(ctx: CallContext, endpoint: string, data: z.infer<typeof v1Error> | T): T {
     if (typeof data === 'object' && data !== null && 'error_code_list' in data) {
       const list = (data as { error_code_list: unknown }).error_code_list;
-      if (Array.isArray(list) && list.length > 0) throw rejected(endpoint, list as ProviderError[]);
+      if (Array.isArray(list) && list.length > 0) throw rejected(ctx, endpoint, list as ProviderError[]);
     }
     return data as T;
   }
 
-  function v3Result<T>(endpoint: string, data: z.infer<typeof v3Failure> | T, uid?: string): T {
+  function v3Result<T>(ctx: CallContext, endpoint: string, data: z.infer<typeof v3Failure> | T, uid?: string): T {
     const failure = v3Failure.safeParse(data);
     if (!failure.success) return data as T;
     if (failure.data.code === USER_NOT_FOUND_CODE && uid !== undefined) throw userNotFound(uid);
-    throw rejected(endpoint, [{ code: failure.data.code, message: failure.data.message ?? null }]);
+    throw rejected(ctx, endpoint, [{ code: failure.data.code, message: failure.data.message ?? null }]);
   }
 
   const publisherQuery = (uid: string) => ({ aid, api_token: apiToken, uid });
 
   return {
-    async login({ email, password, stayLoggedIn }) {
+    async login(ctx, { email, password, stayLoggedIn }) {
       // SPEC.md: the query's password is the empty-quoted string `""` for passwordless login.
       const request = {
         method: 'POST' as const,
@@ -186,36 +186,36 @@ export function createIdentityClient(config: Config, log: Logger): IdentityClien
         json: { aid, email, stay_logged_in: bool(stayLoggedIn), ...(password ? { password } : {}) },
         headers: publisherAuth,
       };
-      if (!password) return v1Result<LoginReply>('login', (await send('login', 'login', { ...request, reply: v1(loginReply) })).data);
-      const { status, data } = await send('login', 'login', { ...request, acceptStatus: CREDENTIALS_REFUSED_STATUSES });
-      if (status >= 400 || v1Error.safeParse(data).success) throw credentialsRefused(status, data);
-      return parse('login', loginReply, data);
+      if (!password) return v1Result<LoginReply>(ctx, 'login', (await send(ctx, 'login', 'login', { ...request, reply: v1(loginReply) })).data);
+      const { status, data } = await send(ctx, 'login', 'login', { ...request, acceptStatus: CREDENTIALS_REFUSED_STATUSES });
+      if (status >= 400 || v1Error.safeParse(data).success) throw credentialsRefused(ctx, status, data);
+      return parse(ctx, 'login', loginReply, data);
     },
 
-    async register({ email, consents, isMagicLinkSent }) {
-      const { data } = await send('register', 'register', {
+    async register(ctx, { email, consents, isMagicLinkSent }) {
+      const { data } = await send(ctx, 'register', 'register', {
         method: 'POST',
         params: { aid, email, consents: JSON.stringify(consents ?? {}), is_magic_link_sent: bool(isMagicLinkSent), is_passwordless: 'true' },
         json: { password: '', is_passwordless: true, is_magic_link_sent: isMagicLinkSent, email, aid },
         headers: publisherAuth,
         reply: v1(loginReply),
       });
-      return v1Result<LoginReply>('register', data);
+      return v1Result<LoginReply>(ctx, 'register', data);
     },
 
-    async confirmDoi(uid) {
-      const { data } = await send('doi_status', 'doiStatus', {
+    async confirmDoi(ctx, uid) {
+      const { data } = await send(ctx, 'doi_status', 'doiStatus', {
         method: 'POST',
         params: { aid, uid, email_confirmation_state: 'CONFIRMED' },
         json: { aid, uid, email_confirmation_state: 'confirmed' },
         headers: publisherAuth,
         reply: v1(z.unknown()),
       });
-      return v1Result<unknown>('doi_status', data);
+      return v1Result<unknown>(ctx, 'doi_status', data);
     },
 
-    async findUserByEmail(email) {
-      const { status, data } = await send('users_get', 'usersGet', {
+    async findUserByEmail(ctx, email) {
+      const { status, data } = await send(ctx, 'users_get', 'usersGet', {
         method: 'POST',
         params: { aid, api_token: apiToken, email },
         acceptStatus: [404],
@@ -225,44 +225,44 @@ export function createIdentityClient(config: Config, log: Logger): IdentityClien
       if (failure.success) {
         const errors = failure.data.error_code_list;
         if (errors.some((e) => NOT_FOUND_MESSAGE.test(e.message ?? '') || String(e.code ?? '') === '404')) return null;
-        throw rejected('users_get', errors);
+        throw rejected(ctx, 'users_get', errors);
       }
       // Flat per UPSTREAMS.md; a `{ user }` wrapper is tolerated (`{ user: null }` means not found).
-      return parse('users_get', z.union([identityProfile, z.looseObject({ user: identityProfile.nullable() }).transform((r) => r.user)]), data);
+      return parse(ctx, 'users_get', z.union([identityProfile, z.looseObject({ user: identityProfile.nullable() }).transform((r) => r.user)]), data);
     },
 
-    async getUser(uid) {
-      const { data } = await send('user_get', 'userGet', {
+    async getUser(ctx, uid) {
+      const { data } = await send(ctx, 'user_get', 'userGet', {
         method: 'POST',
         form: { aid, api_token: apiToken, uid },
         reply: v3(v3UserReply),
       });
       const failure = v3Failure.safeParse(data);
       if (failure.success && failure.data.code === USER_NOT_FOUND_CODE) return null;
-      return v3Result<V3UserReply>('user_get', data).user;
+      return v3Result<V3UserReply>(ctx, 'user_get', data).user;
     },
 
-    async searchByPhone(digits) {
-      const { data } = await send('user_search', 'userSearch', {
+    async searchByPhone(ctx, digits) {
+      const { data } = await send(ctx, 'user_search', 'userSearch', {
         method: 'POST',
         form: { api_token: apiToken, aid, source: 'CF', offset: SEARCH_PAGE.offset, limit: SEARCH_PAGE.limit, custom_fields: JSON.stringify(phoneSearchFilter(digits)) },
         reply: v3(v3SearchReply),
       });
-      return v3Result<V3SearchReply>('user_search', data);
+      return v3Result<V3SearchReply>(ctx, 'user_search', data);
     },
 
-    async updateIdentity(uid, fields) {
-      const { data } = await send('user_update_identity', 'userUpdate', {
+    async updateIdentity(ctx, uid, fields) {
+      const { data } = await send(ctx, 'user_update_identity', 'userUpdate', {
         method: 'POST',
         params: publisherQuery(uid),
         form: { first_name: fields.first_name, last_name: fields.last_name, email: fields.email },
         reply: v3(v3UserReply),
       });
-      return v3Result<V3UserReply>('user_update_identity', data, uid);
+      return v3Result<V3UserReply>(ctx, 'user_update_identity', data, uid);
     },
 
-    async updateCustom(uid, fields) {
-      const { data } = await send('user_update_custom', 'userUpdate', {
+    async updateCustom(ctx, uid, fields) {
+      const { data } = await send(ctx, 'user_update_custom', 'userUpdate', {
         method: 'POST',
         params: publisherQuery(uid),
         json: {
@@ -272,47 +272,47 @@ export function createIdentityClient(config: Config, log: Logger): IdentityClien
         },
         reply: v3(v3UserReply),
       });
-      return v3Result<V3UserReply>('user_update_custom', data, uid);
+      return v3Result<V3UserReply>(ctx, 'user_update_custom', data, uid);
     },
 
-    async issueToken(uid, body) {
-      const { data } = await send('token', 'token', {
+    async issueToken(ctx, uid, body) {
+      const { data } = await send(ctx, 'token', 'token', {
         method: 'POST',
         params: { api_token: apiToken, aid, uid },
         ...(body ? { json: body } : {}),
         reply: v1(tokenReply),
       });
-      return v1Result<TokenReply>('token', data);
+      return v1Result<TokenReply>(ctx, 'token', data);
     },
 
-    async refreshToken(refreshToken) {
+    async refreshToken(ctx, refreshToken) {
       // SPEC.md: client_id is the application id; no client secret, no redirect uri.
-      const { status, data } = await send('refresh', 'identityToken', {
+      const { status, data } = await send(ctx, 'refresh', 'identityToken', {
         method: 'POST',
         form: { client_id: aid, grant_type: 'refresh_token', refresh_token: refreshToken },
         acceptStatus: [400, 401],
       });
       if (status === 400 || status === 401) {
         // An OAuth refusal (`invalid_grant`) is the caller's expired token; any other 4xx body is a provider failure.
-        parse('refresh', z.union([oauthError, v1Error]), data);
+        parse(ctx, 'refresh', z.union([oauthError, v1Error]), data);
         throw invalidToken();
       }
       const failure = v1Error.safeParse(data);
-      if (failure.success) throw rejected('refresh', failure.data.error_code_list);
+      if (failure.success) throw rejected(ctx, 'refresh', failure.data.error_code_list);
       const refused = oauthError.safeParse(data);
       if (refused.success && typeof (data as { access_token?: unknown }).access_token !== 'string') throw invalidToken();
-      return parse('refresh', tokenReply, data);
+      return parse(ctx, 'refresh', tokenReply, data);
     },
 
-    async accessList(userToken) {
-      const { status, data } = await send('access_list', 'accessList', {
+    async accessList(ctx, userToken) {
+      const { status, data } = await send(ctx, 'access_list', 'accessList', {
         method: 'GET',
         params: { aid },
         headers: { Authorization: `Bearer ${userToken}` },
         acceptStatus: [401],
       });
       if (status === 401) throw invalidToken();
-      return v3Result<AccessListReply>('access_list', parse('access_list', v3(accessListReply), data));
+      return v3Result<AccessListReply>(ctx, 'access_list', parse(ctx, 'access_list', v3(accessListReply), data));
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { IdentityProfile, V3User } from '../../clients/identity';
+import type { CallContext } from '../../core/context';
 import type { Deps } from '../service-context';
 import { reducedProfile } from './profile';
 
@@ -21,14 +22,14 @@ const unconfirmed = (profile: IdentityProfile) => typeof profile.email_confirmat
  * state), `user` the profile read. Callers treat a dropped phone as gone, and a claimer's next
  * proof starts its chain now (issueVerifiedProof's `restart`), after the claim.
  */
-export async function claimAccountByProvenEmail(deps: Pick<Deps, 'identity' | 'log' | 'otp'>, found: IdentityProfile, user: V3User | null): Promise<ClaimOutcome> {
+export async function claimAccountByProvenEmail(deps: Pick<Deps, 'identity' | 'log' | 'otp'>, ctx: CallContext, found: IdentityProfile, user: V3User | null): Promise<ClaimOutcome> {
   if (!unconfirmed(found)) return { claimed: false, droppedPhone: false };
   // First: from now on no proof issued before this moment acts on the account (a registrant's live proofs).
   await deps.otp.markAccountClaimed(found.uid);
   const droppedPhone = reducedProfile(user ?? found, found).otp_phone !== null;
-  if (droppedPhone) await deps.identity.updateCustom(found.uid, { otp_phone: null });
-  await deps.identity.confirmDoi(found.uid);
-  deps.log.info({ uid: found.uid, dropped_phone: droppedPhone }, 'email proven: unconfirmed account claimed');
+  if (droppedPhone) await deps.identity.updateCustom(ctx, found.uid, { otp_phone: null });
+  await deps.identity.confirmDoi(ctx, found.uid);
+  deps.log.info({ uid: found.uid, dropped_phone: droppedPhone, request_id: ctx.requestId }, 'email proven: unconfirmed account claimed');
   return { claimed: true, droppedPhone };
 }
 

@@ -1,4 +1,5 @@
 import type { V3SearchReply, V3User } from '../../clients/identity';
+import type { CallContext } from '../../core/context';
 import type { Deps } from '../service-context';
 import { ApiError } from '../../core/errors';
 import { samePhone, toStoredDigits } from '../phone';
@@ -20,19 +21,19 @@ export function usersWithPhone(reply: V3SearchReply, e164: string, defaultRegion
 }
 
 /** The provider's search for a phone (E.164), the raw reply and the users that really hold it. */
-export async function searchPhone(deps: Pick<Deps, 'identity' | 'config'>, e164: string): Promise<{ reply: V3SearchReply; holders: V3User[] }> {
-  const reply = await deps.identity.searchByPhone(toStoredDigits(e164));
+export async function searchPhone(deps: Pick<Deps, 'identity' | 'config'>, ctx: CallContext, e164: string): Promise<{ reply: V3SearchReply; holders: V3User[] }> {
+  const reply = await deps.identity.searchByPhone(ctx, toStoredDigits(e164));
   return { reply, holders: usersWithPhone(reply, e164, deps.config.sms.default_region) };
 }
 
 /** SPEC.md: before an `otp_phone` is saved, it must not be held by another uid (`phone_taken`). */
-export async function ensurePhoneFree(deps: Pick<Deps, 'identity' | 'config'>, e164: string, uid?: string): Promise<void> {
-  const { holders } = await searchPhone(deps, e164);
+export async function ensurePhoneFree(deps: Pick<Deps, 'identity' | 'config'>, ctx: CallContext, e164: string, uid?: string): Promise<void> {
+  const { holders } = await searchPhone(deps, ctx, e164);
   if (holders.some((user) => user.uid !== uid)) throw phoneTaken();
 }
 
 /** otp_generate rule 2: a code goes to a phone and an email together only when one account holds both. */
-export async function phoneBelongsToEmail(deps: Pick<Deps, 'identity' | 'config'>, e164: string, email: string): Promise<boolean> {
-  const { holders } = await searchPhone(deps, e164);
+export async function phoneBelongsToEmail(deps: Pick<Deps, 'identity' | 'config'>, ctx: CallContext, e164: string, email: string): Promise<boolean> {
+  const { holders } = await searchPhone(deps, ctx, e164);
   return holders.some((user) => typeof user.email === 'string' && user.email.trim().toLowerCase() === email.trim().toLowerCase());
 }

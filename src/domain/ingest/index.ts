@@ -1,5 +1,6 @@
 import { createCollectorClient, type CollectorClient } from '../../clients/collector';
 import type { Config } from '../../core/config/schema';
+import { background } from '../../core/context';
 import type { Logger } from '../../core/logger';
 import type { IngestObserver, LoginIngest } from './login-ingest';
 import { createMemoryLoginIngest } from './memory-queue';
@@ -37,7 +38,8 @@ export function createLoginIngest(config: Config, log: Logger, options: LoginIng
   const collector = options.collector ?? createCollectorClient(config, log);
   if (!collector.configured) return createSkippingLoginIngest(log);
   const common = {
-    deliver: (event: Parameters<CollectorClient['ingestLogin']>[0]) => collector.ingestLogin(event),
+    // Deliveries serve no request: they run after the login answered, and retry on their own.
+    deliver: (event: Parameters<CollectorClient['ingestLogin']>[1]) => collector.ingestLogin(background('login-ingest'), event),
     log: log.child({ component: 'login-ingest' }),
     maxRetries: config.user_collector.max_retries,
     observer: options.observer,

@@ -1,5 +1,4 @@
 import { isApiError } from '../../core/errors';
-import { requestScope } from '../../core/request-scope';
 import type { Logger } from '../../core/logger';
 import type { IngestObserver, LoginIngest, LoginIngestEvent } from './login-ingest';
 
@@ -72,7 +71,7 @@ export function createMemoryLoginIngest(options: MemoryIngestOptions): LoginInge
   const attempt = async (item: Item) => {
     item.attempts += 1;
     try {
-      await requestScope.exit(() => deliver(item.event));
+      await deliver(item.event);
       counts.delivered += 1;
       observe('delivered');
     } catch (err) {

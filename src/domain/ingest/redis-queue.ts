@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import { isApiError } from '../../core/errors';
-import { requestScope } from '../../core/request-scope';
 import type { Logger } from '../../core/logger';
 import type { IngestObserver, LoginIngest, LoginIngestEvent } from './login-ingest';
 import { defaultBackoffMs } from './memory-queue';
@@ -133,7 +132,7 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
     const item = JSON.parse(raw) as Envelope;
     item.attempts += 1;
     try {
-      await requestScope.exit(() => options.deliver(item.event));
+      await options.deliver(item.event);
       await scripts.lfaIngestSettle(keys.processing, keys.delayed, keys.dead, raw, 'delivered', '', 0, deadMax);
       counts.delivered += 1;
       observe('delivered');

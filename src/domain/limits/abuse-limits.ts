@@ -1,6 +1,5 @@
 import type { Config } from '../../core/config/schema';
 import { ApiError } from '../../core/errors';
-import { requestScope } from '../../core/request-scope';
 import type { RateLimiter } from './rate-limiter';
 
 /*
@@ -8,7 +7,7 @@ import type { RateLimiter } from './rate-limiter';
  * key and per receiving phone or email (a short window and an hourly ceiling), code sends per
  * client IP per hour, verification attempts per client IP per minute, lookups that reveal an
  * account, password logins per IP and per email. Counted in the OTP store's own backend, so they hold across a fleet. The client IP
- * comes from the request scope (Koa's ctx.ip, which honours `server.trust_proxy`).
+ * comes with each call from the request context (Koa's ctx.ip, which honours `server.trust_proxy`).
  */
 
 export type LimitName =
@@ -26,20 +25,20 @@ const MINUTE = 60_000;
 
 export interface AbuseLimits {
   /** Counts a send attempt from this client IP; throws `rate_limited` over the limit. */
-  sendFromIp(): Promise<void>;
+  sendFromIp(ip: string | undefined): Promise<void>;
   /**
    * Counts a code actually issued for this OTP key or delivered to this phone or email (the
    * short window, then the hourly ceiling); throws `rate_limited` over either limit.
    */
   sendToIdentifier(identifier: string): Promise<void>;
   /** Counts a verification attempt from this client IP; throws `rate_limited` over the limit. */
-  verifyFromIp(): Promise<void>;
+  verifyFromIp(ip: string | undefined): Promise<void>;
   /** Counts an account lookup that reveals existence without a proof (docs/abuse.md). */
-  lookupFromIp(): Promise<void>;
+  lookupFromIp(ip: string | undefined): Promise<void>;
   /** Counts an answer that tells whether a phone belongs to another account, per client IP and per account acting. */
-  phoneCheck(account: string | undefined): Promise<void>;
+  phoneCheck(ip: string | undefined, account: string | undefined): Promise<void>;
   /** Counts a password login attempt, per client IP and per email. */
-  passwordLogin(email: string): Promise<void>;
+  passwordLogin(ip: string | undefined, email: string): Promise<void>;
 }
 
 export const rateLimited = (retryAfterSeconds: number, limit: LimitName) =>
@@ -63,22 +62,21 @@ export function createAbuseLimits(
     onRefused(limit);
     throw rateLimited(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)), limit);
   };
-  const ip = () => requestScope.getStore()?.ip;
   return {
-    sendFromIp: () => check('sends_per_ip_per_hour', ip(), limits.sends_per_ip_per_hour, HOUR),
+    sendFromIp: (ip) => check('sends_per_ip_per_hour', ip, limits.sends_per_ip_per_hour, HOUR),
     async sendToIdentifier(identifier) {
       await check('sends_per_recipient', identifier, limits.sends_per_recipient, limits.recipient_window_seconds * 1000);
       await check('sends_per_identifier_per_hour', identifier, limits.sends_per_identifier_per_hour, HOUR);
     },
-    verifyFromIp: () => check('verifies_per_ip_per_minute', ip(), limits.verifies_per_ip_per_minute, MINUTE),
-    lookupFromIp: () => check('lookups_per_ip_per_minute', ip(), limits.lookups_per_ip_per_minute, MINUTE),
-    async phoneCheck(account) {
-      await check('lookups_per_ip_per_minute', ip(), limits.lookups_per_ip_per_minute, MINUTE);
+    verifyFromIp: (ip) => check('verifies_per_ip_per_minute', ip, limits.verifies_per_ip_per_minute, MINUTE),
+    lookupFromIp: (ip) => check('lookups_per_ip_per_minute', ip, limits.lookups_per_ip_per_minute, MINUTE),
+    async phoneCheck(ip, account) {
+      await check('lookups_per_ip_per_minute', ip, limits.lookups_per_ip_per_minute, MINUTE);
       await check('lookups_per_account_per_hour', account?.toLowerCase(), limits.lookups_per_account_per_hour, HOUR);
     },
-    async passwordLogin(email) {
+    async passwordLogin(ip, email) {
       const windowMs = limits.password_login_window_seconds * 1000;
-      await check('password_logins_per_ip', ip(), limits.password_logins_per_ip, windowMs);
+      await check('password_logins_per_ip', ip, limits.password_logins_per_ip, windowMs);
       await check('password_logins_per_email', email.trim().toLowerCase(), limits.password_logins_per_email, windowMs);
     },
   };

@@ -1,5 +1,6 @@
 import type { OtpSendMetadata } from '../../../machines/effects';
 import type { Config } from '../../core/config/schema';
+import type { CallContext } from '../../core/context';
 import { createMailer, type Mailer } from '../../clients/mailer';
 import { createSmsClient, type SmsClient } from '../../clients/sms';
 import { isApiError } from '../../core/errors';
@@ -62,11 +63,11 @@ export interface OtpService {
   readonly sms: SmsClient;
   readonly mailer: Mailer;
   /** Throws ApiError: `already_sent`, `delivery_failed`, `channel_not_configured`, `invalid_request`, `region_not_allowed`, `phone_not_mobile`, `rate_limited`. */
-  generate(request: OtpSendRequest): Promise<OtpSendResult>;
+  generate(ctx: CallContext, request: OtpSendRequest): Promise<OtpSendResult>;
   /** The outcome of one attempt; `ok` consumed the code and says where it had gone. */
-  verify(request: OtpVerifyRequest): Promise<Verification>;
+  verify(ctx: CallContext, request: OtpVerifyRequest): Promise<Verification>;
   /** Like `verify`, but a failure is thrown as the ApiError SPEC.md prescribes; answers where the code had gone. */
-  verifyOrThrow(request: OtpVerifyRequest): Promise<Reached>;
+  verifyOrThrow(ctx: CallContext, request: OtpVerifyRequest): Promise<Reached>;
   /** Records a proof id as spent in the store (atomic across instances); false when it already was. */
   spendProof(id: string, untilMs: number): Promise<boolean>;
   /** Gives a proof back when the change it authorised did not happen. */
@@ -87,7 +88,7 @@ export interface OtpServiceOptions extends OtpServiceEnv {
    * Whether the identity provider shows this phone and this email on one account (SPEC rule 2:
    * a code to both). Without it, or when it says no or fails, the mail is not sent.
    */
-  sameAccount?: (phone: string, email: string) => Promise<boolean>;
+  sameAccount?: (ctx: CallContext, phone: string, email: string) => Promise<boolean>;
   templates?: OtpTemplates;
   sms?: SmsClient;
   mailer?: Mailer;
@@ -151,10 +152,10 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     return { key: key.value, smsTo, emailTo };
   }
 
-  async function sharesAccount(phone: string, email: string): Promise<boolean> {
+  async function sharesAccount(ctx: CallContext, phone: string, email: string): Promise<boolean> {
     if (!options.sameAccount) return false;
     try {
-      return await options.sameAccount(phone, email);
+      return await options.sameAccount(ctx, phone, email);
     } catch (err) {
       // The SMS still goes: an identity outage costs the second channel, never the code.
       log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'otp: could not check that phone and email are one account');
@@ -197,12 +198,12 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     mailer,
     message,
 
-    async generate(request) {
+    async generate(ctx, request) {
       const { key, smsTo, emailTo } = targets(request);
       const useSms = smsTo !== undefined && sms.configured;
       let useEmail = emailTo !== undefined && mailer.configured;
       // A code to a phone and an email proves control of either: both only when they are one account's.
-      if (useSms && useEmail && !(await sharesAccount(smsTo, emailTo!))) {
+      if (useSms && useEmail && !(await sharesAccount(ctx, smsTo, emailTo!))) {
         log.warn({ key: maskOtpKey(key), phone: maskPhone(smsTo), email: maskEmail(emailTo!) }, 'otp: phone and email are not one account, code sent by SMS only');
         useEmail = false;
       }
@@ -216,7 +217,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
         throw channelNotConfigured();
       }
 
-      await guarded(() => limits().sendFromIp());
+      await guarded(() => limits().sendFromIp(ctx.ip));
       const recipients = [...(useSms ? [smsTo] : []), ...(useEmail ? [emailTo!] : [])];
       const token = randomBytes(9).toString('base64url');
       // Sends are charged to who receives them: six keys and one phone send one SMS per cooldown.
@@ -250,8 +251,8 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
 
       const text = message(code);
       const [smsSent, emailSent] = await Promise.all([
-        useSms ? deliver('sms', smsTo, () => sms.send({ to: smsTo, body: text.sms })) : false,
-        useEmail ? deliver('email', emailTo!, () => mailer.send({ to: emailTo!, subject: text.subject, html: text.html, text: text.text })) : false,
+        useSms ? deliver('sms', smsTo, () => sms.send(ctx, { to: smsTo, body: text.sms })) : false,
+        useEmail ? deliver('email', emailTo!, () => mailer.send(ctx, { to: emailTo!, subject: text.subject, html: text.html, text: text.text })) : false,
       ]);
       if (!smsSent && !emailSent) {
         // Nobody received this code: put the previous record back, so no cooldown is charged.
@@ -274,10 +275,10 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       };
     },
 
-    async verify({ key: rawKey, code }) {
+    async verify(ctx, { key: rawKey, code }) {
       // A key that does not normalise cannot have a record: it is checked as given and simply fails.
       const key = normaliseOtpKey(rawKey, region)?.value ?? rawKey.trim();
-      await guarded(() => limits().verifyFromIp());
+      await guarded(() => limits().verifyFromIp(ctx.ip));
       const result = await guarded(() => store.verify(key, hash(key, code.trim()), now(), policy));
       if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome: result.outcome }, 'verify');
       metrics?.verification(result.outcome);
@@ -287,8 +288,8 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       return { outcome: 'ok', reached: reachedOf(result.to) };
     },
 
-    async verifyOrThrow(request) {
-      const result = await service.verify(request);
+    async verifyOrThrow(ctx, request) {
+      const result = await service.verify(ctx, request);
       if (result.outcome !== 'ok') throw verifyFailure(result.outcome);
       return result.reached;
     },

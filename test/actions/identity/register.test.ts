@@ -10,7 +10,7 @@ const { access_token: token, pub_id: pubId } = fixture<{ access_token: string; p
 function fakeOtp(result: Partial<Awaited<ReturnType<OtpService['generate']>>> | Error) {
   const calls: unknown[] = [];
   const otp = {
-    generate: async (request: unknown) => {
+    generate: async (_ctx: unknown, request: unknown) => {
       calls.push(request);
       if (result instanceof Error) throw result;
       return { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { email: true, sms: false }, ...result };

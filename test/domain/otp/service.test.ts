@@ -1,3 +1,4 @@
+import { testCtx } from '../../support/context';
 import pino from 'pino';
 import type { Config } from '../../../src/core/config/schema';
 import { isApiError } from '../../../src/core/errors';
@@ -16,7 +17,7 @@ function service(config: Config, smsAccepts = true) {
   const sent: Array<{ to: string; body: string }> = [];
   const sms = {
     configured: config.sms.api_url !== '' && config.sms.api_key !== '',
-    send: jest.fn(async (message: { to: string; body: string }) => {
+    send: jest.fn(async (_ctx: unknown, message: { to: string; body: string }) => {
       if (!smsAccepts) throw new Error('refused');
       sent.push(message);
       return { status: 200, durationMs: 1 };
@@ -33,44 +34,44 @@ const reasonOf = (err: unknown) => (isApiError(err) ? err.reason : err);
 describe('OtpService', () => {
   it('stores nothing when no chosen channel is configured', async () => {
     const s = service(testConfig());
-    await expect(s.otp.generate({ key: '+393331234567' }).catch(reasonOf)).resolves.toBe('channel_not_configured');
+    await expect(s.otp.generate(testCtx, { key: '+393331234567' }).catch(reasonOf)).resolves.toBe('channel_not_configured');
     expect(s.issue).not.toHaveBeenCalled();
   });
 
   it('stores nothing and sends nothing for an unparseable phone', async () => {
     const s = service(testConfig(smsOn));
-    await expect(s.otp.generate({ key: 'a@b.test', phone: 'call me' }).catch(reasonOf)).resolves.toBe('invalid_request');
+    await expect(s.otp.generate(testCtx, { key: 'a@b.test', phone: 'call me' }).catch(reasonOf)).resolves.toBe('invalid_request');
     expect(s.issue).not.toHaveBeenCalled();
     expect(s.sent).toHaveLength(0);
   });
 
   it('reverts the record when every channel refused the code', async () => {
     const s = service(testConfig(smsOn), false);
-    await expect(s.otp.generate({ key: '+393331234567' }).catch(reasonOf)).resolves.toBe('delivery_failed');
+    await expect(s.otp.generate(testCtx, { key: '+393331234567' }).catch(reasonOf)).resolves.toBe('delivery_failed');
     expect(s.revert).toHaveBeenCalledTimes(1);
   });
 
   it('verifies the code it sent for the normalised key, once', async () => {
     const s = service(testConfig(smsOn));
-    await s.otp.generate({ key: '+39 333 1234567' });
+    await s.otp.generate(testCtx, { key: '+39 333 1234567' });
     const code = /\d{6}/.exec(s.sent[0]!.body)![0];
-    expect(await s.otp.verify({ key: '393331234567', code })).toEqual({ outcome: 'ok', reached: { phone: '+393331234567' } });
-    expect(await s.otp.verify({ key: '393331234567', code })).toEqual({ outcome: 'invalid' });
+    expect(await s.otp.verify(testCtx, { key: '393331234567', code })).toEqual({ outcome: 'ok', reached: { phone: '+393331234567' } });
+    expect(await s.otp.verify(testCtx, { key: '393331234567', code })).toEqual({ outcome: 'invalid' });
   });
 
   it('throws SPEC.md’s errors from verifyOrThrow', async () => {
     const s = service(testConfig(smsOn));
-    await s.otp.generate({ key: '+393331234567' });
-    const failure = await s.otp.verifyOrThrow({ key: '+393331234567', code: 'nope' }).catch((err: unknown) => err);
+    await s.otp.generate(testCtx, { key: '+393331234567' });
+    const failure = await s.otp.verifyOrThrow(testCtx, { key: '+393331234567', code: 'nope' }).catch((err: unknown) => err);
     expect(isApiError(failure) && [failure.reason, failure.message, failure.data]).toEqual(['invalid', 'OTP non valido.', { valid: false }]);
     s.tick(300_000);
-    const expired = await s.otp.verifyOrThrow({ key: '+393331234567', code: 'nope' }).catch((err: unknown) => err);
+    const expired = await s.otp.verifyOrThrow(testCtx, { key: '+393331234567', code: 'nope' }).catch((err: unknown) => err);
     expect(isApiError(expired) && [expired.reason, expired.message]).toEqual(['expired', 'OTP scaduto. Richiedi un nuovo codice.']);
   });
 
   it('names the request fields its caller uses in invalid_request issues', async () => {
     const s = service(testConfig(smsOn));
-    const failure = await s.otp.generate({ key: '12345', fields: { key: 'identifier' } }).catch((err: unknown) => err);
+    const failure = await s.otp.generate(testCtx, { key: '12345', fields: { key: 'identifier' } }).catch((err: unknown) => err);
     expect(isApiError(failure) && failure.data.issues).toEqual([{ path: 'identifier', message: 'not a valid phone number' }]);
   });
 });

@@ -1,16 +1,17 @@
 import type { TokenReply } from '../../clients/identity';
-import type { ActionContext } from '../action';
+import type { ServiceContext } from '../service-context';
 
 /*
- * Token issue and refresh as the flows reuse them: every token the service obtains is also
- * stored in the cookie `__utp` (SPEC.md, Authentication 2).
+ * Every token the service obtains is also stored in the cookie `__utp` (SPEC.md,
+ * Authentication 2): the token issue and that cookie are one sequence, run by `access_token`,
+ * `verify_otp` and every journey that logs a user in.
  */
 
-type TokenContext = Pick<ActionContext, 'deps' | 'tokenCookie'>;
+type TokenContext = Pick<ServiceContext, 'deps' | 'tokenCookie' | 'requestId' | 'trace' | 'idpExchanges'>;
 
 /** The publisher token for a uid, stored in `__utp`. */
 export async function issueAccessToken(ctx: TokenContext, uid: string, options: { stayLoggedIn: boolean; body?: Record<string, unknown> | null }): Promise<TokenReply> {
-  const reply = await ctx.deps.identity.issueToken(uid, options.body);
+  const reply = await ctx.deps.identity.issueToken(ctx, uid, options.body);
   ctx.tokenCookie.set(reply.access_token, { stayLoggedIn: options.stayLoggedIn, expiresIn: reply.expires_in });
   return reply;
 }
