@@ -1,5 +1,5 @@
 import { assign, fromPromise, setup, type SnapshotFrom } from 'xstate';
-import { ACTIONS, PROOF_KIND, type Entry, type Phase } from './actions';
+import type { ACTIONS, Entry, Phase } from './actions';
 import type {
   ConfirmDoiInput,
   ConfirmDoiOutput,
@@ -742,17 +742,15 @@ type LeafOf<V> = V extends string ? V : V extends object ? { [K in keyof V]-?: L
 /** The key of a leaf state (unique across the machine): what answers, traces and the resume table name. */
 export type LoginFlowState = LeafOf<SnapshotFrom<LoginFlowMachine>['value']>;
 
-/** The proof kind a state's answer hands out (`PROOF_KIND` of its meta's field). */
-export const proofKindOf = (meta: LoginFlowStateMeta | undefined) => (meta?.proof ? PROOF_KIND[meta.proof.field] : undefined);
-
 /**
  * The machine with effects given as plain async functions (src/ wires the OTP service and the
- * identity client here; tests give fakes). Effects left out keep throwing "not provided".
+ * identity client here; tests give fakes). Effects left out keep throwing "not provided". Each
+ * effect also receives the request's actor system (runStep's `attach` names it to its caller).
  */
 export function provideEffects(effects: Partial<FlowEffects>): LoginFlowMachine {
   const actors: Record<string, unknown> = {};
-  for (const [name, effect] of Object.entries(effects) as Array<[EffectName, (input: unknown, signal: AbortSignal) => Promise<unknown>]>) {
-    actors[name] = fromPromise(({ input, signal }) => effect(input, signal));
+  for (const [name, effect] of Object.entries(effects) as Array<[EffectName, (input: unknown, signal: AbortSignal, system: object) => Promise<unknown>]>) {
+    actors[name] = fromPromise(({ input, signal, system }) => effect(input, signal, system));
   }
   return loginFlowMachine.provide({ actors: actors as Parameters<LoginFlowMachine['provide']>[0]['actors'] });
 }
