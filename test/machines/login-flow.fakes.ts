@@ -45,10 +45,11 @@ export function fakeEffects(impl: Impl = {}): Fakes {
   return { effects, calls, names: () => calls.map(([name]) => name) };
 }
 
-/** One request through the machine with these fakes. */
+/** One request through the machine with these fakes, each called as FlowEffects declares it: (input, signal). */
 export function request(fakes: Fakes, entry: Entry, body: Record<string, unknown>, proof: { claims?: FlowClaims; trusted?: boolean } = {}): Promise<StepResult> {
   const { input, event } = flowRequest(entry, body, proof);
-  return runStep(provideEffects(fakes.effects as unknown as FlowEffects), { input, event, timeoutMs: 2000 });
+  const effects = Object.fromEntries(Object.entries(fakes.effects).map(([name, fake]) => [name, (effectInput: unknown, signal: AbortSignal) => fake(effectInput, signal)]));
+  return runStep(provideEffects(effects as unknown as FlowEffects), { input, event, timeoutMs: 2000 });
 }
 
 /** Claims as a proof of that step would carry them. */
