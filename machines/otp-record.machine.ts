@@ -70,54 +70,82 @@ export function sameDigest(a: string, b: string): boolean {
 
 const report = (outcome: OtpOutcome) => ({ type: 'report', params: { outcome } }) as const;
 
+type Guard = (context: OtpRecordContext, event: OtpRecordEvent) => boolean;
+type Update = (context: OtpRecordContext, event: OtpRecordEvent) => Partial<OtpRecordContext>;
+
+/**
+ * The machine's guards as plain functions of (context, event): the machine's `setup` uses them,
+ * and so does the transition table compiled from the machine (otp-record.table.ts).
+ */
+export const otpGuards = {
+  /** SPEC: a valid (unexpired) code was sent less than `resend_cooldown_seconds` ago. */
+  withinCooldown: (context, event) =>
+    event.type === 'GENERATE' && isLive(context.record, event.now) && event.now - context.record.sentAt < event.policy.cooldownMs,
+  expired: (context, event) => event.type === 'VERIFY' && !isLive(context.record, event.now),
+  /** Every guess was spent: the code stays (its cooldown with it) but nothing matches it any more. */
+  burned: (context, event) => event.type === 'VERIFY' && context.record !== null && context.record.attempts >= event.policy.maxAttempts,
+  codeMatches: (context, event) => event.type === 'VERIFY' && context.record !== null && sameDigest(context.record.hash, event.hash),
+  /** This wrong guess is the last one the record allows. */
+  lastAttempt: (context, event) => event.type === 'VERIFY' && context.record !== null && context.record.attempts + 1 >= event.policy.maxAttempts,
+  isIssuedCode: (context, event) => event.type === 'SEND_FAILED' && context.record !== null && context.record.hash === event.hash,
+  hadPrevious: (_, event) => event.type === 'SEND_FAILED' && event.previous !== null,
+} satisfies Record<string, Guard>;
+export type OtpGuardName = keyof typeof otpGuards;
+
+/** The machine's context updates (its `assign` actions) as plain functions, shared with the compiled table. */
+export const otpUpdates = {
+  /**
+   * A new code replaces the old one; the wrong-guess count carries over while the old code is
+   * still live, so a resend never buys guesses. A burned code's successor keeps one guess: the
+   * right code still works after the cooldown, a stranger's wrong guess burns it again.
+   */
+  replaceCode: (context, event) => {
+    if (event.type !== 'GENERATE') return {};
+    const carried = isLive(context.record, event.now) ? Math.min(context.record.attempts, event.policy.maxAttempts - 1) : 0;
+    return {
+      previous: context.record,
+      record: { hash: event.hash, sentAt: event.now, expiresAt: event.now + event.policy.ttlMs, attempts: carried, to: event.to },
+      outcome: 'issued' as const,
+      retryAfterMs: event.policy.cooldownMs,
+    };
+  },
+  setRetryAfter: (context, event) => ({
+    retryAfterMs: event.type === 'GENERATE' && context.record ? context.record.sentAt + event.policy.cooldownMs - event.now : 0,
+  }),
+  addWrongGuess: (context) => ({ record: context.record && { ...context.record, attempts: context.record.attempts + 1 } }),
+  forget: () => ({ record: null }),
+  putBackPrevious: (context, event) => {
+    if (event.type !== 'SEND_FAILED' || !event.previous) return {};
+    // Guesses made against the withdrawn code were still guesses: keep the higher count.
+    const attempts = Math.max(event.previous.attempts, context.record?.attempts ?? 0);
+    return { record: { ...event.previous, attempts } };
+  },
+} satisfies Record<string, Update>;
+export type OtpUpdateName = keyof typeof otpUpdates;
+
+const guard = (name: OtpGuardName) => ({ context, event }: { context: OtpRecordContext; event: OtpRecordEvent }) => otpGuards[name](context, event);
+
 export const otpRecordMachine = setup({
   types: {
     context: {} as OtpRecordContext,
     events: {} as OtpRecordEvent,
   },
   guards: {
-    /** SPEC: a valid (unexpired) code was sent less than `resend_cooldown_seconds` ago. */
-    withinCooldown: ({ context, event }) =>
-      event.type === 'GENERATE' && isLive(context.record, event.now) && event.now - context.record.sentAt < event.policy.cooldownMs,
-    expired: ({ context, event }) => event.type === 'VERIFY' && !isLive(context.record, event.now),
-    /** Every guess was spent: the code stays (its cooldown with it) but nothing matches it any more. */
-    burned: ({ context, event }) => event.type === 'VERIFY' && context.record !== null && context.record.attempts >= event.policy.maxAttempts,
-    codeMatches: ({ context, event }) => event.type === 'VERIFY' && context.record !== null && sameDigest(context.record.hash, event.hash),
-    /** This wrong guess is the last one the record allows. */
-    lastAttempt: ({ context, event }) => event.type === 'VERIFY' && context.record !== null && context.record.attempts + 1 >= event.policy.maxAttempts,
-    isIssuedCode: ({ context, event }) => event.type === 'SEND_FAILED' && context.record !== null && context.record.hash === event.hash,
-    hadPrevious: ({ event }) => event.type === 'SEND_FAILED' && event.previous !== null,
+    withinCooldown: guard('withinCooldown'),
+    expired: guard('expired'),
+    burned: guard('burned'),
+    codeMatches: guard('codeMatches'),
+    lastAttempt: guard('lastAttempt'),
+    isIssuedCode: guard('isIssuedCode'),
+    hadPrevious: guard('hadPrevious'),
   },
   actions: {
     report: assign((_, params: { outcome: OtpOutcome }) => ({ outcome: params.outcome })),
-    /**
-     * A new code replaces the old one; the wrong-guess count carries over while the old code is
-     * still live, so a resend never buys guesses. A burned code's successor keeps one guess: the
-     * right code still works after the cooldown, a stranger's wrong guess burns it again.
-     */
-    replaceCode: assign(({ context, event }) => {
-      if (event.type !== 'GENERATE') return {};
-      const carried = isLive(context.record, event.now) ? Math.min(context.record.attempts, event.policy.maxAttempts - 1) : 0;
-      return {
-        previous: context.record,
-        record: { hash: event.hash, sentAt: event.now, expiresAt: event.now + event.policy.ttlMs, attempts: carried, to: event.to },
-        outcome: 'issued' as const,
-        retryAfterMs: event.policy.cooldownMs,
-      };
-    }),
-    setRetryAfter: assign(({ context, event }) => ({
-      retryAfterMs: event.type === 'GENERATE' && context.record ? context.record.sentAt + event.policy.cooldownMs - event.now : 0,
-    })),
-    addWrongGuess: assign(({ context }) => ({
-      record: context.record && { ...context.record, attempts: context.record.attempts + 1 },
-    })),
-    forget: assign({ record: null }),
-    putBackPrevious: assign(({ context, event }) => {
-      if (event.type !== 'SEND_FAILED' || !event.previous) return {};
-      // Guesses made against the withdrawn code were still guesses: keep the higher count.
-      const attempts = Math.max(event.previous.attempts, context.record?.attempts ?? 0);
-      return { record: { ...event.previous, attempts } };
-    }),
+    replaceCode: assign(({ context, event }) => otpUpdates.replaceCode(context, event)),
+    setRetryAfter: assign(({ context, event }) => otpUpdates.setRetryAfter(context, event)),
+    addWrongGuess: assign(({ context }) => otpUpdates.addWrongGuess(context)),
+    forget: assign(() => otpUpdates.forget()),
+    putBackPrevious: assign(({ context, event }) => otpUpdates.putBackPrevious(context, event)),
     // Effects: the store persists what the step decided. Implemented by src/ (no-ops here).
     storeCode: () => {},
     countWrongGuess: () => {},

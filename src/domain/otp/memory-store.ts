@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import { transition } from 'xstate';
-import { otpRecordMachine, type OtpRecordContext, type OtpRecordEvent } from '../../../machines/otp-record.machine';
+import type { OtpRecordContext, OtpRecordEvent } from '../../../machines/otp-record.machine';
+import { compileOtpRecordTable, stepOtpRecord } from '../../../machines/otp-record.table';
 import { retainUntil, type ClaimResult, type IssueResult, type OtpPolicy, type OtpRecord, type OtpStore, type VerifyResult } from './store';
 
 /*
@@ -80,16 +80,12 @@ export function unpackRecord(packed: string, key: string): OtpRecord | null {
 const flatKey = (key: string): string => Buffer.from(key, 'utf8').toString('utf8');
 
 const emptyContext: OtpRecordContext = { record: null, previous: null, outcome: null, retryAfterMs: 0 };
-// Snapshots are immutable: the one "no record" snapshot is shared by every step.
-const noneSnapshot = otpRecordMachine.resolveState({ value: 'none', context: emptyContext });
-
-function step(record: OtpRecord | null, event: OtpRecordEvent) {
-  const snapshot = record ? otpRecordMachine.resolveState({ value: 'valid', context: { ...emptyContext, record } }) : noneSnapshot;
-  const [next, actions] = transition(otpRecordMachine, snapshot, event);
-  return { context: next.context, effects: actions.map((action) => action.type) };
-}
 
 export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
+  // The record machine compiled once (a few ms): each operation is a lookup, not a transition() (docs/performance.md).
+  const table = compileOtpRecordTable();
+  const step = (record: OtpRecord | null, event: OtpRecordEvent) => stepOtpRecord(table, record ? { ...emptyContext, record } : emptyContext, event);
+
   // maxSize with a unit size (rather than `max`) so memory grows with use instead of being preallocated.
   const cache = new LRUCache<string, string>({
     maxSize: options.maxRecords,
