@@ -13,6 +13,8 @@ import { SERVICE_CASES } from './cases';
  *   --no-redis          skip the Redis cases even when redis-server is installed
  *   --no-pin            do not pin processes to CPUs (by default, with taskset and 2+ CPUs, the
  *                       app under load gets CPU 0 and everything else the other CPUs)
+ *   --json <file>       also write the figures as JSON (baseline, every case with its multiple,
+ *                       floor and result, the memory per pending code)
  *   --profile <dir>     run each service case in its own process with the V8 CPU profiler (the
  *                       one --cpu-prof starts) around its measured window only, write the
  *                       profiles to <dir> and print where each one's time went
@@ -31,6 +33,7 @@ export interface BenchOptions {
   redis: boolean;
   pin: boolean;
   profileDir: string | null;
+  jsonFile: string | null;
 }
 
 export class UsageError extends Error {}
@@ -55,6 +58,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     redis: true,
     pin: true,
     profileDir: null,
+    jsonFile: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -87,6 +91,10 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         break;
       case '--no-pin':
         options.pin = false;
+        break;
+      case '--json':
+        options.jsonFile = value() ?? null;
+        if (!options.jsonFile) throw new UsageError('--json needs a file');
         break;
       case '--profile':
         options.profileDir = value() ?? null;

@@ -21,8 +21,75 @@ export interface Verdict {
 
 const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 
-export function ratioOf(outcome: CaseOutcome, baselineRps: number): number | undefined {
-  return outcome.result && baselineRps > 0 ? outcome.result.rps / baselineRps : undefined;
+/** The baseline's app CPU per answer: the mean of its runs (start and end) that were measured. */
+export function baselineCpu(outcomes: readonly CaseOutcome[]): number | undefined {
+  const runs = outcomes.filter((o) => !o.benchCase.service && o.cpu?.appMicrosPerRequest).map((o) => o.cpu!.appMicrosPerRequest!);
+  return runs.length > 0 ? runs.reduce((sum, v) => sum + v, 0) / runs.length : undefined;
+}
+
+/** A case's app CPU per answer as a multiple of the baseline's: the figure that does not depend on the machine's pace. */
+export function multipleOf(outcome: CaseOutcome | undefined, baseline: number | undefined): number | undefined {
+  const cpu = outcome?.cpu?.appMicrosPerRequest;
+  return cpu && baseline ? cpu / baseline : undefined;
+}
+
+export type CaseResult = 'ok' | 'over floor' | 'failed' | 'skipped' | 'not judged';
+
+/** One case as `--json` writes it, and as the table shows it. */
+export interface CaseFigures {
+  name: string;
+  store: string | null;
+  log: string | null;
+  req_per_s: number | null;
+  cpu_us_per_answer: number | null;
+  multiple: number | null;
+  p50_ms: number | null;
+  p99_ms: number | null;
+  /** The most the multiple may be (for `+info`: the most it may exceed its case's multiple). */
+  floor: number | null;
+  result: CaseResult;
+}
+
+const round = (value: number | undefined, digits: number): number | null => (value === undefined || !Number.isFinite(value) ? null : Number(value.toFixed(digits)));
+
+/** Every service case judged against its floor; `judge` false (smoke: cold, a second each) leaves them unjudged. */
+export function caseFigures(outcomes: readonly CaseOutcome[], judge = true): CaseFigures[] {
+  const baseline = baselineCpu(outcomes);
+  const byName = new Map(outcomes.map((o) => [o.benchCase.name, o]));
+  return outcomes
+    .filter((o) => o.benchCase.service)
+    .map((outcome) => {
+      const { benchCase, result, cpu } = outcome;
+      const multiple = multipleOf(outcome, baseline);
+      const reference = benchCase.relativeTo ? multipleOf(byName.get(benchCase.relativeTo), baseline) : 1;
+      const judged = multiple !== undefined && reference !== undefined ? multiple / reference : undefined;
+      let verdict: CaseResult = 'not judged';
+      if (!result) verdict = 'skipped';
+      else if (result.failures > 0 || result.exhausted) verdict = 'failed';
+      else if (judge && benchCase.floor !== undefined && judged !== undefined) verdict = judged <= benchCase.floor ? 'ok' : 'over floor';
+      else if (judge && benchCase.floor === undefined) verdict = 'ok';
+      return {
+        name: benchCase.name,
+        store: benchCase.service?.store ?? null,
+        log: benchCase.service?.logLevel ?? null,
+        req_per_s: round(result?.rps, 0),
+        cpu_us_per_answer: round(cpu?.appMicrosPerRequest ?? undefined, 1),
+        multiple: round(multiple, 2),
+        p50_ms: round(result?.p50, 2),
+        p99_ms: round(result?.p99, 2),
+        floor: benchCase.floor ?? null,
+        result: verdict,
+      };
+    });
+}
+
+/** What `--json <file>` writes. */
+export function jsonReport(outcomes: readonly CaseOutcome[], baselineRps: number, memory: MemoryResult | undefined, judge: boolean) {
+  return {
+    baseline: { req_per_s: round(baselineRps, 0), cpu_us_per_answer: round(baselineCpu(outcomes), 1) },
+    cases: caseFigures(outcomes, judge),
+    memory_bytes_per_code: memory ? round(memory.bytesPerRecord, 0) : null,
+  };
 }
 
 function table(header: string[], rows: string[][]): string {
@@ -31,42 +98,28 @@ function table(header: string[], rows: string[][]): string {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-/** `judgeTargets` false (smoke runs: a second per case, no warm-up) leaves the targets unjudged. */
-export function formatTable(outcomes: readonly CaseOutcome[], baselineRps: number, judgeTargets = true): string {
-  const rows = outcomes.map((outcome) => {
-    const { benchCase, result, skipped, cpu } = outcome;
-    const variant = benchCase.service ? `${benchCase.service.store}, ${benchCase.service.logLevel}` : '-';
-    const target = benchCase.targetRatio;
-    if (!result) return [benchCase.name, variant, '-', '-', '-', '-', target ? `>= ${target}` : '', '-', '-', '-', `skipped: ${skipped ?? 'not run'}`];
-    const ratio = ratioOf(outcome, baselineRps);
-    let verdict = result.failures > 0 ? `${result.failures} failed` : 'ok';
-    if (judgeTargets && target !== undefined && ratio !== undefined && result.failures === 0) verdict = ratio >= target ? 'ok, target met' : 'TARGET MISSED';
-    if (result.exhausted) verdict += ' (ran out of pre-issued codes)';
-    return [
-      benchCase.name,
-      variant,
-      fixed(result.rps, 0),
-      fixed(result.p50, 1),
-      fixed(result.p99, 1),
-      fixed(ratio ?? NaN, 2),
-      target !== undefined ? `>= ${target}` : '',
-      fixed(cpu?.appMicrosPerRequest ?? NaN, 0),
-      fixed(cpu?.loadCores ?? NaN, 2),
-      fixed(cpu?.otherCores ?? NaN, 2),
-      verdict,
-    ];
-  });
-  const header = ['case', 'store, log', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'target', 'app CPU µs/req', 'load gen cores', 'other cores', 'result'];
-  return table(header, rows);
+const cell = (value: number | null) => (value === null ? '-' : String(value));
+
+/** The printed table: each case's multiple beside its floor. */
+export function formatTable(outcomes: readonly CaseOutcome[], judge = true): string {
+  const baseline = outcomes.filter((o) => !o.benchCase.service && o.result);
+  const rows = baseline.map((o) => [o.benchCase.name, '-', cell(round(o.result!.rps, 0)), cell(round(o.result!.p50, 1)), cell(round(o.result!.p99, 1)), cell(round(o.cpu?.appMicrosPerRequest ?? undefined, 0)), '1.00', '', 'baseline']);
+  for (const figures of caseFigures(outcomes, judge)) {
+    const outcome = outcomes.find((o) => o.benchCase.name === figures.name)!;
+    const floor = figures.floor === null ? '' : outcome.benchCase.relativeTo ? `x${figures.floor} of ${outcome.benchCase.relativeTo}` : `<= ${figures.floor}`;
+    const result = figures.result === 'skipped' ? `skipped: ${outcome.skipped ?? 'not run'}` : figures.result === 'failed' && outcome.result ? `${outcome.result.failures} failed${outcome.result.exhausted ? ' (ran out of pre-issued codes)' : ''}` : figures.result;
+    rows.push([figures.name, `${figures.store}, ${figures.log}`, cell(figures.req_per_s), cell(round(figures.p50_ms ?? undefined, 1)), cell(round(figures.p99_ms ?? undefined, 1)), cell(round(figures.cpu_us_per_answer ?? undefined, 0)), cell(figures.multiple), floor, result]);
+  }
+  return table(['case', 'store, log', 'req/s', 'p50 ms', 'p99 ms', 'app CPU µs/answer', 'multiple', 'floor', 'result'], rows);
 }
 
 /** What the CPU columns mean, printed under the table. */
 export const CPU_LEGEND =
-  'app CPU µs/req: CPU time of the process under load per answer (independent of how many cores it got); load gen cores: the load generator\'s CPU; other cores: CPU used by processes outside the benchmark during the case (above ~0.2 the figures are noisy).';
+  'app CPU µs/answer: CPU time of the process under load per answer (independent of how many cores it got); multiple: that, divided by the baseline\'s in the same run (the figure the floors are set in).';
 
 export function formatMemory(memory: MemoryResult): string {
-  const met = memory.bytesPerRecord < MEMORY_TARGET_BYTES ? 'target met' : 'TARGET MISSED';
-  return `memory per pending code (memory store, ${memory.records.toLocaleString('en')} records, V8 heap after GC): ${memory.bytesPerRecord.toFixed(0)} B (target < ${MEMORY_TARGET_BYTES} B: ${met}); RSS growth ${memory.rssBytesPerRecord.toFixed(0)} B/record`;
+  const met = memory.bytesPerRecord <= MEMORY_TARGET_BYTES ? 'ok' : 'OVER FLOOR';
+  return `memory per pending code (memory store, ${memory.records.toLocaleString('en')} records, V8 heap after GC): ${memory.bytesPerRecord.toFixed(0)} B (floor <= ${MEMORY_TARGET_BYTES} B: ${met}); RSS growth ${memory.rssBytesPerRecord.toFixed(0)} B/record`;
 }
 
 /** CI's rule: every case that ran answered something, and nothing failed. Skipped cases are reported, not failed. */

@@ -1,10 +1,10 @@
 import type { FlowEffects, UserLookupOutput } from '../../machines/effects';
-import type { V3User, IdentityProfile } from '../clients/identity';
+import { STEP } from '../../machines/steps';
+import { identityFailure, type V3User, type IdentityProfile } from '../clients/identity';
 import type { Deps, ServiceContext } from '../domain/deps';
 import { issueAccessToken } from '../domain/accounts/tokens';
 import { saveProfile } from '../domain/accounts/profile-save';
 import { registerAccount } from '../domain/accounts/registration';
-import { ApiError } from '../core/errors';
 import { toE164, toStoredDigits } from '../domain/phone';
 import { searchPhone } from '../domain/accounts/phone-owner';
 import { reducedProfile } from '../domain/accounts/profile';
@@ -69,7 +69,8 @@ export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendF
     async registerUser({ email, consents, is_magic_link_sent }) {
       const { uid } = await registerAccount(deps, ctx, { email, consents, isMagicLinkSent: is_magic_link_sent ?? false });
       if (!uid) {
-        throw new ApiError('upstream_error', 'Il provider di identità non ha restituito il nuovo utente.', { data: { upstream: 'identity', endpoint: 'register' } });
+        // The provider answered without the new user's uid.
+        throw identityFailure('register');
       }
       return { uid };
     },
@@ -79,7 +80,7 @@ export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendF
     async updateProfile({ uid, step, fields: profile }) {
       const identity = { first_name: profile.first_name, last_name: profile.last_name, email: profile.email };
       const custom = { city: profile.city, birth_date: profile.birth_date, otp_phone: profile.otp_phone ? toStoredDigits(profile.otp_phone) : undefined };
-      await saveProfile(deps, ctx, uid, step === 40 ? { identity } : { custom });
+      await saveProfile(deps, ctx, uid, step === STEP.identitySaved ? { identity } : { custom });
       // The machine checked the phone against other uids just before (searchUserByPhone): not checked twice.
       return { outcome: 'saved' };
     },

@@ -1,7 +1,7 @@
 import { parseOptions, UsageError } from '../../bench/options';
 import { requestsFor, type LoadResult } from '../../bench/load';
 import { hotFunctions } from '../../bench/profile';
-import { formatTable, verdict, type CaseOutcome } from '../../bench/report';
+import { caseFigures, formatTable, jsonReport, verdict, type CaseOutcome } from '../../bench/report';
 import { BASELINE, SERVICE_CASES } from '../../bench/cases';
 import { runBench } from '../../bench/run';
 
@@ -35,7 +35,12 @@ describe('bench options', () => {
   });
 
   it('defaults to ten seconds per case, 50 connections and one million records', () => {
-    expect(parseOptions([])).toMatchObject({ smoke: false, duration: 10, warmup: 3, connections: 50, records: 1_000_000, cases: null, redis: true, pin: true });
+    expect(parseOptions([])).toMatchObject({ smoke: false, duration: 10, warmup: 3, connections: 50, records: 1_000_000, cases: null, redis: true, pin: true, jsonFile: null });
+  });
+
+  it('takes a file for the JSON figures', () => {
+    expect(parseOptions(['--json', 'out.json']).jsonFile).toBe('out.json');
+    expect(() => parseOptions(['--json'])).toThrow(UsageError);
   });
 
   it('takes duration, connections and cases in both spellings', () => {
@@ -91,9 +96,39 @@ describe('bench verdict', () => {
     expect(verdict([{ benchCase: otpGenerate, result: result({ requests: 0, rps: 0 }) }]).ok).toBe(false);
   });
 
-  it('prints the ratio to the baseline and whether the target was met', () => {
-    const table = formatTable([{ benchCase: BASELINE, result: result({ rps: 1000 }) }, { benchCase: otpGenerate, result: result({ rps: 400 }) }], 1000);
-    expect(table).toMatch(/otp_generate .* 0\.40 +>= 0\.35 .* ok, target met/);
+  const cpu = (appMicrosPerRequest: number) => ({ appMicrosPerRequest, appCores: 1, loadCores: 1, otherCores: 0 });
+  const otpGenerateInfo = SERVICE_CASES.find((c) => c.name === 'otp_generate+info')!;
+  const judged = (appMicros: number, infoMicros: number): CaseOutcome[] => [
+    { benchCase: BASELINE, result: result({ rps: 1000 }), cpu: cpu(100) },
+    { benchCase: otpGenerate, result: result({ rps: 300 }), cpu: cpu(appMicros) },
+    { benchCase: otpGenerateInfo, result: result({ rps: 250 }), cpu: cpu(infoMicros) },
+  ];
+
+  it('judges each case by its app CPU per answer as a multiple of the baseline’s, against its floor', () => {
+    expect(caseFigures(judged(350, 380)).map((c) => [c.name, c.multiple, c.floor, c.result])).toEqual([
+      ['otp_generate', 3.5, 4, 'ok'],
+      ['otp_generate+info', 3.8, 1.15, 'ok'],
+    ]);
+    expect(caseFigures(judged(450, 600)).map((c) => c.result)).toEqual(['over floor', 'over floor']);
+  });
+
+  it('prints each multiple beside its floor', () => {
+    const table = formatTable(judged(350, 380));
+    expect(table).toMatch(/otp_generate +memory, warn .* 350 +3\.5 +<= 4 +ok/);
+    expect(table).toMatch(/otp_generate\+info .* 3\.8 +x1\.15 of otp_generate +ok/);
+  });
+
+  it('leaves a smoke run unjudged, and writes the JSON report with every field', () => {
+    expect(caseFigures(judged(450, 600), false).map((c) => c.result)).toEqual(['not judged', 'not judged']);
+    const report = jsonReport(judged(350, 380), 1000, { records: 10, heapBytes: 1900, bytesPerRecord: 190, rssBytesPerRecord: 300 }, true);
+    expect(report).toEqual({
+      baseline: { req_per_s: 1000, cpu_us_per_answer: 100 },
+      cases: [
+        { name: 'otp_generate', store: 'memory', log: 'warn', req_per_s: 300, cpu_us_per_answer: 350, multiple: 3.5, p50_ms: 1, p99_ms: 2, floor: 4, result: 'ok' },
+        { name: 'otp_generate+info', store: 'memory', log: 'info', req_per_s: 250, cpu_us_per_answer: 380, multiple: 3.8, p50_ms: 1, p99_ms: 2, floor: 1.15, result: 'ok' },
+      ],
+      memory_bytes_per_code: 190,
+    });
   });
 });
 
