@@ -1,5 +1,5 @@
 import type { ActionContext } from './action';
-import { ApiError } from '../core/errors';
+import { apiError } from '../core/errors';
 
 /*
  * SPEC.md, Authentication 1: the user's access token comes from the body field, the cookie
@@ -22,7 +22,7 @@ export function findUserToken(ctx: Pick<ActionContext, 'tokenCookie' | 'header'>
 export function requireUserToken(ctx: Pick<ActionContext, 'tokenCookie' | 'header'>, fromBody?: string | null): { token: string; source: TokenSource } {
   const found = findUserToken(ctx, fromBody);
   if (!found) {
-    throw new ApiError('token_required', 'Token di accesso mancante: accedi di nuovo.');
+    throw apiError('token_required');
   }
   return found;
 }

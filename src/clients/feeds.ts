@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Config } from '../core/config/schema';
-import { ApiError } from '../core/errors';
+import { apiError, ApiError } from '../core/errors';
 import type { Logger } from '../core/logger';
 import type { CallContext } from '../core/context';
 import { createUpstream, type ClientOptions } from './http';
@@ -87,7 +87,7 @@ export function createFeedsClient(config: Config, log: Logger, { now = Date.now,
 
   // A fetch in flight is shared by every request that asks meanwhile: it is logged under the first one's id.
   const fetchFeed = async (ctx: CallContext, feed: string): Promise<FeedCopy> => {
-    if (!base) throw new ApiError('not_configured', 'Feed newsletter non configurati.', { data: { key: 'newsletter.feed_base_url' } });
+    if (!base) throw apiError('not_configured', { params: { key: 'newsletter.feed_base_url' }, data: { key: 'newsletter.feed_base_url' } });
     const { data } = await upstream.call(ctx, { endpoint: 'feed', method: 'GET', url: feedUrl(base, feed), reply: feedReply });
     const copy = { ...data, fetchedAt: now() };
     copies.set(feed, copy);

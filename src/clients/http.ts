@@ -2,7 +2,7 @@ import axios, { type AxiosInstance, type AxiosRequestConfig } from 'axios';
 import http from 'node:http';
 import https from 'node:https';
 import type { z } from 'zod';
-import { ApiError } from '../core/errors';
+import { apiError } from '../core/errors';
 import type { CallContext } from '../core/context';
 import type { Logger } from '../core/logger';
 import type { UpstreamCall } from '../core/metrics';
@@ -78,7 +78,8 @@ export function createUpstream(options: UpstreamOptions, instance: AxiosInstance
   const { name, label, log } = options;
 
   const failure = (call: UpstreamCall, detail: string, cause?: unknown) =>
-    new ApiError('upstream_error', `Servizio ${label} non disponibile. Riprova più tardi.`, {
+    apiError('upstream_error', {
+      params: { service: label },
       data: { upstream: name, endpoint: call.endpoint, ...(call.status ? { upstream_status: call.status } : {}) },
       cause: cause ?? new Error(detail),
     });

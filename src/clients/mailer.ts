@@ -1,6 +1,6 @@
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../core/config/schema';
-import { ApiError } from '../core/errors';
+import { apiError } from '../core/errors';
 import type { CallContext } from '../core/context';
 import { maskEmail, type Logger } from '../core/logger';
 
@@ -63,7 +63,7 @@ export function createMailer(config: Config, log: Logger): Mailer {
         // SMTP replies often quote the recipient: mask addresses before logging.
         const detail = String((err as Error).message).replace(/[^\s<>"']+@[^\s<>"']+/g, (address) => maskEmail(address));
         log.warn({ client: 'mail', outcome: 'failed', code, detail, duration_ms: durationMs, request_id: ctx.requestId }, 'mail failed');
-        throw new ApiError('upstream_error', 'Servizio di posta non disponibile. Riprova più tardi.', { data: { upstream: 'mail', code }, cause: err });
+        throw apiError('upstream_error', { params: { service: 'di posta' }, data: { upstream: 'mail', code }, cause: err });
       }
     },
     async close() {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../core/config/schema';
-import { ApiError } from '../core/errors';
+import { apiError } from '../core/errors';
 import type { Logger } from '../core/logger';
 import type { CallContext } from '../core/context';
 import { createUpstream, type ClientOptions } from './http';
@@ -76,7 +76,7 @@ export function createRecommendationsClient(config: Config, log: Logger, { obser
   return {
     requestBody,
     async recommend(ctx, request) {
-      if (!settings.api_url) throw new ApiError('not_configured', 'Servizio raccomandazioni non configurato.', { data: { key: 'recommendations.api_url' } });
+      if (!settings.api_url) throw apiError('not_configured', { params: { key: 'recommendations.api_url' }, data: { key: 'recommendations.api_url' } });
       const { data, status, durationMs } = await upstream.call(ctx, {
         endpoint: 'widget',
         method: 'POST',

@@ -1,44 +1,79 @@
 /*
- * The one error type of the service. Anything that can fail with a stable, documented outcome
- * throws an ApiError; one middleware (src/http/envelope.ts) maps it to the envelope. Clients
- * translate axios errors into it; nothing outside src/clients sees axios.
+ * The one error type of the service, and its catalogue. Anything that can fail with a stable,
+ * documented outcome throws an ApiError; one middleware (src/http/envelope.ts) maps it to the
+ * envelope. Clients translate axios errors into it; nothing outside src/clients sees axios.
+ *
+ * Every reason is written once, below, with its HTTP status and its Italian text: an error is
+ * made with `apiError(reason, { params, data, headers, extra, cause })` and nowhere else
+ * (eslint forbids `new ApiError` outside this file). What a particular failure knows beyond
+ * its reason travels in `data` (data.upstream, data.key, data.issues...), never in its text.
  */
 
-export type Reason =
-  | 'invalid_request'
-  | 'unknown_action'
-  | 'malformed_json'
-  | 'method_not_allowed'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'unauthorized'
-  | 'rate_limited'
-  | 'already_sent'
-  | 'expired'
-  | 'invalid'
-  | 'too_many_attempts'
-  | 'delivery_failed'
-  | 'channel_not_configured'
-  | 'region_not_allowed'
-  | 'phone_not_mobile'
-  | 'phone_taken'
-  | 'phone_not_verified'
-  | 'proof_required'
-  | 'invalid_proof'
-  | 'token_required'
-  | 'invalid_token'
-  | 'invalid_credentials'
-  | 'user_not_found'
-  | 'upstream_error'
-  | 'not_configured'
-  | 'subscription_failed'
-  | 'partial_failure'
-  | 'store_unavailable'
-  | 'internal_error';
+/** A reason's text: fixed, or made from the few parameters a person needs to read in it. */
+type Message = string | ((params: never) => string);
+
+interface CatalogueEntry {
+  /** HTTP status; 200 for business outcomes and validation failures (DESIGN.md). */
+  readonly status: number;
+  readonly message: Message;
+}
+
+export const catalogue = {
+  invalid_request: { status: 200, message: 'Richiesta non valida.' },
+  unknown_action: { status: 404, message: 'Azione sconosciuta.' },
+  malformed_json: { status: 400, message: 'Il corpo della richiesta non è JSON valido.' },
+  method_not_allowed: { status: 405, message: 'Metodo non consentito: usa POST.' },
+  payload_too_large: { status: 413, message: 'Richiesta troppo grande.' },
+  unsupported_media_type: {
+    status: 415,
+    message: 'Il corpo della richiesta deve essere JSON (Content-Type: application/json), non compresso o compresso con gzip, deflate o br.',
+  },
+  unauthorized: { status: 401, message: 'Token mancante o non valido.' },
+  rate_limited: { status: 429, message: ({ retryAfter }: { retryAfter: number }) => `Troppe richieste. Riprova tra ${retryAfter} secondi.` },
+  // SPEC.md's texts to the letter: already_sent, expired, invalid, phone_taken (no final period).
+  already_sent: { status: 200, message: ({ retryAfter }: { retryAfter: number }) => `OTP già inviato. Riprova tra ${retryAfter} secondi.` },
+  expired: { status: 200, message: 'OTP scaduto. Richiedi un nuovo codice.' },
+  invalid: { status: 200, message: 'OTP non valido.' },
+  too_many_attempts: { status: 200, message: 'Troppi tentativi. Richiedi un nuovo codice.' },
+  delivery_failed: { status: 200, message: 'Invio del codice non riuscito. Riprova.' },
+  channel_not_configured: { status: 200, message: 'Nessun canale di invio configurato per questo destinatario.' },
+  region_not_allowed: { status: 200, message: 'Invio SMS non consentito verso questo paese.' },
+  phone_not_mobile: { status: 200, message: 'Il numero indicato non è un cellulare: inserisci un numero mobile.' },
+  phone_taken: { status: 200, message: 'Telefono già registrato su un altro account' },
+  phone_not_verified: { status: 200, message: 'Telefono non verificato: conferma prima il codice inviato al numero.' },
+  proof_required: { status: 200, message: 'Verifica richiesta: conferma prima il codice ricevuto.' },
+  invalid_proof: { status: 200, message: 'Sessione non valida o scaduta. Ricomincia l’accesso.' },
+  token_required: { status: 200, message: 'Token di accesso mancante: accedi di nuovo.' },
+  invalid_token: { status: 200, message: 'Sessione scaduta o non valida. Accedi di nuovo.' },
+  invalid_credentials: { status: 200, message: 'Email o password non corretti.' },
+  user_not_found: { status: 200, message: 'Utente non trovato.' },
+  /** `service` as the text names it: 'di identità', 'SMS', 'di posta', 'newsletter'... (each client's `label`). */
+  upstream_error: { status: 200, message: ({ service }: { service: string }) => `Servizio ${service} non disponibile. Riprova più tardi.` },
+  /** `key`: the configuration key to set (also in `data.key` where the answer has one). */
+  not_configured: { status: 200, message: ({ key }: { key: string }) => `Servizio non configurato (${key}).` },
+  subscription_failed: { status: 200, message: 'Iscrizione alla newsletter non riuscita. Riprova più tardi.' },
+  partial_failure: { status: 200, message: 'Iscrizione non riuscita per alcune testate: riprova per quelle indicate.' },
+  // 503, not 200: a transport-level failure of ours, which load balancers and clients may retry.
+  store_unavailable: { status: 503, message: 'Archivio dei codici non raggiungibile. Riprova più tardi.' },
+  internal_error: { status: 500, message: 'Errore interno. Riprova più tardi.' },
+} as const satisfies Record<string, CatalogueEntry>;
+
+/** Stable snake_case code of an outcome: `data.reason` of the envelope. */
+export type Reason = keyof typeof catalogue;
+
+export const reasons = Object.keys(catalogue) as Reason[];
+
+/** The parameters of a reason's text: undefined for a fixed text. */
+export type ParamsOf<R extends Reason> = R extends Reason
+  ? (typeof catalogue)[R]['message'] extends (params: infer P) => string
+    ? P
+    : undefined
+  : never;
+
+/** `[params]` for a text that takes some, nothing otherwise. */
+type ParamsArgs<R extends Reason> = [ParamsOf<R>] extends [undefined] ? [] : [params: ParamsOf<R>];
 
 export interface ApiErrorOptions {
-  /** HTTP status; 200 for business outcomes and validation failures (DESIGN.md). */
-  status?: number;
   /** Extra fields of `data`, beside `reason`. */
   data?: Record<string, unknown>;
   headers?: Record<string, string>;
@@ -47,20 +82,59 @@ export interface ApiErrorOptions {
   cause?: unknown;
 }
 
+type OptionsArgs<R extends Reason> = [ParamsOf<R>] extends [undefined]
+  ? [options?: ApiErrorOptions]
+  : [options: ApiErrorOptions & { params: ParamsOf<R> }];
+
 export class ApiError extends Error {
   readonly status: number;
   readonly data: Record<string, unknown>;
   readonly headers: Record<string, string>;
   readonly extra: Record<string, unknown>;
 
-  constructor(readonly reason: Reason, message: string, options: ApiErrorOptions = {}) {
+  /** Made by `apiError` (and `withDetails`) only: the text and the status are the catalogue's. */
+  constructor(readonly reason: Reason, message: string, options: ApiErrorOptions & { status: number }) {
     super(message, { cause: options.cause });
     this.name = 'ApiError';
-    this.status = options.status ?? 200;
+    this.status = options.status;
     this.data = options.data ?? {};
     this.headers = options.headers ?? {};
     this.extra = options.extra ?? {};
   }
+}
+
+function textOf(reason: Reason, params: unknown): string {
+  const message: Message = catalogue[reason].message;
+  return typeof message === 'string' ? message : (message as (params: unknown) => string)(params);
+}
+
+/** The catalogue's text of `reason`, with its parameters: `messageOf('upstream_error', { service: 'SMS' })`. */
+export const messageOf = <R extends Reason>(reason: R, ...[params]: ParamsArgs<R>): string => textOf(reason, params);
+
+/** The catalogue's status of `reason`. */
+export const statusOf = (reason: Reason): number => catalogue[reason].status;
+
+/**
+ * The one way to make an error: `apiError('already_sent', { params: { retryAfter }, data: { retry_after } })`.
+ * `params` fill the text (required exactly when the reason's text takes some); the rest is the envelope's.
+ */
+export function apiError<R extends Reason>(reason: R, ...[options]: OptionsArgs<R>): ApiError {
+  const { params, ...rest } = (options ?? {}) as ApiErrorOptions & { params?: unknown };
+  return new ApiError(reason, textOf(reason, params), { ...rest, status: catalogue[reason].status });
+}
+
+/**
+ * The same failure (reason, status, text, headers) with what the caller adds: more `data`
+ * (over the original's) and envelope fields. For an action reporting a client's failure.
+ */
+export function withDetails(err: ApiError, details: { data?: Record<string, unknown>; extra?: Record<string, unknown> }): ApiError {
+  return new ApiError(err.reason, err.message, {
+    status: err.status,
+    headers: err.headers,
+    data: { ...err.data, ...details.data },
+    extra: { ...err.extra, ...details.extra },
+    cause: err,
+  });
 }
 
 export const isApiError = (err: unknown): err is ApiError => err instanceof ApiError;

@@ -3,7 +3,7 @@ import type { ServiceContext } from './service-context';
 import type { Config } from '../core/config/schema';
 import type { Logger } from '../core/logger';
 import { invalidProof, proofBinds, signProof, verifyProof, type ProofClaims, type VerifiedProof } from './proofs';
-import { ApiError } from '../core/errors';
+import { apiError } from '../core/errors';
 
 /*
  * DESIGN.md's security floor for the identity primitives: no action issues a token, reveals a
@@ -66,8 +66,7 @@ export function vouches(claims: ProofClaims, identity: Identity, binding: Bindin
   );
 }
 
-export const proofRequired = () =>
-  new ApiError('proof_required', 'Verifica richiesta: conferma prima il codice ricevuto.');
+export const proofRequired = () => apiError('proof_required');
 
 /**
  * The guard, in one line of a handler: `const claims = requireVerified(ctx, { uid }, input.proof)`.

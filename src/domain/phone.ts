@@ -1,5 +1,5 @@
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
-import { ApiError } from '../core/errors';
+import { apiError } from '../core/errors';
 // The full metadata knows number types (mobile, landline, premium, VoIP); the default one does not.
 import { parsePhoneNumberFromString as parseWithTypes } from 'libphonenumber-js/max';
 
@@ -53,7 +53,7 @@ export function isMobile(e164: string): boolean {
 export function requirePhone(phone: string, field: string, defaultRegion: string): string {
   const e164 = toE164(phone, defaultRegion);
   if (!e164) {
-    throw new ApiError('invalid_request', 'Numero di telefono non valido.', { data: { issues: [{ path: field, message: 'not a valid phone number' }] } });
+    throw apiError('invalid_request', { data: { issues: [{ path: field, message: 'not a valid phone number' }] } });
   }
   return e164;
 }

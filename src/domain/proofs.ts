@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ApiError } from '../core/errors';
+import { apiError } from '../core/errors';
 
 /*
  * Proofs carry flow state between requests instead of a server-side session: a JSON claim set,
@@ -55,7 +55,7 @@ export function signProof(secret: string, claims: ProofClaims, ttlSeconds: numbe
 
 /** A proof refused: tampered, expired, of the wrong kind, or binding someone else. `why` says which, for support. */
 export const invalidProof = (why: string, data: Record<string, unknown> = {}) =>
-  new ApiError('invalid_proof', 'Sessione non valida o scaduta. Ricomincia l’accesso.', { data: { why, ...data } });
+  apiError('invalid_proof', { data: { why, ...data } });
 const invalid = (why: string) => invalidProof(why);
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;

@@ -1,11 +1,8 @@
 import { z } from 'zod';
-import { FLOWS, type FlowFailure, type StepAnswer } from '../../machines';
+import { FLOWS, type FlowFailure, type FlowFailureReason, type StepAnswer } from '../../machines';
 import { otpSendResponse } from '../domain/otp/send-result';
-import { phoneTaken } from '../domain/accounts/phone-owner';
-import { ApiError } from '../core/errors';
-import { proofRequired } from '../domain/guard';
-import { verifyFailure } from '../domain/otp/errors';
-import { invalidProof, signProof } from '../domain/proofs';
+import { apiError, type ApiError, type Reason } from '../core/errors';
+import { signProof } from '../domain/proofs';
 import type { ServiceContext } from '../domain/deps';
 
 /*
@@ -67,28 +64,31 @@ const FIELD_MESSAGE: Record<string, string> = {
   otp_code: 'required',
 };
 
-/** The ApiError a refused request answers; the same reasons and texts as the primitive actions. */
-export function failureError(failure: FlowFailure): ApiError {
-  const field = typeof failure.data?.field === 'string' ? failure.data.field : undefined;
-  switch (failure.reason) {
+// Every reason the machine refuses with is one of the catalogue's (src/core/errors.ts): no table maps one to the other.
+const _failureReasonsAreReasons: Reason = '' as FlowFailureReason;
+
+/** What a refusal adds to `data`: the same as the primitive actions' (domain/otp/errors.ts, domain/proofs.ts). */
+function failureData(reason: FlowFailureReason, field: string | undefined): Record<string, unknown> | undefined {
+  switch (reason) {
     case 'invalid':
     case 'expired':
     case 'too_many_attempts':
-      return verifyFailure(failure.reason);
-    case 'phone_taken':
-      return phoneTaken();
-    case 'proof_required':
-      return proofRequired();
+      return { valid: false };
     case 'invalid_proof':
       // `field`: the request names an identifier the proof does not bind (another user's proof).
-      return field ? invalidProof('mismatch', { field }) : invalidProof('step');
+      return field ? { why: 'mismatch', field } : { why: 'step' };
     case 'phone_not_verified':
-      return new ApiError('phone_not_verified', 'Telefono non verificato: conferma prima il codice inviato al numero.', {
-        data: { issues: [{ path: field ?? 'otp_phone', message: 'not the phone verified in this journey' }] },
-      });
+      return { issues: [{ path: field ?? 'otp_phone', message: 'not the phone verified in this journey' }] };
     case 'invalid_request':
-      return new ApiError('invalid_request', 'Richiesta non valida.', {
-        data: { issues: [{ path: field ?? '', message: (field && FIELD_MESSAGE[field]) ?? 'required at this step' }] },
-      });
+      return { issues: [{ path: field ?? '', message: (field && FIELD_MESSAGE[field]) ?? 'required at this step' }] };
+    case 'phone_taken':
+    case 'proof_required':
+      return undefined;
   }
+}
+
+/** The ApiError a refused request answers: the machine's reason, with the catalogue's text and status. */
+export function failureError(failure: FlowFailure): ApiError {
+  const field = typeof failure.data?.field === 'string' ? failure.data.field : undefined;
+  return apiError(failure.reason, { data: failureData(failure.reason, field) });
 }

@@ -15,7 +15,7 @@ import type { ServiceContext } from '../domain/deps';
 import { looksLikePhone, requirePhone } from '../domain/phone';
 import type { Config } from '../core/config/schema';
 import type { Deps } from '../domain/deps';
-import { ApiError, isApiError } from '../core/errors';
+import { apiError, isApiError } from '../core/errors';
 import { PROOF_HEADER, refuseIfClaimedSince, trustedCaller } from '../domain/guard';
 import { invalidProof, verifyProof } from '../domain/proofs';
 import { answerData, failureError, type FlowAnswerData } from './answer';
@@ -86,7 +86,7 @@ function spendsProof(entry: Entry, claims: FlowClaims | undefined): claims is Fl
 }
 
 const flowTimedOut = (err: FlowTimeoutError, timeoutMs: number) =>
-  new ApiError('upstream_error', 'Servizio non disponibile. Riprova più tardi.', { data: { upstream: 'login_flow', timeout_ms: timeoutMs }, cause: err });
+  apiError('upstream_error', { params: { service: 'di accesso' }, data: { upstream: 'login_flow', timeout_ms: timeoutMs }, cause: err });
 
 /** Serves the optimised actions: one per process (the front controller builds it with the app). */
 export interface FlowRunner {

@@ -7,7 +7,7 @@ import type { Deps } from '../domain/deps';
 import type { Logger } from '../core/logger';
 import { actionsByName } from '../actions';
 import type { Action } from '../actions/action';
-import { ApiError, isApiError } from '../core/errors';
+import { apiError, type ApiError, isApiError } from '../core/errors';
 import { failureEnvelope } from './envelope';
 import { createFrontController } from './front-controller';
 import { actionLabel } from '../core/metrics';
@@ -33,15 +33,19 @@ function toApiError(err: unknown, requestId: string): ApiError {
   if (isApiError(err)) return err;
   const e = (err ?? {}) as { status?: number; statusCode?: number; code?: unknown };
   const status = e.status ?? e.statusCode;
-  if (status === 413) return new ApiError('payload_too_large', 'Richiesta troppo grande.', { status: 413 });
+  if (status === 413) return apiError('payload_too_large');
   // inflation: a Content-Encoding other than gzip, deflate, br or identity.
-  if (status === 415) {
-    return new ApiError('unsupported_media_type', 'Content-Encoding non supportato: usa gzip, deflate, br o nessuno.', { status: 415 });
-  }
+  if (status === 415) return apiError('unsupported_media_type');
   // Without a status the decoder's error would be a 500, yet the fault is the client's body.
-  if (isDecodingError(e)) return new ApiError('malformed_json', 'Il corpo della richiesta non è codificato come dice Content-Encoding.', { status: 400 });
-  if (status === 400) return new ApiError('malformed_json', 'Il corpo della richiesta non è JSON valido.', { status: 400 });
-  return new ApiError('internal_error', 'Errore interno. Riprova più tardi.', { status: 500, data: { request_id: requestId } });
+  if (isDecodingError(e) || status === 400) return apiError('malformed_json');
+  return apiError('internal_error', { data: { request_id: requestId } });
+}
+
+/** Answers a failure: the error's status and headers, and its envelope. */
+function answerFailure(ctx: Context, err: ApiError): void {
+  ctx.status = err.status;
+  for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
+  ctx.body = failureEnvelope(err);
 }
 
 /*
@@ -88,12 +92,10 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     try {
       await next();
     } catch (err) {
-      const apiError = toApiError(err, requestId);
-      if (apiError.status >= 500) ctx.state.log.error({ err }, 'unhandled error');
-      ctx.status = apiError.status;
-      for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
-      ctx.body = failureEnvelope(apiError);
-      ctx.state.reason = apiError.reason;
+      const failure = toApiError(err, requestId);
+      if (failure.status >= 500) ctx.state.log.error({ err }, 'unhandled error');
+      answerFailure(ctx, failure);
+      ctx.state.reason = failure.reason;
     }
     ctx.state.outcome = ctx.state.reason ?? (isFailure(ctx.body) ? failureReason(ctx.body) : 'ok');
     if (!deps.log.isLevelEnabled('info')) return;
@@ -119,18 +121,15 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     ctx.body = { success: true, error: null, data: { status: 'up' } };
   });
   router.get('/readyz', async (ctx) => {
-    const ready = await deps.ready().catch(() => false);
-    ctx.status = ready ? 200 : 503;
-    ctx.body = ready
-      ? { success: true, error: null, data: { status: 'ready' } }
-      : { success: false, error: 'Archivio non raggiungibile.', data: { reason: 'store_unavailable' } };
+    if (await deps.ready().catch(() => false)) ctx.body = { success: true, error: null, data: { status: 'ready' } };
+    else answerFailure(ctx, apiError('store_unavailable'));
   });
   router.get('/metrics', async (ctx) => {
     // Metrics name actions, upstreams and refusal rates: not for whoever reaches the public port.
     // Without a token they are only on the metrics listener (src/service.ts), if anywhere.
-    if (!config.metrics.token) throw new ApiError('unknown_action', 'Azione sconosciuta.', { status: 404 });
+    if (!config.metrics.token) throw apiError('unknown_action');
     if (!metricsTokenMatches(config.metrics.token, ctx.get('authorization'))) {
-      throw new ApiError('unauthorized', 'Token mancante o non valido.', { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } });
+      throw apiError('unauthorized', { headers: { 'WWW-Authenticate': 'Bearer' } });
     }
     await serveMetrics(ctx, deps);
   });
@@ -158,16 +157,16 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   });
   app.use(async function actions(ctx: Context, next: Next) {
     if (ctx.path.indexOf('/', 1) !== -1) {
-      throw new ApiError('unknown_action', 'Azione sconosciuta.', { status: 404 });
+      throw apiError('unknown_action');
     }
     if (ctx.method !== 'POST') {
-      throw new ApiError('method_not_allowed', 'Metodo non consentito: usa POST.', { status: 405, headers: { Allow: 'POST' } });
+      throw apiError('method_not_allowed', { headers: { Allow: 'POST' } });
     }
     if (!hasBody(ctx)) {
       ctx.request.body = {};
       await frontController(ctx);
     } else if (!ctx.is(JSON_TYPES)) {
-      throw new ApiError('unsupported_media_type', 'Il corpo della richiesta deve essere JSON (Content-Type: application/json).', { status: 415 });
+      throw apiError('unsupported_media_type');
     } else {
       await parseJson(ctx, async () => frontController(ctx));
     }
@@ -194,13 +193,11 @@ export function createMetricsApp(deps: Deps): Koa {
         await serveMetrics(ctx, deps);
       } catch (err) {
         deps.log.error({ err }, 'cannot render metrics');
-        ctx.status = 500;
-        ctx.body = failureEnvelope(new ApiError('internal_error', 'Errore interno. Riprova più tardi.', { status: 500 }));
+        answerFailure(ctx, apiError('internal_error'));
       }
       return;
     }
-    ctx.status = 404;
-    ctx.body = failureEnvelope(new ApiError('unknown_action', 'Qui c’è solo GET /metrics.', { status: 404 }));
+    answerFailure(ctx, apiError('unknown_action'));
   });
   return app;
 }

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { Action, ActionContext, TraceEntry } from '../actions/action';
 import type { Deps } from '../domain/deps';
-import { ApiError, isApiError } from '../core/errors';
+import { apiError, isApiError } from '../core/errors';
 import { tokenCookieOf } from './cookies';
 import { createFlowRunner } from '../flows/run-flow-action';
 import { successEnvelope } from './envelope';
@@ -28,7 +28,7 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     const action = name && ACTION_NAME.test(name) ? actions.get(name) : undefined;
     ctx.state.action = action?.name ?? 'unknown';
     if (!action) {
-      throw new ApiError('unknown_action', 'Azione sconosciuta.', { status: 404, data: { action: name?.slice(0, 64) ?? null } });
+      throw apiError('unknown_action', { data: { action: name?.slice(0, 64) ?? null } });
     }
     const body = ctx.request.body ?? {};
     checkBodyShape(body);

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ApiError } from '../core/errors';
+import { apiError } from '../core/errors';
 
 const MAX_DEPTH = 16;
 const unsafeKeys = new Set(['__proto__', 'constructor', 'prototype']);
@@ -14,11 +14,11 @@ export function checkBodyShape(body: unknown): void {
     const [node, depth] = stack.pop()!;
     if (typeof node !== 'object' || node === null) continue;
     if (depth > MAX_DEPTH) {
-      throw new ApiError('invalid_request', 'Richiesta non valida.', { data: { issues: [{ path: '', message: `nested deeper than ${MAX_DEPTH} levels` }] } });
+      throw apiError('invalid_request', { data: { issues: [{ path: '', message: `nested deeper than ${MAX_DEPTH} levels` }] } });
     }
     for (const key of Object.keys(node)) {
       if (unsafeKeys.has(key)) {
-        throw new ApiError('invalid_request', 'Richiesta non valida.', { data: { issues: [{ path: key, message: 'key not allowed' }] } });
+        throw apiError('invalid_request', { data: { issues: [{ path: key, message: 'key not allowed' }] } });
       }
       stack.push([(node as Record<string, unknown>)[key], depth + 1]);
     }
@@ -32,5 +32,5 @@ export function parseRequest<S extends z.ZodType>(schema: S, body: unknown): z.i
     path: issue.path.map(String).join('.'),
     message: issue.message,
   }));
-  throw new ApiError('invalid_request', 'Richiesta non valida.', { data: { issues } });
+  throw apiError('invalid_request', { data: { issues } });
 }

@@ -2,6 +2,7 @@ import { testCtx } from '../support/context';
 import nock from 'nock';
 import pino from 'pino';
 import { createIdentityClient, type IdentityClient } from '../../src/clients/identity';
+import { messageOf } from '../../src/core/errors';
 import type { Config } from '../../src/core/config/schema';
 import { AID, API_TOKEN, BASE, fixture, formOf, identityConfig, intercept, paths, useNock } from '../actions/identity/support';
 
@@ -45,7 +46,7 @@ describe('identity client', () => {
       const failure = await reasonOf(client().login(testCtx, { email: 'mario.rossi@example.com', stayLoggedIn: false }));
       expect(scope.isDone()).toBe(true);
       expect(failure.reason).toBe('upstream_error');
-      expect(failure.message).toBe('Il provider di identità ha rifiutato la richiesta.');
+      expect(failure.message).toBe(messageOf('upstream_error', { service: 'di identità' }));
       expect(failure.data?.provider_errors).toEqual([{ code: '404', message: 'User not found' }]);
     });
 

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { defineAction, type Action } from '../../src/actions/action';
 import { createUpstream } from '../../src/clients/http';
-import { ApiError } from '../../src/core/errors';
+import { apiError } from '../../src/core/errors';
 import type { Deps } from '../../src/domain/deps';
 import { testApp, testConfig, testDeps } from '../support/app';
 import { useNock } from '../support/nock';
@@ -16,7 +16,7 @@ const refuse = defineAction({
   name: 'refuse',
   request: z.object({}),
   handler: async () => {
-    throw new ApiError('phone_taken', 'Telefono già registrato su un altro account');
+    throw apiError('phone_taken');
   },
 });
 const lookup = defineAction({

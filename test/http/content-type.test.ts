@@ -5,6 +5,7 @@ import nock from 'nock';
 import request from 'supertest';
 import feedA from '../../src/sandbox/fixtures/feeds/feed_a.json';
 import type { Deps } from '../../src/domain/deps';
+import { messageOf } from '../../src/core/errors';
 import { testApp, testConfig, testDeps } from '../support/app';
 import { useNock } from '../support/nock';
 
@@ -22,7 +23,7 @@ const PHONE = '+39 333 123 4567';
 const BODY = JSON.stringify({ uid: PHONE });
 const UNSUPPORTED = {
   success: false,
-  error: 'Il corpo della richiesta deve essere JSON (Content-Type: application/json).',
+  error: messageOf('unsupported_media_type'),
   data: { reason: 'unsupported_media_type' },
 };
 
@@ -198,7 +199,7 @@ describe('Content-Encoding', () => {
     const body = Buffer.from(BODY);
     const res = await rawPost('/otp_generate', withLength({ ...json, 'content-encoding': encoding }, body), body);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ success: false, error: expect.stringContaining('Content-Encoding'), data: { reason: 'malformed_json' } });
+    expect(res.body).toEqual({ success: false, error: messageOf('malformed_json'), data: { reason: 'malformed_json' } });
     expect(smsCalls).toBe(0);
   });
 
@@ -213,7 +214,7 @@ describe('Content-Encoding', () => {
     const body = Buffer.from(BODY);
     const res = await rawPost('/otp_generate', withLength({ ...json, 'content-encoding': encoding }, body), body);
     expect(res.status).toBe(415);
-    expect(res.body).toEqual({ success: false, error: expect.stringContaining('Content-Encoding'), data: { reason: 'unsupported_media_type' } });
+    expect(res.body).toEqual({ success: false, error: messageOf('unsupported_media_type'), data: { reason: 'unsupported_media_type' } });
     expect(smsCalls).toBe(0);
   });
 

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { z } from 'zod';
 import { defineAction, type Action } from '../../src/actions/action';
-import { ApiError } from '../../src/core/errors';
+import { apiError } from '../../src/core/errors';
 import { testApp, testDeps } from '../support/app';
 
 const echo = defineAction({
@@ -13,7 +13,7 @@ const refuse = defineAction({
   name: 'refuse',
   request: z.object({}),
   handler: async () => {
-    throw new ApiError('phone_taken', 'Telefono già registrato su un altro account');
+    throw apiError('phone_taken');
   },
 });
 const crash = defineAction({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CallContext } from '../../core/context';
 import type { FeedRead, FeedsClient } from '../../clients/feeds';
-import { ApiError, isApiError } from '../../core/errors';
+import { apiError, type ApiError, isApiError } from '../../core/errors';
 import { defineAction } from '../action';
 import { feedItem, toFeedItems } from './feed-items';
 import { FEEDS, feedCode, type Feed } from './headlines';
@@ -67,12 +67,12 @@ export const newsletterFeed = defineAction({
   async handler(input, ctx) {
     const { deps } = ctx;
     if (!deps.config.newsletter.feed_base_url) {
-      throw new ApiError('not_configured', 'Feed newsletter non configurati.', { data: { key: 'newsletter.feed_base_url' } });
+      throw apiError('not_configured', { params: { key: 'newsletter.feed_base_url' }, data: { key: 'newsletter.feed_base_url' } });
     }
     const wanted = input.all || !input.feed ? FEEDS : [input.feed];
     const data = collect(await Promise.all(wanted.map((feed) => readFeed(ctx, deps.feeds, feed))));
     // One feed served is a useful page; none is a failure, with every feed's error.
-    if (Object.keys(data.feeds).length === 0) throw new ApiError('upstream_error', 'Newsletter non disponibili. Riprova più tardi.', { data });
+    if (Object.keys(data.feeds).length === 0) throw apiError('upstream_error', { params: { service: 'feed newsletter' }, data });
     return { data };
   },
 });

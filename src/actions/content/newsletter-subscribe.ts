@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CallContext } from '../../core/context';
 import type { MailingListClient } from '../../clients/mailing-list';
-import { ApiError, isApiError } from '../../core/errors';
+import { apiError, isApiError } from '../../core/errors';
 import { maskSecret } from '../../core/logger';
 import { defineAction } from '../action';
 import { feedCode, headlineCode } from './headlines';
@@ -54,7 +54,7 @@ export const newsletterSubscribe = defineAction({
     const { deps } = ctx;
     const plans = planSubscription(input, deps.config.newsletter.api_keys);
     if (!deps.config.newsletter.esp_url) {
-      throw new ApiError('not_configured', 'Servizio newsletter non configurato.', { data: { key: 'newsletter.esp_url' } });
+      throw apiError('not_configured', { params: { key: 'newsletter.esp_url' }, data: { key: 'newsletter.esp_url' } });
     }
     const results = await Promise.all(plans.map((plan) => subscribe(ctx, deps.mailingList, input.email, plan)));
     const data = {
@@ -64,7 +64,7 @@ export const newsletterSubscribe = defineAction({
       failed: results.filter((r) => !r.ok).map((r) => r.testata),
     };
     if (data.failed.length === 0) return { data };
-    if (data.subscribed.length === 0) throw new ApiError('subscription_failed', 'Iscrizione alla newsletter non riuscita. Riprova più tardi.', { data });
-    throw new ApiError('partial_failure', 'Iscrizione non riuscita per alcune testate: riprova per quelle indicate.', { data });
+    if (data.subscribed.length === 0) throw apiError('subscription_failed', { data });
+    throw apiError('partial_failure', { data });
   },
 });

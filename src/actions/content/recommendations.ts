@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError, isApiError, type Reason } from '../../core/errors';
+import { apiError, withDetails, isApiError } from '../../core/errors';
 import type { WidgetRequestBody } from '../../clients/recommendations';
 import type { Config } from '../../core/config/schema';
 import { defineAction, type ActionResult } from '../action';
@@ -27,11 +27,6 @@ export const recommendationsResponse = z.object({
   articles: z.array(recommendedArticle),
 });
 
-const FAILURE_TEXT: Partial<Record<Reason, string>> = {
-  not_configured: 'Raccomandazioni non configurate.',
-  upstream_error: 'Raccomandazioni non disponibili. Riprova più tardi.',
-};
-
 /** The api_url without its query, which may carry a key. */
 const endpointOf = (apiUrl: string) => apiUrl.split(/[?#]/)[0];
 
@@ -58,11 +53,10 @@ function describe(input: Input, widget: WidgetChoice, settings: Settings, body: 
 /** Failures answer at once with an empty list, in the shape the frontend already reads. */
 function failed(err: unknown, settings: Settings, about: ReturnType<typeof describe>, durationMs: number): ActionResult {
   if (!isApiError(err) || (err.reason !== 'upstream_error' && err.reason !== 'not_configured')) throw err;
-  const error = FAILURE_TEXT[err.reason]!;
-  if (!settings.debug) return { body: { response: { items: [] }, success: false, error, data: { reason: err.reason, ...err.data } } };
+  if (!settings.debug) return { body: { response: { items: [] }, success: false, error: err.message, data: { reason: err.reason, ...err.data } } };
   const upstream = err.reason === 'upstream_error' ? { status: err.data.upstream_status ?? 0, duration_ms: durationMs, error: err.reason } : null;
-  throw new ApiError(err.reason, error, {
-    data: { ...err.data, success: false, count: 0, ...about.page, articles: [] },
+  throw withDetails(err, {
+    data: { success: false, count: 0, ...about.page, articles: [] },
     extra: { recommendations_debug: { ...about.debug, upstream } },
   });
 }
@@ -85,7 +79,10 @@ export const recommendations = defineAction({
     const about = describe(input, widget, settings, deps.recommendations.requestBody(request));
     const started = performance.now();
     try {
-      if (!widget.widgetId) throw new ApiError('not_configured', FAILURE_TEXT.not_configured!, { data: { key: `recommendations.${widget.source}` } });
+      if (!widget.widgetId) {
+        const key = `recommendations.${widget.source}`;
+        throw apiError('not_configured', { params: { key }, data: { key } });
+      }
       const reply = await deps.recommendations.recommend(ctx, request);
       if (!settings.debug) return { body: { response: { items: reply.items } } };
       const articles = reply.items.map((item) => toArticle(item, settings.description_length)).filter((a) => a !== undefined);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError } from '../../core/errors';
+import { apiError } from '../../core/errors';
 import { feedCode, feedOf, headlineCode, headlineOf, LIST_ID, type Feed, type Headline } from './headlines';
 
 /*
@@ -85,6 +85,6 @@ export function planSubscription(input: Selections, apiKeys: Record<Headline, st
     plans.set(testata, plan);
   }
 
-  if (issues.length > 0) throw new ApiError('invalid_request', 'Richiesta non valida.', { data: { issues } });
+  if (issues.length > 0) throw apiError('invalid_request', { data: { issues } });
   return [...plans.values()];
 }

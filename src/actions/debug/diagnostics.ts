@@ -1,5 +1,4 @@
-import { ApiError } from '../../core/errors';
-import { trustedCaller } from '../../domain/guard';
+import { proofRequired, trustedCaller } from '../../domain/guard';
 import type { ActionContext } from '../action';
 
 /*
@@ -9,7 +8,7 @@ import type { ActionContext } from '../action';
  */
 export function requireDiagnosticsAccess(ctx: Pick<ActionContext, 'deps' | 'header'>): void {
   if (ctx.deps.config.debug || trustedCaller(ctx)) return;
-  throw new ApiError('proof_required', "Azione di diagnostica riservata: serve l'header x-internal-key.");
+  throw proofRequired();
 }
 
 /** A sample code for test messages, plainly not a real one. */

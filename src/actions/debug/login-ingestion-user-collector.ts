@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { requireUserToken } from '../user-token';
-import { ApiError, isApiError } from '../../core/errors';
+import { apiError, withDetails, isApiError } from '../../core/errors';
 import { maskSecret } from '../../core/logger';
 import { defineAction } from '../action';
 import { requireDiagnosticsAccess, safeUrl } from './diagnostics';
@@ -29,7 +29,7 @@ export const loginIngestionUserCollector = defineAction({
     const payload = { uid: input.uid, accessToken: maskSecret(token) };
     const report = { url: safeUrl(collector.url), timeout_seconds: ctx.deps.config.user_collector.timeout };
     if (!collector.configured) {
-      throw new ApiError('not_configured', 'User collector non configurato (user_collector.base_url).', { data: { forwarded: false, collector: report }, extra: { payload } });
+      throw apiError('not_configured', { params: { key: 'user_collector.base_url' }, data: { forwarded: false, collector: report }, extra: { payload } });
     }
     const started = performance.now();
     try {
@@ -39,7 +39,7 @@ export const loginIngestionUserCollector = defineAction({
       if (!isApiError(err)) throw err;
       const status = typeof err.data.upstream_status === 'number' ? err.data.upstream_status : 0;
       const collectorOutcome = { ...report, status, duration_ms: Math.round(performance.now() - started) };
-      throw new ApiError(err.reason, err.message, { data: { ...err.data, forwarded: false, token_source: source, collector: collectorOutcome }, extra: { payload }, cause: err });
+      throw withDetails(err, { data: { forwarded: false, token_source: source, collector: collectorOutcome }, extra: { payload } });
     }
   },
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError, isApiError } from '../../core/errors';
+import { apiError, isApiError } from '../../core/errors';
 import { maskEmail, maskSecret } from '../../core/logger';
 import { defineAction } from '../action';
 import { requireDiagnosticsAccess, sampleCode } from './diagnostics';
@@ -37,7 +37,7 @@ export const testMail = defineAction({
       to: to ? maskEmail(to) : '',
     };
     if (!deps.otp.mailer.configured) {
-      throw new ApiError('channel_not_configured', 'Posta non configurata (mail.from_address).', { data: { ...report, sent: false, outcome: 'not_configured' } });
+      throw apiError('channel_not_configured', { data: { ...report, sent: false, outcome: 'not_configured' } });
     }
 
     const message = deps.otp.message(sampleCode(deps.config.otp.length));
@@ -48,7 +48,7 @@ export const testMail = defineAction({
       return { data: { ...report, sent: true, outcome: 'sent', message_id: messageId, duration_ms: durationMs }, extra: { payload } };
     } catch (err) {
       if (!isApiError(err)) throw err;
-      throw new ApiError('delivery_failed', 'Invio email di prova non riuscito.', {
+      throw apiError('delivery_failed', {
         data: { ...report, sent: false, outcome: 'failed', error: err.message, code: err.data.code ?? null },
         extra: { payload },
       });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError, isApiError } from '../../core/errors';
+import { apiError, isApiError } from '../../core/errors';
 import { maskPhone, maskSecret } from '../../core/logger';
 import { invalidField } from '../../domain/otp/errors';
 import { toE164 } from '../../domain/phone';
@@ -35,7 +35,7 @@ export const testSms = defineAction({
     };
     const payload = { receiver: maskPhone(receiver), body, sender: sms.sender };
     if (!deps.otp.sms.configured) {
-      throw new ApiError('channel_not_configured', 'Gateway SMS non configurato (sms.api_url, sms.api_key).', { data: { ...report, sent: false, outcome: 'not_configured' }, extra: { payload } });
+      throw apiError('channel_not_configured', { data: { ...report, sent: false, outcome: 'not_configured' }, extra: { payload } });
     }
     try {
       const { status, durationMs } = await deps.otp.sms.send(ctx, { to: receiver, body });
@@ -43,7 +43,7 @@ export const testSms = defineAction({
     } catch (err) {
       if (!isApiError(err)) throw err;
       const upstreamStatus = typeof err.data.upstream_status === 'number' ? err.data.upstream_status : 0;
-      throw new ApiError('delivery_failed', 'Invio SMS di prova non riuscito.', {
+      throw apiError('delivery_failed', {
         data: { ...report, sent: false, outcome: 'failed', upstream_status: upstreamStatus, error: err.message },
         extra: { payload },
       });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { CustomFields, IdentityFields } from '../../clients/identity';
-import { ApiError } from '../../core/errors';
+import { apiError } from '../../core/errors';
 import { issueVerifiedProof, requireVerified, spending } from '../../domain/guard';
 import { toStoredDigits } from '../../domain/phone';
 import { optionalDate, optionalEmail, optionalPhone, optionalText, proofField, requirePhone, uidField } from './fields';
@@ -45,7 +45,7 @@ export const updateProfile = defineAction({
     const phone = fields.otp_phone ? requirePhone(fields.otp_phone, 'otp_phone', ctx.deps.config.sms.default_region) : undefined;
     const customFields: CustomFields = presentFields({ city: fields.city, birth_date: fields.birth_date, otp_phone: phone && toStoredDigits(phone) });
     if (Object.keys(identityFields).length + Object.keys(customFields).length === 0) {
-      throw new ApiError('invalid_request', 'Richiesta non valida.', { data: { issues: [{ path: '', message: 'no field to update' }] } });
+      throw apiError('invalid_request', { data: { issues: [{ path: '', message: 'no field to update' }] } });
     }
     const claims = requireVerified(ctx, { uid, email: identityFields.email, phone }, input.proof);
     if (phone) {

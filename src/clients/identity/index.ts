@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../../core/config/schema';
-import { ApiError } from '../../core/errors';
+import { apiError, ApiError } from '../../core/errors';
 import type { CallContext } from '../../core/context';
 import type { Logger } from '../../core/logger';
 import { createUpstream, type ClientOptions, type UpstreamRequest, type UpstreamResponse } from '../http';
@@ -89,8 +89,14 @@ export interface IdentityClient {
 const bool = (value: boolean) => (value ? 'true' : 'false');
 const NOT_FOUND_MESSAGE = /not[\s_-]*found|not[\s_-]*exist|doesn'?t exist|no such user|non trovat|inesistente/i;
 
-export const invalidToken = () =>
-  new ApiError('invalid_token', 'Sessione scaduta o non valida. Accedi di nuovo.', { data: { upstream: 'identity' } });
+export const invalidToken = () => apiError('invalid_token', { data: { upstream: 'identity' } });
+
+/** How the error texts name the provider: "Servizio di identità non disponibile." */
+const SERVICE = 'di identità';
+
+/** The provider failed a call (`data.endpoint`), however: `upstream_error` with what is known of it in `data`. */
+export const identityFailure = (endpoint: string, data: Record<string, unknown> = {}) =>
+  apiError('upstream_error', { params: { service: SERVICE }, data: { upstream: 'identity', endpoint, ...data } });
 
 /*
  * A password login the provider refuses is "credentials refused" when it answers HTTP 4xx other
@@ -105,14 +111,14 @@ export const invalidToken = () =>
  */
 const CREDENTIALS_REFUSED_STATUSES = Array.from({ length: 100 }, (_, i) => 400 + i).filter((status) => status !== 429);
 
-export const invalidCredentials = () => new ApiError('invalid_credentials', 'Email o password non corretti.');
+export const invalidCredentials = () => apiError('invalid_credentials');
 
-export const userNotFound = (uid?: string) => new ApiError('user_not_found', 'Utente non trovato.', { data: uid ? { uid } : {} });
+export const userNotFound = (uid?: string) => apiError('user_not_found', { data: uid ? { uid } : {} });
 
 export function createIdentityClient(config: Config, log: Logger, { observe }: ClientOptions = {}): IdentityClient {
   const { aid, api_token: apiToken } = config.identity;
   const urls = identityUrls(config.identity);
-  const upstream = createUpstream({ name: 'identity', label: 'di identità', timeoutMs: config.identity.timeout_seconds * 1000, log, observe });
+  const upstream = createUpstream({ name: 'identity', label: SERVICE, timeoutMs: config.identity.timeout_seconds * 1000, log, observe });
   const publisherAuth = { Authorization: `Bearer ${apiToken}` };
 
   async function send<T>(ctx: CallContext, endpoint: string, target: IdentityEndpoint, request: Omit<UpstreamRequest<T>, 'endpoint' | 'url'>): Promise<UpstreamResponse<T>> {
@@ -131,13 +137,11 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
     }
   }
 
-  /** The provider answered, but with its own failure: shown to the caller with the provider's words. */
+  /** The provider answered, but with its own failure: shown to the caller with the provider's words in `data`. */
   function rejected(ctx: CallContext, endpoint: string, errors: ReadonlyArray<Partial<ProviderError>>): ApiError {
     const providerErrors = errors.slice(0, 5).map((e) => ({ code: e.code ?? null, message: e.message ?? null }));
     log.warn({ client: 'identity', endpoint, provider_codes: providerErrors.map((e) => e.code), request_id: ctx.requestId }, 'identity provider refused the request');
-    return new ApiError('upstream_error', 'Il provider di identità ha rifiutato la richiesta.', {
-      data: { upstream: 'identity', endpoint, provider_errors: providerErrors },
-    });
+    return identityFailure(endpoint, { provider_errors: providerErrors });
   }
 
   /** The provider's status and codes go to the log only: the answer is the same whatever they say. */
@@ -154,7 +158,7 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
     if (parsed.success) return parsed.data;
     const detail = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     log.warn({ client: 'identity', endpoint, outcome: 'bad_reply', detail, request_id: ctx.requestId }, 'upstream call failed');
-    throw new ApiError('upstream_error', 'Servizio di identità non disponibile. Riprova più tardi.', { data: { upstream: 'identity', endpoint } });
+    throw identityFailure(endpoint);
   }
 
   const v1 = <T extends z.ZodType>(success: T) => z.union([v1Error, success]);

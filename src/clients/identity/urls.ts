@@ -1,5 +1,5 @@
 import type { Config } from '../../core/config/schema';
-import { ApiError } from '../../core/errors';
+import { apiError } from '../../core/errors';
 
 /*
  * SPEC.md's outbound identity calls. Each URL is the full-URL override key when set, else
@@ -48,7 +48,7 @@ export function identityUrls(identity: Config['identity']): IdentityUrls {
 export function requireUrl(urls: IdentityUrls, endpoint: IdentityEndpoint): string {
   const url = urls[endpoint];
   if (!url) {
-    throw new ApiError('not_configured', 'Provider di identità non configurato.', { data: { upstream: 'identity', endpoint } });
+    throw apiError('not_configured', { params: { key: 'identity.base_url' }, data: { upstream: 'identity', endpoint } });
   }
   return url;
 }

@@ -1,7 +1,7 @@
 import type { V3SearchReply, V3User } from '../../clients/identity';
 import type { CallContext } from '../../core/context';
 import type { Deps } from '../service-context';
-import { ApiError } from '../../core/errors';
+import { apiError } from '../../core/errors';
 import { samePhone, toStoredDigits } from '../phone';
 import { customValue } from './profile';
 
@@ -11,7 +11,7 @@ import { customValue } from './profile';
  * (compared in E.164): a filter the provider ignored must never bind a stranger's uid.
  */
 
-export const phoneTaken = () => new ApiError('phone_taken', 'Telefono già registrato su un altro account');
+export const phoneTaken = () => apiError('phone_taken');
 
 export function usersWithPhone(reply: V3SearchReply, e164: string, defaultRegion: string): V3User[] {
   return (reply.users ?? []).filter((user) => {

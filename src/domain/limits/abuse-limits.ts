@@ -1,5 +1,5 @@
 import type { Config } from '../../core/config/schema';
-import { ApiError } from '../../core/errors';
+import { apiError } from '../../core/errors';
 import type { RateLimiter } from './rate-limiter';
 
 /*
@@ -42,8 +42,8 @@ export interface AbuseLimits {
 }
 
 export const rateLimited = (retryAfterSeconds: number, limit: LimitName) =>
-  new ApiError('rate_limited', `Troppe richieste. Riprova tra ${retryAfterSeconds} secondi.`, {
-    status: 429,
+  apiError('rate_limited', {
+    params: { retryAfter: retryAfterSeconds },
     headers: { 'Retry-After': String(retryAfterSeconds) },
     data: { retry_after: retryAfterSeconds, limit },
   });

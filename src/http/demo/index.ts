@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Router from '@koa/router';
 import type { Config } from '../../core/config/schema';
-import { ApiError } from '../../core/errors';
+import { apiError } from '../../core/errors';
 import { SANDBOX_PASSWORD } from '../../sandbox/identity';
 import { demoDiagram } from './diagram';
 
@@ -51,7 +51,7 @@ function loadAssets(config: Config): Map<string, Asset> {
 export function mountDemo(router: Router, deps: { config: Config }): void {
   if (!demoEnabled(deps.config)) {
     router.get('/demo{/*rest}', () => {
-      throw new ApiError('unknown_action', 'Azione sconosciuta.', { status: 404 });
+      throw apiError('unknown_action');
     });
     return;
   }

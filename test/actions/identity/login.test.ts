@@ -1,6 +1,7 @@
 import nock from 'nock';
 import { createServer } from 'node:net';
 import pino from 'pino';
+import { messageOf } from '../../../src/core/errors';
 import { verifyProof } from '../../../src/domain/proofs';
 import { startSandbox } from '../../../src/sandbox';
 import { createIdentityFake, SANDBOX_PASSWORD, sandboxSeedUsers } from '../../../src/sandbox/identity';
@@ -97,7 +98,7 @@ describe('login', () => {
     expect(scope.isDone()).toBe(true);
     expect(res.body).toEqual({
       success: false,
-      error: 'Il provider di identità ha rifiutato la richiesta.',
+      error: messageOf('upstream_error', { service: 'di identità' }),
       data: { reason: 'upstream_error', upstream: 'identity', endpoint: 'login', provider_errors: [{ code: '404', message: 'User not found' }] },
     });
   });

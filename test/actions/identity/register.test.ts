@@ -1,4 +1,4 @@
-import { ApiError } from '../../../src/core/errors';
+import { apiError } from '../../../src/core/errors';
 import type { OtpService } from '../../../src/domain/otp/service';
 import { verifyProof } from '../../../src/domain/proofs';
 import { fixture, identityApp, identityConfig, intercept, paths, setCookies, useNock } from './support';
@@ -68,7 +68,7 @@ describe('register', () => {
   });
 
   it('keeps the registration when the OTP cannot be sent, and says why', async () => {
-    const { otp } = fakeOtp(new ApiError('channel_not_configured', 'Nessun canale'));
+    const { otp } = fakeOtp(apiError('channel_not_configured'));
     const { call, proof } = identityApp(identityConfig(), { otp });
     intercept('POST', paths.register, 200, fixture('register'));
     const res = await call('register', { email, proof: proof({ email }) });

@@ -1,3 +1,4 @@
+import { messageOf } from '../../../src/core/errors';
 import { verifyProof } from '../../../src/domain/proofs';
 import { fixture, formOf, identityApp, intercept, internal, paths, useNock } from './support';
 
@@ -69,6 +70,6 @@ describe('search_user', () => {
   it('refuses a value that is not a phone with invalid_request', async () => {
     const { call } = identityApp();
     const res = await call('search_user', { phone: 'mario' }, internal);
-    expect(res.body).toMatchObject({ success: false, error: 'Numero di telefono non valido.', data: { reason: 'invalid_request', issues: [{ path: 'phone' }] } });
+    expect(res.body).toMatchObject({ success: false, error: messageOf('invalid_request'), data: { reason: 'invalid_request', issues: [{ path: 'phone' }] } });
   });
 });

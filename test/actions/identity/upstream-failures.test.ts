@@ -1,10 +1,11 @@
 import nock from 'nock';
+import { messageOf } from '../../../src/core/errors';
 import { BASE, identityApp, identityConfig, internal, paths, useNock } from './support';
 
 /* Every way the provider can fail answers success false, upstream_error and a sentence a person can read, promptly. */
 
 const uid = 'PNIa7Xk2mR0ssi';
-const readable = 'Servizio di identità non disponibile. Riprova più tardi.';
+const readable = messageOf('upstream_error', { service: 'di identità' });
 
 describe('identity provider failures', () => {
   useNock();
@@ -45,6 +46,6 @@ describe('identity provider failures', () => {
     const { call } = identityApp();
     nock(BASE).post(paths.userGet).reply(200, { code: 500, message: 'Internal error' });
     const res = await call('get_user', { uid }, internal);
-    expect(res.body).toMatchObject({ success: false, error: 'Il provider di identità ha rifiutato la richiesta.', data: { reason: 'upstream_error' } });
+    expect(res.body).toMatchObject({ success: false, error: readable, data: { reason: 'upstream_error', provider_errors: [{ code: 500, message: 'Internal error' }] } });
   });
 });
