@@ -11,6 +11,14 @@ export default tseslint.config(
     },
   },
   {
+    // Every error is made from the catalogue, which holds each reason's text and status once.
+    files: ['**/*.ts'],
+    ignores: ['src/core/errors.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='ApiError']", message: 'Make errors with apiError(reason, ...) from src/core/errors.ts.' }],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
     languageOptions: { globals: { module: 'writable', require: 'readonly', __dirname: 'readonly', process: 'readonly' } },
