@@ -6,6 +6,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { startService, type Service } from '../../src/service';
 import type { OutboxMessage } from '../../src/sandbox/outbox';
 import { testConfig } from '../support/app';
+import { eventually } from '../support/eventually';
 
 /*
  * The real service on the sandbox (src/service.ts, as `npm start` runs it) on a free port, and
@@ -107,14 +108,17 @@ export async function codeFromOutbox(run: PageRun, channel: 'sms' | 'email', to:
   const href = await run.page.locator('#outbox-link').evaluate((link) => (link as unknown as { href: string }).href);
   const tab = await run.context.newPage();
   try {
-    for (let attempt = 0; attempt < 20; attempt++) {
-      await tab.goto(href);
-      const { data } = JSON.parse(await tab.locator('body').innerText()) as { data: { messages: OutboxMessage[] } };
-      const found = data.messages.filter((m) => m.channel === channel && m.to.includes(to));
-      if (found.length > after && found[0]?.code) return found[0].code;
-      await tab.waitForTimeout(100);
-    }
-    throw new Error(`no ${channel} code for ${to} in the outbox`);
+    // A mail reaches the outbox a moment after the SMTP reply, so after the page moved on: reload until the code is there.
+    return await eventually(
+      async () => {
+        await tab.goto(href);
+        const { data } = JSON.parse(await tab.locator('body').innerText()) as { data: { messages: OutboxMessage[] } };
+        const found = data.messages.filter((m) => m.channel === channel && m.to.includes(to));
+        if (found.length > after && found[0]?.code) return found[0].code;
+        throw new Error(`no ${channel} code for ${to} in the outbox (${found.length} ${channel} messages to it, waiting for more than ${after})`);
+      },
+      { timeoutMs: 3_000, intervalMs: 100 },
+    );
   } finally {
     await tab.close();
   }

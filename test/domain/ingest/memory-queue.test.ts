@@ -3,6 +3,7 @@ import pino from 'pino';
 import { createCollectorClient } from '../../../src/clients/collector';
 import { createLoginIngest, createMemoryLoginIngest, type IngestObserver, type LoginIngestEvent } from '../../../src/domain/ingest';
 import { testConfig } from '../../support/app';
+import { eventually } from '../../support/eventually';
 import { useNock } from '../../support/nock';
 
 const event: LoginIngestEvent = { uid: 'uid-1', accessToken: 'secret-access-token-value' };
@@ -74,7 +75,8 @@ describe('in-memory login ingest', () => {
     const deliver = jest.fn().mockRejectedValueOnce(new Error('down')).mockResolvedValue(undefined);
     const ingest = createMemoryLoginIngest({ deliver, log: pino({ level: 'silent' }), maxRetries: 5, backoffMs: () => 60_000, closeGraceMs: 500 });
     await ingest.enqueue(event);
-    await new Promise((resolve) => setImmediate(resolve));
+    // The first attempt failed and its retry now waits a minute.
+    await eventually(() => expect(ingest.stats().retried).toBe(1), { timeoutMs: 1_000, intervalMs: 5 });
     expect(ingest.pending()).toBe(1);
     await ingest.close();
     expect(deliver).toHaveBeenCalledTimes(2);

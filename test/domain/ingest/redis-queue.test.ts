@@ -2,19 +2,15 @@ import Redis from 'ioredis';
 import pino from 'pino';
 import { createRedisLoginIngest } from '../../../src/domain/ingest/redis-queue';
 import type { LoginIngestEvent } from '../../../src/domain/ingest';
+import { eventually } from '../../support/eventually';
 import { startRedisServer, type RedisServer } from '../../support/redis-server';
 
 /* The durable ingest of issue 6: queued in Redis before the answer, delivered at least once by the fleet. */
 
 const log = pino({ level: 'silent' });
 const events = (n: number): LoginIngestEvent[] => Array.from({ length: n }, (_, i) => ({ uid: `u${i}`, accessToken: `token-${i}` }));
-const until = async (check: () => boolean | Promise<boolean>, timeoutMs = 8_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
+/** Deliveries happen on the queue's own polling, in real time: wait for them, not for a fixed time. */
+const soon = { timeoutMs: 8_000, intervalMs: 20 };
 
 describe('durable login ingest on Redis', () => {
   let server: RedisServer;
@@ -68,8 +64,9 @@ describe('durable login ingest on Redis', () => {
       delivered.add(e.uid);
     });
     for (const e of events(10)) await queue.enqueue(e);
-    await until(() => delivered.size === 10);
-    expect(queue.stats()).toMatchObject({ queued: 10, delivered: 10, retried: 20, failed: 0 });
+    // The queue counts a delivery once Redis has settled it, a moment after `deliver` returned.
+    await eventually(() => expect(queue.stats()).toMatchObject({ queued: 10, delivered: 10, retried: 20, failed: 0 }), soon);
+    expect(delivered.size).toBe(10);
   });
 
   it('gives up after the last retry and keeps the event in the dead-letter list', async () => {
@@ -77,7 +74,7 @@ describe('durable login ingest on Redis', () => {
       throw new Error('collector refuses');
     }, { maxRetries: 1 });
     await queue.enqueue({ uid: 'doomed', accessToken: 'x' });
-    await until(() => queue.stats().failed === 1);
+    await eventually(() => expect(queue.stats().failed).toBe(1), soon);
     const dead = await redis.lrange(`${prefix}ingest:dead`, 0, -1);
     expect(dead.map((raw) => JSON.parse(raw).event.uid)).toEqual(['doomed']);
   });
@@ -88,13 +85,13 @@ describe('durable login ingest on Redis', () => {
     const a = ingest(() => new Promise(() => {}), { concurrency: 4 });
     const all = events(12);
     for (const e of all) await a.enqueue(e);
-    await until(async () => (await redis.llen(`${prefix}ingest:ready`)) <= 8);
+    await eventually(async () => expect(await redis.llen(`${prefix}ingest:ready`)).toBeLessThanOrEqual(8), soon);
     a.abort();
 
     const b = ingest(async (e) => {
       delivered.push(e.uid);
     });
-    await until(() => new Set(delivered).size === all.length);
+    await eventually(() => expect(new Set(delivered).size).toBe(all.length), soon);
     expect(new Set(delivered)).toEqual(new Set(all.map((e) => e.uid)));
     await b.close();
   });
@@ -102,7 +99,7 @@ describe('durable login ingest on Redis', () => {
   it('hands undelivered events back to the fleet on a graceful close', async () => {
     const a = ingest(() => new Promise(() => {}), { concurrency: 2, closeGraceMs: 50 });
     for (const e of events(5)) await a.enqueue(e);
-    await until(async () => (await redis.llen(`${prefix}ingest:ready`)) <= 3);
+    await eventually(async () => expect(await redis.llen(`${prefix}ingest:ready`)).toBeLessThanOrEqual(3), soon);
     await a.close();
     expect(await redis.llen(`${prefix}ingest:ready`)).toBe(5);
   });
