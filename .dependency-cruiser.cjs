@@ -40,6 +40,13 @@ module.exports = {
       from: { path: '^(src|machines)/' },
       to: { path: '^(test|bench|scripts)/' },
     },
+    {
+      name: 'only-clients-speak-upstream',
+      comment: 'HTTP and SMTP to the upstreams go through src/clients (one place for timeouts, logs, metrics, error mapping).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/clients/' },
+      to: { path: '^node_modules/(axios|nodemailer)/' },
+    },
     layer('core', '^src/core/', ['src/core/']),
     layer('clients', '^src/clients/', ['src/clients/', 'src/core/']),
     layer('domain', '^src/domain/', ['src/domain/', 'src/clients/', 'src/core/', 'machines/']),
@@ -51,7 +58,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    includeOnly: '^(src|machines|test|bench|scripts)/',
+    includeOnly: '^(src|machines|test|bench|scripts|node_modules/(axios|nodemailer|xstate|@xstate)/)',
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
