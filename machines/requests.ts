@@ -9,7 +9,7 @@ import type { Flow } from './steps';
  *   1. validates the body (zod) and normalises phones to E.164 (phone, otp_phone; an
  *      `identifier` that looks like a phone too);
  *   2. reads the proof named by `proofFieldFor(entry, body)` (machines/actions.ts), verifies it
- *      (signature, expiry, kind `PROOF_KIND[field]`: src/proofs verifyProof; a bad one is
+ *      (signature, expiry, kind `PROOF_KIND[field]`: src/domain/proofs.ts verifyProof; a bad one is
  *      `invalid_proof`) and passes its claims, or `trusted: true` for an x-internal-key caller;
  *   3. `const { input, event } = flowRequest(entry, body, { claims, trusted })`;
  *   4. `runStep(machine, { input, event, trace: ctx.trace })`, which starts the machine at the

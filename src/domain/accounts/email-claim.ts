@@ -9,7 +9,7 @@ import { reducedProfile } from './profile';
  * owner proving the email (docs/security.md): the first time a code delivered to the email is
  * used to reach an account whose email was never confirmed, the phone on it is dropped and the
  * email confirmed, and every proof naming the account issued before that moment is void (the
- * OTP store records the claim; src/http/guard.ts refuses older proofs). From then on the
+ * OTP store records the claim; src/domain/guard.ts refuses older proofs). From then on the
  * registrant's phone and proofs open nothing, and the owner's own phones (added later, on a
  * confirmed account) are kept.
  */

@@ -33,7 +33,7 @@ export interface IngestStats {
   pending: number;
 }
 
-/** What the metrics module observes (src/metrics.ts): its `ingest` results and the queue depth. */
+/** What the metrics module observes (src/core/metrics.ts): its `ingest` results and the queue depth. */
 export interface IngestObserver {
   ingest(result: 'queued' | 'delivered' | 'failed' | 'dropped'): void;
   ingestQueueDepth(depth: number): void;
