@@ -19,7 +19,6 @@ export interface Verdict {
   problems: string[];
 }
 
-const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 
 /** The baseline's app CPU per answer: the mean of its runs (start and end) that were measured. */
 export function baselineCpu(outcomes: readonly CaseOutcome[]): number | undefined {

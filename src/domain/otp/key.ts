@@ -17,23 +17,28 @@ export interface OtpKey {
 
 /*
  * Parsing a phone is the dearest step of a code check (libphonenumber: tens of µs under load),
- * and one request normalises its key more than once (verify_otp's handler, then the OTP
- * service). The last few hundred answers are kept; the cache is simply emptied when full.
+ * and one request normalises its key more than once. A normaliser keeps its last few hundred
+ * answers (emptied when full); each OTP service owns one, so nothing is shared between apps.
  */
 const RECENT_LIMIT = 512;
-const recent = new Map<string, Map<string, Readonly<OtpKey> | null>>();
 
-/** The normalised key, or null when it looks like a phone but is not a valid one. */
-export function normaliseOtpKey(raw: string, defaultRegion: string): Readonly<OtpKey> | null {
-  let byRegion = recent.get(defaultRegion);
-  if (!byRegion) recent.set(defaultRegion, (byRegion = new Map()));
-  const known = byRegion.get(raw);
-  if (known !== undefined) return known;
-  const key = parseOtpKey(raw, defaultRegion);
-  if (byRegion.size >= RECENT_LIMIT) byRegion.clear();
-  byRegion.set(raw, key && Object.freeze(key));
-  return key;
+export type KeyNormaliser = (raw: string) => Readonly<OtpKey> | null;
+
+/** Normalises keys for one default region: the key, or null when it looks like a phone but is not a valid one. */
+export function createKeyNormaliser(defaultRegion: string): KeyNormaliser {
+  const recent = new Map<string, Readonly<OtpKey> | null>();
+  return (raw) => {
+    const known = recent.get(raw);
+    if (known !== undefined) return known;
+    const key = parseOtpKey(raw, defaultRegion);
+    if (recent.size >= RECENT_LIMIT) recent.clear();
+    recent.set(raw, key && Object.freeze(key));
+    return key;
+  };
 }
+
+/** The normalised key, uncached (tests, one-off callers). */
+export const normaliseOtpKey = (raw: string, defaultRegion: string): Readonly<OtpKey> | null => parseOtpKey(raw, defaultRegion);
 
 function parseOtpKey(raw: string, defaultRegion: string): OtpKey | null {
   const trimmed = raw.trim();

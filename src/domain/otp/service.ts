@@ -9,7 +9,7 @@ import { isMobile, regionOf, toE164 } from '../phone';
 import { randomBytes } from 'node:crypto';
 import { createOtpHasher, generateCode } from './code';
 import { alreadySent, channelNotConfigured, deliveryFailed, invalidField, phoneNotMobile, regionNotAllowed, storeUnavailable, verifyFailure } from './errors';
-import { maskOtpKey, normaliseOtpKey } from './key';
+import { createKeyNormaliser, maskOtpKey } from './key';
 import { createMemoryOtpStore } from './memory-store';
 import type { OtpPolicy, OtpStore, VerifyOutcome } from './store';
 import { addressesOf, reachedOf, type Reached } from './reached';
@@ -122,6 +122,17 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
   const mailer = options.mailer ?? createMailer(config, log);
 
   const hash = createOtpHasher(secret);
+  const normaliseKey = createKeyNormaliser(region);
+  // Where a number is and what kind it is, parsed once per number (the full metadata parse is the dear part of a send).
+  const knownPhones = new Map<string, { region: string | undefined; mobile: boolean }>();
+  const phoneFacts = (e164: string) => {
+    let facts = knownPhones.get(e164);
+    if (!facts) {
+      if (knownPhones.size >= 512) knownPhones.clear();
+      knownPhones.set(e164, (facts = { region: regionOf(e164), mobile: isMobile(e164) }));
+    }
+    return facts;
+  };
   const abuseLimits = options.limits ?? createAbuseLimits(config, createMemoryRateLimiter(), now);
   const limits = () => abuseLimits;
   const metrics = options.metrics;
@@ -134,7 +145,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
    */
   function targets(request: OtpSendRequest) {
     const fields = { key: 'uid', phone: 'phone', email: 'notify_email', ...request.fields };
-    const key = normaliseOtpKey(request.key, region);
+    const key = normaliseKey(request.key);
     if (!key || key.value === '') throw invalidField(fields.key, key ? 'must not be empty' : 'not a valid phone number');
     let smsTo: string | undefined;
     if (request.phone !== undefined) {
@@ -145,8 +156,11 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       smsTo = key.value;
     }
     const phoneField = request.phone !== undefined ? fields.phone : fields.key;
-    if (smsTo && !allowedRegions.includes(regionOf(smsTo) ?? '')) throw regionNotAllowed(phoneField);
-    if (smsTo && !isMobile(smsTo)) throw phoneNotMobile(phoneField);
+    if (smsTo) {
+      const { region: smsRegion, mobile } = phoneFacts(smsTo);
+      if (!allowedRegions.includes(smsRegion ?? '')) throw regionNotAllowed(phoneField);
+      if (!mobile) throw phoneNotMobile(phoneField);
+    }
     const emailTo = request.email?.trim().toLowerCase() || (key.kind === 'email' && !smsTo ? key.value : undefined);
     if (!smsTo && !emailTo) throw invalidField(fields.phone, 'give a phone or an email to send the code to');
     return { key: key.value, smsTo, emailTo };
@@ -277,7 +291,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
 
     async verify(ctx, { key: rawKey, code }) {
       // A key that does not normalise cannot have a record: it is checked as given and simply fails.
-      const key = normaliseOtpKey(rawKey, region)?.value ?? rawKey.trim();
+      const key = normaliseKey(rawKey)?.value ?? rawKey.trim();
       await guarded(() => limits().verifyFromIp(ctx.ip));
       const result = await guarded(() => store.verify(key, hash(key, code.trim()), now(), policy));
       if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome: result.outcome }, 'verify');
