@@ -7,6 +7,8 @@ import { createApp, createMetricsApp } from './http/app';
 import { createLogger } from './core/logger';
 import { startSandbox, type Sandbox } from './sandbox';
 import { mountDemo } from './http/demo';
+import { mountSandboxRoutes } from './http/sandbox-routes';
+import { journeyRecorderFor } from './flows/journey-recorder';
 
 /*
  * The whole service on one listening socket: the sandbox upstreams when configured, the
@@ -45,10 +47,12 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   const deps = createDeps(config, overrides);
   warnWhenGuardOff(config, deps.log);
   const outbox = sandbox?.outbox;
+  // Recorded login journeys: in the sandbox and with `debug` on (the flow runner records into the same recorder).
+  const journeys = journeyRecorderFor(deps);
   const app = createApp(deps, {
     routes: (router) => {
-      // Only the sandbox has an outbox: outside it the route does not exist.
-      if (outbox) router.get('/_sandbox/outbox', (ctx) => (ctx.body = { success: true, error: null, data: { messages: outbox.list() } }));
+      // Only the sandbox has an outbox, only recording has journeys: otherwise the routes do not exist.
+      mountSandboxRoutes(router, { outbox, journeys });
       mountDemo(router, deps);
     },
   });

@@ -20,6 +20,7 @@ import { PROOF_HEADER, refuseIfClaimedSince, trustedCaller } from '../domain/gua
 import { invalidProof, verifyProof } from '../domain/proofs';
 import { answerData, failureError, type FlowAnswerData } from './answer';
 import { createFlowEffects, type SendFieldNames } from './effects';
+import { journeyRecorderFor, type RequestRecording } from './journey-recorder';
 
 /*
  * One request of an optimised action (docs/flows-http.md): normalise the phones, verify the
@@ -109,8 +110,18 @@ export function createFlowRunner(deps: Deps): FlowRunner {
     });
   }
   const machine = loginFlowMachine.provide({ actors: actors as Parameters<LoginFlowMachine['provide']>[0]['actors'] });
+  // In the sandbox and with `debug` on, every request is recorded for replay (journey-recorder.ts); otherwise none is.
+  const recorder = journeyRecorderFor(deps);
   return {
-    run: (entry, request, ctx) => runFlowAction(machine, (system) => serving.set(system, createFlowEffects(deps, ctx, SEND_FIELDS[entry])), entry, request, ctx),
+    run: (entry, request, ctx) => {
+      if (!recorder) return runFlowAction(machine, (system) => serving.set(system, createFlowEffects(deps, ctx, SEND_FIELDS[entry])), entry, request, ctx);
+      const recording = recorder.begin(entry, request, ctx);
+      const attach = (system: object) => {
+        recording.attach(system);
+        serving.set(system, recording.wrap(createFlowEffects(deps, ctx, SEND_FIELDS[entry])));
+      };
+      return recording.finish(runFlowAction(machine, attach, entry, request, ctx, recording));
+    },
   };
 }
 
@@ -120,6 +131,7 @@ async function runFlowAction(
   entry: Entry,
   request: Record<string, unknown>,
   ctx: ServiceContext,
+  recording?: RequestRecording,
 ): Promise<{ data: FlowAnswerData }> {
   const { deps } = ctx;
   const started = deps.now();
@@ -128,6 +140,7 @@ async function runFlowAction(
     const claims = presentedClaims(entry, body, ctx);
     const trusted = trustedCaller(ctx);
     const { input, event } = flowRequest(entry, body, { claims, trusted });
+    recording?.machineInput(body, input);
     const timeoutMs = flowTimeoutMs(deps.config);
     // Spent before the machine runs, so two requests with one proof cannot both change something.
     const spends = !trusted && spendsProof(entry, claims);

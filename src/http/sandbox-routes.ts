@@ -1,0 +1,135 @@
+import { createHash } from 'node:crypto';
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { apiError } from '../core/errors';
+import type { JourneyRecorder } from '../flows/journey-recorder';
+import type { RecordedJourney } from '../flows/journey-recording';
+import type { Outbox, OutboxMessage } from '../sandbox/outbox';
+
+/*
+ * The /_sandbox routes of the service (docs/flows-http.md, README): what the sandbox's fake
+ * SMS gateway and SMTP server received, as JSON (all of it, or one recipient's with the newest
+ * code at `data.code`) and as a page for people (the newest code per recipient); and the
+ * recorded login journeys (src/flows/journey-recorder.ts). Each route exists only when its
+ * source does: the outbox in the sandbox, the journeys in the sandbox or with `debug` on.
+ */
+
+export interface SandboxRoutes {
+  outbox?: Outbox;
+  journeys?: JourneyRecorder;
+}
+
+export const OUTBOX_PAGE_PATH = '/_sandbox/outbox.html';
+/** Seconds between reloads of the outbox page (a meta refresh: no script). */
+const REFRESH_SECONDS = 5;
+
+const success = (data: unknown) => ({ success: true, error: null, data });
+
+/** The one query parameter `name`, or undefined (absent, empty or repeated). */
+function queryParam(ctx: Context, name: string): string | undefined {
+  const values = new URLSearchParams(ctx.querystring).getAll(name);
+  return values.length === 1 && values[0]!.trim() !== '' ? values[0] : undefined;
+}
+
+export function mountSandboxRoutes(router: Router, { outbox, journeys }: SandboxRoutes): void {
+  if (outbox) {
+    router.get('/_sandbox/outbox', (ctx) => {
+      const to = queryParam(ctx, 'to');
+      if (to === undefined) {
+        ctx.body = success({ messages: outbox.list() });
+        return;
+      }
+      const messages = outbox.to(to);
+      ctx.body = success({ to: to.trim(), code: messages.find((m) => m.code)?.code ?? null, messages });
+    });
+    router.get(OUTBOX_PAGE_PATH, (ctx) => {
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = outboxPage(outbox.newestCodes(), new Date());
+      ctx.set('Content-Security-Policy', OUTBOX_PAGE_CSP);
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.set('Referrer-Policy', 'no-referrer');
+      ctx.set('Cache-Control', 'no-store');
+    });
+  }
+  if (journeys) {
+    router.get('/_sandbox/journeys', (ctx) => {
+      const about = queryParam(ctx, 'about');
+      const listed = journeys.list();
+      ctx.body = success({ journeys: about === undefined ? listed : listed.filter(isAbout(about)) });
+    });
+    router.get('/_sandbox/journeys/:id', (ctx) => {
+      const journey = journeys.get(ctx.params.id ?? '');
+      if (!journey) throw apiError('unknown_action', { data: { journey: (ctx.params.id ?? '').slice(0, 64) } });
+      ctx.body = success(journey);
+    });
+  }
+}
+
+/** Journeys that named this phone (any spelling), email (any case) or uid. */
+function isAbout(about: string): (journey: RecordedJourney) => boolean {
+  const wanted = about.trim();
+  const digits = wanted.replace(/\D/g, '');
+  const phoneLike = !wanted.includes('@') && digits.length >= 6 && /^[\s+\d().-]+$/.test(wanted);
+  return (journey) =>
+    journey.about.some((subject) => {
+      const [kind, ...rest] = subject.split(':');
+      const value = rest.join(':');
+      if (kind === 'phone') return phoneLike && value.replace(/\D/g, '') === digits;
+      if (kind === 'email') return value === wanted.toLowerCase();
+      return value === wanted;
+    });
+}
+
+// ---- the outbox page -------------------------------------------------------------------------
+
+const STYLE = [
+  'body{font:16px/1.4 system-ui,sans-serif;margin:2rem;color:#222}',
+  'h1{font-size:1.3rem}',
+  'table{border-collapse:collapse}',
+  'th,td{text-align:left;padding:.4rem .9rem;border-bottom:1px solid #ddd;vertical-align:top}',
+  '.code{font:700 1.6rem/1 ui-monospace,monospace;letter-spacing:.12em}',
+  '.muted{color:#666;font-size:.9rem}',
+  '.at{white-space:nowrap}',
+].join('');
+
+/** Nothing but this one inline style: no script, no image, no form, no frame. */
+export const OUTBOX_PAGE_CSP = [
+  "default-src 'none'",
+  `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+/** Text for HTML element content and quoted attributes. */
+export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+
+function ago(at: string, now: Date): string {
+  const seconds = Math.max(0, Math.round((now.getTime() - Date.parse(at)) / 1000));
+  return seconds < 60 ? `${seconds} s ago` : seconds < 3600 ? `${Math.floor(seconds / 60)} min ago` : `${Math.floor(seconds / 3600)} h ago`;
+}
+
+/** The newest code per recipient, newest first, every value escaped. */
+export function outboxPage(newest: OutboxMessage[], now: Date): string {
+  const rows = newest.map(
+    (m) =>
+      `<tr><td>${escapeHtml(m.to)}</td><td>${escapeHtml(m.channel)}</td><td class="code">${escapeHtml(m.code ?? '')}</td>` +
+      `<td>${escapeHtml(ago(m.at, now))}<br><span class="muted at">${escapeHtml(m.at)}</span></td><td class="muted">${escapeHtml(m.subject ?? '')}</td></tr>`,
+  );
+  const table = rows.length
+    ? `<table><thead><tr><th>To</th><th>Channel</th><th>Newest code</th><th>Sent</th><th>Subject</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
+    : '<p>No code sent yet.</p>';
+  return [
+    '<!doctype html>',
+    '<html lang="en"><head><meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width,initial-scale=1">',
+    `<meta http-equiv="refresh" content="${REFRESH_SECONDS}">`,
+    '<title>Sandbox outbox: newest codes</title>',
+    `<style>${STYLE}</style></head><body>`,
+    '<h1>Sandbox outbox: the newest code per recipient</h1>',
+    `<p class="muted">Refreshes every ${REFRESH_SECONDS} seconds. As JSON: <code>/_sandbox/outbox?to=&lt;phone or email&gt;</code> (that recipient's messages, newest first, the newest code at <code>data.code</code>).</p>`,
+    table,
+    '</body></html>',
+  ].join('\n');
+}
