@@ -45,8 +45,14 @@ export const looksLikePhone = (identifier: string): boolean => !identifier.inclu
  * VoIP, pagers and unknown types are refused (docs/security.md).
  */
 export function isMobile(e164: string): boolean {
-  const type = parseWithTypes(e164)?.getType();
-  return type === 'MOBILE' || type === 'FIXED_LINE_OR_MOBILE';
+  return smsFacts(e164).mobile;
+}
+
+/** Where an E.164 number is and whether it can take an SMS, from one parse with the full metadata. */
+export function smsFacts(e164: string): { region: string | undefined; mobile: boolean } {
+  const parsed = parseWithTypes(e164);
+  const type = parsed?.getType();
+  return { region: parsed?.country, mobile: type === 'MOBILE' || type === 'FIXED_LINE_OR_MOBILE' };
 }
 
 /** E.164 of a phone field, or `invalid_request` naming the field. */

@@ -5,7 +5,7 @@ import { createMailer, type Mailer } from '../../clients/mailer';
 import { createSmsClient, type SmsClient } from '../../clients/sms';
 import { isApiError } from '../../core/errors';
 import { maskEmail, maskPhone, type Logger } from '../../core/logger';
-import { isMobile, regionOf, toE164 } from '../phone';
+import { smsFacts, toE164 } from '../phone';
 import { randomBytes } from 'node:crypto';
 import { createOtpHasher, generateCode } from './code';
 import { alreadySent, channelNotConfigured, deliveryFailed, invalidField, phoneNotMobile, regionNotAllowed, storeUnavailable, verifyFailure } from './errors';
@@ -129,7 +129,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     let facts = knownPhones.get(e164);
     if (!facts) {
       if (knownPhones.size >= 512) knownPhones.clear();
-      knownPhones.set(e164, (facts = { region: regionOf(e164), mobile: isMobile(e164) }));
+      knownPhones.set(e164, (facts = smsFacts(e164)));
     }
     return facts;
   };
