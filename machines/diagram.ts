@@ -16,6 +16,7 @@ interface Transition {
   eventType: string;
   guard?: unknown;
   target?: readonly Node[];
+  actions?: readonly unknown[];
 }
 
 export interface Edge {
@@ -24,6 +25,8 @@ export interface Edge {
   eventType: string;
   /** The guard as defined (`name`, `{ type, params }` or a function), if any. */
   guard?: unknown;
+  /** The actions as defined (`name`, `{ type, params }` or a function). */
+  actions: readonly unknown[];
   label: string;
 }
 
@@ -85,7 +88,7 @@ export function edgesOf(machine: AnyStateMachine): Edge[] {
         // The last unguarded choice among guarded ones is the "else" branch.
         const condition = guard ? `[${guard}]` : list.length > 1 ? '[else]' : '';
         const label = [eventLabel(eventType), condition].filter(Boolean).join(' ');
-        for (const target of t.target ?? [source]) edges.push({ source, target, eventType, guard: t.guard, label });
+        for (const target of t.target ?? [source]) edges.push({ source, target, eventType, guard: t.guard, actions: t.actions ?? [], label });
       });
     }
   }

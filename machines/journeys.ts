@@ -84,7 +84,13 @@ export interface JourneyRequest {
   body: Record<string, unknown>;
 }
 
+/** The journeys product and QA review, one diagram each (docs/journeys.md, GET /flows); their Italian titles are in labels.ts. */
+export const JOURNEY_IDS = ['phone-login', 'phone-registration', 'email-registration', 'email-login-with-phone', 'email-login-add-phone', 'email-signup', 'password'] as const;
+export type JourneyId = (typeof JOURNEY_IDS)[number];
+
 export interface Journey {
+  /** Its slug: the diagram's file (docs/journeys/<id>.svg) and anchor. */
+  id: JourneyId;
   name: string;
   /** The row of SPEC.md's tables it replays. */
   spec: string;
@@ -96,6 +102,9 @@ export interface ReplayedRequest {
   action: FeAction;
   body: Record<string, unknown>;
   proofUsed?: ProofField;
+  /** The state the request resumed at, and every state it entered after its event (the last is where it settled). */
+  from: string;
+  states: string[];
   steps: StepId[];
   calls: EffectCall[];
   answer: StepAnswer;
@@ -108,6 +117,7 @@ const NEW_PHONE = '+393339876543';
 /** SPEC.md's typical frontend sequences, as the optimised actions serve them. */
 export const journeys: Journey[] = [
   {
+    id: 'phone-login',
     name: 'Phone, user exists',
     spec: 'search_user, otp_generate, verify_otp, search_user, access_token',
     users: [{ uid: 'uid-anna', email: 'anna@example.com', phone: PHONE }],
@@ -117,6 +127,7 @@ export const journeys: Journey[] = [
     ],
   },
   {
+    id: 'phone-registration',
     name: 'Phone, new user',
     spec: 'otp_generate, verify_otp, search_user, register, update_profile, access_token',
     users: [],
@@ -129,6 +140,7 @@ export const journeys: Journey[] = [
     ],
   },
   {
+    id: 'email-registration',
     name: 'Email not registered',
     spec: 'get_user_email, otp_generate (email), verify_otp, register and doi_confirm, phone OTP, update_profile (phone), update_profile (personal data), access_token',
     users: [],
@@ -142,6 +154,7 @@ export const journeys: Journey[] = [
     ],
   },
   {
+    id: 'email-login-with-phone',
     name: 'Email with otp_phone',
     spec: 'get_user_email, then the phone path',
     users: [{ uid: 'uid-bruno', email: 'bruno@example.com', phone: PHONE }],
@@ -151,6 +164,7 @@ export const journeys: Journey[] = [
     ],
   },
   {
+    id: 'email-login-add-phone',
     name: 'Email without phone',
     spec: 'get_user_email, login (password), otp_generate, verify_otp, update_profile, access_token',
     users: [{ uid: 'uid-carla', email: 'carla@example.com' }],
@@ -162,6 +176,7 @@ export const journeys: Journey[] = [
     ],
   },
   {
+    id: 'email-signup',
     name: 'Email registration through FeRegister',
     spec: 'FeRegister phase email_otp (23 + pending_proof), then phase register (90)',
     users: [],
@@ -172,6 +187,7 @@ export const journeys: Journey[] = [
     ],
   },
   {
+    id: 'password',
     name: 'Password path',
     spec: 'FeLogin, password path: next_step 60',
     users: [{ uid: 'uid-carla', email: 'carla@example.com' }],
@@ -196,7 +212,16 @@ export async function replayJourney(journey: Journey, effectsFor: (world: FakeWo
     const { input, event } = flowRequest(entry, request.body, { claims });
     const result = await runStep(machine, { input, event, timeoutMs: 5000 });
     if (result.output.proof) proofs.set(result.output.proof.field, result.output.proof.claims);
-    replayed.push({ action: request.action, body: request.body, ...(claims && field ? { proofUsed: field } : {}), steps: result.steps, calls, answer: result.output });
+    replayed.push({
+      action: request.action,
+      body: request.body,
+      ...(claims && field ? { proofUsed: field } : {}),
+      from: result.from,
+      states: result.states,
+      steps: result.steps,
+      calls,
+      answer: result.output,
+    });
     if (!result.output.ok) break;
   }
   return replayed;

@@ -52,6 +52,10 @@ export interface StepResult {
   steps: StepId[];
   /** Effects invoked by this request, in order. */
   calls: string[];
+  /** The state the request resumed at (machines/resume.ts), before its event. */
+  from: string;
+  /** Every state the request entered after its event, in order: the last is where it settled. */
+  states: string[];
 }
 
 export interface RunStepOptions {
@@ -144,6 +148,7 @@ export async function runStep(machine: LoginFlowMachine, options: RunStepOptions
   const trace: FlowTraceEntry[] = [];
   const steps: StepId[] = [];
   const calls: string[] = [];
+  const states: string[] = [];
   let sent = false;
   let lastState: string | undefined;
   const started = new Set<string>();
@@ -158,6 +163,7 @@ export async function runStep(machine: LoginFlowMachine, options: RunStepOptions
     const state = stateKeyOf(snapshot);
     if (state !== lastState) {
       lastState = state;
+      states.push(state);
       const step = stepOf(snapshot);
       if (step !== undefined) {
         steps.push(step);
@@ -180,6 +186,7 @@ export async function runStep(machine: LoginFlowMachine, options: RunStepOptions
   try {
     actor.start();
     const resumed = actor.getSnapshot();
+    const from = stateKeyOf(resumed);
     if (resumed.status === 'active') {
       if (!resumed.can(event)) throw new Error(`login flow: state ${stateKeyOf(resumed)} does not take ${event.type}`);
       sent = true;
@@ -197,7 +204,7 @@ export async function runStep(machine: LoginFlowMachine, options: RunStepOptions
     }
     if (settled.status === 'error') throw settled.error;
     const output = answerOf(settled);
-    return { nextStep: output.nextStep, output, trace, steps, calls };
+    return { nextStep: output.nextStep, output, trace, steps, calls, from, states };
   } finally {
     actor.stop();
   }
