@@ -12,6 +12,8 @@ for pair in $system_packages; do
   bin=${pair%%:*}; deb=${pair##*:}
   command -v "$bin" >/dev/null 2>&1 || need_debs+=("$deb")
 done
+# The journey diagrams are laid out in DejaVu Sans (scripts/docs/mermaid-svg.ts): a font, no command.
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_debs+=("fonts-dejavu-core")
 if [ ${#need_debs[@]} -gt 0 ]; then
   echo "== installing system packages: ${need_debs[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
