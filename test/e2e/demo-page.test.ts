@@ -27,7 +27,9 @@ async function open(page: Page): Promise<void> {
 }
 
 const stepNumber = (page: Page) => page.locator('#step-number').innerText();
-const currentState = (page: Page) => page.locator('#diagram [aria-current="step"] .name').innerText();
+/** The machine state of the screen the step panel marks current (each screen once, named in Italian). */
+const currentState = async (page: Page) => (await page.locator('#diagram [aria-current="step"]').getAttribute('data-state')) ?? '';
+const currentScreen = (page: Page) => page.locator('#diagram [aria-current="step"] .name').innerText();
 const focusedId = (page: Page) => page.evaluate<string>('document.activeElement ? document.activeElement.id : ""');
 /** The ids of the page's inputs that no label names (`input.labels` is empty). */
 const unlabelledInputs = (page: Page) =>
@@ -49,10 +51,16 @@ describe('the reference login page', () => {
       await open(page);
       expect(await focusedId(page)).toBe('identifier');
       expect(await currentState(page)).toBe('enteringIdentifier');
+      expect(await currentScreen(page)).toBe('Accedi o registrati');
 
       await page.keyboard.type('+39 333 123 4567');
       await page.keyboard.press('Enter');
       await expectStep(page, '14', 'awaitingPhoneCode');
+      // The panel speaks the journey diagrams' words: the screen, the journeys it belongs to, the actions on.
+      expect(await currentScreen(page)).toBe('Inserisci il codice SMS');
+      expect(await page.locator('#journey-current').innerText()).toBe('Percorsi possibili: Accesso con il telefono · Registrazione con il telefono');
+      expect(await page.locator('#journeys li.possible').allInnerTexts()).toEqual(['Accesso con il telefono', 'Registrazione con il telefono']);
+      expect(await page.locator('#transitions li strong').allInnerTexts()).toEqual(['invia il codice', 'invia il codice']);
       expect(await focusedId(page)).toBe('otp-code');
       expect(await page.locator('#code-sent').innerText()).toContain('+39 333 123 4567');
 
@@ -60,6 +68,10 @@ describe('the reference login page', () => {
       await page.keyboard.type(code);
       await page.keyboard.press('Enter');
       await expectStep(page, '90', 'loggedIn');
+      expect(await page.locator('#journey-current').innerText()).toBe('Percorso: Accesso con il telefono');
+      // Every step is listed once.
+      const badges = (await page.locator('#diagram .badge').allInnerTexts()).filter((b) => b !== '');
+      expect(new Set(badges).size).toBe(badges.length);
       expect(await visibleView(page)).toBe('success');
       expect(await page.locator('#success-uid').innerText()).toBe(mario.uid);
       expect(await page.locator('#error').innerText()).toBe('');

@@ -1,42 +1,59 @@
 import type { AnyStateMachine } from 'xstate';
-import { edgesOf, FAILED, loginFlowMachine, RESUME_POINTS, SETTLED, stateNodes, stepOfTag, type FeAction, type StepId } from '../../../machines';
+import { journeyDiagrams, loginFlowMachine, RESUME_POINTS, type FeAction, type JourneyDiagram, type JourneyId } from '../../../machines';
 
 /*
- * The step diagram of docs/flows.md in a form the demo page can draw and highlight: the login
- * machine's states (in definition order, with their steps and whether they wait for the user)
- * and its transitions with the same labels the Mermaid diagram shows. Built from the machine
- * definition through machines/diagram.ts, once at start-up, never copied by hand.
+ * The demo page's step panel: the screens of the journey diagrams (docs/journeys.md, GET /flows),
+ * each once, with the same Italian names and step numbers, the journeys each belongs to, and the
+ * user's actions between them with what the service calls on the way. Built from the journey
+ * diagrams (machines/journey-diagrams.ts, which read the login machine and machines/labels.ts)
+ * when the routes are mounted, never copied by hand.
  */
 
-export interface DiagramState {
+/** A screen: a state of the login machine where a request settles (or a journey starts). */
+export interface DiagramScreen {
   /** The state's key (unique across the machine): what the page highlights. */
   id: string;
+  /** Its step number (`next_step`), or null for the two start screens. */
+  step: string | null;
+  /** `Inserisci il codice SMS`. */
   name: string;
-  steps: string[];
-  /**
-   * `waits`: a request settles here (its `next_step`); `passed`: crossed within one request (a
-   * journey, the compound state around its states, is listed as passed); `failed`: a refusal.
-   */
-  kind: 'waits' | 'passed' | 'failed';
-  description?: string;
+  /** `14 · Inserisci il codice SMS`, as the diagrams print it. */
+  title: string;
+  /** What the frontend shows there. */
+  shows: string;
+  /** The journeys that pass through it. */
+  journeys: JourneyId[];
 }
 
-export interface DiagramEdge {
+/** A user action between two screens (one request). */
+export interface DiagramAction {
   from: string;
   to: string;
+  /** `invia il codice`. */
   label: string;
+  action: FeAction;
+  /** What the service calls upstream on the way. */
+  notes: string[];
+  /** The journeys that take it. */
+  journeys: JourneyId[];
+}
+
+export interface DiagramJourney {
+  id: JourneyId;
+  title: string;
+  /** Its screens, in the order the journey first shows them. */
+  screens: string[];
 }
 
 export interface DemoDiagram {
   machine: string;
-  states: DiagramState[];
-  edges: DiagramEdge[];
+  /** Every screen once, the start screens first, then by step number. */
+  screens: DiagramScreen[];
+  actions: DiagramAction[];
+  journeys: DiagramJourney[];
   /** The states a journey is in before its first answer: FeLogin's, and FeRegister's without a proof. */
   start: { login: string; register: string };
 }
-
-type Node = ReturnType<typeof stateNodes>[number];
-const idOf = (node: Node) => node.key;
 
 /** The state FeLogin, or FeRegister without a proof, resumes at: read from the resume table. */
 function startState(action: FeAction): string {
@@ -45,17 +62,38 @@ function startState(action: FeAction): string {
   return point.state;
 }
 
-export function demoDiagram(machine: AnyStateMachine = loginFlowMachine): DemoDiagram {
-  const states = stateNodes(machine.root).map((node): DiagramState => {
-    const steps = node.tags.map(stepOfTag).filter((s): s is StepId => s !== undefined).map(String);
-    const kind = node.tags.includes(FAILED) ? 'failed' : node.tags.includes(SETTLED) ? 'waits' : 'passed';
-    return { id: idOf(node), name: node.key, steps, kind, ...(node.description ? { description: node.description } : {}) };
-  });
-  const edges = edgesOf(machine).map((e) => ({ from: idOf(e.source), to: idOf(e.target), label: e.label }));
+const stepOrder = (step: string | null) => (step === null ? -1 : Number.parseFloat(step) + (/\D$/.test(step) ? 0.5 : 0));
+
+/** The panel's data, from the journeys' diagrams. */
+export function demoDiagramOf(diagrams: readonly JourneyDiagram[], machine: AnyStateMachine = loginFlowMachine): DemoDiagram {
+  const screens = new Map<string, DiagramScreen>();
+  const actions = new Map<string, DiagramAction>();
+  for (const diagram of diagrams) {
+    for (const screen of diagram.screens) {
+      const known = screens.get(screen.state);
+      if (known) {
+        if (!known.journeys.includes(diagram.id)) known.journeys.push(diagram.id);
+        continue;
+      }
+      screens.set(screen.state, { id: screen.state, step: screen.step === null ? null : String(screen.step), name: screen.name, title: screen.title, shows: screen.shows, journeys: [diagram.id] });
+    }
+    for (const a of diagram.actions) {
+      const key = `${a.from} ${a.to} ${a.label}`;
+      const known = actions.get(key);
+      if (!known) actions.set(key, { from: a.from, to: a.to, label: a.label, action: a.action, notes: a.notes, journeys: [diagram.id] });
+      else if (!known.journeys.includes(diagram.id)) known.journeys.push(diagram.id);
+    }
+  }
   return {
     machine: machine.id,
-    states,
-    edges,
+    screens: [...screens.values()].sort((a, b) => stepOrder(a.step) - stepOrder(b.step)),
+    actions: [...actions.values()],
+    journeys: diagrams.map((d) => ({ id: d.id, title: d.title, screens: d.screens.map((s) => s.state) })),
     start: { login: startState('FeLogin'), register: startState('FeRegister') },
   };
+}
+
+/** The panel's data for the login machine: its journeys replayed (a few milliseconds). */
+export async function demoDiagram(): Promise<DemoDiagram> {
+  return demoDiagramOf(await journeyDiagrams());
 }

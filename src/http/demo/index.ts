@@ -1,16 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Router from '@koa/router';
+import { JOURNEY_IDS, journeyDiagrams, type JourneyDiagram } from '../../../machines';
 import type { Config } from '../../core/config/schema';
 import { apiError } from '../../core/errors';
 import { SANDBOX_PASSWORD } from '../../sandbox/identity';
-import { demoDiagram } from './diagram';
+import { demoDiagramOf } from './diagram';
+import { flowsPage, flowsSvgPath, journeySvg } from './flows';
 
 /*
  * GET /demo: the reference login page (docs/demo.md). Plain HTML, CSS and one module script,
- * read once when the routes are mounted, plus /demo/setup.json (the step diagram generated from
- * the login machine, and whether the sandbox outbox exists). Served only with the sandbox or
- * `demo.enabled` on; otherwise /demo answers like any path that does not exist.
+ * read once when the routes are mounted, plus /demo/setup.json (the step panel built from the
+ * journey diagrams of the login machine, and whether the sandbox outbox exists). GET /flows:
+ * the journeys for product and QA, with their rendered diagrams (src/http/demo/flows.ts).
+ * Served only with the sandbox or `demo.enabled` on; otherwise /demo and /flows answer like any
+ * path that does not exist.
  */
 
 const PAGE_DIR = join(__dirname, 'page');
@@ -30,42 +34,68 @@ export const DEMO_CSP = [
 
 export const demoEnabled = (config: Config) => config.sandbox.enabled || config.demo.enabled;
 
+/** The SVG diagrams are images: their own styles apply, nothing loads. */
+const SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'";
+
 interface Asset {
   type: string;
-  body: string;
+  /** The body: files read at mount, the rest built once (the first request waits for the journeys' replay). */
+  body: () => string | Promise<string>;
+  /** Its Content-Security-Policy; the pages' also send no Referer. */
+  csp?: string;
 }
 
+const once = <T>(make: () => T): (() => T) => {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
+};
+
 function loadAssets(config: Config): Map<string, Asset> {
-  const file = (name: string) => readFileSync(join(PAGE_DIR, name), 'utf8');
+  // The page files are read now, once; the journeys are replayed on the first request that needs them.
+  const file = (name: string) => {
+    const text = readFileSync(join(PAGE_DIR, name), 'utf8');
+    return () => text;
+  };
   const sandbox = config.sandbox.enabled;
+  const journeys = once((): Promise<JourneyDiagram[]> => journeyDiagrams());
   // The seeded users' password is public sandbox data: the page shows it at step 60.
-  const setup = { sandbox, outbox: sandbox ? OUTBOX_PATH : null, sandboxPassword: sandbox ? SANDBOX_PASSWORD : null, diagram: demoDiagram() };
-  return new Map([
-    ['/demo', { type: 'text/html; charset=utf-8', body: file('index.html') }],
+  const setup = once(async () =>
+    JSON.stringify({ sandbox, outbox: sandbox ? OUTBOX_PATH : null, sandboxPassword: sandbox ? SANDBOX_PASSWORD : null, diagram: demoDiagramOf(await journeys()) }),
+  );
+  const flows = once(async () => flowsPage(await journeys()));
+  const assets = new Map<string, Asset>([
+    ['/demo', { type: 'text/html; charset=utf-8', body: file('index.html'), csp: DEMO_CSP }],
     ['/demo/demo.css', { type: 'text/css; charset=utf-8', body: file('demo.css') }],
     ['/demo/demo.js', { type: 'text/javascript; charset=utf-8', body: file('demo.js') }],
-    ['/demo/setup.json', { type: 'application/json; charset=utf-8', body: JSON.stringify(setup) }],
+    ['/demo/setup.json', { type: 'application/json; charset=utf-8', body: setup }],
+    ['/flows', { type: 'text/html; charset=utf-8', body: flows, csp: DEMO_CSP }],
+    ['/flows/flows.css', { type: 'text/css; charset=utf-8', body: file('flows.css') }],
   ]);
+  // The diagrams `npm run docs` rendered (docs/journeys/); one never generated is not served.
+  for (const id of JOURNEY_IDS) {
+    const svg = journeySvg(id);
+    if (svg !== undefined) assets.set(flowsSvgPath(id), { type: 'image/svg+xml; charset=utf-8', body: () => svg, csp: SVG_CSP });
+  }
+  return assets;
 }
 
 export function mountDemo(router: Router, deps: { config: Config }): void {
   if (!demoEnabled(deps.config)) {
-    router.get('/demo{/*rest}', () => {
+    router.get(['/demo{/*rest}', '/flows{/*rest}'], () => {
       throw apiError('unknown_action');
     });
     return;
   }
   const assets = loadAssets(deps.config);
   for (const [path, asset] of assets) {
-    router.get(path, (ctx) => {
+    router.get(path, async (ctx) => {
+      const body = await asset.body();
       ctx.type = asset.type;
-      ctx.body = asset.body;
+      ctx.body = body;
       ctx.set('X-Content-Type-Options', 'nosniff');
       ctx.set('Cache-Control', 'no-cache');
-      if (path === '/demo') {
-        ctx.set('Content-Security-Policy', DEMO_CSP);
-        ctx.set('Referrer-Policy', 'no-referrer');
-      }
+      if (asset.csp) ctx.set('Content-Security-Policy', asset.csp);
+      if (asset.csp === DEMO_CSP) ctx.set('Referrer-Policy', 'no-referrer');
     });
   }
 }

@@ -14,7 +14,7 @@ const UNREACHABLE = 'Servizio non raggiungibile: riprova tra poco.';
 
 const $ = (selector) => document.querySelector(selector);
 
-let setup = { sandbox: false, outbox: null, sandboxPassword: null, diagram: { states: [], edges: [], start: {} } };
+let setup = { sandbox: false, outbox: null, sandboxPassword: null, diagram: { screens: [], actions: [], journeys: [], start: {} } };
 let journey = freshJourney();
 let countdown = null;
 
@@ -149,14 +149,16 @@ function startCountdown(seconds) {
   if (seconds > 0) countdown = setInterval(tick, 200);
 }
 
-// ---- views and the diagram -------------------------------------------------------------------
+// ---- views and the step panel ---------------------------------------------------------------
+// The panel shows the screens of the journey diagrams (GET /flows), each once, in their Italian
+// words, the journeys the screens seen so far belong to, and the actions from the current screen.
 
 function stateForStep(step) {
-  const found = setup.diagram.states.find((s) => s.kind === 'waits' && s.steps.includes(String(step)));
+  const found = setup.diagram.screens.find((s) => s.step === String(step));
   return found ? found.id : null;
 }
 
-/** Shows one view, says which step and machine state it is, and moves focus to its first field. */
+/** Shows one view, says which step and screen it is, and moves focus to its first field. */
 function show(view, { step = null, state = null } = {}) {
   journey.view = view;
   journey.step = step;
@@ -165,7 +167,7 @@ function show(view, { step = null, state = null } = {}) {
   for (const el of document.querySelectorAll('.view')) el.hidden = el.dataset.view !== view;
   if (view !== 'code') stopCountdown();
   $('#step-number').textContent = step === null ? '–' : String(step);
-  $('#step-state').textContent = journey.state ? nameOf(journey.state) : '–';
+  $('#step-state').textContent = journey.state ? screenOf(journey.state)?.name ?? journey.state : '–';
   $('#restart').hidden = view === 'identifier';
   highlight(journey.state);
   focusFirst(document.querySelector(`.view[data-view="${view}"]`));
@@ -176,30 +178,57 @@ function focusFirst(container) {
   (target ?? container.querySelector('h2')).focus();
 }
 
-const nameOf = (id) => setup.diagram.states.find((s) => s.id === id)?.name ?? id;
+const screenOf = (id) => setup.diagram.screens.find((s) => s.id === id);
+const titleOf = (id) => screenOf(id)?.title ?? id;
 
 function renderDiagram() {
-  const list = $('#diagram');
-  list.replaceChildren(
-    ...setup.diagram.states.map((state) => {
+  $('#diagram').replaceChildren(
+    ...setup.diagram.screens.map((screen) => {
       const item = document.createElement('li');
-      item.className = `state ${state.kind}`;
-      item.dataset.state = state.id;
+      item.className = 'state waits';
+      item.dataset.state = screen.id;
       const badge = document.createElement('span');
       badge.className = 'badge';
-      badge.textContent = state.steps.join('/');
+      badge.textContent = screen.step ?? '';
       const name = document.createElement('span');
       name.className = 'name';
-      name.textContent = state.name;
+      name.textContent = screen.name;
       item.append(badge, name);
-      if (state.description) item.title = state.description;
+      item.title = screen.shows;
+      return item;
+    }),
+  );
+  $('#journeys').replaceChildren(
+    ...setup.diagram.journeys.map((j) => {
+      const item = document.createElement('li');
+      item.dataset.journey = j.id;
+      const link = document.createElement('a');
+      link.href = `/flows#${encodeURIComponent(j.id)}`;
+      link.textContent = j.title;
+      item.append(link);
       return item;
     }),
   );
 }
 
+/**
+ * The journeys the screens seen since the start follow: those that take every step between
+ * them; failing that (a path that mixes journeys), those that take the last step; failing that,
+ * those that show the current screen.
+ */
+function possibleJourneys() {
+  const seen = journey.visited;
+  const takes = (j, from, to) => setup.diagram.actions.some((a) => a.from === from && a.to === to && a.journeys.includes(j.id));
+  const all = setup.diagram.journeys;
+  const following = all.filter((j) => seen.length > 0 && j.screens.includes(seen[0]) && seen.slice(1).every((to, i) => takes(j, seen[i], to)));
+  if (following.length || seen.length === 0) return following;
+  const last = seen.length > 1 ? all.filter((j) => takes(j, seen[seen.length - 2], seen[seen.length - 1])) : [];
+  return last.length ? last : all.filter((j) => j.screens.includes(seen[seen.length - 1]));
+}
+
 function highlight(stateId) {
-  const next = new Set(setup.diagram.edges.filter((e) => e.from === stateId).map((e) => e.to));
+  const actions = setup.diagram.actions.filter((a) => a.from === stateId);
+  const next = new Set(actions.map((a) => a.to));
   let current = null;
   for (const item of $('#diagram').children) {
     const id = item.dataset.state;
@@ -212,20 +241,26 @@ function highlight(stateId) {
       current = item;
     } else item.removeAttribute('aria-current');
   }
-  const state = setup.diagram.states.find((s) => s.id === stateId);
-  $('#diagram-current').textContent = state
-    ? `Stato attuale: ${state.name}${state.steps.length ? ` (passo ${state.steps.join('/')})` : ''}${state.description ? `: ${state.description}` : ''}`
-    : '';
+  const possible = possibleJourneys();
+  for (const item of $('#journeys').children) item.classList.toggle('possible', possible.some((j) => j.id === item.dataset.journey));
+  $('#journey-current').textContent =
+    possible.length === 1 ? `Percorso: ${possible[0].title}` : possible.length > 1 ? `Percorsi possibili: ${possible.map((j) => j.title).join(' · ')}` : '';
+  const screen = screenOf(stateId);
+  $('#diagram-current').textContent = screen ? `Schermata attuale: ${screen.title}. Mostra ${screen.shows}.` : '';
   $('#transitions').replaceChildren(
-    ...setup.diagram.edges
-      .filter((e) => e.from === stateId)
-      .map((e) => {
-        const item = document.createElement('li');
-        const label = document.createElement('code');
-        label.textContent = e.label || '(automatica)';
-        item.append(label, ` → ${nameOf(e.to)}`);
-        return item;
-      }),
+    ...actions.map((a) => {
+      const item = document.createElement('li');
+      const label = document.createElement('strong');
+      label.textContent = a.label;
+      item.append(label, ` → ${titleOf(a.to)}`);
+      if (a.notes.length) {
+        const notes = document.createElement('span');
+        notes.className = 'notes';
+        notes.textContent = a.notes.join(' · ');
+        item.append(notes);
+      }
+      return item;
+    }),
   );
   if (current) {
     const scroller = $('#diagram-scroll');
@@ -447,7 +482,7 @@ const HANDLERS = {
 function go(view) {
   clearMessages();
   if (view === 'register-email') {
-    journey = { ...freshJourney(), visited: journey.visited };
+    journey = freshJourney();
     $('#register-email-intro').textContent = "Ti invieremo un codice per confermare l'indirizzo.";
     $('#view-register-email').reset();
     return show('register-email', { state: setup.diagram.start.register });

@@ -1,0 +1,158 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { actionsInto, JOURNEY_CODE, type JourneyDiagram, type ProofField, type ReplayedRequest, type StepAnswer } from '../../../machines';
+import type { ServiceContext } from '../../domain/deps';
+import { answerData, failureError } from '../../flows/answer';
+
+/*
+ * GET /flows: the login journeys for product and QA (docs/demo.md). One section per journey: its
+ * diagram (the SVG `npm run docs` rendered into docs/journeys/, served beside the page), its
+ * steps (number, screen, what the frontend shows, the action that leads there), its refusals
+ * with the API's texts, and its requests with an example body and answer each. Everything is
+ * read from the journey diagrams (machines/journey-diagrams.ts); the examples are the replays
+ * those diagrams are drawn from (machines/journeys.ts against the machine with a fake world),
+ * so the examples, the diagrams and the machine tests cannot disagree. Built once, as HTML
+ * without any script or inline style (the page's CSP is /demo's).
+ */
+
+export const JOURNEY_SVG_DIR = join(__dirname, '..', '..', '..', 'docs', 'journeys');
+export const flowsSvgPath = (id: string) => `/flows/${id}.svg`;
+
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const html = (strings: TemplateStringsArray, ...values: Array<string | number>) => strings.reduce((out, part, i) => out + part + (i < values.length ? String(values[i]) : ''), '');
+
+/** What a proof stands for in an example: signed tokens are random, so the example names what the proof binds instead. */
+function proofPlaceholder(answer: StepAnswer): string {
+  const claims = answer.proof!.claims;
+  const bound = Object.entries(claims)
+    .filter(([key, value]) => value !== undefined && key !== 'kind')
+    .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join('/') : String(value)}`);
+  return `‹prova firmata: ${claims.kind}; ${bound.join(', ')}›`;
+}
+
+/** The example's deps for the answer's shaping: no proof is really signed (its value is replaced by what it binds). */
+const EXAMPLE_CONTEXT = { deps: { now: () => 0, secret: 'example', config: { security: { proof_ttl_seconds: 900 } } } } as unknown as Pick<ServiceContext, 'deps'>;
+
+/** The envelope the request would be answered with, shaped as the Fe* actions shape it (src/flows/answer.ts). */
+export function exampleAnswer(answer: StepAnswer): Record<string, unknown> {
+  if (!answer.ok) {
+    const error = failureError(answer.failure ?? { reason: 'invalid_request' });
+    return { success: false, error: error.message, data: { reason: error.reason, ...error.data } };
+  }
+  const data: Record<string, unknown> = { ...answerData(answer, EXAMPLE_CONTEXT) };
+  if (answer.proof) data[answer.proof.field] = proofPlaceholder(answer);
+  return { success: true, error: null, data };
+}
+
+/** The body the frontend sends: the request of the journey, with the proof an earlier answer handed out. */
+export function exampleRequest(request: ReplayedRequest, proofFrom: Map<ProofField, number>): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...request.body };
+  if (request.proofUsed) body[request.proofUsed] = `‹la ${request.proofUsed} della risposta ${proofFrom.get(request.proofUsed)}›`;
+  return body;
+}
+
+function stepsTable(diagram: JourneyDiagram): string {
+  const rows = diagram.screens.map((screen) => {
+    const into = actionsInto(diagram, screen.state);
+    const reached = into.length ? into.map((a) => html`«${escapeHtml(a.label)}» <code>${a.action}</code>`).join('<br>') : 'inizio del percorso';
+    const shows = screen.screen ? html`<code>${screen.screen}</code>: ${escapeHtml(screen.shows)}` : escapeHtml(screen.shows);
+    return html`<tr data-state="${screen.state}"><td class="num">${screen.step ?? '–'}</td><td>${escapeHtml(screen.name)}</td><td>${shows}</td><td>${reached}</td></tr>`;
+  });
+  return html`<table class="steps">
+<caption>Passi di «${escapeHtml(diagram.title)}»</caption>
+<thead><tr><th scope="col">Passo</th><th scope="col">Schermata</th><th scope="col">Cosa mostra il frontend</th><th scope="col">Azione che porta qui</th></tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody>
+</table>`;
+}
+
+function refusalsTable(diagram: JourneyDiagram): string {
+  const title = (state: string) => diagram.screens.find((s) => s.state === state)?.title ?? state;
+  const rows = diagram.refusals.map((r) => {
+    const text = failureError({ reason: r.reason, ...(r.field ? { data: { field: r.field } } : {}) }).message;
+    return html`<tr><td>${escapeHtml(title(r.at))}</td><td>${escapeHtml(r.mistake)}</td><td>${escapeHtml(text)}</td><td><code>${r.reason}</code></td></tr>`;
+  });
+  return html`<table class="refusals">
+<caption>Errori di «${escapeHtml(diagram.title)}»: l'utente resta sulla schermata e legge il testo</caption>
+<thead><tr><th scope="col">Schermata</th><th scope="col">Errore</th><th scope="col">Testo mostrato</th><th scope="col"><code>reason</code></th></tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody>
+</table>`;
+}
+
+function exchanges(diagram: JourneyDiagram): string {
+  const proofFrom = new Map<ProofField, number>();
+  const items = diagram.replayed.map((request, i) => {
+    const action = diagram.actions.find((a) => a.requests.includes(i + 1));
+    const body = exampleRequest(request, proofFrom);
+    if (request.answer.proof) proofFrom.set(request.answer.proof.field, i + 1);
+    const to = diagram.screens.find((s) => s.state === request.states[request.states.length - 1]);
+    return html`<li>
+<h4>«${escapeHtml(action?.label ?? request.action)}» → ${escapeHtml(to?.title ?? '')}</h4>
+<p class="passed">Passi attraversati: ${request.steps.join(' → ') || '–'}${action?.notes.length ? html`; il servizio: ${escapeHtml(action.notes.join(', '))}` : ''}.</p>
+<p class="label">Richiesta</p>
+<pre class="request"><code>POST /?action=${request.action}
+${escapeHtml(JSON.stringify(body, null, 2))}</code></pre>
+<p class="label">Risposta</p>
+<pre class="answer"><code>${escapeHtml(JSON.stringify(exampleAnswer(request.answer), null, 2))}</code></pre>
+</li>`;
+  });
+  return html`<ol class="exchanges">
+${items.join('\n')}
+</ol>`;
+}
+
+function section(diagram: JourneyDiagram): string {
+  const alt = `Diagramma di «${diagram.title}»: ${diagram.screens.map((s) => s.title).join(' → ')}`;
+  return html`<section class="journey" id="${diagram.id}" data-journey="${diagram.id}" aria-labelledby="${diagram.id}-title">
+<h2 id="${diagram.id}-title">${escapeHtml(diagram.title)}</h2>
+<p class="spec">SPEC.md: ${escapeHtml(diagram.spec)}.</p>
+<figure class="diagram">
+<img src="${flowsSvgPath(diagram.id)}" alt="${escapeHtml(alt)}">
+<figcaption>${diagram.screens.length} schermate, ${diagram.actions.length} azioni. Nei riquadri gialli le chiamate del servizio; gli errori sono nella tabella sotto.</figcaption>
+</figure>
+<h3>Passi</h3>
+${stepsTable(diagram)}
+<h3>Errori</h3>
+${refusalsTable(diagram)}
+<h3>Richieste e risposte di esempio</h3>
+${exchanges(diagram)}
+</section>`;
+}
+
+/** The page's HTML. */
+export function flowsPage(diagrams: readonly JourneyDiagram[]): string {
+  const nav = diagrams.map((d) => html`<li><a href="#${d.id}">${escapeHtml(d.title)}</a> <span class="count">(${d.screens.length} schermate)</span></li>`);
+  return html`<!doctype html>
+<html lang="it">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Percorsi di accesso · diagrammi</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/flows/flows.css">
+</head>
+<body>
+<header class="top">
+<h1>Percorsi di accesso <span class="subtitle">diagrammi per prodotto e QA, generati dalla macchina dei flussi</span></h1>
+<p>Ogni percorso: il diagramma (schermate con il numero di passo, l'azione dell'utente su ogni freccia, le chiamate del servizio nei riquadri gialli), la tabella dei passi, gli errori con il testo che l'API risponde, e le richieste con una risposta di esempio. Provali su <a href="/demo">/demo</a>.</p>
+<p class="note">Gli esempi sono i percorsi tipici rigiocati sulla macchina con utenti finti (codice valido <code>${JOURNEY_CODE}</code>): stesse risposte del servizio, ma le prove firmate sono mostrate come ‹…› con ciò che legano.</p>
+<nav aria-label="Percorsi"><ul id="journey-index">
+${nav.join('\n')}
+</ul></nav>
+</header>
+<main>
+${diagrams.map(section).join('\n')}
+</main>
+</body>
+</html>
+`;
+}
+
+/** The rendered SVG of a journey, as committed by `npm run docs`; undefined when it was never generated. */
+export function journeySvg(id: string): string | undefined {
+  const path = join(JOURNEY_SVG_DIR, `${id}.svg`);
+  return existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+}
