@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FlowClaims } from '../../machines/effects';
 import { apiError } from '../core/errors';
 
 /*
@@ -14,18 +15,13 @@ import { apiError } from '../core/errors';
  * next screen of a journey) keep the id, so spending one spends them all (docs/security.md).
  */
 
-export interface ProofClaims {
-  /** What the proof vouches for: `verified` (a code was verified), `pending`, `phone`, `register`, ... */
-  kind: string;
-  flow?: string;
-  step?: string | number;
-  uid?: string;
-  email?: string;
-  phone?: string;
-  /** The proof's id; a new one is minted when absent. */
-  jti?: string;
-  /** Start of the proof's chain (ms); now when absent. Kept by every proof derived from it. */
-  iat?: number;
+/**
+ * What a proof says (the login machine's FlowClaims, which the journeys restore from): what it
+ * vouches for (`kind`: `verified` when a code was verified, `pending`, `phone`, `register`),
+ * the identifiers it binds, its id (`jti`, minted when absent) and the start of its chain
+ * (`iat`, now when absent; kept by every proof derived from it).
+ */
+export interface ProofClaims extends FlowClaims {
   [extra: string]: unknown;
 }
 
