@@ -163,6 +163,22 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
 
   const v1 = <T extends z.ZodType>(success: T) => z.union([v1Error, success]);
   const v3 = <T extends z.ZodType>(success: T) => z.union([success, v3Failure]);
+  // The reply guards, built once: a zod union made per call cost as much as the parse it ran.
+  const guards = {
+    login: v1(loginReply),
+    unknown: v1(z.unknown()),
+    profile: z.union([identityProfile, z.looseObject({ user: identityProfile.nullable() }).transform((r) => r.user)]),
+    user: v3(v3UserReply),
+    search: v3(v3SearchReply),
+    token: v1(tokenReply),
+    refused: z.union([oauthError, v1Error]),
+    accessList: v3(accessListReply),
+  };
+  /** v3Failure's parse, skipped where it cannot match (`code` is not a non-zero number: every success), so a success builds no zod issues. */
+  const v3FailureOf = (data: unknown) => {
+    const code = typeof data === 'object' && data !== null ? (data as { code?: unknown }).code : undefined;
+    return typeof code === 'number' && code !== 0 ? v3Failure.safeParse(data) : undefined;
+  };
 
   function v1Result<T>(ctx: CallContext, endpoint: string, data: z.infer<typeof v1Error> | T): T {
     if (typeof data === 'object' && data !== null && 'error_code_list' in data) {
@@ -173,8 +189,8 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
   }
 
   function v3Result<T>(ctx: CallContext, endpoint: string, data: z.infer<typeof v3Failure> | T, uid?: string): T {
-    const failure = v3Failure.safeParse(data);
-    if (!failure.success) return data as T;
+    const failure = v3FailureOf(data);
+    if (!failure?.success) return data as T;
     if (failure.data.code === USER_NOT_FOUND_CODE && uid !== undefined) throw userNotFound(uid);
     throw rejected(ctx, endpoint, [{ code: failure.data.code, message: failure.data.message ?? null }]);
   }
@@ -190,7 +206,7 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
         json: { aid, email, stay_logged_in: bool(stayLoggedIn), ...(password ? { password } : {}) },
         headers: publisherAuth,
       };
-      if (!password) return v1Result<LoginReply>(ctx, 'login', (await send(ctx, 'login', 'login', { ...request, reply: v1(loginReply) })).data);
+      if (!password) return v1Result<LoginReply>(ctx, 'login', (await send(ctx, 'login', 'login', { ...request, reply: guards.login })).data);
       const { status, data } = await send(ctx, 'login', 'login', { ...request, acceptStatus: CREDENTIALS_REFUSED_STATUSES });
       if (status >= 400 || v1Error.safeParse(data).success) throw credentialsRefused(ctx, status, data);
       return parse(ctx, 'login', loginReply, data);
@@ -202,7 +218,7 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
         params: { aid, email, consents: JSON.stringify(consents ?? {}), is_magic_link_sent: bool(isMagicLinkSent), is_passwordless: 'true' },
         json: { password: '', is_passwordless: true, is_magic_link_sent: isMagicLinkSent, email, aid },
         headers: publisherAuth,
-        reply: v1(loginReply),
+        reply: guards.login,
       });
       return v1Result<LoginReply>(ctx, 'register', data);
     },
@@ -213,7 +229,7 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
         params: { aid, uid, email_confirmation_state: 'CONFIRMED' },
         json: { aid, uid, email_confirmation_state: 'confirmed' },
         headers: publisherAuth,
-        reply: v1(z.unknown()),
+        reply: guards.unknown,
       });
       return v1Result<unknown>(ctx, 'doi_status', data);
     },
@@ -232,17 +248,17 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
         throw rejected(ctx, 'users_get', errors);
       }
       // Flat per UPSTREAMS.md; a `{ user }` wrapper is tolerated (`{ user: null }` means not found).
-      return parse(ctx, 'users_get', z.union([identityProfile, z.looseObject({ user: identityProfile.nullable() }).transform((r) => r.user)]), data);
+      return parse(ctx, 'users_get', guards.profile, data);
     },
 
     async getUser(ctx, uid) {
       const { data } = await send(ctx, 'user_get', 'userGet', {
         method: 'POST',
         form: { aid, api_token: apiToken, uid },
-        reply: v3(v3UserReply),
+        reply: guards.user,
       });
-      const failure = v3Failure.safeParse(data);
-      if (failure.success && failure.data.code === USER_NOT_FOUND_CODE) return null;
+      const failure = v3FailureOf(data);
+      if (failure?.success && failure.data.code === USER_NOT_FOUND_CODE) return null;
       return v3Result<V3UserReply>(ctx, 'user_get', data).user;
     },
 
@@ -250,7 +266,7 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
       const { data } = await send(ctx, 'user_search', 'userSearch', {
         method: 'POST',
         form: { api_token: apiToken, aid, source: 'CF', offset: SEARCH_PAGE.offset, limit: SEARCH_PAGE.limit, custom_fields: JSON.stringify(phoneSearchFilter(digits)) },
-        reply: v3(v3SearchReply),
+        reply: guards.search,
       });
       return v3Result<V3SearchReply>(ctx, 'user_search', data);
     },
@@ -260,7 +276,7 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
         method: 'POST',
         params: publisherQuery(uid),
         form: { first_name: fields.first_name, last_name: fields.last_name, email: fields.email },
-        reply: v3(v3UserReply),
+        reply: guards.user,
       });
       return v3Result<V3UserReply>(ctx, 'user_update_identity', data, uid);
     },
@@ -274,7 +290,7 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
           ...(fields.birth_date !== undefined ? { birth_date: fields.birth_date } : {}),
           ...(fields.otp_phone !== undefined ? { otp_phone: fields.otp_phone === null ? null : Number(fields.otp_phone) } : {}),
         },
-        reply: v3(v3UserReply),
+        reply: guards.user,
       });
       return v3Result<V3UserReply>(ctx, 'user_update_custom', data, uid);
     },
@@ -284,7 +300,7 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
         method: 'POST',
         params: { api_token: apiToken, aid, uid },
         ...(body ? { json: body } : {}),
-        reply: v1(tokenReply),
+        reply: guards.token,
       });
       return v1Result<TokenReply>(ctx, 'token', data);
     },
@@ -298,7 +314,7 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
       });
       if (status === 400 || status === 401) {
         // An OAuth refusal (`invalid_grant`) is the caller's expired token; any other 4xx body is a provider failure.
-        parse(ctx, 'refresh', z.union([oauthError, v1Error]), data);
+        parse(ctx, 'refresh', guards.refused, data);
         throw invalidToken();
       }
       const failure = v1Error.safeParse(data);
@@ -316,7 +332,7 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
         acceptStatus: [401],
       });
       if (status === 401) throw invalidToken();
-      return v3Result<AccessListReply>(ctx, 'access_list', parse(ctx, 'access_list', v3(accessListReply), data));
+      return v3Result<AccessListReply>(ctx, 'access_list', parse(ctx, 'access_list', guards.accessList, data));
     },
   };
 }
