@@ -16,6 +16,7 @@ import { createCollectorClient } from '../clients/collector';
 import { createSmsClient } from '../clients/sms';
 import { createLoginIngest } from './ingest';
 import { phoneBelongsToEmail } from './accounts/phone-owner';
+import { deriveProofKey } from './proofs';
 
 import type { Deps, DepsOverrides } from './service-context';
 
@@ -71,6 +72,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     otpLog,
     now,
     secret,
+    proofKey: overrides.proofKey ?? deriveProofKey(secret),
     otp,
     mailingList: overrides.mailingList ?? createMailingListClient(config, log, clients),
     feeds: overrides.feeds ?? createFeedsClient(config, log, { ...clients, now }),

@@ -51,7 +51,7 @@ export function trustedCaller(ctx: GuardContext): boolean {
 export function presentedProof(ctx: GuardContext, fromBody?: string | null): VerifiedProof | undefined {
   const token = fromBody || ctx.header(PROOF_HEADER);
   if (!token) return undefined;
-  return verifyProof(ctx.deps.secret, token, ctx.deps.now(), [VERIFIED]);
+  return verifyProof(ctx.deps.proofKey, token, ctx.deps.now(), [VERIFIED]);
 }
 
 export function vouches(claims: ProofClaims, identity: Identity, binding: Binding): boolean {
@@ -134,7 +134,7 @@ export function issueVerifiedProof(
     ...(merged && !restart && iat !== undefined ? { iat } : {}),
     ...(linkedKeys.size > 0 ? { linked: [...linkedKeys].sort() } : {}),
   };
-  return signProof(deps.secret, claims, ttl, now);
+  return signProof(deps.proofKey, claims, ttl, now);
 }
 
 /** Refuses a proof naming an account whose email's owner claimed it after the proof's chain began (email-claim.ts). */

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, randomFillSync, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { FlowClaims } from '../../machines/effects';
 import { apiError } from '../core/errors';
 
@@ -35,18 +35,40 @@ export interface VerifiedProof extends ProofClaims {
 
 const PREFIX = 'v1';
 
+/** The key proofs are signed with, derived from the service secret: once, by createDeps (`deps.proofKey`), not on every proof. */
+export type ProofKey = KeyObject;
+
 /** Separate key from the one that hashes codes, so one can never be replayed as the other. */
-const proofKey = (secret: string) => createHmac('sha256', secret).update('proof-key:v1').digest();
+export const deriveProofKey = (secret: string): ProofKey => createSecretKey(createHmac('sha256', secret).update('proof-key:v1').digest());
 
-const mac = (key: Buffer, body: string) => createHmac('sha256', key).update(`${PREFIX}.${body}`).digest();
+/** The derived key; a secret given instead (tests, one-off callers) is derived on the spot. */
+const keyOf = (key: string | ProofKey): ProofKey => (typeof key === 'string' ? deriveProofKey(key) : key);
 
-export const newProofId = (): string => randomBytes(12).toString('base64url');
+const mac = (key: ProofKey, body: string) => createHmac('sha256', key).update(`${PREFIX}.${body}`).digest();
 
-export function signProof(secret: string, claims: ProofClaims, ttlSeconds: number, nowMs: number): string {
+/*
+ * Proof ids: 12 random bytes each, cut from a pool the CSPRNG refills 128 ids at a time (as
+ * Node's randomUUID does): one randomBytes call per id cost as much as the proof's HMAC.
+ */
+const ID_BYTES = 12;
+const idPool = Buffer.alloc(ID_BYTES * 128);
+let idOffset = idPool.length;
+
+export function newProofId(): string {
+  if (idOffset === idPool.length) {
+    randomFillSync(idPool);
+    idOffset = 0;
+  }
+  const id = idPool.toString('base64url', idOffset, idOffset + ID_BYTES);
+  idOffset += ID_BYTES;
+  return id;
+}
+
+export function signProof(key: string | ProofKey, claims: ProofClaims, ttlSeconds: number, nowMs: number): string {
   const { exp: _exp, ...rest } = claims;
   const iat = typeof claims.iat === 'number' ? claims.iat : nowMs;
   const body = Buffer.from(JSON.stringify({ ...rest, jti: claims.jti ?? newProofId(), iat, exp: Math.floor(nowMs / 1000) + ttlSeconds })).toString('base64url');
-  return `${PREFIX}.${body}.${mac(proofKey(secret), body).toString('base64url')}`;
+  return `${PREFIX}.${body}.${mac(keyOf(key), body).toString('base64url')}`;
 }
 
 /** A proof refused: tampered, expired, of the wrong kind, or binding someone else. `why` says which, for support. */
@@ -64,14 +86,14 @@ function strictBase64url(part: string): Buffer | null {
 }
 
 /** Returns the claims of a genuine, unexpired proof of one of the expected kinds; throws `invalid_proof` otherwise. */
-export function verifyProof(secret: string, token: unknown, nowMs: number, kinds?: readonly string[]): VerifiedProof {
+export function verifyProof(key: string | ProofKey, token: unknown, nowMs: number, kinds?: readonly string[]): VerifiedProof {
   if (typeof token !== 'string' || token.length > 4096) throw invalid('malformed');
   const [prefix, body, signature, ...rest] = token.split('.');
   if (prefix !== PREFIX || !body || !signature || rest.length > 0) throw invalid('malformed');
   const given = strictBase64url(signature);
   const payload = strictBase64url(body);
   if (!given || !payload) throw invalid('malformed');
-  const expected = mac(proofKey(secret), body);
+  const expected = mac(keyOf(key), body);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid('signature');
   let claims: VerifiedProof;
   try {

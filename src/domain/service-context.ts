@@ -13,6 +13,7 @@ import type { AbuseLimits } from './limits/abuse-limits';
 import type { RateLimiter } from './limits/rate-limiter';
 import type { OtpService } from './otp/service';
 import type { OtpStore } from './otp/store';
+import type { ProofKey } from './proofs';
 
 /*
  * Everything an action may call, built once per process from the configuration.
@@ -27,6 +28,8 @@ export interface Deps {
   now: () => number;
   /** HMAC key for codes and proofs: `security.secret`, or a per-process random one outside production. */
   secret: string;
+  /** The key proofs are signed and checked with, derived from `secret` once (src/domain/proofs.ts). */
+  proofKey: ProofKey;
   /** One-time codes: generate, send (SMS, mail), verify; its store decides readiness. */
   otp: OtpService;
   /** Newsletter subscriptions (one call per headline). */

@@ -68,7 +68,7 @@ function presentedClaims(entry: Entry, body: Record<string, unknown>, ctx: Servi
   // The `verified` proof is also read from the header the identity primitives accept.
   const token = body[field] || (field === 'proof' ? ctx.header(PROOF_HEADER) : undefined);
   if (!token) return undefined;
-  return verifyProof(ctx.deps.secret, token, ctx.deps.now(), [PROOF_KIND[field]]);
+  return verifyProof(ctx.deps.proofKey, token, ctx.deps.now(), [PROOF_KIND[field]]);
 }
 
 /** Every effect the login machine invokes (machines/effects.ts), each served by the request's own effects. */
