@@ -74,15 +74,28 @@ const passThrough = (body: unknown) => body;
 const anyStatus = () => true;
 
 /**
+ * Whether the environment names a proxy (axios's own variables: `<protocol>_proxy`, `all_proxy`,
+ * either case). Without one, axios is told so once (`proxy: false`) instead of reading the
+ * environment and parsing the URL for it on every call; with one, axios keeps doing that.
+ */
+const PROXY_VARIABLES = ['http_proxy', 'https_proxy', 'all_proxy'];
+export const envNamesProxy = (env: NodeJS.ProcessEnv = process.env): boolean => PROXY_VARIABLES.some((name) => Boolean(env[name] || env[name.toUpperCase()]));
+
+/**
  * One axios instance per upstream, configured once (agents, timeout, text replies, no redirects):
- * a call then passes only what differs per request, so axios merges a small config.
+ * a call then passes only what differs per request, so axios merges a small config. Bodies are
+ * already strings (built below), so axios's request transform passes them through instead of
+ * type-checking them and re-parsing a JSON body it would send unchanged; the adapter is named.
  */
 function createInstance(timeoutMs: number): AxiosInstance {
   return axios.create({
+    adapter: 'http',
     httpAgent: new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
     httpsAgent: new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
+    ...(envNamesProxy() ? {} : { proxy: false as const }),
     timeout: timeoutMs,
     responseType: 'text',
+    transformRequest: [passThrough],
     transformResponse: [passThrough],
     validateStatus: anyStatus,
     maxRedirects: 0,
