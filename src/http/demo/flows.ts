@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { actionsInto, JOURNEY_CODE, type JourneyDiagram, type ProofField, type ReplayedRequest, type StepAnswer } from '../../../machines';
 import type { ServiceContext } from '../../domain/deps';
 import { answerData, failureError } from '../../flows/answer';
+import { deriveProofKey } from '../../domain/proofs';
 
 /*
  * GET /flows: the login journeys for product and QA (docs/demo.md). One section per journey: its
@@ -31,7 +32,7 @@ function proofPlaceholder(answer: StepAnswer): string {
 }
 
 /** The example's deps for the answer's shaping: no proof is really signed (its value is replaced by what it binds). */
-const EXAMPLE_CONTEXT = { deps: { now: () => 0, secret: 'example', config: { security: { proof_ttl_seconds: 900 } } } } as unknown as Pick<ServiceContext, 'deps'>;
+const EXAMPLE_CONTEXT = { deps: { now: () => 0, secret: 'example', proofKey: deriveProofKey('example'), config: { security: { proof_ttl_seconds: 900 } } } } as unknown as Pick<ServiceContext, 'deps'>;
 
 /** The envelope the request would be answered with, shaped as the Fe* actions shape it (src/flows/answer.ts). */
 export function exampleAnswer(answer: StepAnswer): Record<string, unknown> {
