@@ -73,6 +73,25 @@ async function serveMetrics(ctx: Context, deps: Deps): Promise<void> {
   ctx.set('Content-Type', deps.metrics.contentType);
 }
 
+/**
+ * `ctx.state` of a request: its id, and its child logger made on first use (a class getter,
+ * so no closure or property definition per request). Koa's `ctx.state` is a plain bag: the
+ * action name, reason and outcome are set on it as before.
+ */
+class RequestState {
+  [key: string]: unknown;
+  #log: Logger | undefined;
+
+  constructor(
+    private readonly parent: Logger,
+    readonly requestId: string,
+  ) {}
+
+  get log(): Logger {
+    return (this.#log ??= this.parent.child({ request_id: this.requestId }));
+  }
+}
+
 export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   const { config } = deps;
   const app = new Koa({ proxy: config.server.trust_proxy });
@@ -84,10 +103,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     const started = process.hrtime.bigint();
     const incoming = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    ctx.state.requestId = requestId;
     // The request's logger is made on first use: most requests log nothing at warn level, and a child logger costs.
-    let log: Logger | undefined;
-    Object.defineProperty(ctx.state, 'log', { get: () => (log ??= deps.log.child({ request_id: requestId })), enumerable: true, configurable: true });
+    ctx.state = new RequestState(deps.log, requestId);
     ctx.set('x-request-id', requestId);
     try {
       await next();

@@ -1,9 +1,11 @@
 import type { Context } from 'koa';
 import type { Action, ActionContext, TraceEntry } from '../actions/action';
 import type { Deps } from '../domain/deps';
+import type { Logger } from '../core/logger';
+import type { TokenCookie } from '../core/context';
 import { apiError, isApiError } from '../core/errors';
 import { tokenCookieOf } from './cookies';
-import { createFlowRunner } from '../flows/run-flow-action';
+import { createFlowRunner, type FlowRunner } from '../flows/run-flow-action';
 import { successEnvelope } from './envelope';
 import { checkBodyShape, parseRequest } from './validate';
 
@@ -20,6 +22,42 @@ export function actionName(ctx: Context): string | undefined {
   return values.length === 1 ? values[0] : undefined;
 }
 
+/**
+ * One request as its action sees it. A class, so a request allocates one object and no
+ * closures: the logger and the `__utp` cookie are made when first asked for
+ * (most requests log nothing and set no cookie).
+ */
+class RequestActionContext implements ActionContext {
+  readonly requestId: string;
+  /** Read now: the socket's address is gone once the client hangs up. */
+  readonly ip: string;
+  readonly trace: TraceEntry[] = [];
+  idpExchanges?: Array<Record<string, unknown>>;
+  #cookie: TokenCookie | undefined;
+
+  constructor(
+    readonly deps: Deps,
+    readonly flows: FlowRunner,
+    private readonly koa: Context,
+  ) {
+    this.requestId = koa.state.requestId as string;
+    this.ip = koa.ip;
+  }
+
+  // The request's child logger is only made when a handler logs (src/http/app.ts).
+  get log(): Logger {
+    return this.koa.state.log as Logger;
+  }
+
+  header(name: string): string | undefined {
+    return this.koa.get(name) || undefined;
+  }
+
+  get tokenCookie(): TokenCookie {
+    return (this.#cookie ??= tokenCookieOf(this.koa, this.deps.config));
+  }
+}
+
 export function createFrontController(deps: Deps, actions: ReadonlyMap<string, Action>) {
   // Built once with the app: the login machine with its effects.
   const flows = createFlowRunner(deps);
@@ -33,23 +71,11 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     const body = ctx.request.body ?? {};
     checkBodyShape(body);
     const input = parseRequest(action.request, body);
-    const trace: TraceEntry[] = [];
+    const actionCtx = new RequestActionContext(deps, flows, ctx);
+    const { trace } = actionCtx;
     // Identity exchanges are collected (masked) only when `debug` is on: `idp_debug`.
     const idpExchanges = deps.config.debug ? [] : undefined;
-    const actionCtx: ActionContext = {
-      deps,
-      requestId: ctx.state.requestId as string,
-      ip: ctx.ip,
-      // A getter: the request's child logger is only made when a handler logs.
-      get log() {
-        return ctx.state.log;
-      },
-      header: (header) => ctx.get(header) || undefined,
-      tokenCookie: tokenCookieOf(ctx, deps.config),
-      trace,
-      flows,
-      ...(idpExchanges ? { idpExchanges } : {}),
-    };
+    if (idpExchanges) actionCtx.idpExchanges = idpExchanges;
     let result;
     try {
       result = await action.handler(input, actionCtx);
