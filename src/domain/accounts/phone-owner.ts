@@ -2,7 +2,7 @@ import type { V3SearchReply, V3User } from '../../clients/identity';
 import type { CallContext } from '../../core/context';
 import type { Deps } from '../service-context';
 import { apiError } from '../../core/errors';
-import { samePhone, toStoredDigits } from '../phone';
+import { toE164, toStoredDigits } from '../phone';
 import { customValue } from './profile';
 
 /*
@@ -14,9 +14,14 @@ import { customValue } from './profile';
 export const phoneTaken = () => apiError('phone_taken');
 
 export function usersWithPhone(reply: V3SearchReply, e164: string, defaultRegion: string): V3User[] {
-  return (reply.users ?? []).filter((user) => {
+  const users = reply.users ?? [];
+  if (users.length === 0) return [];
+  // samePhone(stored, e164) for each user, with the searched number parsed once rather than once per user.
+  const searched = toE164(e164, defaultRegion);
+  if (searched === null) return [];
+  return users.filter((user) => {
     const stored = customValue(user.custom_fields, 'otp_phone');
-    return stored !== null && samePhone(stored, e164, defaultRegion);
+    return stored !== null && toE164(stored, defaultRegion) === searched;
   });
 }
 
