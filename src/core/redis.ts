@@ -15,6 +15,7 @@ export function createRedis(config: Config, log: Logger): Redis {
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(100 * 2 ** attempt, 2_000),
   });
+  coalesceWrites(redis);
   let down = false;
   redis.on('ready', () => {
     if (down) log.info('redis connection restored');
@@ -26,6 +27,33 @@ export function createRedis(config: Config, log: Logger): Redis {
     down = true;
   });
   return redis;
+}
+
+/**
+ * Every command written in one event-loop turn, by all the requests in flight, leaves in one
+ * socket write: the first command of a turn corks the socket and the check phase uncorks it.
+ * A write is a system call, dearer than the command it carries; the commands stay separate
+ * (one script or command each, so atomicity and key slots are untouched) and keep their order.
+ * ioredis's own `enableAutoPipelining` does the same with a Pipeline object and a promise per
+ * command, which costs more CPU than the writes it saves (measured).
+ */
+function coalesceWrites(redis: Redis): void {
+  const send = redis.sendCommand.bind(redis);
+  let corked: Redis['stream'] | undefined;
+  const uncork = () => {
+    const socket = corked;
+    corked = undefined;
+    socket?.uncork();
+  };
+  redis.sendCommand = (command, stream) => {
+    const socket = redis.stream;
+    if (!stream && corked === undefined && redis.status === 'ready' && socket?.writable) {
+      corked = socket;
+      socket.cork();
+      setImmediate(uncork);
+    }
+    return send(command, stream);
+  };
 }
 
 /** Resolves when the connection is ready (or rejects after `timeoutMs`): start-up and tests. */
