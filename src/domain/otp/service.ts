@@ -216,11 +216,6 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       const { key, smsTo, emailTo } = targets(request);
       const useSms = smsTo !== undefined && sms.configured;
       let useEmail = emailTo !== undefined && mailer.configured;
-      // A code to a phone and an email proves control of either: both only when they are one account's.
-      if (useSms && useEmail && !(await sharesAccount(ctx, smsTo, emailTo!))) {
-        log.warn({ key: maskOtpKey(key), phone: maskPhone(smsTo), email: maskEmail(emailTo!) }, 'otp: phone and email are not one account, code sent by SMS only');
-        useEmail = false;
-      }
       // The line is built only when the OTP log takes it: masking costs, and most runs log at warn.
       const logGenerate = (fields: Record<string, unknown>) => {
         if (!otpLog.isLevelEnabled('info')) return;
@@ -232,6 +227,12 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       }
 
       await guarded(() => limits().sendFromIp(ctx.ip));
+      // A code to a phone and an email proves control of either: both only when they are one account's.
+      // Asked after the per-IP cap, so a flood cannot make the service ask the provider without limit.
+      if (useSms && useEmail && !(await sharesAccount(ctx, smsTo, emailTo!))) {
+        log.warn({ key: maskOtpKey(key), phone: maskPhone(smsTo), email: maskEmail(emailTo!) }, 'otp: phone and email are not one account, code sent by SMS only');
+        useEmail = false;
+      }
       const recipients = [...(useSms ? [smsTo] : []), ...(useEmail ? [emailTo!] : [])];
       const token = randomBytes(9).toString('base64url');
       // Sends are charged to who receives them: six keys and one phone send one SMS per cooldown.

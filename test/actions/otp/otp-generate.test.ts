@@ -107,6 +107,20 @@ describe('otp_generate', () => {
       expect(smtp.mails).toHaveLength(0);
     });
 
+    it('asks the provider only within the per-IP send cap: a flood of phone-and-email requests reaches it once', async () => {
+      await start({ rate_limits: { sends_per_ip_per_hour: 1 } });
+      smsGateway();
+      const holder = phoneHolder('mario@example.test');
+      await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' });
+      expect(holder.isDone()).toBe(true);
+      const search = nock('https://idp.otp.test').post('/api/v3/publisher/user/search').reply(200, { code: 0, users: [] });
+      app.tick(60_000);
+      const refused = await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' });
+      expect(refused.status).toBe(429);
+      expect(refused.body.data).toMatchObject({ reason: 'rate_limited', limit: 'sends_per_ip_per_hour' });
+      expect(search.isDone()).toBe(false);
+    });
+
     it('takes email as an alias of notify_email', async () => {
       await start();
       smsGateway();
