@@ -1,7 +1,7 @@
+import { freePort } from '../support/ports';
 import { testCtx } from '../support/context';
 import nock from 'nock';
 import pino from 'pino';
-import { createServer } from 'node:net';
 import { createUpstream, type UpstreamCall } from '../../src/clients/http';
 import { useNock } from '../support/nock';
 
@@ -11,14 +11,6 @@ import { useNock } from '../support/nock';
 // Calls are told to `observe`: each test reads the ones made since it began.
 const observed: UpstreamCall[] = [];
 const upstream = createUpstream({ name: 'test', label: 'di prova', timeoutMs: 10_000, log: pino({ level: 'silent' }), observe: (call) => observed.push(call) });
-
-const closedPort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 describe('createUpstream', () => {
   let calls: UpstreamCall[];
@@ -42,7 +34,7 @@ describe('createUpstream', () => {
   });
 
   it('names a refused connection unreachable and answers upstream_error', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const err = await upstream.call(testCtx, { endpoint: 'down', method: 'GET', url: `http://127.0.0.1:${port}/` }).catch((e: unknown) => e);
     expect(err).toMatchObject({ reason: 'upstream_error', data: { upstream: 'test', endpoint: 'down' } });
     expect(calls).toMatchObject([{ endpoint: 'down', status: 0, outcome: 'unreachable' }]);

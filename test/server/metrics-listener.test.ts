@@ -1,5 +1,6 @@
+import { freePort, connectOutcome } from '../support/ports';
 import { createServer } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { startService, type Service } from '../../src/service';
 import { testConfig } from '../support/app';
@@ -9,25 +10,6 @@ import { testConfig } from '../support/app';
  * token (only the scrape network reaches it) and nothing else; the service port keeps its own
  * rule (404 without metrics.token).
  */
-
-/** A loopback port free a moment ago. */
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-
-const refused = (port: number) =>
-  new Promise<string>((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.on('connect', () => {
-      socket.destroy();
-      resolve('connected');
-    });
-    socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
-  });
 
 const start = (metrics: Record<string, unknown>, serverPort = 0) =>
   startService(testConfig({ sandbox: { enabled: false }, server: { host: '127.0.0.1', port: serverPort }, metrics: { host: '127.0.0.1', ...metrics } }));
@@ -92,7 +74,7 @@ describe('the metrics listener', () => {
     const port = await freePort();
     const running = await start({ port });
     await running.close();
-    expect(await refused(port)).toBe('ECONNREFUSED');
+    expect(await connectOutcome(port)).toBe('ECONNREFUSED');
   });
 
   it('fails the start-up, releasing the service port, when its port is taken', async () => {
@@ -102,7 +84,7 @@ describe('the metrics listener', () => {
     const servicePort = await freePort();
     try {
       await expect(start({ port }, servicePort)).rejects.toMatchObject({ code: 'EADDRINUSE' });
-      expect(await refused(servicePort)).toBe('ECONNREFUSED');
+      expect(await connectOutcome(servicePort)).toBe('ECONNREFUSED');
     } finally {
       await new Promise<void>((resolve) => taken.close(() => resolve()));
     }

@@ -1,6 +1,7 @@
+import { connectOutcome } from '../support/ports';
 import { spawn, type ChildProcess } from 'node:child_process';
 import http, { type IncomingMessage, type Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
 /*
@@ -129,16 +130,6 @@ function post(port: number, path: string, body: unknown): Promise<{ status: numb
   });
 }
 
-const connectionRefused = (port: number) =>
-  new Promise<string>((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.on('connect', () => {
-      socket.destroy();
-      resolve('connected');
-    });
-    socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
-  });
-
 const children: ChildProcess[] = [];
 const gateways: Gateway[] = [];
 afterAll(async () => {
@@ -157,7 +148,7 @@ describe('graceful shutdown', () => {
     server.process.kill('SIGTERM');
     await server.logged('shutting down');
 
-    expect(await connectionRefused(server.port)).toBe('ECONNREFUSED');
+    expect(await connectOutcome(server.port)).toBe('ECONNREFUSED');
     const res = await answer;
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: true, data: { notified: { sms: true } } });
@@ -175,11 +166,11 @@ describe('graceful shutdown', () => {
     const server = await startServer({ METRICS__PORT: String(metricsPort), SERVER__SHUTDOWN_GRACE_SECONDS: '1' });
     const line = await server.logged('metrics listening');
     expect(line).toMatchObject({ host: '127.0.0.1', port: metricsPort });
-    expect(await connectionRefused(metricsPort)).toBe('connected');
+    expect(await connectOutcome(metricsPort)).toBe('connected');
 
     server.process.kill('SIGTERM');
     expect(await server.exited).toBe(0);
-    expect(await connectionRefused(metricsPort)).toBe('ECONNREFUSED');
+    expect(await connectOutcome(metricsPort)).toBe('ECONNREFUSED');
   });
 
   it('closes a request still running when the grace period ends, then exits 0', async () => {

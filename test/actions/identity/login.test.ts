@@ -1,5 +1,5 @@
+import { freePort } from '../../support/ports';
 import nock from 'nock';
-import { createServer } from 'node:net';
 import pino from 'pino';
 import { messageOf } from '../../../src/core/errors';
 import { verifyProof } from '../../../src/domain/proofs';
@@ -13,15 +13,6 @@ const uid = 'PNIa7Xk2mR0ssi';
 
 /** The one refusal of a password login, whatever the provider said. */
 const refused = { success: false, error: 'Email o password non corretti.', data: { reason: 'invalid_credentials' } };
-
-/** A loopback port nothing listens on. */
-const closedPort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 
 /** users/get of the account (its email confirmed): a passwordless login on a code proof looks it up first. */
 const account = (times = 1, state = 'confirmed') =>
@@ -187,7 +178,7 @@ describe('login', () => {
     });
 
     it('answers upstream_error when the provider refuses the connection', async () => {
-      const port = await closedPort();
+      const port = await freePort();
       const { call } = identityApp(identityConfig({ identity: { base_url: `http://127.0.0.1:${port}` } }));
       const res = await call('login', { email, password: 'wrong' });
       expect(res.body.data).toEqual({ reason: 'upstream_error', upstream: 'identity', endpoint: 'login' });
