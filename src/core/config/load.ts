@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { configSchema, upstreamUrlKeys, type Config } from './schema';
+import { configSchema, secretKeys, upstreamUrlKeys, type Config } from './schema';
 
 type Tree = Record<string, unknown>;
 
@@ -110,7 +110,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
         const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => (key === '(root)' ? k : `${key}.${k}`)) : null;
         if (keys) return `${keys.join(', ')}: unknown key`;
         // Secrets are never echoed back, even when invalid.
-        const shown = /secret|token|key|pass/.test(key) ? '' : ` (got ${describe(getPath(merged, key))})`;
+        const secret = /secret|token|key|pass/.test(key) || secretKeys.some((k) => key === k || key.startsWith(`${k}.`));
+        const shown = secret ? '' : ` (got ${describe(getPath(merged, key))})`;
         return `${key}: ${issue.message}${shown}`;
       }),
     );
@@ -127,5 +128,8 @@ function productionRefusals(cfg: Config): string[] {
   if (cfg.otp.debug) problems.push('otp.debug: plain codes in answers are refused when NODE_ENV=production');
   if (cfg.debug) problems.push('debug: debug fields are refused when NODE_ENV=production');
   if (cfg.security.secret.length < 32) problems.push('security.secret: at least 32 characters are required when NODE_ENV=production');
+  if (Object.keys(cfg.otp.test_numbers).length > 0 && !cfg.otp.test_numbers_in_production) {
+    problems.push('otp.test_numbers: fixed codes are refused when NODE_ENV=production unless otp.test_numbers_in_production is true');
+  }
   return problems;
 }

@@ -27,6 +27,8 @@ export const configKeyMeanings: Record<string, string> = {
   'otp.store': 'Where pending codes, cooldowns and rate-limit counters live: `memory` (one instance) or `redis` (several instances sharing `redis.url`).',
   'otp.max_records': 'Most pending codes the memory store holds, so memory stays bounded under a flood.',
   'otp.log_file': "SPEC.md's OTP debug log (requests and responses, prefix `[OTP]`, codes never written). Empty: off.",
+  'otp.test_numbers': 'Test identifiers for app-store review and QA: a map of E.164 phone or email to a fixed code of `otp.length` digits (in the environment one JSON object, `OTP__TEST_NUMBERS=\'{"+393330000000":"123456"}\'`). Nothing is sent to them and their fixed code verifies; expiry, attempts, cooldown and rate limits apply as to any identifier. Listed (masked, without codes) in a warning at start-up; refused when NODE_ENV=production unless `otp.test_numbers_in_production` (docs/otp.md).',
+  'otp.test_numbers_in_production': 'Allows `otp.test_numbers` when NODE_ENV=production (an app-store review account on the live service). Every test identifier is then an account anyone who learns its code can enter.',
   'redis.url': 'Redis connection URL (`redis://[:password@]host:port[/db]`, `rediss://` for TLS) used when `otp.store` is `redis`.',
   'redis.key_prefix': 'Prefix of every Redis key the service writes, so several services can share one Redis.',
   'identity.base_url': 'Base URL of the identity provider; each endpoint URL below defaults to it plus SPEC.md\'s path.',
@@ -48,12 +50,14 @@ export const configKeyMeanings: Record<string, string> = {
   'mail.from_address': 'Sender address of code emails. Empty: the email channel is skipped.',
   'mail.from_name': 'Sender display name of code emails.',
   'mail.app_name': 'Application name in the templates (`{{APP_NAME}}`).',
+  'mail.default_locale': 'Language of code messages (templates/<locale>/) and error texts when the request names none that the service has, by its `locale` field or `Accept-Language` (docs/otp.md). Must have its templates folder.',
   'mail.timeout_seconds': 'Timeout of each SMTP delivery.',
   'sms.api_url': 'SMS gateway URL. Empty (or no `api_key`): the SMS channel is skipped.',
   'sms.api_key': 'Bearer key of the SMS gateway.',
   'sms.sender': 'Sender name or number of code SMS.',
   'sms.default_region': 'Region (ISO 3166 alpha-2) of phone numbers typed without a country code.',
   'sms.allowed_regions': 'Regions a code may be sent to by SMS (toll-fraud guard). Empty: only `sms.default_region`.',
+  'sms.webotp_domain': 'Host name of the site that reads codes (e.g. `login.example.com`). When set, every code SMS ends with the line `@<domain> #<code>`, the domain-bound format that browsers (WebOTP) and Android autofill read. Empty: no such line.',
   'sms.timeout_seconds': 'Timeout of each SMS gateway call.',
   'newsletter.esp_url': 'Base URL of the mailing-list subscription service.',
   'newsletter.feed_base_url': 'Base URL of the newsletter feeds (one document per feed id).',
@@ -125,6 +129,7 @@ interface JsonSchema {
 function typeOf(schema: JsonSchema): string {
   if (schema.enum) return `one of ${schema.enum.map((v) => `\`${String(v)}\``).join(', ')}`;
   if (schema.type === 'array') return `list of ${schema.items?.type ?? 'value'}s (comma-separated in the environment)`;
+  if (schema.type === 'object') return 'map (one JSON object in the environment)';
   if (schema.type === 'integer' || schema.type === 'number') {
     const max = schema.maximum !== undefined && schema.maximum < Number.MAX_SAFE_INTEGER ? schema.maximum : undefined;
     if (schema.minimum !== undefined && max !== undefined) return `${schema.type} ${schema.minimum}..${max}`;

@@ -14,12 +14,37 @@ const list = z.preprocess(
   (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v),
   z.array(z.string()),
 );
+// `host:port`, `[v6]:port`: a Redis Cluster seed node.
+const hostPort = z.string().refine((v) => {
+  const match = /^(?:\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/.exec(v);
+  return match !== null && Number(match[1]) >= 1 && Number(match[1]) <= 65535;
+}, 'must be host:port');
 const url = text.refine((v) => v === '' || /^https?:\/\/[^\s]+$/.test(v), 'must be an http(s) URL or empty');
 const section = <T extends z.ZodRawShape>(shape: T) => {
   const object = z.strictObject(shape);
   // prefault: an absent section is parsed as {}, so its keys' defaults apply.
   return object.prefault({} as z.input<typeof object>);
 };
+/** A locale as templates/<locale>/ names it: a language subtag, optionally a region (`it`, `en`, `pt-br`). */
+export const localeTag = /^[a-z]{2,3}(-[a-z0-9]{2,8})?$/;
+/**
+ * `otp.test_numbers`: identifier -> fixed code. From the environment it arrives as one JSON
+ * string (`OTP__TEST_NUMBERS='{"+393330000000":"123456"}'`); text that is not JSON is left as is
+ * and refused as not a map. Keys are E.164 phones or emails (normalised again at start-up, as
+ * request identifiers are); codes are digits, checked against `otp.length` below.
+ */
+const testNumbers = z.preprocess(
+  (v) => {
+    if (typeof v !== 'string') return v;
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      return v;
+    }
+  },
+  z.record(z.string(), text),
+);
+const isTestIdentifier = (key: string) => /^\+[1-9]\d{6,14}$/.test(key) || z.email().safeParse(key).success;
 
 export const configSchema = z
   .strictObject({
@@ -38,19 +63,37 @@ export const configSchema = z
     log: section({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     }),
-    otp: section({
-      ttl_seconds: seconds.default(300),
-      length: z.number().int().min(4).max(10).default(6),
-      resend_cooldown_seconds: seconds.default(60),
-      debug: z.boolean().default(false),
-      max_attempts: z.number().int().min(1).default(5),
-      store: z.enum(['memory', 'redis']).default('memory'),
-      max_records: z.number().int().min(1).default(1_000_000),
-      log_file: text.default('logs/otp.log'),
-    }),
+    otp: z
+      .strictObject({
+        ttl_seconds: seconds.default(300),
+        length: z.number().int().min(4).max(10).default(6),
+        resend_cooldown_seconds: seconds.default(60),
+        debug: z.boolean().default(false),
+        max_attempts: z.number().int().min(1).default(5),
+        store: z.enum(['memory', 'redis']).default('memory'),
+        max_records: z.number().int().min(1).default(1_000_000),
+        log_file: text.default('logs/otp.log'),
+        test_numbers: testNumbers.default({}),
+        test_numbers_in_production: z.boolean().default(false),
+      })
+      .superRefine((otp, check) => {
+        // A fixed code must be one the service could have generated: otp.length digits.
+        for (const [identifier, code] of Object.entries(otp.test_numbers)) {
+          if (!isTestIdentifier(identifier)) {
+            check.addIssue({ code: 'custom', path: ['test_numbers', identifier], message: 'the identifier must be an E.164 phone (+393331234567) or an email' });
+          }
+          if (!new RegExp(`^\\d{${otp.length}}$`).test(code)) {
+            check.addIssue({ code: 'custom', path: ['test_numbers', identifier], message: `the code must be ${otp.length} digits (otp.length)` });
+          }
+        }
+      })
+      .prefault({}),
     redis: section({
       url: text.default('redis://127.0.0.1:6379'),
-      key_prefix: text.default('lfa:'),
+      // Braces would set a hash tag of their own and move keys out of the slots the scripts rely on.
+      key_prefix: text.refine((v) => !/[{}]/.test(v), 'must not contain { or }').default('lfa:'),
+      // Seed nodes of a Redis Cluster; non-empty means the Cluster client, and `url` is unused.
+      cluster: list.pipe(z.array(hostPort)).default([]),
     }),
     identity: section({
       base_url: url.default(''),
@@ -74,6 +117,8 @@ export const configSchema = z
       from_address: text.default(''),
       from_name: text.default(''),
       app_name: text.default('Login'),
+      /** The language of codes and error texts when the request names none we have (templates/<locale>/). */
+      default_locale: text.pipe(z.string().toLowerCase().regex(localeTag, 'must be a locale such as it or en')).default('it'),
       timeout_seconds: seconds.default(10),
     }),
     sms: section({
@@ -82,6 +127,8 @@ export const configSchema = z
       sender: text.default(''),
       default_region: text.default('IT'),
       allowed_regions: list.default([]),
+      // The WebOTP line (`@<domain> #<code>`) binds a code to the site that may autofill it: a bare host name, no scheme, port or path.
+      webotp_domain: text.pipe(z.string().trim().toLowerCase()).pipe(z.union([z.literal(''), z.hostname('must be a host name such as login.example.com')])).default(''),
       timeout_seconds: seconds.default(10),
     }),
     newsletter: section({
@@ -163,6 +210,8 @@ export const secretKeys = [
   'security.secret',
   'security.internal_key',
   'metrics.token',
+  // The fixed codes of test identifiers: whoever reads them logs in as those accounts.
+  'otp.test_numbers',
 ] as const;
 
 /** Keys that point at an upstream: setting any of them means "not a sandbox run". */
