@@ -1,4 +1,3 @@
-import type Redis from 'ioredis';
 import type { CollectorClient } from '../clients/collector';
 import type { FeedsClient } from '../clients/feeds';
 import type { IdentityClient } from '../clients/identity';
@@ -7,6 +6,7 @@ import type { RecommendationsClient } from '../clients/recommendations';
 import type { Config } from '../core/config/schema';
 import type { RequestContext } from '../core/context';
 import type { Logger } from '../core/logger';
+import type { RedisConnection } from '../core/redis';
 import type { Metrics } from '../core/metrics';
 import type { LoginIngest } from './ingest';
 import type { AbuseLimits } from './limits/abuse-limits';
@@ -22,7 +22,7 @@ import type { ProofKey } from './proofs';
 export interface Deps {
   config: Config;
   log: Logger;
-  /** SPEC.md's OTP debug log: its own file, its own prefix. */
+  /** The OTP debug log: its own file, its own prefix. */
   otpLog: Logger;
   /** Milliseconds since the epoch; injectable so tests control time. */
   now: () => number;
@@ -38,16 +38,16 @@ export interface Deps {
   feeds: FeedsClient;
   /** Content-recommendation widgets. */
   recommendations: RecommendationsClient;
-  /** The external identity provider (SPEC.md's identity calls). */
+  /** The external identity provider (docs/contract.md#upstream-calls). */
   identity: IdentityClient;
   /** Prometheus metrics of this app; the counting functions are documented in src/core/metrics.ts. */
   metrics: Metrics;
-  /** The user collector (SPEC.md's login ingest endpoint); `configured` false when no base_url. */
+  /** The user collector (the login ingest endpoint); `configured` false when no base_url. */
   collector: CollectorClient;
   /** Background delivery of {uid, accessToken} to the collector after every issued token. */
   loginIngest: LoginIngest;
-  /** The shared Redis connection when `otp.store` is `redis` (OTP records, rate limits, ingest queue). */
-  redis?: Redis;
+  /** The shared Redis connection when `otp.store` is `redis` (OTP records, rate limits, ingest queue): one server or a cluster. */
+  redis?: RedisConnection;
   /** Abuse-limit counters, in the same store as the codes so limits hold across instances. */
   rateLimiter: RateLimiter;
   /** The abuse limits of docs/abuse.md, counted in `rateLimiter`. */

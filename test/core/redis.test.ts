@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import Redis from 'ioredis';
 import { loadConfig } from '../../src/core/config/load';
 import { createLogger } from '../../src/core/logger';
 import { createRedis, redisReady } from '../../src/core/redis';
@@ -15,7 +15,10 @@ let server: RedisServer;
 let redis: Redis;
 beforeAll(async () => {
   server = await startRedisServer();
-  redis = createRedis(loadConfig({ env: {}, overrides: { redis: { url: server.url } } }), createLogger('silent'));
+  const connection = createRedis(loadConfig({ env: {}, overrides: { redis: { url: server.url } } }), createLogger('silent'));
+  // With no `redis.cluster`, `redis.url` is one server: the single client, whose socket the tests look at.
+  if (!(connection instanceof Redis)) throw new Error('expected the single-server client');
+  redis = connection;
   await redisReady(redis);
 });
 afterAll(async () => {

@@ -5,7 +5,7 @@ import type { Logger } from '../../core/logger';
 import type { IngestObserver, LoginIngest } from './login-ingest';
 import { createMemoryLoginIngest } from './memory-queue';
 import { createRedisLoginIngest } from './redis-queue';
-import type Redis from 'ioredis';
+import type { RedisConnection } from '../../core/redis';
 
 export type { IngestObserver, IngestStats, LoginIngest, LoginIngestEvent } from './login-ingest';
 export { createMemoryLoginIngest, defaultBackoffMs, type MemoryIngestOptions } from './memory-queue';
@@ -16,7 +16,7 @@ export interface LoginIngestOptions {
   backoffMs?: (retry: number) => number;
   closeGraceMs?: number;
   /** With a Redis connection the queue is durable and shared by the fleet. */
-  redis?: Redis;
+  redis?: RedisConnection;
 }
 
 /** Ingest that skips every event (no collector configured), saying so once. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
+import type { RedisConnection } from '../../core/redis';
 import { isApiError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
 import type { IngestObserver, LoginIngest, LoginIngestEvent } from './login-ingest';
@@ -17,7 +17,7 @@ import { defaultBackoffMs } from './memory-queue';
  */
 
 export interface RedisIngestOptions {
-  redis: Redis;
+  redis: RedisConnection;
   prefix: string;
   deliver(event: LoginIngestEvent): Promise<unknown>;
   log: Logger;

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { RedisConnection } from '../../core/redis';
 import type { RateLimiter } from './rate-limiter';
 
 // One round trip, atomic on the server: count the hit and start the window on the first one.
@@ -10,7 +10,7 @@ if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1])
 return { count, ttl }
 `;
 
-export function createRedisRateLimiter(redis: Redis, prefix: string): RateLimiter {
+export function createRedisRateLimiter(redis: RedisConnection, prefix: string): RateLimiter {
   redis.defineCommand('lfaRateHit', { numberOfKeys: 1, lua: HIT });
   const hit = (redis as unknown as { lfaRateHit(key: string, windowMs: number): Promise<[number, number]> }).lfaRateHit.bind(redis);
   return {

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import { redisAnswers, type RedisConnection } from '../../core/redis';
 import { EXPIRED_RETENTION_MS, type ClaimResult, type IssueResult, type OtpPolicy, type OtpRecord, type OtpStore, type VerifyOutcome, type VerifyResult } from './store';
 
 /*
@@ -103,7 +103,7 @@ export interface RedisOtpStoreOptions {
   ownsConnection?: boolean;
 }
 
-export function createRedisOtpStore(redis: Redis, options: RedisOtpStoreOptions): OtpStore {
+export function createRedisOtpStore(redis: RedisConnection, options: RedisOtpStoreOptions): OtpStore {
   redis.defineCommand('lfaOtpIssue', { numberOfKeys: 1, lua: ISSUE });
   redis.defineCommand('lfaOtpRevert', { numberOfKeys: 1, lua: REVERT });
   redis.defineCommand('lfaOtpVerify', { numberOfKeys: 1, lua: VERIFY });
@@ -163,7 +163,7 @@ export function createRedisOtpStore(redis: Redis, options: RedisOtpStoreOptions)
     },
 
     async ping() {
-      return (await redis.ping()) === 'PONG';
+      return redisAnswers(redis);
     },
 
     async close() {
