@@ -1,13 +1,13 @@
 import type { ProofField } from './effects';
 
 /*
- * The optimised actions of SPEC.md, named once. Each action is one HTTP request and one user
+ * The optimised actions of docs/contract.md, named once. Each action is one HTTP request and one user
  * event of the login machine; everything else that names an action (the entry the handlers
  * pass to the runner, the event the machine takes, the request field whose proof resumes the
  * journey) is read from this table, never written out a second time.
  */
 
-/** FeRegister's phases (SPEC.md). */
+/** FeRegister's phases (docs/contract.md#login-flows-optimised-actions). */
 export const PHASES = ['email_otp', 'register'] as const;
 export type Phase = (typeof PHASES)[number];
 
@@ -45,7 +45,7 @@ export type Entry = (typeof ACTIONS)[FeAction]['entry'];
 /** The user events of the login machine, one per action. */
 export type UserEventType = (typeof ACTIONS)[FeAction]['event'];
 
-/** The actions in SPEC.md's order. */
+/** The actions in the contract's order. */
 export const FE_ACTIONS = Object.keys(ACTIONS) as FeAction[];
 
 const derive = <K extends string, V>(pairs: Array<[K, V]>): Record<K, V> => Object.fromEntries(pairs) as Record<K, V>;

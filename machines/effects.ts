@@ -17,7 +17,7 @@
 
 import type { Flow, ProfileStep } from './steps';
 
-/** otp_generate's success data (SPEC.md); `otp` only when `otp.debug`. Passed to the answer as `otp`. */
+/** otp_generate's success data (docs/contract.md#one-time-codes); `otp` only when `otp.debug`. Passed to the answer as `otp`. */
 export interface OtpSendMetadata {
   otp?: string;
   resent: boolean;
@@ -72,7 +72,7 @@ export interface LookupUserByEmailInput {
 }
 export type LookupUserByEmailOutput = UserLookupOutput;
 
-/** Passwordless registration (SPEC.md's identity register call). */
+/** Passwordless registration (the identity register call). */
 export interface RegisterUserInput {
   email: string;
   consents?: Record<string, unknown>;

@@ -6,7 +6,7 @@ import { runStep, type StepAnswer } from './run-step';
 import type { StepId } from './steps';
 
 /*
- * SPEC.md's typical sequences as journeys of optimised actions, replayed against a small fake
+ * The contract's typical sequences (docs/contract.md#typical-sequences) as journeys of optimised actions, replayed against a small fake
  * world (accounts by uid, email and phone; one valid code). The machine tests replay them and
  * docs/flows.md lists what each request did, so the documented paths are the ones that run.
  */
@@ -92,7 +92,7 @@ export interface Journey {
   /** Its slug: the diagram's file (docs/journeys/<id>.svg) and anchor. */
   id: JourneyId;
   name: string;
-  /** The row of SPEC.md's tables it replays. */
+  /** The row of the contract's tables it replays. */
   spec: string;
   users: WorldUser[];
   requests: JourneyRequest[];
@@ -114,7 +114,7 @@ export const JOURNEY_CODE = '123456';
 const PHONE = '+393331234567';
 const NEW_PHONE = '+393339876543';
 
-/** SPEC.md's typical frontend sequences, as the optimised actions serve them. */
+/** The contract's typical frontend sequences, as the optimised actions serve them. */
 export const journeys: Journey[] = [
   {
     id: 'phone-login',

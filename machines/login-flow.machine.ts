@@ -29,7 +29,7 @@ import type {
 import { FAILED, SETTLED, STEP, stepTag, type Flow, type ProfileStep } from './steps';
 
 /*
- * The login journey of SPEC.md as one machine: every optimised action (FeLogin, FeVerifyOtp,
+ * The login journey of docs/contract.md#steps as one machine: every optimised action (FeLogin, FeVerifyOtp,
  * FeRegister, FeAddPhone, FeUpdateProfile) is one user event sent to a state the user is
  * looking at. A request starts the machine directly in that state (machines/resume.ts: one
  * table from the action, its `flow`/`phase` and the proof it carries to the state it resumes),

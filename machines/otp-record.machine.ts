@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { and, assign, setup } from 'xstate';
 
 /*
- * The lifecycle of one stored one-time code (SPEC.md, "States and transitions / OTP record").
+ * The lifecycle of one stored one-time code (docs/contract.md#otp-record).
  *
  * The machine is built once and stepped with XState's pure `transition()`: a store restores a
  * snapshot from what it holds (no record -> `none`, a record -> `valid`), sends one event and
@@ -78,7 +78,7 @@ type Update = (context: OtpRecordContext, event: OtpRecordEvent) => Partial<OtpR
  * and so does the transition table compiled from the machine (otp-record.table.ts).
  */
 export const otpGuards = {
-  /** SPEC: a valid (unexpired) code was sent less than `resend_cooldown_seconds` ago. */
+  /** The contract: a valid (unexpired) code was sent less than `resend_cooldown_seconds` ago. */
   withinCooldown: (context, event) =>
     event.type === 'GENERATE' && isLive(context.record, event.now) && event.now - context.record.sentAt < event.policy.cooldownMs,
   expired: (context, event) => event.type === 'VERIFY' && !isLive(context.record, event.now),

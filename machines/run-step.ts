@@ -26,7 +26,7 @@ export interface StepAnswer {
   /** `next_step`; null for the login screen and for refusals. */
   nextStep: StepId | null;
   flow: Flow | null;
-  /** Only where SPEC.md names one: `otp_phone` (62), `success` (90). */
+  /** Only where the contract names one: `otp_phone` (62), `success` (90). */
   screen?: string;
   /** True once logged in (90): FeUpdateProfile's `done`. */
   done: boolean;

@@ -1,7 +1,7 @@
 /*
- * The frontend step numbers of SPEC.md ("Frontend step numbers returned by optimised actions"),
+ * The frontend step numbers of the contract (docs/contract.md#steps),
  * named. A state of a login-flow machine carries its step as a tag (`step:14`); the numbers
- * SPEC.md does not explain got the meanings written here and argued in docs/flows-design.md.
+ * the contract does not explain got the meanings written here and argued in docs/flows-design.md.
  * Imports nothing: the machines, the diagrams and src/ all read these.
  */
 
@@ -71,7 +71,7 @@ export const SETTLED = 'settled';
 export const FAILED = 'failed';
 
 export interface StepInfo {
-  /** What the frontend shows; `wire` says SPEC.md names it, so the answer carries it as `screen`. */
+  /** What the frontend shows; `wire` says the contract names it, so the answer carries it as `screen`. */
   screen: string;
   wire?: true;
   meaning: string;
@@ -101,7 +101,7 @@ export const STEP_INFO: Record<StepId, StepInfo> = {
   [STEP.loggedIn]: { screen: 'success', wire: true, meaning: 'logged in: token issued, cookie set, collector ingest queued' },
 };
 
-/** SPEC.md's `flow` values (FeVerifyOtp's request). */
+/** The contract's `flow` values (FeVerifyOtp's request). */
 export const FLOWS = ['phone', 'email_with_phone', 'email', 'phone_register', 'email_register', 'email_add_phone', 'email_register_phone'] as const;
 export type Flow = (typeof FLOWS)[number];
 

@@ -10,7 +10,7 @@ import type { DocGenerator } from './generator';
 /*
  * docs/flows.md: the step diagrams product and QA review, generated from the machine
  * definitions (diagrams, step table), from the resume table (machines/resume.ts: the diagrams'
- * entry points and the table of where each request resumes) and from replaying SPEC.md's
+ * entry points and the table of where each request resumes) and from replaying the contract's
  * typical sequences against the machine with fake effects (journeys). Never edited by hand.
  */
 
@@ -62,7 +62,7 @@ async function journeySection(journey: Journey): Promise<string> {
   return [
     `### ${journey.name}`,
     '',
-    `SPEC.md: ${journey.spec}.`,
+    `In the contract: ${journey.spec}.`,
     '',
     '| # | Request | Proof sent | Steps | Effects called | Answer |',
     '|---|---|---|---|---|---|',
@@ -95,7 +95,7 @@ export async function renderFlows(): Promise<string> {
     'Blue states wait for the user (the request answers their `next_step`); the others are passed',
     'within one request. The journeys (phone login, email login, registration, adding a phone, the',
     'profile) are compound states. Why the journey is shaped this way, and what the step numbers',
-    'SPEC.md does not explain mean: [flows-design.md](flows-design.md).',
+    'the contract does not explain mean: [flows-design.md](flows-design.md).',
     '',
     `## The login journey (${code(loginFlowMachine.id)})`,
     '',
@@ -124,7 +124,7 @@ export async function renderFlows(): Promise<string> {
   sections.push(
     '## Journeys',
     '',
-    "SPEC.md's typical frontend sequences as the optimised actions serve them, replayed against the",
+    "The contract's typical frontend sequences ([contract.md](contract.md#typical-sequences)) as the optimised actions serve them, replayed against the",
     'machine with fake effects (the same replays the machine tests run). Each request sends the proof',
     'the previous answers handed out.',
     '',
@@ -133,7 +133,7 @@ export async function renderFlows(): Promise<string> {
   sections.push(
     `## The OTP record (${code(otpRecordMachine.id)})`,
     '',
-    'The lifecycle of one stored code (SPEC.md, "States and transitions / OTP record"), stepped with',
+    'The lifecycle of one stored code ([contract.md](contract.md#otp-record)), stepped with',
     "XState's pure `transition()` by the OTP store.",
     '',
     mermaid(renderMermaid(otpRecordMachine)),

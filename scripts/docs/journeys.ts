@@ -50,7 +50,7 @@ function section(diagram: JourneyDiagram): string {
     '',
     `## ${diagram.title}`,
     '',
-    `SPEC.md: ${diagram.spec}. Replayed as "${diagram.name}" in [flows.md](flows.md#journeys). Rendered: [journeys/${diagram.id}.svg](journeys/${diagram.id}.svg).`,
+    `In the contract: ${diagram.spec}. Replayed as "${diagram.name}" in [flows.md](flows.md#journeys). Rendered: [journeys/${diagram.id}.svg](journeys/${diagram.id}.svg).`,
     '',
     mermaid(renderJourneyMermaid(diagram)),
     '',

@@ -13,7 +13,7 @@ export interface ActionResult {
   data?: Record<string, unknown> | null;
   /** Top-level envelope fields beside data: `meta`, `payload`, `idp_debug`, ... */
   extra?: Record<string, unknown>;
-  /** Replaces the whole envelope (SPEC.md's non-debug `recommendations` answer). */
+  /** Replaces the whole envelope (the non-debug `recommendations` answer, docs/contract.md#addressing-and-envelope). */
   body?: unknown;
 }
 

@@ -2,7 +2,7 @@ import type { ActionContext } from './action';
 import { apiError } from '../core/errors';
 
 /*
- * SPEC.md, Authentication 1: the user's access token comes from the body field, the cookie
+ * docs/contract.md#authentication, 1: the user's access token comes from the body field, the cookie
  * `__utp`, or `Authorization: Bearer <token>`, in that order: the first one present wins.
  */
 

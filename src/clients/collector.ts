@@ -5,7 +5,7 @@ import type { CallContext } from '../core/context';
 import { createUpstream, type ClientOptions } from './http';
 
 /*
- * The user collector (SPEC.md, outbound calls): POST {user_collector.base_url}{ingest_login_path}
+ * The user collector (docs/contract.md#upstream-calls): POST {user_collector.base_url}{ingest_login_path}
  * with JSON {uid, accessToken} and header `x-internal-token: <internal_token>`, within
  * `user_collector.timeout` seconds. Any 2xx is accepted; the reply body is not relied upon.
  */

@@ -5,7 +5,7 @@ import type { CallContext } from '../core/context';
 import { maskEmail, type Logger } from '../core/logger';
 
 /*
- * Mail through SMTP (nodemailer), one pooled transport per process. SPEC.md: the channel is
+ * Mail through SMTP (nodemailer), one pooled transport per process. The contract: the channel is
  * skipped when `mail.from_address` is empty. Every failure becomes ApiError `upstream_error`,
  * never a crash; the SMTP error text is logged, not returned.
  */

@@ -5,7 +5,7 @@ import type { CallContext } from '../core/context';
 import { createUpstream, type ClientOptions } from './http';
 
 /*
- * The mailing-list service (SPEC.md, outbound calls):
+ * The mailing-list service (docs/contract.md#upstream-calls):
  *   GET {esp_url}/tracker/securesub/email/{email}/ml/{mlids}?api_key=<KEY>
  * The email is URL-encoded as one path segment; list ids are digits, joined by commas.
  * No public model describes the reply: a 2xx is a subscription unless the body says

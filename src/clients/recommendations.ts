@@ -6,7 +6,7 @@ import type { CallContext } from '../core/context';
 import { createUpstream, type ClientOptions } from './http';
 
 /*
- * The content-recommendation widget service (SPEC.md):
+ * The content-recommendation widget service (docs/contract.md#upstream-calls):
  *   POST {recommendations.api_url}  { widgetId, context: { url } (article pages only),
  *                                     user: { ids: { <user_id_prefix>: udi } } (only with a udi) }
  * Its reply is taken to be `{ response: { items: [ article, ... ] } }`, each article
@@ -69,7 +69,7 @@ export function createRecommendationsClient(config: Config, log: Logger, { obser
   const upstream = createUpstream({ name: 'recommendations', label: 'raccomandazioni', timeoutMs: settings.timeout * 1000, log, observe });
   const requestBody = ({ widgetId, url, udi }: RecommendationRequest): WidgetRequestBody => ({
     widgetId,
-    // SPEC.md: context.url is omitted for home; the whole context object goes with it.
+    // The contract: context.url is omitted for home; the whole context object goes with it.
     ...(url ? { context: { url } } : {}),
     ...(udi ? { user: { ids: { [settings.user_id_prefix]: udi } } } : {}),
   });

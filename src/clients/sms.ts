@@ -5,7 +5,7 @@ import type { CallContext } from '../core/context';
 import { createUpstream, type ClientOptions } from './http';
 
 /*
- * The SMS gateway (SPEC.md, outbound calls): POST {sms.api_url} with JSON
+ * The SMS gateway (docs/contract.md#upstream-calls): POST {sms.api_url} with JSON
  * { receiver: E.164, body, sender } and `Authorization: Bearer <sms.api_key>`.
  * Any 2xx is an accepted message; the reply body is not relied upon.
  */
@@ -19,7 +19,7 @@ export interface SmsMessage {
 }
 
 export interface SmsClient {
-  /** SPEC.md: the channel is skipped when `sms.api_url` or `sms.api_key` is empty. */
+  /** The contract: the channel is skipped when `sms.api_url` or `sms.api_key` is empty. */
   readonly configured: boolean;
   /** Resolves with the gateway's HTTP status once it accepted the message; throws ApiError `upstream_error` otherwise. */
   send(ctx: CallContext, message: SmsMessage): Promise<{ status: number; durationMs: number }>;

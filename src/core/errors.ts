@@ -13,7 +13,7 @@
 type Message = string | ((params: never) => string);
 
 interface CatalogueEntry {
-  /** HTTP status; 200 for business outcomes and validation failures (DESIGN.md). */
+  /** HTTP status; 200 for business outcomes and validation failures (docs/contract.md#errors). */
   readonly status: number;
   readonly message: Message;
 }
@@ -30,7 +30,7 @@ export const catalogue = {
   },
   unauthorized: { status: 401, message: 'Token mancante o non valido.' },
   rate_limited: { status: 429, message: ({ retryAfter }: { retryAfter: number }) => `Troppe richieste. Riprova tra ${retryAfter} secondi.` },
-  // SPEC.md's texts to the letter: already_sent, expired, invalid, phone_taken (no final period).
+  // The contract's texts to the letter (docs/contract.md#errors): already_sent, expired, invalid, phone_taken (no final period).
   already_sent: { status: 200, message: ({ retryAfter }: { retryAfter: number }) => `OTP già inviato. Riprova tra ${retryAfter} secondi.` },
   expired: { status: 200, message: 'OTP scaduto. Richiedi un nuovo codice.' },
   invalid: { status: 200, message: 'OTP non valido.' },

@@ -21,7 +21,7 @@ export function createLogger(level: string): Logger {
   return pino({ level, redact, base: { service: 'login-frontend-api' } });
 }
 
-/** SPEC.md: OTP debug logging goes to its own file with an OTP-specific prefix. */
+/** The contract: OTP debug logging goes to its own file with an OTP-specific prefix. */
 export function createOtpLogger(file: string, level: string): Logger {
   if (!file || level === 'silent') return pino({ level: 'silent' });
   mkdirSync(dirname(file), { recursive: true });

@@ -6,7 +6,7 @@ import { invalidProof, proofBinds, signProof, verifyProof, type ProofClaims, typ
 import { apiError } from '../core/errors';
 
 /*
- * DESIGN.md's security floor for the identity primitives: no action issues a token, reveals a
+ * The security floor for the identity primitives (docs/security.md): no action issues a token, reveals a
  * profile or changes one unless the caller proved it verified a code for that identity (a
  * `verified` proof, body `proof` or header `x-verification-proof`) or sends `x-internal-key`
  * equal to `security.internal_key`. `security.guard_primitives: false` restores the legacy

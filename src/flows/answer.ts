@@ -12,9 +12,9 @@ import type { ServiceContext } from '../domain/deps';
 
 /** Every field an optimised action may answer in `data`; each action's OpenAPI response picks its own. */
 export const flowAnswerShape = z.object({
-  next_step: z.union([z.number().int(), z.string()]).describe('the step the frontend shows next (SPEC.md step numbers; docs/flows.md)'),
+  next_step: z.union([z.number().int(), z.string()]).describe('the step the frontend shows next (docs/contract.md#steps; docs/flows.md)'),
   flow: z.enum(FLOWS).nullable().describe('send it back as `flow` in the next request'),
-  screen: z.enum(['otp_phone', 'success']).optional().describe('only where SPEC.md names one: otp_phone at 62, success at 90'),
+  screen: z.enum(['otp_phone', 'success']).optional().describe('only where the contract names one: otp_phone at 62, success at 90'),
   done: z.literal(true).optional().describe('present at 90: the journey is complete'),
   uid: z.string().optional().describe('the account acted on, once known (send it to FeAddPhone / FeUpdateProfile)'),
   otp: otpSendResponse.optional().describe('send metadata of the code this request sent; `otp.otp` only when otp.debug is on'),

@@ -3,7 +3,7 @@ import type { Config } from '../core/config/schema';
 import type { TokenCookie, TokenCookieOptions } from '../core/context';
 
 /*
- * SPEC.md, Authentication 2: every access token the service issues or refreshes is stored in
+ * docs/contract.md#authentication, 2: every access token the service issues or refreshes is stored in
  * the cookie `__utp`. HttpOnly (no script reads it), SameSite=Lax (sent on top-level
  * navigation, not on cross-site subrequests), Path=/, domain `server.cookie_domain` when set.
  * Secure unless `sandbox.enabled`: a bearer token never travels over plain http, whatever

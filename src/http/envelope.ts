@@ -1,6 +1,6 @@
 import type { ApiError } from '../core/errors';
 
-/** SPEC.md's response envelope. `error` is null on success so the shape never changes. */
+/** The response envelope (docs/contract.md#addressing-and-envelope). `error` is null on success so the shape never changes. */
 export interface Envelope {
   success: boolean;
   error: string | null;

@@ -11,7 +11,7 @@ import { checkBodyShape, parseRequest } from './validate';
 
 const ACTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
-/** SPEC.md, Addressing 1: `POST /?action=X` and `POST /X` are the same call. */
+/** docs/contract.md#addressing-and-envelope, 1: `POST /?action=X` and `POST /X` are the same call. */
 export function actionName(ctx: Context): string | undefined {
   if (ctx.path.length > 1) return ctx.path.slice(1);
   // Read straight from the query string: Koa's ctx.query parses every parameter into an object first.
@@ -96,7 +96,7 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
 }
 
 /**
- * `idp_debug` (SPEC.md, only when `debug` is on): the identity exchanges of this request,
+ * `idp_debug` (docs/contract.md#addressing-and-envelope, only when `debug` is on): the identity exchanges of this request,
  * masked by the client. One exchange: `idp_debug` is it; several: `idp_debug` is the last and
  * `idp_debugs` lists them all.
  */

@@ -13,7 +13,7 @@ import { otpActions } from '../actions/otp';
  * schema, its `response` (the shape of `data`) and its `reasons`. Nothing here is a copy of a
  * request or response shape; the envelope is the one of src/http/envelope.ts.
  *
- * SPEC.md, Addressing 1: `POST /?action=<name>` and `POST /<name>` are the same call. Every
+ * docs/contract.md#addressing-and-envelope, 1: `POST /?action=<name>` and `POST /<name>` are the same call. Every
  * action has its own `/<name>` path (what Swagger UI renders best); the query style is one `/`
  * operation with a required `action` parameter listing every action, and each `/<name>`
  * operation names its query form in `x-action-query`.
@@ -22,7 +22,7 @@ import { otpActions } from '../actions/otp';
 extendZodWithOpenApi(z);
 
 export const OPENAPI_VERSION = '3.1.0';
-/** SPEC.md, Versioning: the interface description carries version 1.0.0. */
+/** docs/contract.md#versioning: the interface description carries version 1.0.0. */
 export const API_VERSION = '1.0.0';
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
@@ -185,7 +185,7 @@ export function createOpenApiDocument(actions: readonly Action[] = registeredAct
       path: '/',
       operationId: 'action_by_query',
       tags: ['Addressing'],
-      summary: 'Any action, named by the query parameter (SPEC.md, Addressing 1).',
+      summary: 'Any action, named by the query parameter (the same call as POST /<name>).',
       description: '`POST /?action=<name>` is the same call as `POST /<name>`: the body, the answer and the reasons are those of the named operation.',
       request: {
         query: z.object({

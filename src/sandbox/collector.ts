@@ -5,7 +5,7 @@ const PREFIX = '/collector';
 export const SANDBOX_COLLECTOR_TOKEN = 'sandbox-collector-token';
 
 /**
- * The user collector of SPEC.md: `POST /collector/ingest/login` with `{ uid, accessToken }` and
+ * The user collector as the service calls it (docs/contract.md#upstream-calls): `POST /collector/ingest/login` with `{ uid, accessToken }` and
  * `x-internal-token: sandbox-collector-token`. Accepted ingests land in the outbox (channel
  * `collector`), token masked, so a person can see each login reach it.
  */

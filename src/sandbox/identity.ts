@@ -20,7 +20,7 @@ import { identityPaths } from '../clients/identity/urls';
 import type { SandboxFake } from './fake';
 
 /*
- * A fake of the identity provider, in memory, answering every identity call of SPEC.md in the
+ * A fake of the identity provider, in memory, answering every identity call of docs/contract.md in the
  * provider's shapes. Every reply is a recorded example of src/sandbox/fixtures/identity with this
  * fake's values put in, so the client's guards (tested on the same files) parse what it says.
  * Tokens are JWT-format (HS256 with a per-run key): the access list accepts only tokens it issued.
@@ -138,7 +138,7 @@ export function createIdentityFake(): SandboxFake {
         if (!publisherOk(ctx, bearer(ctx))) return void (ctx.body = errorList('Access denied', '403'));
         const user = byEmail(ctx.query.email);
         const password = ctx.query.password;
-        // SPEC.md: the query's password is `""` for the passwordless login.
+        // The contract: the query's password is `""` for the passwordless login.
         const passwordless = password === '""';
         // With a password, an unknown email, an account without a password and a wrong password
         // get the one recorded refusal (HTTP 200 + error_code_list), so the service's single
@@ -199,7 +199,7 @@ export function createIdentityFake(): SandboxFake {
         const user = byUid(ctx.query.uid);
         if (!user) return void (ctx.body = userNotFoundFixture);
         const fields = body(ctx);
-        // JSON carries the custom fields, a form the identity fields (SPEC.md).
+        // JSON carries the custom fields, a form the identity fields (docs/contract.md#upstream-calls).
         if (ctx.is('application/json')) {
           if (fields.city !== undefined) user.custom.city = String(fields.city);
           if (fields.birth_date !== undefined) user.custom.birth_date = String(fields.birth_date);

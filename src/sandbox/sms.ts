@@ -7,7 +7,7 @@ export const SANDBOX_SMS_KEY = 'sandbox-sms-key';
 export const codeIn = (text: string): string | undefined => /(?<!\d)\d{4,10}(?!\d)/.exec(text)?.[0];
 
 /**
- * The SMS gateway of SPEC.md: `POST /sms` with `{ receiver, body, sender }` and
+ * The SMS gateway as the service calls it (docs/contract.md#upstream-calls): `POST /sms` with `{ receiver, body, sender }` and
  * `Authorization: Bearer sandbox-sms-key`. Accepted messages land in the outbox (channel `sms`).
  */
 export function createSmsFake(): SandboxFake {

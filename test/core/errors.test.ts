@@ -5,7 +5,7 @@ import { createOpenApiDocument } from '../../src/http/openapi';
 
 /*
  * The error catalogue (src/core/errors.ts): every reason once, with its status and its text.
- * SPEC.md fixes some texts to the letter; the others are ours and are asserted through messageOf.
+ * The contract (docs/contract.md#errors) fixes some texts to the letter; the others are ours and are asserted through messageOf.
  */
 
 /** Any parameter a text asks for, as a visible placeholder. */
@@ -40,7 +40,7 @@ describe('error catalogue', () => {
     expect(textOf(reason)).not.toMatch(/undefined|null|\[object/);
   });
 
-  it('keeps the texts SPEC.md fixes to the letter', () => {
+  it('keeps the texts the contract fixes to the letter', () => {
     expect(messageOf('already_sent', { retryAfter: 42 })).toBe('OTP già inviato. Riprova tra 42 secondi.');
     expect(messageOf('expired')).toBe('OTP scaduto. Richiedi un nuovo codice.');
     expect(messageOf('invalid')).toBe('OTP non valido.');

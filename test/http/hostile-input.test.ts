@@ -9,7 +9,7 @@ import { testApp, testConfig, testDeps } from '../support/app';
 
 /*
  * A few hundred malformed bodies over every registered action: whatever arrives, the answer is
- * the envelope with a transport status from DESIGN.md (never a 5xx, never a stack), and nothing
+ * the envelope with a transport status of docs/contract.md#errors (never a 5xx, never a stack), and nothing
  * leaks into Object.prototype. Upstreams are unreachable (nock refuses every connection), so an
  * action that gets as far as calling one must turn that into its own clean failure too.
  */
@@ -95,7 +95,7 @@ function expectEnvelope(action: string, status: number, body: unknown): void {
   expect(ALLOWED_STATUSES).toContain(status);
   expect(typeof body).toBe('object');
   const envelope = body as Record<string, unknown>;
-  // recommendations answers its bare widget body on success when recommendations.debug is off (SPEC.md).
+  // recommendations answers its bare widget body on success when recommendations.debug is off (docs/contract.md#addressing-and-envelope).
   if (action === 'recommendations' && envelope.success === undefined) {
     expect(envelope.response).toEqual(expect.objectContaining({ items: expect.any(Array) }));
     return;

@@ -8,7 +8,7 @@ describe('login flow diagram', () => {
   const diagram = renderMermaid(loginFlowMachine);
   const rows = stepTable(loginFlowMachine);
 
-  it('puts every step SPEC.md numbers on a state of the machine', () => {
+  it('puts every step the contract numbers on a state of the machine', () => {
     const spec = [13, 14, 32, 33, 60, 90, 24, '24b', 25, 34, 30, 31, 37, 65, 61, 23, 36, 40, 42, 62];
     expect(rows.map((r) => r.step).sort()).toEqual([...spec].sort());
   });
@@ -35,7 +35,7 @@ describe('login flow diagram', () => {
     expect(reached[90]).toEqual(['FeVerifyOtp', 'FeRegister', 'FeUpdateProfile']);
   });
 
-  it('shows the screens SPEC.md names on the steps that answer them', () => {
+  it('shows the screens the contract names on the steps that answer them', () => {
     expect(STEP_INFO[62]).toMatchObject({ screen: 'otp_phone', wire: true });
     expect(STEP_INFO[90]).toMatchObject({ screen: 'success', wire: true });
     expect(rows.find((r) => r.step === 62)).toMatchObject({ screen: 'otp_phone', settles: true, proof: 'pending_proof (pending)' });

@@ -1,6 +1,6 @@
 import { journeys, replayJourney, worldEffects, type EffectCall, type FakeWorld } from '../../machines/journeys';
 
-// SPEC.md's typical frontend sequences, replayed request by request: each request resumes from
+// The contract's typical frontend sequences, replayed request by request: each request resumes from
 // the proofs earlier answers handed out. Expected per request: steps, effects in order, answer.
 
 type Expected = Array<{ action: string; steps: Array<number | string>; calls: string[]; next: number }>;

@@ -1,6 +1,6 @@
 import { CODE, NEW_PHONE, PHONE, SENT, claims, fakeEffects, request } from './login-flow.fakes';
 
-// One test per row of SPEC.md's "Frontend step numbers returned by optimised actions", plus the
+// One test per row of the contract's step table (docs/contract.md#steps), plus the
 // refusals around them: steps passed, effects called in order with their inputs, the answer.
 
 const anna = { found: true as const, uid: 'uid-anna', email: 'anna@example.com', phone: PHONE };

@@ -14,13 +14,13 @@ import { NEW_PHONE, PHONE, SENT } from './login-flow.fakes';
  * a request starts in), with each user event a frontend may send and every outcome each effect
  * may report (effect completions are the `xstate.done.actor.*` events the walk chooses). Every
  * path that ends a request is then run for real through runStep, with fake effects answering
- * what the path chose, and must end in the same state, on a step (or refusal) SPEC.md allows
+ * what the path chose, and must end in the same state, on a step (or refusal) the contract allows
  * that action.
  */
 
 const ME = { uid: 'uid-me', email: 'me@example.com' };
 
-/** SPEC.md's next_step table: the steps (and refusal reasons) each action may answer. */
+/** The contract's next_step table (docs/contract.md#steps): the steps (and refusal reasons) each action may answer. */
 const allowed: Record<Entry, { steps: StepId[]; reasons: string[] }> = {
   login: { steps: [14, 33, 60], reasons: ['invalid_request'] },
   verifyOtp: { steps: [90, 24, 25, 37, 61], reasons: ['invalid', 'expired', 'too_many_attempts', 'phone_taken', 'invalid_proof', 'proof_required', 'invalid_request'] },
@@ -196,7 +196,7 @@ describe('every path of the login journey', () => {
     for (const state of settled.filter((s) => s !== 'enteringIdentifier' && s !== 'enteringRegistrationEmail')) expect(reached).toContain(state);
   });
 
-  it('runs each path against fake effects to the state it predicts, on a step SPEC.md allows', async () => {
+  it('runs each path against fake effects to the state it predicts, on a step the contract allows', async () => {
     expect(paths.length).toBeGreaterThan(0);
     let ran = 0;
     for (const path of paths) {

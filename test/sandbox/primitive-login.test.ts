@@ -8,7 +8,7 @@ import { createSmtpFake } from '../../src/sandbox/smtp';
 import { testApp, testConfig, testDeps } from '../support/app';
 
 /*
- * SPEC.md's typical sequences over the primitives, end to end on the sandbox with the guard on:
+ * The contract's typical sequences (docs/contract.md#typical-sequences) over the primitives, end to end on the sandbox with the guard on:
  * the code is read from the outbox as a person would, and each step carries the proof the
  * previous one answered.
  */

@@ -111,7 +111,7 @@ export const tokenCookies = (res: request.Response): string[] => {
   return cookies.filter((cookie) => cookie.startsWith('__utp='));
 };
 
-/** A phone login of an account with the primitives (SPEC's "phone, user exists"), answering the search's proof for the uid. */
+/** A phone login of an account with the primitives (the typical sequence "phone, user exists"), answering the search's proof for the uid. */
 export async function primitivePhoneLogin(app: SecurityApp, phone: string): Promise<{ uid: string; proof: string }> {
   await app.post('otp_generate', { uid: phone }).expect(200);
   const verified = await app.post('verify_otp', { email: phone, otp_code: app.codeFor(phone) });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** SPEC.md's recommended article: five fields always, the optional ones only when the upstream sent them. */
+/** The contract's recommended article (docs/contract.md#shapes): five fields always, the optional ones only when the upstream sent them. */
 export const OPTIONAL_FIELDS = [
   'author', 'publishtime', 'categoria', 'tassonomia', 'keyword', 'kw-classification',
   'kw-taxonomy', 'kw-category', 'kw-sentiment', 'category0', 'category1', 'createtime',
@@ -29,13 +29,13 @@ export function truncate(value: string, max: number): string {
 }
 
 /**
- * One widget item as SPEC.md's article: title from og-title (else title), thumbnail (else
+ * One widget item as the contract's article: title from og-title (else title), thumbnail (else
  * og-image), click_url (else url), description from og-description (else description). Items
  * without a url are no article.
  *
  * The widget puts the page's `og-*` tags under `metadata`, but some items carry them on the
  * item itself: an og-* field counts wherever it is, and always beats the plain field (an og-title
- * on the item beats a title in metadata). When both places hold one, `metadata` wins: SPEC.md
+ * on the item beats a title in metadata). When both places hold one, `metadata` wins: the contract
  * names "the og-title metadata" as the source, and the optional fields below also prefer
  * `metadata`, so a copy on the item is the fallback in both cases.
  */

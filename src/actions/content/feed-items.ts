@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { feedCode, headlineCode, headlineOf, listIdOf, type Feed } from './headlines';
 
-/** SPEC.md's newsletter feed item. */
+/** The contract's newsletter feed item (docs/contract.md#shapes). */
 export const feedItem = z.object({
   id: z.string(),
   feed: feedCode,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /*
- * SPEC.md: feeds and headline codes are paired in order, and each headline has its own
+ * The contract: feeds and headline codes are paired in order, and each headline has its own
  * mailing-list key (`newsletter.api_keys.<head>`).
  */
 export const FEEDS = ['feed_a', 'feed_b', 'feed_c', 'feed_d'] as const;

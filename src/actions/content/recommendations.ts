@@ -69,7 +69,7 @@ export const recommendations = defineAction({
   bodyResponse: z
     .object({ response: z.object({ items: z.array(z.looseObject({})) }) })
     .loose()
-    .describe('With recommendations.debug false: only the upstream items, with their original fields (SPEC.md); a failure adds success false, error and data.reason.'),
+    .describe('With recommendations.debug false: only the upstream items, with their original fields, not the envelope; a failure adds success false, error and data.reason.'),
   reasons: ['not_configured'],
   async handler(input, ctx): Promise<ActionResult> {
     const { deps } = ctx;

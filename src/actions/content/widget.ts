@@ -12,9 +12,9 @@ export interface WidgetChoice {
 }
 
 /**
- * SPEC.md's widget table: page kind (a `url` means an article) by `toptrend`. A `widget_id` in
+ * The contract's widget table (docs/contract.md#newsletters-and-recommendations): page kind (a `url` means an article) by `toptrend`. A `widget_id` in
  * the request wins. The legacy `widget_id` stands in for `widget_id_article` only, the one row
- * SPEC.md names it for; toptrend rows have no fallback.
+ * the contract names it for; toptrend rows have no fallback.
  */
 export function chooseWidget(settings: Settings, request: { widget_id?: string | null; url?: string | null; toptrend: boolean }): WidgetChoice {
   if (request.widget_id) return { widgetId: request.widget_id, source: 'request' };

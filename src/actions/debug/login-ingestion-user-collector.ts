@@ -13,7 +13,7 @@ export const loginIngestionRequest = z.looseObject({
 });
 
 /**
- * SPEC.md's debug action: forwards {uid, accessToken} to the user collector now (not through
+ * The contract's debug action (docs/contract.md#debug): forwards {uid, accessToken} to the user collector now (not through
  * the background queue) and answers the collector's outcome. Gated like the other diagnostics:
  * open, it would let anyone feed logins to the collector.
  */

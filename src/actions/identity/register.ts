@@ -28,7 +28,7 @@ export const registerResponse = z.object({
   proof: z.string().optional(),
 });
 
-/** SPEC.md: `send_otp` (default true) sends an OTP to the new account's email; its failure does not undo the registration. */
+/** The contract: `send_otp` (default true) sends an OTP to the new account's email; its failure does not undo the registration. */
 async function sendRegistrationOtp(ctx: ActionContext, email: string) {
   try {
     const sent = await ctx.deps.otp.generate(ctx, { key: email, email, fields: { key: 'email', email: 'email' } });

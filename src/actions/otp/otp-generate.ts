@@ -13,7 +13,7 @@ export const otpGenerateRequest = z.object({
 
 export const otpGenerate = defineAction({
   name: 'otp_generate',
-  summary: 'Generates a one-time code for a key and sends it by SMS and/or email (SPEC rules 1-3).',
+  summary: 'Generates a one-time code for a key and sends it by SMS and/or email (who receives it: docs/contract.md#one-time-codes).',
   request: otpGenerateRequest,
   response: otpSendResponse,
   reasons: ['already_sent', 'delivery_failed', 'channel_not_configured', 'region_not_allowed', 'store_unavailable'],

@@ -9,7 +9,7 @@ import { provenBy } from '../../domain/otp/reached';
 
 export const verifyOtpRequest = z.object({
   otp_code: otpCodeField,
-  /** SPEC: the OTP key, phone or email (named `email` for historical reasons). */
+  /** The contract: the OTP key, phone or email (named `email` for historical reasons). */
   email: z.string().trim().max(254).nullish(),
   is_registration: z.boolean().nullish(),
   /** The OTP key when `email` is absent; with is_registration, the user whose DOI is confirmed. */

@@ -2,7 +2,7 @@ import type { CallContext } from '../../core/context';
 import { maskSecret } from '../../core/logger';
 
 /*
- * `idp_debug` (SPEC.md, only when `debug` is on): what was sent to the identity provider and
+ * `idp_debug` (docs/contract.md#addressing-and-envelope, only when `debug` is on): what was sent to the identity provider and
  * what came back, for the request being served. The request context holds the collection
  * (`idpExchanges`, present only when `debug` is on); the client records into it, and masks
  * tokens, keys and passwords before anything is kept.

@@ -30,7 +30,7 @@ export * from './replies';
 export { identityPaths, identityUrls } from './urls';
 
 /*
- * The external identity provider, call by call as SPEC.md's outbound table says. Transport
+ * The external identity provider, call by call as docs/contract.md#upstream-calls says. Transport
  * failures, non-2xx and unparseable replies become `upstream_error` in createUpstream; this
  * module adds the provider's own failure styles (`error_code_list` under HTTP 200 on
  * /id/api/v1, `code != 0` on /api/v3) and the few answers that are outcomes, not failures:
@@ -38,13 +38,13 @@ export { identityPaths, identityUrls } from './urls';
  * on the password login.
  */
 
-/** v3 code for "user not found" (seen in client code; UPSTREAMS.md). */
+/** v3 code for "user not found" (seen in client code; docs/identity.md#reply-shapes-assumed-and-where-they-come-from). */
 export const USER_NOT_FOUND_CODE = 2004;
 
-/** SPEC.md: phone search page. */
+/** The contract's phone search page. */
 export const SEARCH_PAGE = { offset: 0, limit: 100 } as const;
 
-/** The `custom_fields` filter of the phone search (SPEC.md fixes the names; the nesting is ours, see docs/identity.md). */
+/** The `custom_fields` filter of the phone search (the contract fixes the names; the nesting is ours, see docs/identity.md). */
 export const phoneSearchFilter = (digits: string) => [
   { field_name: 'otp_phone', data_type: 'NUMBER', condition: { type: 'EQUAL', value: digits } },
 ];
@@ -101,7 +101,7 @@ export const identityFailure = (endpoint: string, data: Record<string, unknown> 
 /*
  * A password login the provider refuses is "credentials refused" when it answers HTTP 4xx other
  * than 429, or HTTP 200 with an `error_code_list`: the provider may refuse a wrong password and
- * an unknown email in either style (UPSTREAMS.md), with words and codes that tell the two
+ * an unknown email in either style (docs/identity.md), with words and codes that tell the two
  * apart, so every such reply becomes the one `invalid_credentials` below and nothing of the
  * provider's reaches the caller (who could otherwise probe which emails have an account). 429
  * is the provider throttling us, and 5xx, timeouts and unparseable 2xx are outages: those stay
@@ -199,7 +199,7 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
 
   return {
     async login(ctx, { email, password, stayLoggedIn }) {
-      // SPEC.md: the query's password is the empty-quoted string `""` for passwordless login.
+      // The contract: the query's password is the empty-quoted string `""` for passwordless login.
       const request = {
         method: 'POST' as const,
         params: { aid, email, password: password ? password : '""' },
@@ -247,7 +247,7 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
         if (errors.some((e) => NOT_FOUND_MESSAGE.test(e.message ?? '') || String(e.code ?? '') === '404')) return null;
         throw rejected(ctx, 'users_get', errors);
       }
-      // Flat per UPSTREAMS.md; a `{ user }` wrapper is tolerated (`{ user: null }` means not found).
+      // Flat per the provider's SDK models (docs/identity.md); a `{ user }` wrapper is tolerated (`{ user: null }` means not found).
       return parse(ctx, 'users_get', guards.profile, data);
     },
 
@@ -306,7 +306,7 @@ export function createIdentityClient(config: Config, log: Logger, { observe }: C
     },
 
     async refreshToken(ctx, refreshToken) {
-      // SPEC.md: client_id is the application id; no client secret, no redirect uri.
+      // The contract: client_id is the application id; no client secret, no redirect uri.
       const { status, data } = await send(ctx, 'refresh', 'identityToken', {
         method: 'POST',
         form: { client_id: aid, grant_type: 'refresh_token', refresh_token: refreshToken },

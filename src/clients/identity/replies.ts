@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /*
- * Guards of the identity provider's replies (UPSTREAMS.md). Objects are loose: extra fields
+ * Guards of the identity provider's replies (docs/identity.md#reply-shapes-assumed-and-where-they-come-from). Objects are loose: extra fields
  * are kept (raw results are passed through) and every field not known to be present is
  * optional. Two failure styles: `/id/api/v1` answers `error_code_list` (even under HTTP 200),
  * `/api/v3` answers `code != 0` (2004: user not found).

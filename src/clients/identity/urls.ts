@@ -2,9 +2,9 @@ import type { Config } from '../../core/config/schema';
 import { apiError } from '../../core/errors';
 
 /*
- * SPEC.md's outbound identity calls. Each URL is the full-URL override key when set, else
- * `identity.base_url` + SPEC's path. Login, register and DOI have no override key (DESIGN.md
- * lists none), so they always hang off the base.
+ * The outbound identity calls (docs/contract.md#upstream-calls). Each URL is the full-URL override key when set, else
+ * `identity.base_url` + the contract's path. Login, register and DOI have no override key (the
+ * configuration has none), so they always hang off the base.
  */
 export const identityPaths = {
   login: '/id/api/v1/publisher/identity/login',

@@ -121,7 +121,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
   return result.data;
 }
 
-/** What DESIGN.md forbids in production, one line per problem. */
+/** What production forbids (docs/operations.md, production checklist), one line per problem. */
 function productionRefusals(cfg: Config): string[] {
   const problems: string[] = [];
   if (cfg.sandbox.enabled) problems.push('sandbox.enabled: the sandbox is refused when NODE_ENV=production');

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 
 /*
- * One schema for the whole configuration. Every key of DESIGN.md is declared from day one,
+ * One schema for the whole configuration. Every key the service will ever read is declared from day one,
  * so one file serves every version; unknown keys are refused (strict objects) so typos surface.
- * Defaults are SPEC.md's. Environment values arrive as strings or JSON scalars, so string
+ * Defaults are the contract's (docs/contract.md#limits). Environment values arrive as strings or JSON scalars, so string
  * fields accept numbers (an `aid` of digits) and list fields accept comma-separated strings.
  */
 

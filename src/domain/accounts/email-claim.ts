@@ -4,7 +4,7 @@ import type { Deps } from '../service-context';
 import { reducedProfile } from './profile';
 
 /*
- * Registration by phone (SPEC's "phone, new user") creates an account for an email the
+ * Registration by phone (the typical sequence "phone, new user") creates an account for an email the
  * registrant never proved, and may attach their phone to it. That must not outlive the email's
  * owner proving the email (docs/security.md): the first time a code delivered to the email is
  * used to reach an account whose email was never confirmed, the phone on it is dropped and the

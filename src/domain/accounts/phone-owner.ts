@@ -31,7 +31,7 @@ export async function searchPhone(deps: Pick<Deps, 'identity' | 'config'>, ctx: 
   return { reply, holders: usersWithPhone(reply, e164, deps.config.sms.default_region) };
 }
 
-/** SPEC.md: before an `otp_phone` is saved, it must not be held by another uid (`phone_taken`). */
+/** The contract: before an `otp_phone` is saved, it must not be held by another uid (`phone_taken`). */
 export async function ensurePhoneFree(deps: Pick<Deps, 'identity' | 'config'>, ctx: CallContext, e164: string, uid?: string): Promise<void> {
   const { holders } = await searchPhone(deps, ctx, e164);
   if (holders.some((user) => user.uid !== uid)) throw phoneTaken();

@@ -3,7 +3,7 @@ import type { CallContext } from '../../core/context';
 import type { Deps } from '../service-context';
 
 /*
- * Saving a profile (SPEC.md): identity fields (first_name, last_name, email) form-urlencoded,
+ * Saving a profile (docs/contract.md#upstream-calls): identity fields (first_name, last_name, email) form-urlencoded,
  * custom fields (city, birth_date, otp_phone as a number) as JSON, one provider call each and
  * only for the group that has fields. `update_profile` saves both at once; the journeys save
  * them as steps 40 and 42. Whether a new otp_phone is free is checked before, by the caller.

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { CustomField, IdentityProfile, V3User } from '../../clients/identity';
 
 /*
- * SPEC.md's reduced profile (get_user, get_user_email) and its meta. Custom fields come as a
+ * The contract's reduced profile (get_user, get_user_email) and its meta. Custom fields come as a
  * list of `{ field_name, value }` with string values; a value that is absent or empty is null.
- * `profile_complete` (SPEC.md is silent): names, city, birth date and phone all present, the
+ * `profile_complete` (the contract is silent): names, city, birth date and phone all present, the
  * fields FeRegister's phase `register` and FeAddPhone collect.
  */
 

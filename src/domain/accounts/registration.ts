@@ -4,7 +4,7 @@ import type { CallContext } from '../../core/context';
 import type { Deps } from '../service-context';
 
 /*
- * Passwordless registration (SPEC.md's identity register call), as both `register` and the
+ * Passwordless registration (the identity register call, docs/contract.md#upstream-calls), as both `register` and the
  * registration journeys (FeRegister phase register) run it: the provider creates the account,
  * and the new uid is read from the token it returns, or looked up by email when it returns none.
  */

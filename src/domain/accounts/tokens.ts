@@ -2,7 +2,7 @@ import type { TokenReply } from '../../clients/identity';
 import type { ServiceContext } from '../service-context';
 
 /*
- * Every token the service obtains is also stored in the cookie `__utp` (SPEC.md,
+ * Every token the service obtains is also stored in the cookie `__utp` (docs/contract.md#authentication,
  * Authentication 2): the token issue and that cookie are one sequence, run by `access_token`,
  * `verify_otp` and every journey that logs a user in.
  */
@@ -24,7 +24,7 @@ export function storeReturnedToken(ctx: TokenContext, reply: { access_token?: st
   return true;
 }
 
-/** SPEC.md's token result. */
+/** The contract's token result (docs/contract.md#shapes). */
 export function tokenResult(reply: Partial<TokenReply>) {
   return {
     access_token: reply.access_token ?? null,

@@ -3,7 +3,7 @@ import { apiError } from '../../core/errors';
 import type { RateLimiter } from './rate-limiter';
 
 /*
- * The abuse limits SPEC.md leaves open (docs/security.md, docs/abuse.md): code sends per OTP
+ * The abuse limits the contract leaves open (docs/security.md, docs/abuse.md): code sends per OTP
  * key and per receiving phone or email (a short window and an hourly ceiling), code sends per
  * client IP per hour, verification attempts per client IP per minute, lookups that reveal an
  * account, password logins per IP and per email. Counted in the OTP store's own backend, so they hold across a fleet. The client IP

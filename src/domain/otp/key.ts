@@ -2,7 +2,7 @@ import { looksLikePhone, toE164 } from '../phone';
 import { maskEmail, maskPhone, maskSecret } from '../../core/logger';
 
 /*
- * An OTP key is whatever the caller chose (SPEC: "a phone number or an email"). Keys are
+ * An OTP key is whatever the caller chose (the contract: "a phone or an email"). Keys are
  * normalised so every spelling of one identity lands on one record: a phone in any form becomes
  * E.164 (`+39 333 1234567`, `393331234567` and `3331234567` with region IT are one key), an
  * email is trimmed and lower-cased, anything else is only trimmed.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { OtpSendMetadata } from '../../../machines/effects';
 
-/** otp_generate's success data (SPEC.md), also the `otp` of the login journeys' answers. */
+/** otp_generate's success data (docs/contract.md#one-time-codes), also the `otp` of the login journeys' answers. */
 export const otpSendResponse = z.object({
   otp: z.string().optional().describe('the plain code, only when otp.debug is on'),
   resent: z.boolean(),

@@ -46,7 +46,7 @@ export interface OtpSendRequest {
   fields?: { key?: string; phone?: string; email?: string };
 }
 
-/** otp_generate's success data (SPEC.md), also the `otp` send metadata of the login flows: one type, the machines'. */
+/** otp_generate's success data (docs/contract.md#one-time-codes), also the `otp` send metadata of the login flows: one type, the machines'. */
 export type OtpSendResult = OtpSendMetadata;
 
 export interface OtpVerifyRequest {
@@ -58,7 +58,7 @@ export interface OtpVerifyRequest {
 export type Verification = { outcome: 'ok'; reached: Reached } | { outcome: Exclude<VerifyOutcome, 'ok'> };
 
 export interface OtpService {
-  /** Which channels are configured (SPEC.md's skip rules). */
+  /** Which channels are configured (the contract's skip rules). */
   readonly channels: { sms: boolean; email: boolean };
   readonly sms: SmsClient;
   readonly mailer: Mailer;
@@ -66,7 +66,7 @@ export interface OtpService {
   generate(ctx: CallContext, request: OtpSendRequest): Promise<OtpSendResult>;
   /** The outcome of one attempt; `ok` consumed the code and says where it had gone. */
   verify(ctx: CallContext, request: OtpVerifyRequest): Promise<Verification>;
-  /** Like `verify`, but a failure is thrown as the ApiError SPEC.md prescribes; answers where the code had gone. */
+  /** Like `verify`, but a failure is thrown as the ApiError the contract prescribes (docs/contract.md#errors); answers where the code had gone. */
   verifyOrThrow(ctx: CallContext, request: OtpVerifyRequest): Promise<Reached>;
   /** Records a proof id as spent in the store (atomic across instances); false when it already was. */
   spendProof(id: string, untilMs: number): Promise<boolean>;
@@ -85,7 +85,7 @@ export interface OtpService {
 export interface OtpServiceOptions extends OtpServiceEnv {
   store?: OtpStore;
   /**
-   * Whether the identity provider shows this phone and this email on one account (SPEC rule 2:
+   * Whether the identity provider shows this phone and this email on one account (otp_generate's rule 2:
    * a code to both). Without it, or when it says no or fails, the mail is not sent.
    */
   sameAccount?: (ctx: CallContext, phone: string, email: string) => Promise<boolean>;
@@ -139,7 +139,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
   const message = (code: string) => renderOtpMessage(templates, { code, ttlSeconds: otp.ttl_seconds, appName: config.mail.app_name, now: now() });
 
   /**
-   * Where this request's code goes: SPEC.md's otp_generate rules 1 and 2 (docs/otp.md), SMS
+   * Where this request's code goes: otp_generate's rules 1 and 2 (docs/otp.md), SMS
    * only to mobile numbers of the allowed regions, and a phone and an email together only when
    * they are one account's (docs/security.md): a code to both proves control of either.
    */

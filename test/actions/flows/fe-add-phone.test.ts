@@ -31,7 +31,7 @@ describe('FeAddPhone', () => {
     expect(sms.sent.map((s) => s.receiver)).toEqual([NEW_PHONE]);
   });
 
-  it('answers phone_taken, with SPEC.md’s text, and sends nothing when another account holds the phone', async () => {
+  it('answers phone_taken, with the contract’s text, and sends nothing when another account holds the phone', async () => {
     const { call, stepProof } = flowsApp(smtp.port());
     const sms = smsGateway();
     intercept('POST', paths.search, 200, searchReply({ uid: 'PNIsomeoneelse', digits: '393339876543' }));

@@ -30,7 +30,7 @@ describe('otp_generate', () => {
       expect(smtp.mails).toHaveLength(0);
     });
 
-    it('answers the send metadata of SPEC.md and no code when otp.debug is off', async () => {
+    it('answers the send metadata of the contract and no code when otp.debug is off', async () => {
       await start();
       smsGateway();
       const res = await app.post('otp_generate', { uid: PHONE, phone: PHONE });
@@ -164,7 +164,7 @@ describe('otp_generate', () => {
   });
 
   describe('rule 3: cooldown', () => {
-    it('blocks a second send within the cooldown with SPEC.md’s text and fields', async () => {
+    it('blocks a second send within the cooldown with the contract’s text and fields', async () => {
       await start();
       const gateway = smsGateway();
       await app.post('otp_generate', { uid: PHONE });

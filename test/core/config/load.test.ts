@@ -20,7 +20,7 @@ const problemsOf = (fn: () => unknown): string[] => {
 };
 
 describe('configuration', () => {
-  it('has the defaults of SPEC.md', () => {
+  it('has the defaults of the contract', () => {
     const config = loadConfig({ env: {} });
     expect(config.otp).toMatchObject({ ttl_seconds: 300, length: 6, resend_cooldown_seconds: 60, debug: false, max_attempts: 5 });
     expect(config.recommendations).toMatchObject({ user_id_prefix: 'usi', timeout: 10 });

@@ -59,7 +59,7 @@ describe('OtpService', () => {
     expect(await s.otp.verify(testCtx, { key: '393331234567', code })).toEqual({ outcome: 'invalid' });
   });
 
-  it('throws SPEC.md’s errors from verifyOrThrow', async () => {
+  it('throws the contract’s errors from verifyOrThrow', async () => {
     const s = service(testConfig(smsOn));
     await s.otp.generate(testCtx, { key: '+393331234567' });
     const failure = await s.otp.verifyOrThrow(testCtx, { key: '+393331234567', code: 'nope' }).catch((err: unknown) => err);

@@ -2,7 +2,7 @@
 /*
  * The reference login page: drives FeLogin, FeVerifyOtp, FeRegister, FeAddPhone and
  * FeUpdateProfile (and the `login` primitive for the password step) through every next_step
- * of SPEC.md. No session: everything the next request needs (flow, uid, the proofs each answer
+ * of docs/contract.md. No session: everything the next request needs (flow, uid, the proofs each answer
  * hands out) is kept here and sent in the fields docs/flows-http.md names. Codes come only from
  * what the user types. Error texts are the API's, shown as given.
  */
