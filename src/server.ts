@@ -18,6 +18,11 @@ async function main(): Promise<void> {
   try {
     service = await startService(config);
   } catch (err) {
+    // A configuration only the domain can judge (otp.test_numbers normalised as requests are) exits as any bad configuration.
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78);
+    }
     // A listen failure is already logged by the service; this also covers a sandbox that did not start.
     // No process.exit: the service released what it opened, and the async OTP log file must finish opening.
     process.stderr.write(`cannot start: ${(err as Error).message}\n`);
