@@ -18,8 +18,9 @@ export interface MemoryOtpStoreOptions {
 
 const HASH_BYTES = 32;
 const SENT_AT = HASH_BYTES;
-const EXPIRES_AT = SENT_AT + 6;
-const ATTEMPTS = EXPIRES_AT + 6;
+/** The code's life (expiresAt - sentAt) in ms, 32 bits: up to 49 days, where the TTL is minutes. */
+const LIFE = SENT_AT + 6;
+const ATTEMPTS = LIFE + 4;
 const PACKED_BYTES = ATTEMPTS + 1;
 const HEX_HASH = /^[0-9a-f]{64}$/;
 /** Marks a record kept as text (a hash that is not a 64-digit hex digest). */
@@ -35,21 +36,23 @@ const packText = (record: OtpRecord, key: string) =>
 
 /**
  * A record as one short flat string (docs/performance.md: memory per pending code). Binary when
- * the hash is a hex SHA-256, as the service's always are: 32 hash bytes, sentAt and expiresAt as
- * 48-bit integers, the wrong-guess count: 45 one-byte characters instead of a ~300 B object,
- * followed by where the code went when that is not the key itself.
+ * the hash is a hex SHA-256, as the service's always are: 32 hash bytes, sentAt as a 48-bit
+ * integer, the code's life as a 32-bit one, the wrong-guess count: 43 one-byte characters
+ * instead of a ~300 B object (V8 rounds a string to 8 bytes: 43 fit where 45 did not), followed
+ * by where the code went when that is not the key itself.
  */
 export function packRecord(record: OtpRecord, key: string): string {
   const to = packTo(record, key);
   const fits =
     HEX_HASH.test(record.hash) &&
     record.attempts <= 255 &&
-    [record.sentAt, record.expiresAt].every((t) => Number.isSafeInteger(t) && t >= 0 && t < 2 ** 48) &&
+    Number.isSafeInteger(record.sentAt) && record.sentAt >= 0 && record.sentAt < 2 ** 48 &&
+    Number.isSafeInteger(record.expiresAt) && record.expiresAt >= record.sentAt && record.expiresAt - record.sentAt < 2 ** 32 &&
     Buffer.byteLength(to, 'latin1') === Buffer.byteLength(to, 'utf8');
   if (!fits) return packText(record, key);
   scratch.write(record.hash, 0, 'hex');
   scratch.writeUIntBE(record.sentAt, SENT_AT, 6);
-  scratch.writeUIntBE(record.expiresAt, EXPIRES_AT, 6);
+  scratch.writeUInt32BE(record.expiresAt - record.sentAt, LIFE);
   scratch[ATTEMPTS] = record.attempts;
   const packed = scratch.toString('latin1') + to;
   return packed.startsWith(TEXT) ? packText(record, key) : packed;
@@ -63,10 +66,11 @@ export function unpackRecord(packed: string, key: string): OtpRecord | null {
   }
   if (packed.length < PACKED_BYTES) return null;
   scratch.write(packed, 0, PACKED_BYTES, 'latin1');
+  const sentAt = scratch.readUIntBE(SENT_AT, 6);
   return {
     hash: scratch.toString('hex', 0, HASH_BYTES),
-    sentAt: scratch.readUIntBE(SENT_AT, 6),
-    expiresAt: scratch.readUIntBE(EXPIRES_AT, 6),
+    sentAt,
+    expiresAt: sentAt + scratch.readUInt32BE(LIFE),
     attempts: scratch[ATTEMPTS]!,
     to: unpackTo(packed.slice(PACKED_BYTES), key),
   };
@@ -86,44 +90,45 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
   const table = compileOtpRecordTable();
   const step = (record: OtpRecord | null, event: OtpRecordEvent) => stepOtpRecord(table, record ? { ...emptyContext, record } : emptyContext, event);
 
-  // maxSize with a unit size (rather than `max`) so memory grows with use instead of being preallocated.
-  const cache = new LRUCache<string, string>({
-    maxSize: options.maxRecords,
-    sizeCalculation: () => 1,
-    perf: { now: options.now ?? Date.now },
-    // Read the clock on every check instead of caching it behind a timer per read.
-    ttlResolution: 0,
-  });
+  const clock = options.now ?? Date.now;
+  // maxSize with a unit size (rather than `max`) so memory grows with use instead of being
+  // preallocated. No TTL per entry: a record carries its own end (retainUntil), checked on
+  // read against the operation's clock, so the cache keeps no two timestamps per entry beside
+  // it (16 B of a ~200 B record).
+  // Nothing is lost: the cache never purged stale entries by itself either, only on access or
+  // when the least recently used went.
+  const cache = new LRUCache<string, string>({ maxSize: options.maxRecords, sizeCalculation: () => 1 });
 
   // Recipient cooldowns and spent proofs: short-lived markers beside the records, bounded the same way.
   const markers = new LRUCache<string, string>({ maxSize: options.maxRecords, sizeCalculation: () => 1, perf: { now: options.now ?? Date.now }, ttlResolution: 0 });
   const spent = new LRUCache<string, true>({ maxSize: options.maxRecords, sizeCalculation: () => 1, perf: { now: options.now ?? Date.now }, ttlResolution: 0 });
   const claims = new LRUCache<string, number>({ maxSize: options.maxRecords, sizeCalculation: () => 1, perf: { now: options.now ?? Date.now }, ttlResolution: 0 });
-  const clock = options.now ?? Date.now;
 
-  const read = (key: string): OtpRecord | null => {
+  /** The record under `key`, or null: none, or kept past its end at `now` (the caller's clock, as the machine's guards read it). */
+  const read = (key: string, now?: number): OtpRecord | null => {
     const packed = cache.get(key);
-    return packed === undefined ? null : unpackRecord(packed, key);
+    const record = packed === undefined ? null : unpackRecord(packed, key);
+    if (record && now !== undefined && retainUntil(record) <= now) {
+      cache.delete(key);
+      return null;
+    }
+    return record;
   };
 
   /** Carries out the effects the machine named for one step on `key`. */
-  const apply = (key: string, effects: string[], context: OtpRecordContext, now?: number) => {
+  const apply = (key: string, effects: string[], context: OtpRecordContext) => {
     for (const effect of effects) {
       if (effect === 'deleteRecord') cache.delete(key);
-      else if (effect === 'storeCode' && context.record && now !== undefined) {
-        cache.set(flatKey(key), packRecord(context.record, key), { ttl: Math.max(1, retainUntil(context.record) - now) });
-      } else if ((effect === 'countWrongGuess' || effect === 'restorePrevious') && context.record) {
-        // Same key, same or shorter life: keep the entry's TTL.
-        cache.set(key, packRecord(context.record, key), { noUpdateTTL: true });
-      }
+      else if (effect === 'storeCode' && context.record) cache.set(flatKey(key), packRecord(context.record, key));
+      else if ((effect === 'countWrongGuess' || effect === 'restorePrevious') && context.record) cache.set(key, packRecord(context.record, key));
     }
   };
 
   return {
     async issue(key: string, hash: string, now: number, policy: OtpPolicy, to: string = key): Promise<IssueResult> {
-      const { context, effects } = step(read(key), { type: 'GENERATE', now, hash, to, policy });
+      const { context, effects } = step(read(key, now), { type: 'GENERATE', now, hash, to, policy });
       if (context.outcome === 'blocked' || !context.record) return { status: 'blocked', retryAfterMs: Math.max(1, context.retryAfterMs) };
-      apply(key, effects, context, now);
+      apply(key, effects, context);
       return { status: 'issued', record: context.record, previous: context.previous };
     },
 
@@ -134,9 +139,9 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
     },
 
     async verify(key: string, hash: string, now: number, policy: OtpPolicy): Promise<VerifyResult> {
-      const record = read(key);
+      const record = read(key, now);
       const { context, effects } = step(record, { type: 'VERIFY', now, hash, policy });
-      apply(key, effects, context, now);
+      apply(key, effects, context);
       const outcome = context.outcome;
       if (outcome === 'ok' && record) return { outcome, to: record.to };
       return { outcome: outcome === 'expired' || outcome === 'too_many_attempts' ? outcome : 'invalid' };
