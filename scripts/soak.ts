@@ -1,0 +1,145 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/core/config/load';
+import { Fleet } from './soak/fleet';
+import { Journeys } from './soak/journeys';
+import { parseSoakOptions, type SoakOptions } from './soak/options';
+import { killAll, killChildrenOnExit } from './soak/reaper';
+import { startSoakRedis, type SoakRedis } from './soak/redis';
+import { Tally, verdict } from './soak/tally';
+import { startUpstreams, type SoakUpstreams } from './soak/upstreams';
+
+/*
+ * `npm run soak`: several instances of the real service (src/server.ts, NODE_ENV=production) on
+ * one Redis with appendonly, the sandbox's fake upstreams, and whole login and registration
+ * journeys spread round-robin over the instances for a fixed time. Partway through, Redis is
+ * restarted and one instance is killed with SIGKILL and replaced. At the end, once the login
+ * ingests have reached the collector, it prints its figures and checks, and exits 1 when a
+ * check fails. docs/operations.md explains the figures.
+ */
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** At these fractions of the run: Redis restarted, then one instance killed (its replacement's start-up stays clear of the outage). */
+const REDIS_RESTART_AT = 0.3;
+const INSTANCE_KILL_AT = 0.6;
+/** After the load: how long journeys still running may take, and how long the ingests may take to arrive (a killed worker's events wait for its 10 s heartbeat to expire). */
+const JOURNEYS_FINISH_MS = 40_000;
+const INGEST_DRAIN_MS = 30_000;
+
+function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams): Record<string, unknown> {
+  const plenty = 1_000_000;
+  return {
+    server: { host: '127.0.0.1', shutdown_grace_seconds: 5 },
+    log: { level: 'warn' },
+    otp: { store: 'redis', resend_cooldown_seconds: 1, log_file: '' },
+    redis: { ...store.config, key_prefix: 'soak:' },
+    ...upstreams.config,
+    security: { secret: randomBytes(32).toString('base64url'), internal_key: randomBytes(16).toString('base64url') },
+    // On, so their Redis counters are part of the load; high, because every journey comes from 127.0.0.1.
+    rate_limits: {
+      enabled: true,
+      sends_per_identifier_per_hour: plenty,
+      sends_per_ip_per_hour: plenty,
+      verifies_per_ip_per_minute: plenty,
+      lookups_per_ip_per_minute: plenty,
+      sends_per_recipient: plenty,
+      lookups_per_account_per_hour: plenty,
+      password_logins_per_ip: plenty,
+      password_logins_per_email: plenty,
+    },
+    sandbox: { enabled: false },
+  };
+}
+
+async function startStore(options: SoakOptions, dir: string): Promise<SoakRedis> {
+  if (options.cluster) throw new Error('--cluster is not available yet');
+  return startSoakRedis(dir);
+}
+
+async function main(): Promise<number> {
+  const options = parseSoakOptions(process.argv.slice(2));
+  killChildrenOnExit();
+  const dir = mkdtempSync(join(tmpdir(), 'soak-'));
+  const tally = new Tally();
+  const say = (line: string) => process.stdout.write(`${line}\n`);
+
+  const store = await startStore(options, join(dir, 'redis'));
+  const upstreams = await startUpstreams(loadConfig({ env: {}, overrides: {} }));
+  const configFile = join(dir, 'config.json');
+  writeFileSync(configFile, JSON.stringify(instanceConfig(store, upstreams), null, 2));
+  const fleet = new Fleet(configFile, dir);
+  await fleet.start(options.instances);
+  say(`soak: ${options.instances} instances on ${store.describe}, ${options.concurrency} journeys at a time for ${options.duration} s (logs in ${dir})`);
+
+  const journeys = new Journeys(tally, fleet, upstreams.outbox);
+  const startedAt = Date.now();
+  const durationMs = options.duration * 1000;
+  const endAt = startedAt + durationMs;
+  let state = 'redis up';
+  let redisRestarted = false;
+  let instanceReplaced = false;
+
+  const progress = setInterval(() => say(tally.progressLine((Date.now() - startedAt) / 1000, options.duration, upstreams.outbox.issued, state)), options.smoke ? 2_000 : 5_000);
+
+  const faults = (async () => {
+    await sleep(durationMs * REDIS_RESTART_AT);
+    await store.restart(options.outage * 1000, {
+      onDown: () => ((tally.redisDownAt = Date.now()), (state = 'redis down'), say('soak: stopping Redis (SIGTERM)')),
+      onUp: () => ((tally.redisUpAt = Date.now()), (state = 'redis back'), say(`soak: Redis answers again after ${((Date.now() - tally.redisDownAt!) / 1000).toFixed(1)} s`)),
+    });
+    redisRestarted = true;
+    await sleep(Math.max(0, startedAt + durationMs * INSTANCE_KILL_AT - Date.now()));
+    const replacement = await fleet.killAndReplace((victim) => {
+      tally.instanceKilledAt = Date.now();
+      state = `${victim.name} killed`;
+      say(`soak: SIGKILL ${victim.name}`);
+    });
+    instanceReplaced = true;
+    state = `${replacement.name} replaced it`;
+    say(`soak: ${replacement.name} ready after ${((Date.now() - tally.instanceKilledAt!) / 1000).toFixed(1)} s`);
+  })();
+
+  // Bounded in time (the end of the run) and in count (no more journeys than a fast run could start).
+  const maxJourneys = options.duration * 500;
+  const worker = async () => {
+    while (Date.now() < endAt && tally.journeys.started < maxJourneys) await journeys.runNext();
+  };
+  const workers = Promise.all(Array.from({ length: options.concurrency }, worker));
+  await Promise.race([Promise.all([workers, faults]), sleep(durationMs + JOURNEYS_FINISH_MS).then(() => say('soak: journeys still running after the run: not waited for'))]);
+
+  // The ingest queue drains: every login answered with a token reaches the collector, or the wait ends.
+  state = 'load over, waiting for the ingests';
+  const drainDeadline = Date.now() + INGEST_DRAIN_MS;
+  while (journeys.lostIngests() > 0 && Date.now() < drainDeadline) await sleep(100);
+  clearInterval(progress);
+  say(tally.progressLine((Date.now() - startedAt) / 1000, options.duration, upstreams.outbox.issued, 'load over'));
+
+  await fleet.stop();
+  await store.stop();
+  await upstreams.close();
+
+  const result = verdict(tally, {
+    codesIssued: upstreams.outbox.issued,
+    ingestsExpected: journeys.logins.length,
+    lostIngests: journeys.lostIngests(),
+    redisRestarted,
+    instanceReplaced,
+  });
+  for (const line of result.lines) say(`  ${line}`);
+  for (const violation of result.violations) say(`soak: FAILED: ${violation}`);
+  if (result.violations.length === 0) rmSync(dir, { recursive: true, force: true });
+  else say(`soak: instance logs and Redis data kept in ${dir}`);
+  say(result.last);
+  return result.violations.length === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: Error) => {
+    process.stderr.write(`soak: ${err.stack ?? err.message}\n`);
+    killAll();
+    process.exit(1);
+  },
+);

@@ -1,0 +1,131 @@
+/*
+ * What the soak counts while it runs, and the checks it makes at the end. Journeys end in one
+ * of three ways: completed (step 90 reached), interrupted (a step met a fault: a 503 during the
+ * Redis outage or a connection cut by the killed instance, and the journey could not go on),
+ * or failed (it went wrong with no fault to explain it: a check fails).
+ */
+
+export const JOURNEY_KINDS = ['phone_login', 'email_login', 'phone_registration', 'email_registration', 'wrong_code', 'resend'] as const;
+export type JourneyKind = (typeof JOURNEY_KINDS)[number];
+
+/** How long after Redis answers again a 503 `store_unavailable` is still expected: ioredis reconnects with a backoff of at most 2 s. */
+const OUTAGE_TAIL_MS = 5_000;
+
+const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
+
+export class Tally {
+  readonly startedAt = Date.now();
+  journeys = { started: 0, completed: 0, interrupted: 0, failed: 0 };
+  readonly byKind = new Map<JourneyKind, { started: number; completed: number }>(JOURNEY_KINDS.map((k) => [k, { started: 0, completed: 0 }]));
+  /** Why failed journeys failed, with a count each (the first few examples are kept). */
+  readonly failures = new Map<string, number>();
+  readonly failureExamples: string[] = [];
+  codes = { accepted: 0, doubleAccepted: 0, wrongAccepted: 0 };
+  requests = { sent: 0, answered: 0, connectionErrors: 0, timeouts: 0, outage503: 0, unexpected: 0 };
+  readonly unexpectedExamples: string[] = [];
+  private readonly latencies: number[] = [];
+
+  /** The Redis outage: when Redis was stopped and when it answered PING again. */
+  redisDownAt?: number;
+  redisUpAt?: number;
+  firstSuccessAfterReturn?: number;
+  instanceKilledAt?: number;
+
+  journeyStarted(kind: JourneyKind): void {
+    this.journeys.started += 1;
+    this.byKind.get(kind)!.started += 1;
+  }
+
+  journeyCompleted(kind: JourneyKind): void {
+    this.journeys.completed += 1;
+    this.byKind.get(kind)!.completed += 1;
+  }
+
+  journeyInterrupted(): void {
+    this.journeys.interrupted += 1;
+  }
+
+  journeyFailed(kind: JourneyKind, why: string, detail: string): void {
+    this.journeys.failed += 1;
+    const key = `${kind}: ${why}`;
+    this.failures.set(key, (this.failures.get(key) ?? 0) + 1);
+    if (this.failureExamples.length < 5) this.failureExamples.push(`${key} (${detail})`);
+  }
+
+  /** A 503 `store_unavailable` is expected from the moment Redis stops until shortly after it answers again. */
+  inOutage(sentAt: number, answeredAt: number): boolean {
+    if (this.redisDownAt === undefined || answeredAt < this.redisDownAt) return false;
+    return this.redisUpAt === undefined || sentAt <= this.redisUpAt + OUTAGE_TAIL_MS;
+  }
+
+  answered(sentAt: number, answeredAt: number, success: boolean): void {
+    this.requests.answered += 1;
+    this.latencies.push(answeredAt - sentAt);
+    if (success && this.redisUpAt !== undefined && this.firstSuccessAfterReturn === undefined && sentAt >= this.redisUpAt) {
+      this.firstSuccessAfterReturn = answeredAt;
+    }
+  }
+
+  unexpected(description: string): void {
+    this.requests.unexpected += 1;
+    if (this.unexpectedExamples.length < 5) this.unexpectedExamples.push(description);
+  }
+
+  /** Seconds from Redis's return to the first successful answer to a request sent after it. */
+  recoverySeconds(): number | undefined {
+    if (this.redisUpAt === undefined || this.firstSuccessAfterReturn === undefined) return undefined;
+    return (this.firstSuccessAfterReturn - this.redisUpAt) / 1000;
+  }
+
+  latency(): { p50: number; p99: number } {
+    const sorted = [...this.latencies].sort((a, b) => a - b);
+    return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  }
+
+  progressLine(elapsedS: number, durationS: number, codesIssued: number, state: string): string {
+    const { p50, p99 } = this.latency();
+    const j = this.journeys;
+    const r = this.requests;
+    return `soak: ${elapsedS.toFixed(0).padStart(3)}/${durationS} s | journeys ${j.started} started, ${j.completed} completed, ${j.interrupted} interrupted, ${j.failed} failed | codes ${codesIssued} issued, ${this.codes.accepted} accepted | requests ${r.answered} answered, ${r.outage503} 503 in outage, ${r.connectionErrors} cut, ${r.unexpected} unexpected | p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms | ${state}`;
+  }
+}
+
+export interface Verdict {
+  lines: string[];
+  violations: string[];
+  last: string;
+}
+
+/** The final report: the figures, each "must be" check, and the closing line. */
+export function verdict(tally: Tally, figures: { codesIssued: number; ingestsExpected: number; lostIngests: number; redisRestarted: boolean; instanceReplaced: boolean }): Verdict {
+  const { p50, p99 } = tally.latency();
+  const recovery = tally.recoverySeconds();
+  const j = tally.journeys;
+  const r = tally.requests;
+  const lines = [
+    `journeys: ${j.started} started, ${j.completed} completed, ${j.interrupted} interrupted by a fault, ${j.failed} failed`,
+    ...[...tally.byKind].map(([kind, n]) => `  ${kind}: ${n.started} started, ${n.completed} completed`),
+    `codes: ${figures.codesIssued} issued, ${tally.codes.accepted} accepted, ${tally.codes.doubleAccepted} accepted twice, ${tally.codes.wrongAccepted} wrong or replaced codes accepted`,
+    `ingests: ${figures.ingestsExpected} logins answered with a token, ${figures.lostIngests} never reached the collector`,
+    `requests: ${r.sent} sent, ${r.answered} answered, ${r.outage503} answered 503 store_unavailable during the Redis outage, ${r.connectionErrors} cut at the connection (killed instance), ${r.timeouts} timed out, ${r.unexpected} unexpected answers`,
+    `latency: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms`,
+    `recovery: ${recovery === undefined ? 'no success after Redis returned' : `first success ${recovery.toFixed(2)} s after Redis returned`}`,
+    ...[...tally.failures].map(([why, n]) => `failed journey: ${why} x${n}`),
+    ...tally.failureExamples.map((e) => `  e.g. ${e}`),
+    ...tally.unexpectedExamples.map((e) => `unexpected answer: ${e}`),
+  ];
+  const violations: string[] = [];
+  const mustBeZero = (name: string, n: number) => n !== 0 && violations.push(`${name}: ${n} (must be 0)`);
+  mustBeZero('codes accepted twice', tally.codes.doubleAccepted);
+  mustBeZero('wrong or replaced codes accepted', tally.codes.wrongAccepted);
+  mustBeZero('lost ingests', figures.lostIngests);
+  mustBeZero('unexpected answers (not the envelope, or a 5xx other than 503 during the Redis outage)', r.unexpected);
+  mustBeZero('requests timed out', r.timeouts);
+  mustBeZero('journeys failed without a fault', j.failed);
+  if (j.completed === 0) violations.push('no journey completed');
+  if (!figures.redisRestarted) violations.push('Redis was not restarted');
+  if (!figures.instanceReplaced) violations.push('no instance was killed and replaced');
+  if (recovery === undefined) violations.push('no success after Redis returned');
+  const last = `soak: ${j.started} journeys, ${tally.codes.doubleAccepted} double-accepted, ${figures.lostIngests} lost ingests, ${r.unexpected} unexpected 5xx, recovered in ${recovery === undefined ? 'never' : recovery.toFixed(2)} s`;
+  return { lines, violations, last };
+}
