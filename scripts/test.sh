@@ -24,6 +24,8 @@ fi
 echo "== type check"; npx tsc --noEmit
 echo "== lint"; npx eslint .
 echo "== layers"; npm run -s check:layers
-# The benchmark smoke run comes before the tests so that the test summary closes the output.
+# The benchmark and soak smoke runs come before the tests so that the test summary closes the output.
 echo "== bench smoke"; npm run bench -- --smoke
+# Two instances on one Redis under load while Redis restarts and an instance is killed; exits 1 on a broken check.
+echo "== soak smoke"; npm run soak -- --smoke
 echo "== tests"; npx jest --ci "$@"
