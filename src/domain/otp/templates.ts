@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { projectPath } from '../../core/paths';
 
 /*
  * The OTP message templates (templates/otp_email.html, templates/otp_sms.txt), read once at
@@ -7,7 +8,7 @@ import { join } from 'node:path';
  * at load, so the two parts never drift apart.
  */
 
-export const TEMPLATES_DIR = join(__dirname, '..', '..', '..', 'templates');
+export const TEMPLATES_DIR = projectPath('templates');
 
 const PLACEHOLDERS = ['OTP_CODE', 'OTP_EXPIRY_MINUTES', 'APP_NAME', 'YEAR'] as const;
 type Placeholder = (typeof PLACEHOLDERS)[number];

@@ -4,6 +4,7 @@ import { actionsInto, JOURNEY_CODE, type JourneyDiagram, type ProofField, type R
 import type { ServiceContext } from '../../domain/deps';
 import { answerData, failureError } from '../../flows/answer';
 import { deriveProofKey } from '../../domain/proofs';
+import { projectPath } from '../../core/paths';
 
 /*
  * GET /flows: the login journeys for product and QA (docs/demo.md). One section per journey: its
@@ -16,7 +17,7 @@ import { deriveProofKey } from '../../domain/proofs';
  * without any script or inline style (the page's CSP is /demo's).
  */
 
-export const JOURNEY_SVG_DIR = join(__dirname, '..', '..', '..', 'docs', 'journeys');
+export const JOURNEY_SVG_DIR = projectPath('docs', 'journeys');
 export const flowsSvgPath = (id: string) => `/flows/${id}.svg`;
 
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

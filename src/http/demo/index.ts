@@ -4,6 +4,7 @@ import type Router from '@koa/router';
 import { JOURNEY_IDS, journeyDiagrams, type JourneyDiagram } from '../../../machines';
 import type { Config } from '../../core/config/schema';
 import { apiError } from '../../core/errors';
+import { projectPath } from '../../core/paths';
 import { SANDBOX_PASSWORD } from '../../sandbox/identity';
 import { demoDiagramOf } from './diagram';
 import { flowsPage, flowsSvgPath, journeySvg } from './flows';
@@ -17,7 +18,7 @@ import { flowsPage, flowsSvgPath, journeySvg } from './flows';
  * path that does not exist.
  */
 
-const PAGE_DIR = join(__dirname, 'page');
+const PAGE_DIR = projectPath('src', 'http', 'demo', 'page');
 export const OUTBOX_PATH = '/_sandbox/outbox';
 
 /** No inline script or style, nothing from another origin: the page only talks to this service. */

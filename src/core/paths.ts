@@ -1,0 +1,22 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+/*
+ * Files the service reads at run time (templates, the demo page, the rendered journey diagrams,
+ * the compiled browser client) live in the project tree, not beside the compiled code: the same
+ * module runs from src/ (tsx, jest) and from dist/src/ (`npm start`), so a `..` chain from
+ * __dirname would point at different places. The root is the nearest folder above this module
+ * holding a package.json, found once at load.
+ */
+
+function findProjectRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+  }
+}
+
+export const PROJECT_ROOT = findProjectRoot(__dirname);
+
+/** A path inside the project, from its root: `projectPath('templates', 'otp_sms.txt')`. */
+export const projectPath = (...parts: string[]): string => join(PROJECT_ROOT, ...parts);
