@@ -1,0 +1,168 @@
+import type { ActionName, Client, Envelope, RequestOf } from './client.js';
+
+/*
+ * The login journey over the Fe* actions, as docs/flows-http.md describes it: every answer hands
+ * out the `flow` to send back, the `next_step` to show and, at some steps, a proof for the next
+ * request. The journey keeps them, with the identifiers the user gave, and fills them into each
+ * request, so a page only sends what the user typed. Fields given explicitly win over the ones
+ * carried. A refusal changes nothing: the user retries from the same step.
+ */
+
+export const PROOF_FIELDS = ['phone_proof', 'pending_proof', 'register_proof', 'proof'] as const;
+export type ProofField = (typeof PROOF_FIELDS)[number];
+
+export type Flow = RequestOf<'FeVerifyOtp'>['flow'];
+
+/** The flows FeAddPhone accepts; after any other it is called without one. */
+const ADD_PHONE_FLOWS: readonly string[] = ['email_add_phone', 'email_register_phone'];
+
+export interface JourneyState {
+  /** The step the latest answer asked to show (`next_step`), null before the first. */
+  step: number | null;
+  flow: Flow | null;
+  /** At 62 and 90 only. */
+  screen: string | null;
+  done: boolean;
+  uid: string | null;
+  /** The email and the phone of the journey: from FeLogin's identifier, FeRegister, FeAddPhone. */
+  email: string | null;
+  phone: string | null;
+  proofs: Partial<Record<ProofField, string>>;
+}
+
+type FlowAction = 'FeLogin' | 'FeVerifyOtp' | 'FeRegister' | 'FeAddPhone' | 'FeUpdateProfile';
+/** A request with the fields the journey carries made optional. */
+type Carried<A extends ActionName, K extends keyof RequestOf<A>> = Omit<RequestOf<A>, K> & Partial<Pick<RequestOf<A>, K>>;
+
+export type VerifyOtpInput = Carried<'FeVerifyOtp', 'flow'>;
+export type RegisterInput = Carried<'FeRegister', 'email'>;
+export type AddPhoneInput = RequestOf<'FeAddPhone'> extends infer R ? Omit<R, 'proof'> & { proof?: string } : never;
+export type UpdateProfileInput = Carried<'FeUpdateProfile', 'uid' | 'proof'>;
+
+export interface Journey {
+  readonly state: Readonly<JourneyState>;
+  login(body: RequestOf<'FeLogin'>): Promise<Envelope<'FeLogin'>>;
+  verifyOtp(body: VerifyOtpInput): Promise<Envelope<'FeVerifyOtp'>>;
+  register(body: RegisterInput): Promise<Envelope<'FeRegister'>>;
+  addPhone(body: AddPhoneInput): Promise<Envelope<'FeAddPhone'>>;
+  updateProfile(body: UpdateProfileInput): Promise<Envelope<'FeUpdateProfile'>>;
+  /** Step 60: the `login` primitive with the journey's email; its `proof` opens FeAddPhone and FeUpdateProfile. */
+  password(password: string): Promise<Envelope<'login'>>;
+  /** Repeats the request that sent the current step's code (a new code once the cooldown is over). */
+  resend(): Promise<Envelope<'FeLogin' | 'FeRegister' | 'FeAddPhone'>>;
+  /** Forgets everything: a new journey. */
+  reset(): void;
+}
+
+const initial = (): JourneyState => ({ step: null, flow: null, screen: null, done: false, uid: null, email: null, phone: null, proofs: {} });
+
+const looksLikeEmail = (identifier: string) => identifier.includes('@');
+
+/** Drops absent fields so that what is carried never overrides an explicit value with nothing. */
+function defined<T>(body: T): T {
+  return Object.fromEntries(Object.entries(body as object).filter(([, v]) => v !== undefined && v !== null && v !== '')) as T;
+}
+
+export function createJourney(client: Client): Journey {
+  let state = initial();
+  let sender: (() => Promise<Envelope<'FeLogin' | 'FeRegister' | 'FeAddPhone'>>) | null = null;
+
+  /** Takes what a successful answer hands out; `changes` are the identifiers the request established. */
+  function remember<E extends { success: boolean; data?: unknown }>(envelope: E, changes: Partial<JourneyState> = {}): E {
+    if (!envelope.success) return envelope;
+    const data = (envelope.data ?? {}) as Record<string, unknown>;
+    const proofs = { ...state.proofs };
+    for (const field of PROOF_FIELDS) if (typeof data[field] === 'string') proofs[field] = data[field];
+    state = {
+      ...state,
+      ...changes,
+      proofs,
+      step: typeof data.next_step === 'number' ? data.next_step : typeof data.next_step === 'string' ? Number(data.next_step) : state.step,
+      flow: typeof data.flow === 'string' ? (data.flow as Flow) : state.flow,
+      screen: typeof data.screen === 'string' ? data.screen : data.next_step !== undefined ? null : state.screen,
+      done: data.done === true || (data.next_step !== undefined ? false : state.done),
+      uid: typeof data.uid === 'string' ? data.uid : state.uid,
+    };
+    return envelope;
+  }
+
+  const send = <A extends FlowAction>(action: A, body: RequestOf<A>) => client.call(action, defined(body));
+
+  const journey: Journey = {
+    get state() {
+      return state;
+    },
+
+    async login(body) {
+      const envelope = await send('FeLogin', body);
+      if (!envelope.success) return envelope;
+      state = initial();
+      sender = () => journey.login(body);
+      const identifier = body.identifier;
+      return remember(envelope, looksLikeEmail(identifier) ? { email: identifier } : { phone: identifier });
+    },
+
+    async verifyOtp(body) {
+      const step = state.step;
+      const carried = {
+        flow: state.flow ?? undefined,
+        // The code was sent to the journey's phone at 14 and 62, to its email at 33 and 23.
+        phone: step === 33 ? undefined : state.phone,
+        email: step === 14 ? undefined : state.email,
+        uid: step === 62 ? state.uid : undefined,
+        pending_proof: step === 23 || step === 62 ? state.proofs.pending_proof : undefined,
+      };
+      return remember(await send('FeVerifyOtp', { ...defined(carried), ...defined(body) } as RequestOf<'FeVerifyOtp'>));
+    },
+
+    async register(body) {
+      const step = state.step;
+      const carried =
+        body.phase === 'email_otp'
+          ? // At 24 the phone is verified: the email code goes with its phone_proof (a phone-first registration).
+            step === 24
+            ? { email: state.email, phone: state.phone, flow: state.flow, phone_proof: state.proofs.phone_proof }
+            : { email: state.email }
+          : { email: state.email, phone: step === 25 ? state.phone : undefined, flow: state.flow, register_proof: state.proofs.register_proof };
+      const request = { ...defined(carried), ...defined(body) } as RequestOf<'FeRegister'>;
+      const envelope = await send('FeRegister', request);
+      if (envelope.success && request.phase === 'email_otp') sender = () => journey.register(body);
+      return remember(envelope, envelope.success ? { email: request.email } : {});
+    },
+
+    async addPhone(body) {
+      const carried = {
+        uid: state.uid,
+        email: state.email,
+        flow: state.flow !== null && ADD_PHONE_FLOWS.includes(state.flow) ? state.flow : undefined,
+        proof: state.proofs.proof,
+      };
+      const request = { ...defined(carried), ...defined(body) } as RequestOf<'FeAddPhone'>;
+      const envelope = await send('FeAddPhone', request);
+      if (envelope.success) sender = () => journey.addPhone(body);
+      return remember(envelope, envelope.success ? { phone: request.phone } : {});
+    },
+
+    async updateProfile(body) {
+      const carried = { uid: state.uid, proof: state.proofs.proof };
+      return remember(await send('FeUpdateProfile', { ...defined(carried), ...defined(body) } as RequestOf<'FeUpdateProfile'>));
+    },
+
+    async password(password) {
+      const envelope = await client.login({ email: state.email ?? '', password } as RequestOf<'login'>);
+      return remember(envelope);
+    },
+
+    async resend() {
+      if (!sender) throw new Error('no code was sent in this journey');
+      return sender();
+    },
+
+    reset() {
+      state = initial();
+      sender = null;
+    },
+  };
+  return journey;
+}
+
