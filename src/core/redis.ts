@@ -9,6 +9,8 @@ import type { Logger } from './logger';
  */
 export type RedisConnection = Redis | Cluster;
 
+export const isCluster = (redis: RedisConnection): redis is Cluster => redis instanceof Cluster;
+
 const retryDelayMs = (attempt: number) => Math.min(100 * 2 ** attempt, 2_000);
 
 /*
@@ -139,7 +141,7 @@ export function redisReady(redis: RedisConnection, timeoutMs = 5_000): Promise<v
  * slots of a lost master have no one to serve them.
  */
 export async function redisAnswers(redis: RedisConnection): Promise<boolean> {
-  if (!(redis instanceof Cluster)) return (await redis.ping()) === 'PONG';
+  if (!isCluster(redis)) return (await redis.ping()) === 'PONG';
   if (redis.status !== 'ready') return false;
   const owners = new Set<string>();
   for (let slot = 0; slot < 16_384; slot += 1) {

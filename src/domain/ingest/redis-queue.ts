@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { RedisConnection } from '../../core/redis';
+import { isCluster, type RedisConnection } from '../../core/redis';
 import { isApiError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
 import type { IngestObserver, LoginIngest, LoginIngestEvent } from './login-ingest';
@@ -15,6 +15,26 @@ import { defaultBackoffMs } from './memory-queue';
  * has its `processing` list moved back to `ready` by any other worker. So a collector outage
  * or a restart loses no event: each is delivered at least once.
  */
+
+/**
+ * The queue's keys. Every script and transaction of the queue touches several of them at once,
+ * so all carry the hash tag `{ingest}`: one slot, on one node of a Redis Cluster (a queue is
+ * one list; it could not be spread over nodes anyway). On one server the tag is only a name.
+ */
+export function ingestKeys(prefix: string) {
+  const key = (name: string) => `${prefix}{ingest}:${name}`;
+  return {
+    ready: key('ready'),
+    delayed: key('delayed'),
+    dead: key('dead'),
+    consumers: key('consumers'),
+    processing: (worker: string) => key(`processing:${worker}`),
+    alive: (worker: string) => key(`alive:${worker}`),
+  };
+}
+
+/** The keys before the hash tag (`<prefix>ingest:ready`, ...): adopted from a single server, see `adoptLegacy`. */
+const legacyKey = (prefix: string, name: string) => `${prefix}ingest:${name}`;
 
 export interface RedisIngestOptions {
   redis: RedisConnection;
@@ -70,7 +90,22 @@ end
 return 1
 `;
 
+// An older release's queue into this one, on a single server: KEYS old ready, delayed, dead,
+// then new ready, delayed, dead; ARGV deadMax. Oldest events stay first in line.
+const ADOPT = `
+local moved = 0
+while redis.call('LMOVE', KEYS[1], KEYS[4], 'LEFT', 'RIGHT') do moved = moved + 1 end
+local delayed = redis.call('ZRANGE', KEYS[2], 0, -1, 'WITHSCORES')
+for i = 1, #delayed, 2 do redis.call('ZADD', KEYS[5], tonumber(delayed[i + 1]), delayed[i]) end
+redis.call('DEL', KEYS[2])
+moved = moved + #delayed / 2
+while redis.call('LMOVE', KEYS[3], KEYS[6], 'LEFT', 'RIGHT') do end
+redis.call('LTRIM', KEYS[6], 0, tonumber(ARGV[1]) - 1)
+return moved
+`;
+
 interface IngestScripts {
+  lfaIngestAdopt(oldReady: string, oldDelayed: string, oldDead: string, ready: string, delayed: string, dead: string, deadMax: number): Promise<number>;
   lfaIngestPromote(delayed: string, ready: string, now: number, batch: number): Promise<number>;
   lfaIngestReclaim(processing: string, ready: string, consumers: string, worker: string): Promise<number>;
   lfaIngestSettle(processing: string, delayed: string, dead: string, item: string, outcome: string, next: string, due: number, deadMax: number): Promise<number>;
@@ -89,14 +124,15 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
   const heartbeatMs = options.heartbeatMs ?? 10_000;
   const deadMax = options.deadLetterMax ?? 1_000;
   const worker = randomUUID();
-  const key = (name: string) => `${options.prefix}ingest:${name}`;
-  const keys = { ready: key('ready'), delayed: key('delayed'), dead: key('dead'), consumers: key('consumers'), processing: key(`processing:${worker}`), alive: key(`alive:${worker}`) };
-  const processingOf = (id: string) => key(`processing:${id}`);
-  const aliveOf = (id: string) => key(`alive:${id}`);
+  const layout = ingestKeys(options.prefix);
+  const keys = { ...layout, processing: layout.processing(worker), alive: layout.alive(worker) };
+  const processingOf = layout.processing;
+  const aliveOf = layout.alive;
 
   redis.defineCommand('lfaIngestPromote', { numberOfKeys: 2, lua: PROMOTE });
   redis.defineCommand('lfaIngestReclaim', { numberOfKeys: 3, lua: RECLAIM });
   redis.defineCommand('lfaIngestSettle', { numberOfKeys: 3, lua: SETTLE });
+  redis.defineCommand('lfaIngestAdopt', { numberOfKeys: 6, lua: ADOPT });
   const scripts = redis as unknown as IngestScripts;
 
   const counts = { queued: 0, delivered: 0, retried: 0, failed: 0, dropped: 0 };
@@ -116,6 +152,25 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
 
   const beat = async () => {
     await redis.multi().set(keys.alive, '1', 'PX', heartbeatMs).sadd(keys.consumers, worker).exec();
+  };
+
+  /*
+   * Events an older release left under the keys without the hash tag, during a rolling
+   * upgrade and after it: queued, waiting to retry, dead letters, and those held by its
+   * workers whose heartbeat expired. Only on a single server, the one Redis that release ran
+   * on (its keys are in several slots, which no cluster script may touch together). Two
+   * commands a tick while nothing is left; to be removed once no fleet runs that release.
+   */
+  const legacy = (name: string) => legacyKey(options.prefix, name);
+  const adoptLegacy = async () => {
+    if (isCluster(redis)) return;
+    const moved = await scripts.lfaIngestAdopt(legacy('ready'), legacy('delayed'), legacy('dead'), keys.ready, keys.delayed, keys.dead, deadMax);
+    let reclaimed = 0;
+    for (const id of await redis.smembers(legacy('consumers'))) {
+      if (await redis.exists(legacy(`alive:${id}`))) continue;
+      reclaimed += await scripts.lfaIngestReclaim(legacy(`processing:${id}`), keys.ready, legacy('consumers'), id);
+    }
+    if (moved + reclaimed > 0) log.info({ events: moved + reclaimed }, 'login ingest: adopted the events of an older release');
   };
 
   /** Takes over the events of workers whose heartbeat expired. */
@@ -194,6 +249,7 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
     try {
       await beat();
       await reclaim();
+      await adoptLegacy();
     } catch {
       // Redis down: nothing to do until it returns.
     }

@@ -1,9 +1,10 @@
 import Redis from 'ioredis';
 import pino from 'pino';
-import { createRedisLoginIngest } from '../../../src/domain/ingest/redis-queue';
+import type { RedisConnection } from '../../../src/core/redis';
+import { createRedisLoginIngest, ingestKeys } from '../../../src/domain/ingest/redis-queue';
 import type { LoginIngestEvent } from '../../../src/domain/ingest';
 import { eventually } from '../../support/eventually';
-import { startRedisServer, type RedisServer } from '../../support/redis-server';
+import { useRedisTargets } from '../../support/redis-targets';
 
 /* The durable ingest of issue 6: queued in Redis before the answer, delivered at least once by the fleet. */
 
@@ -12,10 +13,20 @@ const events = (n: number): LoginIngestEvent[] => Array.from({ length: n }, (_, 
 /** Deliveries happen on the queue's own polling, in real time: wait for them, not for a fixed time. */
 const soon = { timeoutMs: 8_000, intervalMs: 20 };
 
-describe('durable login ingest on Redis', () => {
-  let server: RedisServer;
-  let redis: Redis;
+const targets = useRedisTargets();
+
+// On one server and on a cluster: every script of the queue moves events between its keys, so on
+// the cluster a key outside the queue's hash slot fails the suite with CROSSSLOT.
+describe.each(targets)('durable login ingest on $name', (target) => {
+  let redis: RedisConnection;
   let prefix: string;
+  let keys: ReturnType<typeof ingestKeys>;
+  /** Events in this queue's hands, waiting in `ready` or held by a worker (one moving between them meanwhile counts twice). */
+  const held = async () => {
+    let count = await redis.llen(keys.ready);
+    for (const worker of await redis.smembers(keys.consumers)) count += await redis.llen(keys.processing(worker));
+    return count;
+  };
   const open: Array<{ close(): Promise<void>; abort(): void }> = [];
   const ingest = (deliver: (e: LoginIngestEvent) => Promise<unknown>, extra: Partial<Parameters<typeof createRedisLoginIngest>[0]> = {}) => {
     const queue = createRedisLoginIngest({ redis, prefix, deliver, log, maxRetries: 3, backoffMs: () => 20, pollMs: 50, heartbeatMs: 300, closeGraceMs: 200, ...extra });
@@ -23,19 +34,13 @@ describe('durable login ingest on Redis', () => {
     return queue;
   };
 
-  beforeAll(async () => {
-    server = await startRedisServer();
-    redis = new Redis(server.url);
-  });
   beforeEach(() => {
+    redis = target.client();
     prefix = `ing${Math.random().toString(36).slice(2)}:`;
+    keys = ingestKeys(prefix);
   });
   afterEach(async () => {
     for (const queue of open.splice(0)) queue.abort();
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await server.stop();
   });
 
   it('queues each event in Redis before enqueue resolves, then delivers it', async () => {
@@ -47,8 +52,7 @@ describe('durable login ingest on Redis', () => {
       delivered.push(e.uid);
     });
     await queue.enqueue({ uid: 'u1', accessToken: 't1' });
-    const held = (await redis.lrange(`${prefix}ingest:ready`, 0, -1)).length + (await redis.keys(`${prefix}ingest:processing:*`)).length;
-    expect(held).toBeGreaterThan(0);
+    expect(await held()).toBeGreaterThan(0);
     release();
     expect(await queue.drain(5_000)).toBe(true);
     expect(delivered).toEqual(['u1']);
@@ -75,7 +79,7 @@ describe('durable login ingest on Redis', () => {
     }, { maxRetries: 1 });
     await queue.enqueue({ uid: 'doomed', accessToken: 'x' });
     await eventually(() => expect(queue.stats().failed).toBe(1), soon);
-    const dead = await redis.lrange(`${prefix}ingest:dead`, 0, -1);
+    const dead = await redis.lrange(keys.dead, 0, -1);
     expect(dead.map((raw) => JSON.parse(raw).event.uid)).toEqual(['doomed']);
   });
 
@@ -85,7 +89,7 @@ describe('durable login ingest on Redis', () => {
     const a = ingest(() => new Promise(() => {}), { concurrency: 4 });
     const all = events(12);
     for (const e of all) await a.enqueue(e);
-    await eventually(async () => expect(await redis.llen(`${prefix}ingest:ready`)).toBeLessThanOrEqual(8), soon);
+    await eventually(async () => expect(await redis.llen(keys.ready)).toBeLessThanOrEqual(8), soon);
     a.abort();
 
     const b = ingest(async (e) => {
@@ -99,14 +103,40 @@ describe('durable login ingest on Redis', () => {
   it('hands undelivered events back to the fleet on a graceful close', async () => {
     const a = ingest(() => new Promise(() => {}), { concurrency: 2, closeGraceMs: 50 });
     for (const e of events(5)) await a.enqueue(e);
-    await eventually(async () => expect(await redis.llen(`${prefix}ingest:ready`)).toBeLessThanOrEqual(3), soon);
+    await eventually(async () => expect(await redis.llen(keys.ready)).toBeLessThanOrEqual(3), soon);
     await a.close();
-    expect(await redis.llen(`${prefix}ingest:ready`)).toBe(5);
+    expect(await redis.llen(keys.ready)).toBe(5);
+  });
+});
+
+describe('durable login ingest, on one server only', () => {
+  const [single] = targets;
+  const open: Array<{ abort(): void }> = [];
+  afterEach(() => {
+    for (const queue of open.splice(0)) queue.abort();
+  });
+
+  it('delivers what an older release left under the keys without the hash tag: queued, retrying, and held by a dead worker', async () => {
+    const redis = single!.client();
+    const prefix = `old${Math.random().toString(36).slice(2)}:`;
+    const envelope = (uid: string) => JSON.stringify({ id: uid, event: { uid, accessToken: `t-${uid}` }, attempts: 0 });
+    await redis.lpush(`${prefix}ingest:ready`, envelope('queued'));
+    await redis.zadd(`${prefix}ingest:delayed`, Date.now(), envelope('retrying'));
+    await redis.sadd(`${prefix}ingest:consumers`, 'gone');
+    await redis.lpush(`${prefix}ingest:processing:gone`, envelope('held'));
+    await redis.lpush(`${prefix}ingest:dead`, envelope('given-up'));
+
+    const delivered: string[] = [];
+    const queue = createRedisLoginIngest({ redis, prefix, deliver: async (e) => void delivered.push(e.uid), log, maxRetries: 0, pollMs: 50 });
+    open.push(queue);
+    await eventually(() => expect(new Set(delivered)).toEqual(new Set(['queued', 'retrying', 'held'])), soon);
+    expect(await redis.lrange(ingestKeys(prefix).dead, 0, -1)).toEqual([envelope('given-up')]);
+    expect(await redis.exists(`${prefix}ingest:ready`, `${prefix}ingest:delayed`, `${prefix}ingest:processing:gone`, `${prefix}ingest:dead`)).toBe(0);
   });
 
   it('never rejects when Redis is unreachable: the event is counted as dropped', async () => {
     const offline = new Redis(`redis://127.0.0.1:1`, { enableOfflineQueue: false, lazyConnect: true, maxRetriesPerRequest: 0 });
-    const queue = createRedisLoginIngest({ redis: offline, prefix, deliver: async () => {}, log, maxRetries: 0, pollMs: 50 });
+    const queue = createRedisLoginIngest({ redis: offline, prefix: 'offline:', deliver: async () => {}, log, maxRetries: 0, pollMs: 50 });
     open.push(queue);
     await expect(queue.enqueue({ uid: 'u', accessToken: 't' })).resolves.toBeUndefined();
     expect(queue.stats().dropped).toBe(1);

@@ -1,13 +1,13 @@
 import { createMemoryRateLimiter, type RateLimiter } from '../../../src/domain/limits/rate-limiter';
 import { createRedisRateLimiter } from '../../../src/domain/limits/redis-rate-limiter';
-import { useRedis } from '../../support/redis-server';
+import { useRedisTargets } from '../../support/redis-targets';
 
-const { redis } = useRedis();
+const targets = useRedisTargets();
 
-// One suite, both stores: the limits must mean the same on one instance and on a fleet.
+// One suite, every store: the limits must mean the same on one instance and on a fleet, on one Redis or a cluster.
 describe.each([
   ['memory', () => createMemoryRateLimiter()],
-  ['redis', () => createRedisRateLimiter(redis(), `t${Math.random()}:`)],
+  ...targets.map((target) => [target.name, () => createRedisRateLimiter(target.client(), `t${Math.random()}:`)]),
 ] as Array<[string, () => RateLimiter]>)('%s rate limiter', (_name, make) => {
   it('allows up to the limit in a window, then refuses with the time left', async () => {
     const limiter = make();
@@ -42,9 +42,9 @@ describe('memory rate limiter windows', () => {
   });
 });
 
-describe('redis rate limiter windows', () => {
+describe.each(targets)('$name rate limiter windows', (target) => {
   it('expires the window on the server', async () => {
-    const limiter = createRedisRateLimiter(redis(), `w${Math.random()}:`);
+    const limiter = createRedisRateLimiter(target.client(), `w${Math.random()}:`);
     // A second hit inside the window is refused: a long window, so a loaded run cannot outlast it.
     await limiter.hit('long', 1, 60_000, 0);
     expect((await limiter.hit('long', 1, 60_000, 0)).allowed).toBe(false);
