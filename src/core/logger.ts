@@ -5,27 +5,51 @@ import { dirname } from 'node:path';
 export type { Logger };
 
 /*
- * Paths that may carry secrets if someone ever logs a whole object: redacted as a second line of
- * defence. The first line is that we never log bodies, headers or configuration wholesale.
+ * Fields that may carry secrets if someone ever logs a whole object: censored as a second line
+ * of defence, at the top of a line and one level down. The first line is that we never log
+ * bodies, headers or configuration wholesale.
+ *
+ * Done by a log formatter rather than pino's `redact` option: its wildcard paths (`*.token`)
+ * cost ~10 µs a line, five times the line itself, on every request line (docs/performance.md);
+ * this scan of the keys a line already has costs ~1 µs and copies only a line that holds a secret.
  */
-const redact = {
-  paths: [
-    'otp', '*.otp', 'code', '*.code', 'otp_code', '*.otp_code', 'token', '*.token', 'access_token', '*.access_token',
-    'accessToken', '*.accessToken', 'refresh_token', '*.refresh_token', 'api_key', '*.api_key', 'api_token',
-    '*.api_token', 'authorization', '*.authorization', 'password', '*.password', 'secret', '*.secret',
-  ],
-  censor: '[redacted]',
-};
+const SECRET_FIELDS = new Set([
+  'otp', 'code', 'otp_code', 'token', 'access_token', 'accessToken', 'refresh_token', 'api_key', 'api_token',
+  'authorization', 'password', 'secret',
+]);
+const CENSOR = '[redacted]';
 
-export function createLogger(level: string): Logger {
-  return pino({ level, redact, base: { service: 'login-frontend-api' } });
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Error);
+
+/** `fields` with every secret field censored, itself when it holds none (never modified in place). */
+function censorLevel(fields: Record<string, unknown>, depth: number): Record<string, unknown> {
+  let out = fields;
+  for (const key in fields) {
+    const value = fields[key];
+    const censored = SECRET_FIELDS.has(key) ? CENSOR : depth > 0 && isPlainObject(value) ? censorLevel(value, depth - 1) : value;
+    if (censored === value) continue;
+    if (out === fields) out = { ...fields };
+    out[key] = censored;
+  }
+  return out;
+}
+
+export const censorSecrets = (fields: Record<string, unknown>): Record<string, unknown> => censorLevel(fields, 1);
+
+const formatters = { log: censorSecrets };
+
+/** The service's logger: JSON lines on standard output (or `destination`: tests). */
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  const options = { level, formatters, base: { service: 'login-frontend-api' } };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** The contract: OTP debug logging goes to its own file with an OTP-specific prefix. */
 export function createOtpLogger(file: string, level: string): Logger {
   if (!file || level === 'silent') return pino({ level: 'silent' });
   mkdirSync(dirname(file), { recursive: true });
-  return pino({ level, redact, msgPrefix: '[OTP] ', base: { service: 'login-frontend-api', log: 'otp' } }, pino.destination({ dest: file, sync: false }));
+  return pino({ level, formatters, msgPrefix: '[OTP] ', base: { service: 'login-frontend-api', log: 'otp' } }, pino.destination({ dest: file, sync: false }));
 }
 
 /** Phones in logs keep only their last 3 digits. */

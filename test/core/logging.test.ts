@@ -5,6 +5,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { defineAction, type Action } from '../../src/actions/action';
 import { createUpstream } from '../../src/clients/http';
+import { censorSecrets, createLogger } from '../../src/core/logger';
 import type { Deps } from '../../src/domain/deps';
 import { testApp, testDeps } from '../support/app';
 import { useNock } from '../support/nock';
@@ -148,5 +149,44 @@ describe('secrets in logs', () => {
     await request(server).post(`/${PHONE.slice(1)}`).send({});
     expect(byMsg(lines, 'request')).toEqual([expect.objectContaining({ action: 'unknown', reason: 'unknown_action', status: 404 })]);
     expect(raw.join('\n')).not.toContain(PHONE.slice(1));
+  });
+});
+
+describe('the service logger', () => {
+  const lineOf = (fields: Record<string, unknown>): Line => {
+    const raw: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        raw.push(String(chunk));
+        done();
+      },
+    });
+    createLogger('info', stream).info(fields, 'line');
+    return JSON.parse(raw.join('')) as Line;
+  };
+
+  it('censors secret fields at the top of a line and one level down, and keeps the rest', () => {
+    const line = lineOf({ token: TOKEN, otp_code: CODE, action: 'verify_otp', upstream: { api_key: API_KEY, status: 200 }, password: 'hunter2' });
+    expect(line).toMatchObject({ token: '[redacted]', otp_code: '[redacted]', action: 'verify_otp', upstream: { api_key: '[redacted]', status: 200 }, password: '[redacted]' });
+    expect(JSON.stringify(line)).not.toContain(TOKEN);
+    expect(JSON.stringify(line)).not.toContain(API_KEY);
+  });
+
+  it('censors every field name on the list, whatever the value', () => {
+    const names = ['otp', 'code', 'otp_code', 'token', 'access_token', 'accessToken', 'refresh_token', 'api_key', 'api_token', 'authorization', 'password', 'secret'];
+    const line = lineOf({ nested: Object.fromEntries(names.map((name) => [name, { deep: CODE }])), ...Object.fromEntries(names.map((name) => [name, 12345])) });
+    for (const name of names) {
+      expect(line[name]).toBe('[redacted]');
+      expect((line.nested as Line)[name]).toBe('[redacted]');
+    }
+  });
+
+  it('leaves the logged object as it was, and a line without secrets as it is', () => {
+    const fields = { access_token: TOKEN, upstream: { token: TOKEN } };
+    lineOf(fields);
+    expect(fields).toEqual({ access_token: TOKEN, upstream: { token: TOKEN } });
+    expect(censorSecrets({ action: 'get_user', status: 200 })).toEqual({ action: 'get_user', status: 200 });
+    const clean = { action: 'get_user', nested: { status: 200 } };
+    expect(censorSecrets(clean)).toBe(clean);
   });
 });
