@@ -84,6 +84,10 @@ function createCluster(seeds: string[], log: Logger): Cluster {
   });
   cluster.on('+node', (redis: Redis) => {
     coalesceWrites(redis);
+    // Connected now, not on its first command: a node connection still connecting refuses the
+    // commands of that moment (no offline queue), so a cold one would refuse a first burst.
+    // A node that is down fails here, and the next slot refresh tries it again.
+    if (redis.status === 'wait') redis.connect().catch(() => {});
     const node = `${redis.options.host}:${redis.options.port}`;
     redis.once('ready', () => {
       if (unreachable.delete(node)) log.info({ node }, 'redis cluster node restored');
@@ -119,9 +123,20 @@ function coalesceWrites(redis: Redis): void {
   };
 }
 
-/** Resolves when the connection is ready (or rejects after `timeoutMs`): start-up and tests. */
-export function redisReady(redis: RedisConnection, timeoutMs = 5_000): Promise<void> {
-  if (redis.status === 'ready') return Promise.resolve();
+/**
+ * Resolves when the connection is ready (or rejects after `timeoutMs`): start-up and tests.
+ * A cluster is ready when every slot's master answers, not only when the client is.
+ */
+export async function redisReady(redis: RedisConnection, timeoutMs = 5_000): Promise<void> {
+  if (isCluster(redis)) {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await redisAnswers(redis).catch(() => false))) {
+      if (Date.now() >= deadline) throw new Error('redis cluster not ready');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return;
+  }
+  if (redis.status === 'ready') return;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       redis.off('ready', onReady);
