@@ -4,7 +4,13 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   // Transpile only: `npm run typecheck` (tsc --noEmit) checks types once for the whole tree.
-  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] },
+  transform: {
+    // The typed client (client/) is an ES module package: its sources run here as CommonJS like the rest.
+    '/client/src/.+\\.ts$': '<rootDir>/test/support/transform-client.js',
+    '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }],
+  },
+  // ES module sources import their siblings as `./name.js` (the client's); the .ts file answers.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   // Servers started by tests (SMTP, Redis, sandbox) must be closed by the tests; this catches leaks loudly.
   testTimeout: 20000,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
