@@ -1,9 +1,10 @@
 import Redis from 'ioredis';
 import { loadConfig } from '../../src/core/config/load';
 import { createLogger } from '../../src/core/logger';
-import { createRedis, redisReady } from '../../src/core/redis';
+import { createRedis, isCluster, redisAnswers, redisReady, type RedisConnection } from '../../src/core/redis';
 import { createRedisOtpStore } from '../../src/domain/otp/redis-store';
 import { describeOtpStore } from '../domain/otp/store-contract';
+import { startRedisCluster, type RedisCluster } from '../support/redis-cluster';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 
 /*
@@ -43,5 +44,73 @@ describe('createRedis', () => {
     const replies = [redis.set('coalesce:back', 'x'), redis.get('coalesce:back')];
     expect(redis.stream.writableCorked).toBe(1);
     expect(await Promise.all(replies)).toEqual(['OK', 'x']);
+  });
+});
+
+/*
+ * The service's connection to a Redis Cluster (`redis.cluster`): the same stores on it, writes
+ * coalesced per node socket, multi-key scripts held to one slot by the cluster itself, and a
+ * lost master refusing at once the keys of its slots while the others keep serving.
+ */
+describe('createRedis with redis.cluster', () => {
+  let cluster: RedisCluster;
+  let connection: RedisConnection;
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+    connection = createRedis(loadConfig({ env: { REDIS__CLUSTER: cluster.seeds.join(',') } }), createLogger('silent'));
+    await redisReady(connection);
+  }, 60_000);
+  afterAll(async () => {
+    connection?.disconnect();
+    await cluster?.stop();
+  });
+  /** The index in `cluster.seeds` of the master that serves `key`. */
+  const masterOf = async (key: string) => {
+    const slot = (await connection.cluster('KEYSLOT', key)) as number;
+    if (!isCluster(connection)) throw new Error('expected the cluster client');
+    return cluster.seeds.indexOf(connection.slots[slot]![0]!);
+  };
+
+  describeOtpStore('redis cluster, on the service connection', () => createRedisOtpStore(connection, { prefix: `c${Math.random().toString(36).slice(2)}:` }));
+
+  it('is the Cluster client, and writes the commands of one turn together on each node, each answered on its own', async () => {
+    if (!isCluster(connection)) throw new Error('expected the cluster client');
+    const keys = Array.from({ length: 60 }, (_, i) => `coalesce:${i}`);
+    const replies = keys.map((key) => connection.incr(key));
+    const masters = connection.nodes('master');
+    expect(masters).toHaveLength(3);
+    expect(masters.map((node) => node.stream.writableCorked)).toEqual([1, 1, 1]);
+    expect(await Promise.all(replies)).toEqual(keys.map(() => 1));
+    expect(masters.map((node) => node.stream.writableCorked)).toEqual([0, 0, 0]);
+  });
+
+  it('runs a multi-key script only when its keys share a hash slot: the cluster refuses the others with CROSSSLOT', async () => {
+    const script = "redis.call('SET', KEYS[1], '1'); redis.call('SET', KEYS[2], '2'); return 1";
+    const [a, b] = ['crossslot:a', 'crossslot:b'];
+    expect(await masterOf(a)).not.toBe(await masterOf(b));
+    await expect(connection.eval(script, 2, a, b)).rejects.toThrow(/CROSSSLOT/);
+    expect(await connection.eval(script, 2, '{tagged}:a', '{tagged}:b')).toBe(1);
+  });
+
+  it('refuses at once the keys of a lost master, serves the others, is not ready, and recovers when the master returns', async () => {
+    const store = createRedisOtpStore(connection, { prefix: 'outage:' });
+    const keys = Array.from({ length: 30 }, (_, i) => `outage:otp:k${i}`);
+    const owners = await Promise.all(keys.map(masterOf));
+    const lostKey = keys[owners.indexOf(0)]!.slice('outage:otp:'.length);
+    const liveKey = keys[owners.findIndex((owner) => owner !== 0)]!.slice('outage:otp:'.length);
+    const policy = { ttlMs: 300_000, cooldownMs: 60_000, maxAttempts: 5 };
+    const hash = 'ab'.repeat(32);
+
+    await cluster.killNode(0);
+    try {
+      await expect(store.issue(lostKey, hash, Date.now(), policy)).rejects.toThrow();
+      expect(await store.issue(liveKey, hash, Date.now(), policy)).toMatchObject({ status: 'issued' });
+      expect(await redisAnswers(connection).catch(() => false)).toBe(false);
+    } finally {
+      await cluster.restartNode(0);
+    }
+    await redisReady(connection, 15_000);
+    expect(await redisAnswers(connection)).toBe(true);
+    expect(await store.issue(lostKey, hash, Date.now(), policy)).toMatchObject({ status: 'issued' });
   });
 });

@@ -22,6 +22,10 @@ export interface RedisCluster {
   kill(): Promise<void>;
   /** Starts the killed nodes again and waits until the cluster serves every slot. */
   restart(): Promise<void>;
+  /** Stops one master (0..2), keeping its port and state: its slots go unserved. */
+  killNode(index: number): Promise<void>;
+  /** Starts that master again and waits until the cluster serves every slot. */
+  restartNode(index: number): Promise<void>;
 }
 
 const NODES = 3;
@@ -68,39 +72,36 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   }
   let children: ChildProcess[] = [];
 
-  const launch = async () => {
-    children = ports.map((port, i) =>
-      spawn(
-        'redis-server',
-        [
-          '--port', String(port),
-          '--cluster-port', String(busPorts[i]),
-          '--bind', '127.0.0.1',
-          '--cluster-enabled', 'yes',
-          '--cluster-config-file', `nodes-${port}.conf`,
-          // Nodes of a test see each other lost (and back) within a second, not the default 15.
-          '--cluster-node-timeout', '1000',
-          '--dir', dir,
-          '--save', '',
-          '--appendonly', 'no',
-        ],
-        { stdio: 'ignore' },
-      ),
+  const spawnNode = (port: number, i: number) =>
+    spawn(
+      'redis-server',
+      [
+        '--port', String(port),
+        '--cluster-port', String(busPorts[i]),
+        '--bind', '127.0.0.1',
+        '--cluster-enabled', 'yes',
+        '--cluster-config-file', `nodes-${port}.conf`,
+        // Nodes of a test see each other lost (and back) within a second, not the default 15.
+        '--cluster-node-timeout', '1000',
+        '--dir', dir,
+        '--save', '',
+        '--appendonly', 'no',
+      ],
+      { stdio: 'ignore' },
     );
+  const launch = async () => {
+    children = ports.map(spawnNode);
     await waitFor('node answering PING', () => ports.every((port) => cli(port, 'ping').out.includes('PONG')), children);
   };
   const clusterOk = () => ports.every((port) => cli(port, 'cluster', 'info').out.includes('cluster_state:ok'));
+  const killChild = (child: ChildProcess) =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
   const kill = async () => {
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGKILL');
-          }),
-      ),
-    );
+    await Promise.all(children.map(killChild));
   };
 
   try {
@@ -124,6 +125,11 @@ export async function startRedisCluster(): Promise<RedisCluster> {
     async restart() {
       await launch();
       await waitFor('cluster_state:ok after a restart', clusterOk, children);
+    },
+    killNode: (index) => killChild(children[index]!),
+    async restartNode(index) {
+      children[index] = spawnNode(ports[index]!, index);
+      await waitFor('cluster_state:ok after a node restart', clusterOk, children);
     },
     async stop() {
       await kill();
