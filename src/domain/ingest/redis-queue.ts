@@ -48,6 +48,8 @@ export interface RedisIngestOptions {
   pollMs?: number;
   /** A worker silent for this long is presumed dead and its events are taken over. */
   heartbeatMs?: number;
+  /** Events held in memory while Redis is unreachable, at most (beyond: dropped). */
+  heldMax?: number;
   closeGraceMs?: number;
   /** Events given up, kept for inspection (newest first, bounded). */
   deadLetterMax?: number;
@@ -142,12 +144,31 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
   let timer: NodeJS.Timeout | undefined;
   let pulling = false;
   const idleWaiters = new Set<() => void>();
+  /*
+   * Events whose push failed because Redis was unreachable (a restart, a failover): their login
+   * has answered already, so they wait here, oldest first, and are pushed on the next tick that
+   * reaches Redis. Lost only if this instance stops before Redis returns.
+   */
+  const held: string[] = [];
+  const heldMax = options.heldMax ?? 10_000;
 
-  const pending = () => active + backlog;
+  const pending = () => active + backlog + held.length;
   const observe = (result: Parameters<IngestObserver['ingest']>[0]) => {
     const observer = options.observer;
     observer?.ingest(result);
     observer?.ingestQueueDepth(pending());
+  };
+
+  /** Pushes the held events (one LPUSH, so the oldest is delivered first); they stay held if Redis is still away. */
+  const flushHeld = async () => {
+    if (held.length === 0) return;
+    const batch = held.slice();
+    await redis.lpush(keys.ready, ...batch);
+    held.splice(0, batch.length);
+    counts.queued += batch.length;
+    backlog += batch.length;
+    for (let i = 0; i < batch.length; i++) observe('queued');
+    log.info({ events: batch.length }, 'login ingest: events held while Redis was unreachable are queued');
   };
 
   const beat = async () => {
@@ -213,6 +234,7 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
     if (pulling || stopped) return;
     pulling = true;
     try {
+      await flushHeld();
       await scripts.lfaIngestPromote(keys.delayed, keys.ready, Date.now(), 100);
       while (!stopped && active < concurrency) {
         const raw = await redis.lmove(keys.ready, keys.processing, 'RIGHT', 'LEFT');
@@ -291,6 +313,12 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
       try {
         await redis.lpush(keys.ready, raw);
       } catch (err) {
+        if (held.length < heldMax) {
+          held.push(raw);
+          log.warn({ uid: event.uid, held: held.length, err: describe(err) }, 'login ingest: Redis unreachable, event held until it returns');
+          options.observer?.ingestQueueDepth(pending());
+          return;
+        }
         counts.dropped += 1;
         log.error({ uid: event.uid, err: describe(err) }, 'login ingest: event could not be queued (Redis unreachable)');
         observe('dropped');
@@ -316,11 +344,13 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
       stop();
       // Hand over: whatever this worker still holds goes back to `ready` for the fleet.
       try {
+        await flushHeld();
         await scripts.lfaIngestReclaim(keys.processing, keys.ready, keys.consumers, worker);
         await redis.del(keys.alive);
       } catch (err) {
         log.warn({ err: describe(err) }, 'login ingest: could not hand events back on close (they will be reclaimed when the heartbeat expires)');
       }
+      if (held.length > 0) log.error({ events: held.length }, 'login ingest: events held while Redis was unreachable are lost: it did not return before shutdown');
       if (!finished) log.warn({ in_flight: active }, 'login ingest closed with deliveries still in flight (handed back for redelivery)');
     },
     abort: stop,
