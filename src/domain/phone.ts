@@ -36,6 +36,9 @@ export function samePhone(a: string, b: string, defaultRegion: string): boolean 
   return left !== null && left === toE164(b, defaultRegion);
 }
 
+/** Written as E.164 (`+` and up to 15 digits, no spaces): what every phone is stored as, if it is a valid number. */
+export const isE164 = (text: string): boolean => /^\+[1-9]\d{1,14}$/.test(text);
+
 /** An identifier that looks like a phone rather than an email. */
 export const looksLikePhone = (identifier: string): boolean => !identifier.includes('@') && /^[+\d][\d\s().-]{4,24}$/.test(identifier.trim());
 

@@ -5,7 +5,7 @@ import { createMailer, type Mailer } from '../../clients/mailer';
 import { createSmsClient, type SmsClient } from '../../clients/sms';
 import { isApiError } from '../../core/errors';
 import { maskEmail, maskPhone, type Logger } from '../../core/logger';
-import { smsFacts, toE164 } from '../phone';
+import { isE164, smsFacts, toE164 } from '../phone';
 import { randomBytes } from 'node:crypto';
 import { createOtpHasher, generateCode } from './code';
 import { alreadySent, channelNotConfigured, deliveryFailed, invalidField, phoneNotMobile, regionNotAllowed, storeUnavailable, verifyFailure } from './errors';
@@ -127,6 +127,24 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
   const mailer = options.mailer ?? createMailer(config, log);
 
   const hash = createOtpHasher(secret);
+
+  /**
+   * Checks `code` against the record of `rawKey` as it is stored. Records live under normalised
+   * keys only, and a normalised phone is an E.164 string that normalises to itself, so a key
+   * already written in E.164 (what frontends send back) is tried as given first: a record there
+   * is its record, and the phone parse (the dearest step of a check) is skipped. Only when
+   * nothing matched there is the key normalised, and checked again if that changed it, which
+   * only happens where no record was (no wrong guess is counted twice).
+   */
+  const verifyUnderKey = async (rawKey: string, code: string): Promise<{ key: string; result: Awaited<ReturnType<OtpStore['verify']>> }> => {
+    const given = rawKey.trim();
+    const first = isE164(given) ? await guarded(() => store.verify(given, hash(given, code), now(), policy)) : undefined;
+    if (first && first.outcome !== 'invalid') return { key: given, result: first };
+    // A key that does not normalise cannot have a record: it is checked as given and simply fails.
+    const key = normaliseKey(rawKey)?.value ?? given;
+    if (first && key === given) return { key, result: first };
+    return { key, result: await guarded(() => store.verify(key, hash(key, code), now(), policy)) };
+  };
   // Where a number is and what kind it is, parsed once per number (the full metadata parse is the dear part of a send).
   const knownPhones = new Map<string, { region: string | undefined; mobile: boolean }>();
   const phoneFacts = (e164: string) => {
@@ -300,10 +318,8 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     },
 
     async verify(ctx, { key: rawKey, code }) {
-      // A key that does not normalise cannot have a record: it is checked as given and simply fails.
-      const key = normaliseKey(rawKey)?.value ?? rawKey.trim();
       await guarded(() => limits().verifyFromIp(ctx.ip));
-      const result = await guarded(() => store.verify(key, hash(key, code.trim()), now(), policy));
+      const { key, result } = await verifyUnderKey(rawKey, code.trim());
       if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome: result.outcome }, 'verify');
       metrics?.verification(result.outcome);
       if (result.outcome !== 'ok') return result;

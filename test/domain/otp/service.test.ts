@@ -14,6 +14,7 @@ function service(config: Config, smsAccepts = true) {
   const store: OtpStore = createMemoryOtpStore({ maxRecords: 100 });
   const issue = jest.spyOn(store, 'issue');
   const revert = jest.spyOn(store, 'revert');
+  const verify = jest.spyOn(store, 'verify');
   const sent: Array<{ to: string; body: string }> = [];
   const sms = {
     configured: config.sms.api_url !== '' && config.sms.api_key !== '',
@@ -25,7 +26,7 @@ function service(config: Config, smsAccepts = true) {
   };
   let now = 1_900_000_000_000;
   const otp: OtpService = createOtpService(config, { log, otpLog: log, now: () => now, secret: 's3cret', store, sms });
-  return { otp, issue, revert, sent, tick: (ms: number) => (now += ms) };
+  return { otp, issue, revert, verify, sent, tick: (ms: number) => (now += ms) };
 }
 
 const smsOn = { sms: { api_url: 'https://sms.example.test/send', api_key: 'k' } };
@@ -57,6 +58,37 @@ describe('OtpService', () => {
     const code = /\d{6}/.exec(s.sent[0]!.body)![0];
     expect(await s.otp.verify(testCtx, { key: '393331234567', code })).toEqual({ outcome: 'ok', reached: { phone: '+393331234567' } });
     expect(await s.otp.verify(testCtx, { key: '393331234567', code })).toEqual({ outcome: 'invalid' });
+  });
+
+  it('looks a key written in E.164 up as given, and one that only looks so under its normalised form', async () => {
+    const s = service(testConfig({ ...smsOn, sms: { ...smsOn.sms, allowed_regions: ['IT', 'FR'] } }));
+    await s.otp.generate(testCtx, { key: '+33612345678' });
+    const code = /\d{6}/.exec(s.sent[0]!.body)![0];
+    const wrong = code === '000000' ? '111111' : '000000';
+    const keysLookedUp = () => s.verify.mock.calls.splice(0).map(([key]) => key);
+    expect(await s.otp.verify(testCtx, { key: '+33612345678', code: wrong })).toEqual({ outcome: 'invalid' });
+    expect(keysLookedUp()).toEqual(['+33612345678']);
+    // "+330612345678" is written like E.164 but carries France's trunk 0: it is "+33612345678".
+    expect(await s.otp.verify(testCtx, { key: '+330612345678', code })).toEqual({ outcome: 'ok', reached: { phone: '+33612345678' } });
+    expect(keysLookedUp()).toEqual(['+330612345678', '+33612345678']);
+  });
+
+  it('counts a wrong guess once whichever spelling of the key it comes under', async () => {
+    const config = testConfig({ ...smsOn, otp: { max_attempts: 3 }, sms: { ...smsOn.sms, allowed_regions: ['IT', 'FR'] } });
+    const s = service(config);
+    await s.otp.generate(testCtx, { key: '+33612345678' });
+    const code = /\d{6}/.exec(s.sent[0]!.body)![0];
+    const wrong = code === '000000' ? '111111' : '000000';
+    // Two wrong guesses (one under each spelling) leave the third, right, guess standing.
+    expect((await s.otp.verify(testCtx, { key: '+330612345678', code: wrong })).outcome).toBe('invalid');
+    expect((await s.otp.verify(testCtx, { key: '+33612345678', code: wrong })).outcome).toBe('invalid');
+    expect((await s.otp.verify(testCtx, { key: '+330612345678', code })).outcome).toBe('ok');
+  });
+
+  it('answers invalid for an E.164 key with no code and for one that is not a valid number', async () => {
+    const s = service(testConfig(smsOn));
+    expect(await s.otp.verify(testCtx, { key: '+393331234567', code: '123456' })).toEqual({ outcome: 'invalid' });
+    expect(await s.otp.verify(testCtx, { key: '+3903331234567', code: '123456' })).toEqual({ outcome: 'invalid' });
   });
 
   it('throws the contract’s errors from verifyOrThrow', async () => {
