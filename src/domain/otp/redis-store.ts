@@ -4,7 +4,8 @@ import { EXPIRED_RETENTION_MS, type ClaimResult, type IssueResult, type OtpPolic
 /*
  * OTP records in Redis, shared by every instance. Each store operation is ONE Lua script, so it
  * is atomic on the server: two instances can never both send a code for one key within the
- * cooldown, nor both accept one code. The scripts implement the OTP record machine's table
+ * cooldown, nor both accept one code. Each touches one key, so it runs unchanged on a Redis
+ * Cluster (its key is its slot); a second key in a script would need a shared hash tag. The scripts implement the OTP record machine's table
  * (machines/otp-record.machine.ts) step for step; the shared contract suite
  * (test/otp/store-contract.ts) holds both stores to the same behaviour.
  *
