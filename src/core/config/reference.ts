@@ -24,7 +24,7 @@ export const configKeyMeanings: Record<string, string> = {
   'otp.resend_cooldown_seconds': 'Minimum time between two sends for the same key, and between two codes delivered to the same phone or email whatever their key (`already_sent` with `retry_after` before it).',
   'otp.debug': 'Returns the plain code in answers (`data.otp`, `otp.otp`). For tests only; refused when NODE_ENV=production.',
   'otp.max_attempts': 'Wrong guesses a pending code allows before it is burned (`too_many_attempts`, even for the right code, until it expires; the next send still waits out the cooldown).',
-  'otp.store': 'Where pending codes, cooldowns and rate-limit counters live: `memory` (one instance) or `redis` (several instances sharing `redis.url`).',
+  'otp.store': 'Where pending codes, cooldowns and rate-limit counters live: `memory` (one instance) or `redis` (several instances sharing `redis.url`, or `redis.cluster`).',
   'otp.max_records': 'Most pending codes the memory store holds, so memory stays bounded under a flood.',
   'otp.log_file': "The OTP debug log (requests and responses, prefix `[OTP]`, codes never written). Empty: off.",
   'otp.test_numbers': 'Test identifiers for app-store review and QA: a map of E.164 phone or email to a fixed code of `otp.length` digits (in the environment one JSON object, `OTP__TEST_NUMBERS=\'{"+393330000000":"123456"}\'`). Nothing is sent to them and their fixed code verifies; expiry, attempts, cooldown and rate limits apply as to any identifier. Listed (masked, without codes) in a warning at start-up; refused when NODE_ENV=production unless `otp.test_numbers_in_production` (docs/otp.md).',
