@@ -77,8 +77,9 @@ export function envOverrides(env: NodeJS.ProcessEnv): Tree {
   return out;
 }
 
+// Into lists too (`redis.cluster.0`), so a refused list entry is shown.
 const getPath = (tree: Tree, dotted: string): unknown =>
-  dotted.split('.').reduce<unknown>((node, key) => (isTree(node) ? node[key] : undefined), tree);
+  dotted.split('.').reduce<unknown>((node, key) => (isTree(node) || Array.isArray(node) ? (node as Tree)[key] : undefined), tree);
 
 function describe(value: unknown): string {
   if (value === undefined) return 'missing';

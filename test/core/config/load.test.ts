@@ -99,6 +99,20 @@ describe('configuration', () => {
     expect(problemsOf(() => loadConfig({ env: { CONFIG_FILE: file('bad.json', '{') } }))[0]).toMatch(/^CONFIG_FILE: .* is not valid JSON/);
   });
 
+  it('reads redis.cluster seed nodes as a list, from a file or REDIS__CLUSTER, and refuses what is not host:port', () => {
+    expect(loadConfig({ env: {} }).redis.cluster).toEqual([]);
+    expect(loadConfig({ env: { REDIS__CLUSTER: '10.0.0.1:7000, redis-b.internal:7001,[::1]:7002' } }).redis.cluster).toEqual(['10.0.0.1:7000', 'redis-b.internal:7001', '[::1]:7002']);
+    expect(loadConfig({ env: { CONFIG_FILE: file('cluster.yaml', 'redis:\n  cluster: [10.0.0.1:7000, 10.0.0.2:7000]\n') } }).redis.cluster).toEqual(['10.0.0.1:7000', '10.0.0.2:7000']);
+    const problems = problemsOf(() => loadConfig({ env: { REDIS__CLUSTER: '10.0.0.1,10.0.0.2:7000,redis://h:7000,h:70000' } }));
+    expect(problems.map((p) => p.split(':')[0])).toEqual(['redis.cluster.0', 'redis.cluster.2', 'redis.cluster.3']);
+    const fromFile = problemsOf(() => loadConfig({ env: { CONFIG_FILE: file('bad-cluster.json', JSON.stringify({ redis: { cluster: ['10.0.0.1:7000', '10.0.0.2'] } })) } }));
+    expect(fromFile).toEqual(['redis.cluster.1: must be host:port (got "10.0.0.2")']);
+  });
+
+  it('refuses braces in redis.key_prefix: they would make a hash tag of their own on a cluster', () => {
+    expect(problemsOf(() => loadConfig({ env: { REDIS__KEY_PREFIX: 'app{1}:' } }))).toEqual(['redis.key_prefix: must not contain { or }']);
+  });
+
   it('accepts short durations so tests can run quickly', () => {
     expect(loadConfig({ env: { OTP__TTL_SECONDS: '1' } }).otp.ttl_seconds).toBe(1);
     expect(problemsOf(() => loadConfig({ env: { OTP__TTL_SECONDS: '0' } }))[0]).toMatch(/^otp.ttl_seconds:/);
