@@ -11,6 +11,8 @@ module.exports = {
   },
   // ES module sources import their siblings as `./name.js` (the client's); the .ts file answers.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  // The typed client's build, which the demo page loads (browser tests), made when missing or stale.
+  globalSetup: '<rootDir>/test/support/build-client.js',
   // Servers started by tests (SMTP, Redis, sandbox) must be closed by the tests; this catches leaks loudly.
   testTimeout: 20000,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],

@@ -56,8 +56,6 @@ export interface Journey {
 
 const initial = (): JourneyState => ({ step: null, flow: null, screen: null, done: false, uid: null, email: null, phone: null, proofs: {} });
 
-const looksLikeEmail = (identifier: string) => identifier.includes('@');
-
 /** Drops absent fields so that what is carried never overrides an explicit value with nothing. */
 function defined<T>(body: T): T {
   return Object.fromEntries(Object.entries(body as object).filter(([, v]) => v !== undefined && v !== null && v !== '')) as T;
@@ -98,8 +96,8 @@ export function createJourney(client: Client): Journey {
       if (!envelope.success) return envelope;
       state = initial();
       sender = () => journey.login(body);
-      const identifier = body.identifier;
-      return remember(envelope, looksLikeEmail(identifier) ? { email: identifier } : { phone: identifier });
+      // A phone is answered with 14 (an SMS code); an email with 33 or 60.
+      return remember(envelope, envelope.data.next_step === 14 ? { phone: body.identifier } : { email: body.identifier });
     },
 
     async verifyOtp(body) {

@@ -56,7 +56,7 @@ export interface Exchange {
 export interface PageRun {
   page: Page;
   context: BrowserContext;
-  /** Every POST /?action=... the page made, in order. */
+  /** Every action the page called (POST /<action>), in order. */
   exchanges: Exchange[];
 }
 
@@ -77,8 +77,9 @@ export async function withPage(e2e: E2e, title: string, body: (run: PageRun) => 
   const exchanges: Exchange[] = [];
   page.on('response', async (response) => {
     const url = new URL(response.url());
-    const action = url.searchParams.get('action');
-    if (response.request().method() !== 'POST' || url.pathname !== '/' || !action) return;
+    // The page calls the typed client, `POST /<action>`; `POST /?action=<action>` is the same call.
+    const action = url.pathname === '/' ? url.searchParams.get('action') : /^\/[\w-]+$/.test(url.pathname) ? url.pathname.slice(1) : null;
+    if (response.request().method() !== 'POST' || !action) return;
     const exchange = { action, body: response.request().postDataJSON() as Exchange['body'], answer: undefined as unknown as Exchange['answer'] };
     exchanges.push(exchange);
     exchange.answer = (await response.json().catch(() => null)) as Exchange['answer'];

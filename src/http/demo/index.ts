@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Router from '@koa/router';
 import { JOURNEY_IDS, journeyDiagrams, type JourneyDiagram } from '../../../machines';
@@ -10,15 +10,19 @@ import { demoDiagramOf } from './diagram';
 import { flowsPage, flowsSvgPath, journeySvg } from './flows';
 
 /*
- * GET /demo: the reference login page (docs/demo.md). Plain HTML, CSS and one module script,
- * read once when the routes are mounted, plus /demo/setup.json (the step panel built from the
- * journey diagrams of the login machine, and whether the sandbox outbox exists). GET /flows:
+ * GET /demo: the reference login page (docs/demo.md). Plain HTML, CSS and one module script
+ * that talks to the API through the typed client (client/, its build served under
+ * /demo/client/), read once, plus /demo/setup.json (the step panel built from the journey
+ * diagrams of the login machine, and whether the sandbox outbox exists). GET /flows:
  * the journeys for product and QA, with their rendered diagrams (src/http/demo/flows.ts).
  * Served only with the sandbox or `demo.enabled` on; otherwise /demo and /flows answer like any
  * path that does not exist.
  */
 
 const PAGE_DIR = projectPath('src', 'http', 'demo', 'page');
+/** The typed client (client/), compiled by `npm run build` (and `npm start`, `npm run build:client`). */
+const CLIENT_SRC = projectPath('client', 'src');
+const CLIENT_DIST = projectPath('client', 'dist');
 export const OUTBOX_PATH = '/_sandbox/outbox';
 
 /** No inline script or style, nothing from another origin: the page only talks to this service. */
@@ -72,6 +76,18 @@ function loadAssets(config: Config): Map<string, Asset> {
     ['/flows', { type: 'text/html; charset=utf-8', body: flows, csp: DEMO_CSP }],
     ['/flows/flows.css', { type: 'text/css; charset=utf-8', body: file('flows.css') }],
   ]);
+  // The page talks to the API through the typed client, served as the ES modules tsc compiled
+  // (/demo/client/index.js and its siblings). Read on first use: a client never built is an
+  // error of that request that says what to run, not a service that cannot start.
+  for (const source of readdirSync(CLIENT_SRC).filter((name) => name.endsWith('.ts') && !name.endsWith('.d.ts'))) {
+    const name = source.replace(/\.ts$/, '.js');
+    const path = join(CLIENT_DIST, name);
+    const body = once(() => {
+      if (!existsSync(path)) throw new Error(`${path} is missing: build the typed client with npm run build:client`);
+      return readFileSync(path, 'utf8');
+    });
+    assets.set(`/demo/client/${name}`, { type: 'text/javascript; charset=utf-8', body });
+  }
   // The diagrams `npm run docs` rendered (docs/journeys/); one never generated is not served.
   for (const id of JOURNEY_IDS) {
     const svg = journeySvg(id);

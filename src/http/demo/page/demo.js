@@ -1,37 +1,38 @@
-/* global document, fetch, setInterval, clearInterval, CSS */
+/* global document, window, navigator, fetch, setInterval, clearInterval, AbortController, CSS */
 /*
  * The reference login page: drives FeLogin, FeVerifyOtp, FeRegister, FeAddPhone and
  * FeUpdateProfile (and the `login` primitive for the password step) through every next_step
- * of docs/contract.md. No session: everything the next request needs (flow, uid, the proofs each answer
- * hands out) is kept here and sent in the fields docs/flows-http.md names. Codes come only from
- * what the user types. Error texts are the API's, shown as given.
+ * of docs/contract.md, with the typed client (client/, served under /demo/client/). No session:
+ * the client's journey helper keeps what the next request needs (flow, uid, the proofs each
+ * answer hands out) and sends it in the fields docs/flows-http.md names; this page keeps only
+ * what it shows. Codes come only from what the user types, or from the SMS itself where the
+ * browser reads it (WebOTP). Error texts are the API's, shown as given.
  */
 
-const PROOF_FIELDS = ['phone_proof', 'pending_proof', 'register_proof', 'proof'];
-/** FeAddPhone accepts only these flows; another one is left out of its request. */
+import { ClientError, createClient, createJourney } from './client/index.js';
+
+/** FeAddPhone accepts only these flows: after another one the page does not offer it. */
 const ADD_PHONE_FLOWS = ['email_add_phone', 'email_register_phone'];
 const UNREACHABLE = 'Servizio non raggiungibile: riprova tra poco.';
 
 const $ = (selector) => document.querySelector(selector);
 
 let setup = { sandbox: false, outbox: null, sandboxPassword: null, diagram: { screens: [], actions: [], journeys: [], start: {} } };
+/** The API's side of the journey: flow, uid, identifiers and proofs, carried from answer to answer. */
+const api = createJourney(createClient());
 let journey = freshJourney();
 let countdown = null;
+/** Aborts the pending WebOTP read when the code view closes. */
+let otpReader = null;
 
+/** What the page shows: its view, the step shown, the screens visited. */
 function freshJourney() {
   return {
     view: 'identifier',
     step: null,
     state: null,
-    flow: null,
-    email: null,
-    phone: null,
     /** The phone a code was verified for in this journey (14, 25 or 62). */
     verifiedPhone: null,
-    uid: null,
-    proofs: {},
-    /** The request that sent the code of the current code step: the resend button repeats it. */
-    sender: null,
     profileSaved: false,
     visited: [],
   };
@@ -39,27 +40,13 @@ function freshJourney() {
 
 // ---- talking to the API --------------------------------------------------------------------
 
-/** Drops absent fields: the API reads '' and null as absent too, this keeps requests readable. */
-function compact(body) {
-  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined && v !== null && v !== ''));
-}
-
-async function call(action, body) {
-  let res;
+/** One call of the client: its envelope, or a failure with the page's own text when none came back. */
+async function reach(request) {
   try {
-    res = await fetch(`/?action=${encodeURIComponent(action)}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      credentials: 'same-origin',
-      body: JSON.stringify(compact(body)),
-    });
-  } catch {
-    return { success: false, error: UNREACHABLE, data: { reason: 'network' } };
-  }
-  try {
-    return await res.json();
-  } catch {
-    return { success: false, error: UNREACHABLE, data: { reason: 'network' } };
+    return await request;
+  } catch (err) {
+    if (err instanceof ClientError) return { success: false, error: UNREACHABLE, data: { reason: 'network' } };
+    throw err;
   }
 }
 
@@ -165,7 +152,10 @@ function show(view, { step = null, state = null } = {}) {
   journey.state = state ?? (step !== null ? stateForStep(step) : null);
   if (journey.state && journey.visited[journey.visited.length - 1] !== journey.state) journey.visited.push(journey.state);
   for (const el of document.querySelectorAll('.view')) el.hidden = el.dataset.view !== view;
-  if (view !== 'code') stopCountdown();
+  if (view !== 'code') {
+    stopCountdown();
+    stopSmsRead();
+  }
   $('#step-number').textContent = step === null ? '–' : String(step);
   $('#step-state').textContent = journey.state ? screenOf(journey.state)?.name ?? journey.state : '–';
   $('#restart').hidden = view === 'identifier';
@@ -271,32 +261,26 @@ function highlight(stateId) {
 // ---- answers ---------------------------------------------------------------------------------
 
 /** Keeps what the next requests need: every proof under the field name it was answered in, flow, uid. */
-function remember(data) {
-  for (const field of PROOF_FIELDS) if (typeof data[field] === 'string') journey.proofs[field] = data[field];
-  if (data.flow) journey.flow = data.flow;
-  if (data.uid) journey.uid = data.uid;
-}
-
 /** Moves to the step an accepted answer names. */
 function advance(data) {
-  remember(data);
   const step = data.next_step;
+  const { phone, email } = api.state;
   switch (String(step)) {
     case '14':
     case '62':
-      return showCode(step, 'sms', journey.phone, data.otp);
+      return showCode(step, 'sms', phone, data.otp);
     case '33':
     case '23':
-      return showCode(step, 'email', journey.email, data.otp);
+      return showCode(step, 'email', email, data.otp);
     case '60':
       return showPassword(step);
     case '24':
-      $('#register-email-intro').textContent = `Il numero ${journey.phone} è verificato ma nessun account lo usa: inserisci un'email per registrarti.`;
+      $('#register-email-intro').textContent = `Il numero ${phone} è verificato ma nessun account lo usa: inserisci un'email per registrarti.`;
       return show('register-email', { step });
     case '25':
     case '37':
-      if (String(step) === '25') journey.verifiedPhone = journey.phone;
-      $('#register-verified').textContent = `Email verificata: ${journey.email}${String(step) === '25' ? `; telefono verificato: ${journey.phone}` : ''}.`;
+      if (String(step) === '25') journey.verifiedPhone = phone;
+      $('#register-verified').textContent = `Email verificata: ${email}${String(step) === '25' ? `; telefono verificato: ${phone}` : ''}.`;
       return show('register-form', { step });
     case '61':
       return show('add-phone', { step });
@@ -314,10 +298,38 @@ function showCode(step, channel, destination, otp) {
   $('#code-sent').textContent = `Abbiamo inviato un codice ${channel === 'sms' ? 'per SMS al numero' : "all'indirizzo"} ${destination}.`;
   show('code', { step });
   startCountdown(otp && Number.isInteger(otp.retry_after) ? otp.retry_after : 0);
+  if (channel === 'sms') readSmsCode(form);
+}
+
+/*
+ * One-tap codes: where the browser has the WebOTP API, it offers the code of the SMS that ends
+ * with the line `@<this domain> #<code>` (sms.webotp_domain); taken, it fills the field and
+ * submits. Typing the code works the same; leaving the view aborts the read.
+ */
+function readSmsCode(form) {
+  stopSmsRead();
+  if (!('OTPCredential' in window) || !navigator.credentials) return;
+  const reader = new AbortController();
+  otpReader = reader;
+  navigator.credentials
+    .get({ otp: { transport: ['sms'] }, signal: reader.signal })
+    .then((credential) => {
+      if (otpReader !== reader || !credential || !credential.code || journey.view !== 'code') return;
+      $('#otp-code').value = credential.code;
+      form.requestSubmit();
+    })
+    .catch(() => {
+      // Aborted, declined by the user, or no SMS came: the field is there to type the code.
+    });
+}
+
+function stopSmsRead() {
+  if (otpReader !== null) otpReader.abort();
+  otpReader = null;
 }
 
 function showPassword(step) {
-  $('#password-email').value = journey.email;
+  $('#password-email').value = api.state.email;
   const hint = $('#password-hint');
   hint.hidden = !setup.sandboxPassword;
   hint.textContent = setup.sandboxPassword ? `Sandbox: gli utenti di prova hanno la password ${setup.sandboxPassword}.` : '';
@@ -327,16 +339,16 @@ function showPassword(step) {
 function showSuccess(data, { passwordLogin = false } = {}) {
   if (journey.view === 'profile') journey.profileSaved = true;
   // FeAddPhone and FeUpdateProfile resume at 90 with its `proof`; the password login's proof resumes neither.
-  const canAct = !passwordLogin && !journey.profileSaved && Boolean(journey.proofs.proof);
-  const canAddPhone = canAct && !journey.verifiedPhone && ADD_PHONE_FLOWS.includes(journey.flow);
+  const canAct = !passwordLogin && !journey.profileSaved && Boolean(api.state.proofs.proof);
+  const canAddPhone = canAct && !journey.verifiedPhone && ADD_PHONE_FLOWS.includes(api.state.flow);
   let detail = 'Puoi completare il profilo.';
   if (passwordLogin) detail = "Accesso con password completato dall'azione login.";
   else if (journey.profileSaved) detail = 'Il profilo è salvato e l’accesso è completo.';
   else if (canAddPhone) detail = 'Puoi aggiungere un telefono e completare il profilo.';
   $('#success-title').textContent = journey.profileSaved ? 'Profilo salvato' : 'Accesso effettuato';
   $('#success-detail').textContent = detail;
-  $('#success-uid').textContent = journey.uid ?? '–';
-  $('#success-flow').textContent = journey.flow ?? '–';
+  $('#success-uid').textContent = api.state.uid ?? '–';
+  $('#success-flow').textContent = api.state.flow ?? '–';
   $('#success-token').textContent = data.access_token ? 'emesso (cookie __utp impostato)' : 'non emesso';
   $('#go-add-phone').hidden = !canAddPhone;
   $('#go-profile').hidden = !canAct;
@@ -356,114 +368,76 @@ const value = (form, name) => {
 async function onIdentifier(form, submitter) {
   const identifier = value(form, 'identifier');
   const method = submitter && submitter.value === 'password' ? 'password' : undefined;
-  const body = { identifier, method };
-  const envelope = await call('FeLogin', body);
+  const envelope = await reach(api.login(method ? { identifier, method } : { identifier }));
   if (!envelope.success) return showFailure(envelope);
   journey = { ...freshJourney(), visited: journey.visited };
-  const step = String(envelope.data.next_step);
-  if (step === '14') journey.phone = identifier;
-  else journey.email = identifier;
-  journey.sender = { action: 'FeLogin', body: { identifier } };
   advance(envelope.data);
 }
 
 async function onRegisterEmail(form) {
-  const email = value(form, 'email');
-  // At 24 the phone was verified: the phone_proof goes with it (phone-first registration).
-  const phoneFirst = journey.step !== null && String(journey.step) === '24';
-  const body = {
-    phase: 'email_otp',
-    email,
-    otp: true,
-    ...(phoneFirst ? { phone: journey.phone, flow: journey.flow, phone_proof: journey.proofs.phone_proof } : {}),
-  };
-  const envelope = await call('FeRegister', body);
+  // At 24 the journey helper sends the verified phone and its phone_proof with it (phone-first registration).
+  const envelope = await reach(api.register({ phase: 'email_otp', email: value(form, 'email'), otp: true }));
   if (!envelope.success) return showFailure(envelope);
-  journey.email = email;
-  journey.sender = { action: 'FeRegister', body };
   advance(envelope.data);
 }
 
 async function onCode(form) {
   const step = String(journey.step);
-  const body = {
-    otp_code: value(form, 'otp_code'),
-    flow: journey.flow,
-    phone: step === '33' ? undefined : journey.phone,
-    email: step === '14' ? undefined : journey.email,
-    uid: step === '62' ? journey.uid : undefined,
-    pending_proof: step === '23' || step === '62' ? journey.proofs.pending_proof : undefined,
-  };
-  const envelope = await call('FeVerifyOtp', body);
+  // The journey helper adds the flow, the identifier the code went to, and the step's proof.
+  const envelope = await reach(api.verifyOtp({ otp_code: value(form, 'otp_code') }));
   if (!envelope.success) return showFailure(envelope);
-  if (step === '14' || step === '62') journey.verifiedPhone = journey.phone;
+  if (step === '14' || step === '62') journey.verifiedPhone = api.state.phone;
   advance(envelope.data);
 }
 
 async function onResend() {
-  if (!journey.sender) return;
-  const envelope = await call(journey.sender.action, journey.sender.body);
+  // The request that sent the current code, repeated.
+  const envelope = await reach(api.resend());
   if (!envelope.success) return showFailure(envelope);
-  remember(envelope.data);
   startCountdown(envelope.data.otp && Number.isInteger(envelope.data.otp.retry_after) ? envelope.data.otp.retry_after : 0);
   say('Nuovo codice inviato.');
   $('#otp-code').focus();
 }
 
 async function onPassword(form) {
-  const envelope = await call('login', { email: journey.email, password: form.elements.namedItem('password').value });
+  const envelope = await reach(api.password(form.elements.namedItem('password').value));
   if (!envelope.success) return showFailure(envelope);
   form.reset();
-  if (typeof envelope.data.proof === 'string') journey.proofs.proof = envelope.data.proof;
   showSuccess(envelope.data, { passwordLogin: true });
 }
 
 async function onRegisterForm(form) {
-  const step = String(journey.step);
+  // The journey helper adds the email, the phone verified at 25, the flow and the register_proof.
   const body = {
     phase: 'register',
-    email: journey.email,
-    phone: step === '25' ? journey.phone : undefined,
-    flow: journey.flow,
-    register_proof: journey.proofs.register_proof,
     first_name: value(form, 'first_name'),
     last_name: value(form, 'last_name'),
     birth_date: value(form, 'birth_date'),
     city: value(form, 'city'),
     consents: { terms_conditions: form.elements.namedItem('terms_conditions').checked, marketing: form.elements.namedItem('marketing').checked },
   };
-  const envelope = await call('FeRegister', body);
+  const envelope = await reach(api.register(body));
   if (!envelope.success) return showFailure(envelope);
   advance(envelope.data);
 }
 
 async function onAddPhone(form) {
-  const phone = value(form, 'phone');
-  const body = {
-    phone,
-    uid: journey.uid,
-    email: journey.email,
-    flow: ADD_PHONE_FLOWS.includes(journey.flow) ? journey.flow : undefined,
-    proof: journey.proofs.proof,
-  };
-  const envelope = await call('FeAddPhone', body);
+  // The journey helper adds the uid, the email, the flow when FeAddPhone takes it, and the proof.
+  const envelope = await reach(api.addPhone({ phone: value(form, 'phone') }));
   if (!envelope.success) return showFailure(envelope);
-  journey.phone = phone;
-  journey.sender = { action: 'FeAddPhone', body };
   advance(envelope.data);
 }
 
 async function onProfile(form) {
+  // The journey helper adds the uid and the proof of 90.
   const body = {
-    uid: journey.uid,
     first_name: value(form, 'first_name'),
     last_name: value(form, 'last_name'),
     birth_date: value(form, 'birth_date'),
     city: value(form, 'city'),
     otp_phone: value(form, 'otp_phone'),
-    proof: journey.proofs.proof,
   };
-  const envelope = await call('FeUpdateProfile', body);
+  const envelope = await reach(api.updateProfile(body));
   if (!envelope.success) return showFailure(envelope);
   advance(envelope.data);
 }
@@ -482,6 +456,7 @@ const HANDLERS = {
 function go(view) {
   clearMessages();
   if (view === 'register-email') {
+    api.reset();
     journey = freshJourney();
     $('#register-email-intro').textContent = "Ti invieremo un codice per confermare l'indirizzo.";
     $('#view-register-email').reset();
@@ -495,7 +470,9 @@ function go(view) {
 
 function restart() {
   stopCountdown();
+  stopSmsRead();
   clearMessages();
+  api.reset();
   journey = freshJourney();
   document.querySelectorAll('form.view').forEach((form) => form.reset());
   show('identifier', { state: setup.diagram.start.login });
