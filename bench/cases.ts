@@ -35,7 +35,15 @@ export interface BenchCase {
   relativeTo?: string;
   /** Actions that must be registered for the case to run. */
   requires?: string[];
+  /**
+   * A reference, not judged: the baseline app plus one upstream call per answer (the profile
+   * read of get_user, from the same fake upstream), made through the service's own axios client
+   * or through node:http. What one upstream call costs before the service does anything.
+   */
+  transport?: Transport;
 }
+
+export type Transport = 'axios' | 'node:http';
 
 const memory: ServiceVariant = { store: 'memory', logLevel: 'warn' };
 const memoryInfo: ServiceVariant = { store: 'memory', logLevel: 'info' };
@@ -63,6 +71,11 @@ export const SERVICE_CASES: readonly BenchCase[] = [
   // Redis: the same work plus the store's round trips (a Lua script per code operation, one per counter).
   { name: 'otp_generate@redis', label: '(b) on the Redis store', kind: 'otp_generate', service: redis, phoneDigit: 6, floor: 5 },
   { name: 'verify_otp@redis', label: '(c) on the Redis store', kind: 'verify_otp', service: redis, phoneDigit: 7, floor: 3 },
+];
+
+export const REFERENCE_CASES: readonly BenchCase[] = [
+  { name: 'ref_axios_call', label: '(r) bare Koa + one upstream GET through the service\'s axios client (src/clients/http.ts)', kind: 'echo', transport: 'axios', phoneDigit: 9 },
+  { name: 'ref_node_http_call', label: '(r) bare Koa + one upstream GET through node:http, keep-alive', kind: 'echo', transport: 'node:http', phoneDigit: 9 },
 ];
 
 export const phonePrefix = (benchCase: BenchCase) => `+393${benchCase.phoneDigit}`;

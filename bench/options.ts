@@ -1,4 +1,4 @@
-import { SERVICE_CASES } from './cases';
+import { REFERENCE_CASES, SERVICE_CASES } from './cases';
 
 /*
  * Command line of `npm run bench`:
@@ -8,7 +8,8 @@ import { SERVICE_CASES } from './cases';
  *   --warmup <s>        unmeasured seconds before each case (default 3; smoke 0)
  *   --connections <n>   concurrent connections (default 50)
  *   --records <n>       pending codes for the memory figure (default 1000000; smoke 100000)
- *   --cases <a,b,...>   only these cases (names as in the table, `memory` for the memory figure;
+ *   --cases <a,b,...>   only these cases (names as in the table, `memory` for the memory figure,
+ *                       `ref_axios_call`/`ref_node_http_call` for the transport references;
  *                       the baseline always runs)
  *   --no-redis          skip the Redis cases even when redis-server is installed
  *   --no-pin            do not pin processes to CPUs (by default, with taskset and 2+ CPUs, the
@@ -21,7 +22,7 @@ import { SERVICE_CASES } from './cases';
  */
 
 /** What `--cases` may name: the service cases and the memory figure (the baseline always runs). */
-export const CASE_NAMES: readonly string[] = [...SERVICE_CASES.map((c) => c.name), 'memory'];
+export const CASE_NAMES: readonly string[] = [...SERVICE_CASES.map((c) => c.name), ...REFERENCE_CASES.map((c) => c.name), 'memory'];
 
 export interface BenchOptions {
   smoke: boolean;

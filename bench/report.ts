@@ -20,9 +20,12 @@ export interface Verdict {
 }
 
 
+const isBaseline = (outcome: CaseOutcome) => !outcome.benchCase.service && !outcome.benchCase.transport;
+const isReference = (outcome: CaseOutcome) => Boolean(outcome.benchCase.transport);
+
 /** The baseline's app CPU per answer: the mean of its runs (start and end) that were measured. */
 export function baselineCpu(outcomes: readonly CaseOutcome[]): number | undefined {
-  const runs = outcomes.filter((o) => !o.benchCase.service && o.cpu?.appMicrosPerRequest).map((o) => o.cpu!.appMicrosPerRequest!);
+  const runs = outcomes.filter((o) => isBaseline(o) && o.cpu?.appMicrosPerRequest).map((o) => o.cpu!.appMicrosPerRequest!);
   return runs.length > 0 ? runs.reduce((sum, v) => sum + v, 0) / runs.length : undefined;
 }
 
@@ -32,7 +35,7 @@ export function multipleOf(outcome: CaseOutcome | undefined, baseline: number | 
   return cpu && baseline ? cpu / baseline : undefined;
 }
 
-export type CaseResult = 'ok' | 'over floor' | 'failed' | 'skipped' | 'not judged';
+export type CaseResult = 'ok' | 'over floor' | 'failed' | 'skipped' | 'not judged' | 'reference';
 
 /** One case as `--json` writes it, and as the table shows it. */
 export interface CaseFigures {
@@ -82,11 +85,29 @@ export function caseFigures(outcomes: readonly CaseOutcome[], judge = true): Cas
     });
 }
 
+/** The transport references: their multiples, never judged. */
+export function referenceFigures(outcomes: readonly CaseOutcome[]): CaseFigures[] {
+  const baseline = baselineCpu(outcomes);
+  return outcomes.filter(isReference).map(({ benchCase, result, cpu }, i, all) => ({
+    name: benchCase.name,
+    store: null,
+    log: null,
+    req_per_s: round(result?.rps, 0),
+    cpu_us_per_answer: round(cpu?.appMicrosPerRequest ?? undefined, 1),
+    multiple: round(multipleOf(all[i], baseline), 2),
+    p50_ms: round(result?.p50, 2),
+    p99_ms: round(result?.p99, 2),
+    floor: null,
+    result: result && result.failures > 0 ? 'failed' : 'reference',
+  }));
+}
+
 /** What `--json <file>` writes. */
 export function jsonReport(outcomes: readonly CaseOutcome[], baselineRps: number, memory: MemoryResult | undefined, judge: boolean) {
   return {
     baseline: { req_per_s: round(baselineRps, 0), cpu_us_per_answer: round(baselineCpu(outcomes), 1) },
     cases: caseFigures(outcomes, judge),
+    references: referenceFigures(outcomes),
     memory_bytes_per_code: memory ? round(memory.bytesPerRecord, 0) : null,
   };
 }
@@ -101,13 +122,16 @@ const cell = (value: number | null) => (value === null ? '-' : String(value));
 
 /** The printed table: each case's multiple beside its floor. */
 export function formatTable(outcomes: readonly CaseOutcome[], judge = true): string {
-  const baseline = outcomes.filter((o) => !o.benchCase.service && o.result);
+  const baseline = outcomes.filter((o) => isBaseline(o) && o.result);
   const rows = baseline.map((o) => [o.benchCase.name, '-', cell(round(o.result!.rps, 0)), cell(round(o.result!.p50, 1)), cell(round(o.result!.p99, 1)), cell(round(o.cpu?.appMicrosPerRequest ?? undefined, 0)), '1.00', '', 'baseline']);
   for (const figures of caseFigures(outcomes, judge)) {
     const outcome = outcomes.find((o) => o.benchCase.name === figures.name)!;
     const floor = figures.floor === null ? '' : outcome.benchCase.relativeTo ? `x${figures.floor} of ${outcome.benchCase.relativeTo}` : `<= ${figures.floor}`;
     const result = figures.result === 'skipped' ? `skipped: ${outcome.skipped ?? 'not run'}` : figures.result === 'failed' && outcome.result ? `${outcome.result.failures} failed${outcome.result.exhausted ? ' (ran out of pre-issued codes)' : ''}` : figures.result;
     rows.push([figures.name, `${figures.store}, ${figures.log}`, cell(figures.req_per_s), cell(round(figures.p50_ms ?? undefined, 1)), cell(round(figures.p99_ms ?? undefined, 1)), cell(round(figures.cpu_us_per_answer ?? undefined, 0)), cell(figures.multiple), floor, result]);
+  }
+  for (const figures of referenceFigures(outcomes)) {
+    rows.push([figures.name, '-', cell(figures.req_per_s), cell(round(figures.p50_ms ?? undefined, 1)), cell(round(figures.p99_ms ?? undefined, 1)), cell(round(figures.cpu_us_per_answer ?? undefined, 0)), cell(figures.multiple), '', figures.result]);
   }
   return table(['case', 'store, log', 'req/s', 'p50 ms', 'p99 ms', 'app CPU µs/answer', 'multiple', 'floor', 'result'], rows);
 }
@@ -139,7 +163,7 @@ export function verdict(outcomes: readonly CaseOutcome[], memory?: MemoryResult)
 
 /** The baseline the ratios use, and how far its two measurements (start, end) drifted apart. */
 export function formatBaseline(outcomes: readonly CaseOutcome[], baselineRps: number): string {
-  const runs = outcomes.filter((o) => !o.benchCase.service && o.result).map((o) => o.result!.rps);
+  const runs = outcomes.filter((o) => isBaseline(o) && o.result).map((o) => o.result!.rps);
   if (runs.length < 2) return `ratios are to the baseline's ${baselineRps.toFixed(0)} req/s`;
   const drift = (Math.max(...runs) - Math.min(...runs)) / baselineRps;
   const note = drift > 0.15 ? ' (NOISY: the machine\'s pace changed during the run; rerun when it is quiet)' : '';

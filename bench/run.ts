@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BASELINE, BASELINE_END, SERVICE_CASES, phonePrefix, variantKey, type BenchCase, type ServiceVariant } from './cases';
+import { BASELINE, BASELINE_END, REFERENCE_CASES, SERVICE_CASES, phonePrefix, variantKey, type BenchCase, type ServiceVariant } from './cases';
 import { benchFile, startChild, type Child } from './child';
 import type { LoadResult, LoadSpec } from './load';
 import type { MemoryResult } from './memory';
@@ -95,7 +95,8 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
 
     /** (a) runs in its own process, which goes away after: it must not hold a core while the service is measured. */
     const measureBaseline = async (benchCase: BenchCase) => {
-      const baselineApp = await startChild<{ url: string }>(benchFile('baseline.ts'), [], { cpus: cpus.app });
+      const args = benchCase.transport ? [benchCase.transport, upstreams.ready.url] : [];
+      const baselineApp = await startChild<{ url: string }>(benchFile('baseline.ts'), args, { cpus: cpus.app });
       try {
         return await measure(benchCase, spec(benchCase, baselineApp.ready.url), baselineApp);
       } finally {
@@ -103,6 +104,7 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       }
     };
     const baseline = await measureBaseline(BASELINE);
+    for (const reference of REFERENCE_CASES.filter((c) => !options.cases || options.cases.includes(c.name))) await measureBaseline(reference);
 
     const selected = SERVICE_CASES.filter((c) => !options.cases || options.cases.includes(c.name));
     let redisSkip: string | undefined;

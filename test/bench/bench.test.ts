@@ -2,7 +2,7 @@ import { parseOptions, UsageError } from '../../bench/options';
 import { requestsFor, type LoadResult } from '../../bench/load';
 import { hotFunctions } from '../../bench/profile';
 import { caseFigures, formatTable, jsonReport, verdict, type CaseOutcome } from '../../bench/report';
-import { BASELINE, SERVICE_CASES } from '../../bench/cases';
+import { BASELINE, REFERENCE_CASES, SERVICE_CASES } from '../../bench/cases';
 import { runBench } from '../../bench/run';
 
 /*
@@ -127,8 +127,26 @@ describe('bench verdict', () => {
         { name: 'otp_generate', store: 'memory', log: 'warn', req_per_s: 300, cpu_us_per_answer: 350, multiple: 3.5, p50_ms: 1, p99_ms: 2, floor: 4, result: 'ok' },
         { name: 'otp_generate+info', store: 'memory', log: 'info', req_per_s: 250, cpu_us_per_answer: 380, multiple: 3.8, p50_ms: 1, p99_ms: 2, floor: 1.15, result: 'ok' },
       ],
+      references: [],
       memory_bytes_per_code: 190,
     });
+  });
+});
+
+describe('bench transport references', () => {
+  const cpu = (appMicrosPerRequest: number) => ({ appMicrosPerRequest, appCores: 1, loadCores: 1, otherCores: 0 });
+  const answered = { kind: 'echo' as const, requests: 100, failures: 0, rps: 500, p50: 1, p99: 2, durationSeconds: 1, non2xx: 0, errors: 0, timeouts: 0, mismatches: 0, nextIndex: 0 };
+  const outcomes: CaseOutcome[] = [
+    { benchCase: BASELINE, result: { ...answered, rps: 1000 }, cpu: cpu(100) },
+    { benchCase: REFERENCE_CASES[0]!, result: answered, cpu: cpu(600) },
+  ];
+
+  it('reports a reference as a multiple of the baseline, never judges it, and keeps it out of the baseline', () => {
+    const report = jsonReport(outcomes, 1000, undefined, true);
+    expect(report.baseline.cpu_us_per_answer).toBe(100);
+    expect(report.cases).toEqual([]);
+    expect(report.references).toEqual([expect.objectContaining({ name: 'ref_axios_call', multiple: 6, floor: null, result: 'reference' })]);
+    expect(formatTable(outcomes)).toMatch(/ref_axios_call +- .* 600 +6 +reference/);
   });
 });
 
@@ -147,11 +165,11 @@ describe('bench profile summary', () => {
 
 describe('bench smoke run', () => {
   it('answers every case of the service without a failure and measures the memory per pending code', async () => {
-    const options = { ...parseOptions(['--smoke']), duration: 1, connections: 10, records: 20_000, cases: ['noop_action', 'otp_generate', 'verify_otp', 'login', 'get_user', 'memory'] };
+    const options = { ...parseOptions(['--smoke']), duration: 1, connections: 10, records: 20_000, cases: ['noop_action', 'otp_generate', 'verify_otp', 'login', 'get_user', 'ref_axios_call', 'ref_node_http_call', 'memory'] };
     const report = await runBench(options, () => {});
     expect(verdict(report.outcomes, report.memory)).toEqual({ ok: true, problems: [] });
     const ran = report.outcomes.filter((o) => o.result).map((o) => o.benchCase.name);
-    expect(ran).toEqual(['baseline', 'noop_action', 'otp_generate', 'verify_otp', 'login', 'get_user']);
+    expect(ran).toEqual(['baseline', 'ref_axios_call', 'ref_node_http_call', 'noop_action', 'otp_generate', 'verify_otp', 'login', 'get_user']);
     expect(report.memory!.bytesPerRecord).toBeGreaterThan(0);
   }, 60_000);
 });
