@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'dist', 'coverage', 'docs', 'test-artifacts'] },
+  { ignores: ['node_modules', 'dist', 'client/dist', 'coverage', 'docs', 'test-artifacts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
