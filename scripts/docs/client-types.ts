@@ -1,5 +1,5 @@
-import openapiTS, { astToString } from 'openapi-typescript';
-import type { OpenAPI3 } from 'openapi-typescript';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { createOpenApiDocument } from '../../src/http/openapi';
 import type { DocGenerator } from './generator';
 
@@ -20,6 +20,16 @@ const HEADER = `/*
 
 type Document = ReturnType<typeof createOpenApiDocument>;
 
+/** The types openapi-typescript makes of the document (scripts/docs/openapi-types.mjs, in a child process). */
+function openapiTypes(document: Document): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(process.execPath, [join(__dirname, 'openapi-types.mjs')], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`openapi-typescript failed: ${stderr || err.message}`)) : resolve(stdout),
+    );
+    child.stdin!.end(JSON.stringify(document));
+  });
+}
+
 /** The operations reachable by action name, in the document's order. */
 export function actionNames(document: Document): string[] {
   return Object.values(document.paths ?? {})
@@ -32,7 +42,7 @@ export const clientTypesDoc: DocGenerator = {
   path: 'client/src/openapi.ts',
   render: async () => {
     const document = createOpenApiDocument();
-    const types = astToString(await openapiTS(document as unknown as OpenAPI3));
+    const types = await openapiTypes(document);
     const names = actionNames(document).map((name) => `  ${JSON.stringify(name)},`).join('\n');
     return `${HEADER}\n${types}\n/** Every action, by the name it is called with (\`POST /<name>\`). */\nexport const ACTIONS = [\n${names}\n] as const;\n`;
   },
