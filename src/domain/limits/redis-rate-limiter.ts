@@ -1,4 +1,5 @@
 import type { RedisConnection } from '../../core/redis';
+import { storeUnavailable } from '../otp/errors';
 import type { RateLimiter } from './rate-limiter';
 
 // One round trip, atomic on the server: count the hit and start the window on the first one.
@@ -15,7 +16,10 @@ export function createRedisRateLimiter(redis: RedisConnection, prefix: string): 
   const hit = (redis as unknown as { lfaRateHit(key: string, windowMs: number): Promise<[number, number]> }).lfaRateHit.bind(redis);
   return {
     async hit(key, limit, windowMs) {
-      const [count, ttl] = await hit(`${prefix}rl:${key}`, windowMs);
+      // Redis away (an outage, a restarting cluster node) is the store's 503, never a 500.
+      const [count, ttl] = await hit(`${prefix}rl:${key}`, windowMs).catch((err: unknown) => {
+        throw storeUnavailable(err);
+      });
       const allowed = count <= limit;
       return { allowed, remaining: Math.max(0, limit - count), retryAfterMs: allowed ? 0 : ttl };
     },

@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { createMemoryRateLimiter, type RateLimiter } from '../../../src/domain/limits/rate-limiter';
 import { createRedisRateLimiter } from '../../../src/domain/limits/redis-rate-limiter';
 import { useRedisTargets } from '../../support/redis-targets';
@@ -52,5 +53,19 @@ describe.each(targets)('$name rate limiter windows', (target) => {
     await limiter.hit('short', 1, 50, 0);
     await new Promise((r) => setTimeout(r, 200));
     expect((await limiter.hit('short', 1, 50, 0)).allowed).toBe(true);
+  });
+});
+
+// Found by `npm run soak -- --cluster`: a counter on a restarting node answered 500 internal_error.
+describe('redis rate limiter with Redis away', () => {
+  it('refuses with store_unavailable (503), never a bare error', async () => {
+    const offline = new Redis('redis://127.0.0.1:1', { enableOfflineQueue: false, lazyConnect: true, maxRetriesPerRequest: 0 });
+    offline.on('error', () => {});
+    try {
+      const limiter = createRedisRateLimiter(offline, 'away:');
+      await expect(limiter.hit('ip:1', 3, 60_000, 0)).rejects.toMatchObject({ reason: 'store_unavailable', status: 503 });
+    } finally {
+      offline.disconnect();
+    }
   });
 });
