@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/core/config/load';
+import { startSoakCluster } from './soak/cluster';
 import { Fleet } from './soak/fleet';
 import { Journeys } from './soak/journeys';
 import { parseSoakOptions, type SoakOptions } from './soak/options';
@@ -13,7 +14,7 @@ import { startUpstreams, type SoakUpstreams } from './soak/upstreams';
 
 /*
  * `npm run soak`: several instances of the real service (src/server.ts, NODE_ENV=production) on
- * one Redis with appendonly, the sandbox's fake upstreams, and whole login and registration
+ * one Redis with appendonly (or, with --cluster, a three-master Redis Cluster), the sandbox's fake upstreams, and whole login and registration
  * journeys spread round-robin over the instances for a fixed time. Partway through, Redis is
  * restarted and one instance is killed with SIGKILL and replaced. At the end, once the login
  * ingests have reached the collector, it prints its figures and checks, and exits 1 when a
@@ -53,10 +54,7 @@ function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams): Record<stri
   };
 }
 
-async function startStore(options: SoakOptions, dir: string): Promise<SoakRedis> {
-  if (options.cluster) throw new Error('--cluster is not available yet');
-  return startSoakRedis(dir);
-}
+const startStore = (options: SoakOptions, dir: string): Promise<SoakRedis> => (options.cluster ? startSoakCluster() : startSoakRedis(dir));
 
 async function main(): Promise<number> {
   const options = parseSoakOptions(process.argv.slice(2));
@@ -87,7 +85,7 @@ async function main(): Promise<number> {
     await sleep(durationMs * REDIS_RESTART_AT);
     await store.restart(options.outage * 1000, {
       onDown: () => ((tally.redisDownAt = Date.now()), (state = 'redis down'), say('soak: stopping Redis (SIGTERM)')),
-      onUp: () => ((tally.redisUpAt = Date.now()), (state = 'redis back'), say(`soak: Redis answers again after ${((Date.now() - tally.redisDownAt!) / 1000).toFixed(1)} s`)),
+      onUp: () => ((tally.redisUpAt = Date.now()), (state = 'redis back'), say(`soak: Redis serves again ${((Date.now() - tally.redisDownAt!) / 1000).toFixed(1)} s after it was stopped`)),
     });
     redisRestarted = true;
     await sleep(Math.max(0, startedAt + durationMs * INSTANCE_KILL_AT - Date.now()));

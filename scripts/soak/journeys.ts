@@ -161,6 +161,8 @@ export class Journeys {
   private async verify(journey: Journey, body: Record<string, unknown>, steps: number[]): Promise<Record<string, unknown>> {
     const first = this.fleet.next();
     const [main, probe] = await Promise.all([this.call(journey, 'FeVerifyOtp', body, first), post(this.tally, this.fleet.other(first).url, 'FeVerifyOtp', body)]);
+    // The duplicate may have spent the code or proof before meeting the fault: the journey met it too.
+    if (probe.kind === 'cut' || probe.kind === 'store_unavailable') journey.sawFault = true;
     const accepted = [main, probe.kind === 'answer' ? probe.envelope : undefined].filter((e): e is Envelope => e?.success === true);
     if (accepted.length === 0) return this.expect('FeVerifyOtp', main, steps);
     this.tally.codes.accepted += 1;

@@ -22,10 +22,17 @@ export interface RedisCluster {
   kill(): Promise<void>;
   /** Starts the killed nodes again and waits until the cluster serves every slot. */
   restart(): Promise<void>;
-  /** Stops one master (0..2), keeping its port and state: its slots go unserved. */
-  killNode(index: number): Promise<void>;
+  /** Stops one master (0..2), keeping its port and state: its slots go unserved. SIGTERM: as a deploy stops it (with appendonly, it writes its file out first). */
+  killNode(index: number, signal?: 'SIGKILL' | 'SIGTERM'): Promise<void>;
   /** Starts that master again and waits until the cluster serves every slot. */
   restartNode(index: number): Promise<void>;
+}
+
+export interface RedisClusterOptions {
+  /** `appendonly yes`, as production runs it (the soak); tests need no persistence. */
+  appendonly?: boolean;
+  /** Sees each node process as it starts (the soak kills them all when it ends, however it ends). */
+  onSpawn?(child: ChildProcess): ChildProcess;
 }
 
 const NODES = 3;
@@ -57,7 +64,7 @@ async function waitFor(what: string, check: () => boolean, children: ChildProces
   throw new Error(`redis cluster: no ${what} within ${timeoutMs / 1000} s`);
 }
 
-export async function startRedisCluster(): Promise<RedisCluster> {
+export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisCluster> {
   assertInstalled();
   const dir = mkdtempSync(join(tmpdir(), 'redis-cluster-'));
   const ports: number[] = [];
@@ -72,8 +79,8 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   }
   let children: ChildProcess[] = [];
 
-  const spawnNode = (port: number, i: number) =>
-    spawn(
+  const spawnNode = (port: number, i: number) => {
+    const child = spawn(
       'redis-server',
       [
         '--port', String(port),
@@ -85,23 +92,27 @@ export async function startRedisCluster(): Promise<RedisCluster> {
         '--cluster-node-timeout', '1000',
         '--dir', dir,
         '--save', '',
-        '--appendonly', 'no',
+        '--appendonly', options.appendonly ? 'yes' : 'no',
+        // One append-only directory per node: they share `dir`.
+        '--appenddirname', `appendonly-${port}`,
       ],
       { stdio: 'ignore' },
     );
+    return options.onSpawn ? options.onSpawn(child) : child;
+  };
   const launch = async () => {
     children = ports.map(spawnNode);
     await waitFor('node answering PING', () => ports.every((port) => cli(port, 'ping').out.includes('PONG')), children);
   };
   const clusterOk = () => ports.every((port) => cli(port, 'cluster', 'info').out.includes('cluster_state:ok'));
-  const killChild = (child: ChildProcess) =>
+  const killChild = (child: ChildProcess, signal: 'SIGKILL' | 'SIGTERM' = 'SIGKILL') =>
     new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
       child.once('exit', () => resolve());
-      child.kill('SIGKILL');
+      child.kill(signal);
     });
   const kill = async () => {
-    await Promise.all(children.map(killChild));
+    await Promise.all(children.map((child) => killChild(child)));
   };
 
   try {
@@ -126,7 +137,7 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       await launch();
       await waitFor('cluster_state:ok after a restart', clusterOk, children);
     },
-    killNode: (index) => killChild(children[index]!),
+    killNode: (index, signal) => killChild(children[index]!, signal),
     async restartNode(index) {
       children[index] = spawnNode(ports[index]!, index);
       await waitFor('cluster_state:ok after a node restart', clusterOk, children);
