@@ -37,6 +37,8 @@ export interface CallContext {
   trace?: TraceEntry[];
   /** Identity provider exchanges, collected (masked) only when `debug` is on: `idp_debug`. */
   idpExchanges?: Array<Record<string, unknown>>;
+  /** The language of what the person reads (code messages, error texts): `it`, `en`...; absent, `mail.default_locale`. */
+  readonly locale?: string;
 }
 
 /** The context of work that serves no request. */
@@ -49,4 +51,6 @@ export interface RequestContext extends CallContext {
   header(name: string): string | undefined;
   tokenCookie: TokenCookie;
   trace: TraceEntry[];
+  /** Resolved on first read: the request's `locale` field where its action has one, else Accept-Language, else the default. */
+  readonly locale: string;
 }

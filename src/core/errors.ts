@@ -3,7 +3,8 @@
  * documented outcome throws an ApiError; one middleware (src/http/envelope.ts) maps it to the
  * envelope. Clients translate axios errors into it; nothing outside src/clients sees axios.
  *
- * Every reason is written once, below, with its HTTP status and its Italian text: an error is
+ * Every reason is written once, below, with its HTTP status and its Italian text (English
+ * beside it, in `englishTexts`, for requests in `en`): an error is
  * made with `apiError(reason, { params, data, headers, extra, cause })` and nowhere else
  * (eslint forbids `new ApiError` outside this file). What a particular failure knows beyond
  * its reason travels in `data` (data.upstream, data.key, data.issues...), never in its text.
@@ -61,6 +62,55 @@ export const catalogue = {
 /** Stable snake_case code of an outcome: `data.reason` of the envelope. */
 export type Reason = keyof typeof catalogue;
 
+/** The English text of each reason, with the same parameters as its Italian one. */
+type EnglishTexts = { readonly [R in Reason]: (typeof catalogue)[R]['message'] extends string ? string : (typeof catalogue)[R]['message'] };
+
+/** The services' names as the Italian texts give them (each client's `label`), as an English text reads them. */
+const englishServiceNames: Readonly<Record<string, string>> = {
+  'di identità': 'identity',
+  'di accesso': 'login',
+  'di posta': 'mail',
+  'feed newsletter': 'newsletter feed',
+  raccomandazioni: 'recommendation',
+};
+
+/**
+ * The catalogue in English, for requests whose locale is `en` (the envelope picks the text:
+ * src/http/envelope.ts). The Italian texts above stay the contract's; these say the same.
+ */
+export const englishTexts: EnglishTexts = {
+  invalid_request: 'Invalid request.',
+  unknown_action: 'Unknown action.',
+  malformed_json: 'The request body is not valid JSON.',
+  method_not_allowed: 'Method not allowed: use POST.',
+  payload_too_large: 'Request too large.',
+  unsupported_media_type: 'The request body must be JSON (Content-Type: application/json), uncompressed or compressed with gzip, deflate or br.',
+  unauthorized: 'Missing or invalid token.',
+  rate_limited: ({ retryAfter }) => `Too many requests. Try again in ${retryAfter} seconds.`,
+  already_sent: ({ retryAfter }) => `Code already sent. Try again in ${retryAfter} seconds.`,
+  expired: 'Code expired. Request a new one.',
+  invalid: 'Invalid code.',
+  too_many_attempts: 'Too many attempts. Request a new code.',
+  delivery_failed: 'The code could not be sent. Try again.',
+  channel_not_configured: 'No delivery channel is configured for this recipient.',
+  region_not_allowed: 'Text messages to this country are not allowed.',
+  phone_not_mobile: 'This number is not a mobile number: enter a mobile number.',
+  phone_taken: 'Phone number already registered to another account',
+  phone_not_verified: 'Phone number not verified: first confirm the code sent to it.',
+  proof_required: 'Verification required: first confirm the code you received.',
+  invalid_proof: 'Invalid or expired session. Start signing in again.',
+  token_required: 'Missing access token: sign in again.',
+  invalid_token: 'Session expired or invalid. Sign in again.',
+  invalid_credentials: 'Incorrect email or password.',
+  user_not_found: 'User not found.',
+  upstream_error: ({ service }) => `The ${englishServiceNames[service] ?? service} service is unavailable. Try again later.`,
+  not_configured: ({ key }) => `Service not configured (${key}).`,
+  subscription_failed: 'Newsletter subscription failed. Try again later.',
+  partial_failure: 'Subscription failed for some newsletters: try again for those listed.',
+  store_unavailable: 'The code store cannot be reached. Try again later.',
+  internal_error: 'Internal error. Try again later.',
+};
+
 export const reasons = Object.keys(catalogue) as Reason[];
 
 /** The parameters of a reason's text: undefined for a fixed text. */
@@ -91,12 +141,15 @@ export class ApiError extends Error {
   readonly data: Record<string, unknown>;
   readonly headers: Record<string, string>;
   readonly extra: Record<string, unknown>;
+  /** What the text was made from, so the envelope can say it in the request's language. */
+  readonly params: unknown;
 
   /** Made by `apiError` (and `withDetails`) only: the text and the status are the catalogue's. */
-  constructor(readonly reason: Reason, message: string, options: ApiErrorOptions & { status: number }) {
+  constructor(readonly reason: Reason, message: string, options: ApiErrorOptions & { status: number; params?: unknown }) {
     super(message, { cause: options.cause });
     this.name = 'ApiError';
     this.status = options.status;
+    this.params = options.params;
     this.data = options.data ?? {};
     this.headers = options.headers ?? {};
     this.extra = options.extra ?? {};
@@ -120,7 +173,7 @@ export const statusOf = (reason: Reason): number => catalogue[reason].status;
  */
 export function apiError<R extends Reason>(reason: R, ...[options]: OptionsArgs<R>): ApiError {
   const { params, ...rest } = (options ?? {}) as ApiErrorOptions & { params?: unknown };
-  return new ApiError(reason, textOf(reason, params), { ...rest, status: catalogue[reason].status });
+  return new ApiError(reason, textOf(reason, params), { ...rest, params, status: catalogue[reason].status });
 }
 
 /**
@@ -130,6 +183,7 @@ export function apiError<R extends Reason>(reason: R, ...[options]: OptionsArgs<
 export function withDetails(err: ApiError, details: { data?: Record<string, unknown>; extra?: Record<string, unknown> }): ApiError {
   return new ApiError(err.reason, err.message, {
     status: err.status,
+    params: err.params,
     headers: err.headers,
     data: { ...err.data, ...details.data },
     extra: { ...err.extra, ...details.extra },
@@ -138,3 +192,10 @@ export function withDetails(err: ApiError, details: { data?: Record<string, unkn
 }
 
 export const isApiError = (err: unknown): err is ApiError => err instanceof ApiError;
+
+/** The text of `err` for a request in `locale`: English for `en`, the catalogue's Italian otherwise. */
+export function messageIn(err: ApiError, locale: string | undefined): string {
+  if (locale !== 'en') return err.message;
+  const message = englishTexts[err.reason] as Message;
+  return typeof message === 'string' ? message : (message as (params: unknown) => string)(err.params);
+}

@@ -12,6 +12,7 @@ import { failureEnvelope } from './envelope';
 import { createFrontController } from './front-controller';
 import { actionLabel } from '../core/metrics';
 import { createOpenApiDocument, type OpenApiDocument } from './openapi';
+import { actionsWithLocaleField, createLocaleResolver } from './locale';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -41,11 +42,11 @@ function toApiError(err: unknown, requestId: string): ApiError {
   return apiError('internal_error', { data: { request_id: requestId } });
 }
 
-/** Answers a failure: the error's status and headers, and its envelope. */
-function answerFailure(ctx: Context, err: ApiError): void {
+/** Answers a failure: the error's status and headers, and its envelope (its text in `locale`). */
+function answerFailure(ctx: Context, err: ApiError, locale?: string): void {
   ctx.status = err.status;
   for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
-  ctx.body = failureEnvelope(err);
+  ctx.body = failureEnvelope(err, locale);
 }
 
 /*
@@ -97,6 +98,10 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   const app = new Koa({ proxy: config.server.trust_proxy });
   // Koa prints errors itself when nobody listens; ours are already logged once, with the request id.
   app.silent = true;
+  const actions = options.actions ?? actionsByName;
+  // A stand-in OTP service (a test's) may list no languages: then only the default is offered.
+  const locales = (deps.otp.locales as readonly string[] | undefined) ?? [config.mail.default_locale];
+  const localeOf = createLocaleResolver(locales, config.mail.default_locale, actionsWithLocaleField(actions.values()));
 
   app.use(deps.metrics.middleware);
   app.use(async function requestScope(ctx: Context, next: Next) {
@@ -111,7 +116,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     } catch (err) {
       const failure = toApiError(err, requestId);
       if (failure.status >= 500) ctx.state.log.error({ err }, 'unhandled error');
-      answerFailure(ctx, failure);
+      answerFailure(ctx, failure, localeOf(ctx));
       ctx.state.reason = failure.reason;
     }
     ctx.state.outcome = ctx.state.reason ?? (isFailure(ctx.body) ? failureReason(ctx.body) : 'ok');
@@ -152,7 +157,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   });
   let openapi: OpenApiDocument | undefined;
   router.get('/openapi.json', (ctx) => {
-    openapi ??= createOpenApiDocument([...(options.actions ?? actionsByName).values()]);
+    openapi ??= createOpenApiDocument([...actions.values()]);
     ctx.body = openapi;
   });
   options.routes?.(router);
@@ -163,7 +168,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     return getOnly && ctx.method !== 'GET' && ctx.method !== 'HEAD' ? next() : routes(ctx as Parameters<typeof routes>[0], next);
   });
 
-  const frontController = createFrontController(deps, options.actions ?? actionsByName);
+  const frontController = createFrontController(deps, actions, localeOf);
   const parseJson = bodyParser({
     enableTypes: ['json'],
     // The parser must take every type the check below lets through (its defaults lack `+json`);

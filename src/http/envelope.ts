@@ -1,4 +1,4 @@
-import type { ApiError } from '../core/errors';
+import { messageIn, type ApiError } from '../core/errors';
 
 /** The response envelope (docs/contract.md#addressing-and-envelope). `error` is null on success so the shape never changes. */
 export interface Envelope {
@@ -12,6 +12,7 @@ export function successEnvelope(data: Record<string, unknown> | null, extra: Rec
   return { success: true, error: null, data, ...extra };
 }
 
-export function failureEnvelope(err: ApiError): Envelope {
-  return { success: false, error: err.message, data: { reason: err.reason, ...err.data }, ...err.extra };
+/** The one place an error becomes an answer: its text in the request's locale (Italian unless `en`). */
+export function failureEnvelope(err: ApiError, locale?: string): Envelope {
+  return { success: false, error: messageIn(err, locale), data: { reason: err.reason, ...err.data }, ...err.extra };
 }

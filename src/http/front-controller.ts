@@ -8,6 +8,7 @@ import { tokenCookieOf } from './cookies';
 import { createFlowRunner, type FlowRunner } from '../flows/run-flow-action';
 import { successEnvelope } from './envelope';
 import { checkBodyShape, parseRequest } from './validate';
+import type { LocaleOf } from './locale';
 
 const ACTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
@@ -39,6 +40,7 @@ class RequestActionContext implements ActionContext {
     readonly deps: Deps,
     readonly flows: FlowRunner,
     private readonly koa: Context,
+    private readonly localeOf: LocaleOf,
   ) {
     this.requestId = koa.state.requestId as string;
     this.ip = koa.ip;
@@ -53,12 +55,17 @@ class RequestActionContext implements ActionContext {
     return this.koa.get(name) || undefined;
   }
 
+  // Resolved only when a code is sent or an error answered (src/http/locale.ts).
+  get locale(): string {
+    return this.localeOf(this.koa);
+  }
+
   get tokenCookie(): TokenCookie {
     return (this.#cookie ??= tokenCookieOf(this.koa, this.deps.config));
   }
 }
 
-export function createFrontController(deps: Deps, actions: ReadonlyMap<string, Action>) {
+export function createFrontController(deps: Deps, actions: ReadonlyMap<string, Action>, localeOf: LocaleOf) {
   // Built once with the app: the login machine with its effects.
   const flows = createFlowRunner(deps);
   return async function frontController(ctx: Context): Promise<void> {
@@ -71,7 +78,7 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     const body = ctx.request.body ?? {};
     checkBodyShape(body);
     const input = parseRequest(action.request, body);
-    const actionCtx = new RequestActionContext(deps, flows, ctx);
+    const actionCtx = new RequestActionContext(deps, flows, ctx, localeOf);
     const { trace } = actionCtx;
     // Identity exchanges are collected (masked) only when `debug` is on: `idp_debug`.
     const idpExchanges = deps.config.debug ? [] : undefined;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
 import { defineAction } from '../action';
-import { optionalEmail, proofField } from './fields';
+import { localeField, optionalEmail, proofField } from './fields';
 
 export const feAddPhoneRequest = z.object({
   phone: z.string().trim().min(1).max(32).describe('the phone to add, any form (normalised to E.164)'),
@@ -10,6 +10,7 @@ export const feAddPhoneRequest = z.object({
   email: optionalEmail,
   flow: z.preprocess((v) => (v === '' || v === null ? undefined : v), z.enum(['email_add_phone', 'email_register_phone']).optional()),
   proof: proofField,
+  locale: localeField,
 });
 
 export const feAddPhone = defineAction({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
 import { defineAction } from '../action';
-import { emailField, flowField, flowProofField, optionalDate, optionalPhone, optionalText } from './fields';
+import { emailField, flowField, flowProofField, localeField, optionalDate, optionalPhone, optionalText } from './fields';
 
 export const feRegisterRequest = z.object({
   email: emailField,
@@ -18,6 +18,7 @@ export const feRegisterRequest = z.object({
   last_name: optionalText,
   birth_date: optionalDate,
   city: optionalText,
+  locale: localeField,
 });
 
 export const feRegister = defineAction({

@@ -5,6 +5,7 @@ import { invalidProof } from '../../domain/proofs';
 import { isApiError } from '../../core/errors';
 import type { ActionContext } from '../action';
 import { emailField, optionalPhone, proofField, requirePhone } from './fields';
+import { localeField } from '../otp/fields';
 import { storeReturnedToken } from '../../domain/accounts/tokens';
 import { defineAction } from '../action';
 
@@ -16,6 +17,7 @@ export const registerRequest = z.object({
   is_magic_link_sent: z.boolean().nullish(),
   send_otp: z.boolean().nullish(),
   proof: proofField,
+  locale: localeField,
 });
 
 export const registerResponse = z.object({

@@ -7,4 +7,13 @@ export const otpCodeField = z.string().trim().min(1).max(64);
 export const phoneField = z.string().trim().max(32);
 export const emailField = z.union([z.literal(''), z.string().trim().max(254).pipe(z.email())]);
 
+/**
+ * The language of the code message and of error texts (`it`, `en`, `en-GB`...): on the actions
+ * that send a code. One the service has no templates for falls back to Accept-Language, then
+ * to mail.default_locale (src/http/locale.ts); only a tag that is no language tag is refused.
+ */
+export const localeField = z
+  .preprocess((v) => (v === '' || v === null ? undefined : v), z.string().trim().max(35).regex(/^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$/, 'a language tag such as it, en or en-GB').optional())
+  .describe('language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale');
+
 export { otpSendResponse } from '../../domain/otp/send-result';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineAction } from '../action';
-import { emailField, otpKeyField, otpSendResponse, phoneField } from './fields';
+import { emailField, localeField, otpKeyField, otpSendResponse, phoneField } from './fields';
 
 export const otpGenerateRequest = z.object({
   /** The OTP key: a phone or an email. */
@@ -9,6 +9,7 @@ export const otpGenerateRequest = z.object({
   notify_email: emailField.nullish(),
   /** Backward-compatible alias of notify_email. */
   email: emailField.nullish(),
+  locale: localeField,
 });
 
 export const otpGenerate = defineAction({

@@ -16,7 +16,7 @@ import { addressesOf, reachedOf, type Reached } from './reached';
 import { createAbuseLimits, type AbuseLimits } from '../limits/abuse-limits';
 import { createMemoryRateLimiter } from '../limits/rate-limiter';
 import type { Metrics } from '../../core/metrics';
-import { loadOtpTemplates, renderOtpMessage, type OtpMessage, type OtpTemplates } from './templates';
+import { loadLocalizedTemplates, renderOtpMessage, type LocalizedTemplates, type OtpMessage } from './templates';
 import { fixedCodeOf, loadTestIdentifiers } from './test-numbers';
 
 /*
@@ -63,6 +63,8 @@ export interface OtpService {
   readonly channels: { sms: boolean; email: boolean };
   readonly sms: SmsClient;
   readonly mailer: Mailer;
+  /** The languages codes can be sent in (templates/<locale>/), `mail.default_locale` among them. */
+  readonly locales: readonly string[];
   /** Throws ApiError: `already_sent`, `delivery_failed`, `channel_not_configured`, `invalid_request`, `region_not_allowed`, `phone_not_mobile`, `rate_limited`. */
   generate(ctx: CallContext, request: OtpSendRequest): Promise<OtpSendResult>;
   /** The outcome of one attempt; `ok` consumed the code and says where it had gone. */
@@ -77,8 +79,8 @@ export interface OtpService {
   markAccountClaimed(uid: string): Promise<void>;
   /** When the account was last claimed (ms), or null. */
   accountClaimedAt(uid: string): Promise<number | null>;
-  /** The OTP message for `code` as it would be sent now (diagnostics). */
-  message(code: string): OtpMessage;
+  /** The OTP message for `code` as it would be sent now, in `locale` (default `mail.default_locale`; diagnostics). */
+  message(code: string, locale?: string): OtpMessage;
   ready(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -90,7 +92,7 @@ export interface OtpServiceOptions extends OtpServiceEnv {
    * a code to both). Without it, or when it says no or fails, the mail is not sent.
    */
   sameAccount?: (ctx: CallContext, phone: string, email: string) => Promise<boolean>;
-  templates?: OtpTemplates;
+  templates?: LocalizedTemplates;
   sms?: SmsClient;
   mailer?: Mailer;
 }
@@ -121,7 +123,10 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
   // and before anything is opened, so a bad entry stops the start-up with nothing to release.
   const testIdentifiers = loadTestIdentifiers(config, normaliseKey, log);
   // Templates are read once, here: a missing or broken template stops the start-up, not a request.
-  const templates = options.templates ?? loadOtpTemplates();
+  const templates = options.templates ?? loadLocalizedTemplates(config.mail.default_locale);
+  const defaultTemplates = templates.get(config.mail.default_locale);
+  if (!defaultTemplates) throw new Error(`templates: none for mail.default_locale "${config.mail.default_locale}"`);
+  const webOtpDomain = config.sms.webotp_domain || undefined;
   const store = options.store ?? createStore(config, now);
   const sms = options.sms ?? createSmsClient(config, log);
   const mailer = options.mailer ?? createMailer(config, log);
@@ -158,7 +163,9 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
   const abuseLimits = options.limits ?? createAbuseLimits(config, createMemoryRateLimiter(), now);
   const limits = () => abuseLimits;
   const metrics = options.metrics;
-  const message = (code: string) => renderOtpMessage(templates, { code, ttlSeconds: otp.ttl_seconds, appName: config.mail.app_name, now: now() });
+  // A locale without templates (the request's is one we have; a caller's may not be) reads as the default's.
+  const message = (code: string, locale?: string) =>
+    renderOtpMessage((locale !== undefined && templates.get(locale)) || defaultTemplates, { code, ttlSeconds: otp.ttl_seconds, appName: config.mail.app_name, now: now(), webOtpDomain });
 
   /**
    * Where this request's code goes: otp_generate's rules 1 and 2 (docs/otp.md), SMS
@@ -237,6 +244,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     channels: { sms: sms.configured, email: mailer.configured },
     sms,
     mailer,
+    locales: [...templates.keys()],
     message,
 
     async generate(ctx, request) {
@@ -291,7 +299,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       const debugCode = otp.debug ? { debug_code: code } : {};
       logGenerate({ outcome: 'issued', ...debugCode });
 
-      const text = message(code);
+      const text = message(code, ctx.locale);
       const [smsSent, emailSent] = await Promise.all([
         useSms ? deliver('sms', smsTo, () => sms.send(ctx, { to: smsTo, body: text.sms })) : false,
         useEmail ? deliver('email', emailTo!, () => mailer.send(ctx, { to: emailTo!, subject: text.subject, html: text.html, text: text.text })) : false,

@@ -1,11 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectPath } from '../../core/paths';
 
 /*
- * The OTP message templates (templates/otp_email.html, templates/otp_sms.txt), read once at
- * start-up and filled per send. The plain-text part of the mail is derived from the HTML once,
- * at load, so the two parts never drift apart.
+ * The OTP message templates, one folder per language (templates/<locale>/otp_email.html and
+ * otp_sms.txt), read once at start-up and filled per send. The mail's subject is the HTML's
+ * <title> and its plain-text part is derived from the HTML, both once at load, so the parts of
+ * one language never drift apart.
  */
 
 export const TEMPLATES_DIR = projectPath('templates');
@@ -18,7 +19,12 @@ export interface OtpTemplates {
   sms: string;
   emailHtml: string;
   emailText: string;
+  /** The <title> of the HTML, as text. */
+  subject: string;
 }
+
+/** Each language's templates by its locale (`it`, `en`), as the folders under templates/ name them. */
+export type LocalizedTemplates = ReadonlyMap<string, OtpTemplates>;
 
 export interface OtpMessage {
   subject: string;
@@ -45,8 +51,8 @@ function partsOf(template: string): string[] {
   if (!parts) {
     // split() with a capturing group keeps the placeholder names at the odd indexes.
     parts = template.split(/\{\{\s*(OTP_CODE|OTP_EXPIRY_MINUTES|APP_NAME|YEAR)\s*\}\}/);
-    // Templates are a handful: the cache only guards against a caller rendering endless one-off strings.
-    if (compiled.size >= 32) compiled.clear();
+    // Templates are a handful (four per language): the cache only guards against a caller rendering endless one-off strings.
+    if (compiled.size >= 128) compiled.clear();
     compiled.set(template, parts);
   }
   return parts;
@@ -76,10 +82,29 @@ export function htmlToText(html: string): string {
     .trim();
 }
 
-export function loadOtpTemplates(dir: string = TEMPLATES_DIR): OtpTemplates {
+/** One language's templates, from its folder (templates/<locale>/). */
+export function loadOtpTemplates(dir: string): OtpTemplates {
   const emailHtml = checkTemplate('otp_email.html', readFileSync(join(dir, 'otp_email.html'), 'utf8'));
   const sms = checkTemplate('otp_sms.txt', readFileSync(join(dir, 'otp_sms.txt'), 'utf8').trim());
-  return { sms, emailHtml, emailText: htmlToText(emailHtml) };
+  const title = /<title>([\s\S]*?)<\/title>/i.exec(emailHtml)?.[1];
+  if (title === undefined || htmlToText(title) === '') throw new Error(`template ${join(dir, 'otp_email.html')}: a <title> is needed, it is the subject`);
+  const templates = { sms, emailHtml, emailText: htmlToText(emailHtml), subject: htmlToText(title) };
+  // Cut into parts now, so the first send in each language does no more work than the next.
+  for (const template of Object.values(templates)) partsOf(template);
+  return templates;
+}
+
+/** A folder name that is a locale (`it`, `en`, `pt-br`); anything else under templates/ is not a language. */
+const LOCALE_FOLDER = /^[a-z]{2,3}(-[a-z0-9]{2,8})?$/;
+
+/** Every language under `root`, and `required` (mail.default_locale) among them, or the start-up stops. */
+export function loadLocalizedTemplates(required: string, root: string = TEMPLATES_DIR): LocalizedTemplates {
+  const templates = new Map<string, OtpTemplates>();
+  for (const entry of readdirSync(root, { withFileTypes: true })) {
+    if (entry.isDirectory() && LOCALE_FOLDER.test(entry.name)) templates.set(entry.name, loadOtpTemplates(join(root, entry.name)));
+  }
+  if (!templates.has(required)) throw new Error(`templates: no folder ${join(root, required)} for mail.default_locale "${required}" (found: ${[...templates.keys()].join(', ') || 'none'})`);
+  return templates;
 }
 
 export interface OtpMessageInput {
@@ -87,6 +112,8 @@ export interface OtpMessageInput {
   ttlSeconds: number;
   appName: string;
   now: number;
+  /** sms.webotp_domain: when set, the SMS ends with the line `@<domain> #<code>`. */
+  webOtpDomain?: string;
 }
 
 /** Minutes as a person reads them: whole minutes, rounded down so the text never promises more time than the code has, at least 1. */
@@ -104,7 +131,7 @@ export function renderOtpMessage(templates: OtpTemplates, input: OtpMessageInput
   let text: string | undefined;
   let sms: string | undefined;
   return {
-    subject: `${input.appName}: il tuo codice di verifica`,
+    subject: renderTemplate(templates.subject, values),
     get html() {
       return (html ??= renderTemplate(templates.emailHtml, values, escapeHtml));
     },
@@ -112,7 +139,8 @@ export function renderOtpMessage(templates: OtpTemplates, input: OtpMessageInput
       return (text ??= renderTemplate(templates.emailText, values));
     },
     get sms() {
-      return (sms ??= renderTemplate(templates.sms, values));
+      // The domain-bound code line (WebOTP, Android autofill) must be the message's last line.
+      return (sms ??= renderTemplate(templates.sms, values) + (input.webOtpDomain ? `\n@${input.webOtpDomain} #${input.code}` : ''));
     },
   };
 }

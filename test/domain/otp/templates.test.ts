@@ -1,12 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expiryMinutes, htmlToText, loadOtpTemplates, renderOtpMessage } from '../../../src/domain/otp/templates';
+import { expiryMinutes, htmlToText, loadOtpTemplates, renderOtpMessage, TEMPLATES_DIR } from '../../../src/domain/otp/templates';
 
 const input = { code: '012345', ttlSeconds: 300, appName: 'Login <Test>', now: Date.UTC(2031, 5, 1) };
 
 describe('OTP templates', () => {
-  const templates = loadOtpTemplates();
+  const templates = loadOtpTemplates(join(TEMPLATES_DIR, 'it'));
 
   it('fills every placeholder of the SMS text', () => {
     expect(renderOtpMessage(templates, input).sms).toBe('Login <Test>: il tuo codice di verifica è 012345. Scade tra 5 minuti. Non condividerlo con nessuno.');
