@@ -630,6 +630,8 @@ export interface components {
             phone?: string | null;
             notify_email?: "" | string | null;
             email?: "" | string | null;
+            /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
+            locale?: string | null;
         };
         "otp_generate.Data": {
             /** @description the plain code, only when otp.debug is on */
@@ -1073,6 +1075,8 @@ export interface components {
             send_otp?: boolean | null;
             /** @description verification proof; also accepted as header x-verification-proof */
             proof?: string | null;
+            /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
+            locale?: string | null;
         };
         "register.Data": {
             access_token: string | null;
@@ -1455,6 +1459,8 @@ export interface components {
              * @enum {string|null}
              */
             method?: "otp" | "password" | null;
+            /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
+            locale?: string | null;
         };
         "FeLogin.Data": {
             /** @description the step the frontend shows next (docs/contract.md#steps; docs/flows.md) */
@@ -1638,6 +1644,8 @@ export interface components {
             /** Format: date */
             birth_date?: string | null;
             city?: string | null;
+            /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
+            locale?: string | null;
         };
         "FeRegister.Data": {
             /** @description the step the frontend shows next (docs/contract.md#steps; docs/flows.md) */
@@ -1735,6 +1743,8 @@ export interface components {
             flow?: "email_add_phone" | "email_register_phone" | null;
             /** @description signed `verified` proof from the answer at step 61 or 90; also accepted as header x-verification-proof */
             proof?: string | null;
+            /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
+            locale?: string | null;
         };
         "FeAddPhone.Data": {
             /** @description the step the frontend shows next (docs/contract.md#steps; docs/flows.md) */

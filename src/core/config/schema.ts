@@ -128,7 +128,10 @@ export const configSchema = z
       default_region: text.default('IT'),
       allowed_regions: list.default([]),
       // The WebOTP line (`@<domain> #<code>`) binds a code to the site that may autofill it: a bare host name, no scheme, port or path.
-      webotp_domain: text.pipe(z.string().trim().toLowerCase()).pipe(z.union([z.literal(''), z.hostname('must be a host name such as login.example.com')])).default(''),
+      webotp_domain: text
+        .pipe(z.string().trim().toLowerCase())
+        .refine((v) => v === '' || z.hostname().safeParse(v).success, 'must be a host name such as login.example.com')
+        .default(''),
       timeout_seconds: seconds.default(10),
     }),
     newsletter: section({
