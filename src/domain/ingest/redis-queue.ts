@@ -164,11 +164,36 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
     if (held.length === 0) return;
     const batch = held.slice();
     await redis.lpush(keys.ready, ...batch);
-    held.splice(0, batch.length);
+    // By value: a direct delivery (deliverHeld) may have taken one out while the push was on its way.
+    for (const raw of batch) unhold(raw);
     counts.queued += batch.length;
     backlog += batch.length;
     for (let i = 0; i < batch.length; i++) observe('queued');
     log.info({ events: batch.length }, 'login ingest: events held while Redis was unreachable are queued');
+  };
+
+  const unhold = (raw: string): boolean => {
+    const at = held.indexOf(raw);
+    if (at !== -1) held.splice(at, 1);
+    return at !== -1;
+  };
+
+  /**
+   * A held event is also offered to the collector at once: Redis may stay away longer than this
+   * instance lives (a deploy, a crash), and memory does not survive that. Delivered, it is no
+   * longer held; refused, it waits for Redis and its retries there. Should Redis have come back
+   * and taken it meanwhile, it is delivered twice (ingest is at least once), never lost.
+   */
+  const deliverHeld = async (raw: string, event: LoginIngestEvent) => {
+    try {
+      await options.deliver(event);
+    } catch {
+      return;
+    }
+    if (!unhold(raw)) return;
+    counts.delivered += 1;
+    observe('delivered');
+    options.observer?.ingestQueueDepth(pending());
   };
 
   const beat = async () => {
@@ -317,6 +342,7 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
           held.push(raw);
           log.warn({ uid: event.uid, held: held.length, err: describe(err) }, 'login ingest: Redis unreachable, event held until it returns');
           options.observer?.ingestQueueDepth(pending());
+          void deliverHeld(raw, event);
           return;
         }
         counts.dropped += 1;

@@ -116,12 +116,22 @@ describe.each(targets)('durable login ingest on $name', (target) => {
     const failFast = createRedis(config, log);
     await redisReady(failFast, 15_000);
     const delivered: string[] = [];
-    const queue = ingest(async (e) => void delivered.push(e.uid), { redis: failFast });
+    // The collector is down too, so the events wait for Redis (a held event is offered to the collector at once).
+    let collectorUp = false;
+    const queue = ingest(
+      async (e) => {
+        if (!collectorUp) throw new Error('collector down');
+        delivered.push(e.uid);
+      },
+      { redis: failFast },
+    );
     try {
       await target.kill();
       await queue.enqueue({ uid: 'during-outage', accessToken: 't1' });
       await queue.enqueue({ uid: 'during-outage-2', accessToken: 't2' });
+      await new Promise((resolve) => setTimeout(resolve, 50));
       expect(queue.stats()).toMatchObject({ dropped: 0, pending: 2 });
+      collectorUp = true;
       await target.restart();
       await eventually(() => expect(delivered).toEqual(['during-outage', 'during-outage-2']), { timeoutMs: 20_000, intervalMs: 50 });
       expect(queue.stats()).toMatchObject({ queued: 2, delivered: 2, dropped: 0 });
@@ -159,12 +169,27 @@ describe('durable login ingest, on one server only', () => {
 
   it('never rejects when Redis is unreachable: the event is held, and dropped only beyond heldMax', async () => {
     const offline = new Redis(`redis://127.0.0.1:1`, { enableOfflineQueue: false, lazyConnect: true, maxRetriesPerRequest: 0 });
-    const queue = createRedisLoginIngest({ redis: offline, prefix: 'offline:', deliver: async () => {}, log, maxRetries: 0, pollMs: 50, heldMax: 1 });
+    const collectorDown = async () => {
+      throw new Error('collector down too');
+    };
+    const queue = createRedisLoginIngest({ redis: offline, prefix: 'offline:', deliver: collectorDown, log, maxRetries: 0, pollMs: 50, heldMax: 1 });
     open.push(queue);
     await expect(queue.enqueue({ uid: 'u1', accessToken: 't' })).resolves.toBeUndefined();
     expect(queue.stats()).toMatchObject({ dropped: 0, pending: 1 });
     await expect(queue.enqueue({ uid: 'u2', accessToken: 't' })).resolves.toBeUndefined();
     expect(queue.stats()).toMatchObject({ dropped: 1, pending: 1 });
+    queue.abort();
+    offline.disconnect();
+  });
+
+  it('offers an event it holds while Redis is unreachable to the collector at once, so a crash before Redis returns does not lose it', async () => {
+    const offline = new Redis(`redis://127.0.0.1:1`, { enableOfflineQueue: false, lazyConnect: true, maxRetriesPerRequest: 0 });
+    const delivered: string[] = [];
+    const queue = createRedisLoginIngest({ redis: offline, prefix: 'offline:', deliver: async (event) => void delivered.push(event.uid), log, maxRetries: 0, pollMs: 50 });
+    open.push(queue);
+    await queue.enqueue({ uid: 'u1', accessToken: 't' });
+    await eventually(() => expect(delivered).toEqual(['u1']), soon);
+    expect(queue.stats()).toMatchObject({ delivered: 1, dropped: 0, pending: 0 });
     queue.abort();
     offline.disconnect();
   });
