@@ -15,5 +15,9 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/build-client.js',
   // Servers started by tests (SMTP, Redis, sandbox) must be closed by the tests; this catches leaks loudly.
   testTimeout: 20000,
+  // On two cores Jest would run every file in band, in its own process, whose heap then grows with each
+  // file's modules (browsers, clusters, the app) until V8 gives up (seen at ~80 files, 4 GB).
+  // A memory limit makes Jest use a worker and start a fresh one once it holds more than this.
+  workerIdleMemoryLimit: '1GB',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };
