@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { sandboxSeedUsers } from '../../src/sandbox/identity';
-import { codeFromOutbox, startE2e, stopE2e, withPage, type E2e, type Exchange } from './harness';
+import { type Exchange, codeFromOutbox, useE2e, withPage } from './harness';
 
 /*
  * The reference login page (GET /demo) in headless Chromium against the service on the sandbox:
@@ -13,16 +13,10 @@ const giulia = sandboxSeedUsers[1]!;
 const COOLDOWN_SECONDS = 3;
 const TEST_TIMEOUT = 30_000;
 
-let e2e: E2e | undefined;
-beforeAll(async () => {
-  e2e = await startE2e({ otp: { resend_cooldown_seconds: COOLDOWN_SECONDS } });
-}, 30_000);
-afterAll(async () => {
-  await stopE2e(e2e);
-});
+const e2e = useE2e({ otp: { resend_cooldown_seconds: COOLDOWN_SECONDS } });
 
 async function open(page: Page): Promise<void> {
-  await page.goto(`${e2e!.service.url}/demo`);
+  await page.goto(`${e2e().service.url}/demo`);
   await page.locator('body[data-ready="true"]').waitFor();
 }
 
@@ -46,7 +40,7 @@ const sent = (exchanges: Exchange[], action: string, index = 0) => exchanges.fil
 
 describe('the reference login page', () => {
   it('logs the seeded user in by phone with the keyboard only: 14, code from the outbox, 90', async () => {
-    await withPage(e2e!, 'phone login of an existing user', async (run) => {
+    await withPage(e2e(), 'phone login of an existing user', async (run) => {
       const { page } = run;
       await open(page);
       expect(await focusedId(page)).toBe('identifier');
@@ -80,7 +74,7 @@ describe('the reference login page', () => {
   }, TEST_TIMEOUT);
 
   it('registers by email, adds a phone, completes the profile, sending each answer’s proof on', async () => {
-    await withPage(e2e!, 'email registration then add phone then profile', async (run) => {
+    await withPage(e2e(), 'email registration then add phone then profile', async (run) => {
       const { page, exchanges } = run;
       const email = 'sara.e2e@example.com';
       await open(page);
@@ -139,7 +133,7 @@ describe('the reference login page', () => {
   }, TEST_TIMEOUT);
 
   it('shows a wrong code’s error text as the API gives it, in a live region, and stays on the step', async () => {
-    await withPage(e2e!, 'wrong code', async (run) => {
+    await withPage(e2e(), 'wrong code', async (run) => {
       const { page } = run;
       await open(page);
       await page.keyboard.type(giulia.email);
@@ -159,7 +153,7 @@ describe('the reference login page', () => {
   }, TEST_TIMEOUT);
 
   it('counts the resend cooldown down with the button disabled, then sends a new code', async () => {
-    await withPage(e2e!, 'resend countdown', async (run) => {
+    await withPage(e2e(), 'resend countdown', async (run) => {
       const { page } = run;
       const resend = page.locator('#resend');
       const seconds = page.locator('#resend-seconds');

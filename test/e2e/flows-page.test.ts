@@ -1,5 +1,5 @@
 import { JOURNEY_IDS, LABELS } from '../../machines';
-import { startE2e, stopE2e, withPage, type E2e } from './harness';
+import { useE2e, withPage } from './harness';
 
 /*
  * GET /flows in headless Chromium against the service on the sandbox: the journeys for product
@@ -7,18 +7,12 @@ import { startE2e, stopE2e, withPage, type E2e } from './harness';
  * step table, and no console error (a CSP violation is one).
  */
 
-let e2e: E2e | undefined;
-beforeAll(async () => {
-  e2e = await startE2e();
-}, 30_000);
-afterAll(async () => {
-  await stopE2e(e2e);
-});
+const e2e = useE2e();
 
 describe('the journeys page', () => {
   it('shows every journey with its SVG diagram, and the phone login’s steps', async () => {
-    await withPage(e2e!, 'flows page', async ({ page }) => {
-      await page.goto(`${e2e!.service.url}/flows`);
+    await withPage(e2e(), 'flows page', async ({ page }) => {
+      await page.goto(`${e2e().service.url}/flows`);
       expect(await page.locator('h1').innerText()).toContain('Percorsi di accesso');
 
       // Every journey, in the words of machines/labels.ts, linked from the index.

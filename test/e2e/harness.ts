@@ -46,6 +46,21 @@ export async function stopE2e(e2e: E2e | undefined): Promise<void> {
   await e2e?.service.close();
 }
 
+/** The service and a browser for one test file: started before its tests, stopped after them. */
+export function useE2e(config: Record<string, unknown> = {}): () => E2e {
+  let e2e: E2e | undefined;
+  beforeAll(async () => {
+    e2e = await startE2e(config);
+  }, 30_000);
+  afterAll(async () => {
+    await stopE2e(e2e);
+  });
+  return () => {
+    if (!e2e) throw new Error('e2e: the service and browser did not start (see beforeAll)');
+    return e2e;
+  };
+}
+
 /** One API request the page made, with its JSON body and JSON answer. */
 export interface Exchange {
   action: string;

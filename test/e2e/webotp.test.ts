@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { sandboxSeedUsers } from '../../src/sandbox/identity';
-import { codeFromOutbox, startE2e, stopE2e, withPage, type E2e } from './harness';
+import { codeFromOutbox, useE2e, withPage } from './harness';
 
 /*
  * One-tap codes on the reference page: where the browser has the WebOTP API, the page asks it
@@ -13,13 +13,7 @@ import { codeFromOutbox, startE2e, stopE2e, withPage, type E2e } from './harness
 const mario = sandboxSeedUsers[0]!;
 const TEST_TIMEOUT = 30_000;
 
-let e2e: E2e | undefined;
-beforeAll(async () => {
-  e2e = await startE2e();
-}, 30_000);
-afterAll(async () => {
-  await stopE2e(e2e);
-});
+const e2e = useE2e();
 
 /** Installs the WebOTP stand-in: `window.__otp.requests` lists the requests, `window.__otp.deliver(code)` answers the pending one. */
 async function standInWebOtp(page: Page): Promise<void> {
@@ -50,18 +44,18 @@ const otpRequests = (page: Page) => page.evaluate(() => (globalThis as unknown a
 
 describe('one-tap codes on the reference page', () => {
   it('marks the code field for one-time-code autofill', async () => {
-    await withPage(e2e!, 'code field autocomplete', async ({ page }) => {
-      await page.goto(`${e2e!.service.url}/demo`);
+    await withPage(e2e(), 'code field autocomplete', async ({ page }) => {
+      await page.goto(`${e2e().service.url}/demo`);
       await page.locator('body[data-ready="true"]').waitFor();
       expect(await page.locator('#otp-code').getAttribute('autocomplete')).toBe('one-time-code');
     });
   }, TEST_TIMEOUT);
 
   it('takes the SMS code from the WebOTP API, fills the field and submits it: 90 without typing', async () => {
-    await withPage(e2e!, 'webotp fills and submits the sms code', async (run) => {
+    await withPage(e2e(), 'webotp fills and submits the sms code', async (run) => {
       const { page } = run;
       await standInWebOtp(page);
-      await page.goto(`${e2e!.service.url}/demo`);
+      await page.goto(`${e2e().service.url}/demo`);
       await page.locator('body[data-ready="true"]').waitFor();
       await page.locator('#identifier').fill('+39 333 123 4567');
       await page.keyboard.press('Enter');
@@ -81,9 +75,9 @@ describe('one-tap codes on the reference page', () => {
   }, TEST_TIMEOUT);
 
   it('asks for no SMS code for an email code, and stops asking when the user starts over', async () => {
-    await withPage(e2e!, 'webotp only for sms and aborted on restart', async ({ page }) => {
+    await withPage(e2e(), 'webotp only for sms and aborted on restart', async ({ page }) => {
       await standInWebOtp(page);
-      await page.goto(`${e2e!.service.url}/demo`);
+      await page.goto(`${e2e().service.url}/demo`);
       await page.locator('body[data-ready="true"]').waitFor();
       await page.locator('#identifier').fill(mario.email);
       await page.keyboard.press('Enter');
