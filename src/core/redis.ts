@@ -1,4 +1,4 @@
-import Redis, { Cluster } from 'ioredis';
+import Redis, { Cluster, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Config } from './config/schema';
 import type { Logger } from './logger';
 
@@ -20,8 +20,9 @@ const retryDelayMs = (attempt: number) => Math.min(100 * 2 ** attempt, 2_000);
  * the background and the service recovers by itself when Redis returns.
  */
 export function createRedis(config: Config, log: Logger): RedisConnection {
-  if (config.redis.cluster.length > 0) return createCluster(config.redis.cluster, log);
+  if (config.redis.cluster.length > 0) return createCluster(config.redis.cluster, securityOptions(config.redis), log);
   const redis = new Redis(config.redis.url, {
+    ...singleServerSecurity(config.redis),
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,
@@ -41,10 +42,55 @@ export function createRedis(config: Config, log: Logger): RedisConnection {
   return redis;
 }
 
+type Security = Pick<RedisOptions, 'username' | 'password' | 'tls'>;
+
+/**
+ * `redis.username`, `redis.password` and `redis.tls` as connection options; an empty key adds
+ * nothing. `tls: {}` verifies the server's certificate against the system CAs and its host name.
+ */
+export function securityOptions(redis: Config['redis']): Security {
+  return {
+    ...(redis.username ? { username: redis.username } : {}),
+    ...(redis.password ? { password: redis.password } : {}),
+    ...(redis.tls ? { tls: {} } : {}),
+  };
+}
+
+/**
+ * A single server: credentials written in `redis.url` win (options would override them, so the
+ * keys are dropped); a URL without any takes the keys', so the secret can stay out of the URL.
+ * TLS is on when either `rediss://` or `redis.tls` says so.
+ */
+export function singleServerSecurity(redis: Config['redis']): Security {
+  const { username, password, ...tls } = securityOptions(redis);
+  const url = URL.canParse(redis.url) ? new URL(redis.url) : undefined;
+  if (url && (url.username !== '' || url.password !== '')) return tls;
+  return { ...(username ? { username } : {}), ...(password ? { password } : {}), ...tls };
+}
+
 /** `host:port` or `[v6]:port` as a seed node. */
 function seedNode(seed: string): { host: string; port: number } {
   const colon = seed.lastIndexOf(':');
   return { host: seed.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(seed.slice(colon + 1)) };
+}
+
+/*
+ * The Cluster client's options (see createCluster). AUTH and TLS go to every node connection
+ * (`redisOptions`): a cluster's nodes are reached at the addresses it announces, which carry no
+ * credentials. With TLS the seeds' host names are not resolved to addresses first (ioredis would,
+ * and then check a certificate for the cluster's host name against an IP: AWS ElastiCache's
+ * note in ioredis's README); the nodes it announces are already what their certificates name.
+ */
+export function clusterOptions(security: Security): ClusterOptions {
+  return {
+    enableOfflineQueue: false,
+    retryDelayOnClusterDown: 0,
+    retryDelayOnFailover: 0,
+    slotsRefreshInterval: 2_000,
+    clusterRetryStrategy: retryDelayMs,
+    ...(security.tls ? { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) } : {}),
+    redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000, ...security },
+  };
 }
 
 /*
@@ -57,15 +103,8 @@ function seedNode(seed: string): { host: string; port: number } {
  * map is refreshed every couple of seconds, which reconnects to a node that returned, and
  * the whole client reconnects in the background when every node was lost.
  */
-function createCluster(seeds: string[], log: Logger): Cluster {
-  const cluster = new Cluster(seeds.map(seedNode), {
-    enableOfflineQueue: false,
-    retryDelayOnClusterDown: 0,
-    retryDelayOnFailover: 0,
-    slotsRefreshInterval: 2_000,
-    clusterRetryStrategy: retryDelayMs,
-    redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000 },
-  });
+function createCluster(seeds: string[], security: Security, log: Logger): Cluster {
+  const cluster = new Cluster(seeds.map(seedNode), clusterOptions(security));
   let down = false;
   const unreachable = new Set<string>();
   cluster.on('ready', () => {

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster } from 'ioredis';
@@ -14,8 +14,10 @@ import { freePort } from './ports';
  */
 
 export interface RedisCluster {
-  /** `host:port` of each master, as `redis.cluster` takes them. */
+  /** `host:port` of each master, as `redis.cluster` takes them (`localhost:port` with `tls`). */
   seeds: string[];
+  /** With `tls`: the PEM of the throwaway certificate authority that signed the nodes' certificate. */
+  ca?: string;
   /** Stops every node and removes the temp dir. */
   stop(): Promise<void>;
   /** Stops every node, keeping its ports and state, so `restart` brings the cluster back. */
@@ -33,6 +35,14 @@ export interface RedisClusterOptions {
   appendonly?: boolean;
   /** Sees each node process as it starts (the soak kills them all when it ends, however it ends). */
   onSpawn?(child: ChildProcess): ChildProcess;
+  /** `--requirepass` and `--masterauth`: every client, and every node of another, must AUTH. */
+  password?: string;
+  /**
+   * TLS only, clients and cluster bus, as managed cluster-mode Redis: a self-signed certificate
+   * made with openssl for the host name `localhost` only (no IP), and the nodes announce
+   * themselves by that host name, as ElastiCache's do.
+   */
+  tls?: boolean;
 }
 
 const NODES = 3;
@@ -48,9 +58,18 @@ function assertInstalled(): void {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function cli(port: number, ...args: string[]): { ok: boolean; out: string } {
-  const run = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8', timeout: 10_000 });
-  return { ok: run.status === 0, out: `${run.stdout ?? ''}${run.stderr ?? ''}` };
+/** A throwaway certificate authority and a certificate for `localhost` it signed, in `dir`. */
+function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
+  const files = { ca: join(dir, 'ca.pem'), caKey: join(dir, 'ca-key.pem'), cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem'), csr: join(dir, 'cert.csr'), ext: join(dir, 'san.ext') };
+  const run = (...args: string[]) => {
+    const done = spawnSync('openssl', args, { encoding: 'utf8', timeout: 30_000 });
+    if (done.error || done.status !== 0) throw new Error(`openssl ${args[0]} failed (is openssl installed?): ${done.error?.message ?? done.stderr}`);
+  };
+  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=test redis CA', '-keyout', files.caKey, '-out', files.ca);
+  run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-keyout', files.key, '-out', files.csr);
+  writeFileSync(files.ext, 'subjectAltName=DNS:localhost\n');
+  run('x509', '-req', '-in', files.csr, '-CA', files.ca, '-CAkey', files.caKey, '-CAcreateserial', '-days', '1', '-extfile', files.ext, '-out', files.cert);
+  return { ca: files.ca, cert: files.cert, key: files.key };
 }
 
 async function waitFor(what: string, check: () => boolean, children: ChildProcess[], timeoutMs = 20_000): Promise<void> {
@@ -78,12 +97,37 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     busPorts.push(free[NODES + i]!);
   }
   let children: ChildProcess[] = [];
+  let certificates: ReturnType<typeof makeCertificates> | undefined;
+  try {
+    certificates = options.tls ? makeCertificates(dir) : undefined;
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const auth = options.password ? ['--requirepass', options.password, '--masterauth', options.password] : [];
+  // The node's port serves TLS only (`--port 0`), its cluster bus too.
+  const tls = (port: number) => certificates
+    ? [
+        '--tls-port', String(port), '--port', '0', '--tls-cluster', 'yes', '--tls-replication', 'yes', '--tls-auth-clients', 'no',
+        '--tls-cert-file', certificates.cert, '--tls-key-file', certificates.key, '--tls-ca-cert-file', certificates.ca,
+        '--cluster-announce-hostname', 'localhost', '--cluster-preferred-endpoint-type', 'hostname',
+      ]
+    : [];
+  // redis-cli speaks as the service will: AUTH, TLS trusting the test CA (`--no-auth-warning`: the password is a test's).
+  const cliOptions = [
+    ...(options.password ? ['-a', options.password, '--no-auth-warning'] : []),
+    ...(certificates ? ['--tls', '--cacert', certificates.ca, '--sni', 'localhost'] : []),
+  ];
+  const cli = (port: number, ...args: string[]): { ok: boolean; out: string } => {
+    const run = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...cliOptions, ...args], { encoding: 'utf8', timeout: 10_000 });
+    return { ok: run.status === 0, out: `${run.stdout ?? ''}${run.stderr ?? ''}` };
+  };
 
   const spawnNode = (port: number, i: number) => {
     const child = spawn(
       'redis-server',
       [
-        '--port', String(port),
+        ...(certificates ? [] : ['--port', String(port)]),
         '--cluster-port', String(busPorts[i]),
         '--bind', '127.0.0.1',
         '--cluster-enabled', 'yes',
@@ -95,6 +139,8 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
         '--appendonly', options.appendonly ? 'yes' : 'no',
         // One append-only directory per node: they share `dir`.
         '--appenddirname', `appendonly-${port}`,
+        ...auth,
+        ...tls(port),
       ],
       { stdio: 'ignore' },
     );
@@ -119,7 +165,7 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     await launch();
     const create = spawnSync(
       'redis-cli',
-      ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '0', '--cluster-yes'],
+      [...cliOptions, '--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '0', '--cluster-yes'],
       { encoding: 'utf8', timeout: 30_000 },
     );
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
@@ -131,7 +177,8 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   }
 
   return {
-    seeds: ports.map((port) => `127.0.0.1:${port}`),
+    seeds: ports.map((port) => `${certificates ? 'localhost' : '127.0.0.1'}:${port}`),
+    ...(certificates ? { ca: readFileSync(certificates.ca, 'utf8') } : {}),
     kill,
     async restart() {
       await launch();

@@ -94,6 +94,10 @@ export const configSchema = z
       key_prefix: text.refine((v) => !/[{}]/.test(v), 'must not contain { or }').default('lfa:'),
       // Seed nodes of a Redis Cluster; non-empty means the Cluster client, and `url` is unused.
       cluster: list.pipe(z.array(hostPort)).default([]),
+      // AUTH and TLS of managed Redis: a cluster's seeds carry no credentials, so they live here.
+      username: text.default(''),
+      password: text.default(''),
+      tls: z.boolean().default(false),
     }),
     identity: section({
       base_url: url.default(''),
@@ -213,6 +217,7 @@ export const secretKeys = [
   'security.secret',
   'security.internal_key',
   'metrics.token',
+  'redis.password',
   // The fixed codes of test identifiers: whoever reads them logs in as those accounts.
   'otp.test_numbers',
 ] as const;

@@ -113,6 +113,15 @@ describe('configuration', () => {
     expect(problemsOf(() => loadConfig({ env: { REDIS__KEY_PREFIX: 'app{1}:' } }))).toEqual(['redis.key_prefix: must not contain { or }']);
   });
 
+  it('reads redis.username, redis.password and redis.tls from the environment, and never echoes the password', () => {
+    expect(loadConfig({ env: {} }).redis).toMatchObject({ username: '', password: '', tls: false });
+    expect(loadConfig({ env: { REDIS__USERNAME: 'app', REDIS__PASSWORD: '12345678', REDIS__TLS: 'true' } }).redis).toMatchObject({ username: 'app', password: '12345678', tls: true });
+    const problems = problemsOf(() => loadConfig({ env: {}, overrides: { redis: { password: ['hunter2-cluster'], tls: 'hunter3-cluster' } } }));
+    expect(problems.map((p) => p.split(':')[0])).toEqual(['redis.password', 'redis.tls']);
+    expect(problems.join('\n')).not.toContain('hunter2-cluster');
+    expect(problems.find((p) => p.startsWith('redis.tls:'))).toContain('hunter3-cluster');
+  });
+
   it('accepts short durations so tests can run quickly', () => {
     expect(loadConfig({ env: { OTP__TTL_SECONDS: '1' } }).otp.ttl_seconds).toBe(1);
     expect(problemsOf(() => loadConfig({ env: { OTP__TTL_SECONDS: '0' } }))[0]).toMatch(/^otp.ttl_seconds:/);
