@@ -218,6 +218,8 @@ export const secretKeys = [
   'security.internal_key',
   'metrics.token',
   'redis.password',
+  // A Redis URL may carry the password (`redis://:pass@host`).
+  'redis.url',
   // The fixed codes of test identifiers: whoever reads them logs in as those accounts.
   'otp.test_numbers',
 ] as const;

@@ -89,6 +89,13 @@ describe('configuration', () => {
     expect(problems.some((p) => p.startsWith('security.secret:'))).toBe(true);
   });
 
+  it('never echoes a Redis URL, which may carry its password', () => {
+    const path = file('redis-url.json', JSON.stringify({ redis: { url: ['redis://:hunter2@redis.internal:6379'] } }));
+    const problems = problemsOf(() => loadConfig({ env: { CONFIG_FILE: path } }));
+    expect(problems.some((p) => p.startsWith('redis.url:'))).toBe(true);
+    expect(problems.join('\n')).not.toContain('hunter2');
+  });
+
   it('refuses the sandbox, otp.debug and debug in production', () => {
     const problems = problemsOf(() => loadConfig({ env: { NODE_ENV: 'production', SANDBOX__ENABLED: 'true', OTP__DEBUG: 'true', DEBUG: 'true', SECURITY__SECRET: 'x'.repeat(40) } }));
     expect(problems.map((p) => p.split(':')[0])).toEqual(['sandbox.enabled', 'otp.debug', 'debug']);
