@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { apiError, withDetails, isApiError } from '../../core/errors';
+import { apiError, withDetails, isApiError, messageIn } from '../../core/errors';
 import type { WidgetRequestBody } from '../../clients/recommendations';
 import type { Config } from '../../core/config/schema';
 import { defineAction, type ActionResult } from '../action';
@@ -51,9 +51,10 @@ function describe(input: Input, widget: WidgetChoice, settings: Settings, body: 
 }
 
 /** Failures answer at once with an empty list, in the shape the frontend already reads. */
-function failed(err: unknown, settings: Settings, about: ReturnType<typeof describe>, durationMs: number): ActionResult {
+function failed(err: unknown, settings: Settings, about: ReturnType<typeof describe>, durationMs: number, locale: string | undefined): ActionResult {
   if (!isApiError(err) || (err.reason !== 'upstream_error' && err.reason !== 'not_configured')) throw err;
-  if (!settings.debug) return { body: { response: { items: [] }, success: false, error: err.message, data: { reason: err.reason, ...err.data } } };
+  // Outside the envelope, so the envelope's mapping does not choose its language: it is chosen here, the same way.
+  if (!settings.debug) return { body: { response: { items: [] }, success: false, error: messageIn(err, locale), data: { reason: err.reason, ...err.data } } };
   const upstream = err.reason === 'upstream_error' ? { status: err.data.upstream_status ?? 0, duration_ms: durationMs, error: err.reason } : null;
   throw withDetails(err, {
     data: { success: false, count: 0, ...about.page, articles: [] },
@@ -89,7 +90,7 @@ export const recommendations = defineAction({
       const upstream = { status: reply.status, duration_ms: reply.durationMs, items: reply.items.length };
       return { data: { success: true, count: articles.length, ...about.page, articles }, extra: { recommendations_debug: { ...about.debug, upstream } } };
     } catch (err) {
-      return failed(err, settings, about, Math.round(performance.now() - started));
+      return failed(err, settings, about, Math.round(performance.now() - started), ctx.locale);
     }
   },
 });

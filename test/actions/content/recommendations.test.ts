@@ -43,6 +43,12 @@ describe('recommendations: widget selection', () => {
     expect(res.body).toEqual({ response: { items: [] }, success: false, error: expect.any(String), data: { reason: 'not_configured', key: 'recommendations.widget_id_home' } });
   });
 
+  it('writes the failure of its own body in the reader\'s language, Italian by default', async () => {
+    const app = contentApp({ recommendations: { widget_id_home: '' } });
+    expect((await app.post('recommendations', {})).body.error).toBe('Servizio non configurato (recommendations.widget_id_home).');
+    expect((await app.post('recommendations', {}).set('Accept-Language', 'en-GB,en;q=0.9')).body.error).toBe('Service not configured (recommendations.widget_id_home).');
+  });
+
   it('takes an empty url as the home page', async () => {
     const scope = expectWidget({ widgetId: 'w-home' });
     await contentApp().post('recommendations', { url: '', udi: null, widget_id: null });
