@@ -40,7 +40,7 @@ export const testMail = defineAction({
       throw apiError('channel_not_configured', { data: { ...report, sent: false, outcome: 'not_configured' } });
     }
 
-    const message = deps.otp.message(sampleCode(deps.config.otp.length));
+    const message = deps.otp.message(sampleCode(deps.config.otp.length), ctx.locale);
     const subject = `[test] ${message.subject}`;
     const payload = { to: maskEmail(to), subject, text: message.text };
     try {

@@ -26,7 +26,7 @@ export const testSms = defineAction({
     const receiver = toE164(raw, sms.default_region);
     if (!receiver) throw invalidField(input.phone ? 'phone' : 'to', 'not a valid phone number');
 
-    const body = deps.otp.message(sampleCode(deps.config.otp.length)).sms;
+    const body = deps.otp.message(sampleCode(deps.config.otp.length), ctx.locale).sms;
     const report = {
       channel: 'sms',
       configured: deps.otp.sms.configured,

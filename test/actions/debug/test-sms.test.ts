@@ -34,6 +34,14 @@ describe('test_sms', () => {
     });
   });
 
+  it('sends the sample in the reader\'s language: Accept-Language en gets the English template', async () => {
+    app = await startApp({ security: { internal_key: INTERNAL } });
+    const gateway = smsGateway();
+    await call({ phone: '333 123 4567' }).set('Accept-Language', 'en');
+    await call({ phone: '333 123 4568' });
+    expect(gateway.sent.map((m) => m.body)).toEqual([expect.stringContaining('your verification code is'), expect.stringContaining('il tuo codice di verifica')]);
+  });
+
   it('never shows the gateway key or the full phone', async () => {
     app = await startApp({ security: { internal_key: INTERNAL } });
     smsGateway();
