@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages the tests start for real, as command:package. Installed only when missing;
-# CI runs as root. A test whose server is missing fails; it is never skipped.
-system_packages="redis-server:redis-server chromium:chromium"
+# CI runs as root. A test whose server is missing fails; it is never skipped. redis-cli (which
+# builds the test clusters) comes with redis-server; openssl makes the TLS cluster's certificates.
+system_packages="redis-server:redis-server redis-cli:redis-tools chromium:chromium openssl:openssl"
 need_debs=()
 for pair in $system_packages; do
   bin=${pair%%:*}; deb=${pair##*:}
