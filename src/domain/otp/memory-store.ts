@@ -6,8 +6,8 @@ import { retainUntil, type ClaimResult, type IssueResult, type OtpPolicy, type O
 /*
  * OTP records in process memory. Each operation is get -> pure machine step -> set with no
  * `await` in between, so it is atomic within one Node process (not across instances: use the
- * Redis store for that). Bounded by `max_records` (least recently used records go first) and
- * by a per-record TTL that keeps a record EXPIRED_RETENTION_MS past its expiry.
+ * Redis store for that). Bounded by `max_records` (least recently used records go first); a
+ * record is kept EXPIRED_RETENTION_MS past its expiry, an end read from the record itself.
  */
 
 export interface MemoryOtpStoreOptions {
@@ -94,15 +94,16 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
   // maxSize with a unit size (rather than `max`) so memory grows with use instead of being
   // preallocated. No TTL per entry: a record carries its own end (retainUntil), checked on
   // read against the operation's clock, so the cache keeps no two timestamps per entry beside
-  // it (16 B of a ~200 B record).
-  // Nothing is lost: the cache never purged stale entries by itself either, only on access or
-  // when the least recently used went.
+  // it (16 B of a ~200 B record). Nothing is lost: the cache never purged stale entries by
+  // itself either, only on access or when the least recently used went.
   const cache = new LRUCache<string, string>({ maxSize: options.maxRecords, sizeCalculation: () => 1 });
 
   // Recipient cooldowns and spent proofs: short-lived markers beside the records, bounded the same way.
-  const markers = new LRUCache<string, string>({ maxSize: options.maxRecords, sizeCalculation: () => 1, perf: { now: options.now ?? Date.now }, ttlResolution: 0 });
-  const spent = new LRUCache<string, true>({ maxSize: options.maxRecords, sizeCalculation: () => 1, perf: { now: options.now ?? Date.now }, ttlResolution: 0 });
-  const claims = new LRUCache<string, number>({ maxSize: options.maxRecords, sizeCalculation: () => 1, perf: { now: options.now ?? Date.now }, ttlResolution: 0 });
+  // Read the clock on every check instead of caching it behind a timer per read.
+  const markerCache = <V extends string | number | boolean>() => new LRUCache<string, V>({ maxSize: options.maxRecords, sizeCalculation: () => 1, perf: { now: clock }, ttlResolution: 0 });
+  const markers = markerCache<string>();
+  const spent = markerCache<true>();
+  const claims = markerCache<number>();
 
   /** The record under `key`, or null: none, or kept past its end at `now` (the caller's clock, as the machine's guards read it). */
   const read = (key: string, now?: number): OtpRecord | null => {
