@@ -28,6 +28,13 @@ describe('test_mail', () => {
     });
   });
 
+  it('sends the sample in the reader\'s language: Accept-Language en gets the English mail', async () => {
+    app = await startApp({ ...mailConfig(smtp.port()), security: { internal_key: INTERNAL } });
+    await call({ to: 'mario@example.test' }).set('Accept-Language', 'en');
+    expect(smtp.mails).toHaveLength(1);
+    expect(smtp.mails[0]!.subject).toMatch(/^\[test\] Login: your verification code/);
+  });
+
   it('sends to mail.from_address when no recipient is given', async () => {
     app = await startApp({ ...mailConfig(smtp.port()), debug: true });
     await call({}, null);
