@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { connect, createServer } from 'node:net';
+import { connectOutcome, freePort } from '../test/support/ports';
 
 /*
  * A throw-away redis-server on a free loopback port for the Redis cases, when the binary is
@@ -18,22 +18,7 @@ export function redisInstalled(): boolean {
   return !probe.error && probe.status === 0;
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-
-const reachable = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.end(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
+const reachable = async (port: number) => (await connectOutcome(port)) === 'connected';
 
 /** `cpus`: a `taskset -c` list to pin the server to. */
 export async function startRedis(cpus?: string): Promise<BenchRedis> {

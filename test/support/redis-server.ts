@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { connect, createServer } from 'node:net';
+import { connectOutcome, freePort } from './ports';
 
 /*
  * A real redis-server on a free loopback port, started by the test that needs it. A missing
@@ -16,16 +16,6 @@ export interface RedisServer {
   restart(): Promise<void>;
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-
 function assertInstalled(): void {
   const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) {
@@ -37,12 +27,7 @@ async function waitForPort(port: number, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}`);
-    const reachable = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => (socket.end(), resolve(true)));
-      socket.once('error', () => resolve(false));
-    });
-    if (reachable) return;
+    if ((await connectOutcome(port)) === 'connected') return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error('redis-server did not start within 10 s');
