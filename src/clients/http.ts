@@ -68,6 +68,13 @@ export interface UpstreamOptions {
 
 /** Kept-alive connections, at most this many to one upstream host at once (the rest wait in the agent's queue). */
 const MAX_SOCKETS = 128;
+/**
+ * TCP keep-alive probes after a minute idle: the delay axios's adapter sets on the socket of
+ * every request. The agent sets its own when it parks the socket; a socket told two different
+ * delays in turn pays four setsockopt calls for each, twice per request, where one delay costs
+ * them once per connection.
+ */
+const TCP_KEEPALIVE_MS = 60_000;
 
 /** The body is read as text and parsed here, so a non-JSON reply is a clear `bad_reply`. */
 const passThrough = (body: unknown) => body;
@@ -90,8 +97,8 @@ export const envNamesProxy = (env: NodeJS.ProcessEnv = process.env): boolean => 
 function createInstance(timeoutMs: number): AxiosInstance {
   return axios.create({
     adapter: 'http',
-    httpAgent: new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
-    httpsAgent: new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
+    httpAgent: new http.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: MAX_SOCKETS }),
+    httpsAgent: new https.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: MAX_SOCKETS }),
     ...(envNamesProxy() ? {} : { proxy: false as const }),
     timeout: timeoutMs,
     responseType: 'text',
