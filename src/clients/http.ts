@@ -1,4 +1,4 @@
-import axios, { type AxiosInstance, type AxiosRequestConfig } from 'axios';
+import axios, { type AxiosRequestConfig } from 'axios';
 import http from 'node:http';
 import https from 'node:https';
 import type { z } from 'zod';
@@ -93,9 +93,15 @@ export const envNamesProxy = (env: NodeJS.ProcessEnv = process.env): boolean => 
  * a call then passes only what differs per request, so axios merges a small config. Bodies are
  * already strings (built below), so axios's request transform passes them through instead of
  * type-checking them and re-parsing a JSON body it would send unchanged; the adapter is named.
+ *
+ * The instance is axios's Axios class given this configuration alone, not `axios.create`, which
+ * folds in the library's defaults: axios merges an instance's defaults into every call, and
+ * those add per-method header buckets (merged key by key, case-insensitively), transitional
+ * options (validated per call) and browser-only settings. Nothing they hold reaches the wire
+ * here: Accept is set below, and the adapter adds its user agent and encodings as before.
  */
-function createInstance(timeoutMs: number): AxiosInstance {
-  return axios.create({
+function createInstance(timeoutMs: number): InstanceType<typeof axios.Axios> {
+  return new axios.Axios({
     adapter: 'http',
     httpAgent: new http.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: MAX_SOCKETS }),
     httpsAgent: new https.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: MAX_SOCKETS }),
@@ -125,8 +131,9 @@ function formBody(form: Record<string, string | number | boolean | undefined>): 
   return params.toString();
 }
 
-export function createUpstream(options: UpstreamOptions, instance: AxiosInstance = createInstance(options.timeoutMs)): Upstream {
+export function createUpstream(options: UpstreamOptions): Upstream {
   const { name, label, log } = options;
+  const instance = createInstance(options.timeoutMs);
 
   const failure = (call: UpstreamCall, detail: string, cause?: unknown) =>
     apiError('upstream_error', {
@@ -150,15 +157,14 @@ export function createUpstream(options: UpstreamOptions, instance: AxiosInstance
   return {
     name,
     async call<T>(ctx: CallContext, request: UpstreamRequest<T>): Promise<UpstreamResponse<T>> {
-      const config: AxiosRequestConfig = { method: request.method, url: withQuery(request.url, request.params), headers: { ...request.headers } };
+      // The body's type goes first, where axios's own defaults used to hold its place, so the
+      // headers leave in the order they always have (test/clients/http-wire.test.ts).
+      const type = request.form ? 'application/x-www-form-urlencoded' : request.json !== undefined ? 'application/json' : undefined;
+      const headers = type ? { 'Content-Type': type, ...request.headers } : { ...request.headers };
+      const config: AxiosRequestConfig = { method: request.method, url: withQuery(request.url, request.params), headers };
       if (request.timeoutMs !== undefined) config.timeout = request.timeoutMs;
-      if (request.form) {
-        config.data = formBody(request.form);
-        config.headers!['Content-Type'] = 'application/x-www-form-urlencoded';
-      } else if (request.json !== undefined) {
-        config.data = JSON.stringify(request.json);
-        config.headers!['Content-Type'] = 'application/json';
-      }
+      if (request.form) config.data = formBody(request.form);
+      else if (request.json !== undefined) config.data = JSON.stringify(request.json);
 
       const started = performance.now();
       const call: UpstreamCall = { client: name, endpoint: request.endpoint, method: request.method, status: 0, durationMs: 0, outcome: 'ok' };

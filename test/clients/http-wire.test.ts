@@ -86,7 +86,7 @@ describe('the upstream client on the wire', () => {
   it('keeps one connection alive across calls, and never changes its TCP keep-alive once set', async () => {
     // Node's socket sets TCP keep-alive (several setsockopt calls) only when the delay asked for
     // differs from the last one: two different delays, one per call, cost those calls every time.
-    const asked: Array<[boolean | undefined, number | undefined]> = [];
+    const asked: Array<Parameters<Socket['setKeepAlive']>> = [];
     const original = Socket.prototype.setKeepAlive;
     const spy = jest.spyOn(Socket.prototype, 'setKeepAlive').mockImplementation(function (this: Socket, ...args) {
       asked.push(args);
@@ -101,6 +101,6 @@ describe('the upstream client on the wire', () => {
     expect(connections).toBe(1);
     expect(seen).toHaveLength(3);
     expect(asked.length).toBeGreaterThan(0);
-    expect(new Set(asked.map(([enable, delay]) => `${enable}/${delay}`)).size).toBe(1);
+    expect(new Set(asked.map(([enable, delay]: Parameters<Socket['setKeepAlive']>) => `${enable}/${delay}`)).size).toBe(1);
   });
 });
