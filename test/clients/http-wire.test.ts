@@ -104,3 +104,25 @@ describe('the upstream client on the wire', () => {
     expect(new Set(asked.map(([enable, delay]: Parameters<Socket['setKeepAlive']>) => `${enable}/${delay}`)).size).toBe(1);
   });
 });
+
+describe('the upstream client behind a proxy', () => {
+  const saved = { http_proxy: process.env.http_proxy, HTTP_PROXY: process.env.HTTP_PROXY, no_proxy: process.env.no_proxy, NO_PROXY: process.env.NO_PROXY };
+  afterEach(() => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  });
+
+  it('sends its calls through the proxy the environment names, as operators behind one expect', async () => {
+    // The test server plays the proxy: a forward proxy receives the absolute URL.
+    process.env.http_proxy = base;
+    delete process.env.no_proxy;
+    delete process.env.NO_PROXY;
+    const reply = await upstream().call(testCtx, { endpoint: 'get', method: 'GET', url: 'http://idp.example.test/user', params: { uid: 'u1' } });
+    expect(reply.data).toEqual({ ok: true });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ method: 'GET', url: 'http://idp.example.test/user?uid=u1' });
+    expect(seen[0]!.headers).toEqual(expect.arrayContaining(['host', 'idp.example.test']));
+  });
+});
