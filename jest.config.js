@@ -1,6 +1,7 @@
 /** @type {import('jest').Config} */
 module.exports = {
-  testEnvironment: 'node',
+  // Jest's node environment that puts node:http back as it found it after each file (nock patches it).
+  testEnvironment: '<rootDir>/test/support/node-environment.js',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   // Transpile only: `npm run typecheck` (tsc --noEmit) checks types once for the whole tree.

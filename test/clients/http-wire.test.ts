@@ -1,5 +1,5 @@
 import axios from 'axios';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import http, { createServer, type IncomingMessage, type Server } from 'node:http';
 import { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
@@ -26,6 +26,8 @@ let connections = 0;
 const seen: Seen[] = [];
 
 beforeAll(async () => {
+  // nock, when a file before this one in the worker imported it, must be gone (test/support/node-environment.js).
+  expect(http.ClientRequest.name).toBe('ClientRequest');
   server = createServer({ keepAliveTimeout: 60_000 }, (req: IncomingMessage, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
