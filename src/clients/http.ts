@@ -98,7 +98,7 @@ export const envNamesProxy = (env: NodeJS.ProcessEnv = process.env): boolean => 
  * folds in the library's defaults: axios merges an instance's defaults into every call, and
  * those add per-method header buckets (merged key by key, case-insensitively), transitional
  * options (validated per call) and browser-only settings. Nothing they hold reaches the wire
- * here: Accept is set below, and the adapter adds its user agent and encodings as before.
+ * here: Accept is set below, and the adapter adds its user agent and encodings to every call.
  */
 function createInstance(timeoutMs: number): InstanceType<typeof axios.Axios> {
   return new axios.Axios({
@@ -157,8 +157,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
   return {
     name,
     async call<T>(ctx: CallContext, request: UpstreamRequest<T>): Promise<UpstreamResponse<T>> {
-      // The body's type goes first, where axios's own defaults used to hold its place, so the
-      // headers leave in the order they always have (test/clients/http-wire.test.ts).
+      // The body's type before the caller's headers: the order upstreams receive, which
+      // test/clients/http-wire.test.ts pins.
       const type = request.form ? 'application/x-www-form-urlencoded' : request.json !== undefined ? 'application/json' : undefined;
       const headers = type ? { 'Content-Type': type, ...request.headers } : { ...request.headers };
       const config: AxiosRequestConfig = { method: request.method, url: withQuery(request.url, request.params), headers };
