@@ -31,6 +31,14 @@ async function expectRefused(connection: RedisConnection): Promise<void> {
   expect(await redisAnswers(connection).catch(() => false)).toBe(false);
 }
 
+/** Codes issued under twelve keys, which spread over every master: each node took the credentials. */
+async function expectIssuesEverywhere(connection: RedisConnection, prefix: string): Promise<void> {
+  const store = createRedisOtpStore(connection, { prefix });
+  const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+  const issued = await Promise.all(keys.map((key) => store.issue(key, hash, Date.now(), policy)));
+  expect(issued.map((answer) => answer.status)).toEqual(keys.map(() => 'issued'));
+}
+
 describe('a Redis Cluster that requires AUTH (redis.password)', () => {
   let cluster: RedisCluster;
   beforeAll(async () => {
@@ -46,10 +54,7 @@ describe('a Redis Cluster that requires AUTH (redis.password)', () => {
       await redisReady(connection);
       if (!isCluster(connection)) throw new Error('expected the cluster client');
       expect(connection.nodes('master')).toHaveLength(3);
-      const store = createRedisOtpStore(connection, { prefix: 'auth:' });
-      const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
-      const issued = await Promise.all(keys.map((key) => store.issue(key, hash, Date.now(), policy)));
-      expect(issued.map((answer) => answer.status)).toEqual(keys.map(() => 'issued'));
+      await expectIssuesEverywhere(connection, 'auth:');
     } finally {
       connection.disconnect();
     }
@@ -180,10 +185,7 @@ describe('a Redis Cluster over TLS (redis.tls)', () => {
         expect((node.stream as tls.TLSSocket).authorized).toBe(true);
       }
       expect(handshakes.mock.calls.map(([options]) => (options as tls.ConnectionOptions).host)).not.toContain('127.0.0.1');
-      const store = createRedisOtpStore(connection, { prefix: 'tls:' });
-      const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
-      const issued = await Promise.all(keys.map((key) => store.issue(key, hash, Date.now(), policy)));
-      expect(issued.map((answer) => answer.status)).toEqual(keys.map(() => 'issued'));
+      await expectIssuesEverywhere(connection, 'tls:');
     } finally {
       connection.disconnect();
     }
