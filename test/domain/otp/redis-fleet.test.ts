@@ -33,9 +33,11 @@ describe.each(targets)('two instances on $name', (target) => {
     });
     fleet.length = 0;
     fleet.push(testDeps(config), testDeps(config));
-    await Promise.all(fleet.map((deps) => redisReady(deps.redis!)));
+    // A cold cluster client learns the slots and connects to every master; on a loaded 2-core
+    // runner that has taken more than the 5 s a start-up allows.
+    await Promise.all(fleet.map((deps) => redisReady(deps.redis!, 15_000)));
     nodes = fleet.map((deps) => testApp(deps).callback());
-  });
+  }, 30_000);
   afterEach(async () => {
     await Promise.all(fleet.map((deps) => deps.close()));
   });
