@@ -875,6 +875,7 @@ export interface components {
             };
         };
         "get_user_email.Request": {
+            /** Format: email */
             email: string;
             /** @description verification proof; also accepted as header x-verification-proof */
             proof?: string | null;
@@ -1006,6 +1007,7 @@ export interface components {
             };
         };
         "login.Request": {
+            /** Format: email */
             email: string;
             password?: string | null;
             stay_logged_in?: boolean | null;
@@ -1066,6 +1068,7 @@ export interface components {
             };
         };
         "register.Request": {
+            /** Format: email */
             email: string;
             phone?: string | null;
             consents?: {
@@ -1138,6 +1141,7 @@ export interface components {
         };
         "update_profile.Request": {
             uid: string;
+            /** Format: email */
             email?: string | null;
             first_name?: string | null;
             last_name?: string | null;
@@ -1539,6 +1543,7 @@ export interface components {
              */
             flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone";
             phone?: string | null;
+            /** Format: email */
             email?: string | null;
             uid?: string | null;
             stay_logged_in?: boolean | null;
@@ -1622,6 +1627,7 @@ export interface components {
             };
         };
         "FeRegister.Request": {
+            /** Format: email */
             email: string;
             phone?: string | null;
             /** @description free keys, e.g. terms_conditions (boolean) */
@@ -1738,6 +1744,7 @@ export interface components {
             /** @description the phone to add, any form (normalised to E.164) */
             phone: string;
             uid?: string | null;
+            /** Format: email */
             email?: string | null;
             /** @enum {string|null} */
             flow?: "email_add_phone" | "email_register_phone" | null;
@@ -1833,7 +1840,10 @@ export interface components {
             city?: string | null;
             /** @description must be the phone the proof vouches for; checked against other uids first */
             otp_phone?: string | null;
-            /** @description changed only for a trusted caller (x-internal-key); with a proof it must be the proof’s */
+            /**
+             * Format: email
+             * @description changed only for a trusted caller (x-internal-key); with a proof it must be the proof’s
+             */
             email?: string | null;
             stay_logged_in?: boolean | null;
             /** @description signed `verified` proof from the answer at step 61 or 90; also accepted as header x-verification-proof */
@@ -1912,6 +1922,7 @@ export interface components {
             };
         };
         "newsletter_subscribe.Request": {
+            /** Format: email */
             email: string;
             selections?: {
                 /** @enum {string|null} */

@@ -51,7 +51,16 @@ export function createMailer(config: Config, log: Logger): Mailer {
     async send(ctx, message) {
       const started = performance.now();
       try {
-        const info = await getTransport().sendMail({ from, to: message.to, subject: message.subject, html: message.html, text: message.text });
+        // The recipient as an address object and the SMTP envelope written out: nodemailer parses
+        // neither, so the one mailbox the service recorded is the one RCPT TO names, whatever it holds.
+        const info = await getTransport().sendMail({
+          from,
+          to: { name: '', address: message.to },
+          envelope: { from: mail.from_address, to: [message.to] },
+          subject: message.subject,
+          html: message.html,
+          text: message.text,
+        });
         const durationMs = Math.round(performance.now() - started);
         ctx.trace?.push({ step: 'mail.send', outcome: 'ok', duration_ms: durationMs });
         log.debug({ client: 'mail', outcome: 'ok', duration_ms: durationMs, request_id: ctx.requestId }, 'mail sent');

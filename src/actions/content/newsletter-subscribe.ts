@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mailbox } from '../../core/address';
 import type { CallContext } from '../../core/context';
 import type { MailingListClient } from '../../clients/mailing-list';
 import { apiError, isApiError } from '../../core/errors';
@@ -8,7 +9,7 @@ import { feedCode, headlineCode } from './headlines';
 import { planSubscription, selectionFields, type HeadlinePlan } from './subscription-plan';
 
 export const newsletterSubscribeRequest = z.object({
-  email: z.string().trim().max(254).pipe(z.email()),
+  email: mailbox(),
   ...selectionFields,
 });
 

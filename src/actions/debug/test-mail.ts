@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { mailbox } from '../../core/address';
 import { apiError, isApiError } from '../../core/errors';
 import { maskEmail, maskSecret } from '../../core/logger';
 import { defineAction } from '../action';
 import { requireDiagnosticsAccess, sampleCode } from './diagnostics';
 
-const address = z.union([z.literal(''), z.string().trim().max(254).pipe(z.email())]).nullish();
+const address = z.union([z.literal(''), mailbox()]).nullish();
 
 export const testMailRequest = z.looseObject({
   /** Recipient; defaults to mail.from_address (a mail to oneself). */

@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { recipientKey } from '../../core/address';
 import { localeField } from './fields';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
 import { defineAction } from '../action';
 
 export const feLoginRequest = z.object({
-  identifier: z.string().trim().min(1).max(254).describe('an email, or a phone in any form (normalised to E.164)'),
+  identifier: recipientKey().describe('an email, or a phone in any form (normalised to E.164)'),
   method: z.enum(['otp', 'password']).nullish().describe('`password` (email only) answers step 60 and sends no code; default `otp`'),
   locale: localeField,
 });

@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { mailbox } from '../../core/address';
 
 /* Request fields shared by the identity actions. Legacy frontends send null or '' for "absent": both mean absent. */
 
 const blankToUndefined = (value: unknown) => (value === '' || value === null ? undefined : value);
 
 export const uidField = z.string().trim().min(1).max(128);
-export const emailField = z.string().trim().max(254).pipe(z.email());
+export const emailField = mailbox();
 export const optionalEmail = z.preprocess(blankToUndefined, emailField.optional());
 export const optionalText = z.preprocess(blankToUndefined, z.string().trim().max(200).optional());
 export const optionalPhone = z.preprocess(blankToUndefined, z.string().trim().max(32).optional());

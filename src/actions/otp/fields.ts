@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { mailbox, recipientKey } from '../../core/address';
 
 /* Request fields shared by the OTP actions. Legacy frontends send null or '' for "absent": both are accepted. */
 
-export const otpKeyField = z.string().trim().min(1).max(254);
+export const otpKeyField = recipientKey();
 export const otpCodeField = z.string().trim().min(1).max(64);
 export const phoneField = z.string().trim().max(32);
-export const emailField = z.union([z.literal(''), z.string().trim().max(254).pipe(z.email())]);
+export const emailField = z.union([z.literal(''), mailbox()]);
 
 /**
  * The language of the code message and of error texts (`it`, `en`, `en-GB`...): on the actions

@@ -4,16 +4,16 @@ import { issueVerifiedProof, presentedProof, proofRequired, spending, trustedCal
 import { issueAccessToken } from '../../domain/accounts/tokens';
 import { proofField } from '../identity/fields';
 import { defineAction } from '../action';
-import { otpCodeField } from './fields';
+import { otpCodeField, otpKeyField } from './fields';
 import { provenBy } from '../../domain/otp/reached';
 
 export const verifyOtpRequest = z.object({
   otp_code: otpCodeField,
   /** The contract: the OTP key, phone or email (named `email` for historical reasons). */
-  email: z.string().trim().max(254).nullish(),
+  email: otpKeyField.nullish(),
   is_registration: z.boolean().nullish(),
   /** The OTP key when `email` is absent; with is_registration, the user whose DOI is confirmed. */
-  uid: z.string().trim().max(128).nullish(),
+  uid: otpKeyField.nullish(),
   access_token: z.string().max(4096).nullish(),
   stay_logged_in: z.boolean().nullish(),
   proof: proofField,

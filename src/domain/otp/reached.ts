@@ -12,14 +12,23 @@ export interface Reached {
   email?: string;
 }
 
-/** The record's `to`: addresses separated by a space (neither E.164 nor a valid email holds one). */
+/** The record's `to`: addresses separated by a space (neither E.164 nor a canonical mailbox holds one). */
 export const addressesOf = (addresses: readonly string[]): string => addresses.join(' ');
 
+const E164 = /^\+[1-9]\d{1,14}$/;
+const MAILBOX = /^[^\s@]+@[^\s@]+$/;
+
+/**
+ * What a record says it reached: at most one phone and one mailbox. Recipients are canonical
+ * before they are recorded, so anything else (a second address of a kind, a token that is
+ * neither) means the record cannot say where its code went, and it proves nothing.
+ */
 export function reachedOf(to: string): Reached {
   const reached: Reached = {};
   for (const address of to.split(' ')) {
-    if (address.startsWith('+')) reached.phone = address;
-    else if (address.includes('@')) reached.email = address;
+    const kind = E164.test(address) ? 'phone' : MAILBOX.test(address) ? 'email' : undefined;
+    if (kind === undefined || reached[kind] !== undefined) return {};
+    reached[kind] = address;
   }
   return reached;
 }

@@ -331,9 +331,12 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome: result.outcome }, 'verify');
       metrics?.verification(result.outcome);
       if (result.outcome !== 'ok') return result;
+      const reached = reachedOf(result.to);
+      // A record that cannot say where its code went vouches for no one (it is spent all the same).
+      if (reached.phone === undefined && reached.email === undefined) return { outcome: 'invalid' };
       // The owner of the addresses is acting, not being bombed: their next code need not wait.
-      await guarded(() => Promise.all(result.to.split(' ').filter(Boolean).map((address) => store.clearRecipient(address))));
-      return { outcome: 'ok', reached: reachedOf(result.to) };
+      await guarded(() => Promise.all([reached.phone, reached.email].flatMap((address) => (address ? [store.clearRecipient(address)] : []))));
+      return { outcome: 'ok', reached };
     },
 
     async verifyOrThrow(ctx, request) {

@@ -1,0 +1,69 @@
+import { isEmailValid } from '@hapi/address';
+import { domainToASCII } from 'node:url';
+import { z } from 'zod';
+
+/*
+ * One mailbox per field, in one spelling (docs/security.md, "Addresses"). A field that names a
+ * recipient or a key is parsed here, at the edge, and what comes out is the only spelling the
+ * service knows from then on: what is mailed to, what a record says was reached, what a proof
+ * names and what every cooldown and limit counts. A display name, a comment, angle brackets, a
+ * group, a list, whitespace or a separator is refused, not read: a mailer reading one address
+ * out of a list while the record keeps the list was a takeover.
+ *
+ * Validation is @hapi/address's (RFC 5321 lengths, one `@`, dot-atom local part, a domain of at
+ * least two labels), not a regular expression of ours. The local part is ASCII: an
+ * internationalised one is rare and is where look-alike spellings live. An internationalised
+ * domain is accepted and written as its ASCII form (IDNA). The whole address is lower-cased:
+ * providers treat local parts without regard to case, and so have this service's keys always.
+ */
+
+export type Mailbox = string & z.BRAND<'Mailbox'>;
+
+/** The canonical spelling of one mailbox, or null when `raw` is anything but exactly one. */
+export function canonicalMailbox(raw: string): Mailbox | null {
+  const text = raw.trim();
+  const at = text.lastIndexOf('@');
+  if (at <= 0) return null;
+  const domain = domainToASCII(text.slice(at + 1));
+  if (domain === '') return null;
+  const address = `${text.slice(0, at)}@${domain}`.toLowerCase();
+  return isEmailValid(address, { allowUnicode: false }) ? (address as Mailbox) : null;
+}
+
+/** A request field holding one mailbox, answered in its canonical spelling. */
+export const mailbox = () =>
+  z
+    .string()
+    .max(254)
+    .meta({ format: 'email' })
+    .transform((raw, ctx): Mailbox => {
+      const address = canonicalMailbox(raw);
+      if (address === null) ctx.addIssue({ code: 'custom', message: 'one email address (local@domain), nothing around it' });
+      return address ?? (raw as Mailbox);
+    });
+
+/** Characters no phone, mailbox or plain key holds: a list, a display name, a comment or a quote. */
+const SEPARATORS = /[\s,;<>()[\]"'\\]/;
+/** How a phone may be typed (checked for real against the numbering plan once the region is known). */
+const PHONE_SPELLING = /^[+\d][\d\s().-]{4,24}$/;
+
+/**
+ * A key or an identifier that is "a phone or an email": with an `@` it is one mailbox, in its
+ * canonical spelling; typed like a phone it stays as typed, for the service to write as E.164
+ * with its configured region; anything else is a plain key without separators.
+ */
+export const recipientKey = (max = 254) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .transform((raw, ctx) => {
+      if (raw.includes('@')) {
+        const address = canonicalMailbox(raw);
+        if (address === null) ctx.addIssue({ code: 'custom', message: 'one email address (local@domain), nothing around it' });
+        return address ?? raw;
+      }
+      if (!PHONE_SPELLING.test(raw) && SEPARATORS.test(raw)) ctx.addIssue({ code: 'custom', message: 'one phone, one email address or one key, without spaces or separators' });
+      return raw;
+    });
