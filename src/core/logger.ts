@@ -58,14 +58,17 @@ export function maskPhone(phone: string): string {
   return digits.length <= 3 ? '***' : `${'*'.repeat(Math.min(digits.length - 3, 12))}${digits.slice(-3)}`;
 }
 
-/** Emails in logs keep their first character and domain. */
+const ONE_MAILBOX = /^[^\s@,;<>()"']+@[^\s@,;<>()"']+$/;
+
+/**
+ * Emails in logs keep their first character and domain; anything that is not exactly one
+ * mailbox (a list, a display name, no `@`) is masked whole, so no second address shows.
+ */
 export function maskEmail(email: string): string {
-  const at = email.indexOf('@');
-  return at <= 0 ? '***' : `${email[0]}***${email.slice(at)}`;
+  return ONE_MAILBOX.test(email) ? `${email[0]}***${email.slice(email.indexOf('@'))}` : '***';
 }
 
-/** Tokens and keys in diagnostics show their length and last 4 characters at most. */
+/** Tokens and keys in diagnostics and logs: a fixed placeholder, none of their characters. */
 export function maskSecret(value: string | undefined | null): string {
-  if (!value) return '';
-  return value.length <= 8 ? '***' : `***${value.slice(-4)}`;
+  return value ? '***' : '';
 }

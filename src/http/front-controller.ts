@@ -87,8 +87,10 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     try {
       result = await action.handler(input, actionCtx);
     } catch (err) {
-      // Refusals carry what the provider said too: that is when it helps most.
-      if (idpExchanges && isApiError(err)) Object.assign(err.extra, idpDebugFields(idpExchanges));
+      // A provider's failure carries its exchanges: that is when they help most. A refusal of the
+      // caller does not: the provider's reply behind it (a profile, "unknown email") is exactly
+      // what the caller was refused.
+      if (idpExchanges && isApiError(err) && err.reason === 'upstream_error') Object.assign(err.extra, idpDebugFields(idpExchanges));
       throw err;
     }
     ctx.status = 200;
@@ -96,11 +98,14 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
       ctx.body = result.body;
       return;
     }
-    const extra = { ...result.extra, ...(idpExchanges ? idpDebugFields(idpExchanges) : {}) };
+    const extra = { ...result.extra, ...(idpExchanges && !trimmed(result.extra) ? idpDebugFields(idpExchanges) : {}) };
     if (deps.config.debug && trace.length > 0) extra.debug = trace;
     ctx.body = successEnvelope(result.data ?? null, extra);
   };
 }
+
+/** An answer reduced for this caller (`meta.limited`): the provider's reply would show what it left out. */
+const trimmed = (extra: Record<string, unknown> | undefined): boolean => (extra?.meta as { limited?: unknown } | undefined)?.limited === true;
 
 /**
  * `idp_debug` (docs/contract.md#addressing-and-envelope, only when `debug` is on): the identity exchanges of this request,

@@ -31,8 +31,8 @@ describe('newsletter_subscribe', () => {
       data: {
         email: EMAIL,
         headlines: {
-          head_a: { testata: 'head_a', feed: 'feed_a', ok: true, outcome: 'subscribed', upstream_status: 200, message: 'Iscrizione registrata', sent: { email: EMAIL, mlids: ['101', '102'], api_key: '***0001' } },
-          head_c: { testata: 'head_c', feed: 'feed_c', ok: true, outcome: 'subscribed', upstream_status: 200, message: 'Iscrizione registrata', sent: { email: EMAIL, mlids: ['301'], api_key: '***0003' } },
+          head_a: { testata: 'head_a', feed: 'feed_a', ok: true, outcome: 'subscribed', upstream_status: 200, message: 'Iscrizione registrata', sent: { email: EMAIL, mlids: ['101', '102'], api_key: '***' } },
+          head_c: { testata: 'head_c', feed: 'feed_c', ok: true, outcome: 'subscribed', upstream_status: 200, message: 'Iscrizione registrata', sent: { email: EMAIL, mlids: ['301'], api_key: '***' } },
         },
         subscribed: ['head_a', 'head_c'],
         failed: [],

@@ -28,7 +28,7 @@ describe('test_sms', () => {
         outcome: 'sent',
         to: '*********567',
         upstream_status: 200,
-        gateway: { url: 'https://sms.example.test/v1/send', api_key: '***6789', sender: 'Login' },
+        gateway: { url: 'https://sms.example.test/v1/send', api_key: '***', sender: 'Login' },
       },
       payload: { receiver: '*********567', sender: 'Login' },
     });
