@@ -1276,6 +1276,7 @@ export interface components {
         "access_token.Request": {
             uid: string;
             stay_logged_in?: boolean | null;
+            /** @description JSON body of the provider token call; only with x-internal-key (otherwise omit it or send null or {}) */
             body?: {
                 [key: string]: unknown;
             } | null;

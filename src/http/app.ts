@@ -111,6 +111,10 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     // The request's logger is made on first use: most requests log nothing at warn level, and a child logger costs.
     ctx.state = new RequestState(deps.log, requestId);
     ctx.set('x-request-id', requestId);
+    // Answers carry tokens, proofs and profiles: no cache keeps them, no browser reads them as anything but their type.
+    // A page or asset that is the same for everyone may set its own caching after this.
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('X-Content-Type-Options', 'nosniff');
     try {
       await next();
     } catch (err) {

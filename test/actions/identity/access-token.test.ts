@@ -1,5 +1,5 @@
 import nock from 'nock';
-import { BASE, fixture, identityApp, identityConfig, intercept, paths, setCookies, useNock } from './support';
+import { BASE, fixture, identityApp, identityConfig, intercept, internal, paths, setCookies, useNock } from './support';
 
 /** The token endpoint answering up to `times` calls, counting them. */
 function nockTokens(times: number) {
@@ -55,11 +55,22 @@ describe('access_token', () => {
     expect(scope.isDone()).toBe(true);
   });
 
-  it('passes the body object to the provider', async () => {
-    const { call, proof } = identityApp();
+  it('passes the body object of a trusted caller to the provider', async () => {
+    const { call } = identityApp();
     const { seen } = intercept('POST', paths.token, 200, fixture('token'));
-    await call('access_token', { uid, body: { device: 'web' }, proof: proof({ uid }) });
+    await call('access_token', { uid, body: { device: 'web' } }, internal);
     expect(seen[0]!.body).toEqual({ device: 'web' });
+  });
+
+  it('refuses a body from a caller with a proof only, calling nothing and spending nothing (a uid or lifetime must not come from them)', async () => {
+    const { call, proof } = identityApp();
+    const { scope } = intercept('POST', paths.token, 200, fixture('token'));
+    const given = proof({ uid });
+    const refused = await call('access_token', { uid, body: { uid: 'someone-else', expires_in: 31536000 }, proof: given });
+    expect(refused.body).toMatchObject({ success: false, data: { reason: 'invalid_request', issues: [{ path: 'body' }] } });
+    expect(scope.isDone()).toBe(false);
+    // An empty body is no body: the same proof still works.
+    expect((await call('access_token', { uid, body: {}, proof: given })).body.success).toBe(true);
   });
 
   it('keeps the cookie 30 days by default when the token does not say its lifetime', async () => {
