@@ -28,6 +28,20 @@ describe('test numbers at start-up (the real process)', () => {
     expect(stderr).not.toContain(CODE);
   });
 
+  it('exits 78 with one line per unsafe switch in production: guard_primitives off, rate limits off, the demo on', async () => {
+    const { code, stderr } = await runServer({
+      NODE_ENV: 'production',
+      SECURITY__SECRET: 's'.repeat(40),
+      SECURITY__GUARD_PRIMITIVES: 'false',
+      RATE_LIMITS__ENABLED: 'false',
+      DEMO__ENABLED: 'true',
+    });
+    expect(code).toBe(78);
+    expect(stderr).toContain('security.guard_primitives: false (tokens and profiles for anyone) is refused when NODE_ENV=production');
+    expect(stderr).toContain('rate_limits.enabled: false (sends and guesses unmetered) is refused when NODE_ENV=production');
+    expect(stderr).toContain('demo.enabled: the demo page is refused when NODE_ENV=production');
+  });
+
   it('exits 78 for an identifier the phone normaliser refuses, as for any bad configuration', async () => {
     const { code, stderr } = await runServer({ OTP__TEST_NUMBERS: JSON.stringify({ '+399999999': CODE }) });
     expect(code).toBe(78);

@@ -132,5 +132,14 @@ function productionRefusals(cfg: Config): string[] {
   if (Object.keys(cfg.otp.test_numbers).length > 0 && !cfg.otp.test_numbers_in_production) {
     problems.push('otp.test_numbers: fixed codes are refused when NODE_ENV=production unless otp.test_numbers_in_production is true');
   }
+  if (!cfg.security.guard_primitives && !cfg.security.guard_primitives_off_in_production) {
+    problems.push('security.guard_primitives: false (tokens and profiles for anyone) is refused when NODE_ENV=production unless security.guard_primitives_off_in_production is true');
+  }
+  if (!cfg.rate_limits.enabled && !cfg.rate_limits.disabled_in_production) {
+    problems.push('rate_limits.enabled: false (sends and guesses unmetered) is refused when NODE_ENV=production unless rate_limits.disabled_in_production is true');
+  }
+  if (cfg.demo.enabled && !cfg.demo.enabled_in_production) {
+    problems.push('demo.enabled: the demo page is refused when NODE_ENV=production unless demo.enabled_in_production is true');
+  }
   return problems;
 }

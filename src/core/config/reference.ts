@@ -89,9 +89,11 @@ export const configKeyMeanings: Record<string, string> = {
   'user_collector.max_retries': 'Further delivery attempts of a login event after a failed one.',
   'security.secret': 'HMAC key for stored codes and signed proofs: the same on every instance; at least 32 characters when NODE_ENV=production. Empty outside production: a random per-process key.',
   'security.internal_key': 'Value of the `x-internal-key` header that lets a trusted backend call guarded primitives without a proof. Empty: no such bypass.',
-  'security.guard_primitives': 'Primitives that issue tokens or read/change profiles require a proof or the internal key (`proof_required`). false only for a legacy frontend.',
+  'security.guard_primitives': 'Primitives that issue tokens or read/change profiles require a proof or the internal key (`proof_required`). false only for a legacy frontend; it is refused when NODE_ENV=production unless `security.guard_primitives_off_in_production`.',
+  'security.guard_primitives_off_in_production': 'Allows `security.guard_primitives: false` when NODE_ENV=production (a legacy frontend that cannot send proofs yet). Anyone can then issue a token for any uid and read any profile.',
   'security.proof_ttl_seconds': 'Lifetime of the signed proofs that carry a flow between requests.',
-  'rate_limits.enabled': 'Switches all rate limits on or off.',
+  'rate_limits.enabled': 'Switches all rate limits on or off. false is refused when NODE_ENV=production unless `rate_limits.disabled_in_production`.',
+  'rate_limits.disabled_in_production': 'Allows `rate_limits.enabled: false` when NODE_ENV=production (limits kept by a gateway in front instead). Without either, codes can be sent and guessed at will.',
   'rate_limits.sends_per_identifier_per_hour': 'Hourly ceiling of codes issued for one OTP key and of codes delivered to one phone or email (docs/security.md).',
   'rate_limits.sends_per_ip_per_hour': 'Codes requested from one client IP per hour.',
   'rate_limits.verifies_per_ip_per_minute': 'Code verifications from one client IP per minute.',
@@ -106,7 +108,8 @@ export const configKeyMeanings: Record<string, string> = {
   'metrics.host': 'Address of the separate metrics listener (with `metrics.port`).',
   'metrics.port': 'Port of a separate listener that serves only `GET /metrics`, without a token (keep it off the public network). 0: no separate listener.',
   'sandbox.enabled': 'Embedded fake upstreams for local runs. Defaults to true when no CONFIG_FILE and no upstream URL is given (and NODE_ENV is not production).',
-  'demo.enabled': 'Serves the demo page. Off in production.',
+  'demo.enabled': 'Serves the demo page. Refused when NODE_ENV=production unless `demo.enabled_in_production`.',
+  'demo.enabled_in_production': 'Allows `demo.enabled` when NODE_ENV=production (a staging service run with NODE_ENV=production). The demo page drives real journeys against real accounts.',
 };
 
 export interface ConfigKey {

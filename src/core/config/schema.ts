@@ -175,10 +175,12 @@ export const configSchema = z
       secret: text.default(''),
       internal_key: text.default(''),
       guard_primitives: z.boolean().default(true),
+      guard_primitives_off_in_production: z.boolean().default(false),
       proof_ttl_seconds: seconds.default(900),
     }),
     rate_limits: section({
       enabled: z.boolean().default(true),
+      disabled_in_production: z.boolean().default(false),
       sends_per_identifier_per_hour: z.number().int().min(1).default(20),
       sends_per_ip_per_hour: z.number().int().min(1).default(100),
       verifies_per_ip_per_minute: z.number().int().min(1).default(30),
@@ -201,6 +203,7 @@ export const configSchema = z
     }),
     demo: section({
       enabled: z.boolean().default(false),
+      enabled_in_production: z.boolean().default(false),
     }),
   });
 

@@ -101,6 +101,17 @@ describe('configuration', () => {
     expect(problems.map((p) => p.split(':')[0])).toEqual(['sandbox.enabled', 'otp.debug', 'debug']);
   });
 
+  it('refuses guard_primitives off, rate limits off and the demo in production, one line each, unless each is acknowledged', () => {
+    const unsafe = { NODE_ENV: 'production', SECURITY__SECRET: 'x'.repeat(40), SECURITY__GUARD_PRIMITIVES: 'false', RATE_LIMITS__ENABLED: 'false', DEMO__ENABLED: 'true' };
+    expect(problemsOf(() => loadConfig({ env: unsafe })).map((p) => p.split(':')[0])).toEqual(['security.guard_primitives', 'rate_limits.enabled', 'demo.enabled']);
+    const acknowledged = loadConfig({
+      env: { ...unsafe, SECURITY__GUARD_PRIMITIVES_OFF_IN_PRODUCTION: 'true', RATE_LIMITS__DISABLED_IN_PRODUCTION: 'true', DEMO__ENABLED_IN_PRODUCTION: 'true' },
+    });
+    expect(acknowledged).toMatchObject({ security: { guard_primitives: false }, rate_limits: { enabled: false }, demo: { enabled: true } });
+    // Outside production the switches need no acknowledgement.
+    expect(loadConfig({ env: { ...unsafe, NODE_ENV: 'development' } }).demo.enabled).toBe(true);
+  });
+
   it('names an unreadable or malformed CONFIG_FILE', () => {
     expect(problemsOf(() => loadConfig({ env: { CONFIG_FILE: join(tmp, 'missing.json') } }))[0]).toMatch(/^CONFIG_FILE: cannot read/);
     expect(problemsOf(() => loadConfig({ env: { CONFIG_FILE: file('bad.json', '{') } }))[0]).toMatch(/^CONFIG_FILE: .* is not valid JSON/);
