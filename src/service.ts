@@ -4,6 +4,7 @@ import type { Config } from './core/config/schema';
 import { createDeps, type Deps, type DepsOverrides } from './domain/deps';
 import { warnWhenGuardOff } from './domain/guard';
 import { createApp, createMetricsApp } from './http/app';
+import { createHttpServer } from './http/connections';
 import { createLogger } from './core/logger';
 import { startSandbox, type Sandbox } from './sandbox';
 import { mountDemo } from './http/demo';
@@ -70,7 +71,7 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   };
   let server: Server;
   try {
-    server = await listen(app.listen(config.server.port, config.server.host));
+    server = await listen(createHttpServer(app.callback(), config.server, deps.log).listen(config.server.port, config.server.host));
   } catch (err) {
     deps.log.fatal({ err }, 'cannot listen');
     await closeResources();

@@ -58,6 +58,10 @@ export const configSchema = z
       /** Lifetime of the `__utp` cookie with stay_logged_in when the token does not say (`expires_in`): 30 days. */
       cookie_max_age_seconds: seconds.default(30 * 24 * 3600),
       shutdown_grace_seconds: seconds.default(10),
+      headers_timeout_seconds: seconds.max(30).default(15),
+      request_timeout_seconds: seconds.max(30).default(30),
+      keep_alive_timeout_seconds: seconds.max(30).default(5),
+      max_connections_per_client: z.number().int().min(0).default(64),
     }),
     debug: z.boolean().default(false),
     log: section({
