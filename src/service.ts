@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './core/config/schema';
 import { createDeps, type Deps, type DepsOverrides } from './domain/deps';
-import { warnWhenGuardOff } from './domain/guard';
+import { diagnosticsCaller, warnWhenGuardOff } from './domain/guard';
 import { createApp, createMetricsApp } from './http/app';
 import { createHttpServer } from './http/connections';
 import { createLogger } from './core/logger';
@@ -53,7 +53,7 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   const app = createApp(deps, {
     routes: (router) => {
       // Only the sandbox has an outbox, only recording has journeys: otherwise the routes do not exist.
-      mountSandboxRoutes(router, { outbox, journeys });
+      mountSandboxRoutes(router, { outbox, journeys, mayReadJourneys: (ctx) => diagnosticsCaller({ deps, header: (name) => ctx.get(name) || undefined }) });
       mountDemo(router, deps);
     },
   });

@@ -435,7 +435,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * SMTP diagnostic: sends the OTP mail with a sample code and reports the outcome (debug or x-internal-key only).
+         * SMTP diagnostic: sends the OTP mail with a sample code and reports the outcome (x-internal-key only, or in the sandbox).
          * @description Also callable as `POST /?action=test_mail` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `channel_not_configured`, `delivery_failed`, `invalid_request`, `proof_required`, `upstream_error`.
          */
         post: operations["test_mail"];
@@ -455,8 +455,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * SMS gateway diagnostic: sends the OTP template with a sample code and reports the outcome (debug or x-internal-key only).
-         * @description Also callable as `POST /?action=test_sms` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `channel_not_configured`, `delivery_failed`, `invalid_request`, `proof_required`, `upstream_error`.
+         * SMS gateway diagnostic: sends the OTP template with a sample code and reports the outcome (x-internal-key only, or in the sandbox); the rules of a real send apply.
+         * @description Also callable as `POST /?action=test_sms` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `channel_not_configured`, `delivery_failed`, `invalid_request`, `phone_not_mobile`, `proof_required`, `rate_limited`, `region_not_allowed`, `upstream_error`.
          */
         post: operations["test_sms"];
         delete?: never;
@@ -475,7 +475,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Debug: forwards {uid, accessToken} to the user collector and reports its answer (debug or x-internal-key only).
+         * Debug: forwards {uid, accessToken} to the user collector and reports its answer (x-internal-key only, or in the sandbox).
          * @description Also callable as `POST /?action=login-ingestion-user-collector` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `not_configured`, `proof_required`, `token_required`, `upstream_error`.
          */
         post: operations["login-ingestion-user-collector"];
@@ -2275,7 +2275,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "channel_not_configured" | "delivery_failed" | "invalid_request" | "proof_required" | "upstream_error";
+                reason: "channel_not_configured" | "delivery_failed" | "invalid_request" | "phone_not_mobile" | "proof_required" | "rate_limited" | "region_not_allowed" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */

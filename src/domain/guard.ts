@@ -35,7 +35,7 @@ type GuardContext = Pick<ServiceContext, 'deps' | 'header'>;
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-function internalKeyMatches(expected: string, given: string | undefined): boolean {
+export function internalKeyMatches(expected: string, given: string | undefined): boolean {
   if (!expected || !given) return false;
   // Equal-length digests: the comparison time says nothing about the key.
   return timingSafeEqual(digest(expected), digest(given));
@@ -45,6 +45,16 @@ function internalKeyMatches(expected: string, given: string | undefined): boolea
 export function trustedCaller(ctx: GuardContext): boolean {
   const { security } = ctx.deps.config;
   return !security.guard_primitives || internalKeyMatches(security.internal_key, ctx.header(INTERNAL_KEY_HEADER));
+}
+
+/**
+ * Diagnostics (test_sms, test_mail, the collector's, recorded journeys): the internal key, or the
+ * sandbox, whose upstreams and people are fake. Neither `debug` nor the guard switched off opens
+ * them: they send real messages to whoever is named and show who logged in.
+ */
+export function diagnosticsCaller(ctx: GuardContext): boolean {
+  const { config } = ctx.deps;
+  return config.sandbox.enabled || internalKeyMatches(config.security.internal_key, ctx.header(INTERNAL_KEY_HEADER));
 }
 
 /** The verified proof the request carries (body first, then header); `invalid_proof` when one is there but not genuine. */

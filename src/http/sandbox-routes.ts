@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { apiError } from '../core/errors';
+import { proofRequired } from '../domain/guard';
 import type { JourneyRecorder } from '../flows/journey-recorder';
 import type { RecordedJourney } from '../flows/journey-recording';
 import type { Outbox, OutboxMessage } from '../sandbox/outbox';
@@ -11,12 +12,15 @@ import type { Outbox, OutboxMessage } from '../sandbox/outbox';
  * SMS gateway and SMTP server received, as JSON (all of it, or one recipient's with the newest
  * code at `data.code`) and as a page for people (the newest code per recipient); and the
  * recorded login journeys (src/flows/journey-recorder.ts). Each route exists only when its
- * source does: the outbox in the sandbox, the journeys in the sandbox or with `debug` on.
+ * source does: the outbox in the sandbox, the journeys in the sandbox or with `debug` on,
+ * and then only to the internal key outside the sandbox.
  */
 
 export interface SandboxRoutes {
   outbox?: Outbox;
   journeys?: JourneyRecorder;
+  /** Who may read the journeys (every email, phone and uid that logged in): the diagnostics' rule. */
+  mayReadJourneys: (ctx: Context) => boolean;
 }
 
 export const OUTBOX_PAGE_PATH = '/_sandbox/outbox.html';
@@ -31,7 +35,7 @@ function queryParam(ctx: Context, name: string): string | undefined {
   return values.length === 1 && values[0]!.trim() !== '' ? values[0] : undefined;
 }
 
-export function mountSandboxRoutes(router: Router, { outbox, journeys }: SandboxRoutes): void {
+export function mountSandboxRoutes(router: Router, { outbox, journeys, mayReadJourneys }: SandboxRoutes): void {
   if (outbox) {
     router.get('/_sandbox/outbox', (ctx) => {
       const to = queryParam(ctx, 'to');
@@ -52,6 +56,10 @@ export function mountSandboxRoutes(router: Router, { outbox, journeys }: Sandbox
     });
   }
   if (journeys) {
+    router.use(['/_sandbox/journeys', '/_sandbox/journeys/:id'], (ctx, next) => {
+      if (!mayReadJourneys(ctx)) throw proofRequired();
+      return next();
+    });
     router.get('/_sandbox/journeys', (ctx) => {
       const about = queryParam(ctx, 'about');
       const listed = journeys.list();

@@ -137,3 +137,29 @@ describe('recording is on in the sandbox and with debug, off otherwise', () => {
     await deps.close();
   });
 });
+
+describe('GET /_sandbox/journeys with debug on, outside the sandbox (a staging server)', () => {
+  const KEY = 'internal-key-for-journeys';
+  let service: Service;
+  beforeAll(async () => {
+    service = await startService(testConfig({ debug: true, sandbox: { enabled: false }, security: { internal_key: KEY }, server: { host: '127.0.0.1', port: 0 } }), { log: silent, otpLog: silent });
+    await request(service.url).post('/FeLogin').send({ identifier: 'carla@example.com', method: 'password' });
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  it('answers no one without the internal key: every email, phone and uid that logged in is there', async () => {
+    for (const path of ['/_sandbox/journeys', '/_sandbox/journeys/j-1', '/_sandbox/journeys?about=carla@example.com']) {
+      const res = await request(service.url).get(path);
+      expect(res.body).toMatchObject({ success: false, data: { reason: 'proof_required' } });
+      expect(res.text).not.toContain('carla');
+    }
+    expect((await request(service.url).get('/_sandbox/journeys').set('x-internal-key', 'wrong')).body.success).toBe(false);
+  });
+
+  it('answers the internal key', async () => {
+    const res = await request(service.url).get('/_sandbox/journeys').set('x-internal-key', KEY);
+    expect(res.body).toMatchObject({ success: true, data: { journeys: [{ about: ['email:carla@example.com'] }] } });
+  });
+});

@@ -12,7 +12,7 @@ import { testApp, testDeps } from '../support/app';
 describe('the sandbox outbox', () => {
   const deps = testDeps();
   const outbox = new Outbox();
-  const app = testApp(deps, { routes: (router) => mountSandboxRoutes(router, { outbox }) }).callback();
+  const app = testApp(deps, { routes: (router) => mountSandboxRoutes(router, { outbox, mayReadJourneys: () => true }) }).callback();
   afterAll(() => deps.close());
 
   beforeEach(() => {

@@ -1,13 +1,13 @@
-import { proofRequired, trustedCaller } from '../../domain/guard';
+import { diagnosticsCaller, proofRequired } from '../../domain/guard';
 import type { ActionContext } from '../action';
 
 /*
  * test_mail and test_sms send real messages to any recipient the caller names: open to anyone
- * they would be a spam and SMS toll-fraud relay. They answer only when `debug` is on, or to a
- * trusted caller (header `x-internal-key`, or the guard switched off for a legacy frontend).
+ * they would be a spam and SMS toll-fraud relay. They answer only to the internal key
+ * (`x-internal-key`), or in the sandbox; `debug` (a staging server) opens nothing.
  */
 export function requireDiagnosticsAccess(ctx: Pick<ActionContext, 'deps' | 'header'>): void {
-  if (ctx.deps.config.debug || trustedCaller(ctx)) return;
+  if (diagnosticsCaller(ctx)) return;
   throw proofRequired();
 }
 

@@ -19,7 +19,7 @@ export const loginIngestionRequest = z.looseObject({
  */
 export const loginIngestionUserCollector = defineAction({
   name: 'login-ingestion-user-collector',
-  summary: 'Debug: forwards {uid, accessToken} to the user collector and reports its answer (debug or x-internal-key only).',
+  summary: 'Debug: forwards {uid, accessToken} to the user collector and reports its answer (x-internal-key only, or in the sandbox).',
   request: loginIngestionRequest,
   reasons: ['proof_required', 'token_required', 'not_configured'],
   async handler(input, ctx) {

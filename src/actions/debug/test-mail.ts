@@ -16,7 +16,7 @@ export const testMailRequest = z.looseObject({
 
 export const testMail = defineAction({
   name: 'test_mail',
-  summary: 'SMTP diagnostic: sends the OTP mail with a sample code and reports the outcome (debug or x-internal-key only).',
+  summary: 'SMTP diagnostic: sends the OTP mail with a sample code and reports the outcome (x-internal-key only, or in the sandbox).',
   request: testMailRequest,
   reasons: ['proof_required', 'channel_not_configured', 'delivery_failed'],
   async handler(input, ctx) {

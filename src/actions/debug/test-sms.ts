@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { apiError, isApiError } from '../../core/errors';
 import { maskPhone, maskSecret } from '../../core/logger';
 import { invalidField } from '../../domain/otp/errors';
-import { toE164 } from '../../domain/phone';
 import { defineAction } from '../action';
 import { requireDiagnosticsAccess, safeUrl, sampleCode } from './diagnostics';
 
@@ -14,17 +13,17 @@ export const testSmsRequest = z.looseObject({
 
 export const testSms = defineAction({
   name: 'test_sms',
-  summary: 'SMS gateway diagnostic: sends the OTP template with a sample code and reports the outcome (debug or x-internal-key only).',
+  summary: 'SMS gateway diagnostic: sends the OTP template with a sample code and reports the outcome (x-internal-key only, or in the sandbox); the rules of a real send apply.',
   request: testSmsRequest,
-  reasons: ['proof_required', 'channel_not_configured', 'delivery_failed'],
+  reasons: ['proof_required', 'channel_not_configured', 'delivery_failed', 'region_not_allowed', 'phone_not_mobile', 'rate_limited'],
   async handler(input, ctx) {
     requireDiagnosticsAccess(ctx);
     const { deps } = ctx;
     const sms = deps.config.sms;
     const raw = input.phone || input.to;
     if (!raw) throw invalidField('phone', 'give the phone to send the test SMS to');
-    const receiver = toE164(raw, sms.default_region);
-    if (!receiver) throw invalidField(input.phone ? 'phone' : 'to', 'not a valid phone number');
+    // The rules of a real send (mobile only, allowed regions, the per-recipient cap): a diagnostic is no way around them.
+    const receiver = await deps.otp.smsRecipient(raw, input.phone ? 'phone' : 'to');
 
     const body = deps.otp.message(sampleCode(deps.config.otp.length), ctx.locale).sms;
     const report = {

@@ -65,6 +65,13 @@ export interface OtpService {
   readonly mailer: Mailer;
   /** The languages codes can be sent in (templates/<locale>/), `mail.default_locale` among them. */
   readonly locales: readonly string[];
+  /**
+   * A phone as a code's SMS would be sent to it (E.164), after the rules of a real send: a valid
+   * number, a mobile one, in an allowed region, under its per-recipient cap (counted). For a
+   * message that is not a code (test_sms). Throws `invalid_request`, `region_not_allowed`,
+   * `phone_not_mobile`, `rate_limited`.
+   */
+  smsRecipient(phone: string, field: string): Promise<string>;
   /** Throws ApiError: `already_sent`, `delivery_failed`, `channel_not_configured`, `invalid_request`, `region_not_allowed`, `phone_not_mobile`, `rate_limited`. */
   generate(ctx: CallContext, request: OtpSendRequest): Promise<OtpSendResult>;
   /** The outcome of one attempt; `ok` consumed the code and says where it had gone. */
@@ -167,6 +174,16 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
   const message = (code: string, locale?: string) =>
     renderOtpMessage((locale !== undefined && templates.get(locale)) || defaultTemplates, { code, ttlSeconds: otp.ttl_seconds, appName: config.mail.app_name, now: now(), webOtpDomain });
 
+  /** The E.164 a phone is texted at: a valid mobile number of an allowed region (toll fraud, docs/abuse.md). */
+  function smsReceiver(phone: string, field: string, normalised = false): string {
+    const e164 = normalised ? phone : toE164(phone, region);
+    if (!e164) throw invalidField(field, 'not a valid phone number');
+    const { region: smsRegion, mobile } = phoneFacts(e164);
+    if (!allowedRegions.includes(smsRegion ?? '')) throw regionNotAllowed(field);
+    if (!mobile) throw phoneNotMobile(field);
+    return e164;
+  }
+
   /**
    * Where this request's code goes: otp_generate's rules 1 and 2 (docs/otp.md), SMS
    * only to mobile numbers of the allowed regions, and a phone and an email together only when
@@ -176,20 +193,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     const fields = { key: 'uid', phone: 'phone', email: 'notify_email', ...request.fields };
     const key = normaliseKey(request.key);
     if (!key || key.value === '') throw invalidField(fields.key, key ? 'must not be empty' : 'not a valid phone number');
-    let smsTo: string | undefined;
-    if (request.phone !== undefined) {
-      const e164 = toE164(request.phone, region);
-      if (!e164) throw invalidField(fields.phone, 'not a valid phone number');
-      smsTo = e164;
-    } else if (key.kind === 'phone') {
-      smsTo = key.value;
-    }
-    const phoneField = request.phone !== undefined ? fields.phone : fields.key;
-    if (smsTo) {
-      const { region: smsRegion, mobile } = phoneFacts(smsTo);
-      if (!allowedRegions.includes(smsRegion ?? '')) throw regionNotAllowed(phoneField);
-      if (!mobile) throw phoneNotMobile(phoneField);
-    }
+    const smsTo = request.phone !== undefined ? smsReceiver(request.phone, fields.phone) : key.kind === 'phone' ? smsReceiver(key.value, fields.key, true) : undefined;
     const emailTo = request.email?.trim().toLowerCase() || (key.kind === 'email' && !smsTo ? key.value : undefined);
     if (!smsTo && !emailTo) throw invalidField(fields.phone, 'give a phone or an email to send the code to');
     return { key: key.value, smsTo, emailTo };
@@ -246,6 +250,12 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     mailer,
     locales: [...templates.keys()],
     message,
+
+    async smsRecipient(phone, field) {
+      const receiver = smsReceiver(phone, field);
+      await guarded(() => limits().sendToIdentifier(receiver));
+      return receiver;
+    },
 
     async generate(ctx, request) {
       const { key, smsTo, emailTo } = targets(request);

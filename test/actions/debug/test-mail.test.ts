@@ -36,38 +36,38 @@ describe('test_mail', () => {
   });
 
   it('sends to mail.from_address when no recipient is given', async () => {
-    app = await startApp({ ...mailConfig(smtp.port()), debug: true });
-    await call({}, null);
+    app = await startApp({ ...mailConfig(smtp.port()), security: { internal_key: INTERNAL } });
+    await call({});
     expect(smtp.mails[0]!.to).toEqual(['otp@example.test']);
   });
 
   it('never shows the SMTP password', async () => {
-    app = await startApp({ ...mailConfig(smtp.port()), debug: true, mail: { ...mailConfig(smtp.port()).mail, user: '', pass: 'smtp-password-1234' } });
-    const res = await call({ to: 'mario@example.test' }, null);
+    app = await startApp({ ...mailConfig(smtp.port()), security: { internal_key: INTERNAL }, mail: { ...mailConfig(smtp.port()).mail, user: '', pass: 'smtp-password-1234' } });
+    const res = await call({ to: 'mario@example.test' });
     expect(JSON.stringify(res.body)).not.toContain('smtp-password-1234');
   });
 
-  it('is refused without debug or the internal key', async () => {
-    app = await startApp({ ...mailConfig(smtp.port()), security: { internal_key: INTERNAL } });
+  it('is refused without the internal key, debug on or not, mailing nothing', async () => {
+    app = await startApp({ ...mailConfig(smtp.port()), debug: true, security: { internal_key: INTERNAL } });
     const res = await call({ to: 'mario@example.test' }, null);
     expect(res.body).toMatchObject({ success: false, data: { reason: 'proof_required' } });
     expect(smtp.mails).toHaveLength(0);
   });
 
   it('reports an unconfigured channel', async () => {
-    app = await startApp({ debug: true });
-    const res = await call({ to: 'mario@example.test' }, null);
+    app = await startApp({ security: { internal_key: INTERNAL } });
+    const res = await call({ to: 'mario@example.test' });
     expect(res.body).toMatchObject({ success: false, data: { reason: 'channel_not_configured', configured: false, outcome: 'not_configured' } });
   });
 
   it('reports an SMTP failure as delivery_failed', async () => {
-    app = await startApp({ debug: true, mail: { host: '127.0.0.1', port: 1, from_address: 'otp@example.test', timeout_seconds: 2 } });
-    const res = await call({ to: 'mario@example.test' }, null);
+    app = await startApp({ security: { internal_key: INTERNAL }, mail: { host: '127.0.0.1', port: 1, from_address: 'otp@example.test', timeout_seconds: 2 } });
+    const res = await call({ to: 'mario@example.test' });
     expect(res.body).toMatchObject({ success: false, data: { reason: 'delivery_failed', sent: false, outcome: 'failed' } });
   });
 
   it('refuses a malformed recipient', async () => {
-    app = await startApp({ ...mailConfig(smtp.port()), debug: true });
-    expect((await call({ to: 'nope' }, null)).body.data).toMatchObject({ reason: 'invalid_request', issues: [{ path: 'to' }] });
+    app = await startApp({ ...mailConfig(smtp.port()), security: { internal_key: INTERNAL } });
+    expect((await call({ to: 'nope' })).body.data).toMatchObject({ reason: 'invalid_request', issues: [{ path: 'to' }] });
   });
 });

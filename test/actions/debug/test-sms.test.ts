@@ -58,28 +58,52 @@ describe('test_sms', () => {
     expect(gateway.sent).toHaveLength(0);
   });
 
-  it('is open when debug is on', async () => {
-    app = await startApp({ debug: true });
-    smsGateway();
-    expect((await call({ to: '+393331234567' }, null)).body.data.outcome).toBe('sent');
+  it('is refused with debug on and no internal key, sending nothing: debug opens no diagnostic', async () => {
+    app = await startApp({ debug: true, security: { internal_key: INTERNAL } });
+    const gateway = smsGateway();
+    const res = await call({ to: '+393331234567' }, null);
+    expect(res.body).toMatchObject({ success: false, data: { reason: 'proof_required' } });
+    expect(gateway.sent).toHaveLength(0);
   });
 
   it('reports an unconfigured gateway without calling anything', async () => {
-    app = await startApp({ debug: true, sms: { api_url: '' } });
-    const res = await call({ phone: '+393331234567' }, null);
+    app = await startApp({ security: { internal_key: INTERNAL }, sms: { api_url: '' } });
+    const res = await call({ phone: '+393331234567' });
     expect(res.body).toMatchObject({ success: false, data: { reason: 'channel_not_configured', configured: false, sent: false, outcome: 'not_configured' } });
   });
 
   it('reports a gateway failure with its status', async () => {
-    app = await startApp({ debug: true });
+    app = await startApp({ security: { internal_key: INTERNAL } });
     smsGateway(502);
-    const res = await call({ phone: '+393331234567' }, null);
+    const res = await call({ phone: '+393331234567' });
     expect(res.body).toMatchObject({ success: false, data: { reason: 'delivery_failed', sent: false, outcome: 'failed', upstream_status: 502 } });
   });
 
   it('refuses a missing or unparseable phone', async () => {
-    app = await startApp({ debug: true });
-    expect((await call({}, null)).body.data).toMatchObject({ reason: 'invalid_request', issues: [{ path: 'phone' }] });
-    expect((await call({ phone: 'abc' }, null)).body.data).toMatchObject({ reason: 'invalid_request', issues: [{ path: 'phone' }] });
+    app = await startApp({ security: { internal_key: INTERNAL } });
+    expect((await call({})).body.data).toMatchObject({ reason: 'invalid_request', issues: [{ path: 'phone' }] });
+    expect((await call({ phone: 'abc' })).body.data).toMatchObject({ reason: 'invalid_request', issues: [{ path: 'phone' }] });
+  });
+
+  it.each([
+    ['an Italian premium-rate number', '+39899123456', 'phone_not_mobile'],
+    ['a UK premium-rate number', '+449091234567', 'region_not_allowed'],
+    ['a US premium-rate number', '+19005550123', 'region_not_allowed'],
+    ['an Italian landline', '+390212345678', 'phone_not_mobile'],
+  ])('refuses %s as a real send would, even with the internal key, sending nothing', async (_what, phone, reason) => {
+    app = await startApp({ security: { internal_key: INTERNAL } });
+    const gateway = smsGateway();
+    const res = await call({ phone });
+    expect(res.body).toMatchObject({ success: false, data: { reason } });
+    expect(gateway.sent).toHaveLength(0);
+  });
+
+  it('counts against the phone per-recipient cap, as codes do', async () => {
+    app = await startApp({ security: { internal_key: INTERNAL }, rate_limits: { sends_per_recipient: 2 } });
+    const gateway = smsGateway();
+    expect((await call({ phone: '+393331234567' })).body.success).toBe(true);
+    expect((await call({ phone: '+393331234567' })).body.success).toBe(true);
+    expect((await call({ phone: '+393331234567' })).body).toMatchObject({ success: false, data: { reason: 'rate_limited', limit: 'sends_per_recipient' } });
+    expect(gateway.sent).toHaveLength(2);
   });
 });
