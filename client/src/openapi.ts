@@ -156,7 +156,7 @@ export interface paths {
         put?: never;
         /**
          * Passwordless registration; needs a verification proof for the email or the phone given.
-         * @description Also callable as `POST /?action=register` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `proof_required`, `upstream_error`.
+         * @description Also callable as `POST /?action=register` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `proof_required`, `rate_limited`, `registration_refused`, `upstream_error`.
          */
         post: operations["register"];
         delete?: never;
@@ -376,7 +376,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribes an email to mailing lists, one call per headline with its own key.
-         * @description Also callable as `POST /?action=newsletter_subscribe` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `not_configured`, `partial_failure`, `subscription_failed`, `upstream_error`.
+         * @description Also callable as `POST /?action=newsletter_subscribe` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `not_configured`, `partial_failure`, `rate_limited`, `subscription_failed`, `upstream_error`.
          */
         post: operations["newsletter_subscribe"];
         delete?: never;
@@ -1128,7 +1128,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "invalid_proof" | "invalid_request" | "proof_required" | "upstream_error";
+                reason: "invalid_proof" | "invalid_request" | "proof_required" | "rate_limited" | "registration_refused" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -1995,7 +1995,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "invalid_request" | "not_configured" | "partial_failure" | "subscription_failed" | "upstream_error";
+                reason: "invalid_request" | "not_configured" | "partial_failure" | "rate_limited" | "subscription_failed" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */

@@ -48,6 +48,8 @@ export const catalogue = {
   invalid_token: { status: 200, message: 'Sessione scaduta o non valida. Accedi di nuovo.' },
   invalid_credentials: { status: 200, message: 'Email o password non corretti.' },
   user_not_found: { status: 200, message: 'Utente non trovato.' },
+  /** The provider refused to create the account (the email has one already, or it is not acceptable): its words stay in the log. */
+  registration_refused: { status: 200, message: 'Registrazione non riuscita: se hai già un account con questa email, accedi.' },
   /** `service` as the text names it: 'di identità', 'SMS', 'di posta', 'newsletter'... (each client's `label`). */
   upstream_error: { status: 200, message: ({ service }: { service: string }) => `Servizio ${service} non disponibile. Riprova più tardi.` },
   /** `key`: the configuration key to set (also in `data.key` where the answer has one). */
@@ -103,6 +105,7 @@ export const englishTexts: EnglishTexts = {
   invalid_token: 'Session expired or invalid. Sign in again.',
   invalid_credentials: 'Incorrect email or password.',
   user_not_found: 'User not found.',
+  registration_refused: 'Registration failed: if you already have an account with this email, sign in.',
   upstream_error: ({ service }) => `The ${englishServiceNames[service] ?? service} service is unavailable. Try again later.`,
   not_configured: ({ key }) => `Service not configured (${key}).`,
   subscription_failed: 'Newsletter subscription failed. Try again later.',

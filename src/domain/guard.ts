@@ -3,7 +3,7 @@ import type { ServiceContext } from './service-context';
 import type { Config } from '../core/config/schema';
 import type { Logger } from '../core/logger';
 import { invalidProof, proofBinds, signProof, verifyProof, type ProofClaims, type VerifiedProof } from './proofs';
-import { apiError } from '../core/errors';
+import { apiError, isApiError } from '../core/errors';
 
 /*
  * The security floor for the identity primitives (docs/security.md): no action issues a token, reveals a
@@ -168,10 +168,17 @@ export async function spending<T>(ctx: Pick<ServiceContext, 'deps'>, claims: Ver
   try {
     return await change();
   } catch (err) {
-    await otp.unspendProof(claims.jti).catch(() => {});
+    if (!keepsProofSpent(err)) await otp.unspendProof(claims.jti).catch(() => {});
     throw err;
   }
 }
+
+/**
+ * A failed change gives its proof back (an outage changed nothing, the user retries), unless
+ * the provider answered it for good: a registration refused would otherwise let one verified
+ * code ask about any number of emails.
+ */
+export const keepsProofSpent = (err: unknown): boolean => isApiError(err) && err.reason === 'registration_refused';
 
 /** True when the caller verified a code for this identifier (it is claimed and not merely linked). */
 export function codeVerified(claims: ProofClaims, key: keyof Identity): boolean {

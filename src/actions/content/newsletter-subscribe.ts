@@ -50,13 +50,15 @@ export const newsletterSubscribe = defineAction({
   summary: 'Subscribes an email to mailing lists, one call per headline with its own key.',
   request: newsletterSubscribeRequest,
   response: newsletterSubscribeResponse,
-  reasons: ['partial_failure', 'subscription_failed', 'not_configured'],
+  reasons: ['partial_failure', 'subscription_failed', 'not_configured', 'rate_limited'],
   async handler(input, ctx) {
     const { deps } = ctx;
     const plans = planSubscription(input, deps.config.newsletter.api_keys);
     if (!deps.config.newsletter.esp_url) {
       throw apiError('not_configured', { params: { key: 'newsletter.esp_url' }, data: { key: 'newsletter.esp_url' } });
     }
+    // No proof is asked (the contract), and each call mails the address's owner: counted per client and per email.
+    await deps.limits.subscription(ctx.ip, input.email);
     const results = await Promise.all(plans.map((plan) => subscribe(ctx, deps.mailingList, input.email, plan)));
     const data = {
       email: input.email,

@@ -54,7 +54,7 @@ export const register = defineAction({
   summary: 'Passwordless registration; needs a verification proof for the email or the phone given.',
   request: registerRequest,
   response: registerResponse,
-  reasons: ['proof_required', 'invalid_proof'],
+  reasons: ['proof_required', 'invalid_proof', 'registration_refused', 'rate_limited'],
   async handler(input, ctx) {
     const phone = input.phone ? requirePhone(input.phone, 'phone', ctx.deps.config.sms.default_region) : undefined;
     const claims = requireVerified(ctx, { email: input.email, phone }, input.proof, 'any');

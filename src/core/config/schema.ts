@@ -196,6 +196,9 @@ export const configSchema = z
       password_logins_per_ip: z.number().int().min(1).default(30),
       password_logins_per_email: z.number().int().min(1).default(5),
       password_login_window_seconds: seconds.default(900),
+      registrations_per_ip_per_hour: z.number().int().min(1).default(10),
+      subscriptions_per_ip_per_hour: z.number().int().min(1).default(20),
+      subscriptions_per_email_per_day: z.number().int().min(1).default(5),
     }),
     metrics: section({
       token: text.default(''),

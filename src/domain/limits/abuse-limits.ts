@@ -6,7 +6,8 @@ import type { RateLimiter } from './rate-limiter';
  * The abuse limits the contract leaves open (docs/security.md, docs/abuse.md): code sends per OTP
  * key and per receiving phone or email (a short window and an hourly ceiling), code sends per
  * client IP per hour, verification attempts per client IP per minute, lookups that reveal an
- * account, password logins per IP and per email. Counted in the OTP store's own backend, so they hold across a fleet. The client IP
+ * account, password logins per IP and per email, registrations per IP, newsletter subscriptions
+ * per IP and per email. Counted in the OTP store's own backend, so they hold across a fleet. The client IP
  * comes with each call from the request context (Koa's ctx.ip, which honours `server.trust_proxy`).
  */
 
@@ -18,10 +19,14 @@ export type LimitName =
   | 'lookups_per_ip_per_minute'
   | 'lookups_per_account_per_hour'
   | 'password_logins_per_ip'
-  | 'password_logins_per_email';
+  | 'password_logins_per_email'
+  | 'registrations_per_ip_per_hour'
+  | 'subscriptions_per_ip_per_hour'
+  | 'subscriptions_per_email_per_day';
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
+const DAY = 24 * HOUR;
 
 export interface AbuseLimits {
   /** Counts a send attempt from this client IP; throws `rate_limited` over the limit. */
@@ -39,6 +44,10 @@ export interface AbuseLimits {
   phoneCheck(ip: string | undefined, account: string | undefined): Promise<void>;
   /** Counts a password login attempt, per client IP and per email. */
   passwordLogin(ip: string | undefined, email: string): Promise<void>;
+  /** Counts an account registration asked of the provider, per client IP. */
+  registration(ip: string | undefined): Promise<void>;
+  /** Counts a newsletter subscription, per client IP and per email (it mails the address's owner). */
+  subscription(ip: string | undefined, email: string): Promise<void>;
 }
 
 export const rateLimited = (retryAfterSeconds: number, limit: LimitName) =>
@@ -78,6 +87,11 @@ export function createAbuseLimits(
       const windowMs = limits.password_login_window_seconds * 1000;
       await check('password_logins_per_ip', ip, limits.password_logins_per_ip, windowMs);
       await check('password_logins_per_email', email.trim().toLowerCase(), limits.password_logins_per_email, windowMs);
+    },
+    registration: (ip) => check('registrations_per_ip_per_hour', ip, limits.registrations_per_ip_per_hour, HOUR),
+    async subscription(ip, email) {
+      await check('subscriptions_per_ip_per_hour', ip, limits.subscriptions_per_ip_per_hour, HOUR);
+      await check('subscriptions_per_email_per_day', email, limits.subscriptions_per_email_per_day, DAY);
     },
   };
 }
