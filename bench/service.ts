@@ -71,7 +71,8 @@ export function benchConfig(options: ServiceOptions): Config {
   return loadConfig({
     env: {},
     overrides: {
-      server: { host: '127.0.0.1', port: 0 },
+      // One load generator is one client: the per-client connection cap would measure itself.
+      server: { host: '127.0.0.1', port: 0, max_connections_per_client: 0 },
       log: { level: options.logLevel },
       otp: { debug: true, store: options.store, log_file: options.logLevel === 'info' ? '/dev/null' : '', max_records: 5_000_000 },
       redis: { url: options.redisUrl ?? 'redis://127.0.0.1:6379', key_prefix: 'bench:' },

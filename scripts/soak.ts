@@ -49,6 +49,9 @@ function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams): Record<stri
       lookups_per_account_per_hour: plenty,
       password_logins_per_ip: plenty,
       password_logins_per_email: plenty,
+      registrations_per_ip_per_hour: plenty,
+      subscriptions_per_ip_per_hour: plenty,
+      subscriptions_per_email_per_day: plenty,
     },
     sandbox: { enabled: false },
   };
