@@ -6,7 +6,7 @@ import { diagnosticsCaller, warnWhenGuardOff } from './domain/guard';
 import { createApp, createMetricsApp } from './http/app';
 import { createHttpServer } from './http/connections';
 import { createLogger } from './core/logger';
-import { startSandbox, type Sandbox } from './sandbox';
+import type { Sandbox } from './sandbox';
 import { mountDemo } from './http/demo';
 import { mountSandboxRoutes } from './http/sandbox-routes';
 import { journeyRecorderFor } from './flows/journey-recorder';
@@ -42,6 +42,11 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   let config = initial;
   let sandbox: Sandbox | undefined;
   if (config.sandbox.enabled) {
+    // Loaded only when enabled: the sandbox's SMTP server (smtp-server) is a development
+    // dependency, absent from a production install (npm ci --omit=dev). A require, not import():
+    // the build is CommonJS, and Jest runs CommonJS without its ESM loader.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { startSandbox } = require('./sandbox') as typeof import('./sandbox');
     sandbox = await startSandbox(config, createLogger(config.log.level));
     config = sandbox.config;
   }
