@@ -4,6 +4,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox';
 import type { SandboxContext, SandboxFake } from '../../src/sandbox/fake';
 import { sandboxFakes } from '../../src/sandbox/fakes';
 import { Outbox, type OutboxMessage } from '../../src/sandbox/outbox';
+import { tokenFingerprint } from '../../src/sandbox/collector';
 
 /*
  * The fake upstreams of the sandbox (SMS gateway, SMTP server, identity provider, collector...),
@@ -23,9 +24,9 @@ export class SoakOutbox extends Outbox {
   override add(message: Omit<OutboxMessage, 'at'>): void {
     super.add(message);
     if (message.channel === 'collector') {
-      // The fake masks the token to its last 4 characters: with the uid, enough to tell logins apart.
-      const { accessToken } = JSON.parse(message.body) as { accessToken: string };
-      const key = ingestKey(message.to, accessToken);
+      // The fake keeps a digest of the token: with the uid, it tells logins apart.
+      const { token_sha256 } = JSON.parse(message.body) as { token_sha256: string };
+      const key = ingestKey(message.to, token_sha256);
       this.ingests.set(key, (this.ingests.get(key) ?? 0) + 1);
     } else if (message.code) {
       const key = recipientKey(message.to);
@@ -51,11 +52,11 @@ export class SoakOutbox extends Outbox {
   }
 
   ingestsOf(uid: string, accessToken: string): number {
-    return this.ingests.get(ingestKey(uid, `***${accessToken.slice(-4)}`)) ?? 0;
+    return this.ingests.get(ingestKey(uid, tokenFingerprint(accessToken))) ?? 0;
   }
 }
 
-const ingestKey = (uid: string, maskedToken: string) => `${uid} ${maskedToken}`;
+const ingestKey = (uid: string, tokenDigest: string) => `${uid} ${tokenDigest}`;
 
 /** The fake with the soak's outbox in place of the sandbox's. */
 function withOutbox(make: () => SandboxFake, outbox: SoakOutbox): () => SandboxFake {

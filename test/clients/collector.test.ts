@@ -3,7 +3,7 @@ import nock from 'nock';
 import pino from 'pino';
 import { collectorUrl, createCollectorClient } from '../../src/clients/collector';
 import { isApiError } from '../../src/core/errors';
-import { createCollectorFake } from '../../src/sandbox/collector';
+import { createCollectorFake, tokenFingerprint } from '../../src/sandbox/collector';
 import { startSandbox } from '../../src/sandbox';
 import { testConfig } from '../support/app';
 import { useNock } from '../support/nock';
@@ -47,12 +47,13 @@ describe('user collector client', () => {
     expect(client.url).toBe('');
   });
 
-  it('reaches the sandbox collector, which records the ingest with the token masked', async () => {
+  it('reaches the sandbox collector, which records the ingest with a digest of the token, none of its characters', async () => {
     const sandbox = await startSandbox(testConfig(), log, [createCollectorFake]);
     try {
       const client = createCollectorClient(sandbox.config, log);
       await client.ingestLogin(testCtx, { uid: 'uid-1', accessToken: 'jwt.token.value-wxyz' });
-      expect(sandbox.outbox.list('collector')).toEqual([expect.objectContaining({ to: 'uid-1', body: JSON.stringify({ uid: 'uid-1', accessToken: '***' }) })]);
+      expect(sandbox.outbox.list('collector')).toEqual([expect.objectContaining({ to: 'uid-1', body: JSON.stringify({ uid: 'uid-1', token_sha256: tokenFingerprint('jwt.token.value-wxyz') }) })]);
+      expect(sandbox.outbox.list('collector')[0]!.body).not.toContain('wxyz');
     } finally {
       await sandbox.close();
     }
