@@ -1,6 +1,7 @@
 import { isApiError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
 import type { IngestObserver, LoginIngest, LoginIngestEvent } from './login-ingest';
+import { createIdleWaiters } from './idle-waiters';
 
 /*
  * The in-memory login ingest: a bounded queue drained by a few concurrent deliveries. A failed
@@ -51,7 +52,7 @@ export function createMemoryLoginIngest(options: MemoryIngestOptions): LoginInge
   const maxPending = options.maxPending ?? 10_000;
   const queue: Item[] = [];
   const retryTimers = new Map<NodeJS.Timeout, Item>();
-  const idleWaiters = new Set<() => void>();
+  const idle = createIdleWaiters();
   const counts = { queued: 0, delivered: 0, retried: 0, failed: 0, dropped: 0 };
   let active = 0;
   let closed = false;
@@ -63,9 +64,7 @@ export function createMemoryLoginIngest(options: MemoryIngestOptions): LoginInge
     observer?.ingestQueueDepth(pending());
   };
   const settle = () => {
-    if (pending() > 0) return;
-    for (const wake of idleWaiters) wake();
-    idleWaiters.clear();
+    if (pending() === 0) idle.wakeAll();
   };
 
   const attempt = async (item: Item) => {
@@ -114,24 +113,7 @@ export function createMemoryLoginIngest(options: MemoryIngestOptions): LoginInge
     observe('dropped');
   };
 
-  const drain = (timeoutMs = Infinity): Promise<boolean> => {
-    if (pending() === 0) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const wake = () => {
-        if (timer) clearTimeout(timer);
-        resolve(true);
-      };
-      idleWaiters.add(wake);
-      if (Number.isFinite(timeoutMs)) {
-        timer = setTimeout(() => {
-          idleWaiters.delete(wake);
-          resolve(false);
-        }, timeoutMs);
-        timer.unref();
-      }
-    });
-  };
+  const drain = (timeoutMs = Infinity): Promise<boolean> => (pending() === 0 ? Promise.resolve(true) : idle.wait(timeoutMs));
 
   return {
     async enqueue(event) {

@@ -4,6 +4,7 @@ import { isApiError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
 import type { IngestObserver, LoginIngest, LoginIngestEvent } from './login-ingest';
 import { defaultBackoffMs } from './memory-queue';
+import { createIdleWaiters } from './idle-waiters';
 
 /*
  * The durable login ingest, for a fleet on Redis. A login's event is pushed to a Redis list
@@ -143,7 +144,7 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let pulling = false;
-  const idleWaiters = new Set<() => void>();
+  const idle = createIdleWaiters();
   /*
    * Events whose push failed because Redis was unreachable (a restart, a failover): their login
    * has answered already, so they wait here, oldest first, and are pushed on the next tick that
@@ -285,11 +286,9 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
   };
 
   const wakeIdle = async () => {
-    if (idleWaiters.size === 0) return;
+    if (!idle.waiting) return;
     await pull();
-    if (pending() > 0) return;
-    for (const wake of idleWaiters) wake();
-    idleWaiters.clear();
+    if (pending() === 0) idle.wakeAll();
   };
 
   const tick = async () => {
@@ -309,23 +308,11 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
   };
   void tick();
 
-  const drain = (timeoutMs = Infinity): Promise<boolean> =>
-    new Promise((resolve) => {
-      let deadline: NodeJS.Timeout | undefined;
-      const wake = () => {
-        if (deadline) clearTimeout(deadline);
-        resolve(true);
-      };
-      idleWaiters.add(wake);
-      if (Number.isFinite(timeoutMs)) {
-        deadline = setTimeout(() => {
-          idleWaiters.delete(wake);
-          resolve(false);
-        }, timeoutMs);
-        deadline.unref();
-      }
-      void wakeIdle();
-    });
+  const drain = (timeoutMs = Infinity): Promise<boolean> => {
+    const drained = idle.wait(timeoutMs);
+    void wakeIdle();
+    return drained;
+  };
 
   const stop = () => {
     stopped = true;
