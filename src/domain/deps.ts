@@ -9,6 +9,8 @@ import { createRecommendationsClient } from '../clients/recommendations';
 import { createIdentityClient } from '../clients/identity';
 import { createRedis } from '../core/redis';
 import { createRedisOtpStore } from './otp/redis-store';
+import { createMemoryOtpStore } from './otp/memory-store';
+import { createMailer } from '../clients/mailer';
 import { createMemoryRateLimiter } from './limits/rate-limiter';
 import { createRedisRateLimiter } from './limits/redis-rate-limiter';
 import { createAbuseLimits } from './limits/abuse-limits';
@@ -57,8 +59,9 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       secret,
       limits,
       metrics,
-      store: overrides.otpStore ?? (redis ? createRedisOtpStore(redis, { prefix }) : undefined),
+      store: overrides.otpStore ?? (redis ? createRedisOtpStore(redis, { prefix }) : createMemoryOtpStore({ maxRecords: config.otp.max_records, now })),
       sms: createSmsClient(config, log, clients),
+      mailer: createMailer(config, log),
       sameAccount: (ctx, phone, email) => phoneBelongsToEmail({ identity, config }, ctx, phone, email),
     });
   if (!overrides.otp) closers.push(() => otp.close());

@@ -1,8 +1,8 @@
 import type { OtpSendMetadata } from '../../../machines/effects';
 import type { Config } from '../../core/config/schema';
 import type { CallContext } from '../../core/context';
-import { createMailer, type Mailer } from '../../clients/mailer';
-import { createSmsClient, type SmsClient } from '../../clients/sms';
+import type { Mailer } from '../../clients/mailer';
+import type { SmsClient } from '../../clients/sms';
 import { isApiError } from '../../core/errors';
 import { maskEmail, maskPhone, type Logger } from '../../core/logger';
 import { isE164, smsFacts, toE164 } from '../phone';
@@ -10,11 +10,9 @@ import { randomBytes } from 'node:crypto';
 import { createOtpHasher, generateCode } from './code';
 import { alreadySent, channelNotConfigured, deliveryFailed, invalidField, phoneNotMobile, regionNotAllowed, storeUnavailable, verifyFailure } from './errors';
 import { createKeyNormaliser, maskOtpKey } from './key';
-import { createMemoryOtpStore } from './memory-store';
 import type { OtpPolicy, OtpStore, VerifyOutcome } from './store';
 import { addressesOf, reachedOf, type Reached } from './reached';
-import { createAbuseLimits, type AbuseLimits } from '../limits/abuse-limits';
-import { createMemoryRateLimiter } from '../limits/rate-limiter';
+import type { AbuseLimits } from '../limits/abuse-limits';
 import type { Metrics } from '../../core/metrics';
 import { loadLocalizedTemplates, renderOtpMessage, type LocalizedTemplates, type OtpMessage } from './templates';
 import { fixedCodeOf, loadTestIdentifiers } from './test-numbers';
@@ -31,8 +29,8 @@ export interface OtpServiceEnv {
   otpLog: Logger;
   now: () => number;
   secret: string;
-  /** The abuse limits (deps.limits, docs/abuse.md); private in-memory ones when absent. */
-  limits?: AbuseLimits;
+  /** The abuse limits (deps.limits, docs/abuse.md). */
+  limits: AbuseLimits;
   metrics?: Pick<Metrics, 'codeSent' | 'verification' | 'rateLimitRefused'>;
 }
 
@@ -92,21 +90,21 @@ export interface OtpService {
   close(): Promise<void>;
 }
 
+/*
+ * What the service is given, built once by the composition root (src/domain/deps.ts): the store,
+ * the channels and the limits are shared with the rest of the service and closed by their owner.
+ * The service holds the rules only.
+ */
 export interface OtpServiceOptions extends OtpServiceEnv {
-  store?: OtpStore;
+  store: OtpStore;
   /**
    * Whether the identity provider shows this phone and this email on one account (otp_generate's rule 2:
    * a code to both). Without it, or when it says no or fails, the mail is not sent.
    */
   sameAccount?: (ctx: CallContext, phone: string, email: string) => Promise<boolean>;
   templates?: LocalizedTemplates;
-  sms?: SmsClient;
-  mailer?: Mailer;
-}
-
-function createStore(config: Config, now: () => number): OtpStore {
-  if (config.otp.store === 'memory') return createMemoryOtpStore({ maxRecords: config.otp.max_records, now });
-  throw new Error(`otp.store "${config.otp.store}" is not available in this build`);
+  sms: SmsClient;
+  mailer: Mailer;
 }
 
 /** Store failures (a Redis outage later) become a clean `store_unavailable`, never a 500. */
@@ -134,9 +132,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
   const defaultTemplates = templates.get(config.mail.default_locale);
   if (!defaultTemplates) throw new Error(`templates: none for mail.default_locale "${config.mail.default_locale}"`);
   const webOtpDomain = config.sms.webotp_domain || undefined;
-  const store = options.store ?? createStore(config, now);
-  const sms = options.sms ?? createSmsClient(config, log);
-  const mailer = options.mailer ?? createMailer(config, log);
+  const { store, sms, mailer } = options;
 
   const hash = createOtpHasher(secret);
 
@@ -167,8 +163,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     }
     return facts;
   };
-  const abuseLimits = options.limits ?? createAbuseLimits(config, createMemoryRateLimiter(), now);
-  const limits = () => abuseLimits;
+  const { limits } = options;
   const metrics = options.metrics;
   // A locale without templates (the request's is one we have; a caller's may not be) reads as the default's.
   const message = (code: string, locale?: string) =>
@@ -253,7 +248,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
 
     async smsRecipient(phone, field) {
       const receiver = smsReceiver(phone, field);
-      await guarded(() => limits().sendToIdentifier(receiver));
+      await guarded(() => limits.sendToIdentifier(receiver));
       return receiver;
     },
 
@@ -271,7 +266,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
         throw channelNotConfigured();
       }
 
-      await guarded(() => limits().sendFromIp(ctx.ip));
+      await guarded(() => limits.sendFromIp(ctx.ip));
       // A code to a phone and an email proves control of either: both only when they are one account's.
       // Asked after the per-IP cap, so a flood cannot make the service ask the provider without limit.
       if (useSms && useEmail && !(await sharesAccount(ctx, smsTo, emailTo!))) {
@@ -299,7 +294,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       }
       // Counted only for codes really issued: requests refused by a cooldown cost the key and its recipients nothing.
       try {
-        for (const subject of new Set([key, ...recipients])) await guarded(() => limits().sendToIdentifier(subject));
+        for (const subject of new Set([key, ...recipients])) await guarded(() => limits.sendToIdentifier(subject));
       } catch (err) {
         await guarded(() => store.revert(key, codeHash, issued.previous));
         await releaseRecipients(recipients, token);
@@ -336,7 +331,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     },
 
     async verify(ctx, { key: rawKey, code }) {
-      await guarded(() => limits().verifyFromIp(ctx.ip));
+      await guarded(() => limits.verifyFromIp(ctx.ip));
       const { key, result } = await verifyUnderKey(rawKey, code.trim());
       if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome: result.outcome }, 'verify');
       metrics?.verification(result.outcome);

@@ -6,6 +6,9 @@ import { createMemoryOtpStore } from '../../../src/domain/otp/memory-store';
 import { createOtpService, type OtpService } from '../../../src/domain/otp/service';
 import type { OtpStore } from '../../../src/domain/otp/store';
 import { testConfig } from '../../support/app';
+import { createMailer } from '../../../src/clients/mailer';
+import { createAbuseLimits } from '../../../src/domain/limits/abuse-limits';
+import { createMemoryRateLimiter } from '../../../src/domain/limits/rate-limiter';
 
 const log = pino({ level: 'silent' });
 
@@ -25,7 +28,8 @@ function service(config: Config, smsAccepts = true) {
     }),
   };
   let now = 1_900_000_000_000;
-  const otp: OtpService = createOtpService(config, { log, otpLog: log, now: () => now, secret: 's3cret', store, sms });
+  const limits = createAbuseLimits(config, createMemoryRateLimiter(), () => now);
+  const otp: OtpService = createOtpService(config, { log, otpLog: log, now: () => now, secret: 's3cret', store, sms, mailer: createMailer(config, log), limits });
   return { otp, issue, revert, verify, sent, tick: (ms: number) => (now += ms) };
 }
 
