@@ -1,19 +1,14 @@
 import { assign, fromPromise, setup, type SnapshotFrom } from 'xstate';
-import type { ACTIONS, Entry, Phase } from './actions';
 import type {
   ConfirmDoiInput,
   ConfirmDoiOutput,
   EffectName,
-  FlowClaims,
   FlowEffects,
   IngestLoginInput,
   IssueTokenInput,
   IssueTokenOutput,
   LookupUserByEmailInput,
   LookupUserByEmailOutput,
-  OtpSendMetadata,
-  ProfileFields,
-  ProofField,
   RegisterUserInput,
   RegisterUserOutput,
   SearchUserByPhoneInput,
@@ -26,7 +21,9 @@ import type {
   VerifyOtpInput,
   VerifyOtpOutput,
 } from './effects';
-import { FAILED, SETTLED, STEP, stepTag, type Flow, type ProfileStep } from './steps';
+import { FAILED, SETTLED, STEP, stepTag, type Flow } from './steps';
+import { accountOf, E164, EMAIL, hasFields, output, present, profileFields, requestOf, admit, initialContext, type AdmitParams, type FlowFailure, type LoginFlowContext, type LoginFlowEvent, type LoginFlowInput, type LoginFlowStateMeta } from './login-flow.context';
+import { admitted, codeStep, flowIs, refuse } from './code-step';
 
 /*
  * The login journey of docs/contract.md#steps as one machine: every optimised action (FeLogin, FeVerifyOtp,
@@ -49,231 +46,59 @@ import { FAILED, SETTLED, STEP, stepTag, type Flow, type ProfileStep } from './s
  * about to verify it by code (`takes`) or the caller is trusted (x-internal-key).
  */
 
-export type { Entry, Phase } from './actions';
-
-export interface LoginFlowInput {
-  /** The optimised action serving the request. */
-  entry: Entry;
-  /** The request's `flow` (FeVerifyOtp, FeAddPhone). */
-  flow?: Flow;
-  /** FeRegister's `phase`. */
-  phase?: Phase;
-  /** Claims of the proof the request carried, already verified (signature, expiry) by the caller. */
-  claims?: FlowClaims | null;
-  /** The caller needs no proof: `x-internal-key`, or `security.guard_primitives` off. */
-  trusted?: boolean;
-}
-
-export interface LoginEvent {
-  type: typeof ACTIONS.FeLogin.event;
-  /** E.164 phone or email. */
-  identifier: string;
-  /** `password` asks for the password path (email only). */
-  method?: 'otp' | 'password';
-}
-export interface VerifyOtpEvent {
-  type: typeof ACTIONS.FeVerifyOtp.event;
-  otp_code: string;
-  flow?: Flow;
-  phone?: string;
-  email?: string;
-  uid?: string;
-  stay_logged_in?: boolean;
-}
-export interface RegisterEvent {
-  type: typeof ACTIONS.FeRegister.event;
-  phase?: Phase;
-  email?: string;
-  phone?: string;
-  consents?: Record<string, unknown>;
-  otp?: boolean;
-  is_magic_link_sent?: boolean;
-  first_name?: string;
-  last_name?: string;
-  birth_date?: string;
-  city?: string;
-}
-export interface AddPhoneEvent {
-  type: typeof ACTIONS.FeAddPhone.event;
-  /** The phone to add, E.164. */
-  phone: string;
-  uid?: string;
-  email?: string;
-  flow?: Flow;
-}
-export interface UpdateProfileEvent {
-  type: typeof ACTIONS.FeUpdateProfile.event;
-  uid: string;
-  first_name?: string;
-  last_name?: string;
-  birth_date?: string;
-  city?: string;
-  /** E.164. */
-  otp_phone?: string;
-  email?: string;
-  stay_logged_in?: boolean;
-}
-export type LoginFlowEvent = LoginEvent | VerifyOtpEvent | RegisterEvent | AddPhoneEvent | UpdateProfileEvent;
-
-/** Why a request was refused: `data.reason` of the envelope. */
-export type FlowFailureReason =
-  | 'invalid'
-  | 'expired'
-  | 'too_many_attempts'
-  | 'phone_taken'
-  | 'phone_not_verified'
-  | 'proof_required'
-  | 'invalid_proof'
-  | 'invalid_request';
-
-export interface FlowFailure {
-  reason: FlowFailureReason;
-  data?: Record<string, unknown>;
-}
-
-export interface LoginFlowContext {
-  entry: Entry;
-  trusted: boolean;
-  claims: FlowClaims | null;
-  flow: Flow | null;
-  phase: Phase | null;
-  /** The request being served (its event); null until it arrives. */
-  request: LoginFlowEvent | null;
-  uid?: string;
-  email?: string;
-  phone?: string;
-  /** A verified phone to save as `otp_phone` (step 42). */
-  pendingPhone?: string;
-  stayLoggedIn: boolean;
-  otp?: OtpSendMetadata;
-  accessToken?: string;
-  expiresIn?: number | null;
-  failure?: FlowFailure;
-}
-
-/** State meta: the proof the answer hands out when the request settles there (its kind is `PROOF_KIND[field]`). */
-export interface LoginFlowStateMeta {
-  proof?: { field: ProofField; carries: Array<'uid' | 'email' | 'phone'> };
-}
-
-type Identifier = 'uid' | 'email' | 'phone';
-export interface AdmitParams {
-  /** Identifiers the request must end up naming (`code`: the event's otp_code; `account`: uid or email). */
-  needs: Array<Identifier | 'code' | 'account'>;
-  /** Identifiers this state adopts from the event because it is about to verify them by code. */
-  takes?: Identifier[];
-}
-
-const IDENTIFIERS_OF: Record<LoginFlowEvent['type'], Identifier[]> = {
-  LOGIN: [],
-  VERIFY_OTP: ['uid', 'email', 'phone'],
-  REGISTER: ['email', 'phone'],
-  // ADD_PHONE's `phone` is the new phone, not an identifier of the account.
-  ADD_PHONE: ['uid', 'email'],
-  UPDATE_PROFILE: ['uid', 'email'],
-};
-
-const sameValue = (key: Identifier, a: string, b: string) => (key === 'email' ? a.toLowerCase() === b.toLowerCase() : a === b);
-const present = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
-
-interface Admission {
-  ok: boolean;
-  reason?: 'invalid_proof' | 'invalid_request';
-  field?: string;
-  ids: Partial<Record<Identifier, string>>;
-}
-
-/**
- * Whether the request may act here, and on whom. An identifier the request names must match
- * what the proof (or an earlier step) vouched for; a mismatch means a proof from another
- * user's flow (`invalid_proof`). Missing identifiers are `invalid_request`.
- */
-export function admit(context: LoginFlowContext, event: LoginFlowEvent, params: AdmitParams): Admission {
-  const ids: Partial<Record<Identifier, string>> = { uid: context.uid, email: context.email, phone: context.phone };
-  for (const key of IDENTIFIERS_OF[event.type]) {
-    const given = (event as unknown as Record<string, unknown>)[key];
-    if (!present(given)) continue;
-    const known = ids[key];
-    if (known !== undefined && !context.trusted) {
-      if (!sameValue(key, known, given)) return { ok: false, reason: 'invalid_proof', field: key, ids };
-    } else if (context.trusted || params.takes?.includes(key)) {
-      ids[key] = key === 'email' ? given.trim().toLowerCase() : given.trim();
-    }
-  }
-  for (const need of params.needs) {
-    if (need === 'code' && !(event.type === 'VERIFY_OTP' && present(event.otp_code))) return { ok: false, reason: 'invalid_request', field: 'otp_code', ids };
-    if (need === 'account' && !ids.uid && !ids.email) return { ok: false, reason: 'invalid_request', field: 'uid', ids };
-    if ((need === 'uid' || need === 'email' || need === 'phone') && !ids[need]) return { ok: false, reason: 'invalid_request', field: need, ids };
-  }
-  return { ok: true, ids };
-}
-
-/** The initial context of a request: who calls, with which proof, on which flow. */
-export function initialContext(input: LoginFlowInput): LoginFlowContext {
-  return {
-    entry: input.entry,
-    trusted: input.trusted === true,
-    claims: input.claims ?? null,
-    flow: input.flow ?? (input.claims?.flow as Flow | undefined) ?? null,
-    phase: input.phase ?? null,
-    request: null,
-    stayLoggedIn: true,
-  };
-}
-
-/** The identifiers of a proof that resumed the journey: what the request may act on. */
-export function proofIdentifiers(claims: FlowClaims | null): Partial<Record<Identifier, string>> {
-  if (!claims) return {};
-  return {
-    ...(claims.uid ? { uid: claims.uid } : {}),
-    ...(claims.email ? { email: claims.email.toLowerCase() } : {}),
-    ...(claims.phone ? { phone: claims.phone } : {}),
-  };
-}
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const E164 = /^\+[1-9]\d{5,14}$/;
-/** Dynamic params of a guard or action after an effect: its output, typed by the actor `setup()` declares for it. */
-const output = <T>({ event }: { event: { output: T } }): T => event.output;
-const requestOf = <T extends LoginFlowEvent['type']>(context: LoginFlowContext, type: T) =>
-  (context.request?.type === type ? context.request : undefined) as Extract<LoginFlowEvent, { type: T }> | undefined;
-
-/** Fields of step 40 (identity) and step 42 (custom) the request asks to save. */
-export function profileFields(context: LoginFlowContext, step: ProfileStep): ProfileFields {
-  const request = context.request;
-  const form = request?.type === 'REGISTER' || request?.type === 'UPDATE_PROFILE' ? request : undefined;
-  const pick = (source: Record<string, unknown> | undefined, keys: Array<keyof ProfileFields>): ProfileFields => {
-    const fields: ProfileFields = {};
-    for (const key of keys) if (source && present(source[key])) fields[key] = (source[key] as string).trim();
-    return fields;
-  };
-  if (step === STEP.identitySaved) {
-    const fields = pick(form as Record<string, unknown> | undefined, ['first_name', 'last_name']);
-    // Only a trusted caller changes the email: with a proof, the request's email must be the proof's (admit), so nothing changes.
-    if (form?.type === 'UPDATE_PROFILE' && context.trusted && present(form.email)) fields.email = form.email.trim();
-    return fields;
-  }
-  const fields = pick(form as Record<string, unknown> | undefined, ['city', 'birth_date']);
-  if (context.pendingPhone) fields.otp_phone = context.pendingPhone;
-  return fields;
-}
-const hasFields = (fields: ProfileFields) => Object.keys(fields).length > 0;
-/** Who asks whether a phone is free: the account acted on (its uid, else its email). */
-const accountOf = (context: LoginFlowContext): string | undefined => context.uid ?? context.email;
+export * from './login-flow.context';
 
 const notProvided = <I, O>(name: string) =>
   fromPromise<O, I>(async () => {
     throw new Error(`login flow: effect "${name}" is not provided (machine.provide({ actors }))`);
   });
 
-/** A user-event transition pair: accepted (adopting identifiers) or refused with the reason `admit` gives. */
-type AdmittedExtra = { type: 'setFlow'; params: { flow: Flow } } | { type: 'savePhoneLater' };
-const admitted = (target: string, params: AdmitParams, more: AdmittedExtra[] = []) => [
-  { guard: { type: 'requestAccepted' as const, params }, target, actions: [{ type: 'accept' as const, params }, ...more] },
-  { target: '#refused', actions: [{ type: 'refuseRequest' as const, params }] },
-];
-const flowIs = (flow: Flow) => ({ type: 'setFlow' as const, params: { flow } });
-const refuse = (reason: FlowFailureReason, data?: Record<string, unknown>) => ({ type: 'refuse' as const, params: { reason, ...(data ? { data } : {}) } });
+/* The code steps of the journeys, built before the machine so that their state names are part of its type. */
+const phoneLoginCode = codeStep({
+  sending: 'sendingSmsCode',
+  awaiting: 'awaitingPhoneCode',
+  verifying: 'verifyingPhoneCode',
+  to: 'phone',
+  reachable: true,
+  sendingTags: [stepTag(STEP.smsCodeSent)],
+  awaitingTags: [stepTag(STEP.enterPhoneCode), SETTLED],
+  admit: { needs: ['phone', 'code'], takes: ['phone'] },
+  accepted: { target: 'findingUserByPhone' },
+});
+const emailLoginCode = codeStep({
+  sending: 'sendingEmailCode',
+  awaiting: 'awaitingEmailCode',
+  verifying: 'verifyingEmailCode',
+  to: 'email',
+  reachable: true,
+  sendingTags: [stepTag(STEP.emailCodeSent)],
+  awaitingTags: [stepTag(STEP.enterEmailCode), SETTLED],
+  admit: { needs: ['email', 'code'], takes: ['email'] },
+  verifyingTags: [stepTag(STEP.emailVerification)],
+  accepted: { target: 'lookingUpUser' },
+});
+const registrationEmailCode = codeStep({
+  sending: 'sendingRegistrationEmailCode',
+  awaiting: 'awaitingRegistrationEmailCode',
+  verifying: 'verifyingRegistrationEmailCode',
+  to: 'email',
+  awaitingTags: [stepTag(STEP.enterRegistrationEmailCode), SETTLED],
+  awaitingMeta: { proof: { field: 'pending_proof', carries: ['phone', 'email'] } },
+  admit: { needs: ['email', 'code'] },
+  verifyingDescription: 'The registration email code, checked against the pending proof.',
+  verifyingTags: [stepTag(STEP.enterRegistrationEmail)],
+  accepted: { target: 'checkingRegistrationEmail' },
+});
+const newPhoneCode = codeStep({
+  sending: 'sendingNewPhoneCode',
+  awaiting: 'awaitingNewPhoneCode',
+  verifying: 'verifyingNewPhoneCode',
+  to: 'newPhone',
+  awaitingTags: [stepTag(STEP.enterNewPhoneCode), SETTLED],
+  awaitingMeta: { proof: { field: 'pending_proof', carries: ['uid', 'email', 'phone'] } },
+  admit: { needs: ['phone', 'code'] },
+  accepted: { target: 'recheckingNewPhone', actions: 'savePhoneLater' },
+});
 
 export const loginFlowMachine = setup({
   types: {
@@ -370,31 +195,7 @@ export const loginFlowMachine = setup({
       description: 'Phone login: the SMS code, then the account that holds the phone.',
       initial: 'sendingSmsCode',
       states: {
-        sendingSmsCode: {
-          id: 'sendingSmsCode',
-          tags: [stepTag(STEP.smsCodeSent)],
-          invoke: {
-            id: 'sendOtp',
-            src: 'sendOtp',
-            input: ({ context }) => ({ key: context.phone!, phone: context.phone! }),
-            onDone: { target: 'awaitingPhoneCode', actions: { type: 'keepOtp', params: output } },
-          },
-        },
-        awaitingPhoneCode: {
-          tags: [stepTag(STEP.enterPhoneCode), SETTLED],
-          on: { VERIFY_OTP: admitted('verifyingPhoneCode', { needs: ['phone', 'code'], takes: ['phone'] }) },
-        },
-        verifyingPhoneCode: {
-          invoke: {
-            id: 'verifyOtp',
-            src: 'verifyOtp',
-            input: ({ context }) => ({ key: context.phone!, code: requestOf(context, 'VERIFY_OTP')!.otp_code }),
-            onDone: [
-              { guard: { type: 'codeAccepted', params: output }, target: 'findingUserByPhone' },
-              { target: '#refused', actions: { type: 'refuseCode', params: output } },
-            ],
-          },
-        },
+        ...phoneLoginCode,
         findingUserByPhone: {
           invoke: {
             id: 'searchUserByPhone',
@@ -413,32 +214,7 @@ export const loginFlowMachine = setup({
       description: 'Email login: the email code, then the account that holds the email and its phone on file.',
       initial: 'sendingEmailCode',
       states: {
-        sendingEmailCode: {
-          id: 'sendingEmailCode',
-          tags: [stepTag(STEP.emailCodeSent)],
-          invoke: {
-            id: 'sendOtp',
-            src: 'sendOtp',
-            input: ({ context }) => ({ key: context.email!, email: context.email! }),
-            onDone: { target: 'awaitingEmailCode', actions: { type: 'keepOtp', params: output } },
-          },
-        },
-        awaitingEmailCode: {
-          tags: [stepTag(STEP.enterEmailCode), SETTLED],
-          on: { VERIFY_OTP: admitted('verifyingEmailCode', { needs: ['email', 'code'], takes: ['email'] }) },
-        },
-        verifyingEmailCode: {
-          tags: [stepTag(STEP.emailVerification)],
-          invoke: {
-            id: 'verifyOtp',
-            src: 'verifyOtp',
-            input: ({ context }) => ({ key: context.email!, code: requestOf(context, 'VERIFY_OTP')!.otp_code }),
-            onDone: [
-              { guard: { type: 'codeAccepted', params: output }, target: 'lookingUpUser' },
-              { target: '#refused', actions: { type: 'refuseCode', params: output } },
-            ],
-          },
-        },
+        ...emailLoginCode,
         lookingUpUser: {
           tags: [stepTag(STEP.userLookup)],
           invoke: {
@@ -482,32 +258,7 @@ export const loginFlowMachine = setup({
           meta: { proof: { field: 'phone_proof', carries: ['phone'] } },
           on: { REGISTER: admitted('sendingRegistrationEmailCode', { needs: ['phone', 'email'], takes: ['email'] }) },
         },
-        sendingRegistrationEmailCode: {
-          invoke: {
-            id: 'sendOtp',
-            src: 'sendOtp',
-            input: ({ context }) => ({ key: context.email!, email: context.email! }),
-            onDone: { target: 'awaitingRegistrationEmailCode', actions: { type: 'keepOtp', params: output } },
-          },
-        },
-        awaitingRegistrationEmailCode: {
-          tags: [stepTag(STEP.enterRegistrationEmailCode), SETTLED],
-          meta: { proof: { field: 'pending_proof', carries: ['phone', 'email'] } },
-          on: { VERIFY_OTP: admitted('verifyingRegistrationEmailCode', { needs: ['email', 'code'] }) },
-        },
-        verifyingRegistrationEmailCode: {
-          description: 'The registration email code, checked against the pending proof.',
-          tags: [stepTag(STEP.enterRegistrationEmail)],
-          invoke: {
-            id: 'verifyOtp',
-            src: 'verifyOtp',
-            input: ({ context }) => ({ key: context.email!, code: requestOf(context, 'VERIFY_OTP')!.otp_code }),
-            onDone: [
-              { guard: { type: 'codeAccepted', params: output }, target: 'checkingRegistrationEmail' },
-              { target: '#refused', actions: { type: 'refuseCode', params: output } },
-            ],
-          },
-        },
+        ...registrationEmailCode,
         checkingRegistrationEmail: {
           description: 'Both codes verified: an account may already hold the email.',
           tags: [stepTag(STEP.userLookup)],
@@ -600,33 +351,7 @@ export const loginFlowMachine = setup({
             ],
           },
         },
-        sendingNewPhoneCode: {
-          invoke: {
-            id: 'sendOtp',
-            src: 'sendOtp',
-            input: ({ context }) => {
-              const phone = requestOf(context, 'ADD_PHONE')!.phone;
-              return { key: phone, phone };
-            },
-            onDone: { target: 'awaitingNewPhoneCode', actions: [{ type: 'keepOtp', params: output }, 'keepNewPhone'] },
-          },
-        },
-        awaitingNewPhoneCode: {
-          tags: [stepTag(STEP.enterNewPhoneCode), SETTLED],
-          meta: { proof: { field: 'pending_proof', carries: ['uid', 'email', 'phone'] } },
-          on: { VERIFY_OTP: admitted('verifyingNewPhoneCode', { needs: ['phone', 'code'] }) },
-        },
-        verifyingNewPhoneCode: {
-          invoke: {
-            id: 'verifyOtp',
-            src: 'verifyOtp',
-            input: ({ context }) => ({ key: context.phone!, code: requestOf(context, 'VERIFY_OTP')!.otp_code }),
-            onDone: [
-              { guard: { type: 'codeAccepted', params: output }, target: 'recheckingNewPhone', actions: 'savePhoneLater' },
-              { target: '#refused', actions: { type: 'refuseCode', params: output } },
-            ],
-          },
-        },
+        ...newPhoneCode,
         recheckingNewPhone: {
           description: 'The phone may have been taken since the code went out.',
           invoke: {
