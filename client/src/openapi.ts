@@ -2373,7 +2373,7 @@ export interface operations {
                     "application/json": components["schemas"]["otp_generate.Success"] | components["schemas"]["otp_generate.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2408,7 +2408,7 @@ export interface operations {
                     "application/json": components["schemas"]["verify_otp.Success"] | components["schemas"]["verify_otp.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2443,7 +2443,7 @@ export interface operations {
                     "application/json": components["schemas"]["otp_verify_local.Success"] | components["schemas"]["otp_verify_local.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2478,7 +2478,7 @@ export interface operations {
                     "application/json": components["schemas"]["search_user.Success"] | components["schemas"]["search_user.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2513,7 +2513,7 @@ export interface operations {
                     "application/json": components["schemas"]["get_user_email.Success"] | components["schemas"]["get_user_email.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2548,7 +2548,7 @@ export interface operations {
                     "application/json": components["schemas"]["get_user.Success"] | components["schemas"]["get_user.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2583,7 +2583,7 @@ export interface operations {
                     "application/json": components["schemas"]["login.Success"] | components["schemas"]["login.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2618,7 +2618,7 @@ export interface operations {
                     "application/json": components["schemas"]["register.Success"] | components["schemas"]["register.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2653,7 +2653,7 @@ export interface operations {
                     "application/json": components["schemas"]["update_profile.Success"] | components["schemas"]["update_profile.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2688,7 +2688,7 @@ export interface operations {
                     "application/json": components["schemas"]["doi_confirm.Success"] | components["schemas"]["doi_confirm.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2723,7 +2723,7 @@ export interface operations {
                     "application/json": components["schemas"]["access_token.Success"] | components["schemas"]["access_token.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2758,7 +2758,7 @@ export interface operations {
                     "application/json": components["schemas"]["refresh_token.Success"] | components["schemas"]["refresh_token.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2793,7 +2793,7 @@ export interface operations {
                     "application/json": components["schemas"]["user_access_list.Success"] | components["schemas"]["user_access_list.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2828,7 +2828,7 @@ export interface operations {
                     "application/json": components["schemas"]["FeLogin.Success"] | components["schemas"]["FeLogin.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2863,7 +2863,7 @@ export interface operations {
                     "application/json": components["schemas"]["FeVerifyOtp.Success"] | components["schemas"]["FeVerifyOtp.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2898,7 +2898,7 @@ export interface operations {
                     "application/json": components["schemas"]["FeRegister.Success"] | components["schemas"]["FeRegister.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2933,7 +2933,7 @@ export interface operations {
                     "application/json": components["schemas"]["FeAddPhone.Success"] | components["schemas"]["FeAddPhone.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -2968,7 +2968,7 @@ export interface operations {
                     "application/json": components["schemas"]["FeUpdateProfile.Success"] | components["schemas"]["FeUpdateProfile.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -3003,7 +3003,7 @@ export interface operations {
                     "application/json": components["schemas"]["newsletter_subscribe.Success"] | components["schemas"]["newsletter_subscribe.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -3038,7 +3038,7 @@ export interface operations {
                     "application/json": components["schemas"]["newsletter_feed.Success"] | components["schemas"]["newsletter_feed.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -3073,7 +3073,7 @@ export interface operations {
                     "application/json": components["schemas"]["recommendations.Success"] | components["schemas"]["recommendations.Failure"] | components["schemas"]["recommendations.Body"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -3108,7 +3108,7 @@ export interface operations {
                     "application/json": components["schemas"]["test_mail.Success"] | components["schemas"]["test_mail.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -3143,7 +3143,7 @@ export interface operations {
                     "application/json": components["schemas"]["test_sms.Success"] | components["schemas"]["test_sms.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -3178,7 +3178,7 @@ export interface operations {
                     "application/json": components["schemas"]["login-ingestion-user-collector.Success"] | components["schemas"]["login-ingestion-user-collector.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */
@@ -3216,7 +3216,7 @@ export interface operations {
                     "application/json": components["schemas"]["Envelope"] | components["schemas"]["Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
             default: {
                 headers: {
                     /** @description Seconds to wait; on 429 only. */

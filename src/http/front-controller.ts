@@ -3,6 +3,7 @@ import type { Action, ActionContext, TraceEntry } from '../actions/action';
 import type { Deps } from '../domain/deps';
 import type { Logger } from '../core/logger';
 import type { TokenCookie } from '../core/context';
+import { closest, distance } from 'fastest-levenshtein';
 import { apiError, isApiError } from '../core/errors';
 import { tokenCookieOf } from './cookies';
 import { createFlowRunner, type FlowRunner } from '../flows/run-flow-action';
@@ -73,7 +74,8 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     const action = name && ACTION_NAME.test(name) ? actions.get(name) : undefined;
     ctx.state.action = action?.name ?? 'unknown';
     if (!action) {
-      throw apiError('unknown_action', { data: { action: name?.slice(0, 64) ?? null } });
+      const suggestion = name ? closestAction(name, actions) : undefined;
+      throw apiError('unknown_action', { data: { action: name?.slice(0, 64) ?? null, ...(suggestion ? { did_you_mean: suggestion } : {}) } });
     }
     const body = ctx.request.body ?? {};
     checkBodyShape(body);
@@ -102,6 +104,19 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     if (deps.config.debug && trace.length > 0) extra.debug = trace;
     ctx.body = successEnvelope(result.data ?? null, extra);
   };
+}
+
+/**
+ * The known action an unknown name most likely meant (`felogin`, `otp_genrate`, `verify-otp`):
+ * the nearest by edit distance, ignoring case and `-`/`_`, when it is near enough to be a typo.
+ */
+function closestAction(name: string, actions: ReadonlyMap<string, Action>): string | undefined {
+  const plain = (text: string) => text.toLowerCase().replace(/[-_]/g, '');
+  const given = plain(name.slice(0, 64));
+  const known = [...actions.keys()];
+  const best = closest(given, known.map(plain));
+  const index = known.map(plain).indexOf(best);
+  return index >= 0 && distance(given, best) <= Math.max(1, Math.floor(best.length / 4)) ? known[index] : undefined;
 }
 
 /** An answer reduced for this caller (`meta.limited`): the provider's reply would show what it left out. */

@@ -135,7 +135,7 @@ function registerAction(registry: OpenAPIRegistry, fallbacks: Map<string, object
 function transportFailureResponse(schema: z.ZodType) {
   return {
     description:
-      'Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action, 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack).',
+      'Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack).',
     headers: z.object({ 'Retry-After': z.string().optional().describe('Seconds to wait; on 429 only.') }),
     content: { 'application/json': { schema } },
   };

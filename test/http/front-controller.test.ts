@@ -71,6 +71,22 @@ describe('front controller', () => {
     expect(huge.body).toMatchObject({ success: false, data: { reason: 'payload_too_large' } });
   });
 
+  it.each([
+    ['felogin', 'FeLogin'],
+    ['otp_genrate', 'otp_generate'],
+    ['verify-otp', 'verify_otp'],
+    ['FeVerifyOTP', 'FeVerifyOtp'],
+  ])('names the closest known action for a typo: %s -> %s', async (typed, meant) => {
+    const res = await request(testApp().callback()).post(`/?action=${typed}`).send({});
+    expect(res.status).toBe(404);
+    expect(res.body.data).toEqual({ reason: 'unknown_action', action: typed, did_you_mean: meant });
+  });
+
+  it('suggests nothing for a name no action is near', async () => {
+    const res = await request(testApp().callback()).post('/?action=transfer_money').send({});
+    expect(res.body.data).toEqual({ reason: 'unknown_action', action: 'transfer_money' });
+  });
+
   it('answers a bug with 500, a request id and no stack or message', async () => {
     const res = await request(server()).post('/crash').set('x-request-id', 'req-1').send({});
     expect(res.status).toBe(500);
