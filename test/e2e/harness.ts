@@ -117,11 +117,14 @@ export async function withPage(e2e: E2e, title: string, body: (run: PageRun) => 
 }
 
 /**
- * The newest code sent on `channel` to `to`, read as a person would: the outbox the page links
- * to, opened in another tab of the same browser.
+ * The newest code sent on `channel` to `to`, from the outbox the page links to (its page for
+ * people, /_sandbox/outbox.html), opened in another tab of the same browser as its JSON twin
+ * (/_sandbox/outbox), which also counts the messages a test waits past.
  */
 export async function codeFromOutbox(run: PageRun, channel: 'sms' | 'email', to: string, after = 0): Promise<string> {
-  const href = await run.page.locator('#outbox-link').evaluate((link) => (link as unknown as { href: string }).href);
+  const page = await run.page.locator('#outbox-link').evaluate((link) => (link as unknown as { href: string }).href);
+  expect(new URL(page).pathname).toBe('/_sandbox/outbox.html');
+  const href = page.replace(/\.html$/, '');
   const tab = await run.context.newPage();
   try {
     // A mail reaches the outbox a moment after the SMTP reply, so after the page moved on: reload until the code is there.

@@ -23,7 +23,8 @@ const PAGE_DIR = projectPath('src', 'http', 'demo', 'page');
 /** The typed client (client/), compiled by `npm run build` (and `npm start`, `npm run build:client`). */
 const CLIENT_SRC = projectPath('client', 'src');
 const CLIENT_DIST = projectPath('client', 'dist');
-export const OUTBOX_PATH = '/_sandbox/outbox';
+/** The outbox as a page for people (the JSON stays at /_sandbox/outbox, for scripts). */
+export const OUTBOX_PATH = '/_sandbox/outbox.html';
 
 /** No inline script or style, nothing from another origin: the page only talks to this service. */
 export const DEMO_CSP = [
@@ -103,6 +104,8 @@ export function mountDemo(router: Router, deps: { config: Config }): void {
     });
     return;
   }
+  // A newcomer's first request in the sandbox is a browser on the root: the demo is where to go.
+  if (deps.config.sandbox.enabled) router.get('/', (ctx) => ctx.redirect('/demo'));
   const assets = loadAssets(deps.config);
   for (const [path, asset] of assets) {
     router.get(path, async (ctx) => {

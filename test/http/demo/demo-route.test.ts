@@ -61,8 +61,16 @@ describe('GET /demo', () => {
     expect([css.status, css.headers['content-type']]).toEqual([200, 'text/css; charset=utf-8']);
   });
 
-  it('links the sandbox outbox only when the sandbox is on', async () => {
-    expect((await request(sandbox.server).get('/demo/setup.json')).body).toMatchObject({ sandbox: true, outbox: '/_sandbox/outbox' });
+  it('sends GET / to the demo in the sandbox, and leaves / to the actions elsewhere', async () => {
+    const root = await request(sandbox.server).get('/');
+    expect([root.status, root.headers.location]).toEqual([302, '/demo']);
+    const elsewhere = await request(demoOnly.server).get('/');
+    expect(elsewhere.status).toBe(405);
+    expect(elsewhere.body.data.reason).toBe('method_not_allowed');
+  });
+
+  it('links the sandbox outbox page only when the sandbox is on', async () => {
+    expect((await request(sandbox.server).get('/demo/setup.json')).body).toMatchObject({ sandbox: true, outbox: '/_sandbox/outbox.html' });
     expect((await request(demoOnly.server).get('/demo/setup.json')).body).toMatchObject({ sandbox: false, outbox: null, sandboxPassword: null });
   });
 });
