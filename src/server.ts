@@ -1,6 +1,7 @@
 import type { Server, ServerResponse } from 'node:http';
 import { loadConfig, ConfigError } from './core/config/load';
 import type { Logger } from './core/logger';
+import { banner, showsBanner } from './banner';
 import { startService, type Service } from './service';
 
 async function main(): Promise<void> {
@@ -38,6 +39,9 @@ async function main(): Promise<void> {
   service.metricsServer?.on('error', fatal);
 
   handleShutdown(server, service.config.server.shutdown_grace_seconds * 1000, deps.log, closeResources);
+  if (showsBanner({ sandbox: service.config.sandbox.enabled, production: process.env.NODE_ENV === 'production', terminal: process.stdout.isTTY === true })) {
+    process.stdout.write(banner(service.url));
+  }
 }
 
 /*

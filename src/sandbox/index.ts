@@ -45,7 +45,8 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
   }
 
   const merged = configSchema.parse(deepMerge(config as unknown as Record<string, unknown>, patch));
-  log.info({ url: baseUrl, fakes: started.map((f) => f.name) }, 'sandbox upstreams started (codes appear at GET /_sandbox/outbox)');
+  // The fakes' own address: the service calls them there. What a person opens (the demo, the outbox) is on the service's port.
+  log.info({ upstreams: baseUrl, fakes: started.map((f) => f.name) }, 'sandbox upstreams started');
   return {
     config: merged,
     outbox,
