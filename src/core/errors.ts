@@ -22,6 +22,7 @@ interface CatalogueEntry {
 export const catalogue = {
   invalid_request: { status: 200, message: 'Richiesta non valida.' },
   unknown_action: { status: 404, message: 'Azione sconosciuta.' },
+  metrics_not_enabled: { status: 404, message: 'Metriche non disponibili su questa porta: imposta metrics.token (Authorization: Bearer) oppure metrics.port.' },
   malformed_json: { status: 400, message: 'Il corpo della richiesta non è JSON valido.' },
   method_not_allowed: { status: 405, message: 'Metodo non consentito: usa POST.' },
   payload_too_large: { status: 413, message: 'Richiesta troppo grande.' },
@@ -83,6 +84,7 @@ const englishServiceNames: Readonly<Record<string, string>> = {
 export const englishTexts: EnglishTexts = {
   invalid_request: 'Invalid request.',
   unknown_action: 'Unknown action.',
+  metrics_not_enabled: 'Metrics are not served on this port: set metrics.token (Authorization: Bearer) or metrics.port.',
   malformed_json: 'The request body is not valid JSON.',
   method_not_allowed: 'Method not allowed: use POST.',
   payload_too_large: 'Request too large.',

@@ -153,7 +153,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   router.get('/metrics', async (ctx) => {
     // Metrics name actions, upstreams and refusal rates: not for whoever reaches the public port.
     // Without a token they are only on the metrics listener (src/service.ts), if anywhere.
-    if (!config.metrics.token) throw apiError('unknown_action');
+    // What it is and how to turn it on: no metric is there to reveal.
+    if (!config.metrics.token) throw apiError('metrics_not_enabled', { data: { keys: ['metrics.token', 'metrics.port'] } });
     if (!metricsTokenMatches(config.metrics.token, ctx.get('authorization'))) {
       throw apiError('unauthorized', { headers: { 'WWW-Authenticate': 'Bearer' } });
     }

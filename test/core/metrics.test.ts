@@ -64,13 +64,13 @@ describe('GET /metrics', () => {
     expect(res.text).toContain('lfa_process_cpu_user_seconds_total');
   });
 
-  it('answers 404 like an unknown path when metrics.token is empty', async () => {
+  it('answers 404 saying how to enable metrics when metrics.token is empty, and no metric', async () => {
     const { server } = setup({ token: '' });
     for (const authorization of [undefined, 'Bearer ', `Bearer ${METRICS_TOKEN}`]) {
       const req = request(server).get('/metrics');
       const res = await (authorization === undefined ? req : req.set('authorization', authorization));
       expect(res.status).toBe(404);
-      expect(res.body).toMatchObject({ success: false, data: { reason: 'unknown_action' } });
+      expect(res.body).toEqual({ success: false, error: expect.stringContaining('metrics.token'), data: { reason: 'metrics_not_enabled', keys: ['metrics.token', 'metrics.port'] } });
       expect(res.text).not.toContain('lfa_');
     }
   });
