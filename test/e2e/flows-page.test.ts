@@ -43,7 +43,7 @@ describe('the journeys page', () => {
       expect(await page.locator('section#phone-login table.refusals').innerText()).toContain('OTP non valido.');
       const requests = page.locator('section#phone-login pre.request');
       expect(await requests.count()).toBe(2);
-      expect(await requests.nth(1).innerText()).toContain('POST /?action=FeVerifyOtp');
+      expect(await requests.nth(1).innerText()).toContain('POST /FeVerifyOtp');
       expect(await page.locator('section#phone-login pre.answer').nth(1).innerText()).toContain('"next_step": 90');
     });
   }, 30_000);

@@ -5,6 +5,8 @@ import type { ServiceContext } from '../../domain/deps';
 import { answerData, failureError } from '../../flows/answer';
 import { deriveProofKey } from '../../domain/proofs';
 import { projectPath } from '../../core/paths';
+import { sandboxSeedUsers } from '../../sandbox/identity';
+import { OUTBOX_PAGE_PATH as OUTBOX_PATH } from '../sandbox-routes';
 
 /*
  * GET /flows: the login journeys for product and QA (docs/demo.md). One section per journey: its
@@ -41,14 +43,36 @@ export function exampleAnswer(answer: StepAnswer): Record<string, unknown> {
     const error = failureError(answer.failure ?? { reason: 'invalid_request' });
     return { success: false, error: error.message, data: { reason: error.reason, ...error.data } };
   }
-  const data: Record<string, unknown> = { ...answerData(answer, EXAMPLE_CONTEXT) };
-  if (answer.proof) data[answer.proof.field] = proofPlaceholder(answer);
+  const data: Record<string, unknown> = asSeeded({ ...answerData(answer, EXAMPLE_CONTEXT) });
+  if (answer.proof) data[answer.proof.field] = asSeeded(proofPlaceholder(answer));
   return { success: true, error: null, data };
 }
 
+/*
+ * The journeys are replayed with users of their own (machines/journeys.ts); the page shows them as
+ * the sandbox's seeded users, so that an example runs as written against `npm start`: the holder
+ * of +393331234567 is Mario, the account without a phone is Giulia. The code is whatever the
+ * sandbox sent, read in the outbox.
+ */
+const [mario, giulia] = sandboxSeedUsers;
+const AS_SEEDED: ReadonlyArray<[string, string]> = [
+  ['anna@example.com', mario!.email],
+  ['bruno@example.com', mario!.email],
+  ['carla@example.com', giulia!.email],
+  ['uid-anna', mario!.uid],
+  ['uid-bruno', mario!.uid],
+  ['uid-carla', giulia!.uid],
+  [JOURNEY_CODE, `‹il codice in ${OUTBOX_PATH}›`],
+];
+const asSeeded = <T>(value: T): T => {
+  let text = JSON.stringify(value);
+  for (const [replayed, seeded] of AS_SEEDED) text = text.split(JSON.stringify(replayed)).join(JSON.stringify(seeded));
+  return JSON.parse(text) as T;
+};
+
 /** The body the frontend sends: the request of the journey, with the proof an earlier answer handed out. */
 export function exampleRequest(request: ReplayedRequest, proofFrom: Map<ProofField, number>): Record<string, unknown> {
-  const body: Record<string, unknown> = { ...request.body };
+  const body: Record<string, unknown> = asSeeded({ ...request.body });
   if (request.proofUsed) body[request.proofUsed] = `‹la ${request.proofUsed} della risposta ${proofFrom.get(request.proofUsed)}›`;
   return body;
 }
@@ -95,7 +119,7 @@ function exchanges(diagram: JourneyDiagram): string {
 <h4>«${escapeHtml(action?.label ?? request.action)}» → ${escapeHtml(to?.title ?? '')}</h4>
 <p class="passed">Passi attraversati: ${request.steps.join(' → ') || '–'}${action?.notes.length ? html`; il servizio: ${escapeHtml(action.notes.join(', '))}` : ''}.</p>
 <p class="label">Richiesta</p>
-<pre class="request"><code>POST /?action=${request.action}
+<pre class="request"><code>POST /${request.action}
 ${escapeHtml(JSON.stringify(body, null, 2))}</code></pre>
 <p class="label">Risposta</p>
 <pre class="answer"><code>${escapeHtml(JSON.stringify(exampleAnswer(request.answer), null, 2))}</code></pre>
@@ -110,7 +134,7 @@ function section(diagram: JourneyDiagram): string {
   const alt = `Diagramma di «${diagram.title}»: ${diagram.screens.map((s) => s.title).join(' → ')}`;
   return html`<section class="journey" id="${diagram.id}" data-journey="${diagram.id}" aria-labelledby="${diagram.id}-title">
 <h2 id="${diagram.id}-title">${escapeHtml(diagram.title)}</h2>
-<p class="spec">In the contract: ${escapeHtml(diagram.spec)}.</p>
+<p class="spec">Nel contratto: ${escapeHtml(diagram.spec)}.</p>
 <figure class="diagram">
 <img src="${flowsSvgPath(diagram.id)}" alt="${escapeHtml(alt)}">
 <figcaption>${diagram.screens.length} schermate, ${diagram.actions.length} azioni. Nei riquadri gialli le chiamate del servizio; gli errori sono nella tabella sotto.</figcaption>
@@ -140,7 +164,7 @@ export function flowsPage(diagrams: readonly JourneyDiagram[]): string {
 <header class="top">
 <h1>Percorsi di accesso <span class="subtitle">diagrammi per prodotto e QA, generati dalla macchina dei flussi</span></h1>
 <p>Ogni percorso: il diagramma (schermate con il numero di passo, l'azione dell'utente su ogni freccia, le chiamate del servizio nei riquadri gialli), la tabella dei passi, gli errori con il testo che l'API risponde, e le richieste con una risposta di esempio. Provali su <a href="/demo">/demo</a>.</p>
-<p class="note">Gli esempi sono i percorsi tipici rigiocati sulla macchina con utenti finti (codice valido <code>${JOURNEY_CODE}</code>): stesse risposte del servizio, ma le prove firmate sono mostrate come ‹…› con ciò che legano.</p>
+<p class="note">Gli esempi sono i percorsi tipici rigiocati sulla macchina, con gli utenti del sandbox (Mario ha il telefono +393331234567, Giulia nessun telefono): si possono ripetere così come sono contro <code>npm start</code>, con il codice che il sandbox ha inviato, in <a href="${OUTBOX_PATH}">${OUTBOX_PATH}</a>. Stesse risposte del servizio; le prove firmate sono mostrate come ‹…› con ciò che legano.</p>
 <nav aria-label="Percorsi"><ul id="journey-index">
 ${nav.join('\n')}
 </ul></nav>

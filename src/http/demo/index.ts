@@ -8,6 +8,7 @@ import { projectPath } from '../../core/paths';
 import { SANDBOX_PASSWORD } from '../../sandbox/identity';
 import { demoDiagramOf } from './diagram';
 import { flowsPage, flowsSvgPath, journeySvg } from './flows';
+import { OUTBOX_PAGE_PATH } from '../sandbox-routes';
 
 /*
  * GET /demo: the reference login page (docs/demo.md). Plain HTML, CSS and one module script
@@ -24,7 +25,7 @@ const PAGE_DIR = projectPath('src', 'http', 'demo', 'page');
 const CLIENT_SRC = projectPath('client', 'src');
 const CLIENT_DIST = projectPath('client', 'dist');
 /** The outbox as a page for people (the JSON stays at /_sandbox/outbox, for scripts). */
-export const OUTBOX_PATH = '/_sandbox/outbox.html';
+export const OUTBOX_PATH = OUTBOX_PAGE_PATH;
 
 /** No inline script or style, nothing from another origin: the page only talks to this service. */
 export const DEMO_CSP = [

@@ -56,7 +56,9 @@ describe('GET /flows', () => {
       expect(section.match(/<pre class="request">/g)).toHaveLength(diagram.replayed.length);
     }
     expect(html).toContain('OTP non valido.');
-    expect(html).toContain('POST /?action=FeVerifyOtp');
+    expect(html).toContain('POST /FeVerifyOtp');
+    expect(html).not.toContain('?action=');
+    expect(html).not.toContain('In the contract');
   });
 
   it('serves each journey’s SVG as committed in docs/journeys/, as an image that loads nothing', async () => {
