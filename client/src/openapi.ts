@@ -609,7 +609,7 @@ export interface components {
         Failure: {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -673,7 +673,7 @@ export interface components {
         "otp_generate.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -740,7 +740,7 @@ export interface components {
         "verify_otp.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -797,7 +797,7 @@ export interface components {
         "otp_verify_local.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -855,7 +855,7 @@ export interface components {
         "search_user.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -922,7 +922,7 @@ export interface components {
         "get_user_email.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -987,7 +987,7 @@ export interface components {
         "get_user.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -1048,7 +1048,7 @@ export interface components {
         "login.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -1120,7 +1120,7 @@ export interface components {
         "register.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -1193,7 +1193,7 @@ export interface components {
         "update_profile.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -1254,7 +1254,7 @@ export interface components {
         "doi_confirm.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -1316,7 +1316,7 @@ export interface components {
         "access_token.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -1374,7 +1374,7 @@ export interface components {
         "refresh_token.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -1437,7 +1437,7 @@ export interface components {
         "user_access_list.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -1517,7 +1517,7 @@ export interface components {
         "FeLogin.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -1608,7 +1608,7 @@ export interface components {
         "FeVerifyOtp.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -1722,7 +1722,7 @@ export interface components {
         "FeRegister.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -1813,7 +1813,7 @@ export interface components {
         "FeAddPhone.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -1903,7 +1903,7 @@ export interface components {
         "FeUpdateProfile.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -1987,7 +1987,7 @@ export interface components {
         "newsletter_subscribe.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -2065,7 +2065,7 @@ export interface components {
         "newsletter_feed.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -2147,7 +2147,7 @@ export interface components {
         "recommendations.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -2212,7 +2212,7 @@ export interface components {
         "test_mail.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -2267,7 +2267,7 @@ export interface components {
         "test_sms.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
@@ -2323,7 +2323,7 @@ export interface components {
         "login-ingestion-user-collector.Failure": {
             /** @enum {boolean} */
             success: false;
-            /** @description Human-readable message (Italian), ready to show. */
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {

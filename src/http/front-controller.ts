@@ -79,7 +79,7 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     }
     const body = ctx.request.body ?? {};
     checkBodyShape(body);
-    const input = parseRequest(action.request, body);
+    const input = parseRequest(action.request, body, localeOf(ctx));
     const actionCtx = new RequestActionContext(deps, flows, ctx, localeOf);
     const { trace } = actionCtx;
     // Identity exchanges are collected (masked) only when `debug` is on: `idp_debug`.

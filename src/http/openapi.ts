@@ -61,7 +61,11 @@ const successEnvelope = (data: z.ZodType) =>
 const failureEnvelope = (reason: z.ZodType) =>
   z.object({
     success: z.literal(false),
-    error: z.string().describe('Human-readable message (Italian), ready to show.'),
+    error: z
+      .string()
+      .describe(
+        "Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule.",
+      ),
     data: z.looseObject({ reason, issues: issues.optional() }).describe('`reason` plus reason-specific fields (retry_after, valid, blocked, ...).'),
   });
 

@@ -115,10 +115,10 @@ export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c)
 
 function ago(at: string, now: Date): string {
   const seconds = Math.max(0, Math.round((now.getTime() - Date.parse(at)) / 1000));
-  return seconds < 60 ? `${seconds} s ago` : seconds < 3600 ? `${Math.floor(seconds / 60)} min ago` : `${Math.floor(seconds / 3600)} h ago`;
+  return seconds < 60 ? `${seconds} s fa` : seconds < 3600 ? `${Math.floor(seconds / 60)} min fa` : `${Math.floor(seconds / 3600)} h fa`;
 }
 
-/** The newest code per recipient, newest first, every value escaped. */
+/** The newest code per recipient, newest first, every value escaped; in Italian, as the demo and /flows it sits beside. */
 export function outboxPage(newest: OutboxMessage[], now: Date): string {
   const rows = newest.map(
     (m) =>
@@ -126,17 +126,17 @@ export function outboxPage(newest: OutboxMessage[], now: Date): string {
       `<td>${escapeHtml(ago(m.at, now))}<br><span class="muted at">${escapeHtml(m.at)}</span></td><td class="muted">${escapeHtml(m.subject ?? '')}</td></tr>`,
   );
   const table = rows.length
-    ? `<table><thead><tr><th>To</th><th>Channel</th><th>Newest code</th><th>Sent</th><th>Subject</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
-    : '<p>No code sent yet.</p>';
+    ? `<table><thead><tr><th>Destinatario</th><th>Canale</th><th>Ultimo codice</th><th>Inviato</th><th>Oggetto</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
+    : '<p>Nessun codice inviato finora.</p>';
   return [
     '<!doctype html>',
-    '<html lang="en"><head><meta charset="utf-8">',
+    '<html lang="it"><head><meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width,initial-scale=1">',
     `<meta http-equiv="refresh" content="${REFRESH_SECONDS}">`,
-    '<title>Sandbox outbox: newest codes</title>',
+    '<title>Outbox del sandbox: gli ultimi codici</title>',
     `<style>${STYLE}</style></head><body>`,
-    '<h1>Sandbox outbox: the newest code per recipient</h1>',
-    `<p class="muted">Refreshes every ${REFRESH_SECONDS} seconds. As JSON: <code>/_sandbox/outbox?to=&lt;phone or email&gt;</code> (that recipient's messages, newest first, the newest code at <code>data.code</code>).</p>`,
+    '<h1>Outbox del sandbox: l’ultimo codice per destinatario</h1>',
+    `<p class="muted">Si aggiorna ogni ${REFRESH_SECONDS} secondi. In JSON: <code>/_sandbox/outbox?to=&lt;telefono o email&gt;</code> (i messaggi di quel destinatario, dal più recente, l’ultimo codice in <code>data.code</code>).</p>`,
     table,
     '</body></html>',
   ].join('\n');

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { apiError } from '../core/errors';
 
 const MAX_DEPTH = 16;
@@ -25,8 +25,11 @@ export function checkBodyShape(body: unknown): void {
   }
 }
 
-export function parseRequest<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
-  const result = schema.safeParse(body);
+/** zod's own texts, per parse, in the answer's language (the service's own are translated with the envelope). */
+const zodTexts = { it: z.locales.it().localeError, en: z.locales.en().localeError };
+
+export function parseRequest<S extends z.ZodType>(schema: S, body: unknown, locale?: string): z.infer<S> {
+  const result = schema.safeParse(body, { error: locale === 'en' ? zodTexts.en : zodTexts.it });
   if (result.success) return result.data;
   const issues = result.error.issues.slice(0, 20).map((issue) => ({
     path: issue.path.map(String).join('.'),

@@ -132,7 +132,7 @@ describe('the reference login page', () => {
     });
   }, TEST_TIMEOUT);
 
-  it('shows a wrong code’s error text as the API gives it, in a live region, and stays on the step', async () => {
+  it('shows a wrong code’s error text as the API gives it, in the page’s language even to an English browser, in a live region, and stays on the step', async () => {
     await withPage(e2e(), 'wrong code', async (run) => {
       const { page } = run;
       await open(page);
@@ -149,7 +149,7 @@ describe('the reference login page', () => {
       expect(await stepNumber(page)).toBe('33');
       expect(await focusedId(page)).toBe('otp-code');
       expect(await page.locator('#otp-code').getAttribute('aria-invalid')).toBe('true');
-    });
+    }, { locale: 'en-US' });
   }, TEST_TIMEOUT);
 
   it('counts the resend cooldown down with the button disabled, then sends a new code', async () => {

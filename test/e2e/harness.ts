@@ -81,8 +81,9 @@ const fileName = (title: string) => `${title.toLowerCase().replace(/[^a-z0-9]+/g
  * A fresh context and page for `body`. Console errors (a CSP violation is one) and page errors
  * fail the test. On failure a full-page screenshot is saved and its path added to the error.
  */
-export async function withPage(e2e: E2e, title: string, body: (run: PageRun) => Promise<void>): Promise<void> {
-  const context = await e2e.browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'it-IT' });
+export async function withPage(e2e: E2e, title: string, body: (run: PageRun) => Promise<void>, { locale = 'it-IT' }: { locale?: string } = {}): Promise<void> {
+  // The browser's language (Accept-Language): the page is Italian whatever it is.
+  const context = await e2e.browser.newContext({ viewport: { width: 1280, height: 900 }, locale });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (message) => {

@@ -59,6 +59,6 @@ describe('the sandbox outbox', () => {
 
   it('says so when no code was sent yet', async () => {
     outbox.clear();
-    expect((await request(app).get('/_sandbox/outbox.html')).text).toContain('No code sent yet.');
+    expect((await request(app).get('/_sandbox/outbox.html')).text).toContain('Nessun codice inviato finora.');
   });
 });

@@ -59,7 +59,7 @@ describe('update_profile', () => {
   it('refuses a request with no field to update', async () => {
     const { call } = identityApp();
     const res = await call('update_profile', { uid, city: '', first_name: null }, internal);
-    expect(res.body.data).toMatchObject({ reason: 'invalid_request', issues: [{ path: '', message: 'no field to update' }] });
+    expect(res.body.data).toMatchObject({ reason: 'invalid_request', issues: [{ path: '', message: 'nessun campo da aggiornare' }] });
   });
 
   it('refuses a birth date that is not YYYY-MM-DD', async () => {

@@ -288,14 +288,14 @@ describe('otp_generate', () => {
       await start();
       const gateway = smsGateway();
       const res = await app.post('otp_generate', { uid: 'mario@example.test', phone: '12345' });
-      expect(res.body).toEqual({ success: false, error: 'Richiesta non valida.', data: { reason: 'invalid_request', issues: [{ path: 'phone', message: 'not a valid phone number' }] } });
+      expect(res.body).toEqual({ success: false, error: 'Richiesta non valida.', data: { reason: 'invalid_request', issues: [{ path: 'phone', message: 'non è un numero di telefono valido' }] } });
       expect(gateway.sent).toHaveLength(0);
     });
 
     it('refuses a phone-looking uid that is not a phone, naming uid', async () => {
       await start();
       const res = await app.post('otp_generate', { uid: '12345' });
-      expect(res.body.data).toEqual({ reason: 'invalid_request', issues: [{ path: 'uid', message: 'not a valid phone number' }] });
+      expect(res.body.data).toEqual({ reason: 'invalid_request', issues: [{ path: 'uid', message: 'non è un numero di telefono valido' }] });
     });
 
     it('refuses a request with nowhere to send the code', async () => {
