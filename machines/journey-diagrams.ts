@@ -1,10 +1,9 @@
 import type { AnyStateMachine, StateNode } from 'xstate';
 import { ACTIONS, type FeAction, type UserEventType } from './actions';
 import { edgesOf, stateNodes, type Edge } from './diagram';
-import type { VerifyOtpOutput } from './effects';
 import { journeys, replayJourney, type Journey, type JourneyId, type ReplayedRequest } from './journeys';
 import { actionLabel, isScreenLabel, LABELS, refusalLabel, screenTitle, stateLabel } from './labels';
-import { loginFlowMachine, type FlowFailureReason } from './login-flow.machine';
+import { ADMISSION_REFUSALS, CODE_REFUSALS, loginFlowMachine, type FlowFailureReason } from './login-flow.machine';
 import { FAILED, SETTLED, STEP_INFO, stepOfTag, type StepId } from './steps';
 
 /*
@@ -77,11 +76,6 @@ export interface JourneyDiagram {
 
 const REFUSED = 'refused';
 
-/** What `refuseCode` refuses with: every outcome of a code check but `ok`. */
-const CODE_REFUSALS = Object.keys({ invalid: true, expired: true, too_many_attempts: true } satisfies Record<Exclude<VerifyOtpOutput, 'ok'>, true>) as FlowFailureReason[];
-/** What `refuseRequest` refuses with (`admit`): an identifier the proof does not bind, or one the state needs missing. */
-const REQUEST_REFUSALS: FlowFailureReason[] = ['invalid_proof', 'invalid_request'];
-
 /** The reasons (and `data.field`) an edge into `refused` answers, read from its actions. */
 export function refusalsOf(edge: Pick<Edge, 'actions' | 'label'>): Array<{ reason: FlowFailureReason; field?: string }> {
   const found: Array<{ reason: FlowFailureReason; field?: string }> = [];
@@ -91,7 +85,7 @@ export function refusalsOf(edge: Pick<Edge, 'actions' | 'label'>): Array<{ reaso
       const { reason, data } = params as { reason: FlowFailureReason; data?: { field?: unknown } };
       found.push({ reason, ...(typeof data?.field === 'string' ? { field: data.field } : {}) });
     } else if (type === 'refuseCode') found.push(...CODE_REFUSALS.map((reason) => ({ reason })));
-    else if (type === 'refuseRequest') found.push(...REQUEST_REFUSALS.map((reason) => ({ reason })));
+    else if (type === 'refuseRequest') found.push(...ADMISSION_REFUSALS.map((reason) => ({ reason })));
   }
   if (found.length === 0) throw new Error(`journey diagrams: the edge "${edge.label}" into ${REFUSED} says no reason`);
   return found;

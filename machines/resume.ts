@@ -10,6 +10,7 @@ import {
   type LoginFlowMachine,
   type LoginFlowState,
 } from './login-flow.machine';
+import type { ResumeRefusal } from './login-flow/refusals';
 import { STEP, type Flow, type StepId } from './steps';
 
 /*
@@ -83,7 +84,7 @@ export function resumePointFor(input: LoginFlowInput): ResumePoint | undefined {
 }
 
 /** Why a request that matches no row is refused. */
-export const unresumable = (input: LoginFlowInput): FlowFailure => ({ reason: input.claims ? 'invalid_proof' : 'proof_required' });
+export const unresumable = (input: LoginFlowInput): FlowFailure & { reason: ResumeRefusal } => ({ reason: input.claims ? 'invalid_proof' : 'proof_required' });
 
 /** The path of every state, by its key (keys are unique across the machine). */
 function statePaths(machine: LoginFlowMachine): Map<string, string[]> {

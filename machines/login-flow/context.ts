@@ -1,6 +1,7 @@
-import type { ACTIONS, Entry, Phase } from './actions';
-import type { FlowClaims, OtpSendMetadata, ProfileFields, ProofField } from './effects';
-import { STEP, type Flow, type ProfileStep } from './steps';
+import type { ACTIONS, Entry, Phase } from '../actions';
+import type { FlowClaims, OtpSendMetadata, ProfileFields, ProofField } from '../effects';
+import { STEP, type Flow, type ProfileStep } from '../steps';
+import type { AdmissionRefusal, FlowFailure } from './refusals';
 
 /*
  * What a login journey request carries and what the machine keeps (machines/login-flow.machine.ts):
@@ -8,7 +9,7 @@ import { STEP, type Flow, type ProfileStep } from './steps';
  * (`admit`). Plain data and pure functions, shared by the machine and the code step.
  */
 
-export type { Entry, Phase } from './actions';
+export type { Entry, Phase } from '../actions';
 
 export interface LoginFlowInput {
   /** The optimised action serving the request. */
@@ -74,22 +75,6 @@ export interface UpdateProfileEvent {
 }
 export type LoginFlowEvent = LoginEvent | VerifyOtpEvent | RegisterEvent | AddPhoneEvent | UpdateProfileEvent;
 
-/** Why a request was refused: `data.reason` of the envelope. */
-export type FlowFailureReason =
-  | 'invalid'
-  | 'expired'
-  | 'too_many_attempts'
-  | 'phone_taken'
-  | 'phone_not_verified'
-  | 'proof_required'
-  | 'invalid_proof'
-  | 'invalid_request';
-
-export interface FlowFailure {
-  reason: FlowFailureReason;
-  data?: Record<string, unknown>;
-}
-
 export interface LoginFlowContext {
   entry: Entry;
   trusted: boolean;
@@ -137,7 +122,7 @@ export const present = (value: unknown): value is string => typeof value === 'st
 
 interface Admission {
   ok: boolean;
-  reason?: 'invalid_proof' | 'invalid_request';
+  reason?: AdmissionRefusal;
   field?: string;
   ids: Partial<Record<Identifier, string>>;
 }
