@@ -47,6 +47,14 @@ module.exports = {
       from: { path: '^src/', pathNot: '^src/clients/' },
       to: { path: '^node_modules/(axios|nodemailer)/' },
     },
+    {
+      name: 'production-code-needs-only-dependencies',
+      comment:
+        'A production install (npm prune --omit=dev) has no devDependencies: src/ and machines/ import only dependencies (a type-only import is erased by the build). The sandbox alone runs on devDependencies (smtp-server), and src/service.ts requires it only when sandbox.enabled.',
+      severity: 'error',
+      from: { path: '^(src|machines)/', pathNot: '^src/sandbox/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
     layer('core', '^src/core/', ['src/core/']),
     layer('clients', '^src/clients/', ['src/clients/', 'src/core/']),
     layer('domain', '^src/domain/', ['src/domain/', 'src/clients/', 'src/core/', 'machines/']),
@@ -58,7 +66,8 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    includeOnly: '^(src|machines|test|bench|scripts|node_modules/(axios|nodemailer|xstate|@xstate)/)',
+    // Every package src/ and machines/ import directly (the dependency rules), not what the packages import.
+    includeOnly: '^(src|machines|test|bench|scripts|node_modules/)',
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
