@@ -60,7 +60,7 @@ describe('the metrics listener', () => {
     service = await start({ port: await freePort() });
     const res = await request(service.url).get('/metrics');
     expect(res.status).toBe(404);
-    expect(res.body).toMatchObject({ success: false, data: { reason: 'unknown_action' } });
+    expect(res.body).toMatchObject({ success: false, data: { reason: 'metrics_not_enabled' } });
   });
 
   it('answers the token on the service port and no token on its own', async () => {

@@ -134,7 +134,7 @@ function section(diagram: JourneyDiagram): string {
   const alt = `Diagramma di «${diagram.title}»: ${diagram.screens.map((s) => s.title).join(' → ')}`;
   return html`<section class="journey" id="${diagram.id}" data-journey="${diagram.id}" aria-labelledby="${diagram.id}-title">
 <h2 id="${diagram.id}-title">${escapeHtml(diagram.title)}</h2>
-<p class="spec">Nel contratto: ${escapeHtml(diagram.spec)}.</p>
+<p class="spec">Nel contratto (la sequenza citata com’è): <q lang="en">${escapeHtml(diagram.spec)}</q>.</p>
 <figure class="diagram">
 <img src="${flowsSvgPath(diagram.id)}" alt="${escapeHtml(alt)}">
 <figcaption>${diagram.screens.length} schermate, ${diagram.actions.length} azioni. Nei riquadri gialli le chiamate del servizio; gli errori sono nella tabella sotto.</figcaption>
