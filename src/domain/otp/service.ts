@@ -91,9 +91,8 @@ export interface OtpService {
 }
 
 /*
- * What the service is given, built once by the composition root (src/domain/deps.ts): the store,
- * the channels and the limits are shared with the rest of the service and closed by their owner.
- * The service holds the rules only.
+ * What the service is given, built once by the composition root (src/domain/deps.ts); the service
+ * holds the rules only. Closing it closes the store and the mailer it was given (deps closes it).
  */
 export interface OtpServiceOptions extends OtpServiceEnv {
   store: OtpStore;
