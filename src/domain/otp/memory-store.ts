@@ -104,6 +104,8 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
   const markers = markerCache<string>();
   const spent = markerCache<true>();
   const claims = markerCache<number>();
+  const heldPhones = markerCache<string>();
+  const phoneHolders = markerCache<string>();
 
   /** The record under `key`, or null: none, or kept past its end at `now` (the caller's clock, as the machine's guards read it). */
   const read = (key: string, now?: number): OtpRecord | null => {
@@ -184,6 +186,25 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
       return claims.get(uid) ?? null;
     },
 
+    async holdPhone(uid: string, phone: string, ttlMs: number) {
+      phoneHolders.set(flatKey(phone), uid, { ttl: ttlMs });
+      heldPhones.set(flatKey(uid), phone, { ttl: ttlMs });
+    },
+
+    async heldPhoneOf(uid: string) {
+      return heldPhones.get(uid) ?? null;
+    },
+
+    async phoneHeldFor(phone: string) {
+      return phoneHolders.get(phone) ?? null;
+    },
+
+    async releasePhone(uid: string) {
+      const phone = heldPhones.get(uid);
+      heldPhones.delete(uid);
+      if (phone !== undefined && phoneHolders.get(phone) === uid) phoneHolders.delete(phone);
+    },
+
     async ping() {
       return true;
     },
@@ -193,6 +214,8 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
       markers.clear();
       spent.clear();
       claims.clear();
+      heldPhones.clear();
+      phoneHolders.clear();
     },
   };
 }

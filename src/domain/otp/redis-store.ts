@@ -115,6 +115,9 @@ export function createRedisOtpStore(redis: RedisConnection, options: RedisOtpSto
   const recipientOf = (address: string) => `${options.prefix}rcpt:${address}`;
   const spentOf = (id: string) => `${options.prefix}spent:${id}`;
   const claimedOf = (uid: string) => `${options.prefix}claimed:${uid}`;
+  // Two keys, one per direction: on a cluster they live in different slots, so no script spans them.
+  const heldPhoneKey = (uid: string) => `${options.prefix}held:uid:${uid}`;
+  const phoneHolderKey = (phone: string) => `${options.prefix}held:phone:${phone}`;
 
   return {
     async issue(key: string, hash: string, now: number, policy: OtpPolicy, to: string = key): Promise<IssueResult> {
@@ -161,6 +164,26 @@ export function createRedisOtpStore(redis: RedisConnection, options: RedisOtpSto
     async accountClaimedAt(uid: string) {
       const at = await redis.get(claimedOf(uid));
       return at === null ? null : Number(at);
+    },
+
+    async holdPhone(uid: string, phone: string, ttlMs: number) {
+      // The blocking direction first: the phone is the account's before the account knows it.
+      await redis.set(phoneHolderKey(phone), uid, 'PX', ttlMs);
+      await redis.set(heldPhoneKey(uid), phone, 'PX', ttlMs);
+    },
+
+    async heldPhoneOf(uid: string) {
+      return redis.get(heldPhoneKey(uid));
+    },
+
+    async phoneHeldFor(phone: string) {
+      return redis.get(phoneHolderKey(phone));
+    },
+
+    async releasePhone(uid: string) {
+      const phone = await redis.get(heldPhoneKey(uid));
+      await redis.del(heldPhoneKey(uid));
+      if (phone !== null) await scripts.lfaOtpRelease(phoneHolderKey(phone), uid);
     },
 
     async ping() {

@@ -84,6 +84,11 @@ export interface OtpService {
   markAccountClaimed(uid: string): Promise<void>;
   /** When the account was last claimed (ms), or null. */
   accountClaimedAt(uid: string): Promise<number | null>;
+  /** Holds a phone (E.164) dropped from an account for as long as a proof lives (`security.proof_ttl_seconds`): see OtpStore. */
+  holdPhone(uid: string, phone: string): Promise<void>;
+  heldPhoneOf(uid: string): Promise<string | null>;
+  phoneHeldFor(phone: string): Promise<string | null>;
+  releasePhone(uid: string): Promise<void>;
   /** The OTP message for `code` as it would be sent now, in `locale` (default `mail.default_locale`; diagnostics). */
   message(code: string, locale?: string): OtpMessage;
   ready(): Promise<boolean>;
@@ -352,6 +357,10 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     unspendProof: (id) => guarded(() => store.unspendProof(id)),
     markAccountClaimed: (uid) => guarded(() => store.markAccountClaimed(uid, now(), config.security.proof_ttl_seconds * 1000)),
     accountClaimedAt: (uid) => guarded(() => store.accountClaimedAt(uid)),
+    holdPhone: (uid, phone) => guarded(() => store.holdPhone(uid, phone, config.security.proof_ttl_seconds * 1000)),
+    heldPhoneOf: (uid) => guarded(() => store.heldPhoneOf(uid)),
+    phoneHeldFor: (phone) => guarded(() => store.phoneHeldFor(phone)),
+    releasePhone: (uid) => guarded(() => store.releasePhone(uid)),
 
     ready: () => store.ping().catch(() => false),
     close: async () => {

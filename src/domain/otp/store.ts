@@ -63,6 +63,18 @@ export interface OtpStore {
   markAccountClaimed(uid: string, atMs: number, ttlMs: number): Promise<void>;
   /** When the account was last claimed, or null. */
   accountClaimedAt(uid: string): Promise<number | null>;
+  /**
+   * Holds a phone (E.164) for an account until `ttlMs` from now: the phone a claim just dropped
+   * from it, until its owner proves or declines it (email-claim.ts). While held, the phone is
+   * the account's for every check (no other account may add it, it logs no one in).
+   */
+  holdPhone(uid: string, phone: string, ttlMs: number): Promise<void>;
+  /** The phone held for an account, or null. */
+  heldPhoneOf(uid: string): Promise<string | null>;
+  /** The account a phone is held for, or null. */
+  phoneHeldFor(phone: string): Promise<string | null>;
+  /** Ends an account's hold: both directions, the phone's only while it still names this account. */
+  releasePhone(uid: string): Promise<void>;
   /** True when the store answers (readiness). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

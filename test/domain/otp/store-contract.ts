@@ -258,6 +258,34 @@ export function describeOtpStore(name: string, makeStore: () => OtpStore | Promi
       });
     });
 
+    describe('held phones', () => {
+      it('holds a phone for an account both ways, and forgets it after its time', async () => {
+        const uid = `uid-${key}`;
+        expect(await store.heldPhoneOf(uid)).toBeNull();
+        await store.holdPhone(uid, `phone-1-${key}`, 60_000);
+        expect(await store.heldPhoneOf(uid)).toBe(`phone-1-${key}`);
+        expect(await store.phoneHeldFor(`phone-1-${key}`)).toBe(uid);
+        await store.holdPhone(`short-${uid}`, `phone-2-${key}`, 50);
+        await wait(150);
+        expect(await store.heldPhoneOf(`short-${uid}`)).toBeNull();
+        expect(await store.phoneHeldFor(`phone-2-${key}`)).toBeNull();
+      });
+
+      it('releases both directions, but not a phone held again for another account meanwhile', async () => {
+        const phone = `phone-3-${key}`;
+        await store.holdPhone(`a-${key}`, phone, 60_000);
+        await store.releasePhone(`a-${key}`);
+        expect(await store.heldPhoneOf(`a-${key}`)).toBeNull();
+        expect(await store.phoneHeldFor(phone)).toBeNull();
+        await store.holdPhone(`b-${key}`, phone, 60_000);
+        await store.holdPhone(`c-${key}`, phone, 60_000);
+        await store.releasePhone(`b-${key}`);
+        expect(await store.phoneHeldFor(phone)).toBe(`c-${key}`);
+        await store.releasePhone(`nobody-${key}`);
+        expect(await store.heldPhoneOf(`c-${key}`)).toBe(phone);
+      });
+    });
+
     describe('spent proofs', () => {
       const until = () => Date.now() + 60_000;
 
