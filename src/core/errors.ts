@@ -43,6 +43,8 @@ export const catalogue = {
   phone_not_mobile: { status: 200, message: 'Il numero indicato non è un cellulare: inserisci un numero mobile.' },
   phone_taken: { status: 200, message: 'Telefono già registrato su un altro account' },
   phone_not_verified: { status: 200, message: 'Telefono non verificato: conferma prima il codice inviato al numero.' },
+  /** A phone an email claim dropped, held while the email's owner proves or declines it (step 65). */
+  phone_on_hold: { status: 200, message: "Questo numero è in attesa di conferma dal titolare dell'email dell'account: accedi con l'email." },
   proof_required: { status: 200, message: 'Verifica richiesta: conferma prima il codice ricevuto.' },
   invalid_proof: { status: 200, message: 'Sessione non valida o scaduta. Ricomincia l’accesso.' },
   token_required: { status: 200, message: 'Token di accesso mancante: accedi di nuovo.' },
@@ -101,6 +103,7 @@ export const englishTexts: EnglishTexts = {
   phone_not_mobile: 'This number is not a mobile number: enter a mobile number.',
   phone_taken: 'Phone number already registered to another account',
   phone_not_verified: 'Phone number not verified: first confirm the code sent to it.',
+  phone_on_hold: "This number is waiting for the owner of the account's email to confirm it: sign in with the email.",
   proof_required: 'Verification required: first confirm the code you received.',
   invalid_proof: 'Invalid or expired session. Start signing in again.',
   token_required: 'Missing access token: sign in again.',

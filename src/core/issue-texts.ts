@@ -20,6 +20,7 @@ export const ITALIAN_ISSUES: Readonly<Record<string, string>> = {
   'only a trusted caller (x-internal-key) may pass a body to the provider': 'solo un chiamante fidato (x-internal-key) può passare un body al provider',
   'no field to update': 'nessun campo da aggiornare',
   'is empty': 'è vuoto',
+  'is required': 'è obbligatorio',
   'must be a numeric list id': 'deve essere l’id numerico di una lista',
   'feed or testata is required': 'serve feed o testata',
   'is required with testata': 'è richiesto insieme a testata',

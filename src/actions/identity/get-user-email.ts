@@ -27,7 +27,7 @@ export const getUserEmail = defineAction({
     let found = await ctx.deps.identity.findUserByEmail(ctx, input.email);
     let user = found ? await ctx.deps.identity.getUser(ctx, found.uid) : null;
     const claim = full && found && claims && codeVerified(claims, 'email') ? await claimAccountByProvenEmail(ctx.deps, ctx, found, user) : undefined;
-    if (found && claim?.droppedPhone) {
+    if (found && claim?.heldPhone) {
       // The phone was dropped at the provider: no copy read before may bring it back.
       found = withoutPhone(found);
       user = user && withoutPhone(user);

@@ -31,10 +31,15 @@ export async function searchPhone(deps: Pick<Deps, 'identity' | 'config'>, ctx: 
   return { reply, holders: usersWithPhone(reply, e164, deps.config.sms.default_region) };
 }
 
-/** The contract: before an `otp_phone` is saved, it must not be held by another uid (`phone_taken`). */
-export async function ensurePhoneFree(deps: Pick<Deps, 'identity' | 'config'>, ctx: CallContext, e164: string, uid?: string): Promise<void> {
+/**
+ * The contract: before an `otp_phone` is saved, it must not be held by another uid (`phone_taken`),
+ * at the provider or in the store, where a phone an email claim dropped waits for its account (email-claim.ts).
+ */
+export async function ensurePhoneFree(deps: Pick<Deps, 'identity' | 'config' | 'otp'>, ctx: CallContext, e164: string, uid?: string): Promise<void> {
   const { holders } = await searchPhone(deps, ctx, e164);
   if (holders.some((user) => user.uid !== uid)) throw phoneTaken();
+  const heldFor = await deps.otp.phoneHeldFor(e164);
+  if (heldFor !== null && heldFor !== uid) throw phoneTaken();
 }
 
 /** otp_generate rule 2: a code goes to a phone and an email together only when one account holds both. */

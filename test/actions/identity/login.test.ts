@@ -59,15 +59,39 @@ describe('login', () => {
     expect(setCookies(replay)).toHaveLength(0);
   });
 
-  it('claims an account whose email was never confirmed before logging its owner in: its phone is dropped, the email confirmed', async () => {
-    const { call, proof } = identityApp();
+  /** user/get of the account: first with its phone, then (the read-back after the drop) as the provider keeps it. */
+  const profileReads = (afterDrop: 'dropped' | 'kept') => {
+    const user = fixture<{ user: { custom_fields: Array<{ field_name: string }> } }>('user-get');
+    const dropped = { ...user, user: { ...user.user, custom_fields: user.user.custom_fields.filter((f) => f.field_name !== 'otp_phone') } };
+    return nock(BASE).post(paths.userGet).query(true).reply(200, user).post(paths.userGet).query(true).reply(200, afterDrop === 'dropped' ? dropped : user);
+  };
+
+  it('claims an account whose email was never confirmed before logging its owner in: its phone is dropped, read back gone, the email confirmed', async () => {
+    const { call, proof, deps } = identityApp();
     account(1, 'unconfirmed');
+    const reads = profileReads('dropped');
     const drop = intercept('POST', paths.update, 200, fixture('user-update'));
     const doi = intercept('POST', paths.doi, 200, fixture('doi-status'));
     intercept('POST', paths.login, 200, fixture('login'));
     expect((await call('login', { email, proof: proof({ email }) })).body.success).toBe(true);
     expect(drop.seen[0]!.body).toEqual({ otp_phone: null });
+    expect(reads.isDone()).toBe(true);
     expect(doi.scope.isDone()).toBe(true);
+    await expect(deps.otp.phoneHeldFor('+393331234567')).resolves.toBe(uid);
+  });
+
+  it('logs no one in when the provider keeps the phone it was told to drop: upstream_error, no token, no DOI', async () => {
+    const { call, proof } = identityApp();
+    account(1, 'unconfirmed');
+    profileReads('kept');
+    intercept('POST', paths.update, 200, fixture('user-update'));
+    const doi = intercept('POST', paths.doi, 200, fixture('doi-status'));
+    const login = intercept('POST', paths.login, 200, fixture('login'));
+    const res = await call('login', { email, proof: proof({ email }) });
+    expect(res.body).toMatchObject({ success: false, data: { reason: 'upstream_error', check: 'otp_phone_dropped' } });
+    expect(setCookies(res)).toHaveLength(0);
+    expect(doi.scope.isDone()).toBe(false);
+    expect(login.scope.isDone()).toBe(false);
   });
 
   it('logs in with a password without a proof and answers a proof binding the account', async () => {

@@ -1,4 +1,5 @@
 import type { IdentityClient } from '../../../src/clients/identity';
+import type { OtpService } from '../../../src/domain/otp/service';
 
 export type IdentityCall = [method: keyof IdentityClient, ...args: unknown[]];
 
@@ -23,4 +24,17 @@ export function fakeIdentity(answers: Partial<IdentityClient>): { identity: Iden
     },
   });
   return { identity, calls };
+}
+
+/** The OTP service's phone holds over a map (what the account modules use of it); `held` is phone -> uid. */
+export function fakeHolds(held: Record<string, string> = {}): { otp: OtpService; held: Record<string, string> } {
+  const holds: Pick<OtpService, 'phoneHeldFor' | 'heldPhoneOf' | 'holdPhone' | 'releasePhone'> = {
+    phoneHeldFor: async (phone) => held[phone] ?? null,
+    heldPhoneOf: async (uid) => Object.keys(held).find((phone) => held[phone] === uid) ?? null,
+    holdPhone: async (uid, phone) => void (held[phone] = uid),
+    releasePhone: async (uid) => {
+      for (const phone of Object.keys(held)) if (held[phone] === uid) delete held[phone];
+    },
+  };
+  return { otp: holds as OtpService, held };
 }

@@ -2,9 +2,10 @@ import { testCtx } from '../../support/context';
 import { testConfig } from '../../support/app';
 import { ensurePhoneFree, phoneBelongsToEmail, searchPhone, usersWithPhone } from '../../../src/domain/accounts/phone-owner';
 import type { V3SearchReply, V3User } from '../../../src/clients/identity';
-import { fakeIdentity } from './fake-identity';
+import { fakeHolds, fakeIdentity } from './fake-identity';
 
 const config = testConfig();
+const { otp } = fakeHolds();
 const PHONE = '+393331234567';
 const user = (uid: string, phone: string | number | null, email?: string): V3User => ({ uid, email, custom_fields: [{ field_name: 'otp_phone', value: phone }] });
 const reply = (...users: V3User[]): V3SearchReply => ({ code: 0, users });
@@ -40,20 +41,29 @@ describe('searchPhone', () => {
 describe('ensurePhoneFree', () => {
   it('refuses a phone another account holds with phone_taken', async () => {
     const { identity } = fakeIdentity({ searchByPhone: async () => reply(user('someone-else', '393331234567')) });
-    await expect(ensurePhoneFree({ identity, config }, testCtx, PHONE, 'me')).rejects.toMatchObject({ reason: 'phone_taken' });
-    await expect(ensurePhoneFree({ identity, config }, testCtx, PHONE)).rejects.toMatchObject({ reason: 'phone_taken' });
+    await expect(ensurePhoneFree({ identity, config, otp }, testCtx, PHONE, 'me')).rejects.toMatchObject({ reason: 'phone_taken' });
+    await expect(ensurePhoneFree({ identity, config, otp }, testCtx, PHONE)).rejects.toMatchObject({ reason: 'phone_taken' });
   });
 
   it('lets an account keep the phone it holds itself, and anyone take a phone nobody holds', async () => {
     const mine = fakeIdentity({ searchByPhone: async () => reply(user('me', '393331234567')) });
-    await expect(ensurePhoneFree({ identity: mine.identity, config }, testCtx, PHONE, 'me')).resolves.toBeUndefined();
+    await expect(ensurePhoneFree({ identity: mine.identity, config, otp }, testCtx, PHONE, 'me')).resolves.toBeUndefined();
     const free = fakeIdentity({ searchByPhone: async () => reply(user('other', '393330000000')) });
-    await expect(ensurePhoneFree({ identity: free.identity, config }, testCtx, PHONE, 'me')).resolves.toBeUndefined();
+    await expect(ensurePhoneFree({ identity: free.identity, config, otp }, testCtx, PHONE, 'me')).resolves.toBeUndefined();
+  });
+
+  it('refuses a phone an email claim holds for another account, and gives it back to that account', async () => {
+    const nobody = fakeIdentity({ searchByPhone: async () => reply() });
+    const holds = fakeHolds({ [PHONE]: 'owner' });
+    const deps = { identity: nobody.identity, config, otp: holds.otp };
+    await expect(ensurePhoneFree(deps, testCtx, PHONE, 'registrant')).rejects.toMatchObject({ reason: 'phone_taken' });
+    await expect(ensurePhoneFree(deps, testCtx, PHONE)).rejects.toMatchObject({ reason: 'phone_taken' });
+    await expect(ensurePhoneFree(deps, testCtx, PHONE, 'owner')).resolves.toBeUndefined();
   });
 
   it('lets a failed search fail the save rather than pass it', async () => {
     const { identity } = fakeIdentity({ searchByPhone: async () => Promise.reject(new Error('down')) });
-    await expect(ensurePhoneFree({ identity, config }, testCtx, PHONE, 'me')).rejects.toThrow('down');
+    await expect(ensurePhoneFree({ identity, config, otp }, testCtx, PHONE, 'me')).rejects.toThrow('down');
   });
 });
 
