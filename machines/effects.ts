@@ -51,8 +51,16 @@ export interface FlowUser {
   uid: string;
   email?: string;
   phone?: string;
+  /** The provider says the email's double opt-in was never confirmed (lookup by email only). */
+  emailUnconfirmed?: true;
+  /**
+   * `phone` is not on file: a claim dropped it and holds it for the account until the email's
+   * owner proves or declines it (lookup by email only).
+   */
+  phoneHeld?: true;
 }
-export type UserLookupOutput = ({ found: true } & FlowUser) | { found: false };
+/** `onHold`: no account holds the phone, but it is held for one whose email's owner has not decided yet (search by phone only). */
+export type UserLookupOutput = ({ found: true } & FlowUser) | { found: false; onHold?: true };
 
 /** v3 user search on custom field `otp_phone`: the account that really holds the phone, if any. */
 export interface SearchUserByPhoneInput {
@@ -60,7 +68,9 @@ export interface SearchUserByPhoneInput {
   /**
    * The account (uid, else email) asking whether the phone is free for it: such an answer tells
    * whether another account holds the phone, so implementations count it against the lookup
-   * limits. Absent when the search logs the phone's holder in.
+   * limits. Absent when the search logs the phone's holder in. A phone held for an account
+   * (ClaimAccountInput) is that account's: another account asking hears it is taken, a login
+   * hears `onHold`.
    */
   account?: string;
 }
@@ -71,6 +81,26 @@ export interface LookupUserByEmailInput {
   email: string;
 }
 export type LookupUserByEmailOutput = UserLookupOutput;
+
+/**
+ * Claims the account of an email just proven by code whose double opt-in was never confirmed:
+ * proofs issued before void, the phone on file (E.164) dropped, read back gone and held for the
+ * account, the email confirmed. Answers the phone held, if there was one. A provider that keeps
+ * the phone is an `upstream_error`, thrown.
+ */
+export interface ClaimAccountInput {
+  uid: string;
+  phone?: string;
+}
+export interface ClaimAccountOutput {
+  heldPhone: string | null;
+}
+
+/** Ends the hold on the phone a claim dropped: its owner said it is not theirs. */
+export interface ReleasePhoneInput {
+  uid: string;
+}
+export type ReleasePhoneOutput = void;
 
 /** Passwordless registration (the identity register call). */
 export interface RegisterUserInput {
@@ -137,6 +167,8 @@ export interface FlowEffects {
   verifyOtp(input: VerifyOtpInput, signal: AbortSignal): Promise<VerifyOtpOutput>;
   searchUserByPhone(input: SearchUserByPhoneInput, signal: AbortSignal): Promise<SearchUserByPhoneOutput>;
   lookupUserByEmail(input: LookupUserByEmailInput, signal: AbortSignal): Promise<LookupUserByEmailOutput>;
+  claimAccount(input: ClaimAccountInput, signal: AbortSignal): Promise<ClaimAccountOutput>;
+  releasePhone(input: ReleasePhoneInput, signal: AbortSignal): Promise<ReleasePhoneOutput>;
   registerUser(input: RegisterUserInput, signal: AbortSignal): Promise<RegisterUserOutput>;
   confirmDoi(input: ConfirmDoiInput, signal: AbortSignal): Promise<ConfirmDoiOutput>;
   updateProfile(input: UpdateProfileInput, signal: AbortSignal): Promise<UpdateProfileOutput>;

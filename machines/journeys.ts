@@ -15,12 +15,16 @@ export interface WorldUser {
   uid: string;
   email: string;
   phone?: string;
+  /** The email's double opt-in was never confirmed (a phone registrant typed it). */
+  unconfirmed?: true;
 }
 
 export interface FakeWorld {
   users: WorldUser[];
   /** The code every verification accepts; anything else is `invalid`. */
   code: string;
+  /** Phones a claim dropped, held for their account (uid -> phone). */
+  held?: Record<string, string>;
 }
 
 export interface EffectCall {
@@ -32,7 +36,14 @@ export interface EffectCall {
 export function worldEffects(world: FakeWorld, calls: EffectCall[] = []): FlowEffects {
   let registered = 0;
   const record = <I>(name: keyof FlowEffects, input: I) => calls.push({ name, input });
-  const found = (user: WorldUser | undefined) => (user ? { found: true as const, ...user } : { found: false as const });
+  const held = (world.held ??= {});
+  const found = (user: WorldUser | undefined) => {
+    if (!user) return { found: false as const };
+    const { unconfirmed, ...account } = user;
+    const heldPhone = account.phone === undefined ? held[user.uid] : undefined;
+    return { found: true as const, ...account, ...(unconfirmed ? { emailUnconfirmed: true as const } : {}), ...(heldPhone ? { phone: heldPhone, phoneHeld: true as const } : {}) };
+  };
+  const heldFor = (phone: string) => Object.keys(held).find((uid) => held[uid] === phone);
   return {
     sendOtp: async (input) => {
       record('sendOtp', input);
@@ -44,11 +55,27 @@ export function worldEffects(world: FakeWorld, calls: EffectCall[] = []): FlowEf
     },
     searchUserByPhone: async (input) => {
       record('searchUserByPhone', input);
-      return found(world.users.find((u) => u.phone === input.phone));
+      const holder = world.users.find((u) => u.phone === input.phone);
+      if (holder) return { found: true, uid: holder.uid, email: holder.email, phone: holder.phone };
+      const uid = heldFor(input.phone);
+      if (uid === undefined || uid === input.account) return { found: false };
+      return input.account === undefined ? { found: false, onHold: true } : { found: true, uid };
     },
     lookupUserByEmail: async (input) => {
       record('lookupUserByEmail', input);
       return found(world.users.find((u) => u.email === input.email.toLowerCase()));
+    },
+    claimAccount: async (input) => {
+      record('claimAccount', input);
+      const user = world.users.find((u) => u.uid === input.uid)!;
+      delete user.unconfirmed;
+      delete user.phone;
+      if (input.phone) held[input.uid] = input.phone;
+      return { heldPhone: input.phone ?? null };
+    },
+    releasePhone: async (input) => {
+      record('releasePhone', input);
+      delete held[input.uid];
     },
     registerUser: async (input) => {
       record('registerUser', input);
@@ -65,7 +92,10 @@ export function worldEffects(world: FakeWorld, calls: EffectCall[] = []): FlowEf
       const user = world.users.find((u) => u.uid === input.uid);
       const phone = input.fields.otp_phone;
       if (phone && world.users.some((u) => u.phone === phone && u.uid !== input.uid)) return { outcome: 'phone_taken' };
-      if (user && phone) user.phone = phone;
+      if (user && phone) {
+        user.phone = phone;
+        delete held[input.uid];
+      }
       return { outcome: 'saved' };
     },
     issueToken: async (input) => {
@@ -85,7 +115,17 @@ export interface JourneyRequest {
 }
 
 /** The journeys product and QA review, one diagram each (docs/journeys.md, GET /flows); their Italian titles are in labels.ts. */
-export const JOURNEY_IDS = ['phone-login', 'phone-registration', 'email-registration', 'email-login-with-phone', 'email-login-add-phone', 'email-signup', 'password'] as const;
+export const JOURNEY_IDS = [
+  'phone-login',
+  'phone-registration',
+  'email-registration',
+  'email-login-with-phone',
+  'email-login-unconfirmed-phone',
+  'email-login-phone-declined',
+  'email-login-add-phone',
+  'email-signup',
+  'password',
+] as const;
 export type JourneyId = (typeof JOURNEY_IDS)[number];
 
 export interface Journey {
@@ -161,6 +201,30 @@ export const journeys: Journey[] = [
     requests: [
       { action: 'FeLogin', body: { identifier: 'bruno@example.com' } },
       { action: 'FeVerifyOtp', body: { flow: 'email', email: 'bruno@example.com', otp_code: JOURNEY_CODE } },
+    ],
+  },
+  {
+    id: 'email-login-unconfirmed-phone',
+    name: 'Email with otp_phone, email never confirmed: the phone proven',
+    spec: 'get_user_email, then the phone path (steps 65/90): a phone registrant signs in by email',
+    users: [{ uid: 'uid-elena', email: 'elena@example.com', phone: PHONE, unconfirmed: true }],
+    requests: [
+      { action: 'FeLogin', body: { identifier: 'elena@example.com' } },
+      { action: 'FeVerifyOtp', body: { flow: 'email', email: 'elena@example.com', otp_code: JOURNEY_CODE } },
+      { action: 'FeVerifyOtp', body: { flow: 'email_with_phone', otp_code: JOURNEY_CODE } },
+    ],
+  },
+  {
+    id: 'email-login-phone-declined',
+    name: 'Email with otp_phone, email never confirmed: not my phone',
+    spec: 'get_user_email, then step 65 declined: the account without phone (61), a phone added',
+    users: [{ uid: 'uid-elena', email: 'elena@example.com', phone: PHONE, unconfirmed: true }],
+    requests: [
+      { action: 'FeLogin', body: { identifier: 'elena@example.com' } },
+      { action: 'FeVerifyOtp', body: { flow: 'email', email: 'elena@example.com', otp_code: JOURNEY_CODE } },
+      { action: 'FeVerifyOtp', body: { flow: 'email_phone_declined' } },
+      { action: 'FeAddPhone', body: { flow: 'email_add_phone', phone: NEW_PHONE } },
+      { action: 'FeVerifyOtp', body: { flow: 'email_add_phone', phone: NEW_PHONE, otp_code: JOURNEY_CODE } },
     ],
   },
   {

@@ -27,8 +27,8 @@ export interface NoteLabel {
 
 export type StateLabel = ScreenLabel | NoteLabel;
 
-/** The user's action: one text per event, or one per state the event leads into where one event is several actions. */
-export type ActionLabel = string | Partial<Record<LoginFlowState, string>>;
+/** The user's action: one text per event, or one per state the event leads into where one event is several actions (`*`: any other). */
+export type ActionLabel = string | Partial<Record<LoginFlowState | '*', string>>;
 
 export const LABELS = {
   journeys: {
@@ -36,6 +36,8 @@ export const LABELS = {
     'phone-registration': 'Registrazione con il telefono',
     'email-registration': "Registrazione con l'email, poi telefono e profilo",
     'email-login-with-phone': "Accesso con l'email, account con telefono",
+    'email-login-unconfirmed-phone': "Accesso con l'email mai confermata, telefono confermato",
+    'email-login-phone-declined': "Accesso con l'email mai confermata, «Non è il mio numero»",
     'email-login-add-phone': "Accesso con l'email e aggiunta del telefono",
     'email-signup': "Registrazione da «Registrati con l'email»",
     password: 'Accesso con password',
@@ -52,6 +54,10 @@ export const LABELS = {
     awaitingRegistrationEmailCode: { screen: "Inserisci il codice dell'email di registrazione", shows: "il campo per il codice ricevuto all'email appena scelta" },
     fillingPhoneRegistrationForm: { screen: 'Completa la registrazione', shows: 'nome, cognome, data di nascita, città e consensi; telefono ed email già verificati' },
     fillingEmailRegistrationForm: { screen: 'Completa la registrazione', shows: 'nome, cognome, data di nascita, città e consensi; email già verificata' },
+    awaitingPhoneOnFileCode: {
+      screen: 'Conferma il telefono dell’account',
+      shows: 'l’email non era mai stata confermata: il campo per il codice inviato per SMS al telefono dell’account (numero mascherato) e «Non è il mio numero»',
+    },
     askingPhone: { screen: 'Aggiungi il telefono', shows: "l'account non ha un telefono: il campo per aggiungerne uno" },
     awaitingNewPhoneCode: { screen: 'Inserisci il codice SMS del nuovo telefono', shows: 'il campo per il codice ricevuto per SMS al nuovo numero' },
     loggedIn: { screen: 'Accesso effettuato', shows: "conferma dell'accesso, cookie __utp; «Aggiungi un telefono», «Completa il profilo»" },
@@ -65,6 +71,10 @@ export const LABELS = {
     lookingUpUser: { note: "cerca l'utente per email" },
     checkingPhoneOnFile: { note: "guarda il telefono dell'account" },
     welcomingBack: { note: 'account con telefono: accesso subito' },
+    claimingAccount: { note: "email mai confermata: la conferma e mette da parte il telefono dell'account" },
+    sendingPhoneOnFileCode: { note: "invia SMS al telefono dell'account" },
+    verifyingPhoneOnFileCode: { note: 'verifica il codice SMS' },
+    decliningPhoneOnFile: { note: 'il telefono non è suo: resta tolto' },
     sendingRegistrationEmailCode: { note: "invia l'email con il codice" },
     verifyingRegistrationEmailCode: { note: 'verifica il codice email' },
     checkingRegistrationEmail: { note: "cerca l'utente per email" },
@@ -87,7 +97,7 @@ export const LABELS = {
 
   actions: {
     LOGIN: { sendingSmsCode: 'inserisce il telefono', sendingEmailCode: "inserisce l'email", askingPassword: 'sceglie «Accedi con password»' },
-    VERIFY_OTP: 'invia il codice',
+    VERIFY_OTP: { '*': 'invia il codice', decliningPhoneOnFile: 'sceglie «Non è il mio numero»' },
     REGISTER: { sendingRegistrationEmailCode: "inserisce l'email", checkingRegistrationPhone: 'invia il modulo', registeringUser: 'invia il modulo' },
     ADD_PHONE: 'aggiunge un telefono',
     UPDATE_PROFILE: 'salva il profilo',
@@ -99,6 +109,7 @@ export const LABELS = {
     expired: 'codice scaduto',
     too_many_attempts: 'troppi codici sbagliati',
     phone_taken: 'il telefono è di un altro account',
+    phone_on_hold: "il telefono è in attesa: il titolare dell'email non ha ancora scelto se tenerlo",
     phone_not_verified: 'telefono diverso da quello verificato con il codice',
     proof_required: 'manca la prova del passo precedente',
     invalid_proof: 'email, telefono o account diversi da quelli della prova (la prova è di un altro utente)',
@@ -126,7 +137,8 @@ export function screenTitle(state: string, step: string | number | null | undefi
 export function actionLabel(event: string, into: string): string | undefined {
   const label = (LABELS.actions as Record<string, ActionLabel>)[event];
   if (label === undefined || typeof label === 'string') return label;
-  return (label as Record<string, string>)[into];
+  const byState = label as Record<string, string>;
+  return byState[into] ?? byState['*'];
 }
 
 /** The mistake behind a refusal, in words. */

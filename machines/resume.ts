@@ -46,6 +46,8 @@ export const RESUME_POINTS: readonly ResumePoint[] = [
 
   { action: 'FeVerifyOtp', flows: ['phone_register', 'email_register'], proof: { kind: 'pending', step: STEP.enterRegistrationEmailCode }, state: 'awaitingRegistrationEmailCode' },
   { action: 'FeVerifyOtp', flows: ['email_add_phone', 'email_register_phone'], proof: { kind: 'pending', step: STEP.enterNewPhoneCode }, state: 'awaitingNewPhoneCode' },
+  // Step 65 after a claim: the code sent to the phone on file, or "not my phone".
+  { action: 'FeVerifyOtp', flows: ['email_with_phone', 'email_phone_declined'], proof: { kind: 'pending', step: STEP.knownUserWithPhone }, state: 'awaitingPhoneOnFileCode' },
   { action: 'FeVerifyOtp', flows: ['phone'], state: 'awaitingPhoneCode' },
   { action: 'FeVerifyOtp', flows: ['email', 'email_with_phone', 'email_register'], state: 'awaitingEmailCode' },
   { action: 'FeVerifyOtp', flows: ['phone_register'], trusted: true, state: 'awaitingRegistrationEmailCode' },

@@ -37,6 +37,8 @@ export interface StepAnswer {
   expiresIn?: number | null;
   /** The account acted on (for logs and the cookie's owner). */
   uid?: string;
+  /** The phone this request's code went to where the user did not type it (E.164; the answer masks it). */
+  phoneOnFile?: string;
   stayLoggedIn: boolean;
   /** The proof to sign and hand out as `data[proof.field]`. */
   proof?: NextProof;
@@ -132,6 +134,7 @@ export function answerOf(snapshot: AnyMachineSnapshot): StepAnswer {
     ...(context.otp ? { otp: context.otp } : {}),
     ...(context.accessToken ? { accessToken: context.accessToken, expiresIn: context.expiresIn ?? null } : {}),
     ...(context.uid ? { uid: context.uid } : {}),
+    ...(!failed && meta?.showsPhone && context.phone ? { phoneOnFile: context.phone } : {}),
     stayLoggedIn: context.stayLoggedIn,
     ...(proof ? { proof } : {}),
     ...(failed ? { failure: context.failure ?? { reason: 'invalid_request' } } : {}),

@@ -32,7 +32,10 @@ export const STEP = {
   accountFound: 31,
   /** The email is verified and no account holds it: the registration form (personal data). */
   newUserForm: 37,
-  /** The account holds a verified phone: login completes. */
+  /**
+   * The account has a phone: login completes, or, when a claim just dropped it (the email was
+   * never confirmed), a code goes to it and the user proves it or says it is not theirs.
+   */
   knownUserWithPhone: 65,
   /** The account has no phone: the user types one to add. */
   addPhone: 61,
@@ -92,7 +95,10 @@ export const STEP_INFO: Record<StepId, StepInfo> = {
   [STEP.userLookup]: { screen: 'otp_email', meaning: 'user lookup by the verified email' },
   [STEP.accountFound]: { screen: 'otp_email', meaning: 'account found: the phone on file decides' },
   [STEP.newUserForm]: { screen: 'register_form', meaning: 'email verified, new user: personal data form' },
-  [STEP.knownUserWithPhone]: { screen: 'otp_email', meaning: 'account with a verified phone: login completes' },
+  [STEP.knownUserWithPhone]: {
+    screen: 'otp_phone_on_file',
+    meaning: 'account with a phone: login completes; if its email was never confirmed, a code goes to that phone (masked in `phone_hint`): proving it keeps the phone (90), "not my phone" drops it (61)',
+  },
   [STEP.addPhone]: { screen: 'add_phone', meaning: 'account without phone: type a phone to add' },
   [STEP.enterNewPhoneCode]: { screen: 'otp_phone', wire: true, meaning: 'code sent by SMS to the new phone: enter it' },
   [STEP.doiConfirmed]: { screen: 'register_form', meaning: 'double opt-in of the email confirmed' },
@@ -101,8 +107,8 @@ export const STEP_INFO: Record<StepId, StepInfo> = {
   [STEP.loggedIn]: { screen: 'success', wire: true, meaning: 'logged in: token issued, cookie set, collector ingest queued' },
 };
 
-/** The contract's `flow` values (FeVerifyOtp's request). */
-export const FLOWS = ['phone', 'email_with_phone', 'email', 'phone_register', 'email_register', 'email_add_phone', 'email_register_phone'] as const;
+/** The contract's `flow` values (FeVerifyOtp's request), and `email_phone_declined`: "not my phone" at step 65. */
+export const FLOWS = ['phone', 'email_with_phone', 'email', 'phone_register', 'email_register', 'email_add_phone', 'email_register_phone', 'email_phone_declined'] as const;
 export type Flow = (typeof FLOWS)[number];
 
 /**
@@ -119,4 +125,6 @@ export const CODE_VERIFIED: Readonly<Record<Flow, ReadonlyArray<'phone' | 'email
   email_register: ['email'],
   email_add_phone: ['email', 'phone'],
   email_register_phone: ['email', 'phone'],
+  // Declining the phone on file verifies nothing; its answer goes on as email_add_phone.
+  email_phone_declined: [],
 };

@@ -32,6 +32,7 @@ export const addingPhone = loginFlow.createStateConfig({
       accepted: { target: 'recheckingNewPhone', actions: 'savePhoneLater' },
     }),
     recheckingNewPhone: {
+      id: 'recheckingNewPhone',
       description: 'The phone may have been taken since the code went out.',
       ...phoneCheck((context) => context.pendingPhone!, [
         { guard: 'knowsUid', target: '#savingProfile' },

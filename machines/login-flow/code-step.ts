@@ -1,7 +1,7 @@
 import type { SendOtpOutput, VerifyOtpOutput } from '../effects';
 import { output, requestOf, type AdmitParams, type LoginFlowStateMeta } from './context';
 import { loginFlow } from './setup';
-import { admitted } from './transitions';
+import { admitted, admittedWhen } from './transitions';
 
 /**
  * One code step, as every journey has it: send a code, wait for the user to type it, verify it.
@@ -15,8 +15,8 @@ interface CodeStep<Sending extends string, Awaiting extends string, Verifying ex
   to: 'phone' | 'email' | 'newPhone';
   /** Sending the code; `reachable`: entered from outside its journey, so its id is its key. */
   sending: { name: Sending; reachable?: boolean; tags?: string[] };
-  /** The screen where the user types the code: what it shows, the proof it hands out, what a request must name there. */
-  awaiting: { name: Awaiting; tags: string[]; meta?: LoginFlowStateMeta; admit: AdmitParams };
+  /** The screen where the user types the code: what it shows, the proof it hands out, what a request must name there, and another request it takes. */
+  awaiting: { name: Awaiting; tags: string[]; meta?: LoginFlowStateMeta; admit: AdmitParams; instead?: ReturnType<typeof admittedWhen> };
   verifying: { name: Verifying; tags?: string[]; description?: string };
   accepted: { target: string; actions?: 'savePhoneLater' };
 }
@@ -41,7 +41,8 @@ export function codeStep<const S extends string, const A extends string, const V
   const awaiting = loginFlow.createStateConfig({
     tags: step.awaiting.tags,
     ...(step.awaiting.meta ? { meta: step.awaiting.meta } : {}),
-    on: { VERIFY_OTP: admitted(step.verifying.name, step.awaiting.admit) },
+    // `instead`: another request the screen takes in place of a code, tried first.
+    on: { VERIFY_OTP: [...(step.awaiting.instead ?? []), ...admitted(step.verifying.name, step.awaiting.admit)] },
   });
   const verifying = loginFlow.createStateConfig({
     ...(step.verifying.description ? { description: step.verifying.description } : {}),
@@ -49,7 +50,8 @@ export function codeStep<const S extends string, const A extends string, const V
     invoke: {
       id: 'verifyOtp',
       src: 'verifyOtp',
-      input: ({ context }) => ({ key: context[key]!, code: requestOf(context, 'VERIFY_OTP')!.otp_code }),
+      // Admitted only with a code (`needs: ['code']`).
+      input: ({ context }) => ({ key: context[key]!, code: requestOf(context, 'VERIFY_OTP')!.otp_code! }),
       onDone: [
         { guard: { type: 'codeAccepted', params: output<VerifyOtpOutput> }, target: step.accepted.target, ...(step.accepted.actions ? { actions: step.accepted.actions } : {}) },
         { target: '#refused', actions: { type: 'refuseCode', params: output<VerifyOtpOutput> } },

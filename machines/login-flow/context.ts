@@ -33,7 +33,8 @@ export interface LoginEvent {
 }
 export interface VerifyOtpEvent {
   type: typeof ACTIONS.FeVerifyOtp.event;
-  otp_code: string;
+  /** Absent only when declining the phone on file (flow `email_phone_declined`). */
+  otp_code?: string;
   flow?: Flow;
   phone?: string;
   email?: string;
@@ -86,6 +87,10 @@ export interface LoginFlowContext {
   uid?: string;
   email?: string;
   phone?: string;
+  /** The account found by email says its email was never confirmed: it is claimed before anything else. */
+  emailUnconfirmed?: boolean;
+  /** `phone` is not on file but held for the account since a claim dropped it (step 65 offers it back). */
+  phoneHeld?: boolean;
   /** A verified phone to save as `otp_phone` (step 42). */
   pendingPhone?: string;
   stayLoggedIn: boolean;
@@ -98,6 +103,8 @@ export interface LoginFlowContext {
 /** State meta: the proof the answer hands out when the request settles there (its kind is `PROOF_KIND[field]`). */
 export interface LoginFlowStateMeta {
   proof?: { field: ProofField; carries: Array<'uid' | 'email' | 'phone'> };
+  /** The answer names the phone the code went to (masked): the user did not type it. */
+  showsPhone?: true;
 }
 
 export type Identifier = 'uid' | 'email' | 'phone';

@@ -2,7 +2,7 @@ import { SETTLED, STEP, stepTag } from '../steps';
 import { codeStep } from './code-step';
 import { output } from './context';
 import { loginFlow } from './setup';
-import { flowIs } from './transitions';
+import { flowIs, refuse } from './transitions';
 
 export const phoneLogin = loginFlow.createStateConfig({
   description: 'Phone login: the SMS code, then the account that holds the phone.',
@@ -21,6 +21,7 @@ export const phoneLogin = loginFlow.createStateConfig({
         src: 'searchUserByPhone',
         input: ({ context }) => ({ phone: context.phone! }),
         onDone: [
+          { guard: { type: 'phoneOnHold', params: output }, target: '#refused', actions: refuse('phone_on_hold') },
           { guard: { type: 'userFound', params: output }, target: '#issuingToken', actions: [{ type: 'adoptUser', params: output }, flowIs('phone')] },
           { target: '#askingRegistrationEmail', actions: flowIs('phone_register') },
         ],

@@ -21,8 +21,11 @@ export type AdmissionRefusal = (typeof ADMISSION_REFUSALS)[number];
 export const RESUME_REFUSALS = ['invalid_proof', 'proof_required'] as const;
 export type ResumeRefusal = (typeof RESUME_REFUSALS)[number];
 
-/** What a state refuses with by name (`refuse(...)`): a phone another account holds, a profile phone not verified, an identifier that is neither. */
-export const NAMED_REFUSALS = ['phone_taken', 'phone_not_verified', 'invalid_request'] as const;
+/**
+ * What a state refuses with by name (`refuse(...)`): a phone another account holds, a phone held
+ * for an account while its email's owner decides, a profile phone not verified, an identifier that is neither.
+ */
+export const NAMED_REFUSALS = ['phone_taken', 'phone_on_hold', 'phone_not_verified', 'invalid_request'] as const;
 export type NamedRefusal = (typeof NAMED_REFUSALS)[number];
 
 /** Why a request was refused: `data.reason` of the envelope. */

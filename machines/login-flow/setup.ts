@@ -1,5 +1,7 @@
 import { assign, fromPromise, setup } from 'xstate';
 import type {
+  ClaimAccountInput,
+  ClaimAccountOutput,
   ConfirmDoiInput,
   ConfirmDoiOutput,
   IngestLoginInput,
@@ -8,6 +10,8 @@ import type {
   LookupUserByEmailInput,
   LookupUserByEmailOutput,
   RegisterUserInput,
+  ReleasePhoneInput,
+  ReleasePhoneOutput,
   RegisterUserOutput,
   SearchUserByPhoneInput,
   SearchUserByPhoneOutput,
@@ -47,6 +51,8 @@ export const loginFlow = setup({
     verifyOtp: notProvided<VerifyOtpInput, VerifyOtpOutput>('verifyOtp'),
     searchUserByPhone: notProvided<SearchUserByPhoneInput, SearchUserByPhoneOutput>('searchUserByPhone'),
     lookupUserByEmail: notProvided<LookupUserByEmailInput, LookupUserByEmailOutput>('lookupUserByEmail'),
+    claimAccount: notProvided<ClaimAccountInput, ClaimAccountOutput>('claimAccount'),
+    releasePhone: notProvided<ReleasePhoneInput, ReleasePhoneOutput>('releasePhone'),
     registerUser: notProvided<RegisterUserInput, RegisterUserOutput>('registerUser'),
     confirmDoi: notProvided<ConfirmDoiInput, ConfirmDoiOutput>('confirmDoi'),
     updateProfile: notProvided<UpdateProfileInput, UpdateProfileOutput>('updateProfile'),
@@ -62,6 +68,11 @@ export const loginFlow = setup({
     userFound: (_, user: UserLookupOutput) => user.found,
     userFoundWithPhone: (_, user: UserLookupOutput) => user.found && present(user.phone),
     knowsPhone: ({ context }) => present(context.phone),
+    emailUnconfirmed: ({ context }) => context.emailUnconfirmed === true,
+    phoneHeld: ({ context }) => context.phoneHeld === true,
+    phoneWasDropped: (_, claim: ClaimAccountOutput) => claim.heldPhone !== null,
+    phoneOnHold: (_, holder: UserLookupOutput) => !holder.found && holder.onHold === true,
+    declinesPhone: ({ context }) => context.flow === 'email_phone_declined',
     phoneTakenByOther: ({ context }, holder: UserLookupOutput) => holder.found && holder.uid !== context.uid,
     knowsUid: ({ context }) => present(context.uid),
     profilePhoneUnverified: ({ context }) => {
@@ -92,7 +103,12 @@ export const loginFlow = setup({
       user.found ? { uid: user.uid, email: user.email?.toLowerCase() ?? context.email, phone: user.phone ?? context.phone } : {},
     ),
     /** The account of the email just verified: its phone on file is the account's, whatever the request said. */
-    adoptAccount: assign(({ context }, user: UserLookupOutput) => (user.found ? { uid: user.uid, email: user.email?.toLowerCase() ?? context.email, phone: user.phone } : {})),
+    adoptAccount: assign(({ context }, user: UserLookupOutput) =>
+      user.found ? { uid: user.uid, email: user.email?.toLowerCase() ?? context.email, phone: user.phone, emailUnconfirmed: user.emailUnconfirmed === true, phoneHeld: user.phoneHeld === true } : {},
+    ),
+    /** The phone a claim dropped and holds: the one step 65 sends its code to. */
+    adoptHeldPhone: assign((_, claim: ClaimAccountOutput) => ({ phone: claim.heldPhone ?? undefined, emailUnconfirmed: false, phoneHeld: claim.heldPhone !== null })),
+    forgetPhone: assign({ phone: undefined, phoneHeld: false }),
     adoptSavedPhone: assign(({ context }) => (context.pendingPhone ? { phone: context.pendingPhone } : {})),
     /** The verified phone of this journey becomes the one to save. */
     savePhoneLater: assign(({ context }) => ({ pendingPhone: context.phone })),

@@ -23,6 +23,14 @@ export function toE164(input: string, defaultRegion: string): string | null {
 }
 
 /** The digits the identity provider's NUMBER field holds: E.164 without the `+`. */
+/** A phone shown to a user who did not type it: the country code and the last three digits (`+39 *******567`). */
+export function phoneHint(e164: string): string {
+  const parsed = parsePhoneNumberFromString(e164);
+  const national = parsed?.nationalNumber ?? e164.replace(/\D/g, '');
+  const country = parsed ? `+${parsed.countryCallingCode} ` : '';
+  return `${country}${'*'.repeat(Math.max(0, national.length - 3))}${national.slice(-3)}`;
+}
+
 export const toStoredDigits = (e164: string): string => e164.replace(/^\+/, '');
 
 /** The region (ISO 3166 alpha-2) of an E.164 number, for the SMS toll-fraud guard. */

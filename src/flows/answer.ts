@@ -3,6 +3,7 @@ import { FLOWS, type FlowFailure, type FlowFailureReason, type StepAnswer } from
 import { otpSendResponse } from '../domain/otp/send-result';
 import { apiError, type ApiError, type Reason } from '../core/errors';
 import { signProof } from '../domain/proofs';
+import { phoneHint } from '../domain/phone';
 import type { ServiceContext } from '../domain/deps';
 
 /*
@@ -17,10 +18,11 @@ export const flowAnswerShape = z.object({
   screen: z.enum(['otp_phone', 'success']).optional().describe('only where the contract names one: otp_phone at 62, success at 90'),
   done: z.literal(true).optional().describe('present at 90: the journey is complete'),
   uid: z.string().optional().describe('the account acted on, once known (send it to FeAddPhone / FeUpdateProfile)'),
+  phone_hint: z.string().optional().describe('at 65 when the code went to the phone on file: that phone, masked (`+39 *******567`)'),
   otp: otpSendResponse.optional().describe('send metadata of the code this request sent; `otp.otp` only when otp.debug is on'),
   access_token: z.string().optional().describe('when this request issued a token (also set as cookie __utp)'),
   phone_proof: z.string().optional().describe('at 24: send it as `phone_proof` to FeRegister phase email_otp'),
-  pending_proof: z.string().optional().describe('at 23 and 62: send it as `pending_proof` to FeVerifyOtp'),
+  pending_proof: z.string().optional().describe('at 23, 62 and 65: send it as `pending_proof` to FeVerifyOtp'),
   register_proof: z.string().optional().describe('at 25 and 37: send it as `register_proof` to FeRegister phase register'),
   proof: z.string().optional().describe('at 61 and 90: send it as `proof` to FeAddPhone / FeUpdateProfile (a `verified` proof, also accepted by the identity primitives)'),
 });
@@ -46,6 +48,7 @@ export function answerData(answer: StepAnswer, ctx: Pick<ServiceContext, 'deps'>
   if (answer.screen) data.screen = answer.screen as FlowAnswerData['screen'];
   if (answer.done) data.done = true;
   if (answer.uid) data.uid = answer.uid;
+  if (answer.phoneOnFile) data.phone_hint = phoneHint(answer.phoneOnFile);
   if (answer.otp) data.otp = answer.otp;
   // Its cookie was set with the token (issueToken effect, domain/accounts/tokens.ts).
   if (answer.accessToken) data.access_token = answer.accessToken;
@@ -82,6 +85,7 @@ function failureData(reason: FlowFailureReason, field: string | undefined): Reco
     case 'invalid_request':
       return { issues: [{ path: field ?? '', message: (field && FIELD_MESSAGE[field]) ?? 'required at this step' }] };
     case 'phone_taken':
+    case 'phone_on_hold':
     case 'proof_required':
       return undefined;
   }

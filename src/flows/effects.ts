@@ -8,7 +8,7 @@ import { registerAccount } from '../domain/accounts/registration';
 import { toE164, toStoredDigits } from '../domain/phone';
 import { searchPhone } from '../domain/accounts/phone-owner';
 import { reducedProfile } from '../domain/accounts/profile';
-import { claimAccountByProvenEmail, withoutPhone } from '../domain/accounts/email-claim';
+import { claimAccount, claimableAccount } from '../domain/accounts/email-claim';
 import { reachedOnly } from '../domain/otp/reached';
 
 /*
@@ -28,7 +28,7 @@ export interface SendFieldNames {
 }
 
 /** A user as the flows know it: the phone on file back in E.164 (stored digits may lack the `+`). */
-function flowUser(user: V3User | IdentityProfile, fallback: V3User | IdentityProfile | null, region: string): UserLookupOutput {
+function flowUser(user: V3User | IdentityProfile, fallback: V3User | IdentityProfile | null, region: string): UserLookupOutput & { found: true } {
   const profile = reducedProfile(user, fallback);
   const phone = profile.otp_phone ? toE164(profile.otp_phone, region) : null;
   return { found: true, uid: profile.uid, ...(profile.email ? { email: profile.email } : {}), ...(phone ? { phone } : {}) };
@@ -53,7 +53,11 @@ export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendF
       // The first holder whose stored value really is this number (phone-owner.ts); a phone on two accounts logs into the first.
       const { holders } = await searchPhone(deps, ctx, phone);
       const holder = holders[0];
-      return holder ? flowUser(holder, null, region()) : { found: false };
+      if (holder) return flowUser(holder, null, region());
+      // Dropped by a claim and held while the email's owner decides (email-claim.ts): the held-for account's, to no one else.
+      const heldFor = await deps.otp.phoneHeldFor(phone);
+      if (heldFor === null || heldFor === account) return { found: false };
+      return account === undefined ? { found: false, onHold: true } : { found: true, uid: heldFor };
     },
 
     async lookupUserByEmail({ email }) {
@@ -61,10 +65,20 @@ export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendF
       const found = await deps.identity.findUserByEmail(ctx, email);
       if (!found) return { found: false };
       const user = await deps.identity.getUser(ctx, found.uid);
-      // The machine looks an email up only after a code delivered to it was accepted: its owner claims the account.
-      if ((await claimAccountByProvenEmail(deps, ctx, found, user)).droppedPhone) return flowUser(withoutPhone(user ?? found), withoutPhone(found), region());
-      return flowUser(user ?? found, found, region());
+      const account = flowUser(user ?? found, found, region());
+      if (claimableAccount(found, user, region()).unconfirmed) account.emailUnconfirmed = true;
+      if (account.phone !== undefined) return account;
+      const held = await deps.otp.heldPhoneOf(found.uid);
+      return held === null ? account : { ...account, phone: held, phoneHeld: true };
     },
+
+    async claimAccount({ uid, phone }) {
+      // The machine claims only after a code delivered to the email was accepted and the lookup found it unconfirmed.
+      const { heldPhone } = await claimAccount(deps, ctx, { uid, unconfirmed: true, phone: phone ?? null });
+      return { heldPhone };
+    },
+
+    releasePhone: ({ uid }) => deps.otp.releasePhone(uid),
 
     async registerUser({ email, consents, is_magic_link_sent }) {
       const { uid } = await registerAccount(deps, ctx, { email, consents, isMagicLinkSent: is_magic_link_sent ?? false });

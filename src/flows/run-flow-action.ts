@@ -72,10 +72,10 @@ function presentedClaims(entry: Entry, body: Record<string, unknown>, ctx: Servi
 }
 
 /** Every effect the login machine invokes (machines/effects.ts), each served by the request's own effects. */
-const EFFECT_NAMES = ['sendOtp', 'verifyOtp', 'searchUserByPhone', 'lookupUserByEmail', 'registerUser', 'confirmDoi', 'updateProfile', 'issueToken', 'ingestLogin'] as const satisfies ReadonlyArray<keyof FlowEffects>;
+const EFFECT_NAMES = ['sendOtp', 'verifyOtp', 'searchUserByPhone', 'lookupUserByEmail', 'claimAccount', 'releasePhone', 'registerUser', 'confirmDoi', 'updateProfile', 'issueToken', 'ingestLogin'] as const satisfies ReadonlyArray<keyof FlowEffects>;
 
 /** Effects that change something: a proof that led to one is spent (docs/security.md). */
-const CHANGES = new Set(['registerUser', 'confirmDoi', 'updateProfile', 'issueToken']);
+const CHANGES = new Set(['claimAccount', 'releasePhone', 'registerUser', 'confirmDoi', 'updateProfile', 'issueToken']);
 
 /**
  * The presented proof, spent when this action may change something with it: the registration

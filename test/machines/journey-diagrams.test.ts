@@ -80,7 +80,7 @@ describe('journey diagrams', () => {
     const sent = frontendSteps();
     expect(sent.length).toBeGreaterThan(0);
     expect(sent.filter((step) => !shown.has(step))).toEqual([]);
-    expect(sent.map(String).sort()).toEqual(['14', '23', '24', '25', '33', '37', '60', '61', '62', '90']);
+    expect(sent.map(String).sort()).toEqual(['14', '23', '24', '25', '33', '37', '60', '61', '62', '65', '90']);
   });
 
   it('draws the phone login as the seeded user lives it: 14, then 90, the SMS and the lookup as notes', () => {

@@ -34,6 +34,18 @@ const expected: Record<string, Expected> = {
     { action: 'FeLogin', steps: [32, 33], calls: ['sendOtp'], next: 33 },
     { action: 'FeVerifyOtp', steps: [34, 30, 31, 65, 90], calls: ['verifyOtp', 'lookupUserByEmail', 'issueToken', 'ingestLogin'], next: 90 },
   ],
+  'Email with otp_phone, email never confirmed: the phone proven': [
+    { action: 'FeLogin', steps: [32, 33], calls: ['sendOtp'], next: 33 },
+    { action: 'FeVerifyOtp', steps: [34, 30, 31, 65], calls: ['verifyOtp', 'lookupUserByEmail', 'claimAccount', 'sendOtp'], next: 65 },
+    { action: 'FeVerifyOtp', steps: [42, 90], calls: ['verifyOtp', 'searchUserByPhone', 'updateProfile', 'issueToken', 'ingestLogin'], next: 90 },
+  ],
+  'Email with otp_phone, email never confirmed: not my phone': [
+    { action: 'FeLogin', steps: [32, 33], calls: ['sendOtp'], next: 33 },
+    { action: 'FeVerifyOtp', steps: [34, 30, 31, 65], calls: ['verifyOtp', 'lookupUserByEmail', 'claimAccount', 'sendOtp'], next: 65 },
+    { action: 'FeVerifyOtp', steps: [61], calls: ['releasePhone'], next: 61 },
+    { action: 'FeAddPhone', steps: [62], calls: ['searchUserByPhone', 'sendOtp'], next: 62 },
+    { action: 'FeVerifyOtp', steps: [42, 90], calls: ['verifyOtp', 'searchUserByPhone', 'updateProfile', 'issueToken', 'ingestLogin'], next: 90 },
+  ],
   'Email without phone': [
     { action: 'FeLogin', steps: [32, 33], calls: ['sendOtp'], next: 33 },
     { action: 'FeVerifyOtp', steps: [34, 30, 31, 61], calls: ['verifyOtp', 'lookupUserByEmail'], next: 61 },
@@ -78,6 +90,49 @@ describe('typical sequences', () => {
       { uid: 'uid-new-1', step: 42, fields: { city: 'Milano', birth_date: '1990-01-31' } },
     ]);
     expect(effects).toHaveBeenCalledTimes(journey.requests.length);
+  });
+
+  describe('an account whose email was never confirmed, holding a phone', () => {
+    const proven = journeys.find((j) => j.id === 'email-login-unconfirmed-phone')!;
+    const declined = journeys.find((j) => j.id === 'email-login-phone-declined')!;
+    const PHONE = proven.users[0]!.phone!;
+
+    it('claims it once the email is proven and sends the code to the phone it held, shown masked, the proof binding that phone', async () => {
+      const [, emailProven] = await replayJourney({ ...proven, requests: proven.requests.slice(0, 2) });
+      expect(emailProven!.calls.find((c) => c.name === 'claimAccount')?.input).toEqual({ uid: 'uid-elena', phone: PHONE });
+      expect(emailProven!.calls.find((c) => c.name === 'sendOtp')?.input).toEqual({ key: PHONE, phone: PHONE });
+      expect(emailProven!.answer).toMatchObject({ nextStep: 65, flow: 'email_with_phone', phoneOnFile: PHONE, uid: 'uid-elena' });
+      expect(emailProven!.answer.proof).toEqual({ field: 'pending_proof', claims: { kind: 'pending', flow: 'email_with_phone', step: 65, uid: 'uid-elena', email: 'elena@example.com', phone: PHONE } });
+    });
+
+    it('keeps the phone of the person who proves it: saved again, its hold ended, logged in', async () => {
+      const world: FakeWorld[] = [];
+      const replayed = await replayJourney(proven, (w, calls) => (world.push(w), worldEffects(w, calls)));
+      const last = replayed[replayed.length - 1]!;
+      expect(last.calls.find((c) => c.name === 'updateProfile')?.input).toEqual({ uid: 'uid-elena', step: 42, fields: { otp_phone: PHONE } });
+      expect(last.answer).toMatchObject({ nextStep: 90, accessToken: 'token-for-uid-elena', flow: 'email_with_phone' });
+      expect(world[0]!.users[0]).toEqual({ uid: 'uid-elena', email: 'elena@example.com', phone: PHONE });
+      expect(world[0]!.held).toEqual({});
+    });
+
+    it('leaves the phone dropped for the person who declines it, and asks for theirs', async () => {
+      const world: FakeWorld[] = [];
+      const replayed = await replayJourney({ ...declined, requests: declined.requests.slice(0, 3) }, (w, calls) => (world.push(w), worldEffects(w, calls)));
+      const answer = replayed[2]!.answer;
+      expect(answer).toMatchObject({ nextStep: 61, flow: 'email_add_phone', uid: 'uid-elena' });
+      expect(answer.phoneOnFile).toBeUndefined();
+      expect(answer.proof).toEqual({ field: 'proof', claims: { kind: 'verified', flow: 'email_add_phone', step: 61, uid: 'uid-elena', email: 'elena@example.com', linked: ['uid'] } });
+      expect(world[0]!.users[0]).toEqual({ uid: 'uid-elena', email: 'elena@example.com' });
+      expect(world[0]!.held).toEqual({});
+    });
+
+    it('refuses a login with the phone while it is held, before the owner chooses', async () => {
+      const world: FakeWorld = { users: [{ uid: 'uid-elena', email: 'elena@example.com' }], code: '123456', held: { 'uid-elena': PHONE } };
+      const squatter = { ...journeys.find((j) => j.id === 'phone-login')!, users: [] };
+      const replayed = await replayJourney(squatter, (_w, calls) => worldEffects(world, calls));
+      expect(replayed[1]!.answer).toMatchObject({ ok: false, failure: { reason: 'phone_on_hold' } });
+      expect(replayed[1]!.calls.map((c) => c.name)).toEqual(['verifyOtp', 'searchUserByPhone']);
+    });
   });
 
   it('stops at the first refused request', async () => {

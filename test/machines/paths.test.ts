@@ -23,7 +23,7 @@ const ME = { uid: 'uid-me', email: 'me@example.com' };
 /** The contract's next_step table (docs/contract.md#steps): the steps (and refusal reasons) each action may answer. */
 const allowed: Record<Entry, { steps: StepId[]; reasons: string[] }> = {
   login: { steps: [14, 33, 60], reasons: ['invalid_request'] },
-  verifyOtp: { steps: [90, 24, 25, 37, 61], reasons: ['invalid', 'expired', 'too_many_attempts', 'phone_taken', 'invalid_proof', 'proof_required', 'invalid_request'] },
+  verifyOtp: { steps: [90, 24, 25, 37, 61, 65], reasons: ['invalid', 'expired', 'too_many_attempts', 'phone_taken', 'phone_on_hold', 'invalid_proof', 'proof_required', 'invalid_request'] },
   register: { steps: [23, 90], reasons: ['phone_taken', 'invalid_proof', 'proof_required', 'invalid_request'] },
   addPhone: { steps: [62], reasons: ['phone_taken', 'invalid_proof', 'proof_required', 'invalid_request'] },
   updateProfile: { steps: [90], reasons: ['phone_taken', 'phone_not_verified', 'invalid_proof', 'proof_required', 'invalid_request'] },
@@ -45,6 +45,7 @@ const PROOF_IDS: Partial<Record<StepId, Partial<Record<'uid' | 'email' | 'phone'
   [STEP.addPhone]: ME,
   [STEP.enterNewPhoneCode]: { ...ME, phone: NEW_PHONE },
   [STEP.loggedIn]: { ...ME, phone: NEW_PHONE },
+  [STEP.knownUserWithPhone]: { ...ME, phone: PHONE },
 };
 
 /** One request per row of the resume table and per flow the row names: a request that resumes there. */
@@ -80,6 +81,8 @@ const userEvents: LoginFlowEvent[] = [
   { type: 'VERIFY_OTP', otp_code: '123456', phone: NEW_PHONE, uid: ME.uid },
   { type: 'VERIFY_OTP', otp_code: '123456', email: 'other@example.com' },
   { type: 'VERIFY_OTP', otp_code: '' },
+  { type: 'VERIFY_OTP', uid: ME.uid },
+  { type: 'VERIFY_OTP', uid: 'uid-other' },
   { type: 'REGISTER', email: ME.email, phone: PHONE, first_name: 'Me', city: 'Roma' },
   { type: 'REGISTER', email: 'other@example.com' },
   { type: 'ADD_PHONE', phone: NEW_PHONE, uid: ME.uid },
@@ -93,8 +96,17 @@ const userEvents: LoginFlowEvent[] = [
 const outcomes: Record<EffectName, unknown[]> = {
   sendOtp: [SENT],
   verifyOtp: ['ok', 'invalid', 'expired', 'too_many_attempts'],
-  searchUserByPhone: [{ found: false }, { found: true, ...ME, phone: NEW_PHONE }, { found: true, uid: 'uid-other', email: 'other@example.com', phone: PHONE }],
-  lookupUserByEmail: [{ found: false }, { found: true, ...ME, phone: PHONE }, { found: true, ...ME }],
+  searchUserByPhone: [{ found: false }, { found: false, onHold: true }, { found: true, ...ME, phone: NEW_PHONE }, { found: true, uid: 'uid-other', email: 'other@example.com', phone: PHONE }],
+  lookupUserByEmail: [
+    { found: false },
+    { found: true, ...ME, phone: PHONE },
+    { found: true, ...ME },
+    { found: true, ...ME, phone: PHONE, emailUnconfirmed: true },
+    { found: true, ...ME, emailUnconfirmed: true },
+    { found: true, ...ME, phone: PHONE, phoneHeld: true },
+  ],
+  claimAccount: [{ heldPhone: PHONE }, { heldPhone: null }],
+  releasePhone: [undefined],
   registerUser: [{ uid: 'uid-new' }],
   confirmDoi: [{}],
   updateProfile: [{ outcome: 'saved' }, { outcome: 'phone_taken' }],

@@ -1,3 +1,4 @@
+import { testCtx } from '../support/context';
 import { COOLDOWN_MS, fePhoneLogin, MARIO, primitivePhoneLogin, tokenCookies, useSecurityApp } from './support';
 
 /*
@@ -194,25 +195,103 @@ describe('an email registered on a phone proof alone is not the registrant’s f
     expect(token?.body).toMatchObject({ success: true, data: { access_token: expect.any(String) } });
   });
 
-  it('gives the email’s owner step 61 without the registrant’s phone when they log in by email code', async () => {
-    const { uid } = await registrantTakesTheEmail();
+  /** The email's owner logs in by email code: step 65, a code sent to the phone on the account (the registrant's). */
+  async function ownerProvesEmail(): Promise<{ pending: string; answer: Record<string, unknown> }> {
     app().tick(COOLDOWN_MS);
-
     await app().post('FeLogin', { identifier: VICTIM_EMAIL });
     const owner = await app().post('FeVerifyOtp', { flow: 'email', email: VICTIM_EMAIL, otp_code: app().codeFor(VICTIM_EMAIL) });
+    expect(owner.body.data).toMatchObject({ next_step: 65, pending_proof: expect.any(String) });
+    return { pending: owner.body.data.pending_proof as string, answer: owner.body.data as Record<string, unknown> };
+  }
 
+  /** The registrant's phone login through the journey: FeLogin, then the SMS code. */
+  async function registrantFeLogin() {
+    app().tick(COOLDOWN_MS);
+    await app().post('FeLogin', { identifier: REGISTRANT_PHONE });
+    return app().post('FeVerifyOtp', { flow: 'phone', phone: REGISTRANT_PHONE, otp_code: app().codeFor(REGISTRANT_PHONE) });
+  }
+
+  it('gives the email’s owner step 65 with the registrant’s phone masked, and 61 without it once they say it is not theirs', async () => {
+    const { uid } = await registrantTakesTheEmail();
+    const sms = app().messagesTo(REGISTRANT_PHONE).length;
+
+    const { pending, answer } = await ownerProvesEmail();
+
+    expect(answer).toMatchObject({ flow: 'email_with_phone', uid, phone_hint: '+39 *******021', otp: { notified: { sms: true, email: false } } });
+    expect(JSON.stringify(answer)).not.toContain('7770021');
+    // The code went to the phone on the account: the owner does not have it, the registrant cannot use it without the proof.
+    expect(app().messagesTo(REGISTRANT_PHONE)).toHaveLength(sms + 1);
+    const declined = await app().post('FeVerifyOtp', { flow: 'email_phone_declined', pending_proof: pending });
+    expect(declined.body).toMatchObject({ success: true, data: { next_step: 61, flow: 'email_add_phone', uid, proof: expect.any(String) } });
+    expect(declined.body.data).not.toHaveProperty('phone_hint');
+  });
+
+  it('keeps the phone of an honest phone registrant who proves both: 65, the SMS code, 90; the email confirmed, the phone still logs them in', async () => {
+    const { uid } = await registrantTakesTheEmail();
+    const { pending } = await ownerProvesEmail();
+
+    const kept = await app().post('FeVerifyOtp', { flow: 'email_with_phone', otp_code: app().codeFor(REGISTRANT_PHONE), pending_proof: pending });
+
+    expect(kept.body).toMatchObject({ success: true, data: { next_step: 90, done: true, flow: 'email_with_phone', uid, access_token: expect.any(String) } });
+    expect(tokenCookies(kept)).toHaveLength(1);
+    const account = await app().deps.identity.findUserByEmail(testCtx, VICTIM_EMAIL);
+    expect(account?.email_confirmation_state?.toLowerCase()).toBe('confirmed');
+    const profile = await app().deps.identity.getUser(testCtx, uid);
+    expect(profile?.custom_fields?.find((f) => f.field_name === 'otp_phone')?.value).toBe(REGISTRANT_PHONE.slice(1));
+    await expect(app().deps.otp.phoneHeldFor(REGISTRANT_PHONE)).resolves.toBeNull();
+    const replay = await app().post('FeVerifyOtp', { flow: 'email_with_phone', otp_code: app().codeFor(REGISTRANT_PHONE), pending_proof: pending });
+    expect(replay.body).toMatchObject({ success: false });
+    const phoneLogin = await registrantFeLogin();
+    expect(phoneLogin.body).toMatchObject({ success: true, data: { next_step: 90, uid } });
+  });
+
+  it('refuses the registrant’s phone login while the owner has not chosen, and after they declined', async () => {
+    const { uid } = await registrantTakesTheEmail();
+    const { pending } = await ownerProvesEmail();
+
+    const during = await registrantFeLogin();
+    expect(during.body).toMatchObject({ success: false, data: { reason: 'phone_on_hold' } });
+    expect(tokenCookies(during)).toHaveLength(0);
+
+    await app().post('FeVerifyOtp', { flow: 'email_phone_declined', pending_proof: pending });
+    const after = await registrantFeLogin();
+    expect(after.body).toMatchObject({ success: true, data: { next_step: 24, flow: 'phone_register' } });
+    expect(JSON.stringify(after.body)).not.toContain(uid);
+    expect(tokenCookies(after)).toHaveLength(0);
+  });
+
+  it('refuses the registrant the owner’s choice: the step-65 proof is the owner’s, and a code alone names no one', async () => {
+    await registrantTakesTheEmail();
+    await ownerProvesEmail();
+    // The registrant holds the phone and reads the step-65 code, but not the owner's pending proof.
+    const withoutProof = await app().post('FeVerifyOtp', { flow: 'email_with_phone', phone: REGISTRANT_PHONE, email: VICTIM_EMAIL, otp_code: app().codeFor(REGISTRANT_PHONE) });
+    expect(withoutProof.body).toMatchObject({ success: false });
+    expect(tokenCookies(withoutProof)).toHaveLength(0);
+    const declineWithoutProof = await app().post('FeVerifyOtp', { flow: 'email_phone_declined' });
+    expect(declineWithoutProof.body).toMatchObject({ success: false, data: { reason: 'proof_required' } });
+  });
+
+  it('lets the owner’s choice lapse into the claim: after the proof lifetime the phone is the registrant’s no more, the owner asked for a phone', async () => {
+    const { uid } = await registrantTakesTheEmail();
+    const { pending } = await ownerProvesEmail();
+    app().tick(app().deps.config.security.proof_ttl_seconds * 1000 + 1000);
+
+    const late = await app().post('FeVerifyOtp', { flow: 'email_with_phone', otp_code: app().codeFor(REGISTRANT_PHONE), pending_proof: pending });
+    expect(late.body).toMatchObject({ success: false, data: { reason: 'invalid_proof' } });
+    const registrant = await registrantFeLogin();
+    expect(registrant.body).toMatchObject({ success: true, data: { next_step: 24, flow: 'phone_register' } });
+    app().tick(COOLDOWN_MS);
+    await app().post('FeLogin', { identifier: VICTIM_EMAIL });
+    const owner = await app().post('FeVerifyOtp', { flow: 'email', email: VICTIM_EMAIL, otp_code: app().codeFor(VICTIM_EMAIL) });
     expect(owner.body).toMatchObject({ success: true, data: { next_step: 61, flow: 'email_add_phone', uid } });
   });
 
-  it('no longer lets the registrant’s phone login reach the account once the email’s owner proved the email', async () => {
+  it('no longer lets the registrant’s phone login reach the account once the email’s owner proved the email and declined the phone', async () => {
     const { uid } = await registrantTakesTheEmail();
-    app().tick(COOLDOWN_MS);
-    await app().post('FeLogin', { identifier: VICTIM_EMAIL });
-    await app().post('FeVerifyOtp', { flow: 'email', email: VICTIM_EMAIL, otp_code: app().codeFor(VICTIM_EMAIL) });
-    app().tick(COOLDOWN_MS);
+    const { pending } = await ownerProvesEmail();
+    await app().post('FeVerifyOtp', { flow: 'email_phone_declined', pending_proof: pending });
 
-    await app().post('FeLogin', { identifier: REGISTRANT_PHONE });
-    const registrant = await app().post('FeVerifyOtp', { flow: 'phone', phone: REGISTRANT_PHONE, otp_code: app().codeFor(REGISTRANT_PHONE) });
+    const registrant = await registrantFeLogin();
 
     expect(registrant.body).toMatchObject({ success: true, data: { next_step: 24, flow: 'phone_register' } });
     expect(registrant.body.data).not.toHaveProperty('uid');
@@ -223,9 +302,7 @@ describe('an email registered on a phone proof alone is not the registrant’s f
 
   it('no longer lets the registrant reach the account with the primitives once the email’s owner proved the email', async () => {
     const { uid } = await registrantTakesTheEmail();
-    app().tick(COOLDOWN_MS);
-    await app().post('FeLogin', { identifier: VICTIM_EMAIL });
-    await app().post('FeVerifyOtp', { flow: 'email', email: VICTIM_EMAIL, otp_code: app().codeFor(VICTIM_EMAIL) });
+    await ownerProvesEmail();
     app().tick(COOLDOWN_MS);
 
     const { before, verified, found, token } = await registrantPrimitiveLogin();
@@ -237,14 +314,11 @@ describe('an email registered on a phone proof alone is not the registrant’s f
     expect(direct.body).toMatchObject({ success: false, data: { reason: 'proof_required' } });
   });
 
-  /** The email's owner logs in by email code, then the registrant by phone: what each one reaches. */
+  /** The email's owner logs in by email code and declines the phone on the account, then the registrant logs in by phone: what each one reaches. */
   async function ownerThenRegistrantLogIn() {
-    app().tick(COOLDOWN_MS);
-    await app().post('FeLogin', { identifier: VICTIM_EMAIL });
-    const owner = await app().post('FeVerifyOtp', { flow: 'email', email: VICTIM_EMAIL, otp_code: app().codeFor(VICTIM_EMAIL) });
-    app().tick(COOLDOWN_MS);
-    await app().post('FeLogin', { identifier: REGISTRANT_PHONE });
-    const registrant = await app().post('FeVerifyOtp', { flow: 'phone', phone: REGISTRANT_PHONE, otp_code: app().codeFor(REGISTRANT_PHONE) });
+    const { pending } = await ownerProvesEmail();
+    const owner = await app().post('FeVerifyOtp', { flow: 'email_phone_declined', pending_proof: pending });
+    const registrant = await registrantFeLogin();
     return { owner, registrant };
   }
 
@@ -296,11 +370,9 @@ describe('an email registered on a phone proof alone is not the registrant’s f
     expect(registrant.body.data).not.toHaveProperty('uid');
   });
 
-  /** The email's owner logs in by email code and is told to add a phone (61): the account is claimed. */
+  /** The email's owner logs in by email code (65) and declines the phone, so is told to add one (61): the account is claimed. */
   async function ownerClaims(): Promise<void> {
-    app().tick(COOLDOWN_MS);
-    await app().post('FeLogin', { identifier: VICTIM_EMAIL });
-    const owner = await app().post('FeVerifyOtp', { flow: 'email', email: VICTIM_EMAIL, otp_code: app().codeFor(VICTIM_EMAIL) });
+    const { owner } = await ownerThenRegistrantLogIn();
     expect(owner.body.data).toMatchObject({ next_step: 61 });
   }
 

@@ -5,21 +5,40 @@ import { otpCodeField } from '../otp/fields';
 import { defineAction } from '../action';
 import { flowEnum, flowProofField, optionalEmail, optionalPhone, stayLoggedInField } from './fields';
 
-export const feVerifyOtpRequest = z.object({
-  otp_code: otpCodeField,
-  flow: flowEnum.describe('the `flow` of the previous answer'),
-  phone: optionalPhone,
-  email: optionalEmail,
-  uid: z.string().trim().max(128).nullish(),
-  stay_logged_in: stayLoggedInField,
-  pending_proof: flowProofField('FeRegister phase email_otp (step 23) or FeAddPhone (step 62)'),
-});
+export const feVerifyOtpRequest = z
+  .object({
+    otp_code: otpCodeField.optional().describe('required, except with flow `email_phone_declined` ("not my phone" at step 65)'),
+    flow: flowEnum.describe('the `flow` of the previous answer, or `email_phone_declined` at step 65'),
+    phone: optionalPhone,
+    email: optionalEmail,
+    uid: z.string().trim().max(128).nullish(),
+    stay_logged_in: stayLoggedInField,
+    pending_proof: flowProofField('FeRegister phase email_otp (step 23), FeAddPhone (step 62) or FeVerifyOtp (step 65)'),
+  })
+  .superRefine((request, ctx) => {
+    // Declining the phone on file is the one request of this action that carries no code.
+    if (request.otp_code === undefined && request.flow !== 'email_phone_declined') ctx.addIssue({ code: 'custom', path: ['otp_code'], message: 'is required' });
+  });
 
 export const feVerifyOtp = defineAction({
   name: 'FeVerifyOtp',
-  summary: 'Checks the code of the step the user is on: 14 or 33 log in (90) or continue (24, 37, 61); 23 continues a registration (25, 37 or 90); 62 saves the new phone (90).',
+  summary:
+    'Checks the code of the step the user is on: 14 or 33 log in (90) or continue (24, 37, 61, or 65: a code to the phone on file of an account whose email was never confirmed); 23 continues a registration (25, 37 or 90); 62 saves the new phone (90); 65 keeps the phone on file (90), or with flow email_phone_declined leaves it dropped (61).',
   request: feVerifyOtpRequest,
-  response: flowAnswerShape.pick({ next_step: true, flow: true, screen: true, done: true, uid: true, access_token: true, phone_proof: true, register_proof: true, proof: true }),
-  reasons: ['invalid', 'expired', 'too_many_attempts', 'proof_required', 'invalid_proof', 'phone_taken', 'user_not_found', 'rate_limited', 'store_unavailable'],
+  response: flowAnswerShape.pick({
+    next_step: true,
+    flow: true,
+    screen: true,
+    done: true,
+    uid: true,
+    phone_hint: true,
+    otp: true,
+    access_token: true,
+    phone_proof: true,
+    pending_proof: true,
+    register_proof: true,
+    proof: true,
+  }),
+  reasons: ['invalid', 'expired', 'too_many_attempts', 'proof_required', 'invalid_proof', 'phone_taken', 'phone_on_hold', 'user_not_found', 'already_sent', 'delivery_failed', 'channel_not_configured', 'rate_limited', 'store_unavailable'],
   handler: (input, ctx) => ctx.flows.run(ACTION_ENTRY.FeVerifyOtp, input, ctx),
 });

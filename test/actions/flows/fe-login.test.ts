@@ -1,5 +1,6 @@
+import nock from 'nock';
 import { useNock } from '../../support/nock';
-import { fixture, formOf, intercept, paths, setCookies } from '../identity/support';
+import { BASE, fixture, formOf, intercept, paths, setCookies } from '../identity/support';
 import { SMS_KEY, smsGateway, useSmtp } from '../otp/harness';
 import { accountReplies, collector, COLLECTOR_TOKEN, flowsApp, MARIO, searchReply, tokenFor } from './support';
 
@@ -121,6 +122,98 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
       await call('FeLogin', { identifier: 'nuovo@example.com' });
       const res = await call('FeVerifyOtp', { flow: 'email', email: 'nuovo@example.com', otp_code: smtp.codes()[0] });
       expect(res.body.data).toEqual({ next_step: 37, flow: 'email_register', register_proof: expect.any(String) });
+    });
+  });
+
+  // A phone registrant's account: the email typed at registration, never confirmed, their phone on it.
+  describe('by email, an account whose email was never confirmed and that holds a phone', () => {
+    const ELENA = { uid: 'PNIel3n4N3r1xx', email: 'elena.neri@example.com', phone: '+393336660606', digits: '393336660606' };
+
+    /** The provider as the claim meets it: users/get (unconfirmed), the profile with the phone, the drop, the read-back. */
+    function unconfirmedAccount(readBack: 'dropped' | 'kept') {
+      const withPhone = accountReplies(ELENA);
+      const withoutPhone = accountReplies({ uid: ELENA.uid, email: ELENA.email });
+      intercept('POST', paths.usersGet, 200, { ...withPhone.usersGet, email_confirmation_state: 'unconfirmed' });
+      const reads = nock(BASE).post(paths.userGet).query(true).reply(200, withPhone.userGet).post(paths.userGet).query(true).reply(200, readBack === 'dropped' ? withoutPhone.userGet : withPhone.userGet);
+      const drop = intercept('POST', paths.update, 200, fixture('user-update'));
+      const doi = intercept('POST', paths.doi, 200, fixture('doi-status'));
+      return { reads, drop, doi };
+    }
+
+    async function proveEmail(call: (action: string, body: Record<string, unknown>) => Promise<{ body: { data: Record<string, unknown> } }>) {
+      await call('FeLogin', { identifier: ELENA.email });
+      return call('FeVerifyOtp', { flow: 'email', email: ELENA.email, otp_code: smtp.codes()[0] });
+    }
+
+    it('answers 65: the phone dropped and read back gone, the email confirmed, a code sent to that phone, shown masked', async () => {
+      const { call } = flowsApp(smtp.port());
+      const sms = smsGateway();
+      const { reads, drop, doi } = unconfirmedAccount('dropped');
+
+      const res = await proveEmail(call);
+
+      expect(res.body.data).toEqual({
+        next_step: 65,
+        flow: 'email_with_phone',
+        uid: ELENA.uid,
+        phone_hint: '+39 *******606',
+        otp: expect.objectContaining({ notified: { sms: true, email: false } }),
+        pending_proof: expect.any(String),
+      });
+      expect(drop.seen.map((s) => s.body)).toEqual([{ otp_phone: null }]);
+      expect(reads.isDone()).toBe(true);
+      expect(doi.scope.isDone()).toBe(true);
+      expect(sms.sent.map((s) => s.receiver)).toEqual([ELENA.phone]);
+    });
+
+    it('keeps the phone when its code comes back with the step-65 proof: saved again, a token, 90', async () => {
+      const { call, deps } = flowsApp(smtp.port());
+      const sms = smsGateway();
+      unconfirmedAccount('dropped');
+      const ingest = collector();
+      const pending = (await proveEmail(call)).body.data.pending_proof;
+      intercept('POST', paths.search, 200, searchReply());
+      const save = intercept('POST', paths.update, 200, fixture('user-update'));
+      intercept('POST', paths.token, 200, tokenFor(ELENA.uid));
+
+      const res = await call('FeVerifyOtp', { flow: 'email_with_phone', otp_code: sms.codes()[0], pending_proof: pending });
+
+      expect(res.body.data).toMatchObject({ next_step: 90, flow: 'email_with_phone', done: true, uid: ELENA.uid, access_token: tokenFor(ELENA.uid).access_token });
+      expect(save.seen.map((s) => s.body)).toEqual([{ otp_phone: Number(ELENA.digits) }]);
+      await expect(deps.otp.phoneHeldFor(ELENA.phone)).resolves.toBeNull();
+      await deps.loginIngest.drain(2000);
+      expect(ingest.ingested).toHaveLength(1);
+    });
+
+    it('answers 61 and calls no provider when the phone is declined with the step-65 proof', async () => {
+      const { call, deps } = flowsApp(smtp.port());
+      smsGateway();
+      unconfirmedAccount('dropped');
+      const pending = (await proveEmail(call)).body.data.pending_proof;
+
+      const res = await call('FeVerifyOtp', { flow: 'email_phone_declined', pending_proof: pending });
+
+      expect(res.body.data).toEqual({ next_step: 61, flow: 'email_add_phone', uid: ELENA.uid, proof: expect.any(String) });
+      expect(nock.pendingMocks()).toEqual([]);
+      await expect(deps.otp.phoneHeldFor(ELENA.phone)).resolves.toBeNull();
+    });
+
+    it('answers upstream_error, sends no code and confirms nothing when the provider keeps the phone it was told to drop', async () => {
+      const { call } = flowsApp(smtp.port());
+      const sms = smsGateway();
+      const { doi } = unconfirmedAccount('kept');
+
+      const res = await proveEmail(call);
+
+      expect(res.body).toMatchObject({ success: false, data: { reason: 'upstream_error', check: 'otp_phone_dropped' } });
+      expect(sms.sent).toHaveLength(0);
+      expect(doi.scope.isDone()).toBe(false);
+    });
+
+    it('refuses otp_code missing on any other flow, naming it', async () => {
+      const { call } = flowsApp(smtp.port());
+      const res = await call('FeVerifyOtp', { flow: 'email_with_phone' });
+      expect(res.body).toMatchObject({ success: false, data: { reason: 'invalid_request', issues: [{ path: 'otp_code' }] } });
     });
   });
 

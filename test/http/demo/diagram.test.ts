@@ -20,7 +20,7 @@ describe('demo step panel', () => {
     expect(new Set(ids).size).toBe(ids.length);
     const steps = diagram.screens.map((s) => s.step).filter((s) => s !== null);
     expect(new Set(steps).size).toBe(steps.length);
-    expect(diagram.screens.map((s) => s.step)).toEqual([null, null, '14', '23', '24', '25', '33', '37', '60', '61', '62', '90']);
+    expect(diagram.screens.map((s) => s.step)).toEqual([null, null, '14', '23', '24', '25', '33', '37', '60', '61', '62', '65', '90']);
     for (const screen of diagram.screens) expect(screen.title).toBe(screenTitle(screen.id, screen.step));
     expect(diagram.screens.find((s) => s.id === 'awaitingPhoneCode')).toMatchObject({ title: '14 · Inserisci il codice SMS', journeys: ['phone-login', 'phone-registration'] });
   });
