@@ -27,6 +27,8 @@ export interface JourneyState {
   /** The email and the phone of the journey: from FeLogin's identifier, FeRegister, FeAddPhone. */
   email: string | null;
   phone: string | null;
+  /** At 65: the phone on file the code went to, masked (the user did not type it). */
+  phoneHint: string | null;
   proofs: Partial<Record<ProofField, string>>;
 }
 
@@ -48,13 +50,25 @@ export interface Journey {
   updateProfile(body: UpdateProfileInput): Promise<Envelope<'FeUpdateProfile'>>;
   /** Step 60: the `login` primitive with the journey's email; its `proof` opens FeAddPhone and FeUpdateProfile. */
   password(password: string): Promise<Envelope<'login'>>;
-  /** Repeats the request that sent the current step's code (a new code once the cooldown is over). */
+  /**
+   * Step 65, "not my phone": the phone on file stays dropped from the account and the answer
+   * asks for the user's own phone (61).
+   */
+  declinePhone(): Promise<Envelope<'FeVerifyOtp'>>;
+  /**
+   * Repeats the request that sent the current step's code (a new code once the cooldown is over).
+   * Step 65 has none: its code went out with the email proof, which is spent; "not my phone"
+   * or a new email login are the ways on.
+   */
   resend(): Promise<Envelope<'FeLogin' | 'FeRegister' | 'FeAddPhone'>>;
   /** Forgets everything: a new journey. */
   reset(): void;
 }
 
-const initial = (): JourneyState => ({ step: null, flow: null, screen: null, done: false, uid: null, email: null, phone: null, proofs: {} });
+const initial = (): JourneyState => ({ step: null, flow: null, screen: null, done: false, uid: null, email: null, phone: null, phoneHint: null, proofs: {} });
+
+/** The steps whose answer hands out the `pending_proof` the next FeVerifyOtp presents. */
+const PENDING_STEPS: readonly number[] = [23, 62, 65];
 
 /** Drops absent fields so that what is carried never overrides an explicit value with nothing. */
 function defined<T>(body: T): T {
@@ -80,7 +94,9 @@ export function createJourney(client: Client): Journey {
       screen: typeof data.screen === 'string' ? data.screen : data.next_step !== undefined ? null : state.screen,
       done: data.done === true || (data.next_step !== undefined ? false : state.done),
       uid: typeof data.uid === 'string' ? data.uid : state.uid,
+      phoneHint: typeof data.phone_hint === 'string' ? data.phone_hint : data.next_step !== undefined ? null : state.phoneHint,
     };
+    if (state.step === 65) sender = null;
     return envelope;
   }
 
@@ -104,13 +120,18 @@ export function createJourney(client: Client): Journey {
       const step = state.step;
       const carried = {
         flow: state.flow ?? undefined,
-        // The code was sent to the journey's phone at 14 and 62, to its email at 33 and 23.
+        // The code was sent to the journey's phone at 14 and 62, to its email at 33 and 23, to the phone on file at 65 (its proof names it).
         phone: step === 33 ? undefined : state.phone,
         email: step === 14 ? undefined : state.email,
         uid: step === 62 ? state.uid : undefined,
-        pending_proof: step === 23 || step === 62 ? state.proofs.pending_proof : undefined,
+        pending_proof: step !== null && PENDING_STEPS.includes(step) ? state.proofs.pending_proof : undefined,
       };
       return remember(await send('FeVerifyOtp', { ...defined(carried), ...defined(body) } as RequestOf<'FeVerifyOtp'>));
+    },
+
+    async declinePhone() {
+      if (state.step !== 65) throw new Error('declinePhone: only at step 65');
+      return remember(await send('FeVerifyOtp', { flow: 'email_phone_declined', pending_proof: state.proofs.pending_proof } as RequestOf<'FeVerifyOtp'>));
     },
 
     async register(body) {
@@ -152,7 +173,7 @@ export function createJourney(client: Client): Journey {
     },
 
     async resend() {
-      if (!sender) throw new Error('no code was sent in this journey');
+      if (!sender) throw new Error(state.step === 65 ? 'step 65 has no resend: decline the phone or log in by email again' : 'no code was sent in this journey');
       return sender();
     },
 

@@ -295,8 +295,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Checks the code of the step the user is on: 14 or 33 log in (90) or continue (24, 37, 61); 23 continues a registration (25, 37 or 90); 62 saves the new phone (90).
-         * @description Also callable as `POST /?action=FeVerifyOtp` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `expired`, `invalid`, `invalid_proof`, `invalid_request`, `phone_taken`, `proof_required`, `rate_limited`, `store_unavailable`, `too_many_attempts`, `upstream_error`, `user_not_found`.
+         * Checks the code of the step the user is on: 14 or 33 log in (90) or continue (24, 37, 61, or 65: a code to the phone on file of an account whose email was never confirmed); 23 continues a registration (25, 37 or 90); 62 saves the new phone (90); 65 keeps the phone on file (90), or with flow email_phone_declined leaves it dropped (61).
+         * @description Also callable as `POST /?action=FeVerifyOtp` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `channel_not_configured`, `delivery_failed`, `expired`, `invalid`, `invalid_proof`, `invalid_request`, `phone_on_hold`, `phone_taken`, `proof_required`, `rate_limited`, `store_unavailable`, `too_many_attempts`, `upstream_error`, `user_not_found`.
          */
         post: operations["FeVerifyOtp"];
         delete?: never;
@@ -1474,7 +1474,7 @@ export interface components {
              * @description send it back as `flow` in the next request
              * @enum {string|null}
              */
-            flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | null;
+            flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | "email_phone_declined" | null;
             /** @description send metadata of the code this request sent; `otp.otp` only when otp.debug is on */
             otp?: {
                 /** @description the plain code, only when otp.debug is on */
@@ -1537,18 +1537,19 @@ export interface components {
             };
         };
         "FeVerifyOtp.Request": {
-            otp_code: string;
+            /** @description required, except with flow `email_phone_declined` ("not my phone" at step 65) */
+            otp_code?: string;
             /**
-             * @description the `flow` of the previous answer
+             * @description the `flow` of the previous answer, or `email_phone_declined` at step 65
              * @enum {string}
              */
-            flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone";
+            flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | "email_phone_declined";
             phone?: string | null;
             /** Format: email */
             email?: string | null;
             uid?: string | null;
             stay_logged_in?: boolean | null;
-            /** @description signed proof from FeRegister phase email_otp (step 23) or FeAddPhone (step 62) */
+            /** @description signed proof from FeRegister phase email_otp (step 23), FeAddPhone (step 62) or FeVerifyOtp (step 65) */
             pending_proof?: string | null;
         };
         "FeVerifyOtp.Data": {
@@ -1558,7 +1559,7 @@ export interface components {
              * @description send it back as `flow` in the next request
              * @enum {string|null}
              */
-            flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | null;
+            flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | "email_phone_declined" | null;
             /**
              * @description only where the contract names one: otp_phone at 62, success at 90
              * @enum {string}
@@ -1571,10 +1572,27 @@ export interface components {
             done?: true;
             /** @description the account acted on, once known (send it to FeAddPhone / FeUpdateProfile) */
             uid?: string;
+            /** @description at 65 when the code went to the phone on file: that phone, masked (`+39 *******567`) */
+            phone_hint?: string;
+            /** @description send metadata of the code this request sent; `otp.otp` only when otp.debug is on */
+            otp?: {
+                /** @description the plain code, only when otp.debug is on */
+                otp?: string;
+                resent: boolean;
+                retry_after: number;
+                cooldown: number;
+                expires_in: number;
+                notified: {
+                    email: boolean;
+                    sms: boolean;
+                };
+            };
             /** @description when this request issued a token (also set as cookie __utp) */
             access_token?: string;
             /** @description at 24: send it as `phone_proof` to FeRegister phase email_otp */
             phone_proof?: string;
+            /** @description at 23, 62 and 65: send it as `pending_proof` to FeVerifyOtp */
+            pending_proof?: string;
             /** @description at 25 and 37: send it as `register_proof` to FeRegister phase register */
             register_proof?: string;
             /** @description at 61 and 90: send it as `proof` to FeAddPhone / FeUpdateProfile (a `verified` proof, also accepted by the identity primitives) */
@@ -1616,7 +1634,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "expired" | "invalid" | "invalid_proof" | "invalid_request" | "phone_taken" | "proof_required" | "rate_limited" | "store_unavailable" | "too_many_attempts" | "upstream_error" | "user_not_found";
+                reason: "already_sent" | "channel_not_configured" | "delivery_failed" | "expired" | "invalid" | "invalid_proof" | "invalid_request" | "phone_on_hold" | "phone_taken" | "proof_required" | "rate_limited" | "store_unavailable" | "too_many_attempts" | "upstream_error" | "user_not_found";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -1638,7 +1656,7 @@ export interface components {
             /** @description phase email_otp always sends the email code (step 23 needs it) */
             otp?: boolean | null;
             /** @enum {string|null} */
-            flow?: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | null;
+            flow?: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | "email_phone_declined" | null;
             is_magic_link_sent?: boolean | null;
             /** @enum {string|null} */
             phase?: "email_otp" | "register" | null;
@@ -1661,7 +1679,7 @@ export interface components {
              * @description send it back as `flow` in the next request
              * @enum {string|null}
              */
-            flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | null;
+            flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | "email_phone_declined" | null;
             /** @description send metadata of the code this request sent; `otp.otp` only when otp.debug is on */
             otp?: {
                 /** @description the plain code, only when otp.debug is on */
@@ -1675,7 +1693,7 @@ export interface components {
                     sms: boolean;
                 };
             };
-            /** @description at 23 and 62: send it as `pending_proof` to FeVerifyOtp */
+            /** @description at 23, 62 and 65: send it as `pending_proof` to FeVerifyOtp */
             pending_proof?: string;
             /**
              * @description only where the contract names one: otp_phone at 62, success at 90
@@ -1761,7 +1779,7 @@ export interface components {
              * @description send it back as `flow` in the next request
              * @enum {string|null}
              */
-            flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | null;
+            flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | "email_phone_declined" | null;
             /**
              * @description only where the contract names one: otp_phone at 62, success at 90
              * @enum {string}
@@ -1782,7 +1800,7 @@ export interface components {
                     sms: boolean;
                 };
             };
-            /** @description at 23 and 62: send it as `pending_proof` to FeVerifyOtp */
+            /** @description at 23, 62 and 65: send it as `pending_proof` to FeVerifyOtp */
             pending_proof?: string;
         };
         "FeAddPhone.Success": {
@@ -1857,7 +1875,7 @@ export interface components {
              * @description send it back as `flow` in the next request
              * @enum {string|null}
              */
-            flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | null;
+            flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | "email_phone_declined" | null;
             /**
              * @description only where the contract names one: otp_phone at 62, success at 90
              * @enum {string}

@@ -44,7 +44,11 @@ interface SandboxUser {
   password?: string;
 }
 
-/** A user with a phone, one without, one whose email is not confirmed yet. */
+/**
+ * A user with a phone, one without, one whose email is not confirmed yet, and two accounts made
+ * by a phone registration whose email was never confirmed (step 65): Elena's phone is hers,
+ * Francesca's email was typed by someone else, whose phone is on it.
+ */
 export const sandboxSeedUsers: readonly SandboxUser[] = [
   {
     uid: userGetFixture.user.uid,
@@ -71,6 +75,24 @@ export const sandboxSeedUsers: readonly SandboxUser[] = [
     last_name: 'Verdi',
     email_confirmation_state: 'unconfirmed',
     custom: {},
+    password: SANDBOX_PASSWORD,
+  },
+  {
+    uid: 'PNIel3n4N3r1xx',
+    email: 'elena.neri@example.com',
+    first_name: 'Elena',
+    last_name: 'Neri',
+    email_confirmation_state: 'unconfirmed',
+    custom: { otp_phone: '393336660606' },
+    password: SANDBOX_PASSWORD,
+  },
+  {
+    uid: 'PNIfr4nc3sc4Gl',
+    email: 'francesca.galli@example.com',
+    first_name: 'Francesca',
+    last_name: 'Galli',
+    email_confirmation_state: 'unconfirmed',
+    custom: { otp_phone: '393336660707' },
     password: SANDBOX_PASSWORD,
   },
 ];

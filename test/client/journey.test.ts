@@ -80,6 +80,36 @@ describe('the journey helper', () => {
     expect(await journey.updateProfile({ city: 'Milano' })).toMatchObject({ success: true, data: { next_step: 90 } });
   });
 
+  it('keeps the phone on file at 65 for the phone registrant who proves it (the seeded Elena): the SMS code, then 90', async () => {
+    const elena = sandboxSeedUsers[3]!;
+    const journey = createJourney(client);
+    await journey.login({ identifier: elena.email });
+    const asked = await journey.verifyOtp({ otp_code: codeFor('email', elena.email)! });
+    expect(asked).toMatchObject({ success: true, data: { next_step: 65, flow: 'email_with_phone', uid: elena.uid, phone_hint: '+39 *******606', pending_proof: expect.any(String) } });
+    expect(journey.state).toMatchObject({ step: 65, phoneHint: '+39 *******606' });
+    await expect(journey.resend()).rejects.toThrow('step 65 has no resend');
+
+    const done = await journey.verifyOtp({ otp_code: codeFor('sms', '+393336660606')! });
+    expect(done).toMatchObject({ success: true, data: { next_step: 90, done: true, uid: elena.uid, access_token: expect.any(String) } });
+    expect(journey.state.phoneHint).toBeNull();
+  });
+
+  it('declines the phone on file at 65 and adds the user’s own: 61, 62, 90', async () => {
+    // Seeded: a phone registrant typed Francesca's email (never confirmed); their phone is on the account.
+    const francesca = sandboxSeedUsers[4]!;
+    const { email, uid } = francesca;
+    const journey = createJourney(client);
+    expect(await journey.login({ identifier: email })).toMatchObject({ success: true, data: { next_step: 33 } });
+    expect(await journey.verifyOtp({ otp_code: codeFor('email', email)! })).toMatchObject({ success: true, data: { next_step: 65, phone_hint: '+39 *******707' } });
+    const declined = await journey.declinePhone();
+    expect(declined).toMatchObject({ success: true, data: { next_step: 61, flow: 'email_add_phone', uid, proof: expect.any(String) } });
+    await expect(journey.declinePhone()).rejects.toThrow('only at step 65');
+
+    expect(await journey.addPhone({ phone: '+39 333 666 0808' })).toMatchObject({ success: true, data: { next_step: 62 } });
+    const done = await journey.verifyOtp({ otp_code: codeFor('sms', '+393336660808')! });
+    expect(done).toMatchObject({ success: true, data: { next_step: 90, uid, access_token: expect.any(String) } });
+  });
+
   it('registers by email (23, 37), then 90 with a token', async () => {
     const journey = createJourney(client);
     const email = 'client.journey@example.com';

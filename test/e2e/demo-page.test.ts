@@ -182,4 +182,44 @@ describe('the reference login page', () => {
       await expectStep(page, '24', 'askingRegistrationEmail');
     });
   }, TEST_TIMEOUT);
+
+  it('offers the phone on file at 65 to an account whose email was never confirmed: the code keeps it (90), «Non è il mio numero» drops it (61)', async () => {
+    await withPage(e2e(), 'step 65, both choices', async (run) => {
+      const { page } = run;
+      const [elena, francesca] = [sandboxSeedUsers[3]!, sandboxSeedUsers[4]!];
+      await open(page);
+      await page.keyboard.type(elena.email);
+      await page.keyboard.press('Enter');
+      await expectStep(page, '33', 'awaitingEmailCode');
+      await page.keyboard.type(await codeFromOutbox(run, 'email', elena.email));
+      await page.keyboard.press('Enter');
+      await expectStep(page, '65', 'awaitingPhoneOnFileCode');
+      expect(await currentScreen(page)).toBe('Conferma il telefono dell’account');
+      expect(await page.locator('#code-sent').innerText()).toContain('+39 *******606');
+      expect(await page.locator('#resend').isHidden()).toBe(true);
+      expect(await page.locator('#decline-phone').isVisible()).toBe(true);
+      expect(await focusedId(page)).toBe('otp-code');
+      await page.keyboard.type(await codeFromOutbox(run, 'sms', '+393336660606'));
+      await page.keyboard.press('Enter');
+      await expectStep(page, '90', 'loggedIn');
+      expect(await page.locator('#success-uid').innerText()).toBe(elena.uid);
+
+      await page.locator('#restart').click();
+      await page.locator('#identifier').fill(francesca.email);
+      await page.keyboard.press('Enter');
+      await expectStep(page, '33', 'awaitingEmailCode');
+      await page.keyboard.type(await codeFromOutbox(run, 'email', francesca.email));
+      await page.keyboard.press('Enter');
+      await expectStep(page, '65', 'awaitingPhoneOnFileCode');
+      expect(await page.locator('#code-sent').innerText()).toContain('+39 *******707');
+      // The keyboard reaches the second choice: the code field, Verifica, then «Non è il mio numero».
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Tab');
+      expect(await focusedId(page)).toBe('decline-phone');
+      await page.keyboard.press('Enter');
+      await expectStep(page, '61', 'askingPhone');
+      expect(sent(run.exchanges, 'FeVerifyOtp', 3).body).toMatchObject({ flow: 'email_phone_declined', pending_proof: expect.any(String) });
+      expect(sent(run.exchanges, 'FeVerifyOtp', 3).body).not.toHaveProperty('otp_code');
+    });
+  }, TEST_TIMEOUT);
 });

@@ -273,6 +273,9 @@ function advance(data) {
     case '33':
     case '23':
       return showCode(step, 'email', email, data.otp);
+    case '65':
+      // The account's email was never confirmed: the code went to the phone on file, which the user did not type.
+      return showCode(step, 'sms', data.phone_hint, data.otp);
     case '60':
       return showPassword(step);
     case '24':
@@ -296,7 +299,13 @@ function showCode(step, channel, destination, otp) {
   const form = $('#view-code');
   form.reset();
   $('#code-title').textContent = channel === 'sms' ? 'Inserisci il codice ricevuto per SMS' : "Inserisci il codice ricevuto per email";
-  $('#code-sent').textContent = `Abbiamo inviato un codice ${channel === 'sms' ? 'per SMS al numero' : "all'indirizzo"} ${destination}.`;
+  const onFile = String(step) === '65';
+  $('#code-sent').textContent = onFile
+    ? `Il tuo account ha il numero ${destination}: abbiamo inviato lì un codice per SMS. Se il numero non è tuo, scegli «Non è il mio numero» e aggiungi il tuo.`
+    : `Abbiamo inviato un codice ${channel === 'sms' ? 'per SMS al numero' : "all'indirizzo"} ${destination}.`;
+  // At 65 the code went out with the email proof: no resend, but the user may say the phone is not theirs.
+  $('#resend').hidden = onFile;
+  $('#decline-phone').hidden = !onFile;
   show('code', { step });
   startCountdown(otp && Number.isInteger(otp.retry_after) ? otp.retry_after : 0);
   if (channel === 'sms') readSmsCode(form);
@@ -388,6 +397,13 @@ async function onCode(form) {
   const envelope = await reach(api.verifyOtp({ otp_code: value(form, 'otp_code') }));
   if (!envelope.success) return showFailure(envelope);
   if (step === '14' || step === '62') journey.verifiedPhone = api.state.phone;
+  if (step === '65') journey.verifiedPhone = api.state.phoneHint;
+  advance(envelope.data);
+}
+
+async function onDeclinePhone() {
+  const envelope = await reach(api.declinePhone());
+  if (!envelope.success) return showFailure(envelope);
   advance(envelope.data);
 }
 
@@ -496,6 +512,7 @@ async function start() {
     });
   }
   $('#resend').addEventListener('click', () => void submitting($('#view-code'), onResend));
+  $('#decline-phone').addEventListener('click', () => void submitting($('#view-code'), onDeclinePhone));
   for (const button of document.querySelectorAll('[data-go]')) button.addEventListener('click', () => go(button.dataset.go));
   $('#restart').addEventListener('click', restart);
   restart();
