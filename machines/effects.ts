@@ -1,7 +1,7 @@
 /*
  * The effects of the login flows: the input and output of every named actor the machines
  * invoke, so src/ can implement them against the OTP service and the identity client without
- * reading the machines. Types only.
+ * reading the machines. Types, and the list of their names.
  *
  * Conventions:
  * - Phones are E.164 (`+393331234567`) both ways: the handler normalises what the user typed
@@ -176,6 +176,23 @@ export interface FlowEffects {
   ingestLogin(input: IngestLoginInput, signal: AbortSignal): Promise<IngestLoginOutput>;
 }
 export type EffectName = keyof FlowEffects;
+
+/** Every effect by name, for code that serves or replays them all (src/flows, scripts/replay.ts). */
+export const EFFECT_NAMES = [
+  'sendOtp',
+  'verifyOtp',
+  'searchUserByPhone',
+  'lookupUserByEmail',
+  'claimAccount',
+  'releasePhone',
+  'registerUser',
+  'confirmDoi',
+  'updateProfile',
+  'issueToken',
+  'ingestLogin',
+] as const satisfies ReadonlyArray<EffectName>;
+// Fails to compile when an effect of FlowEffects is missing above.
+const _everyEffectNamed: Exclude<EffectName, (typeof EFFECT_NAMES)[number]> extends never ? true : never = true;
 
 /** Claims of a proof the handler verified (signature, expiry) before restoring the machine. */
 export interface FlowClaims {

@@ -62,6 +62,9 @@ export interface Scenario {
 
 const MARIO = { phone: '+393331234567', email: 'mario.rossi@example.com' };
 const GIULIA = { email: 'giulia.bianchi@example.com' };
+/** Accounts of a phone registration whose email was never confirmed: Elena's phone is hers, Francesca's is someone else's. */
+const ELENA = { email: 'elena.neri@example.com', phone: '+393336660606' };
+const FRANCESCA = { email: 'francesca.galli@example.com', phone: '+393336660707' };
 
 /** The journeys committed as fixtures: each is one recorded journey. */
 export const scenarios: Scenario[] = [
@@ -99,6 +102,28 @@ export const scenarios: Scenario[] = [
     async run({ fe, nextCode }) {
       await fe('FeLogin', { identifier: MARIO.email }, { next_step: 33 });
       await fe('FeVerifyOtp', { flow: 'email', email: MARIO.email, otp_code: await nextCode(MARIO.email) }, { next_step: 90 });
+    },
+  },
+  {
+    file: 'email-login-unconfirmed-phone',
+    name: 'Email login, the email never confirmed: the phone on file proven at 65',
+    async run({ fe, nextCode }) {
+      await fe('FeLogin', { identifier: ELENA.email }, { next_step: 33 });
+      const asked = await fe('FeVerifyOtp', { flow: 'email', email: ELENA.email, otp_code: await nextCode(ELENA.email) }, { next_step: 65 });
+      await fe('FeVerifyOtp', { flow: 'email_with_phone', otp_code: await nextCode(ELENA.phone), pending_proof: asked.pending_proof }, { next_step: 90 });
+    },
+  },
+  {
+    file: 'email-login-phone-declined',
+    name: 'Email login, the email never confirmed: «not my phone» at 65, then the owner’s own phone',
+    async run({ fe, nextCode }) {
+      const phone = '+393336660808';
+      await fe('FeLogin', { identifier: FRANCESCA.email }, { next_step: 33 });
+      const asked = await fe('FeVerifyOtp', { flow: 'email', email: FRANCESCA.email, otp_code: await nextCode(FRANCESCA.email) }, { next_step: 65 });
+      const declined = await fe('FeVerifyOtp', { flow: 'email_phone_declined', pending_proof: asked.pending_proof }, { next_step: 61 });
+      const uid = declined.uid;
+      const added = await fe('FeAddPhone', { flow: 'email_add_phone', phone, uid, email: FRANCESCA.email, proof: declined.proof }, { next_step: 62 });
+      await fe('FeVerifyOtp', { flow: 'email_add_phone', phone, uid, email: FRANCESCA.email, otp_code: await nextCode(phone), pending_proof: added.pending_proof }, { next_step: 90 });
     },
   },
   {

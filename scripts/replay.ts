@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import {
   ACTION_ENTRY,
+  EFFECT_NAMES,
   FlowTimeoutError,
   flowRequest,
   provideEffects,
   resumePointFor,
   runStep,
-  type EffectName,
   type FlowEffects,
   type StepId,
 } from '../machines';
@@ -69,8 +69,7 @@ const canonical = (value: unknown): string =>
 function recordedEffects(recorded: RecordedEffect[], diverge: (message: string) => void): { effects: FlowEffects; left: RecordedEffect[] } {
   const left = [...recorded];
   const effects: Record<string, (input: unknown) => Promise<unknown>> = {};
-  const names: EffectName[] = ['sendOtp', 'verifyOtp', 'searchUserByPhone', 'lookupUserByEmail', 'registerUser', 'confirmDoi', 'updateProfile', 'issueToken', 'ingestLogin'];
-  for (const name of names) {
+  for (const name of EFFECT_NAMES) {
     effects[name] = async (input) => {
       const next = left[0];
       if (!next || next.name !== name) {

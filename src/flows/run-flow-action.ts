@@ -1,10 +1,12 @@
 import {
+  EFFECT_NAMES,
   FlowTimeoutError,
   PROOF_KIND,
   flowRequest,
   loginFlowMachine,
   proofFieldFor,
   runStep,
+  type EffectName,
   type Entry,
   type FlowClaims,
   type FlowEffects,
@@ -71,11 +73,9 @@ function presentedClaims(entry: Entry, body: Record<string, unknown>, ctx: Servi
   return verifyProof(ctx.deps.proofKey, token, ctx.deps.now(), [PROOF_KIND[field]]);
 }
 
-/** Every effect the login machine invokes (machines/effects.ts), each served by the request's own effects. */
-const EFFECT_NAMES = ['sendOtp', 'verifyOtp', 'searchUserByPhone', 'lookupUserByEmail', 'claimAccount', 'releasePhone', 'registerUser', 'confirmDoi', 'updateProfile', 'issueToken', 'ingestLogin'] as const satisfies ReadonlyArray<keyof FlowEffects>;
 
 /** Effects that change something: a proof that led to one is spent (docs/security.md). */
-const CHANGES = new Set(['claimAccount', 'releasePhone', 'registerUser', 'confirmDoi', 'updateProfile', 'issueToken']);
+const CHANGES: ReadonlySet<string> = new Set<EffectName>(['claimAccount', 'releasePhone', 'registerUser', 'confirmDoi', 'updateProfile', 'issueToken']);
 
 /**
  * The presented proof, spent when this action may change something with it: the registration

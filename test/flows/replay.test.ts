@@ -22,6 +22,8 @@ const expected: Record<string, Array<number | string>> = {
   'phone-registration.json': [14, 24, 23, 25, 90],
   'email-login-with-phone.json': [33, 90],
   'email-login-add-phone.json': [33, 61, 62, 90],
+  'email-login-unconfirmed-phone.json': [33, 65, 90],
+  'email-login-phone-declined.json': [33, 65, 61, 62, 90],
   'email-registration-phone-profile.json': [23, 37, 90, 62, 90, 90],
 };
 
