@@ -153,6 +153,9 @@ export interface ReplayedRequest {
 export const JOURNEY_CODE = '123456';
 const PHONE = '+393331234567';
 const NEW_PHONE = '+393339876543';
+/** The phones on the two step-65 accounts: the registrant's own, and one typed with someone else's email. */
+const ELENA_PHONE = '+393336660606';
+const SQUATTER_PHONE = '+393336660707';
 
 /** The contract's typical frontend sequences, as the optimised actions serve them. */
 export const journeys: Journey[] = [
@@ -207,7 +210,7 @@ export const journeys: Journey[] = [
     id: 'email-login-unconfirmed-phone',
     name: 'Email with otp_phone, email never confirmed: the phone proven',
     spec: 'get_user_email, then the phone path (steps 65/90): a phone registrant signs in by email',
-    users: [{ uid: 'uid-elena', email: 'elena@example.com', phone: PHONE, unconfirmed: true }],
+    users: [{ uid: 'uid-elena', email: 'elena@example.com', phone: ELENA_PHONE, unconfirmed: true }],
     requests: [
       { action: 'FeLogin', body: { identifier: 'elena@example.com' } },
       { action: 'FeVerifyOtp', body: { flow: 'email', email: 'elena@example.com', otp_code: JOURNEY_CODE } },
@@ -218,10 +221,10 @@ export const journeys: Journey[] = [
     id: 'email-login-phone-declined',
     name: 'Email with otp_phone, email never confirmed: not my phone',
     spec: 'get_user_email, then step 65 declined: the account without phone (61), a phone added',
-    users: [{ uid: 'uid-elena', email: 'elena@example.com', phone: PHONE, unconfirmed: true }],
+    users: [{ uid: 'uid-francesca', email: 'francesca@example.com', phone: SQUATTER_PHONE, unconfirmed: true }],
     requests: [
-      { action: 'FeLogin', body: { identifier: 'elena@example.com' } },
-      { action: 'FeVerifyOtp', body: { flow: 'email', email: 'elena@example.com', otp_code: JOURNEY_CODE } },
+      { action: 'FeLogin', body: { identifier: 'francesca@example.com' } },
+      { action: 'FeVerifyOtp', body: { flow: 'email', email: 'francesca@example.com', otp_code: JOURNEY_CODE } },
       { action: 'FeVerifyOtp', body: { flow: 'email_phone_declined' } },
       { action: 'FeAddPhone', body: { flow: 'email_add_phone', phone: NEW_PHONE } },
       { action: 'FeVerifyOtp', body: { flow: 'email_add_phone', phone: NEW_PHONE, otp_code: JOURNEY_CODE } },

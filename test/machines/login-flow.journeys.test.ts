@@ -119,16 +119,16 @@ describe('typical sequences', () => {
       const world: FakeWorld[] = [];
       const replayed = await replayJourney({ ...declined, requests: declined.requests.slice(0, 3) }, (w, calls) => (world.push(w), worldEffects(w, calls)));
       const answer = replayed[2]!.answer;
-      expect(answer).toMatchObject({ nextStep: 61, flow: 'email_add_phone', uid: 'uid-elena' });
+      expect(answer).toMatchObject({ nextStep: 61, flow: 'email_add_phone', uid: 'uid-francesca' });
       expect(answer.phoneOnFile).toBeUndefined();
-      expect(answer.proof).toEqual({ field: 'proof', claims: { kind: 'verified', flow: 'email_add_phone', step: 61, uid: 'uid-elena', email: 'elena@example.com', linked: ['uid'] } });
-      expect(world[0]!.users[0]).toEqual({ uid: 'uid-elena', email: 'elena@example.com' });
+      expect(answer.proof).toEqual({ field: 'proof', claims: { kind: 'verified', flow: 'email_add_phone', step: 61, uid: 'uid-francesca', email: 'francesca@example.com', linked: ['uid'] } });
+      expect(world[0]!.users[0]).toEqual({ uid: 'uid-francesca', email: 'francesca@example.com' });
       expect(world[0]!.held).toEqual({});
     });
 
     it('refuses a login with the phone while it is held, before the owner chooses', async () => {
-      const world: FakeWorld = { users: [{ uid: 'uid-elena', email: 'elena@example.com' }], code: '123456', held: { 'uid-elena': PHONE } };
       const squatter = { ...journeys.find((j) => j.id === 'phone-login')!, users: [] };
+      const world: FakeWorld = { users: [{ uid: 'uid-elena', email: 'elena@example.com' }], code: '123456', held: { 'uid-elena': squatter.requests[0]!.body.identifier as string } };
       const replayed = await replayJourney(squatter, (_w, calls) => worldEffects(world, calls));
       expect(replayed[1]!.answer).toMatchObject({ ok: false, failure: { reason: 'phone_on_hold' } });
       expect(replayed[1]!.calls.map((c) => c.name)).toEqual(['verifyOtp', 'searchUserByPhone']);

@@ -51,10 +51,11 @@ export function exampleAnswer(answer: StepAnswer): Record<string, unknown> {
 /*
  * The journeys are replayed with users of their own (machines/journeys.ts); the page shows them as
  * the sandbox's seeded users, so that an example runs as written against `npm start`: the holder
- * of +393331234567 is Mario, the account without a phone is Giulia. The code is whatever the
- * sandbox sent, read in the outbox.
+ * of +393331234567 is Mario, the account without a phone is Giulia, the two accounts whose email
+ * was never confirmed are Elena (her phone) and Francesca (someone else's). The code is whatever
+ * the sandbox sent, read in the outbox.
  */
-const [mario, giulia] = sandboxSeedUsers;
+const [mario, giulia, , elena, francesca] = sandboxSeedUsers;
 const AS_SEEDED: ReadonlyArray<[string, string]> = [
   ['anna@example.com', mario!.email],
   ['bruno@example.com', mario!.email],
@@ -62,6 +63,10 @@ const AS_SEEDED: ReadonlyArray<[string, string]> = [
   ['uid-anna', mario!.uid],
   ['uid-bruno', mario!.uid],
   ['uid-carla', giulia!.uid],
+  ['elena@example.com', elena!.email],
+  ['uid-elena', elena!.uid],
+  ['francesca@example.com', francesca!.email],
+  ['uid-francesca', francesca!.uid],
   [JOURNEY_CODE, `‹il codice in ${OUTBOX_PATH}›`],
 ];
 const asSeeded = <T>(value: T): T => {
