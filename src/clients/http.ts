@@ -65,6 +65,11 @@ export interface UpstreamOptions {
   timeoutMs: number;
   log: Logger;
   observe?: UpstreamObserver;
+  /**
+   * The transport under axios: this module's adapter (src/clients/http-adapter.ts), or axios's
+   * own http adapter, which the benchmark keeps as a reference for what the choice saved.
+   */
+  transport?: 'upstream' | 'axios-http';
 }
 
 /** Kept-alive connections, at most this many to one upstream host at once (the rest wait in the agent's queue). */
@@ -102,9 +107,9 @@ export const envNamesProxy = (env: NodeJS.ProcessEnv = process.env): boolean => 
  * options (validated per call) and browser-only settings. Nothing they hold reaches the wire
  * here: Accept is set below, and the adapter adds its user agent and encodings to every call.
  */
-function createInstance(timeoutMs: number): InstanceType<typeof axios.Axios> {
+function createInstance(timeoutMs: number, transport: UpstreamOptions['transport']): InstanceType<typeof axios.Axios> {
   return new axios.Axios({
-    adapter: upstreamAdapter,
+    adapter: transport === 'axios-http' ? 'http' : upstreamAdapter,
     httpAgent: new http.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: MAX_SOCKETS }),
     httpsAgent: new https.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: MAX_SOCKETS }),
     ...(envNamesProxy() ? {} : { proxy: false as const }),
@@ -135,7 +140,7 @@ function formBody(form: Record<string, string | number | boolean | undefined>): 
 
 export function createUpstream(options: UpstreamOptions): Upstream {
   const { name, label, log } = options;
-  const instance = createInstance(options.timeoutMs);
+  const instance = createInstance(options.timeoutMs, options.transport);
 
   const failure = (call: UpstreamCall, detail: string, cause?: unknown) =>
     apiError('upstream_error', {
