@@ -14,9 +14,9 @@ import { announce } from './child';
  * beyond this is ours: routing, validation, the OTP work, the upstream calls, logging, metrics.
  *
  * The references (r) are the same app making one upstream call per answer first (get_user's
- * profile read, from the bench's fake upstream): through the service's own axios client, or
- * through node:http on a kept-alive agent. They say what one upstream call costs before the
- * service does anything, so a floor can be read against what its calls alone cost.
+ * profile read, from the bench's fake upstream): through node:http on a kept-alive agent (what
+ * the paths with upstream calls are read against), through the service's own client on its
+ * chosen transport, or through that client on axios's own http adapter.
  */
 
 type Fetch = () => Promise<unknown>;
@@ -34,8 +34,8 @@ export function createBaselineApp(fetchUpstream?: Fetch): Koa {
 /** One GET of the profile read, as `transport` makes it. */
 function upstreamFetch(transport: Transport, upstreams: string): Fetch {
   const url = `${upstreams}/idp${identityPaths.userGet}?uid=bench`;
-  if (transport === 'axios') {
-    const upstream = createUpstream({ name: 'reference', label: 'reference', timeoutMs: 10_000, log: createLogger('warn') });
+  if (transport !== 'node:http') {
+    const upstream = createUpstream({ name: 'reference', label: 'reference', timeoutMs: 10_000, log: createLogger('warn'), transport });
     let n = 0;
     return async () => (await upstream.call({ requestId: `r${n++}` }, { endpoint: 'user_get', method: 'GET', url })).data;
   }

@@ -1,31 +1,38 @@
-import { REFERENCE_CASES, SERVICE_CASES } from './cases';
+import { CASES, REF_NODE_HTTP } from './cases';
 
 /*
  * Command line of `npm run bench`:
- *   --smoke             every case for about a second, no warm-up, fewer records for the memory
- *                       figure; exits 1 unless every case answered with no failure (CI)
- *   --duration <s>      measured seconds per case (default 10; smoke 1)
- *   --warmup <s>        unmeasured seconds before each case (default 3; smoke 0)
+ *   --smoke             every case once for about a second, each reference once for all, no
+ *                       warm-up, fewer records for the memory figure; exits 1 unless every case
+ *                       answered with no failure (CI)
+ *   --rounds <n>        paired rounds per case: its reference, then the case (default 3; smoke 1)
+ *   --duration <s>      measured seconds per run (default 4; smoke 1)
+ *   --warmup <s>        unmeasured seconds before each run (default 1; smoke 0)
  *   --connections <n>   concurrent connections (default 50)
  *   --records <n>       pending codes for the memory figure (default 1000000; smoke 100000)
- *   --cases <a,b,...>   only these cases (names as in the table, `memory` for the memory figure,
- *                       `ref_axios_call`/`ref_node_http_call` for the transport references;
- *                       the baseline always runs)
- *   --no-redis          skip the Redis cases even when redis-server is installed
+ *   --cases <a,b,...>   only these cases (names as in the table, `memory` for the memory figure;
+ *                       `ref_node_http_call` alone runs only that reference; the baseline
+ *                       always runs)
+ *   --skip-redis        skip the Redis cases (without it, a missing redis-server is an error
+ *                       that says how to install it); `--no-redis` is the same
+ *   --strict            exit 1 when a ratio's rounds spread by more than 15% (NOISY)
  *   --no-pin            do not pin processes to CPUs (by default, with taskset and 2+ CPUs, the
  *                       app under load gets CPU 0 and everything else the other CPUs)
  *   --json <file>       also write the figures as JSON (baseline, every case with its multiple,
- *                       floor and result, the memory per pending code)
+ *                       ratio, ratio_to, spread, references, floor and result; the memory per
+ *                       pending code)
  *   --profile <dir>     run each service case in its own process with the V8 CPU profiler (the
  *                       one --cpu-prof starts) around its measured window only, write the
  *                       profiles to <dir> and print where each one's time went
  */
 
-/** What `--cases` may name: the service cases and the memory figure (the baseline always runs). */
-export const CASE_NAMES: readonly string[] = [...SERVICE_CASES.map((c) => c.name), ...REFERENCE_CASES.map((c) => c.name), 'memory'];
+/** What `--cases` may name: the cases, the node:http reference and the memory figure (the baseline always runs). */
+export const CASE_NAMES: readonly string[] = [...CASES.map((c) => c.name), REF_NODE_HTTP.name, 'memory'];
 
 export interface BenchOptions {
   smoke: boolean;
+  rounds: number;
+  strict: boolean;
   duration: number;
   warmup: number;
   connections: number;
@@ -51,8 +58,10 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   const smoke = argv.includes('--smoke');
   const options: BenchOptions = {
     smoke,
-    duration: smoke ? 1 : 10,
-    warmup: smoke ? 0 : 3,
+    rounds: smoke ? 1 : 3,
+    strict: false,
+    duration: smoke ? 1 : 4,
+    warmup: smoke ? 0 : 1,
     connections: 50,
     records: smoke ? 100_000 : 1_000_000,
     cases: null,
@@ -87,8 +96,15 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         options.cases = cases;
         break;
       }
+      case '--skip-redis':
       case '--no-redis':
         options.redis = false;
+        break;
+      case '--strict':
+        options.strict = true;
+        break;
+      case '--rounds':
+        options.rounds = Math.max(1, positive(flag, value(), true));
         break;
       case '--no-pin':
         options.pin = false;

@@ -1,15 +1,23 @@
-import { MEMORY_TARGET_BYTES, type BenchCase } from './cases';
+import { MEMORY_TARGET_BYTES, NOISY_SPREAD, REFERENCE_NAMES, type BenchCase, type RatioTo } from './cases';
 import type { CpuUse } from './cpu';
 import type { LoadResult } from './load';
 import type { MemoryResult } from './memory';
 
-/* The table `npm run bench` prints, and the smoke verdict CI relies on. */
+/* The table `npm run bench` prints, its JSON, and the verdicts CI and `--strict` rely on. */
+
+/** One measured window of one app. */
+export interface Run {
+  result: LoadResult;
+  /** CPU used during the window (Linux only). */
+  cpu?: CpuUse;
+}
 
 export interface CaseOutcome {
   benchCase: BenchCase;
-  result?: LoadResult;
-  /** CPU used during the measured run (Linux only). */
-  cpu?: CpuUse;
+  /** Its measured windows, one per round. */
+  runs?: Run[];
+  /** The reference's window right before each of them (same index); absent for the references themselves. */
+  paired?: Run[];
   /** Why the case did not run (an action not registered, no redis-server). */
   skipped?: string;
 }
@@ -17,22 +25,6 @@ export interface CaseOutcome {
 export interface Verdict {
   ok: boolean;
   problems: string[];
-}
-
-
-const isBaseline = (outcome: CaseOutcome) => !outcome.benchCase.service && !outcome.benchCase.transport;
-const isReference = (outcome: CaseOutcome) => Boolean(outcome.benchCase.transport);
-
-/** The baseline's app CPU per answer: the mean of its runs (start and end) that were measured. */
-export function baselineCpu(outcomes: readonly CaseOutcome[]): number | undefined {
-  const runs = outcomes.filter((o) => isBaseline(o) && o.cpu?.appMicrosPerRequest).map((o) => o.cpu!.appMicrosPerRequest!);
-  return runs.length > 0 ? runs.reduce((sum, v) => sum + v, 0) / runs.length : undefined;
-}
-
-/** A case's app CPU per answer as a multiple of the baseline's: the figure that does not depend on the machine's pace. */
-export function multipleOf(outcome: CaseOutcome | undefined, baseline: number | undefined): number | undefined {
-  const cpu = outcome?.cpu?.appMicrosPerRequest;
-  return cpu && baseline ? cpu / baseline : undefined;
 }
 
 export type CaseResult = 'ok' | 'over floor' | 'failed' | 'skipped' | 'not judged' | 'reference';
@@ -44,71 +36,143 @@ export interface CaseFigures {
   log: string | null;
   req_per_s: number | null;
   cpu_us_per_answer: number | null;
+  /** App CPU per answer over the baseline's (median of all its runs), the figure of earlier runs. */
   multiple: number | null;
   p50_ms: number | null;
   p99_ms: number | null;
-  /** The most the multiple may be (for `+info`: the most it may exceed its case's multiple). */
+  /** App CPU per answer over its paired reference's, median of the rounds. */
+  ratio: number | null;
+  ratio_to: RatioTo | null;
+  /** (largest - smallest) / median of the rounds' ratios; 0 with one round. */
+  spread: number | null;
+  /** µs per answer of each reference in this run (and of the echo); the paired one from this case's own rounds. */
+  references: Record<(typeof REFERENCE_NAMES)[number] | 'baseline', number | null>;
+  /** The most the ratio may be (for `+info`: the most it may exceed its case's ratio). */
   floor: number | null;
   result: CaseResult;
+  noisy: boolean;
 }
 
-const round = (value: number | undefined, digits: number): number | null => (value === undefined || !Number.isFinite(value) ? null : Number(value.toFixed(digits)));
+const round = (value: number | undefined | null, digits: number): number | null => (value === undefined || value === null || !Number.isFinite(value) ? null : Number(value.toFixed(digits)));
 
-/** Every service case judged against its floor; `judge` false (smoke: cold, a second each) leaves them unjudged. */
-export function caseFigures(outcomes: readonly CaseOutcome[], judge = true): CaseFigures[] {
-  const baseline = baselineCpu(outcomes);
-  const byName = new Map(outcomes.map((o) => [o.benchCase.name, o]));
-  return outcomes
-    .filter((o) => o.benchCase.service)
-    .map((outcome) => {
-      const { benchCase, result, cpu } = outcome;
-      const multiple = multipleOf(outcome, baseline);
-      const reference = benchCase.relativeTo ? multipleOf(byName.get(benchCase.relativeTo), baseline) : 1;
-      const judged = multiple !== undefined && reference !== undefined ? multiple / reference : undefined;
-      let verdict: CaseResult = 'not judged';
-      if (!result) verdict = 'skipped';
-      else if (result.failures > 0 || result.exhausted) verdict = 'failed';
-      else if (judge && benchCase.floor !== undefined && judged !== undefined) verdict = judged <= benchCase.floor ? 'ok' : 'over floor';
-      else if (judge && benchCase.floor === undefined) verdict = 'ok';
-      return {
-        name: benchCase.name,
-        store: benchCase.service?.store ?? null,
-        log: benchCase.service?.logLevel ?? null,
-        req_per_s: round(result?.rps, 0),
-        cpu_us_per_answer: round(cpu?.appMicrosPerRequest ?? undefined, 1),
-        multiple: round(multiple, 2),
-        p50_ms: round(result?.p50, 2),
-        p99_ms: round(result?.p99, 2),
-        floor: benchCase.floor ?? null,
-        result: verdict,
-      };
-    });
+export function median(values: readonly number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-/** The transport references: their multiples, never judged. */
-export function referenceFigures(outcomes: readonly CaseOutcome[]): CaseFigures[] {
-  const baseline = baselineCpu(outcomes);
-  return outcomes.filter(isReference).map(({ benchCase, result, cpu }, i, all) => ({
-    name: benchCase.name,
-    store: null,
-    log: null,
-    req_per_s: round(result?.rps, 0),
-    cpu_us_per_answer: round(cpu?.appMicrosPerRequest ?? undefined, 1),
-    multiple: round(multipleOf(all[i], baseline), 2),
-    p50_ms: round(result?.p50, 2),
-    p99_ms: round(result?.p99, 2),
-    floor: null,
-    result: result && result.failures > 0 ? 'failed' : 'reference',
+/** How far a set of ratios disagree: their range over their median. */
+export function spreadOf(values: readonly number[]): number | undefined {
+  const middle = median(values);
+  return middle ? (Math.max(...values) - Math.min(...values)) / middle : undefined;
+}
+
+const cpuOf = (run: Run) => run.cpu?.appMicrosPerRequest ?? undefined;
+const defined = (values: Array<number | undefined | null>) => values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+const medianCpu = (runs: readonly Run[] | undefined) => median(defined((runs ?? []).map(cpuOf)));
+
+/** Each round's ratio: the case's CPU per answer over its reference's, measured right before it. */
+export function roundRatios(outcome: CaseOutcome): number[] {
+  const { runs = [], paired = [] } = outcome;
+  return defined(runs.map((run, i) => {
+    const own = cpuOf(run);
+    const reference = paired[i] && cpuOf(paired[i]!);
+    return own && reference ? own / reference : undefined;
   }));
 }
 
+/** Every run of a name in the bench (a reference runs once per round of each case paired with it). */
+function allRuns(outcomes: readonly CaseOutcome[], name: string): Run[] {
+  // A set: a smoke run pairs every case with the same run of its reference.
+  const runs = new Set<Run>();
+  for (const outcome of outcomes) {
+    if (outcome.benchCase.name === name) for (const run of outcome.runs ?? []) runs.add(run);
+    if (outcome.benchCase.ratioTo === name) for (const run of outcome.paired ?? []) runs.add(run);
+  }
+  return [...runs];
+}
+
+/** The baseline's app CPU per answer: the median of its runs. */
+export function baselineCpu(outcomes: readonly CaseOutcome[]): number | undefined {
+  return medianCpu(allRuns(outcomes, 'baseline'));
+}
+
+const failed = (runs: readonly Run[] | undefined) => (runs ?? []).some((r) => r.result.failures > 0 || r.result.exhausted);
+const isJudgedCase = (outcome: CaseOutcome) => Boolean(outcome.benchCase.ratioTo);
+
+/** Every case judged against its floor; `judge` false (smoke: cold, a second each) leaves them unjudged. */
+export function caseFigures(outcomes: readonly CaseOutcome[], judge = true): CaseFigures[] {
+  const baseline = baselineCpu(outcomes);
+  const ratios = new Map(outcomes.map((o) => [o.benchCase.name, median(roundRatios(o))]));
+  const named = [...REFERENCE_NAMES, 'baseline'] as const;
+  const runMedians = Object.fromEntries(named.map((name) => [name, medianCpu(allRuns(outcomes, name))]));
+  return outcomes.filter(isJudgedCase).map((outcome) => {
+    const { benchCase, runs } = outcome;
+    const ratio = ratios.get(benchCase.name);
+    const spread = spreadOf(roundRatios(outcome));
+    const base = benchCase.relativeTo ? ratios.get(benchCase.relativeTo) : 1;
+    const judged = ratio !== undefined && base ? ratio / base : undefined;
+    let verdict: CaseResult = 'not judged';
+    if (!runs || runs.length === 0) verdict = 'skipped';
+    else if (failed(runs)) verdict = 'failed';
+    else if (benchCase.floor === undefined) verdict = 'reference';
+    else if (judge && judged !== undefined) verdict = judged <= benchCase.floor ? 'ok' : 'over floor';
+    const cpu = medianCpu(runs);
+    const references = Object.fromEntries(
+      named.map((name) => [name, round(name === benchCase.ratioTo ? medianCpu(outcome.paired) : name === benchCase.name ? cpu : runMedians[name], 1)]),
+    ) as CaseFigures['references'];
+    return {
+      name: benchCase.name,
+      store: benchCase.service?.store ?? null,
+      log: benchCase.service?.logLevel ?? null,
+      req_per_s: round(median((runs ?? []).map((r) => r.result.rps)), 0),
+      cpu_us_per_answer: round(cpu, 1),
+      multiple: round(cpu && baseline ? cpu / baseline : undefined, 2),
+      p50_ms: round(median((runs ?? []).map((r) => r.result.p50)), 2),
+      p99_ms: round(median((runs ?? []).map((r) => r.result.p99)), 2),
+      ratio: round(ratio, 2),
+      ratio_to: benchCase.ratioTo ?? null,
+      spread: round(spread, 3),
+      references,
+      floor: benchCase.floor ?? null,
+      result: verdict,
+      noisy: spread !== undefined && spread > NOISY_SPREAD,
+    };
+  });
+}
+
+/** The references themselves (the bare echo and node:http call are never judged; the others are cases too). */
+export function referenceFigures(outcomes: readonly CaseOutcome[]) {
+  const baseline = baselineCpu(outcomes);
+  return REFERENCE_NAMES.flatMap((name) => {
+    const runs = allRuns(outcomes, name);
+    if (runs.length === 0) return [];
+    const cpu = medianCpu(runs);
+    return [
+      {
+        name,
+        runs: runs.length,
+        req_per_s: round(median(runs.map((r) => r.result.rps)), 0),
+        cpu_us_per_answer: round(cpu, 1),
+        multiple: round(cpu && baseline ? cpu / baseline : undefined, 2),
+        p50_ms: round(median(runs.map((r) => r.result.p50)), 2),
+        p99_ms: round(median(runs.map((r) => r.result.p99)), 2),
+        result: failed(runs) ? ('failed' as const) : ('reference' as const),
+      },
+    ];
+  });
+}
+
 /** What `--json <file>` writes. */
-export function jsonReport(outcomes: readonly CaseOutcome[], baselineRps: number, memory: MemoryResult | undefined, judge: boolean) {
+export function jsonReport(outcomes: readonly CaseOutcome[], memory: MemoryResult | undefined, judge: boolean) {
+  const baselineRuns = allRuns(outcomes, 'baseline');
   return {
-    baseline: { req_per_s: round(baselineRps, 0), cpu_us_per_answer: round(baselineCpu(outcomes), 1) },
+    baseline: { req_per_s: round(median(baselineRuns.map((r) => r.result.rps)), 0), cpu_us_per_answer: round(baselineCpu(outcomes), 1), runs: baselineRuns.length },
     cases: caseFigures(outcomes, judge),
     references: referenceFigures(outcomes),
     memory_bytes_per_code: memory ? round(memory.bytesPerRecord, 0) : null,
+    memory_floor_bytes: MEMORY_TARGET_BYTES,
   };
 }
 
@@ -119,53 +183,77 @@ function table(header: string[], rows: string[][]): string {
 }
 
 const cell = (value: number | null) => (value === null ? '-' : String(value));
+const percent = (value: number | null) => (value === null ? '-' : `${(value * 100).toFixed(0)}%`);
+const SHORT: Record<RatioTo, string> = { ref_node_http_call: 'node:http', baseline: 'echo' };
 
-/** The printed table: each case's multiple beside its floor. */
+/** The printed table: each case's ratio to its paired reference, its spread, beside its floor. */
 export function formatTable(outcomes: readonly CaseOutcome[], judge = true): string {
-  const baseline = outcomes.filter((o) => isBaseline(o) && o.result);
-  const rows = baseline.map((o) => [o.benchCase.name, '-', cell(round(o.result!.rps, 0)), cell(round(o.result!.p50, 1)), cell(round(o.result!.p99, 1)), cell(round(o.cpu?.appMicrosPerRequest ?? undefined, 0)), '1.00', '', 'baseline']);
+  const rows = referenceFigures(outcomes)
+    .filter((r) => r.name === 'ref_node_http_call')
+    .map((r) => [r.name, '-', cell(r.req_per_s), cell(round(r.p50_ms, 1)), cell(round(r.p99_ms, 1)), cell(round(r.cpu_us_per_answer, 0)), '-', '', '', '', '', `reference (${r.runs} runs)`]);
+  const baselineRuns = allRuns(outcomes, 'baseline');
+  if (baselineRuns.length > 0) {
+    const cpu = baselineCpu(outcomes);
+    rows.unshift(['baseline', '-', cell(round(median(baselineRuns.map((r) => r.result.rps)), 0)), cell(round(median(baselineRuns.map((r) => r.result.p50)), 1)), cell(round(median(baselineRuns.map((r) => r.result.p99)), 1)), cell(round(cpu, 0)), '-', '', '', '', '', `reference (${baselineRuns.length} runs)`]);
+  }
   for (const figures of caseFigures(outcomes, judge)) {
     const outcome = outcomes.find((o) => o.benchCase.name === figures.name)!;
     const floor = figures.floor === null ? '' : outcome.benchCase.relativeTo ? `x${figures.floor} of ${outcome.benchCase.relativeTo}` : `<= ${figures.floor}`;
-    const result = figures.result === 'skipped' ? `skipped: ${outcome.skipped ?? 'not run'}` : figures.result === 'failed' && outcome.result ? `${outcome.result.failures} failed${outcome.result.exhausted ? ' (ran out of pre-issued codes)' : ''}` : figures.result;
-    rows.push([figures.name, `${figures.store}, ${figures.log}`, cell(figures.req_per_s), cell(round(figures.p50_ms ?? undefined, 1)), cell(round(figures.p99_ms ?? undefined, 1)), cell(round(figures.cpu_us_per_answer ?? undefined, 0)), cell(figures.multiple), floor, result]);
+    const last = outcome.runs?.find((r) => r.result.failures > 0 || r.result.exhausted)?.result;
+    let result: string = figures.result;
+    if (figures.result === 'skipped') result = `skipped: ${outcome.skipped ?? 'not run'}`;
+    else if (figures.result === 'failed' && last) result = `${last.failures} failed${last.exhausted ? ' (ran out of pre-issued codes)' : ''}`;
+    if (figures.noisy) result += ' NOISY';
+    const paired = figures.ratio_to ? figures.references[figures.ratio_to] : null;
+    rows.push([
+      figures.name,
+      figures.store ? `${figures.store}, ${figures.log}` : '-',
+      cell(figures.req_per_s),
+      cell(round(figures.p50_ms, 1)),
+      cell(round(figures.p99_ms, 1)),
+      cell(round(figures.cpu_us_per_answer, 0)),
+      figures.ratio_to ? `${cell(round(paired, 0))} ${SHORT[figures.ratio_to]}` : '-',
+      cell(figures.ratio),
+      percent(figures.spread),
+      floor,
+      cell(figures.multiple),
+      result,
+    ]);
   }
-  for (const figures of referenceFigures(outcomes)) {
-    rows.push([figures.name, '-', cell(figures.req_per_s), cell(round(figures.p50_ms ?? undefined, 1)), cell(round(figures.p99_ms ?? undefined, 1)), cell(round(figures.cpu_us_per_answer ?? undefined, 0)), cell(figures.multiple), '', figures.result]);
-  }
-  return table(['case', 'store, log', 'req/s', 'p50 ms', 'p99 ms', 'app CPU µs/answer', 'multiple', 'floor', 'result'], rows);
+  return table(['case', 'store, log', 'req/s', 'p50 ms', 'p99 ms', 'app CPU µs/answer', 'paired ref µs', 'ratio', 'spread', 'floor', 'x echo', 'result'], rows);
 }
 
 /** What the CPU columns mean, printed under the table. */
-export const CPU_LEGEND =
-  'app CPU µs/answer: CPU time of the process under load per answer (independent of how many cores it got); multiple: that, divided by the baseline\'s in the same run (the figure the floors are set in).';
+export const CPU_LEGEND = [
+  'app CPU µs/answer: CPU time of the process under load per answer (independent of how many cores it got), median of the rounds;',
+  'paired ref µs: the same for the reference run right before each round (node:http: one answer plus one node:http upstream call; echo: the bare Koa echo);',
+  `ratio: the case's over its paired reference's, median of the rounds (the figure the floors are set in); spread: (largest - smallest) / median of the rounds' ratios, NOISY above ${NOISY_SPREAD * 100}%;`,
+  'x echo: the case over the baseline\'s median, the figure of earlier runs.',
+].join('\n');
 
 export function formatMemory(memory: MemoryResult): string {
   const met = memory.bytesPerRecord <= MEMORY_TARGET_BYTES ? 'ok' : 'OVER FLOOR';
   return `memory per pending code (memory store, ${memory.records.toLocaleString('en')} records, V8 heap after GC): ${memory.bytesPerRecord.toFixed(0)} B (floor <= ${MEMORY_TARGET_BYTES} B: ${met}); RSS growth ${memory.rssBytesPerRecord.toFixed(0)} B/record`;
 }
 
-/** CI's rule: every case that ran answered something, and nothing failed. Skipped cases are reported, not failed. */
+/** CI's rule: every run answered something, and nothing failed. Skipped cases are reported, not failed. */
 export function verdict(outcomes: readonly CaseOutcome[], memory?: MemoryResult): Verdict {
   const problems: string[] = [];
-  for (const { benchCase, result } of outcomes) {
-    if (!result) continue;
-    if (result.requests === 0) problems.push(`${benchCase.name}: no answer at all`);
+  const seen = new Set<LoadResult>();
+  const check = (name: string, result: LoadResult) => {
+    if (seen.has(result)) return;
+    seen.add(result);
+    if (result.requests === 0) problems.push(`${name}: no answer at all`);
     if (result.failures > 0) {
       const detail = `non-2xx ${result.non2xx}, socket errors ${result.errors}, timeouts ${result.timeouts}, success:false ${result.mismatches}`;
-      problems.push(`${benchCase.name}: ${result.failures} failed (${detail})${result.firstFailure ? `; first: ${result.firstFailure}` : ''}`);
+      problems.push(`${name}: ${result.failures} failed (${detail})${result.firstFailure ? `; first: ${result.firstFailure}` : ''}`);
     }
-    if (result.exhausted) problems.push(`${benchCase.name}: ran out of pre-issued codes`);
+    if (result.exhausted) problems.push(`${name}: ran out of pre-issued codes`);
+  };
+  for (const { benchCase, runs, paired } of outcomes) {
+    for (const run of runs ?? []) check(benchCase.name, run.result);
+    for (const run of paired ?? []) check(benchCase.ratioTo ?? 'reference', run.result);
   }
   if (memory && !(memory.bytesPerRecord > 0)) problems.push('memory: no growth measured');
   return { ok: problems.length === 0, problems };
-}
-
-/** The baseline the ratios use, and how far its two measurements (start, end) drifted apart. */
-export function formatBaseline(outcomes: readonly CaseOutcome[], baselineRps: number): string {
-  const runs = outcomes.filter((o) => isBaseline(o) && o.result).map((o) => o.result!.rps);
-  if (runs.length < 2) return `ratios are to the baseline's ${baselineRps.toFixed(0)} req/s`;
-  const drift = (Math.max(...runs) - Math.min(...runs)) / baselineRps;
-  const note = drift > 0.15 ? ' (NOISY: the machine\'s pace changed during the run; rerun when it is quiet)' : '';
-  return `ratios are to the mean of the baseline's runs at start and end, ${baselineRps.toFixed(0)} req/s; they differ by ${(drift * 100).toFixed(0)}%${note}`;
 }

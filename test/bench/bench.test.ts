@@ -1,9 +1,9 @@
 import { parseOptions, UsageError } from '../../bench/options';
 import { requestsFor, type LoadResult } from '../../bench/load';
 import { hotFunctions } from '../../bench/profile';
-import { caseFigures, formatTable, jsonReport, verdict, type CaseOutcome } from '../../bench/report';
-import { BASELINE, REFERENCE_CASES, SERVICE_CASES } from '../../bench/cases';
-import { runBench } from '../../bench/run';
+import { caseFigures, formatTable, jsonReport, median, spreadOf, verdict, type CaseOutcome, type Run } from '../../bench/report';
+import { BASELINE, CASES } from '../../bench/cases';
+import { runBench, setupRefusal } from '../../bench/run';
 
 /*
  * The benchmark is not part of `npm test`, but its parts are, so it cannot rot: a short run of
@@ -27,15 +27,21 @@ const result = (overrides: Partial<LoadResult> = {}): LoadResult => ({
   nextIndex: 100,
   ...overrides,
 });
-const otpGenerate = SERVICE_CASES.find((c) => c.name === 'otp_generate')!;
+const otpGenerate = CASES.find((c) => c.name === 'otp_generate')!;
+const cpu = (appMicrosPerRequest: number) => ({ appMicrosPerRequest, appCores: 1, loadCores: 1, otherCores: 0 });
+const run = (micros: number, overrides: Partial<LoadResult> = {}): Run => ({ result: result(overrides), cpu: cpu(micros) });
 
 describe('bench options', () => {
   it('runs each case for a second with no warm-up in smoke mode', () => {
     expect(parseOptions(['--smoke'])).toMatchObject({ smoke: true, duration: 1, warmup: 0, connections: 50, records: 100_000 });
   });
 
-  it('defaults to ten seconds per case, 50 connections and one million records', () => {
-    expect(parseOptions([])).toMatchObject({ smoke: false, duration: 10, warmup: 3, connections: 50, records: 1_000_000, cases: null, redis: true, pin: true, jsonFile: null });
+  it('defaults to three paired rounds of four seconds, 50 connections and one million records', () => {
+    expect(parseOptions([])).toMatchObject({ smoke: false, rounds: 3, strict: false, duration: 4, warmup: 1, connections: 50, records: 1_000_000, cases: null, redis: true, pin: true, jsonFile: null });
+  });
+
+  it('takes --strict, --rounds and --skip-redis', () => {
+    expect(parseOptions(['--strict', '--rounds', '5', '--skip-redis'])).toMatchObject({ strict: true, rounds: 5, redis: false });
   });
 
   it('takes a file for the JSON figures', () => {
@@ -82,71 +88,92 @@ describe('bench load requests', () => {
 
 describe('bench verdict', () => {
   it('passes when every case that ran answered without a failure, skipped ones included', () => {
-    const outcomes: CaseOutcome[] = [{ benchCase: BASELINE, result: result() }, { benchCase: otpGenerate, skipped: 'redis-server not installed' }];
+    const outcomes: CaseOutcome[] = [{ benchCase: BASELINE, runs: [run(40)] }, { benchCase: otpGenerate, skipped: 'redis-server not installed' }];
     expect(verdict(outcomes)).toEqual({ ok: true, problems: [] });
   });
 
-  it('fails a case with a failed answer, naming what failed', () => {
-    const { ok, problems } = verdict([{ benchCase: otpGenerate, result: result({ failures: 2, mismatches: 2, firstFailure: '{"success":false}' }) }]);
+  it('fails a case with a failed answer in any round, naming what failed', () => {
+    const { ok, problems } = verdict([{ benchCase: otpGenerate, runs: [run(300), run(300, { failures: 2, mismatches: 2, firstFailure: '{"success":false}' })], paired: [run(100), run(100)] }]);
     expect(ok).toBe(false);
     expect(problems[0]).toContain('success:false 2');
   });
 
-  it('fails a case that answered nothing', () => {
-    expect(verdict([{ benchCase: otpGenerate, result: result({ requests: 0, rps: 0 }) }]).ok).toBe(false);
-  });
-
-  const cpu = (appMicrosPerRequest: number) => ({ appMicrosPerRequest, appCores: 1, loadCores: 1, otherCores: 0 });
-  const otpGenerateInfo = SERVICE_CASES.find((c) => c.name === 'otp_generate+info')!;
-  const judged = (appMicros: number, infoMicros: number): CaseOutcome[] => [
-    { benchCase: BASELINE, result: result({ rps: 1000 }), cpu: cpu(100) },
-    { benchCase: otpGenerate, result: result({ rps: 300 }), cpu: cpu(appMicros) },
-    { benchCase: otpGenerateInfo, result: result({ rps: 250 }), cpu: cpu(infoMicros) },
-  ];
-
-  it('judges each case by its app CPU per answer as a multiple of the baseline’s, against its floor', () => {
-    expect(caseFigures(judged(350, 380)).map((c) => [c.name, c.multiple, c.floor, c.result])).toEqual([
-      ['otp_generate', 3.5, 4, 'ok'],
-      ['otp_generate+info', 3.8, 1.15, 'ok'],
-    ]);
-    expect(caseFigures(judged(450, 600)).map((c) => c.result)).toEqual(['over floor', 'over floor']);
-  });
-
-  it('prints each multiple beside its floor', () => {
-    const table = formatTable(judged(350, 380));
-    expect(table).toMatch(/otp_generate +memory, warn .* 350 +3\.5 +<= 4 +ok/);
-    expect(table).toMatch(/otp_generate\+info .* 3\.8 +x1\.15 of otp_generate +ok/);
-  });
-
-  it('leaves a smoke run unjudged, and writes the JSON report with every field', () => {
-    expect(caseFigures(judged(450, 600), false).map((c) => c.result)).toEqual(['not judged', 'not judged']);
-    const report = jsonReport(judged(350, 380), 1000, { records: 10, heapBytes: 1900, bytesPerRecord: 190, rssBytesPerRecord: 300 }, true);
-    expect(report).toEqual({
-      baseline: { req_per_s: 1000, cpu_us_per_answer: 100 },
-      cases: [
-        { name: 'otp_generate', store: 'memory', log: 'warn', req_per_s: 300, cpu_us_per_answer: 350, multiple: 3.5, p50_ms: 1, p99_ms: 2, floor: 4, result: 'ok' },
-        { name: 'otp_generate+info', store: 'memory', log: 'info', req_per_s: 250, cpu_us_per_answer: 380, multiple: 3.8, p50_ms: 1, p99_ms: 2, floor: 1.15, result: 'ok' },
-      ],
-      references: [],
-      memory_bytes_per_code: 190,
-    });
+  it('fails a reference run that answered nothing', () => {
+    expect(verdict([{ benchCase: otpGenerate, runs: [run(300)], paired: [run(100, { requests: 0, rps: 0 })] }]).ok).toBe(false);
   });
 });
 
-describe('bench transport references', () => {
-  const cpu = (appMicrosPerRequest: number) => ({ appMicrosPerRequest, appCores: 1, loadCores: 1, otherCores: 0 });
-  const answered = { kind: 'echo' as const, requests: 100, failures: 0, rps: 500, p50: 1, p99: 2, durationSeconds: 1, non2xx: 0, errors: 0, timeouts: 0, mismatches: 0, nextIndex: 0 };
-  const outcomes: CaseOutcome[] = [
-    { benchCase: BASELINE, result: { ...answered, rps: 1000 }, cpu: cpu(100) },
-    { benchCase: REFERENCE_CASES[0]!, result: answered, cpu: cpu(600) },
+describe('bench ratios, paired', () => {
+  const otpGenerateInfo = CASES.find((c) => c.name === 'otp_generate+info')!;
+  const verifyOtp = CASES.find((c) => c.name === 'verify_otp')!;
+  // Three rounds; each round's reference moves with the machine, and the case with it.
+  const outcomes = (caseMicros: number[], infoMicros: number[]): CaseOutcome[] => [
+    { benchCase: BASELINE, runs: [run(40)] },
+    { benchCase: otpGenerate, runs: caseMicros.map((m) => run(m)), paired: [run(100), run(150), run(120)] },
+    { benchCase: otpGenerateInfo, runs: infoMicros.map((m) => run(m)), paired: [run(100), run(150), run(120)] },
+    { benchCase: verifyOtp, runs: [run(80), run(90), run(70)], paired: [run(40), run(45), run(35)] },
   ];
 
-  it('reports a reference as a multiple of the baseline, never judges it, and keeps it out of the baseline', () => {
-    const report = jsonReport(outcomes, 1000, undefined, true);
-    expect(report.baseline.cpu_us_per_answer).toBe(100);
-    expect(report.cases).toEqual([]);
-    expect(report.references).toEqual([expect.objectContaining({ name: 'ref_axios_call', multiple: 6, floor: null, result: 'reference' })]);
-    expect(formatTable(outcomes)).toMatch(/ref_axios_call +- .* 600 +6 +reference/);
+  it("takes the median and the spread of the rounds' ratios", () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([1, 2, 3, 4])).toBe(2.5);
+    expect(spreadOf([1.8, 2, 2.2])).toBeCloseTo(0.2);
+  });
+
+  it('judges each case by its CPU per answer over the reference run right before it, median of the rounds, against its floor', () => {
+    const figures = caseFigures(outcomes([190, 300, 240], [200, 300, 250]));
+    expect(figures.map((c) => [c.name, c.ratio, c.ratio_to, c.spread, c.floor, c.result, c.noisy])).toEqual([
+      ['otp_generate', 2, 'ref_node_http_call', 0.05, 2, 'ok', false],
+      ['otp_generate+info', 2, 'ref_node_http_call', 0.042, 1.15, 'ok', false],
+      ['verify_otp', 2, 'baseline', 0, 2, 'ok', false],
+    ]);
+    expect(caseFigures(outcomes([300, 300, 300], [400, 400, 400])).map((c) => c.result)).toEqual(['over floor', 'over floor', 'ok']);
+  });
+
+  it('calls a case NOISY when its rounds disagree by more than 15%', () => {
+    const noisy = outcomes([150, 300, 240], [200, 300, 250]);
+    expect(caseFigures(noisy)[0]).toMatchObject({ ratio: 2, noisy: true });
+    expect(formatTable(noisy)).toMatch(/otp_generate +memory, warn .* 240 +120 node:http +2 +25% +<= 2 .* ok NOISY/);
+  });
+
+  it("leaves a smoke run unjudged, and writes the JSON report with today's fields and the paired ones", () => {
+    expect(caseFigures(outcomes([300, 300, 300], [400, 400, 400]), false).map((c) => c.result)).toEqual(['not judged', 'not judged', 'not judged']);
+    const report = jsonReport(outcomes([190, 300, 240], [200, 300, 250]), { records: 10, heapBytes: 1500, bytesPerRecord: 150, rssBytesPerRecord: 300 }, true);
+    expect(report.baseline).toEqual({ req_per_s: 100, cpu_us_per_answer: 40, runs: 4 });
+    expect(report.cases[0]).toEqual({
+      name: 'otp_generate',
+      store: 'memory',
+      log: 'warn',
+      req_per_s: 100,
+      cpu_us_per_answer: 240,
+      multiple: 6,
+      p50_ms: 1,
+      p99_ms: 2,
+      ratio: 2,
+      ratio_to: 'ref_node_http_call',
+      spread: 0.05,
+      references: { ref_node_http_call: 120, ref_upstream_call: null, ref_axios_http_call: null, baseline: 40 },
+      floor: 2,
+      result: 'ok',
+      noisy: false,
+    });
+    expect(report.references).toEqual([expect.objectContaining({ name: 'ref_node_http_call', runs: 6, cpu_us_per_answer: 120, result: 'reference' })]);
+    expect(report).toMatchObject({ memory_bytes_per_code: 150, memory_floor_bytes: 160 });
+  });
+});
+
+describe('bench Redis', () => {
+  const missing = () => false;
+
+  it('refuses a run with a Redis case when redis-server is missing, saying how to install it', () => {
+    expect(setupRefusal({ ...parseOptions([]), cases: ['verify_otp@redis'] }, missing)).toMatch(/apt-get install redis-server.*--skip-redis/);
+    expect(setupRefusal(parseOptions([]), missing)).toMatch(/apt-get install redis-server/);
+  });
+
+  it('runs without redis-server when told to skip the Redis cases, or when none is selected', () => {
+    expect(setupRefusal(parseOptions(['--skip-redis']), missing)).toBeUndefined();
+    expect(setupRefusal({ ...parseOptions([]), cases: ['verify_otp'] }, missing)).toBeUndefined();
+    expect(setupRefusal(parseOptions([]), () => true)).toBeUndefined();
   });
 });
 
@@ -165,11 +192,14 @@ describe('bench profile summary', () => {
 
 describe('bench smoke run', () => {
   it('answers every case of the service without a failure and measures the memory per pending code', async () => {
-    const options = { ...parseOptions(['--smoke']), duration: 1, connections: 10, records: 20_000, cases: ['noop_action', 'otp_generate', 'verify_otp', 'login', 'get_user', 'ref_axios_call', 'ref_node_http_call', 'memory'] };
+    const options = { ...parseOptions(['--smoke']), duration: 1, connections: 10, records: 20_000, cases: ['ref_upstream_call', 'ref_axios_http_call', 'noop_action', 'otp_generate', 'verify_otp', 'login', 'get_user', 'memory'] };
     const report = await runBench(options, () => {});
     expect(verdict(report.outcomes, report.memory)).toEqual({ ok: true, problems: [] });
-    const ran = report.outcomes.filter((o) => o.result).map((o) => o.benchCase.name);
-    expect(ran).toEqual(['baseline', 'ref_axios_call', 'ref_node_http_call', 'noop_action', 'otp_generate', 'verify_otp', 'login', 'get_user']);
+    const ran = report.outcomes.filter((o) => o.runs?.length).map((o) => o.benchCase.name);
+    expect(ran).toEqual(['baseline', 'ref_upstream_call', 'ref_axios_http_call', 'noop_action', 'otp_generate', 'verify_otp', 'login', 'get_user']);
+    // Smoke: one run of each reference, shared by every case paired with it.
+    const paired = (name: string) => report.outcomes.find((o) => o.benchCase.name === name)!.paired![0];
+    expect(paired('otp_generate')).toBe(paired('ref_upstream_call'));
     expect(report.memory!.bytesPerRecord).toBeGreaterThan(0);
   }, 60_000);
 });
