@@ -14,6 +14,7 @@ import type { RateLimiter } from './limits/rate-limiter';
 import type { OtpService } from './otp/service';
 import type { OtpStore } from './otp/store';
 import type { ProofKey } from './proofs';
+import type { SmsServices } from './sms';
 
 /*
  * Everything an action may call, built once per process from the configuration.
@@ -40,6 +41,8 @@ export interface Deps {
   recommendations: RecommendationsClient;
   /** The external identity provider (docs/contract.md#upstream-calls). */
   identity: IdentityClient;
+  /** The SMS providers (failover, breakers), the message ledger, receipts and the pumping defence (docs/sms.md). */
+  sms: SmsServices;
   /** Prometheus metrics of this app; the counting functions are documented in src/core/metrics.ts. */
   metrics: Metrics;
   /** The user collector (the login ingest endpoint); `configured` false when no base_url. */
