@@ -84,7 +84,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
         emailSent: (email) => sms.ledger.recordEmail(email),
         refused: (reason, region) => metrics.smsRefused(reason, region),
       },
-      mailer: createMailer(config, log),
+      mailer: overrides.mailer ?? createMailer(config, log),
       sameAccount: (ctx, phone, email) => phoneBelongsToEmail({ identity, config }, ctx, phone, email),
     });
   if (!overrides.otp) closers.push(() => otp.close());

@@ -14,6 +14,7 @@ import type { RateLimiter } from './limits/rate-limiter';
 import type { OtpService } from './otp/service';
 import type { OtpStore } from './otp/store';
 import type { ProofKey } from './proofs';
+import type { Mailer } from '../clients/mailer';
 import type { SmsServices } from './sms';
 
 /*
@@ -61,8 +62,8 @@ export interface Deps {
   close(): Promise<void>;
 }
 
-/** Any piece replaced (tests, the benchmark); `otpStore` replaces the store inside the OTP service. */
-export type DepsOverrides = Partial<Deps> & { otpStore?: OtpStore };
+/** Any piece replaced (tests, the benchmark); `otpStore` and `mailer` replace pieces inside the OTP service. */
+export type DepsOverrides = Partial<Deps> & { otpStore?: OtpStore; mailer?: Mailer };
 
 /** One request and the process's dependencies: what actions, the flow runner and the domain receive. */
 export interface ServiceContext extends RequestContext {

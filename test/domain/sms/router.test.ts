@@ -55,7 +55,7 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
   ])('passes the message to the next provider after %s, and only one accepts it', async (_name, fail) => {
     const gateway = fail(nock('https://gw.example.test').post('/send'));
     const twilio = nock('https://twilio.example.test')
-      .post(twilioPath, (body: Record<string, string>) => body.To === TO && body.Body === 'code 123456' && body.StatusCallback.startsWith('https://login.example.com/_sms/receipts/twilio?m='))
+      .post(twilioPath, (body: Record<string, string>) => body.To === TO && body.Body === 'code 123456' && body.StatusCallback?.startsWith('https://login.example.com/_sms/receipts/twilio?m=') === true)
       .once()
       .reply(201, { sid: 'SM1', status: 'queued' });
     const { sms, metrics } = services();
