@@ -15,6 +15,7 @@ import type { SmsStore } from './store';
  *      fewer than `block_min_conversion` of them were verified, the range is blocked for
  *      `block_seconds` and this send is refused. An operator lifts a block sooner.
  * The allow list of countries is `sms.allowed_regions`, checked by the OTP service before this.
+ * `rate_limits.enabled: false` switches this off too: it is an abuse limit like the others.
  */
 
 const HOUR = 3_600_000;
@@ -36,7 +37,7 @@ export const destinationLimited = (retryAfter: number, limit: 'country' | 'prefi
 export const destinationBlocked = () => apiError('sms_destination_blocked');
 
 export function createPumpingDefence(config: Config, store: SmsStore, options: { now: () => number; log: Logger; metrics?: Pick<Metrics, 'smsRefused'> }): PumpingDefence {
-  const settings = config.sms.pumping;
+  const settings = { ...config.sms.pumping, enabled: config.sms.pumping.enabled && config.rate_limits.enabled };
   const { now, log, metrics } = options;
   const windowMs = settings.block_window_seconds * 1000;
   const rangeOf = (e164: string) => e164.replace(/^\+/, '').slice(0, settings.prefix_digits);
