@@ -82,7 +82,10 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
         admit: (e164, region) => sms.pumping.admit(e164, region),
         fallbackEmail: (ctx, phone) => sms.fallbackEmail(ctx, phone),
         emailSent: (email) => sms.ledger.recordEmail(email),
-        refused: (reason, region) => metrics.smsRefused(reason, region),
+        refused: (reason, region) => {
+          metrics.smsRefused(reason, region);
+          log.warn({ event: 'sms_refused', reason, country: region }, 'sms refused');
+        },
       },
       mailer: overrides.mailer ?? createMailer(config, log),
       sameAccount: (ctx, phone, email) => phoneBelongsToEmail({ identity, config }, ctx, phone, email),
