@@ -6,6 +6,7 @@ import { isApiError } from '../../../src/core/errors';
 import { testConfig } from '../../support/app';
 import { testCtx } from '../../support/context';
 import { useNock } from '../../support/nock';
+import { freePort } from '../../support/ports';
 
 /*
  * Two real provider clients (the contract's gateway and Twilio) against nock: a provider that
@@ -69,6 +70,20 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
     const text = await metrics.render();
     expect(text).toMatch(/lfa_sms_sends_total\{provider="gateway",country="IT",result="failover"\} 1/);
     expect(text).toMatch(/lfa_sms_sends_total\{provider="twilio",country="IT",result="accepted"\} 1/);
+  });
+
+  it('passes the message on when nothing listens at the first provider (a real refused connection)', async () => {
+    const closed = await freePort();
+    const config = twoProviders({
+      providers: [
+        { kind: 'gateway', api_url: `http://127.0.0.1:${closed}/send`, api_key: 'k' },
+        { kind: 'twilio', account_sid: SID, auth_token: 'tok', from: '+15005550006', api_url: 'https://twilio.example.test' },
+      ],
+    });
+    const twilio = nock('https://twilio.example.test').post(twilioPath).reply(201, { sid: 'SM9' });
+    const { sms } = services(config);
+    expect(await sms.router.send(testCtx, { to: TO, body: 'x' })).toMatchObject({ provider: 'twilio', messageId: 'SM9' });
+    expect(twilio.isDone()).toBe(true);
   });
 
   it('does not ask another provider when one refused the message (4xx): another would be asked the same', async () => {
