@@ -153,6 +153,19 @@ describe('SMS delivery receipts and the email fallback', () => {
     expect(mails).toHaveLength(1);
   });
 
+  it("says so in FeLogin's answer too (data.otp.fallback)", async () => {
+    const { app, twilio, callbacks, clock, mails } = setup();
+    twilio('SM1');
+    await request(app).post('/?action=otp_generate').send({ uid: TO });
+    await receipt(app, callbacks[0]!, 'SM1', 'failed');
+    clock.now += 31_000;
+    identityHolds(2);
+    twilio('SM2');
+    const login = await request(app).post('/?action=FeLogin').send({ identifier: TO });
+    expect(login.body.data).toMatchObject({ next_step: 14, otp: { fallback: 'email', notified: { email: true, sms: true } } });
+    expect(mails).toEqual(['mario@example.com']);
+  });
+
   it('falls back when no receipt came within sms.receipts.timeout_seconds, and not before', async () => {
     const { app, twilio, clock } = setup();
     twilio('SM1');

@@ -158,7 +158,9 @@ interface JsonSchema {
 
 function typeOf(schema: JsonSchema): string {
   if (schema.enum) return `one of ${schema.enum.map((v) => `\`${String(v)}\``).join(', ')}`;
-  if (schema.type === 'array') return `list of ${schema.items?.type ?? 'value'}s (comma-separated in the environment)`;
+  // A list of objects (sms.providers) cannot be comma-separated: it is read as one JSON list.
+  if (schema.type === 'array' && (schema.items?.type === undefined || schema.items.type === 'object')) return 'list of objects (one JSON list in the environment)';
+  if (schema.type === 'array') return `list of ${schema.items?.type}s (comma-separated in the environment)`;
   if (schema.type === 'object') return 'map (one JSON object in the environment)';
   if (schema.type === 'integer' || schema.type === 'number') {
     const max = schema.maximum !== undefined && schema.maximum < Number.MAX_SAFE_INTEGER ? schema.maximum : undefined;
