@@ -56,25 +56,35 @@ export function createPumpingDefence(config: Config, store: SmsStore, options: {
       if (!settings.enabled) return;
       const at = now();
       const range = rangeOf(e164);
+      // Read before anything is counted: bots pounding a blocked range must not spend their country's cap, which real people share.
       const until = await store.blockedUntil(range, at);
       if (until !== null) refuse('sms_destination_blocked', country, range, { until: new Date(until).toISOString() }, destinationBlocked());
 
       const hour = Math.floor(at / HOUR);
+      const [countrySends, prefixSends] = await Promise.all([store.increment(`vel:c:${country}:${hour}`, HOUR, at), store.increment(`vel:p:${range}:${hour}`, HOUR, at)]);
+
       const retryAfter = Math.max(1, Math.ceil(((hour + 1) * HOUR - at) / 1000));
-      if ((await store.increment(`vel:c:${country}:${hour}`, HOUR, at)) > settings.country_sends_per_hour) {
+      if (countrySends > settings.country_sends_per_hour) {
         refuse('sms_destination_limited', country, range, { limit: 'country' }, destinationLimited(retryAfter, 'country'));
       }
-      if ((await store.increment(`vel:p:${range}:${hour}`, HOUR, at)) > settings.prefix_sends_per_hour) {
+      if (prefixSends > settings.prefix_sends_per_hour) {
         refuse('sms_destination_limited', country, range, { limit: 'prefix' }, destinationLimited(retryAfter, 'prefix'));
       }
 
       const window = Math.floor(at / windowMs);
-      const sends = (await store.increment(`conv:s:${range}:${window}`, 2 * windowMs, at)) + (await store.count(`conv:s:${range}:${window - 1}`, at));
-      const earlier = sends - 1;
+      // Read together: one round trip on the send path.
+      const [current, previous, verifiedNow, verifiedBefore, lifted] = await Promise.all([
+        store.increment(`conv:s:${range}:${window}`, 2 * windowMs, at),
+        store.count(`conv:s:${range}:${window - 1}`, at),
+        store.count(`conv:v:${range}:${window}`, at),
+        store.count(`conv:v:${range}:${window - 1}`, at),
+        store.count(`lifted:${range}`, at),
+      ]);
+      const earlier = current + previous - 1;
       if (earlier < settings.block_min_sends) return;
       // Lifted by an operator: the sends that caused the block are still in the window, and must not block it again at once.
-      if ((await store.count(`lifted:${range}`, at)) > 0) return;
-      const verified = (await store.count(`conv:v:${range}:${window}`, at)) + (await store.count(`conv:v:${range}:${window - 1}`, at));
+      if (lifted > 0) return;
+      const verified = verifiedNow + verifiedBefore;
       if (verified / earlier >= settings.block_min_conversion) return;
       const blockedUntil = at + settings.block_seconds * 1000;
       await store.block(range, blockedUntil, at);

@@ -167,11 +167,14 @@ export function createRedisSmsStore(redis: RedisConnection, prefix: string): Sms
   return {
     addEntry: (entry, retentionMs, now) =>
       guarded(async () => {
-        await redis.hset(entryKey(entry.id), ...pairs(entry as unknown as Record<string, unknown>));
-        await redis.pexpire(entryKey(entry.id), retentionMs);
-        await redis.zadd(index, entry.accepted_at, entry.id);
-        // The index forgets what the entries have: retention bounds both.
-        await redis.zremrangebyscore(index, '-inf', String(now - retentionMs));
+        // Sent together, one round trip on the send path; the two commands on the entry's key reach its node in order.
+        await Promise.all([
+          redis.hset(entryKey(entry.id), ...pairs(entry as unknown as Record<string, unknown>)),
+          redis.pexpire(entryKey(entry.id), retentionMs),
+          redis.zadd(index, entry.accepted_at, entry.id),
+          // The index forgets what the entries have: retention bounds both.
+          redis.zremrangebyscore(index, '-inf', String(now - retentionMs)),
+        ]);
       }),
     updateEntry: (id, update) =>
       guarded(async () => {

@@ -76,6 +76,12 @@ describe('SMS pumping defence', () => {
     expect((await generate('+393331234567')).body.success).toBe(true);
   });
 
+  it("does not let requests to a blocked range spend the country's cap that real people share", async () => {
+    const { generate } = setup({ country_sends_per_hour: 10 });
+    for (let i = 0; i < 40; i += 1) await generate(botNumber(i));
+    expect((await generate('+447400123456')).body.success).toBe(true);
+  });
+
   it('lifts a block after the cool-down', async () => {
     const { generate, clock } = setup();
     for (let i = 0; i < 6; i += 1) await generate(botNumber(i));
