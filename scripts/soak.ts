@@ -6,6 +6,7 @@ import { loadConfig } from '../src/core/config/load';
 import { startSoakCluster } from './soak/cluster';
 import { Fleet } from './soak/fleet';
 import { Journeys } from './soak/journeys';
+import { Pumping, PUMPED_RANGE, SOAK_BLOCK_MIN_SENDS } from './soak/pumping';
 import { parseSoakOptions, type SoakOptions } from './soak/options';
 import { killAll, killChildrenOnExit } from './soak/reaper';
 import { startSoakRedis, type SoakRedis } from './soak/redis';
@@ -52,6 +53,13 @@ function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams): Record<stri
       registrations_per_ip_per_hour: plenty,
       subscriptions_per_ip_per_hour: plenty,
       subscriptions_per_email_per_day: plenty,
+    },
+    // Every journey's phone is in one range (+39333...): the velocity caps would refuse the load. The conversion block
+    // stays on, and Great Britain is allowed for the pumping campaign (scripts/soak/pumping.ts).
+    sms: {
+      ...upstreams.config.sms,
+      allowed_regions: ['IT', 'GB'],
+      pumping: { ...upstreams.config.sms.pumping, country_sends_per_hour: plenty, prefix_sends_per_hour: plenty, block_min_sends: SOAK_BLOCK_MIN_SENDS },
     },
     sandbox: { enabled: false },
   };
@@ -108,7 +116,9 @@ async function main(): Promise<number> {
     while (Date.now() < endAt && tally.journeys.started < maxJourneys) await journeys.runNext();
   };
   const workers = Promise.all(Array.from({ length: options.concurrency }, worker));
-  await Promise.race([Promise.all([workers, faults]), sleep(durationMs + JOURNEYS_FINISH_MS).then(() => say('soak: journeys still running after the run: not waited for'))]);
+  const pumping = new Pumping(tally, fleet);
+  const campaign = pumping.run(endAt);
+  await Promise.race([Promise.all([workers, faults, campaign]), sleep(durationMs + JOURNEYS_FINISH_MS).then(() => say('soak: journeys still running after the run: not waited for'))]);
 
   // The ingest queue drains: every login answered with a token reaches the collector, or the wait ends.
   state = 'load over, waiting for the ingests';
@@ -127,6 +137,7 @@ async function main(): Promise<number> {
     lostIngests: journeys.lostIngests(),
     redisRestarted,
     instanceReplaced,
+    pumping: { ...pumping.figures, smsSpent: upstreams.outbox.codesTo(PUMPED_RANGE) },
   });
   for (const line of result.lines) say(`  ${line}`);
   for (const violation of result.violations) say(`soak: FAILED: ${violation}`);

@@ -644,6 +644,11 @@ export interface components {
                 email: boolean;
                 sms: boolean;
             };
+            /**
+             * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+             * @enum {string}
+             */
+            fallback?: "email";
         };
         "otp_generate.Success": {
             /** @enum {boolean} */
@@ -1487,6 +1492,11 @@ export interface components {
                     email: boolean;
                     sms: boolean;
                 };
+                /**
+                 * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+                 * @enum {string}
+                 */
+                fallback?: "email";
             };
         };
         "FeLogin.Success": {
@@ -1692,6 +1702,11 @@ export interface components {
                     email: boolean;
                     sms: boolean;
                 };
+                /**
+                 * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+                 * @enum {string}
+                 */
+                fallback?: "email";
             };
             /** @description at 23, 62 and 65: send it as `pending_proof` to FeVerifyOtp */
             pending_proof?: string;
@@ -1799,6 +1814,11 @@ export interface components {
                     email: boolean;
                     sms: boolean;
                 };
+                /**
+                 * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+                 * @enum {string}
+                 */
+                fallback?: "email";
             };
             /** @description at 23, 62 and 65: send it as `pending_proof` to FeVerifyOtp */
             pending_proof?: string;

@@ -90,6 +90,19 @@ export class Tally {
   }
 }
 
+/** The documented ceiling of SMS a pumping campaign may cost one range (docs/security.md, "SMS pumping"). */
+export const PUMPING_SMS_CEILING = 25;
+
+/** What the pumping campaign beside the journeys saw (scripts/soak/pumping.ts). */
+export interface PumpingFigures {
+  asked: number;
+  blocked: number;
+  /** sms.pumping.block_min_sends of the run: a range that had more SMS than this must have been blocked. */
+  minSends: number;
+  /** Seconds from the campaign's start to its first refusal `sms_destination_blocked`. */
+  blockedAfterSeconds?: number;
+}
+
 export interface Verdict {
   lines: string[];
   violations: string[];
@@ -97,7 +110,18 @@ export interface Verdict {
 }
 
 /** The final report: the figures, each "must be" check, and the closing line. */
-export function verdict(tally: Tally, figures: { codesIssued: number; ingestsExpected: number; lostIngests: number; redisRestarted: boolean; instanceReplaced: boolean }): Verdict {
+export function verdict(
+  tally: Tally,
+  figures: {
+    codesIssued: number;
+    ingestsExpected: number;
+    lostIngests: number;
+    redisRestarted: boolean;
+    instanceReplaced: boolean;
+    /** The pumping campaign beside the journeys (scripts/soak/pumping.ts), when it ran. */
+    pumping?: PumpingFigures & { smsSpent: number };
+  },
+): Verdict {
   const { p50, p99 } = tally.latency();
   const recovery = tally.recoverySeconds();
   const j = tally.journeys;
@@ -113,6 +137,11 @@ export function verdict(tally: Tally, figures: { codesIssued: number; ingestsExp
     ...[...tally.failures].map(([why, n]) => `failed journey: ${why} x${n}`),
     ...tally.failureExamples.map((e) => `  e.g. ${e}`),
     ...tally.unexpectedExamples.map((e) => `unexpected answer: ${e}`),
+    ...(figures.pumping
+      ? [
+          `pumping: ${figures.pumping.asked} codes asked to one range, ${figures.pumping.smsSpent} SMS spent on it, ${figures.pumping.blocked} refused as blocked${figures.pumping.blockedAfterSeconds === undefined ? '' : `, the first ${figures.pumping.blockedAfterSeconds.toFixed(1)} s into the campaign`}`,
+        ]
+      : []),
   ];
   const violations: string[] = [];
   const mustBeZero = (name: string, n: number) => n !== 0 && violations.push(`${name}: ${n} (must be 0)`);
@@ -126,6 +155,12 @@ export function verdict(tally: Tally, figures: { codesIssued: number; ingestsExp
   if (!figures.redisRestarted) violations.push('Redis was not restarted');
   if (!figures.instanceReplaced) violations.push('no instance was killed and replaced');
   if (recovery === undefined) violations.push('no success after Redis returned');
+  if (figures.pumping) {
+    const { asked, blocked, smsSpent, minSends } = figures.pumping;
+    if (smsSpent >= PUMPING_SMS_CEILING) violations.push(`pumping: ${smsSpent} SMS spent on the pumped range (must be under ${PUMPING_SMS_CEILING})`);
+    // Only a campaign that reached the block's minimum volume must have met the block (a Redis outage may eat the rest of a short run).
+    if (smsSpent >= minSends && blocked === 0) violations.push(`pumping: ${asked} codes asked, ${smsSpent} SMS spent, and the range never blocked`);
+  }
   const last = `soak: ${j.started} journeys, ${tally.codes.doubleAccepted} double-accepted, ${figures.lostIngests} lost ingests, ${r.unexpected} unexpected 5xx, recovered in ${recovery === undefined ? 'never' : recovery.toFixed(2)} s`;
   return { lines, violations, last };
 }

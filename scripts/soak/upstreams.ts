@@ -35,6 +35,14 @@ export class SoakOutbox extends Outbox {
     }
   }
 
+  /** How many codes went to phones starting with this prefix (`+4475206`) so far. */
+  codesTo(prefix: string): number {
+    const digits = prefix.replace(/\D/g, '');
+    let count = 0;
+    for (const [key, codes] of this.codes) if (key.startsWith(digits)) count += codes.length;
+    return count;
+  }
+
   /** How many codes went to this phone or email so far. */
   codeCount(recipient: string): number {
     return this.codes.get(recipientKey(recipient))?.length ?? 0;

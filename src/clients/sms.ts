@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Config } from '../core/config/schema';
+import type { Config, SmsProviderConfig } from '../core/config/schema';
 import type { Logger } from '../core/logger';
 import type { CallContext } from '../core/context';
 import { createUpstream, type ClientOptions } from './http';
@@ -8,6 +8,10 @@ import { createUpstream, type ClientOptions } from './http';
  * The SMS gateway (docs/contract.md#upstream-calls): POST {sms.api_url} with JSON
  * { receiver: E.164, body, sender } and `Authorization: Bearer <sms.api_key>`.
  * Any 2xx is an accepted message; the reply body is not relied upon.
+ *
+ * It is also the first kind of `sms.providers` (src/clients/twilio.ts is the second): every
+ * provider client has the shape of `SmsProvider`, and the domain's router
+ * (src/domain/sms/router.ts) picks, fails over and counts.
  */
 
 const gatewayReply = z.unknown();
@@ -16,19 +20,76 @@ export interface SmsMessage {
   /** E.164, already normalised by the caller. */
   to: string;
   body: string;
+  /** Where the provider should post this message's delivery receipt (providers that send them). */
+  callbackUrl?: string;
+}
+
+export interface SmsSent {
+  status: number;
+  durationMs: number;
+  /** The provider's id of the message, when its reply names one (receipts refer to it). */
+  messageId?: string;
+  /** Which provider accepted it (`sms.providers` name). */
+  provider?: string;
 }
 
 export interface SmsClient {
   /** The contract: the channel is skipped when `sms.api_url` or `sms.api_key` is empty. */
   readonly configured: boolean;
   /** Resolves with the gateway's HTTP status once it accepted the message; throws ApiError `upstream_error` otherwise. */
-  send(ctx: CallContext, message: SmsMessage): Promise<{ status: number; durationMs: number }>;
+  send(ctx: CallContext, message: SmsMessage): Promise<SmsSent>;
 }
 
-export function createSmsClient(config: Config, log: Logger, { upstream, observe }: ClientOptions = {}): SmsClient {
-  const { api_url: url, api_key: apiKey, sender, timeout_seconds: timeoutSeconds } = config.sms;
-  const gateway = upstream ?? createUpstream({ name: 'sms', label: 'SMS', timeoutMs: timeoutSeconds * 1000, log, observe });
+/** Delivery as a provider's receipt tells it; `pending` for the intermediate states that say nothing yet. */
+export type ReceiptStatus = 'delivered' | 'failed' | 'pending' | 'unknown';
+
+export interface SmsReceipt {
+  messageId: string;
+  status: ReceiptStatus;
+  /** The provider's error code of a failed delivery, when it gives one. */
+  errorCode?: string;
+}
+
+/** A provider's callback as the receipt endpoint received it. */
+export interface ReceiptRequest {
+  /** The full URL the provider called (its signature covers it): the public base URL and the path with its query. */
+  url: string;
+  header(name: string): string | undefined;
+  /** The form parameters of the body. */
+  form: Record<string, string>;
+}
+
+export interface SmsProvider extends SmsClient {
+  readonly name: string;
+  readonly kind: SmsProviderConfig['kind'];
+  /** Regions it serves; empty: every region. */
+  readonly countries: readonly string[];
+  readonly weight: number;
+  /** Whether it posts signed delivery receipts (`receipt` reads them). */
+  readonly receipts: boolean;
+  /** The receipt of an authentic callback, or null when its signature does not hold (or it is not a receipt). */
+  receipt?(request: ReceiptRequest): SmsReceipt | null;
+}
+
+export function createSmsClient(config: Config, log: Logger, options: ClientOptions = {}): SmsClient {
+  return createGatewayProvider(config, { kind: 'gateway', name: 'gateway', countries: [], weight: 1, api_url: '', api_key: '', sender: '' }, log, options);
+}
+
+/** The contract's gateway as a provider; its own url, key and sender, or `sms.*`'s when empty. */
+export function createGatewayProvider(config: Config, provider: Extract<SmsProviderConfig, { kind: 'gateway' }>, log: Logger, { upstream, observe }: ClientOptions = {}): SmsProvider {
+  const url = provider.api_url || config.sms.api_url;
+  const apiKey = provider.api_key || config.sms.api_key;
+  const sender = provider.sender || config.sms.sender;
+  const name = provider.name || provider.kind;
+  const timeoutSeconds = provider.timeout_seconds ?? config.sms.timeout_seconds;
+  // The single gateway of today keeps its upstream name (`sms`): dashboards of lfa_upstream_calls_total stay true.
+  const gateway = upstream ?? createUpstream({ name: name === 'gateway' ? 'sms' : `sms_${name}`, label: 'SMS', timeoutMs: timeoutSeconds * 1000, log, observe });
   return {
+    name,
+    kind: 'gateway',
+    countries: provider.countries,
+    weight: provider.weight,
+    receipts: false,
     configured: url !== '' && apiKey !== '',
     async send(ctx, { to, body }) {
       const response = await gateway.call(ctx, {
@@ -39,7 +100,8 @@ export function createSmsClient(config: Config, log: Logger, { upstream, observe
         headers: { Authorization: `Bearer ${apiKey}` },
         reply: gatewayReply,
       });
-      return { status: response.status, durationMs: response.durationMs };
+      const id = (response.data as { id?: unknown } | null)?.id;
+      return { status: response.status, durationMs: response.durationMs, provider: name, ...(typeof id === 'string' ? { messageId: id } : {}) };
     },
   };
 }

@@ -41,6 +41,9 @@ export const catalogue = {
   channel_not_configured: { status: 200, message: 'Nessun canale di invio configurato per questo destinatario.' },
   region_not_allowed: { status: 200, message: 'Invio SMS non consentito verso questo paese.' },
   phone_not_mobile: { status: 200, message: 'Il numero indicato non è un cellulare: inserisci un numero mobile.' },
+  // SMS pumping defence (docs/security.md): too many codes to one country or number range, or a range blocked for codes nobody verifies.
+  sms_destination_limited: { status: 200, message: ({ retryAfter }: { retryAfter: number }) => `Troppi SMS verso questa destinazione. Riprova tra ${retryAfter} secondi.` },
+  sms_destination_blocked: { status: 200, message: 'Invio SMS verso questa numerazione temporaneamente sospeso.' },
   phone_taken: { status: 200, message: 'Telefono già registrato su un altro account' },
   phone_not_verified: { status: 200, message: 'Telefono non verificato: conferma prima il codice inviato al numero.' },
   /** A phone an email claim dropped, held while the email's owner proves or declines it (step 65). */
@@ -101,6 +104,8 @@ export const englishTexts: EnglishTexts = {
   channel_not_configured: 'No delivery channel is configured for this recipient.',
   region_not_allowed: 'Text messages to this country are not allowed.',
   phone_not_mobile: 'This number is not a mobile number: enter a mobile number.',
+  sms_destination_limited: ({ retryAfter }) => `Too many text messages to this destination. Try again in ${retryAfter} seconds.`,
+  sms_destination_blocked: 'Text messages to this number range are suspended for now.',
   phone_taken: 'Phone number already registered to another account',
   phone_not_verified: 'Phone number not verified: first confirm the code sent to it.',
   phone_on_hold: "This number is waiting for the owner of the account's email to confirm it: sign in with the email.",

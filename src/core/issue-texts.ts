@@ -11,6 +11,7 @@ export const ITALIAN_ISSUES: Readonly<Record<string, string>> = {
   'not a valid phone number': 'non è un numero di telefono valido',
   'not a mobile number': 'non è un numero di cellulare',
   'phone region not allowed': 'invio SMS non consentito verso il paese di questo numero',
+  'digits of a blocked range': 'le cifre di una numerazione bloccata',
   'must not be empty': 'non deve essere vuoto',
   'give a phone or an email to send the code to': 'indica un telefono o un’email a cui inviare il codice',
   'give the OTP key in email (or uid)': 'indica la chiave del codice in email (o uid)',

@@ -99,7 +99,46 @@ export const metricDefinitions = [
     labels: ['limit'],
     help: 'Requests refused with HTTP 429, by the rate_limits key that refused them.',
   },
+  {
+    name: 'lfa_sms_sends_total',
+    type: 'counter',
+    labels: ['provider', 'country', 'result'],
+    help: 'Code SMS handed to a provider, by provider (sms.providers name), destination country (ISO region) and result (accepted, failed: refused or unreachable, failover: failed and passed to the next provider).',
+  },
+  {
+    name: 'lfa_sms_receipts_total',
+    type: 'counter',
+    labels: ['provider', 'country', 'status'],
+    help: 'Delivery receipts recorded, by provider, country and status (delivered, failed, unknown).',
+  },
+  {
+    name: 'lfa_sms_verified_total',
+    type: 'counter',
+    labels: ['provider', 'country'],
+    help: 'Code SMS whose code was then verified, by provider and country: conversion is this over lfa_sms_sends_total{result="accepted"}.',
+  },
+  {
+    name: 'lfa_sms_provider_duration_seconds',
+    type: 'histogram',
+    labels: ['provider', 'outcome'],
+    help: 'Time a provider took to accept or refuse a message, by provider and outcome (accepted, failed).',
+  },
+  {
+    name: 'lfa_sms_breaker_state',
+    type: 'gauge',
+    labels: ['provider'],
+    help: 'Circuit breaker of each SMS provider: 0 closed (in use), 1 open (skipped), 2 half-open (one probe allowed).',
+  },
+  {
+    name: 'lfa_sms_refusals_total',
+    type: 'counter',
+    labels: ['reason', 'country'],
+    help: 'Code SMS refused before any provider was asked, by reason (region_not_allowed, phone_not_mobile, sms_destination_limited, sms_destination_blocked) and country.',
+  },
 ] as const satisfies readonly MetricDefinition[];
+
+export type SmsSendResult = 'accepted' | 'failed' | 'failover';
+export type SmsBreakerState = 'closed' | 'open' | 'half_open';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -115,6 +154,12 @@ export interface Metrics {
   rateLimitRefused(limit: RateLimitName): void;
   /** One upstream call (the clients report each one here). */
   observeUpstream(call: UpstreamCall): void;
+  /** One attempt of a code SMS at one provider, and how long the provider took. */
+  smsSend(provider: string, country: string, result: SmsSendResult, durationMs: number): void;
+  smsReceipt(provider: string, country: string, status: 'delivered' | 'failed' | 'unknown'): void;
+  smsVerified(provider: string, country: string): void;
+  smsBreaker(provider: string, state: SmsBreakerState): void;
+  smsRefused(reason: string, country: string): void;
 }
 
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
@@ -164,7 +209,17 @@ export function createMetrics(): Metrics {
   const queueDepth = new Gauge({ ...definition('lfa_ingest_queue_depth'), registers: [registry] });
   const ingestEvents = new Counter({ ...definition('lfa_ingest_events_total'), registers: [registry] });
   const refusals = new Counter({ ...definition('lfa_rate_limit_refusals_total'), registers: [registry] });
+  const smsSends = new Counter({ ...definition('lfa_sms_sends_total'), registers: [registry] });
+  const smsReceipts = new Counter({ ...definition('lfa_sms_receipts_total'), registers: [registry] });
+  const smsVerified = new Counter({ ...definition('lfa_sms_verified_total'), registers: [registry] });
+  const smsDuration = new Histogram({ ...definition('lfa_sms_provider_duration_seconds'), buckets: UPSTREAM_BUCKETS, registers: [registry] });
+  const smsBreaker = new Gauge({ ...definition('lfa_sms_breaker_state'), registers: [registry] });
+  const smsRefusals = new Counter({ ...definition('lfa_sms_refusals_total'), registers: [registry] });
   const defaults = defaultMetricsRegistry();
+  // Provider names are the configuration's slugs and countries ISO regions: bounded, but checked like every label.
+  const bounded = (value: string) => (LABEL_VALUE.test(value) ? value : 'other');
+  const country = (value: string) => (/^[A-Z]{2}$/.test(value) ? value : 'ZZ');
+  const breakerValue = { closed: 0, open: 1, half_open: 2 } as const;
 
   const observeUpstream = (call: UpstreamCall) => {
     const client = LABEL_VALUE.test(call.client) ? call.client : 'other';
@@ -197,5 +252,13 @@ export function createMetrics(): Metrics {
     ingest: (result) => ingestEvents.inc({ result }),
     rateLimitRefused: (limit) => refusals.inc({ limit }),
     observeUpstream,
+    smsSend(provider, region, result, durationMs) {
+      smsSends.inc({ provider: bounded(provider), country: country(region), result });
+      smsDuration.observe({ provider: bounded(provider), outcome: result === 'accepted' ? 'accepted' : 'failed' }, durationMs / 1000);
+    },
+    smsReceipt: (provider, region, status) => smsReceipts.inc({ provider: bounded(provider), country: country(region), status }),
+    smsVerified: (provider, region) => smsVerified.inc({ provider: bounded(provider), country: country(region) }),
+    smsBreaker: (provider, state) => smsBreaker.set({ provider: bounded(provider) }, breakerValue[state]),
+    smsRefused: (reason, region) => smsRefusals.inc({ reason: REASON.test(reason) ? reason : 'other', country: country(region) }),
   };
 }

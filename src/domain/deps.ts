@@ -15,10 +15,13 @@ import { createMemoryRateLimiter } from './limits/rate-limiter';
 import { createRedisRateLimiter } from './limits/redis-rate-limiter';
 import { createAbuseLimits } from './limits/abuse-limits';
 import { createCollectorClient } from '../clients/collector';
-import { createSmsClient } from '../clients/sms';
+import { createSmsServices } from './sms';
+import { confirmedEmailOfPhone } from './sms/account-email';
 import { createLoginIngest } from './ingest';
 import { phoneBelongsToEmail } from './accounts/phone-owner';
 import { deriveProofKey } from './proofs';
+import { reachedOf } from './otp/reached';
+import { isApiError } from '../core/errors';
 
 import type { Deps, DepsOverrides } from './service-context';
 
@@ -50,6 +53,10 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   const collector = overrides.collector ?? createCollectorClient(config, log, clients);
   const rateLimiter = overrides.rateLimiter ?? (redis ? createRedisRateLimiter(redis, prefix) : createMemoryRateLimiter());
   const limits = overrides.limits ?? createAbuseLimits(config, rateLimiter, now, (limit) => metrics.rateLimitRefused(limit));
+  const sms =
+    overrides.sms ??
+    createSmsServices(config, { log, now, secret, metrics, redis, clients, confirmedEmailOf: (ctx, phone) => confirmedEmailOfPhone({ identity, config }, ctx, phone) });
+  const otpStore = overrides.otpStore ?? (redis ? createRedisOtpStore(redis, { prefix }) : createMemoryOtpStore({ maxRecords: config.otp.max_records, now }));
   const otp =
     overrides.otp ??
     createOtpService(config, {
@@ -59,9 +66,28 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       secret,
       limits,
       metrics,
-      store: overrides.otpStore ?? (redis ? createRedisOtpStore(redis, { prefix }) : createMemoryOtpStore({ maxRecords: config.otp.max_records, now })),
-      sms: createSmsClient(config, log, clients),
-      mailer: createMailer(config, log),
+      store: {
+        ...otpStore,
+        // Conversion: a code verified is its ledger entry's and its range's (docs/sms.md). Told after the answer is known, never in its way.
+        async verify(key, hash, at, policy) {
+          const result = await otpStore.verify(key, hash, at, policy);
+          if (result.outcome === 'ok') {
+            sms.verified(reachedOf(result.to)).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a verification'));
+          }
+          return result;
+        },
+      },
+      sms: sms.router,
+      smsPolicy: {
+        admit: (e164, region) => sms.pumping.admit(e164, region),
+        fallbackEmail: (ctx, phone) => sms.fallbackEmail(ctx, phone),
+        emailSent: (email) => sms.ledger.recordEmail(email),
+        refused: (reason, region) => {
+          metrics.smsRefused(reason, region);
+          log.warn({ event: 'sms_refused', reason, country: region }, 'sms refused');
+        },
+      },
+      mailer: overrides.mailer ?? createMailer(config, log),
       sameAccount: (ctx, phone, email) => phoneBelongsToEmail({ identity, config }, ctx, phone, email),
     });
   if (!overrides.otp) closers.push(() => otp.close());
@@ -82,6 +108,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     recommendations: overrides.recommendations ?? createRecommendationsClient(config, log, clients),
     identity,
     metrics,
+    sms,
     collector,
     loginIngest,
     redis,

@@ -66,6 +66,12 @@ export function smsFacts(e164: string): { region: string | undefined; mobile: bo
   return { region: parsed?.country, mobile: type === 'MOBILE' || type === 'FIXED_LINE_OR_MOBILE' };
 }
 
+/** Where an E.164 number is and its type (MOBILE, FIXED_LINE_OR_MOBILE, ...; empty when unknown): the SMS ledger's columns. */
+export function numberFacts(e164: string): { region: string; type: string } {
+  const parsed = parseWithTypes(e164);
+  return { region: parsed?.country ?? '', type: parsed?.getType() ?? '' };
+}
+
 /** E.164 of a phone field, or `invalid_request` naming the field. */
 export function requirePhone(phone: string, field: string, defaultRegion: string): string {
   const e164 = toE164(phone, defaultRegion);

@@ -14,6 +14,8 @@ import type { RateLimiter } from './limits/rate-limiter';
 import type { OtpService } from './otp/service';
 import type { OtpStore } from './otp/store';
 import type { ProofKey } from './proofs';
+import type { Mailer } from '../clients/mailer';
+import type { SmsServices } from './sms';
 
 /*
  * Everything an action may call, built once per process from the configuration.
@@ -40,6 +42,8 @@ export interface Deps {
   recommendations: RecommendationsClient;
   /** The external identity provider (docs/contract.md#upstream-calls). */
   identity: IdentityClient;
+  /** The SMS providers (failover, breakers), the message ledger, receipts and the pumping defence (docs/sms.md). */
+  sms: SmsServices;
   /** Prometheus metrics of this app; the counting functions are documented in src/core/metrics.ts. */
   metrics: Metrics;
   /** The user collector (the login ingest endpoint); `configured` false when no base_url. */
@@ -58,8 +62,8 @@ export interface Deps {
   close(): Promise<void>;
 }
 
-/** Any piece replaced (tests, the benchmark); `otpStore` replaces the store inside the OTP service. */
-export type DepsOverrides = Partial<Deps> & { otpStore?: OtpStore };
+/** Any piece replaced (tests, the benchmark); `otpStore` and `mailer` replace pieces inside the OTP service. */
+export type DepsOverrides = Partial<Deps> & { otpStore?: OtpStore; mailer?: Mailer };
 
 /** One request and the process's dependencies: what actions, the flow runner and the domain receive. */
 export interface ServiceContext extends RequestContext {

@@ -13,6 +13,7 @@ import { createFrontController } from './front-controller';
 import { actionLabel } from '../core/metrics';
 import { createOpenApiDocument, type OpenApiDocument } from './openapi';
 import { actionsWithLocaleField, createLocaleResolver } from './locale';
+import { createSmsRoutes } from './sms-routes';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -172,6 +173,9 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   app.use(function getRoutes(ctx: Context, next: Next) {
     return getOnly && ctx.method !== 'GET' && ctx.method !== 'HEAD' ? next() : routes(ctx as Parameters<typeof routes>[0], next);
   });
+
+  // Before the actions: receipts are form posts to a path of their own, which the actions' rules (JSON only, one segment) would refuse.
+  app.use(createSmsRoutes(deps));
 
   const frontController = createFrontController(deps, actions, localeOf);
   const parseJson = bodyParser({

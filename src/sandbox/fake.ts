@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Logger } from '../core/logger';
 import type { Outbox } from './outbox';
+import type { SmsFaults } from './sms-faults';
 
 export type ConfigPatch = Record<string, unknown>;
 
@@ -9,6 +10,8 @@ export interface SandboxContext {
   log: Logger;
   /** http://127.0.0.1:<port> of the sandbox's one HTTP server. */
   baseUrl: string;
+  /** Failures the SMS fakes show when told (failover demos and tests). */
+  smsFaults?: SmsFaults;
 }
 
 /**

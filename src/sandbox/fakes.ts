@@ -6,10 +6,12 @@ import { createMailingListFake } from './mailing-list';
 import { createRecommendationsFake } from './recommendations';
 import { createSmsFake } from './sms';
 import { createSmtpFake } from './smtp';
+import { createTwilioFake } from './twilio';
 
 /** Every fake upstream the sandbox starts. Each upstream's module adds itself here. */
 export const sandboxFakes: Array<() => SandboxFake> = [
   createSmsFake,
+  createTwilioFake,
   createSmtpFake,
   createMailingListFake,
   createFeedsFake,

@@ -9,12 +9,15 @@ import type { Logger } from '../core/logger';
 import { Outbox } from './outbox';
 import type { SandboxContext, SandboxFake } from './fake';
 import { sandboxFakes } from './fakes';
+import { SMS_FAULTS, SmsFaults, type SmsFault } from './sms-faults';
 
 export interface Sandbox {
   /** The configuration with every upstream pointed at its fake. */
   config: Config;
   outbox: Outbox;
   baseUrl: string;
+  /** Failures the SMS fakes show when told: `sandbox.smsFaults.set('gateway', 'error_5xx')`. */
+  smsFaults: SmsFaults;
   close(): Promise<void>;
 }
 
@@ -34,7 +37,18 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const sandbox: SandboxContext = { outbox, log: log.child({ component: 'sandbox' }), baseUrl };
+  const smsFaults = new SmsFaults();
+  const sandbox: SandboxContext = { outbox, log: log.child({ component: 'sandbox' }), baseUrl, smsFaults };
+  router.post('/faults/sms/:provider/:fault', (ctx) => {
+    const fault = ctx.params.fault as SmsFault;
+    if (!SMS_FAULTS.includes(fault)) {
+      ctx.status = 400;
+      ctx.body = { error: `fault must be one of ${SMS_FAULTS.join(', ')}` };
+      return;
+    }
+    smsFaults.set(ctx.params.provider ?? '', fault);
+    ctx.body = { provider: ctx.params.provider, fault };
+  });
 
   const started = fakes.map((make) => make());
   let patch: Record<string, unknown> = {};
@@ -44,6 +58,10 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
     if (fake.start) patch = deepMerge(patch, await fake.start(sandbox));
   }
 
+  // Receipts come back to the service's own port when it is known before it listens (a fixed server.port).
+  if (config.server.port !== 0 && config.sms.receipts.callback_base_url === '') {
+    patch = deepMerge(patch, { sms: { receipts: { callback_base_url: `http://${config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host}:${config.server.port}` } } });
+  }
   const merged = configSchema.parse(deepMerge(config as unknown as Record<string, unknown>, patch));
   // The fakes' own address: the service calls them there. What a person opens (the demo, the outbox) is on the service's port.
   log.info({ upstreams: baseUrl, fakes: started.map((f) => f.name) }, 'sandbox upstreams started');
@@ -51,6 +69,7 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
     config: merged,
     outbox,
     baseUrl,
+    smsFaults,
     close: async () => {
       for (const fake of started) await fake.close?.();
       server.closeAllConnections();

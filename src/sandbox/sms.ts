@@ -13,8 +13,9 @@ export const codeIn = (text: string): string | undefined => /(?<!\d)\d{4,10}(?!\
 export function createSmsFake(): SandboxFake {
   return {
     name: 'sms',
-    mount(router, { outbox }) {
-      router.post(PREFIX, (ctx) => {
+    mount(router, { outbox, smsFaults }) {
+      router.post(PREFIX, async (ctx) => {
+        if (await smsFaults?.show('gateway', ctx)) return;
         if (ctx.get('authorization') !== `Bearer ${SANDBOX_SMS_KEY}`) {
           ctx.status = 401;
           ctx.body = { error: 'unauthorized' };

@@ -52,6 +52,23 @@ describe('soak verdict', () => {
     expect(result.last).toMatch(LAST_LINE);
   });
 
+  it('passes a pumping campaign blocked under the ceiling, and reports it', () => {
+    const result = verdict(cleanTally(), { ...clean, pumping: { asked: 60, blocked: 40, minSends: 10, smsSpent: 10, blockedAfterSeconds: 1.5 } });
+    expect(result.violations).toEqual([]);
+    expect(result.lines).toContain('pumping: 60 codes asked to one range, 10 SMS spent on it, 40 refused as blocked, the first 1.5 s into the campaign');
+  });
+
+  it.each([
+    ['25 SMS or more spent on the pumped range', { asked: 60, blocked: 10, minSends: 10, smsSpent: 25 }, /25 SMS spent on the pumped range \(must be under 25\)/],
+    ['a range that had its minimum volume and was never blocked', { asked: 60, blocked: 0, minSends: 10, smsSpent: 12 }, /range never blocked/],
+  ])('fails the run on %s', (_name, pumping, message) => {
+    expect(verdict(cleanTally(), { ...clean, pumping }).violations.join('\n')).toMatch(message);
+  });
+
+  it('does not ask a campaign cut short by the faults to have met the block', () => {
+    expect(verdict(cleanTally(), { ...clean, pumping: { asked: 30, blocked: 0, minSends: 10, smsSpent: 8 } }).violations).toEqual([]);
+  });
+
   it('fails a run with no success after Redis returned, and says never', () => {
     const tally = new Tally();
     tally.redisDownAt = 1_000;

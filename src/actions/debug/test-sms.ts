@@ -30,6 +30,8 @@ export const testSms = defineAction({
       channel: 'sms',
       configured: deps.otp.sms.configured,
       gateway: { url: safeUrl(sms.api_url), api_key: maskSecret(sms.api_key), sender: sms.sender, timeout_seconds: sms.timeout_seconds },
+      // With sms.providers, which ones the message may go to and whether each is skipped now (its circuit).
+      providers: deps.sms.router.breakerStates(),
       to: maskPhone(receiver),
     };
     const payload = { receiver: maskPhone(receiver), body, sender: sms.sender };
@@ -37,8 +39,8 @@ export const testSms = defineAction({
       throw apiError('channel_not_configured', { data: { ...report, sent: false, outcome: 'not_configured' }, extra: { payload } });
     }
     try {
-      const { status, durationMs } = await deps.otp.sms.send(ctx, { to: receiver, body });
-      return { data: { ...report, sent: true, outcome: 'sent', upstream_status: status, duration_ms: durationMs }, extra: { payload } };
+      const { status, durationMs, provider } = await deps.otp.sms.send(ctx, { to: receiver, body });
+      return { data: { ...report, sent: true, outcome: 'sent', provider, upstream_status: status, duration_ms: durationMs }, extra: { payload } };
     } catch (err) {
       if (!isApiError(err)) throw err;
       const upstreamStatus = typeof err.data.upstream_status === 'number' ? err.data.upstream_status : 0;

@@ -67,6 +67,22 @@ export const configKeyMeanings: Record<string, string> = {
   'sms.allowed_regions': 'Regions a code may be sent to by SMS (toll-fraud guard). Empty: only `sms.default_region`.',
   'sms.webotp_domain': 'Host name of the site that reads codes (e.g. `login.example.com`). When set, every code SMS ends with the line `@<domain> #<code>`, the domain-bound format that browsers (WebOTP) and Android autofill read. Empty: no such line.',
   'sms.timeout_seconds': 'Timeout of each SMS gateway call.',
+  'sms.providers': 'SMS providers in failover order (docs/sms.md); in the environment one JSON list. Each: `kind` (`gateway`, the contract\'s gateway; `twilio`, Twilio Messages), `name` (labels metrics, the ledger and its receipt URL; default the kind), `countries` (regions it serves; empty: all), `weight` (share of first attempts among the eligible; 0: backup only), `timeout_seconds` (default `sms.timeout_seconds`), and its credentials: gateway `api_url`, `api_key`, `sender` (each defaults to `sms.*`); twilio `account_sid`, `auth_token`, `from` or `messaging_service_sid`, `api_url` (default `https://api.twilio.com`). Empty: the one gateway of `sms.api_url`, as before.',
+  'sms.breaker.failures': 'Consecutive failures (no answer, timeout, 5xx, 429) after which a provider is skipped (its circuit opens).',
+  'sms.breaker.open_seconds': 'How long an open circuit skips its provider; then one send probes it (half-open): a success closes it, a failure opens it again.',
+  'sms.receipts.callback_base_url': 'Public base URL of this service (`https://login.example.com`) that providers post delivery receipts to (`/_sms/receipts/<provider name>`). Empty: no receipts are asked for.',
+  'sms.receipts.timeout_seconds': 'How long after acceptance an SMS without a delivery receipt counts as undelivered (`unknown`) for the email fallback.',
+  'sms.receipts.email_fallback': 'When the last SMS to a phone failed to deliver or had no receipt in time, the next code for that phone also goes, once, to the confirmed email of the account holding the phone (`otp.fallback: email` in the answer).',
+  'sms.ledger.retention_seconds': 'How long each ledger entry (one per code sent: masked recipient, country, provider, delivery, conversion) is kept.',
+  'sms.ledger.max_entries': 'Most ledger entries the memory store keeps (the oldest go first); Redis keeps them for `retention_seconds`.',
+  'sms.pumping.enabled': 'The SMS pumping defence (docs/security.md): velocity caps per country and per number prefix, and the automatic block of a range whose codes are not verified.',
+  'sms.pumping.country_sends_per_hour': 'Code SMS per destination country per hour, all recipients together (`sms_destination_limited`).',
+  'sms.pumping.prefix_digits': 'Digits of the E.164 number (country code included, no `+`) that name a destination range for the prefix cap and the automatic block.',
+  'sms.pumping.prefix_sends_per_hour': 'Code SMS per destination range per hour (`sms_destination_limited`).',
+  'sms.pumping.block_window_seconds': 'Window over which a range\'s conversion (codes verified / codes sent) is measured.',
+  'sms.pumping.block_min_sends': 'Sends to a range within the window before its conversion is judged.',
+  'sms.pumping.block_min_conversion': 'Conversion below which a range with enough sends is blocked (`sms_destination_blocked`), 0 to 1.',
+  'sms.pumping.block_seconds': 'How long an automatic block lasts, unless an operator lifts it sooner.',
   'newsletter.esp_url': 'Base URL of the mailing-list subscription service.',
   'newsletter.feed_base_url': 'Base URL of the newsletter feeds (one document per feed id).',
   'newsletter.api_keys.head_a': 'Mailing-list API key of headline `head_a`.',
@@ -142,7 +158,9 @@ interface JsonSchema {
 
 function typeOf(schema: JsonSchema): string {
   if (schema.enum) return `one of ${schema.enum.map((v) => `\`${String(v)}\``).join(', ')}`;
-  if (schema.type === 'array') return `list of ${schema.items?.type ?? 'value'}s (comma-separated in the environment)`;
+  // A list of objects (sms.providers) cannot be comma-separated: it is read as one JSON list.
+  if (schema.type === 'array' && (schema.items?.type === undefined || schema.items.type === 'object')) return 'list of objects (one JSON list in the environment)';
+  if (schema.type === 'array') return `list of ${schema.items?.type}s (comma-separated in the environment)`;
   if (schema.type === 'object') return 'map (one JSON object in the environment)';
   if (schema.type === 'integer' || schema.type === 'number') {
     const max = schema.maximum !== undefined && schema.maximum < Number.MAX_SAFE_INTEGER ? schema.maximum : undefined;

@@ -44,6 +44,45 @@ const testNumbers = z.preprocess(
   },
   z.record(z.string(), text),
 );
+/** A JSON list from the environment (`SMS__PROVIDERS='[{"kind":"twilio",...}]'`); a list from a file as is. */
+const jsonList = <T extends z.ZodType>(item: T) =>
+  z.preprocess((v) => {
+    if (typeof v !== 'string') return v;
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      return v;
+    }
+  }, z.array(item));
+/** ISO 3166 alpha-2 region codes, upper-cased (`it` is `IT`). */
+const regions = list.pipe(z.array(z.string().trim().toUpperCase().regex(/^[A-Z]{2}$/, 'must be an ISO 3166 alpha-2 region such as IT')));
+/*
+ * One SMS provider of `sms.providers`. `name` labels metrics, the ledger and its receipt URL
+ * (/_sms/receipts/<name>), so it is a bounded slug; empty takes the kind's name.
+ */
+const smsProviderCommon = {
+  name: z.string().regex(/^([a-z][a-z0-9_-]{0,31})?$/, 'must be a short lower-case name such as twilio-eu').default(''),
+  countries: regions.default([]),
+  weight: z.number().int().min(0).default(1),
+  timeout_seconds: seconds.optional(),
+};
+const smsProvider = z.discriminatedUnion('kind', [
+  // The contract's HTTP gateway; empty url, key or sender fall back to sms.api_url, sms.api_key, sms.sender.
+  z.strictObject({ kind: z.literal('gateway'), ...smsProviderCommon, api_url: url.default(''), api_key: text.default(''), sender: text.default('') }),
+  // Twilio's Programmable Messaging (Messages resource): account SID and auth token, a From number or a Messaging Service.
+  z.strictObject({
+    kind: z.literal('twilio'),
+    ...smsProviderCommon,
+    account_sid: text.pipe(z.string().min(1, 'is required')),
+    auth_token: text.pipe(z.string().min(1, 'is required')),
+    from: text.default(''),
+    messaging_service_sid: text.default(''),
+    api_url: url.default('https://api.twilio.com'),
+  }).refine((p) => p.from !== '' || p.messaging_service_sid !== '', { message: 'needs from or messaging_service_sid', path: ['from'] }),
+]);
+export type SmsProviderConfig = z.infer<typeof smsProvider>;
+export const smsProviderName = (provider: SmsProviderConfig): string => provider.name || provider.kind;
+
 const isTestIdentifier = (key: string) => /^\+[1-9]\d{6,14}$/.test(key) || z.email().safeParse(key).success;
 
 export const configSchema = z
@@ -141,6 +180,32 @@ export const configSchema = z
         .refine((v) => v === '' || z.hostname().safeParse(v).success, 'must be a host name such as login.example.com')
         .default(''),
       timeout_seconds: seconds.default(10),
+      providers: jsonList(smsProvider)
+        .refine((providers) => new Set(providers.map(smsProviderName)).size === providers.length, 'provider names must be unique (set name on providers of one kind)')
+        .default([]),
+      breaker: section({
+        failures: z.number().int().min(1).default(5),
+        open_seconds: seconds.default(30),
+      }),
+      receipts: section({
+        callback_base_url: url.default(''),
+        timeout_seconds: seconds.default(60),
+        email_fallback: z.boolean().default(true),
+      }),
+      ledger: section({
+        retention_seconds: seconds.default(7 * 86400),
+        max_entries: z.number().int().min(100).default(100_000),
+      }),
+      pumping: section({
+        enabled: z.boolean().default(true),
+        country_sends_per_hour: z.number().int().min(1).default(2000),
+        prefix_digits: z.number().int().min(3).max(12).default(6),
+        prefix_sends_per_hour: z.number().int().min(1).default(60),
+        block_window_seconds: seconds.default(3600),
+        block_min_sends: z.number().int().min(1).default(20),
+        block_min_conversion: z.number().min(0).max(1).default(0.2),
+        block_seconds: seconds.default(86400),
+      }),
     }),
     newsletter: section({
       esp_url: url.default(''),
@@ -222,6 +287,8 @@ export const secretKeys = [
   'identity.api_token',
   'mail.pass',
   'sms.api_key',
+  // Each provider's credentials (api_key, auth_token).
+  'sms.providers',
   'newsletter.api_keys',
   'user_collector.internal_token',
   'security.secret',

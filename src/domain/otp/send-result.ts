@@ -9,4 +9,5 @@ export const otpSendResponse = z.object({
   cooldown: z.number().int(),
   expires_in: z.number().int(),
   notified: z.object({ email: z.boolean(), sms: z.boolean() }),
+  fallback: z.literal('email').optional().describe("present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email"),
 }) satisfies z.ZodType<OtpSendMetadata>;

@@ -34,6 +34,22 @@ export interface OtpServiceEnv {
   metrics?: Pick<Metrics, 'codeSent' | 'verification' | 'rateLimitRefused'>;
 }
 
+/**
+ * What the SMS side (src/domain/sms) decides about a code's SMS: the pumping defence's
+ * admission, the email fallback of a phone whose last SMS did not arrive, the ledger's
+ * record of mails, and the count of refusals.
+ */
+export interface SmsSendPolicy {
+  /** Before a code SMS to `e164` (in `region`); throws `sms_destination_blocked` or `sms_destination_limited`. */
+  admit(e164: string, region: string): Promise<void>;
+  /** The confirmed email to send this phone's code to as well, once, because its last SMS did not arrive; `done` records the fallback made. */
+  fallbackEmail(ctx: CallContext, phone: string): Promise<{ email: string; done(): Promise<void> } | undefined>;
+  /** A code mail was accepted (the ledger). */
+  emailSent(email: string): Promise<void>;
+  /** A code SMS refused before any provider was asked (counted per reason and country). */
+  refused(reason: 'region_not_allowed' | 'phone_not_mobile', region: string): void;
+}
+
 export interface OtpSendRequest {
   /** The OTP key as the caller gave it (phone, email or another identifier). */
   key: string;
@@ -46,7 +62,7 @@ export interface OtpSendRequest {
 }
 
 /** otp_generate's success data (docs/contract.md#one-time-codes), also the `otp` send metadata of the login flows: one type, the machines'. */
-export type OtpSendResult = OtpSendMetadata;
+export type OtpSendResult = OtpSendMetadata & { fallback?: 'email' };
 
 export interface OtpVerifyRequest {
   key: string;
@@ -109,6 +125,7 @@ export interface OtpServiceOptions extends OtpServiceEnv {
   templates?: LocalizedTemplates;
   sms: SmsClient;
   mailer: Mailer;
+  smsPolicy?: SmsSendPolicy;
 }
 
 /** Store failures (a Redis outage later) become a clean `store_unavailable`, never a 500. */
@@ -136,7 +153,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
   const defaultTemplates = templates.get(config.mail.default_locale);
   if (!defaultTemplates) throw new Error(`templates: none for mail.default_locale "${config.mail.default_locale}"`);
   const webOtpDomain = config.sms.webotp_domain || undefined;
-  const { store, sms, mailer } = options;
+  const { store, sms, mailer, smsPolicy } = options;
 
   const hash = createOtpHasher(secret);
 
@@ -178,8 +195,14 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     const e164 = normalised ? phone : toE164(phone, region);
     if (!e164) throw invalidField(field, 'not a valid phone number');
     const { region: smsRegion, mobile } = phoneFacts(e164);
-    if (!allowedRegions.includes(smsRegion ?? '')) throw regionNotAllowed(field);
-    if (!mobile) throw phoneNotMobile(field);
+    if (!allowedRegions.includes(smsRegion ?? '')) {
+      smsPolicy?.refused('region_not_allowed', smsRegion ?? '');
+      throw regionNotAllowed(field);
+    }
+    if (!mobile) {
+      smsPolicy?.refused('phone_not_mobile', smsRegion ?? '');
+      throw phoneNotMobile(field);
+    }
     return e164;
   }
 
@@ -257,7 +280,8 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     },
 
     async generate(ctx, request) {
-      const { key, smsTo, emailTo } = targets(request);
+      const { key, smsTo, emailTo: requestedEmail } = targets(request);
+      let emailTo = requestedEmail;
       const useSms = smsTo !== undefined && sms.configured;
       let useEmail = emailTo !== undefined && mailer.configured;
       // The line is built only when the OTP log takes it: masking costs, and most runs log at warn.
@@ -271,9 +295,15 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       }
 
       await guarded(() => limits.sendFromIp(ctx.ip));
+      // The last SMS to this phone did not arrive: this code goes to the account's confirmed email too, as rule 2 pairs them (docs/sms.md).
+      const fallback = useSms && !useEmail && mailer.configured && smsPolicy ? await smsPolicy.fallbackEmail(ctx, smsTo) : undefined;
+      if (fallback) {
+        emailTo = fallback.email;
+        useEmail = true;
+      }
       // A code to a phone and an email proves control of either: both only when they are one account's.
       // Asked after the per-IP cap, so a flood cannot make the service ask the provider without limit.
-      if (useSms && useEmail && !(await sharesAccount(ctx, smsTo, emailTo!))) {
+      if (useSms && useEmail && !fallback && !(await sharesAccount(ctx, smsTo, emailTo!))) {
         log.warn({ key: maskOtpKey(key), phone: maskPhone(smsTo), email: maskEmail(emailTo!) }, 'otp: phone and email are not one account, code sent by SMS only');
         useEmail = false;
       }
@@ -299,10 +329,12 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       // Counted only for codes really issued: requests refused by a cooldown cost the key and its recipients nothing.
       try {
         for (const subject of new Set([key, ...recipients])) await guarded(() => limits.sendToIdentifier(subject));
+        // The pumping defence counts codes really issued too, and refuses before any provider is paid.
+        if (useSms && smsPolicy) await guarded(() => smsPolicy.admit(smsTo, phoneFacts(smsTo).region ?? ''));
       } catch (err) {
         await guarded(() => store.revert(key, codeHash, issued.previous));
         await releaseRecipients(recipients, token);
-        logGenerate({ outcome: 'rate_limited' });
+        logGenerate({ outcome: isApiError(err) ? err.reason : 'rate_limited' });
         throw err;
       }
       const debugCode = otp.debug ? { debug_code: code } : {};
@@ -324,6 +356,11 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       // addresses: they are one account's (targets), so the code vouches for that account either way.
       if (useSms && !smsSent) await releaseRecipients([smsTo], token);
       if (useEmail && !emailSent) await releaseRecipients([emailTo!], token);
+      if (emailSent && smsPolicy) {
+        // The record of what was sent: losing it costs the operator's view, never the answer.
+        await smsPolicy.emailSent(emailTo!).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a code mail'));
+        if (fallback) await fallback.done().catch(() => {});
+      }
       return {
         ...(otp.debug ? { otp: code } : {}),
         resent: issued.previous !== null && issued.previous.expiresAt > sentAt,
@@ -331,6 +368,8 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
         cooldown: otp.resend_cooldown_seconds,
         expires_in: otp.ttl_seconds,
         notified: { email: emailSent, sms: smsSent },
+        // The answer says the code also went by mail because the last SMS did not arrive.
+        ...(fallback && emailSent ? { fallback: 'email' as const } : {}),
       };
     },
 

@@ -29,6 +29,8 @@ describe('test_sms', () => {
         to: '*********567',
         upstream_status: 200,
         gateway: { url: 'https://sms.example.test/v1/send', api_key: '***', sender: 'Login' },
+        provider: 'gateway',
+        providers: [{ provider: 'gateway', state: 'closed' }],
       },
       payload: { receiver: '*********567', sender: 'Login' },
     });

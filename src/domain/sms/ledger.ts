@@ -1,0 +1,152 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import type { Config } from '../../core/config/schema';
+import type { Metrics } from '../../core/metrics';
+import { maskEmail, maskPhone } from '../../core/logger';
+import type { SmsReceipt } from '../../clients/sms';
+import type { LedgerEntry, SmsStore } from './store';
+
+/*
+ * The message ledger (docs/sms.md): one entry per code sent, with where it went (masked), by
+ * whom, whether it arrived and whether its code was then verified. It is what the operator's
+ * view, `npm run ledger` and the email fallback read. Recipients are found again only by a
+ * keyed digest, so the store never holds a plain phone or email.
+ */
+
+export type DeliveryState = 'accepted' | 'delivered' | 'failed' | 'unknown';
+
+export interface SmsAccepted {
+  id: string;
+  e164: string;
+  country: string;
+  numberType: string;
+  range: string;
+  provider: string;
+  messageId?: string;
+}
+
+/** Conversion of one group (a country and a provider). */
+export interface LedgerGroup {
+  country: string;
+  provider: string;
+  channel: LedgerEntry['channel'];
+  sent: number;
+  delivered: number;
+  failed: number;
+  unknown: number;
+  verified: number;
+  /** verified / sent, 0 to 1. */
+  conversion: number;
+}
+
+export interface Ledger {
+  newId(): string;
+  recordSms(sent: SmsAccepted): Promise<void>;
+  recordEmail(email: string): Promise<void>;
+  /** A provider's receipt for entry `id`: recorded when that provider sent that message; the entry, or null. */
+  receipt(id: string, provider: string, receipt: SmsReceipt): Promise<LedgerEntry | null>;
+  /** The code sent to this phone or email was verified: its newest entry converts. */
+  verified(address: string): Promise<LedgerEntry | null>;
+  /** The newest entry of a phone or email. */
+  latest(address: string): Promise<LedgerEntry | null>;
+  markFallback(id: string): Promise<void>;
+  /** delivered / failed, or unknown once the receipt is later than `sms.receipts.timeout_seconds` (accepted before that). */
+  stateOf(entry: LedgerEntry): DeliveryState;
+  since(sinceMs: number, limit?: number): Promise<LedgerEntry[]>;
+  summary(entries: LedgerEntry[]): LedgerGroup[];
+}
+
+const DEFAULT_LIMIT = 10_000;
+
+export function createLedger(config: Config, store: SmsStore, options: { now: () => number; secret: string; metrics?: Pick<Metrics, 'smsReceipt' | 'smsVerified'> }): Ledger {
+  const { now, metrics } = options;
+  const retentionMs = config.sms.ledger.retention_seconds * 1000;
+  const receiptTimeoutMs = config.sms.receipts.timeout_seconds * 1000;
+  // Long enough for a receipt to find its phone's entry and for the next code to ask for a fallback.
+  const latestTtlMs = Math.max(retentionMs, 1000);
+  const digest = (address: string) => createHmac('sha256', options.secret).update(`sms-ledger:${address}`).digest('base64url').slice(0, 27);
+
+  const stateOf = (entry: LedgerEntry): DeliveryState => {
+    if (entry.delivered_at !== undefined) return 'delivered';
+    if (entry.failed_at !== undefined) return 'failed';
+    if (entry.channel === 'sms' && now() - entry.accepted_at >= receiptTimeoutMs) return 'unknown';
+    return 'accepted';
+  };
+
+  const ledger: Ledger = {
+    newId: () => randomBytes(12).toString('base64url'),
+    async recordSms(sent) {
+      const at = now();
+      const entry: LedgerEntry = {
+        id: sent.id,
+        channel: 'sms',
+        recipient: maskPhone(sent.e164),
+        country: sent.country,
+        number_type: sent.numberType,
+        range: sent.range,
+        provider: sent.provider,
+        ...(sent.messageId ? { message_id: sent.messageId } : {}),
+        accepted_at: at,
+      };
+      await store.addEntry(entry, retentionMs, at);
+      await store.setLatest(digest(sent.e164), sent.id, latestTtlMs);
+    },
+    async recordEmail(email) {
+      const at = now();
+      const id = ledger.newId();
+      await store.addEntry({ id, channel: 'email', recipient: maskEmail(email), country: '', number_type: '', range: '', provider: 'mail', accepted_at: at }, retentionMs, at);
+      await store.setLatest(digest(email), id, latestTtlMs);
+    },
+    async receipt(id, provider, receipt) {
+      const entry = await store.entry(id);
+      // A genuine receipt names its own message: one signed for another message or provider records nothing here.
+      if (!entry || entry.provider !== provider || (entry.message_id !== undefined && entry.message_id !== receipt.messageId)) return null;
+      if (receipt.status === 'pending') return entry;
+      const at = now();
+      const update =
+        receipt.status === 'delivered'
+          ? { delivered_at: at }
+          : receipt.status === 'failed'
+            ? { failed_at: at, ...(receipt.errorCode ? { error_code: receipt.errorCode.slice(0, 16) } : {}) }
+            : {};
+      metrics?.smsReceipt(provider, entry.country, receipt.status);
+      return Object.keys(update).length > 0 ? store.updateEntry(id, update) : entry;
+    },
+    async verified(address) {
+      const id = await store.latest(digest(address));
+      if (!id) return null;
+      const entry = await store.entry(id);
+      if (!entry || entry.verified_at !== undefined) return entry;
+      const updated = await store.updateEntry(id, { verified_at: now() });
+      if (updated?.channel === 'sms') metrics?.smsVerified(updated.provider, updated.country);
+      return updated;
+    },
+    async latest(address) {
+      const id = await store.latest(digest(address));
+      return id ? store.entry(id) : null;
+    },
+    async markFallback(id) {
+      await store.updateEntry(id, { fallback_at: now() });
+    },
+    stateOf,
+    since: (sinceMs, limit = DEFAULT_LIMIT) => store.entriesSince(sinceMs, limit),
+    summary(entries) {
+      const groups = new Map<string, LedgerGroup>();
+      for (const entry of entries) {
+        const key = `${entry.channel}|${entry.country}|${entry.provider}`;
+        let group = groups.get(key);
+        if (!group) {
+          group = { country: entry.country, provider: entry.provider, channel: entry.channel, sent: 0, delivered: 0, failed: 0, unknown: 0, verified: 0, conversion: 0 };
+          groups.set(key, group);
+        }
+        group.sent += 1;
+        const state = stateOf(entry);
+        if (state === 'delivered' || state === 'failed' || state === 'unknown') group[state] += 1;
+        if (entry.verified_at !== undefined) group.verified += 1;
+      }
+      return [...groups.values()]
+        .map((group) => ({ ...group, conversion: group.sent === 0 ? 0 : Math.round((group.verified / group.sent) * 1000) / 1000 }))
+        .sort((a, b) => b.sent - a.sent);
+    },
+  };
+  return ledger;
+}

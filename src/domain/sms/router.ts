@@ -1,0 +1,144 @@
+import type { Config, SmsProviderConfig } from '../../core/config/schema';
+import type { CallContext } from '../../core/context';
+import { apiError, isApiError } from '../../core/errors';
+import type { Logger } from '../../core/logger';
+import type { Metrics } from '../../core/metrics';
+import type { ClientOptions } from '../../clients/http';
+import { createGatewayProvider, type SmsClient, type SmsMessage, type SmsProvider, type SmsSent } from '../../clients/sms';
+import { createTwilioProvider } from '../../clients/twilio';
+import { numberFacts } from '../phone';
+import { createBreaker, type Breaker } from './breaker';
+import type { Ledger } from './ledger';
+
+/*
+ * The SMS channel as the OTP service sees it (one `SmsClient`), over `sms.providers`: the
+ * providers that serve the destination's country, the first picked by weight, then the others
+ * in their configured order. A provider that gives no answer, times out, or answers 5xx or 429
+ * accepted nothing, so the same message goes to the next one; any other answer ends the send,
+ * and a 2xx is the only acceptance: once one provider accepted, no other is asked (one code,
+ * one SMS). Each provider has a circuit breaker (breaker.ts), so an outage costs one timeout
+ * per `sms.breaker.failures` sends, not one per send. Every accepted message becomes a ledger entry.
+ */
+
+export const RECEIPT_PATH = '/_sms/receipts/';
+
+export interface SmsRouter extends SmsClient {
+  readonly providers: readonly SmsProvider[];
+  provider(name: string): SmsProvider | undefined;
+  breakerStates(): Array<{ provider: string; state: string }>;
+}
+
+export interface SmsRouterOptions {
+  log: Logger;
+  now: () => number;
+  ledger?: Ledger;
+  metrics?: Pick<Metrics, 'smsSend' | 'smsBreaker' | 'observeUpstream'>;
+  /** Prepared providers instead of the configuration's (tests). */
+  providers?: SmsProvider[];
+  /** Weighted choice; injectable so tests choose. */
+  random?: () => number;
+  clients?: ClientOptions;
+}
+
+/** The providers of the configuration; with `sms.providers` empty, the contract's one gateway of `sms.api_url`. */
+export function configuredProviders(config: Config, log: Logger, clients: ClientOptions = {}): SmsProvider[] {
+  const listed: SmsProviderConfig[] = config.sms.providers.length > 0 ? config.sms.providers : [{ kind: 'gateway', name: 'gateway', countries: [], weight: 1, api_url: '', api_key: '', sender: '' }];
+  return listed.map((provider) => (provider.kind === 'twilio' ? createTwilioProvider(config, provider, log, clients) : createGatewayProvider(config, provider, log, clients)));
+}
+
+/** No answer, a timeout, a 5xx or a 429: the provider accepted nothing, so another may be asked. */
+export function failsOver(err: unknown): boolean {
+  if (!isApiError(err) || err.reason !== 'upstream_error') return true;
+  const status = err.data.upstream_status;
+  return typeof status !== 'number' || status >= 500 || status === 429;
+}
+
+export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsRouter {
+  const { log, now, ledger, metrics } = options;
+  const random = options.random ?? Math.random;
+  const providers = (options.providers ?? configuredProviders(config, log, options.clients)).filter((p) => p.configured);
+  const breakers = new Map<string, Breaker>(
+    providers.map((p) => [
+      p.name,
+      createBreaker({
+        failures: config.sms.breaker.failures,
+        openMs: config.sms.breaker.open_seconds * 1000,
+        onChange: (state) => {
+          metrics?.smsBreaker(p.name, state);
+          log.warn({ provider: p.name, breaker: state }, 'sms provider circuit');
+        },
+      }),
+    ]),
+  );
+  for (const p of providers) metrics?.smsBreaker(p.name, 'closed');
+  const callbackBase = config.sms.receipts.callback_base_url.replace(/\/+$/, '');
+  const prefixDigits = config.sms.pumping.prefix_digits;
+  const facts = new Map<string, { region: string; type: string }>();
+  const factsOf = (e164: string) => {
+    let found = facts.get(e164);
+    if (!found) {
+      if (facts.size >= 512) facts.clear();
+      facts.set(e164, (found = numberFacts(e164)));
+    }
+    return found;
+  };
+
+  /** The eligible providers in the order they are tried: one picked by weight, then the rest as configured. */
+  function order(country: string): SmsProvider[] {
+    const eligible = providers.filter((p) => p.countries.length === 0 || p.countries.includes(country));
+    const total = eligible.reduce((sum, p) => sum + p.weight, 0);
+    if (total === 0 || eligible.length < 2) return eligible;
+    let pick = random() * total;
+    const first = eligible.find((p) => (pick -= p.weight) < 0) ?? eligible[0]!;
+    return [first, ...eligible.filter((p) => p !== first)];
+  }
+
+  return {
+    configured: providers.length > 0,
+    providers,
+    provider: (name) => providers.find((p) => p.name === name),
+    breakerStates: () => providers.map((p) => ({ provider: p.name, state: breakers.get(p.name)!.state(now()) })),
+    async send(ctx: CallContext, message: SmsMessage): Promise<SmsSent> {
+      const { region: country, type } = factsOf(message.to);
+      const candidates = order(country);
+      if (candidates.length === 0) {
+        throw apiError('upstream_error', { params: { service: 'SMS' }, data: { upstream: 'sms', detail: 'no provider serves this country' } });
+      }
+      const id = ledger?.newId();
+      let lastError: unknown;
+      for (const provider of candidates) {
+        const breaker = breakers.get(provider.name)!;
+        if (!breaker.tryAcquire(now())) continue;
+        const callbackUrl = provider.receipts && callbackBase && id ? `${callbackBase}${RECEIPT_PATH}${provider.name}?m=${id}` : undefined;
+        const started = performance.now();
+        let sent: SmsSent;
+        try {
+          sent = await provider.send(ctx, { ...message, ...(callbackUrl ? { callbackUrl } : {}) });
+        } catch (err) {
+          const durationMs = performance.now() - started;
+          if (!failsOver(err)) {
+            // The provider answered: it is up, and it refused this message (a bad number, a bad sender). Another would be asked the same.
+            breaker.success();
+            metrics?.smsSend(provider.name, country, 'failed', durationMs);
+            throw err;
+          }
+          breaker.failure(now());
+          metrics?.smsSend(provider.name, country, 'failover', durationMs);
+          log.warn({ provider: provider.name, reason: isApiError(err) ? err.reason : 'error', status: isApiError(err) ? err.data.upstream_status : undefined }, 'sms provider failed, trying the next');
+          lastError = err;
+          continue;
+        }
+        breaker.success();
+        metrics?.smsSend(provider.name, country, 'accepted', performance.now() - started);
+        if (ledger && id) {
+          // Accepted is final: a ledger that cannot write costs the record, never a second SMS.
+          await ledger
+            .recordSms({ id, e164: message.to, country, numberType: type, range: message.to.slice(1, 1 + prefixDigits), provider: provider.name, messageId: sent.messageId })
+            .catch((err: unknown) => log.error({ err: isApiError(err) ? err.reason : 'error', provider: provider.name }, 'sms ledger: could not record an accepted message'));
+        }
+        return { ...sent, provider: provider.name };
+      }
+      throw lastError ?? apiError('upstream_error', { params: { service: 'SMS' }, data: { upstream: 'sms', detail: 'every provider is unavailable (circuit open)' } });
+    },
+  };
+}

@@ -1,0 +1,195 @@
+import { createHash } from 'node:crypto';
+import type { Context, Next } from 'koa';
+import { apiError } from '../core/errors';
+import type { Deps } from '../domain/deps';
+import { diagnosticsCaller } from '../domain/guard';
+import { RECEIPT_PATH } from '../domain/sms/router';
+import type { LedgerEntry } from '../domain/sms/store';
+import type { LedgerGroup } from '../domain/sms/ledger';
+import { escapeHtml } from './sandbox-routes';
+
+/*
+ * The SMS endpoints beside the actions (docs/sms.md):
+ *   POST /_sms/receipts/<provider>   a provider's delivery receipt, authenticated as that
+ *                                    provider signs its callbacks (Twilio: X-Twilio-Signature);
+ *                                    403 otherwise. Form-encoded, as providers post them.
+ *   GET  /_sms/ledger?since=<s>      the ledger: conversion by country and provider, blocked
+ *                                    ranges, breakers, the newest entries (JSON; npm run ledger)
+ *   GET  /sms                        the same as a page, beside /flows
+ *   POST /_sms/blocks/lift           {"range": "<digits>"}: an operator lifts a pumping block
+ * The ledger, the page and the lift are an operator's: `x-internal-key`, or the sandbox, as
+ * every diagnostic (src/domain/guard.ts). A receipt needs no key: its signature is its key.
+ */
+
+export const SMS_PAGE_PATH = '/sms';
+const LEDGER_PATH = '/_sms/ledger';
+const LIFT_PATH = '/_sms/blocks/lift';
+/** Providers post a handful of fields; anything larger is not a receipt. */
+const RECEIPT_LIMIT = 16 * 1024;
+const DEFAULT_SINCE_SECONDS = 24 * 3600;
+const NEWEST = 50;
+
+async function readText(ctx: Context, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw apiError('payload_too_large');
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function operator(ctx: Context, deps: Deps): void {
+  if (!diagnosticsCaller({ deps, header: (name) => ctx.get(name) || undefined })) throw apiError('unauthorized');
+}
+
+/** What the ledger endpoint, the page and `npm run ledger` show. */
+export async function ledgerReport(deps: Deps, sinceSeconds: number) {
+  const { sms, now } = deps;
+  const at = now();
+  const entries = await sms.ledger.since(at - sinceSeconds * 1000);
+  const newest = entries.slice(-NEWEST).reverse();
+  return {
+    since: new Date(at - sinceSeconds * 1000).toISOString(),
+    totals: sms.ledger.summary(entries),
+    blocks: (await sms.pumping.blocks()).map((b) => ({ range: b.range, until: new Date(b.until).toISOString() })),
+    breakers: sms.router.breakerStates(),
+    entries: newest.map((entry) => ({ ...shown(entry), state: sms.ledger.stateOf(entry) })),
+  };
+}
+
+const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+const shown = (entry: LedgerEntry) => ({
+  ...entry,
+  accepted_at: iso(entry.accepted_at),
+  delivered_at: iso(entry.delivered_at),
+  failed_at: iso(entry.failed_at),
+  verified_at: iso(entry.verified_at),
+  fallback_at: iso(entry.fallback_at),
+});
+
+function sinceOf(ctx: Context): number {
+  const given = Number(new URLSearchParams(ctx.querystring).get('since'));
+  return Number.isInteger(given) && given > 0 ? Math.min(given, 366 * 24 * 3600) : DEFAULT_SINCE_SECONDS;
+}
+
+export function createSmsRoutes(deps: Deps) {
+  return async function smsRoutes(ctx: Context, next: Next): Promise<void> {
+    const { path } = ctx;
+    if (!path.startsWith('/_sms/') && path !== SMS_PAGE_PATH) return next();
+    ctx.state.action = path.startsWith(RECEIPT_PATH) ? RECEIPT_PATH : path;
+
+    if (path.startsWith(RECEIPT_PATH) && ctx.method === 'POST') {
+      const provider = path.slice(RECEIPT_PATH.length);
+      if (!ctx.is('application/x-www-form-urlencoded')) throw apiError('unsupported_media_type');
+      const form = Object.fromEntries(new URLSearchParams(await readText(ctx, RECEIPT_LIMIT)));
+      const base = deps.config.sms.receipts.callback_base_url.replace(/\/+$/, '') || ctx.origin;
+      const outcome = await deps.sms.receipt(provider, new URLSearchParams(ctx.querystring).get('m') ?? undefined, {
+        url: `${base}${ctx.originalUrl}`,
+        header: (name) => ctx.get(name) || undefined,
+        form,
+      });
+      if (outcome === 'unknown_provider') throw apiError('unknown_action');
+      if (outcome === 'refused') {
+        ctx.state.reason = 'unauthorized';
+        ctx.status = 403;
+        ctx.body = { success: false, error: 'signature refused', data: { reason: 'unauthorized' } };
+        return;
+      }
+      ctx.status = 204;
+      return;
+    }
+    if (path === LIFT_PATH && ctx.method === 'POST') {
+      operator(ctx, deps);
+      if (!ctx.is('application/json')) throw apiError('unsupported_media_type');
+      let range: unknown;
+      try {
+        range = (JSON.parse(await readText(ctx, 1024)) as { range?: unknown }).range;
+      } catch {
+        throw apiError('malformed_json');
+      }
+      if (typeof range !== 'string' || !/^\d{3,12}$/.test(range)) throw apiError('invalid_request', { data: { issues: [{ path: 'range', message: 'digits of a blocked range' }] } });
+      ctx.body = { success: true, error: null, data: { range, lifted: await deps.sms.pumping.lift(range) } };
+      return;
+    }
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw apiError('method_not_allowed', { headers: { Allow: 'GET' } });
+    if (path === LEDGER_PATH) {
+      operator(ctx, deps);
+      ctx.body = { success: true, error: null, data: await ledgerReport(deps, sinceOf(ctx)) };
+      return;
+    }
+    if (path === SMS_PAGE_PATH) {
+      operator(ctx, deps);
+      const since = sinceOf(ctx);
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = smsPage(await ledgerReport(deps, since), since);
+      ctx.set('Content-Security-Policy', SMS_PAGE_CSP);
+      ctx.set('Referrer-Policy', 'no-referrer');
+      return;
+    }
+    throw apiError('unknown_action');
+  };
+}
+
+// ---- the page ----------------------------------------------------------------------------------
+
+const STYLE = [
+  'body{font:15px/1.4 system-ui,sans-serif;margin:2rem;color:#222}',
+  'h1{font-size:1.3rem}h2{font-size:1.05rem;margin-top:2rem}',
+  'table{border-collapse:collapse}',
+  'th,td{text-align:left;padding:.3rem .8rem;border-bottom:1px solid #ddd}',
+  'td.n{text-align:right;font-variant-numeric:tabular-nums}',
+  '.low{color:#b00020;font-weight:600}.muted{color:#666;font-size:.9rem}',
+].join('');
+
+export const SMS_PAGE_CSP = [
+  "default-src 'none'",
+  `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const percent = (value: number) => `${Math.round(value * 1000) / 10}%`;
+const cells = (values: Array<string | number>, numeric: boolean[] = []) => values.map((v, i) => `<td${numeric[i] ? ' class="n"' : ''}>${escapeHtml(String(v))}</td>`).join('');
+
+function groupRow(group: LedgerGroup): string {
+  const low = group.sent >= 10 && group.conversion < 0.5;
+  return `<tr><td>${escapeHtml(group.country || '—')}</td><td>${escapeHtml(group.provider)}</td><td>${escapeHtml(group.channel)}</td>${cells([group.sent, group.delivered, group.failed, group.unknown, group.verified], [true, true, true, true, true])}<td class="n${low ? ' low' : ''}">${percent(group.conversion)}</td></tr>`;
+}
+
+/** Conversion by country and provider, blocks, breakers and the newest entries; in Italian, as /flows and the outbox beside it. */
+export function smsPage(report: Awaited<ReturnType<typeof ledgerReport>>, sinceSeconds: number): string {
+  const hours = Math.round((sinceSeconds / 3600) * 10) / 10;
+  const totals = report.totals.length
+    ? `<table><thead><tr><th>Paese</th><th>Fornitore</th><th>Canale</th><th>Inviati</th><th>Consegnati</th><th>Falliti</th><th>Senza ricevuta</th><th>Verificati</th><th>Conversione</th></tr></thead><tbody>${report.totals.map(groupRow).join('')}</tbody></table>`
+    : '<p>Nessun codice inviato in questo periodo.</p>';
+  const blocks = report.blocks.length
+    ? `<table><thead><tr><th>Numerazione</th><th>Bloccata fino a</th></tr></thead><tbody>${report.blocks.map((b) => `<tr>${cells([`+${b.range}…`, b.until])}</tr>`).join('')}</tbody></table>`
+    : '<p>Nessuna numerazione bloccata.</p>';
+  const breakers = `<table><thead><tr><th>Fornitore</th><th>Circuito</th></tr></thead><tbody>${report.breakers.map((b) => `<tr>${cells([b.provider, b.state])}</tr>`).join('')}</tbody></table>`;
+  const entries = report.entries.length
+    ? `<table><thead><tr><th>Accettato</th><th>Destinatario</th><th>Paese</th><th>Tipo</th><th>Canale</th><th>Fornitore</th><th>Stato</th><th>Verificato</th></tr></thead><tbody>${report.entries
+        .map((e) => `<tr>${cells([e.accepted_at ?? '', e.recipient, e.country, e.number_type, e.channel, e.provider, e.state, e.verified_at ?? ''])}</tr>`)
+        .join('')}</tbody></table>`
+    : '';
+  return [
+    '<!doctype html>',
+    '<html lang="it"><head><meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width,initial-scale=1">',
+    '<title>SMS: consegne e conversione</title>',
+    `<style>${STYLE}</style></head><body>`,
+    `<h1>SMS: consegne e conversione nelle ultime ${hours} ore</h1>`,
+    `<p class="muted">Dal ${escapeHtml(report.since)}. Altri periodi: <code>?since=&lt;secondi&gt;</code>; in JSON: <code>${LEDGER_PATH}</code>; nel terminale: <code>npm run ledger -- --since 1h</code>.</p>`,
+    '<h2>Per paese e fornitore</h2>',
+    totals,
+    '<h2>Numerazioni bloccate (difesa dal pumping)</h2>',
+    blocks,
+    '<h2>Fornitori</h2>',
+    breakers,
+    '<h2>Ultimi invii</h2>',
+    entries,
+    '</body></html>',
+  ].join('\n');
+}

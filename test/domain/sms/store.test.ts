@@ -1,0 +1,75 @@
+import { createMemorySmsStore, createRedisSmsStore, type LedgerEntry, type SmsStore } from '../../../src/domain/sms/store';
+import { useRedisTargets } from '../../support/redis-targets';
+
+/* One behaviour on every store the ledger and the pumping defence run on: memory, Redis, Redis Cluster. */
+
+const entry = (id: string, at: number): LedgerEntry => ({
+  id,
+  channel: 'sms',
+  recipient: '+39333*****67',
+  country: 'IT',
+  number_type: 'MOBILE',
+  range: '393331',
+  provider: 'twilio',
+  message_id: `SM${id}`,
+  accepted_at: at,
+});
+
+function describeSmsStore(make: () => SmsStore) {
+  const now = 1_900_000_000_000;
+
+  it('keeps entries, updates fields of a live one, and lists them oldest first from a time', async () => {
+    const store = make();
+    await store.addEntry(entry('a', now - 5000), 60_000, now);
+    await store.addEntry(entry('b', now - 1000), 60_000, now);
+    expect(await store.updateEntry('a', { delivered_at: now, error_code: 'x' })).toMatchObject({ id: 'a', delivered_at: now, accepted_at: now - 5000 });
+    expect(await store.updateEntry('missing', { delivered_at: now })).toBeNull();
+    expect((await store.entriesSince(now - 3000, 100)).map((e) => e.id)).toEqual(['b']);
+    expect((await store.entriesSince(0, 100)).map((e) => e.id)).toEqual(['a', 'b']);
+    expect(await store.entry('b')).toEqual(entry('b', now - 1000));
+  });
+
+  it('finds the newest entry of a recipient digest', async () => {
+    const store = make();
+    await store.setLatest('digest-1', 'a', 60_000);
+    await store.setLatest('digest-1', 'b', 60_000);
+    expect(await store.latest('digest-1')).toBe('b');
+    expect(await store.latest('digest-2')).toBeNull();
+  });
+
+  it('counts in windows and reads a count without adding to it', async () => {
+    const store = make();
+    expect(await store.increment('k', 60_000, now)).toBe(1);
+    expect(await store.increment('k', 60_000, now)).toBe(2);
+    expect(await store.count('k', now)).toBe(2);
+    expect(await store.count('other', now)).toBe(0);
+  });
+
+  it('blocks a range until a time, lists blocks, and lifts them', async () => {
+    const store = make();
+    await store.block('447911', now + 60_000, now);
+    expect(await store.blockedUntil('447911', now)).toBe(now + 60_000);
+    expect(await store.blocks(now)).toEqual([{ range: '447911', until: now + 60_000 }]);
+    expect(await store.unblock('447911')).toBe(true);
+    expect(await store.unblock('447911')).toBe(false);
+    expect(await store.blockedUntil('447911', now)).toBeNull();
+  });
+}
+
+describe('memory SMS store', () => describeSmsStore(() => createMemorySmsStore({ maxEntries: 1000 })));
+
+const targets = useRedisTargets();
+describe.each(targets)('$name SMS store', (target) => {
+  describeSmsStore(() => createRedisSmsStore(target.client(), `t${Math.random().toString(36).slice(2)}:`));
+
+  it('lets Redis expire an entry after the retention period and drops it from the index', async () => {
+    const prefix = `r${Math.random().toString(36).slice(2)}:`;
+    const store = createRedisSmsStore(target.client(), prefix);
+    const now = Date.now();
+    await store.addEntry(entry('old', now - 120_000), 60_000, now - 120_000);
+    await store.addEntry(entry('new', now), 60_000, now);
+    expect(await target.client().pttl(`${prefix}sms:entry:new`)).toBeGreaterThan(50_000);
+    expect(await target.client().zrange(`${prefix}sms:ledger`, '0', '-1')).toEqual(['new']);
+    expect(JSON.stringify(await target.client().hgetall(`${prefix}sms:entry:new`))).not.toMatch(/3331234567/);
+  });
+});

@@ -1,0 +1,53 @@
+import pino from 'pino';
+import { startService, type Service } from '../../src/service';
+import { testConfig } from '../support/app';
+import { eventually } from '../support/eventually';
+import { freePort } from '../support/ports';
+
+/*
+ * Two sandbox providers (the contract's gateway, then Twilio as its backup) behind a running
+ * service: whichever way the gateway fails, the code reaches the outbox exactly once, by
+ * Twilio; Twilio's signed receipts come back to the service and mark the ledger delivered.
+ */
+
+const silent = pino({ level: 'silent' });
+
+describe('sandbox SMS providers: failover and receipts', () => {
+  let service: Service;
+  const generate = (uid: string) =>
+    fetch(`${service.url}/otp_generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ uid }) }).then((r) => r.json() as Promise<{ success: boolean; data: Record<string, unknown> }>);
+  const ledger = () => fetch(`${service.url}/_sms/ledger`).then((r) => r.json() as Promise<{ data: { entries: Array<Record<string, unknown>>; breakers: unknown[] } }>);
+
+  beforeAll(async () => {
+    const port = await freePort();
+    service = await startService(testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port }, sms: { timeout_seconds: 1 } }), { log: silent, otpLog: silent });
+  });
+  afterAll(() => service.close());
+  afterEach(() => {
+    service.sandbox!.smsFaults.set('gateway', 'none');
+    service.sandbox!.outbox.clear();
+  });
+
+  it('configures the gateway first and Twilio as its backup, with receipts to the service', () => {
+    expect(service.config.sms.providers.map((p) => [p.kind, p.weight])).toEqual([
+      ['gateway', 1],
+      ['twilio', 0],
+    ]);
+    expect(service.config.sms.receipts.callback_base_url).toBe(service.url);
+  });
+
+  it('sends by the gateway while it works', async () => {
+    expect((await generate('+393330000101')).success).toBe(true);
+    expect((await ledger()).data.entries[0]).toMatchObject({ provider: 'gateway' });
+    expect(service.sandbox!.outbox.to('+393330000101')).toHaveLength(1);
+  });
+
+  it.each(['error_5xx', 'timeout', 'reset'] as const)('skips the gateway when it fails (%s): one SMS, by Twilio, and its receipt marks it delivered', async (fault) => {
+    service.sandbox!.smsFaults.set('gateway', fault);
+    const phone = `+3933300002${['error_5xx', 'timeout', 'reset'].indexOf(fault)}1`;
+    const answer = await generate(phone);
+    expect(answer).toMatchObject({ success: true, data: { notified: { sms: true, email: false } } });
+    expect(service.sandbox!.outbox.to(phone)).toHaveLength(1);
+    await eventually(async () => expect((await ledger()).data.entries[0]).toMatchObject({ provider: 'twilio', state: 'delivered' }));
+  });
+});
