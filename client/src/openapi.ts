@@ -1596,6 +1596,11 @@ export interface components {
                     email: boolean;
                     sms: boolean;
                 };
+                /**
+                 * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+                 * @enum {string}
+                 */
+                fallback?: "email";
             };
             /** @description when this request issued a token (also set as cookie __utp) */
             access_token?: string;
