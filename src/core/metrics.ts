@@ -99,6 +99,24 @@ export const metricDefinitions = [
     labels: ['limit'],
     help: 'Requests refused with HTTP 429, by the rate_limits key that refused them.',
   },
+  {
+    name: 'lfa_funnel_requests_total',
+    type: 'counter',
+    labels: ['journey', 'step', 'outcome'],
+    help: 'Requests of the login journeys (Fe* actions), by journey (one of the diagrams of /flows that has the transition, once per such journey; other when none), the step of the screen the user acted on (its state name where it has no number) and outcome (ok or the refusal reason). docs/funnel.md.',
+  },
+  {
+    name: 'lfa_funnel_steps_reached_total',
+    type: 'counter',
+    labels: ['journey', 'step'],
+    help: 'Screens of the login journeys reached by a request, by journey and step.',
+  },
+  {
+    name: 'lfa_funnel_step_seconds',
+    type: 'histogram',
+    labels: ['journey', 'step'],
+    help: 'Time people spent on a screen of a login journey: from the answer that showed it (the time its proof was handed out) to the request that acted on it. Only screens whose answer hands out a proof.',
+  },
 ] as const satisfies readonly MetricDefinition[];
 
 export interface Metrics {
@@ -115,8 +133,12 @@ export interface Metrics {
   rateLimitRefused(limit: RateLimitName): void;
   /** One upstream call (the clients report each one here). */
   observeUpstream(call: UpstreamCall): void;
+  /** One login-journey request: the screen acted on, its outcome, the screen reached (ok only), the time spent on the first. */
+  funnelRequest(journey: string, step: string, outcome: string, reached?: string, seconds?: number): void;
 }
 
+/** Time on a screen, seconds: the funnel's own buckets (src/flows/funnel.ts) so both tell the same medians. */
+export const SCREEN_SECONDS_BUCKETS = [1, 2, 3, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600, 900, 1800, 3600];
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
 const UPSTREAM_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
 const LABEL_VALUE = /^[A-Za-z0-9_./-]{1,64}$/;
@@ -164,6 +186,9 @@ export function createMetrics(): Metrics {
   const queueDepth = new Gauge({ ...definition('lfa_ingest_queue_depth'), registers: [registry] });
   const ingestEvents = new Counter({ ...definition('lfa_ingest_events_total'), registers: [registry] });
   const refusals = new Counter({ ...definition('lfa_rate_limit_refusals_total'), registers: [registry] });
+  const funnelRequests = new Counter({ ...definition('lfa_funnel_requests_total'), registers: [registry] });
+  const funnelReached = new Counter({ ...definition('lfa_funnel_steps_reached_total'), registers: [registry] });
+  const funnelSeconds = new Histogram({ ...definition('lfa_funnel_step_seconds'), buckets: SCREEN_SECONDS_BUCKETS, registers: [registry] });
   const defaults = defaultMetricsRegistry();
 
   const observeUpstream = (call: UpstreamCall) => {
@@ -197,5 +222,13 @@ export function createMetrics(): Metrics {
     ingest: (result) => ingestEvents.inc({ result }),
     rateLimitRefused: (limit) => refusals.inc({ limit }),
     observeUpstream,
+    funnelRequest: (journey, step, outcome, reached, seconds) => {
+      const label = { journey: bounded(journey), step: bounded(step) };
+      funnelRequests.inc({ ...label, outcome: REASON.test(outcome) ? outcome : 'other' });
+      if (reached !== undefined) funnelReached.inc({ journey: label.journey, step: bounded(reached) });
+      if (seconds !== undefined) funnelSeconds.observe(label, seconds);
+    },
   };
 }
+
+const bounded = (value: string) => (LABEL_VALUE.test(value) ? value : 'other');
