@@ -15,6 +15,8 @@ export interface ServiceVariant {
   logLevel: LogLevel;
   /** The app with one action that does nothing (bench_noop) instead of the service's actions. */
   floor?: boolean;
+  /** `funnel.enabled` off: the login case without the journey funnel, to measure what counting costs. */
+  funnel?: false;
 }
 
 export interface BenchCase {
@@ -65,6 +67,8 @@ export const SERVICE_CASES: readonly BenchCase[] = [
   { name: 'otp_generate', label: '(b) otp_generate, SMS channel', kind: 'otp_generate', service: memory, phoneDigit: 1, floor: 4 },
   { name: 'verify_otp', label: '(c) verify_otp, right code, one-shot', kind: 'verify_otp', service: memory, phoneDigit: 2, floor: 2.5 },
   { name: 'login', label: '(d) FeLogin + FeVerifyOtp, phone (each request counted)', kind: 'login', service: memory, phoneDigit: 3, floor: 8, requires: ['FeLogin', 'FeVerifyOtp'] },
+  // Its own instance (another variant), so it may reuse the login case's phones.
+  { name: 'login-funnel-off', label: '(d) the same, funnel.enabled off: login over this is what counting costs', kind: 'login', service: { ...memory, funnel: false }, phoneDigit: 3, floor: 8, requires: ['FeLogin', 'FeVerifyOtp'] },
   { name: 'get_user', label: '(e) get_user via the identity client', kind: 'get_user', service: memory, phoneDigit: 8, floor: 3.5 },
   { name: 'otp_generate+info', label: '(b) with info logs to /dev/null', kind: 'otp_generate', service: memoryInfo, phoneDigit: 4, floor: 1.15, relativeTo: 'otp_generate' },
   { name: 'verify_otp+info', label: '(c) with info logs to /dev/null', kind: 'verify_otp', service: memoryInfo, phoneDigit: 5, floor: 1.15, relativeTo: 'verify_otp' },
@@ -80,7 +84,7 @@ export const REFERENCE_CASES: readonly BenchCase[] = [
 
 export const phonePrefix = (benchCase: BenchCase) => `+393${benchCase.phoneDigit}`;
 /** Phone number `index` of a range: a valid Italian mobile in E.164 (`+393` + digit + 8 digits). */
-export const variantKey = (variant: ServiceVariant) => `${variant.store}/${variant.logLevel}${variant.floor ? '/floor' : ''}`;
+export const variantKey = (variant: ServiceVariant) => `${variant.store}/${variant.logLevel}${variant.floor ? '/floor' : ''}${variant.funnel === false ? '/nofunnel' : ''}`;
 
 /** A pending code in the memory store takes at most this many bytes. */
 export const MEMORY_TARGET_BYTES = 200;

@@ -5,6 +5,7 @@ import { configSchema } from '../../src/core/config/schema';
 import { redisReady } from '../../src/core/redis';
 import type { Deps } from '../../src/domain/deps';
 import { mountFunnel } from '../../src/http/funnel';
+import { renderFunnel } from '../../scripts/funnel';
 import { startSandbox, type Sandbox } from '../../src/sandbox';
 import { sandboxSeedUsers } from '../../src/sandbox/identity';
 import { eventually } from '../support/eventually';
@@ -205,6 +206,12 @@ describe('the journey funnel across two instances on Redis', () => {
     expect(row('awaitingPhoneCode')).toContain('codice sbagliato (<code>invalid</code>): 30');
     expect(figure('fillingPhoneRegistrationForm', 'median')).toBe('≤ 2 min');
     expect(section).toContain('<strong class="people">190</strong> persone');
+  });
+
+  it('prints the same figures in the terminal (npm run funnel)', async () => {
+    const text = renderFunnel((await stats(1, 'since=1h&journey=phone-registration')).body.data);
+    expect(text).toMatch(/14 · Inserisci il codice SMS\s+190\s+80 42\.1%\s+40\s+70 36\.8%\s+–\s+–\s+invalid 30/);
+    expect(text).toMatch(/25 · Completa la registrazione\s+60\s+40 66\.7%\s+0\s+20 33\.3%\s+≤120s\s+≤120s/);
   });
 
   it('compares two ranges and highlights the screens whose conversion moved', async () => {
