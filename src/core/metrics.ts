@@ -189,6 +189,7 @@ export function createMetrics(): Metrics {
   const funnelRequests = new Counter({ ...definition('lfa_funnel_requests_total'), registers: [registry] });
   const funnelReached = new Counter({ ...definition('lfa_funnel_steps_reached_total'), registers: [registry] });
   const funnelSeconds = new Histogram({ ...definition('lfa_funnel_step_seconds'), buckets: SCREEN_SECONDS_BUCKETS, registers: [registry] });
+  const funnelChildren = new Map<string, { requests: { inc(): void }; reached?: { inc(): void }; seconds: { observe(value: number): void } }>();
   const defaults = defaultMetricsRegistry();
 
   const observeUpstream = (call: UpstreamCall) => {
@@ -223,10 +224,21 @@ export function createMetrics(): Metrics {
     rateLimitRefused: (limit) => refusals.inc({ limit }),
     observeUpstream,
     funnelRequest: (journey, step, outcome, reached, seconds) => {
-      const label = { journey: bounded(journey), step: bounded(step) };
-      funnelRequests.inc({ ...label, outcome: REASON.test(outcome) ? outcome : 'other' });
-      if (reached !== undefined) funnelReached.inc({ journey: label.journey, step: bounded(reached) });
-      if (seconds !== undefined) funnelSeconds.observe(label, seconds);
+      // The label sets are few (journeys x screens x reasons): their children are kept, so a count is a Map lookup, not a label hash.
+      const key = `${journey}|${step}|${outcome}|${reached ?? ''}`;
+      let child = funnelChildren.get(key);
+      if (!child) {
+        const label = { journey: bounded(journey), step: bounded(step) };
+        child = {
+          requests: funnelRequests.labels({ ...label, outcome: REASON.test(outcome) ? outcome : 'other' }),
+          reached: reached === undefined ? undefined : funnelReached.labels({ journey: label.journey, step: bounded(reached) }),
+          seconds: funnelSeconds.labels(label),
+        };
+        if (funnelChildren.size < 10_000) funnelChildren.set(key, child);
+      }
+      child.requests.inc();
+      child.reached?.inc();
+      if (seconds !== undefined) child.seconds.observe(seconds);
     },
   };
 }
