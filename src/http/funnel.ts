@@ -1,15 +1,14 @@
-import { readFileSync } from 'node:fs';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { JOURNEY_IDS } from '../../machines';
 import { apiError } from '../core/errors';
-import { projectPath } from '../core/paths';
 import type { Deps } from '../domain/deps';
 import { funnelReader } from '../domain/guard';
 import { DAY_MS, HOUR_MS, MINUTE_MS } from '../domain/funnel/store';
 import { funnelDiagrams } from '../flows/funnel';
 import { compareFigures, funnelFigures, type FunnelStats } from '../flows/funnel-figures';
+import { FUNNEL_CSS } from './demo/funnel-css';
 import { funnelPage } from './demo/funnel-page';
 import { DEMO_CSP } from './demo';
 
@@ -87,8 +86,6 @@ function parseQuery(ctx: Context): FunnelStatsQuery {
   return parsed.data;
 }
 
-const PAGE_CSS = projectPath('src', 'http', 'demo', 'page', 'funnel.css');
-
 export function mountFunnel(router: Router, deps: Deps): void {
   const allowed = (ctx: Context) => {
     if (!funnelReader({ deps, header: (name) => ctx.get(name) || undefined })) throw apiError('unauthorized');
@@ -99,10 +96,9 @@ export function mountFunnel(router: Router, deps: Deps): void {
     allowed(ctx);
     ctx.body = { success: true, error: null, data: await funnelStats(deps, parseQuery(ctx)) };
   });
-  const css = readFileSync(PAGE_CSS, 'utf8');
   router.get('/flows/funnel.css', (ctx) => {
     ctx.type = 'text/css; charset=utf-8';
-    ctx.body = css;
+    ctx.body = FUNNEL_CSS;
   });
   router.get('/flows/funnel', async (ctx) => {
     allowed(ctx);
