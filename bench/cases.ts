@@ -19,6 +19,8 @@ export interface ServiceVariant {
   logLevel: LogLevel;
   /** The app with one action that does nothing (bench_noop) instead of the service's actions. */
   floor?: boolean;
+  /** `funnel.enabled` off: the login case without the journey funnel, to measure what counting costs. */
+  funnel?: false;
 }
 
 /**
@@ -107,6 +109,17 @@ export const CASES: readonly BenchCase[] = [
     floor: 3.0,
     requires: ['FeLogin', 'FeVerifyOtp'],
   },
+  // Its own instance (another variant), so it may reuse the login case's phones.
+  {
+    name: 'login-funnel-off',
+    label: '(d) the same, funnel.enabled off: login over this is what counting costs',
+    kind: 'login',
+    service: { ...memory, funnel: false },
+    phoneDigit: 3,
+    ratioTo: viaNodeHttp,
+    floor: 3.0,
+    requires: ['FeLogin', 'FeVerifyOtp'],
+  },
   { name: 'get_user', label: '(e) get_user via the identity client', kind: 'get_user', service: memory, phoneDigit: 8, ratioTo: viaNodeHttp, floor: 1.5 },
   { name: 'otp_generate+info', label: '(b) with info logs to /dev/null', kind: 'otp_generate', service: memoryInfo, phoneDigit: 4, ratioTo: viaNodeHttp, floor: 1.15, relativeTo: 'otp_generate' },
   { name: 'verify_otp+info', label: '(c) with info logs to /dev/null', kind: 'verify_otp', service: memoryInfo, phoneDigit: 5, ratioTo: viaEcho, floor: 1.15, relativeTo: 'verify_otp' },
@@ -119,7 +132,7 @@ export const CASES: readonly BenchCase[] = [
 export const REFERENCE_NAMES = ['ref_node_http_call', 'ref_upstream_call', 'ref_axios_http_call'] as const;
 
 export const phonePrefix = (benchCase: BenchCase) => `+393${benchCase.phoneDigit}`;
-export const variantKey = (variant: ServiceVariant) => `${variant.store}/${variant.logLevel}${variant.floor ? '/floor' : ''}`;
+export const variantKey = (variant: ServiceVariant) => `${variant.store}/${variant.logLevel}${variant.floor ? '/floor' : ''}${variant.funnel === false ? '/nofunnel' : ''}`;
 
 /** A pending code in the memory store takes at most this many bytes. */
 export const MEMORY_TARGET_BYTES = 160;

@@ -154,7 +154,7 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
         current = undefined;
       }
       if (!current) {
-        const serviceOptions: ServiceOptions = { upstreams: upstreams.ready.url, store: variant.store, logLevel: variant.logLevel, redisUrl: redis?.url, floor: variant.floor };
+        const serviceOptions: ServiceOptions = { upstreams: upstreams.ready.url, store: variant.store, logLevel: variant.logLevel, redisUrl: redis?.url, floor: variant.floor, funnel: variant.funnel !== false };
         current = { key, child: await startChild<{ url: string }>(benchFile('service.ts'), [JSON.stringify(serviceOptions)], { cpus: cpus.app }) };
       }
       return current.child;

@@ -38,6 +38,8 @@ export interface ServiceOptions {
   redisUrl?: string;
   /** `warn` for the measurements; `info` for the production-logging figure (stdout and the OTP log go to /dev/null). */
   logLevel: 'warn' | 'info' | 'silent';
+  /** `funnel.enabled`; default on, as the service ships. */
+  funnel?: boolean;
   /** Serve only `bench_noop`, an action that answers its input: what the pipeline costs around any action. */
   floor?: boolean;
 }
@@ -82,6 +84,7 @@ export function benchConfig(options: ServiceOptions): Config {
       security: { secret: BENCH_SECRET, internal_key: BENCH_INTERNAL_KEY },
       rate_limits: { enabled: false },
       sandbox: { enabled: false },
+      funnel: { enabled: options.funnel ?? true },
     },
   });
 }

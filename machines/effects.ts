@@ -208,6 +208,8 @@ export interface FlowClaims {
   jti?: string;
   /** Expiry, seconds since the epoch. */
   exp?: number;
+  /** When the answer that handed out this proof was given (ms since the epoch): the time on its screen starts there. */
+  shown?: number;
   /** Start of the proof's chain, ms since the epoch. */
   iat?: number;
 }

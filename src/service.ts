@@ -10,6 +10,7 @@ import type { Sandbox } from './sandbox';
 import { mountDemo } from './http/demo';
 import { mountSandboxRoutes } from './http/sandbox-routes';
 import { journeyRecorderFor } from './flows/journey-recorder';
+import { mountFunnel } from './http/funnel';
 
 /*
  * The whole service on one listening socket: the sandbox upstreams when configured, the
@@ -59,6 +60,8 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
     routes: (router) => {
       // Only the sandbox has an outbox, only recording has journeys: otherwise the routes do not exist.
       mountSandboxRoutes(router, { outbox, journeys, mayReadJourneys: (ctx) => diagnosticsCaller({ deps, header: (name) => ctx.get(name) || undefined }) });
+      // Before the demo: where the demo is off its catch-all would answer /flows/* as unknown.
+      mountFunnel(router, deps);
       mountDemo(router, deps);
     },
   });

@@ -135,6 +135,24 @@ export const metricDefinitions = [
     labels: ['reason', 'country'],
     help: 'Code SMS refused before any provider was asked, by reason (region_not_allowed, phone_not_mobile, sms_destination_limited, sms_destination_blocked) and country.',
   },
+  {
+    name: 'lfa_funnel_requests_total',
+    type: 'counter',
+    labels: ['journey', 'step', 'outcome'],
+    help: 'Requests of the login journeys (Fe* actions), by journey (one of the diagrams of /flows that has the transition, once per such journey; other when none), the step of the screen the user acted on (its state name where it has no number) and outcome (ok or the refusal reason). docs/funnel.md.',
+  },
+  {
+    name: 'lfa_funnel_steps_reached_total',
+    type: 'counter',
+    labels: ['journey', 'step'],
+    help: 'Screens of the login journeys reached by a request, by journey and step.',
+  },
+  {
+    name: 'lfa_funnel_step_seconds',
+    type: 'histogram',
+    labels: ['journey', 'step'],
+    help: 'Time people spent on a screen of a login journey: from the answer that showed it (the time its proof was handed out) to the request that acted on it. Only screens whose answer hands out a proof.',
+  },
 ] as const satisfies readonly MetricDefinition[];
 
 export type SmsSendResult = 'accepted' | 'failed' | 'failover';
@@ -160,8 +178,12 @@ export interface Metrics {
   smsVerified(provider: string, country: string): void;
   smsBreaker(provider: string, state: SmsBreakerState): void;
   smsRefused(reason: string, country: string): void;
+  /** One login-journey request: the screen acted on, its outcome, the screen reached (ok only), the time spent on the first. */
+  funnelRequest(journey: string, step: string, outcome: string, reached?: string, seconds?: number): void;
 }
 
+/** Time on a screen, seconds: the funnel's own buckets (src/flows/funnel.ts) so both tell the same medians. */
+export const SCREEN_SECONDS_BUCKETS = [1, 2, 3, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600, 900, 1800, 3600];
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
 const UPSTREAM_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
 const LABEL_VALUE = /^[A-Za-z0-9_./-]{1,64}$/;
@@ -215,6 +237,10 @@ export function createMetrics(): Metrics {
   const smsDuration = new Histogram({ ...definition('lfa_sms_provider_duration_seconds'), buckets: UPSTREAM_BUCKETS, registers: [registry] });
   const smsBreaker = new Gauge({ ...definition('lfa_sms_breaker_state'), registers: [registry] });
   const smsRefusals = new Counter({ ...definition('lfa_sms_refusals_total'), registers: [registry] });
+  const funnelRequests = new Counter({ ...definition('lfa_funnel_requests_total'), registers: [registry] });
+  const funnelReached = new Counter({ ...definition('lfa_funnel_steps_reached_total'), registers: [registry] });
+  const funnelSeconds = new Histogram({ ...definition('lfa_funnel_step_seconds'), buckets: SCREEN_SECONDS_BUCKETS, registers: [registry] });
+  const funnelChildren = new Map<string, { requests: { inc(): void }; reached?: { inc(): void }; seconds: { observe(value: number): void } }>();
   const defaults = defaultMetricsRegistry();
   // Provider names are the configuration's slugs and countries ISO regions: bounded, but checked like every label.
   const bounded = (value: string) => (LABEL_VALUE.test(value) ? value : 'other');
@@ -260,5 +286,24 @@ export function createMetrics(): Metrics {
     smsVerified: (provider, region) => smsVerified.inc({ provider: bounded(provider), country: country(region) }),
     smsBreaker: (provider, state) => smsBreaker.set({ provider: bounded(provider) }, breakerValue[state]),
     smsRefused: (reason, region) => smsRefusals.inc({ reason: REASON.test(reason) ? reason : 'other', country: country(region) }),
+    funnelRequest: (journey, step, outcome, reached, seconds) => {
+      // The label sets are few (journeys x screens x reasons): their children are kept, so a count is a Map lookup, not a label hash.
+      const key = `${journey}|${step}|${outcome}|${reached ?? ''}`;
+      let child = funnelChildren.get(key);
+      if (!child) {
+        const label = { journey: bounded(journey), step: bounded(step) };
+        child = {
+          requests: funnelRequests.labels({ ...label, outcome: REASON.test(outcome) ? outcome : 'other' }),
+          reached: reached === undefined ? undefined : funnelReached.labels({ journey: label.journey, step: bounded(reached) }),
+          seconds: funnelSeconds.labels(label),
+        };
+        if (funnelChildren.size < 10_000) funnelChildren.set(key, child);
+      }
+      child.requests.inc();
+      child.reached?.inc();
+      if (seconds !== undefined) child.seconds.observe(seconds);
+    },
   };
 }
+
+const bounded = (value: string) => (LABEL_VALUE.test(value) ? value : 'other');

@@ -22,6 +22,9 @@ import { phoneBelongsToEmail } from './accounts/phone-owner';
 import { deriveProofKey } from './proofs';
 import { reachedOf } from './otp/reached';
 import { isApiError } from '../core/errors';
+import { createFunnelTally } from './funnel/tally';
+import { createMemoryFunnelStore } from './funnel/memory-store';
+import { createRedisFunnelStore } from './funnel/redis-store';
 
 import type { Deps, DepsOverrides } from './service-context';
 
@@ -92,6 +95,11 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     });
   if (!overrides.otp) closers.push(() => otp.close());
   const loginIngest = overrides.loginIngest ?? createLoginIngest(config, log, { collector, observer: metrics, redis });
+  const funnel =
+    overrides.funnel ??
+    createFunnelTally(redis ? createRedisFunnelStore(redis, prefix) : createMemoryFunnelStore(), { flushMs: config.funnel.flush_ms, now, log });
+  // Before the connection closes (closers run in reverse): the last counts are written.
+  if (!overrides.funnel) closers.push(() => funnel.close());
   // Closed first (closers run in reverse): pending ingests get the grace period, still counted.
   closers.push(() => loginIngest.close());
 
@@ -114,6 +122,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     redis,
     rateLimiter,
     limits,
+    funnel,
     ready: overrides.ready ?? (() => otp.ready()),
     close:
       overrides.close ??

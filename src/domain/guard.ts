@@ -57,6 +57,19 @@ export function diagnosticsCaller(ctx: GuardContext): boolean {
   return config.sandbox.enabled || internalKeyMatches(config.security.internal_key, ctx.header(INTERNAL_KEY_HEADER));
 }
 
+export const FUNNEL_KEY_HEADER = 'x-funnel-key';
+
+/**
+ * The funnel statistics (docs/funnel.md): whoever may read diagnostics, or the read-only
+ * `funnel.read_key` (header x-funnel-key), so a dashboard can read counts without holding a
+ * key that also opens the guard. Counts only, but the traffic of a login service is still
+ * nobody else's business: never public.
+ */
+export function funnelReader(ctx: GuardContext): boolean {
+  const key = ctx.deps.config.funnel.read_key;
+  return diagnosticsCaller(ctx) || internalKeyMatches(key, ctx.header(FUNNEL_KEY_HEADER));
+}
+
 /** The verified proof the request carries (body first, then header); `invalid_proof` when one is there but not genuine. */
 export function presentedProof(ctx: GuardContext, fromBody?: string | null): VerifiedProof | undefined {
   const token = fromBody || ctx.header(PROOF_HEADER);

@@ -8,6 +8,7 @@ import type { RequestContext } from '../core/context';
 import type { Logger } from '../core/logger';
 import type { RedisConnection } from '../core/redis';
 import type { Metrics } from '../core/metrics';
+import type { FunnelTally } from './funnel/tally';
 import type { LoginIngest } from './ingest';
 import type { AbuseLimits } from './limits/abuse-limits';
 import type { RateLimiter } from './limits/rate-limiter';
@@ -56,6 +57,8 @@ export interface Deps {
   rateLimiter: RateLimiter;
   /** The abuse limits of docs/abuse.md, counted in `rateLimiter`. */
   limits: AbuseLimits;
+  /** The journey funnel's counters (docs/funnel.md), in the same store as the codes so they add up across instances. */
+  funnel: FunnelTally;
   /** True when the store (and whatever else readiness needs) answers. */
   ready(): Promise<boolean>;
   /** Releases sockets, timers and files. */

@@ -57,7 +57,8 @@ export function answerData(answer: StepAnswer, ctx: Pick<ServiceContext, 'deps'>
     const expires = lineage.continues?.exp ?? lineage.expires;
     const ttl = expires !== undefined ? Math.max(1, expires - Math.floor(now / 1000)) : deps.config.security.proof_ttl_seconds;
     const chain = { ...(lineage.continues ? { jti: lineage.continues.jti } : {}), ...(lineage.iat !== undefined ? { iat: lineage.iat } : {}) };
-    data[answer.proof.field] = signProof(deps.proofKey, { ...answer.proof.claims, ...chain }, ttl, now);
+    // `shown`: when this screen was shown, so the request that acts on it can tell the time spent there (src/flows/funnel.ts).
+    data[answer.proof.field] = signProof(deps.proofKey, { ...answer.proof.claims, ...chain, shown: now }, ttl, now);
   }
   return data;
 }

@@ -10,6 +10,7 @@ import {
   type Entry,
   type FlowClaims,
   type FlowEffects,
+  type LoginFlowInput,
   type LoginFlowMachine,
 } from '../../machines';
 import { fromPromise } from 'xstate';
@@ -23,6 +24,7 @@ import { invalidProof, verifyProof } from '../domain/proofs';
 import { answerData, failureError, type FlowAnswerData } from './answer';
 import { createFlowEffects, type SendFieldNames } from './effects';
 import { journeyRecorderFor, type RequestRecording } from './journey-recorder';
+import { createFunnelRecorder, stepLabel, type FunnelRecorder } from './funnel';
 
 /*
  * One request of an optimised action (docs/flows-http.md): normalise the phones, verify the
@@ -86,6 +88,17 @@ function spendsProof(entry: Entry, claims: FlowClaims | undefined): claims is Fl
   return claims !== undefined && typeof claims.jti === 'string' && typeof claims.exp === 'number' && entry !== 'addPhone' && entry !== 'login' && claims.kind !== 'phone';
 }
 
+/**
+ * How long the user was on the screen this request acts on: from the moment the answer that
+ * showed it handed out its proof (`shown`, src/flows/answer.ts) to now. Only when the proof is
+ * that screen's (same step): a proof carried on from an earlier screen would count both.
+ */
+function secondsOnScreen(from: string, claims: FlowClaims | undefined, nowMs: number): { seconds?: number } {
+  const shown = claims?.shown;
+  if (typeof shown !== 'number' || claims?.step === undefined || String(claims.step) !== stepLabel(from)) return {};
+  return { seconds: Math.max(0, (nowMs - shown) / 1000) };
+}
+
 const flowTimedOut = (err: FlowTimeoutError, timeoutMs: number) =>
   apiError('upstream_error', { params: { service: 'di accesso' }, data: { upstream: 'login_flow', timeout_ms: timeoutMs }, cause: err });
 
@@ -112,15 +125,16 @@ export function createFlowRunner(deps: Deps): FlowRunner {
   const machine = loginFlowMachine.provide({ actors: actors as Parameters<LoginFlowMachine['provide']>[0]['actors'] });
   // In the sandbox and with `debug` on, every request is recorded for replay (journey-recorder.ts); otherwise none is.
   const recorder = journeyRecorderFor(deps);
+  const funnel = createFunnelRecorder(deps);
   return {
     run: (entry, request, ctx) => {
-      if (!recorder) return runFlowAction(machine, (system) => serving.set(system, createFlowEffects(deps, ctx, SEND_FIELDS[entry])), entry, request, ctx);
+      if (!recorder) return runFlowAction(machine, (system) => serving.set(system, createFlowEffects(deps, ctx, SEND_FIELDS[entry])), entry, request, ctx, undefined, funnel);
       const recording = recorder.begin(entry, request, ctx);
       const attach = (system: object) => {
         recording.attach(system);
         serving.set(system, recording.wrap(createFlowEffects(deps, ctx, SEND_FIELDS[entry])));
       };
-      return recording.finish(runFlowAction(machine, attach, entry, request, ctx, recording));
+      return recording.finish(runFlowAction(machine, attach, entry, request, ctx, recording, funnel));
     },
   };
 }
@@ -132,14 +146,19 @@ async function runFlowAction(
   request: Record<string, unknown>,
   ctx: ServiceContext,
   recording?: RequestRecording,
+  funnel?: FunnelRecorder,
 ): Promise<{ data: FlowAnswerData }> {
   const { deps } = ctx;
   const started = deps.now();
+  let input: LoginFlowInput | undefined;
+  let counted = false;
   try {
     const body = normalisePhones(request, deps.config.sms.default_region);
     const claims = presentedClaims(entry, body, ctx);
     const trusted = trustedCaller(ctx);
-    const { input, event } = flowRequest(entry, body, { claims, trusted });
+    const parsed = flowRequest(entry, body, { claims, trusted });
+    input = parsed.input;
+    const { event } = parsed;
     recording?.machineInput(body, input);
     const timeoutMs = flowTimeoutMs(deps.config);
     // Spent before the machine runs, so two requests with one proof cannot both change something.
@@ -160,6 +179,15 @@ async function runFlowAction(
     // Nothing changed (a wrong code, a refusal, the next screen): the proof stays good for a retry.
     if (spends && !changed) await deps.otp.unspendProof(claims.jti);
     const { output } = result;
+    if (funnel) {
+      counted = true;
+      funnel({
+        from: result.from,
+        outcome: output.ok ? 'ok' : (output.failure?.reason ?? 'invalid_request'),
+        ...(output.ok ? { to: output.state } : {}),
+        ...secondsOnScreen(result.from, claims, deps.now()),
+      });
+    }
     ctx.log.info(
       { flow_action: entry, flow: output.flow, next_step: output.nextStep, steps: result.steps, calls: result.calls, reason: output.failure?.reason, uid: output.uid, duration_ms: deps.now() - started },
       'login flow step',
@@ -172,6 +200,8 @@ async function runFlowAction(
       !claims?.jti || !claims.exp ? {} : !changed ? { continues: { jti: claims.jti, exp: claims.exp }, iat: claims.iat } : verifiedCode ? {} : { expires: claims.exp, iat: claims.iat };
     return { data: answerData(output, ctx, lineage) };
   } catch (err) {
+    // Refused before or while the machine ran (a bad phone, a spent proof, a limit, an upstream down): counted on the screen it came from.
+    if (funnel && !counted) funnel({ ...(input ? { input } : entry === 'login' ? { from: 'enteringIdentifier' } : {}), outcome: isApiError(err) ? err.reason : 'internal_error' });
     // Refusals carry the trace too (the front controller adds it to successes only): that is when it helps most.
     if (isApiError(err) && deps.config.debug && ctx.trace.length > 0) Object.assign(err.extra, { debug: ctx.trace });
     throw err;

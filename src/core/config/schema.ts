@@ -277,6 +277,11 @@ export const configSchema = z
       enabled: z.boolean().default(false),
       enabled_in_production: z.boolean().default(false),
     }),
+    funnel: section({
+      enabled: z.boolean().default(true),
+      read_key: text.default(''),
+      flush_ms: z.number().int().min(0).max(60_000).default(1000),
+    }),
   });
 
 export type Config = z.infer<typeof configSchema>;
@@ -294,6 +299,7 @@ export const secretKeys = [
   'security.secret',
   'security.internal_key',
   'metrics.token',
+  'funnel.read_key',
   'redis.password',
   // A Redis URL may carry the password (`redis://:pass@host`).
   'redis.url',

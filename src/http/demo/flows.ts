@@ -168,7 +168,7 @@ export function flowsPage(diagrams: readonly JourneyDiagram[]): string {
 <body>
 <header class="top">
 <h1>Percorsi di accesso <span class="subtitle">diagrammi per prodotto e QA, generati dalla macchina dei flussi</span></h1>
-<p>Ogni percorso: il diagramma (schermate con il numero di passo, l'azione dell'utente su ogni freccia, le chiamate del servizio nei riquadri gialli), la tabella dei passi, gli errori con il testo che l'API risponde, e le richieste con una risposta di esempio. Provali su <a href="/demo">/demo</a>.</p>
+<p>Ogni percorso: il diagramma (schermate con il numero di passo, l'azione dell'utente su ogni freccia, le chiamate del servizio nei riquadri gialli), la tabella dei passi, gli errori con il testo che l'API risponde, e le richieste con una risposta di esempio. Provali su <a href="/demo">/demo</a>. Cosa fanno le persone su ogni percorso (per gli operatori): <a href="/flows/funnel">/flows/funnel</a>.</p>
 <p class="note">Gli esempi sono i percorsi tipici rigiocati sulla macchina, con gli utenti del sandbox (Mario ha il telefono +393331234567, Giulia nessun telefono; Elena e Francesca non hanno mai confermato l’email: il telefono di Elena è suo, quello sull’account di Francesca no): si possono ripetere così come sono contro <code>npm start</code>, con il codice che il sandbox ha inviato, in <a href="${OUTBOX_PATH}">${OUTBOX_PATH}</a>. Stesse risposte del servizio; le prove firmate sono mostrate come ‹…› con ciò che legano.</p>
 <nav aria-label="Percorsi"><ul id="journey-index">
 ${nav.join('\n')}

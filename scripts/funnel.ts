@@ -1,0 +1,68 @@
+import { durationMs } from '../src/http/funnel';
+import type { FunnelStats, ScreenFigures } from '../src/flows/funnel-figures';
+
+/*
+ * `npm run funnel -- --since 24h [--journey phone-login] [--url http://127.0.0.1:8080]`: the
+ * journey funnel in the terminal, read from a running service's GET /flows/stats (docs/funnel.md),
+ * so it shows the same figures as the page, summed over every instance that shares the store.
+ * The key comes from the environment (FUNNEL_KEY: `funnel.read_key`, or INTERNAL_KEY), never
+ * from the command line, where it would land in the shell's history.
+ */
+
+function arg(name: string, argv: readonly string[]): string | undefined {
+  const i = argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (i === -1) return undefined;
+  return argv[i]!.includes('=') ? argv[i]!.slice(name.length + 3) : argv[i + 1];
+}
+
+const pct = (v: number | null) => (v === null ? '–' : `${(v * 100).toFixed(1)}%`);
+const secs = (v: number | null) => (v === null ? '–' : `≤${v}s`);
+const pad = (text: string, width: number) => (text.length >= width ? text.slice(0, width) : text + ' '.repeat(width - text.length));
+
+export function renderFunnel(stats: FunnelStats): string {
+  const lines = [`${stats.from} – ${stats.to} (${stats.resolution} buckets)`];
+  const head = `  ${pad('screen', 44)} ${pad('arrived', 8)} ${pad('on', 14)} ${pad('elsewhere', 9)} ${pad('stopped', 14)} ${pad('median', 7)} ${pad('p90', 7)} refusals`;
+  for (const journey of stats.journeys) {
+    lines.push('', journey.title, head);
+    for (const s of journey.screens as ScreenFigures[]) {
+      const refusals = s.refusals.map((r) => `${r.reason} ${r.count}`).join(', ');
+      lines.push(
+        `  ${pad(s.title, 44)} ${pad(String(s.arrived), 8)} ${pad(s.last ? '–' : `${s.continued} ${pct(s.conversion)}`, 14)} ${pad(String(s.elsewhere), 9)} ${pad(`${s.stopped} ${pct(s.dropOff)}`, 14)} ${pad(secs(s.medianSeconds), 7)} ${pad(secs(s.p90Seconds), 7)} ${refusals}`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const since = arg('since', argv) ?? '24h';
+  if (durationMs(since) === undefined) {
+    process.stderr.write(`--since ${since}: give minutes, hours or days (90m, 24h, 7d)\n`);
+    return 2;
+  }
+  const url = new URL('/flows/stats', arg('url', argv) ?? process.env.FUNNEL_URL ?? 'http://127.0.0.1:8080');
+  url.searchParams.set('since', since);
+  const journey = arg('journey', argv);
+  if (journey) url.searchParams.set('journey', journey);
+  const headers: Record<string, string> = {};
+  if (process.env.FUNNEL_KEY) headers['x-funnel-key'] = process.env.FUNNEL_KEY;
+  if (process.env.INTERNAL_KEY) headers['x-internal-key'] = process.env.INTERNAL_KEY;
+  const res = await fetch(url, { headers });
+  const body = (await res.json()) as { success: boolean; error: string | null; data: FunnelStats };
+  if (!body.success) {
+    process.stderr.write(`${url.origin}: ${res.status} ${body.error ?? ''} (set FUNNEL_KEY or INTERNAL_KEY)\n`);
+    return 1;
+  }
+  process.stdout.write(`${renderFunnel(body.data)}\n`);
+  return 0;
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,121 @@
+import type { FunnelStats, JourneyFigures, ScreenFigures } from '../../flows/funnel-figures';
+
+/*
+ * GET /flows/funnel: what people do on each journey of /flows, for a time range (docs/funnel.md).
+ * Server-rendered, no script and no inline style (the CSP of /demo): the range is a link, the
+ * bars are <meter> elements, every figure also in a table a screen reader reads row by row.
+ * The words are product's (machines/labels.ts through the figures), the page Italian.
+ */
+
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const percent = (value: number | null) => (value === null ? '–' : `${(Math.round(value * 1000) / 10).toLocaleString('it-IT')} %`);
+const seconds = (value: number | null) => (value === null ? '–' : value < 60 ? `≤ ${value} s` : `≤ ${Math.round(value / 60)} min`);
+const when = (iso: string) => new Date(iso).toLocaleString('it-IT', { timeZone: 'UTC', dateStyle: 'short', timeStyle: 'short' }) + ' UTC';
+
+export const RANGES = [
+  { since: '1h', label: 'Ultima ora' },
+  { since: '24h', label: 'Ultimo giorno' },
+  { since: '7d', label: 'Ultimi 7 giorni' },
+] as const;
+
+function screenRow(screen: ScreenFigures, first: boolean): string {
+  const refusals = screen.refusals.map((r) => `${escapeHtml(r.mistake)} (<code>${r.reason}</code>): ${r.count}`).join('<br>') || '–';
+  const conversion = screen.last
+    ? '<td class="num">–</td>'
+    : `<td class="num">${screen.continued} <span class="pct">${percent(screen.conversion)}</span>${screen.conversion === null ? '' : ` <meter min="0" max="1" value="${screen.conversion.toFixed(3)}" aria-hidden="true"></meter>`}</td>`;
+  return `<tr data-state="${screen.state}">
+<th scope="row">${escapeHtml(screen.title)}</th>
+<td class="num" data-figure="arrived">${screen.arrived}${first ? ' <span class="pct">partiti</span>' : ''}</td>
+${conversion.replace('<td class="num">', '<td class="num" data-figure="continued">')}
+<td class="num" data-figure="elsewhere">${screen.elsewhere}</td>
+<td class="num" data-figure="stopped">${screen.stopped} <span class="pct">${percent(screen.dropOff)}</span></td>
+<td class="num" data-figure="median">${seconds(screen.medianSeconds)}</td>
+<td class="num" data-figure="p90">${seconds(screen.p90Seconds)}</td>
+<td data-figure="refusals">${refusals}</td>
+</tr>`;
+}
+
+function journeySection(journey: JourneyFigures): string {
+  const path = journey.edges
+    .map((e) => {
+      const from = journey.screens.find((s) => s.state === e.from)?.title ?? e.from;
+      const to = journey.screens.find((s) => s.state === e.to)?.title ?? e.to;
+      return `<li data-edge="${e.from}>${e.to}"><span class="screen">${escapeHtml(from)}</span> <span class="arrow">→ «${escapeHtml(e.label)}» →</span> <span class="screen">${escapeHtml(to)}</span>: <strong class="people">${e.people}</strong> ${e.people === 1 ? 'persona' : 'persone'}</li>`;
+    })
+    .join('\n');
+  return `<section class="journey" id="${journey.id}" data-journey="${journey.id}" aria-labelledby="${journey.id}-title">
+<h2 id="${journey.id}-title">${escapeHtml(journey.title)}</h2>
+<h3>Persone su ogni freccia</h3>
+<ol class="edges">
+${path}
+</ol>
+<table class="funnel">
+<caption>Passi di «${escapeHtml(journey.title)}»: chi arriva, chi prosegue su questo percorso, chi va altrove, chi si ferma, quanto resta sulla schermata, gli errori più frequenti</caption>
+<thead><tr><th scope="col">Schermata</th><th scope="col">Arrivati</th><th scope="col">Proseguono (conversione)</th><th scope="col">Altrove</th><th scope="col">Si fermano (abbandono)</th><th scope="col">Tempo mediano</th><th scope="col">Tempo p90</th><th scope="col">Errori principali</th></tr></thead>
+<tbody>
+${journey.screens.map((s, i) => screenRow(s, i === 0)).join('\n')}
+</tbody>
+</table>
+</section>`;
+}
+
+function comparison(stats: FunnelStats): string {
+  if (!stats.compared || !stats.shifts) return '';
+  const rows = stats.shifts.filter((s) => s.before !== null || s.after !== null);
+  const top = new Set(rows.filter((s) => s.delta !== null && s.delta !== 0).slice(0, 3));
+  const body = rows
+    .map((s) => {
+      const title = stats.journeys.find((j) => j.id === s.journey)?.title ?? s.journey;
+      const delta = s.delta === null ? '–' : `${s.delta > 0 ? '+' : ''}${(Math.round(s.delta * 1000) / 10).toLocaleString('it-IT')} punti`;
+      const mark = top.has(s) ? ' class="moved"' : '';
+      return `<tr${mark} data-journey="${s.journey}" data-state="${s.state}"><th scope="row">${escapeHtml(title)}: ${escapeHtml(s.title)}${top.has(s) ? ' <strong>(in evidenza)</strong>' : ''}</th><td class="num">${percent(s.before)}</td><td class="num">${percent(s.after)}</td><td class="num">${delta}</td></tr>`;
+    })
+    .join('\n');
+  return `<section class="compare" aria-labelledby="compare-title">
+<h2 id="compare-title">Confronto: ${when(stats.compared.from)} – ${when(stats.compared.to)} e ${when(stats.from)} – ${when(stats.to)}</h2>
+<p>Conversione di ogni schermata nei due periodi; in evidenza le tre che si sono mosse di più.</p>
+<table class="shifts">
+<caption>Conversione prima e dopo</caption>
+<thead><tr><th scope="col">Percorso e schermata</th><th scope="col">Prima</th><th scope="col">Dopo</th><th scope="col">Differenza</th></tr></thead>
+<tbody>
+${body}
+</tbody>
+</table>
+</section>`;
+}
+
+/** The page's HTML for the figures of a range; `current` is its preset (`24h`), undefined for explicit dates. */
+export function funnelPage(stats: FunnelStats, current: string | undefined): string {
+  const ranges = RANGES.map((r) =>
+    r.since === current ? `<li><a href="?since=${r.since}" aria-current="page">${r.label}</a></li>` : `<li><a href="?since=${r.since}">${r.label}</a></li>`,
+  ).join('\n');
+  const compareLink = current ? `<a href="?since=${current}&amp;compare=previous">Confronta con il periodo precedente</a>` : '';
+  return `<!doctype html>
+<html lang="it">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Percorsi di accesso · imbuto</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/flows/funnel.css">
+</head>
+<body>
+<header class="top">
+<h1>Percorsi di accesso: cosa fanno le persone <span class="subtitle">contato dalla macchina dei flussi, su tutte le istanze</span></h1>
+<p>Periodo: <span id="range">${when(stats.from)} – ${when(stats.to)}</span> (a blocchi di ${stats.resolution === 'minute' ? 'un minuto' : "un'ora"}). Le schermate e le frecce sono quelle dei <a href="/flows">diagrammi dei percorsi</a>; i numeri contano le richieste, senza sapere chi le ha fatte.</p>
+<nav aria-label="Periodo"><ul class="ranges">
+${ranges}
+</ul>${compareLink ? `<p>${compareLink}</p>` : ''}</nav>
+<p class="note">Arrivati: le risposte che hanno mostrato la schermata (chi chiede un nuovo codice arriva di nuovo). Proseguono: verso la schermata seguente di questo percorso; altrove: verso un altro percorso. Il tempo è quello tra la risposta che mostra la schermata e la richiesta seguente, dove la schermata consegna una prova; mediana e p90 sono il limite superiore della fascia in cui cadono.</p>
+<nav aria-label="Percorsi"><ul id="journey-index">
+${stats.journeys.map((j) => `<li><a href="#${j.id}">${escapeHtml(j.title)}</a></li>`).join('\n')}
+</ul></nav>
+</header>
+<main>
+${comparison(stats)}
+${stats.journeys.map(journeySection).join('\n')}
+</main>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,111 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { JOURNEY_IDS } from '../../machines';
+import { apiError } from '../core/errors';
+import type { Deps } from '../domain/deps';
+import { funnelReader } from '../domain/guard';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../domain/funnel/store';
+import { funnelDiagrams } from '../flows/funnel';
+import { compareFigures, funnelFigures, type FunnelStats } from '../flows/funnel-figures';
+import { FUNNEL_CSS } from './demo/funnel-css';
+import { funnelPage } from './demo/funnel-page';
+import { DEMO_CSP } from './demo';
+
+/*
+ * The journey funnel for operators (docs/funnel.md): GET /flows/stats (JSON) and GET
+ * /flows/funnel (the page, server-rendered, no script). Both answer only to funnelReader (the
+ * internal key, `funnel.read_key`, or the sandbox), also where the demo is off: the counting
+ * runs in production, and so must its reading. Every figure comes from
+ * src/flows/funnel-figures.ts, so the JSON, the page and `npm run funnel` agree.
+ */
+
+const DURATION = /^(\d{1,4})([mhd])$/;
+const UNIT_MS = { m: MINUTE_MS, h: HOUR_MS, d: DAY_MS } as const;
+/** The longest range kept (hour buckets live 30 days). */
+const MAX_RANGE_MS = 30 * DAY_MS;
+
+/** `90m`, `24h`, `7d` in ms; undefined when not one. */
+export function durationMs(text: string): number | undefined {
+  const match = DURATION.exec(text);
+  return match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : undefined;
+}
+
+const instant = z.union([z.iso.datetime({ offset: true }), z.string().regex(/^\d{10,14}$/)]).transform((v) => (/^\d+$/.test(v) ? Number(v) : Date.parse(v)));
+const since = z.string().refine((v) => durationMs(v) !== undefined, 'must be minutes, hours or days: 90m, 24h, 7d');
+
+export const funnelStatsQuery = z.strictObject({
+  journey: z.enum(JOURNEY_IDS).optional(),
+  since: since.optional(),
+  from: instant.optional(),
+  to: instant.optional(),
+  /** A second range to compare with (before and after a release); `previous` is the range just before. */
+  compare: z.literal('previous').optional(),
+  compare_from: instant.optional(),
+  compare_to: instant.optional(),
+});
+export type FunnelStatsQuery = z.infer<typeof funnelStatsQuery>;
+
+interface Window {
+  from: number;
+  to: number;
+}
+
+function windowsOf(query: FunnelStatsQuery, now: number): { main: Window; other?: Window } {
+  const to = query.to ?? now;
+  const from = query.from ?? to - durationMs(query.since ?? '24h')!;
+  const main = { from, to };
+  const other =
+    query.compare_from !== undefined ? { from: query.compare_from, to: query.compare_to ?? query.compare_from + (to - from) } : query.compare === 'previous' ? { from: from - (to - from), to: from } : undefined;
+  for (const w of [main, other]) {
+    if (w && !(w.from < w.to && w.to - w.from <= MAX_RANGE_MS)) {
+      throw apiError('invalid_request', { data: { issues: [{ path: 'from', message: 'from must be before to, at most 30 days apart' }] } });
+    }
+  }
+  return { main, ...(other ? { other } : {}) };
+}
+
+/** The figures a query asks for. */
+export async function funnelStats(deps: Pick<Deps, 'funnel' | 'now'>, query: FunnelStatsQuery): Promise<FunnelStats> {
+  const now = deps.now();
+  const { main, other } = windowsOf(query, now);
+  const diagrams = await funnelDiagrams();
+  const read = async (w: Window) => {
+    const { counts, range } = await deps.funnel.read(w.from, w.to, now);
+    return funnelFigures(diagrams, counts, range, query.journey);
+  };
+  const figures = await read(main);
+  if (!other) return figures;
+  const compared = await read(other);
+  return { ...figures, compared, shifts: compareFigures(compared, figures) };
+}
+
+function parseQuery(ctx: Context): FunnelStatsQuery {
+  const parsed = funnelStatsQuery.safeParse(ctx.query);
+  if (!parsed.success) throw apiError('invalid_request', { data: { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) } });
+  return parsed.data;
+}
+
+export function mountFunnel(router: Router, deps: Deps): void {
+  const allowed = (ctx: Context) => {
+    if (!funnelReader({ deps, header: (name) => ctx.get(name) || undefined })) throw apiError('unauthorized');
+    // Counts of who logs in when: no cache keeps them.
+    ctx.set('Cache-Control', 'no-store');
+  };
+  router.get('/flows/stats', async (ctx) => {
+    allowed(ctx);
+    ctx.body = { success: true, error: null, data: await funnelStats(deps, parseQuery(ctx)) };
+  });
+  router.get('/flows/funnel.css', (ctx) => {
+    ctx.type = 'text/css; charset=utf-8';
+    ctx.body = FUNNEL_CSS;
+  });
+  router.get('/flows/funnel', async (ctx) => {
+    allowed(ctx);
+    const query = parseQuery(ctx);
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = funnelPage(await funnelStats(deps, query), query.from === undefined ? (query.since ?? '24h') : undefined);
+    ctx.set('Content-Security-Policy', DEMO_CSP);
+    ctx.set('Referrer-Policy', 'no-referrer');
+  });
+}
