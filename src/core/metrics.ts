@@ -305,5 +305,3 @@ export function createMetrics(): Metrics {
     },
   };
 }
-
-const bounded = (value: string) => (LABEL_VALUE.test(value) ? value : 'other');
