@@ -10,6 +10,8 @@
  *   --json                 the report as JSON
  */
 
+import type { LedgerGroup } from '../src/domain/sms/ledger';
+
 export interface LedgerOptions {
   sinceSeconds: number;
   url: string;
@@ -18,21 +20,9 @@ export interface LedgerOptions {
   json: boolean;
 }
 
-interface Group {
-  country: string;
-  provider: string;
-  channel: string;
-  sent: number;
-  delivered: number;
-  failed: number;
-  unknown: number;
-  verified: number;
-  conversion: number;
-}
-
 export interface LedgerReport {
   since: string;
-  totals: Group[];
+  totals: LedgerGroup[];
   blocks: Array<{ range: string; until: string }>;
   breakers: Array<{ provider: string; state: string }>;
 }

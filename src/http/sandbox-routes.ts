@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { inlineStylePageCsp } from './page-csp';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { apiError } from '../core/errors';
@@ -101,13 +101,7 @@ const STYLE = [
 ].join('');
 
 /** Nothing but this one inline style: no script, no image, no form, no frame. */
-export const OUTBOX_PAGE_CSP = [
-  "default-src 'none'",
-  `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const OUTBOX_PAGE_CSP = inlineStylePageCsp(STYLE);
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 /** Text for HTML element content and quoted attributes. */

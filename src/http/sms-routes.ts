@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { inlineStylePageCsp } from './page-csp';
 import type { Context, Next } from 'koa';
 import { apiError } from '../core/errors';
 import type { Deps } from '../domain/deps';
@@ -143,13 +143,7 @@ const STYLE = [
   '.low{color:#b00020;font-weight:600}.muted{color:#666;font-size:.9rem}',
 ].join('');
 
-export const SMS_PAGE_CSP = [
-  "default-src 'none'",
-  `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const SMS_PAGE_CSP = inlineStylePageCsp(STYLE);
 
 const percent = (value: number) => `${Math.round(value * 1000) / 10}%`;
 const cells = (values: Array<string | number>, numeric: boolean[] = []) => values.map((v, i) => `<td${numeric[i] ? ' class="n"' : ''}>${escapeHtml(String(v))}</td>`).join('');

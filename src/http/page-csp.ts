@@ -1,0 +1,8 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The Content-Security-Policy of a page made of HTML and one inline stylesheet: that style (by
+ * its hash) and nothing else, no script, no image, no form, no frame.
+ */
+export const inlineStylePageCsp = (style: string): string =>
+  ["default-src 'none'", `style-src 'sha256-${createHash('sha256').update(style).digest('base64')}'`, "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"].join('; ');
