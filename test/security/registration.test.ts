@@ -224,6 +224,12 @@ describe('an email registered on a phone proof alone is not the registrant’s f
     const declined = await app().post('FeVerifyOtp', { flow: 'email_phone_declined', pending_proof: pending });
     expect(declined.body).toMatchObject({ success: true, data: { next_step: 61, flow: 'email_add_phone', uid, proof: expect.any(String) } });
     expect(declined.body.data).not.toHaveProperty('phone_hint');
+    // The declined choice is spent: its proof neither keeps the phone nor declines again.
+    const keptAfter = await app().post('FeVerifyOtp', { flow: 'email_with_phone', otp_code: app().codeFor(REGISTRANT_PHONE), pending_proof: pending });
+    expect(keptAfter.body).toMatchObject({ success: false, data: { reason: 'invalid_proof' } });
+    expect(tokenCookies(keptAfter)).toHaveLength(0);
+    const declinedAgain = await app().post('FeVerifyOtp', { flow: 'email_phone_declined', pending_proof: pending });
+    expect(declinedAgain.body).toMatchObject({ success: false, data: { reason: 'invalid_proof' } });
   });
 
   it('keeps the phone of an honest phone registrant who proves both: 65, the SMS code, 90; the email confirmed, the phone still logs them in', async () => {
