@@ -92,10 +92,25 @@ const stepOf = (snapshot: AnyMachineSnapshot): StepId | undefined => {
   return undefined;
 };
 
+/*
+ * The step of each state, read from its tags once per machine: the inspector below asks on
+ * every microstep of every request, and a state's tags never change (state keys are unique
+ * across the machine, docs/flows-design.md).
+ */
+const stepsByMachine = new WeakMap<object, Map<string, StepId | null>>();
+function stepOfState(snapshot: AnyMachineSnapshot, state: string): StepId | undefined {
+  let steps = stepsByMachine.get(snapshot.machine);
+  if (!steps) stepsByMachine.set(snapshot.machine, (steps = new Map()));
+  let step = steps.get(state);
+  if (step === undefined) steps.set(state, (step = stepOf(snapshot) ?? null));
+  return step ?? undefined;
+}
+
 /** The key of the (one) leaf state a snapshot is in: `awaitingPhoneCode`, not `{ phoneLogin: 'awaitingPhoneCode' }`. */
 export function stateKeyOf(snapshot: Pick<AnyMachineSnapshot, 'value'>): string {
   let value = snapshot.value;
-  while (typeof value === 'object') value = Object.values(value)[0]!;
+  // One key per level: the machine has no parallel states.
+  while (typeof value === 'object') for (const key in value) value = value[key]!;
   return value;
 }
 
@@ -167,14 +182,16 @@ export async function runStep(machine: LoginFlowMachine, options: RunStepOptions
     if (state !== lastState) {
       lastState = state;
       states.push(state);
-      const step = stepOf(snapshot);
+      const step = stepOfState(snapshot, state);
       if (step !== undefined) {
         steps.push(step);
         record({ step: `step_${step}`, state });
       }
     }
     // Effects are children invoked on entry: a child not seen before is a call made now.
-    for (const [id, child] of Object.entries(snapshot.children as Record<string, { sessionId: string } | undefined>)) {
+    const children = snapshot.children as Record<string, { sessionId: string } | undefined>;
+    for (const id in children) {
+      const child = children[id];
       if (!child || started.has(child.sessionId)) continue;
       started.add(child.sessionId);
       calls.push(id);
