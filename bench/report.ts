@@ -47,6 +47,13 @@ export interface CaseFigures {
   spread: number | null;
   /** µs per answer of each reference in this run (and of the echo); the paired one from this case's own rounds. */
   references: Record<(typeof REFERENCE_NAMES)[number] | 'baseline', number | null>;
+  /**
+   * The service's own work per answer, µs: the case's CPU less the echo's and, per upstream call
+   * it makes, less what one call through the service's client adds to the echo
+   * (`ref_upstream_call` - echo). What remains is the pipeline, the action, the machines, the
+   * stores and the client's handling of the reply: the part no transport choice changes.
+   */
+  own_us: number | null;
   /** The most the ratio may be (for `+info`: the most it may exceed its case's ratio). */
   floor: number | null;
   result: CaseResult;
@@ -119,6 +126,9 @@ export function caseFigures(outcomes: readonly CaseOutcome[], judge = true): Cas
     else if (benchCase.floor === undefined) verdict = 'reference';
     else if (judge && judged !== undefined) verdict = judged <= benchCase.floor ? 'ok' : 'over floor';
     const cpu = medianCpu(runs);
+    const perCall = runMedians.ref_upstream_call !== undefined && baseline !== undefined ? runMedians.ref_upstream_call - baseline : undefined;
+    const calls = benchCase.service ? benchCase.upstreamCalls : undefined;
+    const own = cpu !== undefined && baseline !== undefined && calls !== undefined && (calls === 0 || perCall !== undefined) ? cpu - baseline - calls * (perCall ?? 0) : undefined;
     const references = Object.fromEntries(
       named.map((name) => [name, round(name === benchCase.ratioTo ? medianCpu(outcome.paired) : name === benchCase.name ? cpu : runMedians[name], 1)]),
     ) as CaseFigures['references'];
@@ -135,6 +145,7 @@ export function caseFigures(outcomes: readonly CaseOutcome[], judge = true): Cas
       ratio_to: benchCase.ratioTo ?? null,
       spread: round(spread, 3),
       references,
+      own_us: round(own, 1),
       floor: benchCase.floor ?? null,
       result: verdict,
       noisy: spread !== undefined && spread > NOISY_SPREAD,
@@ -190,11 +201,11 @@ const SHORT: Record<RatioTo, string> = { ref_node_http_call: 'node:http', baseli
 export function formatTable(outcomes: readonly CaseOutcome[], judge = true): string {
   const rows = referenceFigures(outcomes)
     .filter((r) => r.name === 'ref_node_http_call')
-    .map((r) => [r.name, '-', cell(r.req_per_s), cell(round(r.p50_ms, 1)), cell(round(r.p99_ms, 1)), cell(round(r.cpu_us_per_answer, 0)), '-', '', '', '', '', `reference (${r.runs} runs)`]);
+    .map((r) => [r.name, '-', cell(r.req_per_s), cell(round(r.p50_ms, 1)), cell(round(r.p99_ms, 1)), cell(round(r.cpu_us_per_answer, 0)), '-', '', '', '', '', '', `reference (${r.runs} runs)`]);
   const baselineRuns = allRuns(outcomes, 'baseline');
   if (baselineRuns.length > 0) {
     const cpu = baselineCpu(outcomes);
-    rows.unshift(['baseline', '-', cell(round(median(baselineRuns.map((r) => r.result.rps)), 0)), cell(round(median(baselineRuns.map((r) => r.result.p50)), 1)), cell(round(median(baselineRuns.map((r) => r.result.p99)), 1)), cell(round(cpu, 0)), '-', '', '', '', '', `reference (${baselineRuns.length} runs)`]);
+    rows.unshift(['baseline', '-', cell(round(median(baselineRuns.map((r) => r.result.rps)), 0)), cell(round(median(baselineRuns.map((r) => r.result.p50)), 1)), cell(round(median(baselineRuns.map((r) => r.result.p99)), 1)), cell(round(cpu, 0)), '-', '', '', '', '', '', `reference (${baselineRuns.length} runs)`]);
   }
   for (const figures of caseFigures(outcomes, judge)) {
     const outcome = outcomes.find((o) => o.benchCase.name === figures.name)!;
@@ -217,10 +228,11 @@ export function formatTable(outcomes: readonly CaseOutcome[], judge = true): str
       percent(figures.spread),
       floor,
       cell(figures.multiple),
+      cell(round(figures.own_us, 0)),
       result,
     ]);
   }
-  return table(['case', 'store, log', 'req/s', 'p50 ms', 'p99 ms', 'app CPU µs/answer', 'paired ref µs', 'ratio', 'spread', 'floor', 'x echo', 'result'], rows);
+  return table(['case', 'store, log', 'req/s', 'p50 ms', 'p99 ms', 'app CPU µs/answer', 'paired ref µs', 'ratio', 'spread', 'floor', 'x echo', 'own µs', 'result'], rows);
 }
 
 /** What the CPU columns mean, printed under the table. */
@@ -228,7 +240,8 @@ export const CPU_LEGEND = [
   'app CPU µs/answer: CPU time of the process under load per answer (independent of how many cores it got), median of the rounds;',
   'paired ref µs: the same for the reference run right before each round (node:http: one answer plus one node:http upstream call; echo: the bare Koa echo);',
   `ratio: the case's over its paired reference's, median of the rounds (the figure the floors are set in); spread: (largest - smallest) / median of the rounds' ratios, NOISY above ${NOISY_SPREAD * 100}%;`,
-  'x echo: the case over the baseline\'s median, the figure of earlier runs.',
+  'x echo: the case over the baseline\'s median, the figure of earlier runs;',
+  "own µs: the service's own work per answer: the case less the echo and, per upstream call, less one call through its client (ref_upstream_call - echo).",
 ].join('\n');
 
 export function formatMemory(memory: MemoryResult): string {

@@ -153,12 +153,34 @@ describe('bench ratios, paired', () => {
       ratio_to: 'ref_node_http_call',
       spread: 0.05,
       references: { ref_node_http_call: 120, ref_upstream_call: null, ref_axios_http_call: null, baseline: 40 },
+      // No ref_upstream_call in this run: what one call costs is unknown, and so is the own work.
+      own_us: null,
       floor: 2,
       result: 'ok',
       noisy: false,
     });
     expect(report.references).toEqual([expect.objectContaining({ name: 'ref_node_http_call', runs: 6, cpu_us_per_answer: 120, result: 'reference' })]);
     expect(report).toMatchObject({ memory_bytes_per_code: 150, memory_floor_bytes: 160 });
+  });
+});
+
+describe('bench own work', () => {
+  const refUpstream = CASES.find((c) => c.name === 'ref_upstream_call')!;
+  const verifyOtp = CASES.find((c) => c.name === 'verify_otp')!;
+  const login = CASES.find((c) => c.name === 'login')!;
+
+  it('takes from each case the echo and, per upstream call, what one call through the client adds to the echo', () => {
+    const figures = caseFigures([
+      { benchCase: BASELINE, runs: [run(40)] },
+      { benchCase: refUpstream, runs: [run(100)], paired: [run(90)] },
+      { benchCase: otpGenerate, runs: [run(240)], paired: [run(90)] },
+      { benchCase: verifyOtp, runs: [run(80)], paired: [run(40)] },
+      { benchCase: login, runs: [run(600)], paired: [run(90)] },
+    ]);
+    const own = Object.fromEntries(figures.map((c) => [c.name, c.own_us]));
+    // otp_generate: 240 - 40 - 1 x (100 - 40); verify_otp makes no call: 80 - 40; login: 2.5 calls an answer.
+    expect(own).toEqual({ ref_upstream_call: null, otp_generate: 140, verify_otp: 40, login: 410 });
+    expect(formatTable([{ benchCase: BASELINE, runs: [run(40)] }, { benchCase: verifyOtp, runs: [run(80)], paired: [run(40)] }])).toMatch(/verify_otp .* 2 +40 +ok/);
   });
 });
 
