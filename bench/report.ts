@@ -46,7 +46,7 @@ export interface CaseFigures {
   /** (largest - smallest) / median of the rounds' ratios; 0 with one round. */
   spread: number | null;
   /** µs per answer of each reference in this run (and of the echo); the paired one from this case's own rounds. */
-  references: Record<(typeof REFERENCE_NAMES)[number] | 'baseline', number | null>;
+  references: Record<(typeof REFERENCE_NAMES)[number] | 'baseline', number | null> & Partial<Record<RatioTo, number | null>>;
   /**
    * The service's own work per answer, µs: the case's CPU less the echo's and, per upstream call
    * it makes, less what one call through the service's client adds to the echo
@@ -129,8 +129,9 @@ export function caseFigures(outcomes: readonly CaseOutcome[], judge = true): Cas
     const perCall = runMedians.ref_upstream_call !== undefined && baseline !== undefined ? runMedians.ref_upstream_call - baseline : undefined;
     const calls = benchCase.service ? benchCase.upstreamCalls : undefined;
     const own = cpu !== undefined && baseline !== undefined && calls !== undefined && (calls === 0 || perCall !== undefined) ? cpu - baseline - calls * (perCall ?? 0) : undefined;
+    const names: readonly string[] = benchCase.ratioTo && !(named as readonly string[]).includes(benchCase.ratioTo) ? [...named, benchCase.ratioTo] : named;
     const references = Object.fromEntries(
-      named.map((name) => [name, round(name === benchCase.ratioTo ? medianCpu(outcome.paired) : name === benchCase.name ? cpu : runMedians[name], 1)]),
+      names.map((name) => [name, round(name === benchCase.ratioTo ? medianCpu(outcome.paired) : name === benchCase.name ? cpu : runMedians[name as (typeof named)[number]], 1)]),
     ) as CaseFigures['references'];
     return {
       name: benchCase.name,
@@ -195,7 +196,7 @@ function table(header: string[], rows: string[][]): string {
 
 const cell = (value: number | null) => (value === null ? '-' : String(value));
 const percent = (value: number | null) => (value === null ? '-' : `${(value * 100).toFixed(0)}%`);
-const SHORT: Record<RatioTo, string> = { ref_node_http_call: 'node:http', baseline: 'echo' };
+const SHORT: Record<RatioTo, string> = { ref_node_http_call: 'node:http', baseline: 'echo', 'login-funnel-off': 'funnel off' };
 
 /** The printed table: each case's ratio to its paired reference, its spread, beside its floor. */
 export function formatTable(outcomes: readonly CaseOutcome[], judge = true): string {

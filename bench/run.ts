@@ -123,11 +123,14 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
     };
     // A smoke run measures each reference once and pairs every case with that run.
     const lastReference = new Map<string, Run>();
+    // A service as reference (login-funnel-off) keeps its OTP store between runs: each run takes phones on from the last.
+    const referenceIndex = new Map<string, number>();
     const referenceRun = async (reference: BenchCase): Promise<Run> => {
       const kept = lastReference.get(reference.name);
       if (options.smoke && kept) return kept;
-      const app = await referenceApp(reference);
-      const { run } = await measure(reference, spec(reference, app.ready.url), app);
+      const app = reference.service ? await serviceFor(reference.service) : await referenceApp(reference);
+      const { run, nextIndex } = await measure(reference, spec(reference, app.ready.url, { firstIndex: referenceIndex.get(reference.name) ?? reference.firstIndex ?? 0 }), app);
+      referenceIndex.set(reference.name, nextIndex);
       lastReference.set(reference.name, run);
       return run;
     };
@@ -145,27 +148,37 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       }
     }
 
-    let current: { key: string; child: Child<{ url: string }> } | undefined;
+    // One instance per variant, kept while its cases and the cases paired with it run; when
+    // profiling, one per case (each profile then holds one case's work).
+    const services = new Map<string, Child<{ url: string }>>();
     const serviceFor = async (variant: ServiceVariant) => {
       const key = variantKey(variant);
-      // One instance per variant, or per case when profiling (each profile then holds one case's work).
-      if (current && (current.key !== key || options.profileDir)) {
-        await current.child.stop();
-        current = undefined;
-      }
-      if (!current) {
+      let child = services.get(key);
+      if (!child) {
         const serviceOptions: ServiceOptions = { upstreams: upstreams.ready.url, store: variant.store, logLevel: variant.logLevel, redisUrl: redis?.url, floor: variant.floor, funnel: variant.funnel !== false };
-        current = { key, child: await startChild<{ url: string }>(benchFile('service.ts'), [JSON.stringify(serviceOptions)], { cpus: cpus.app }) };
+        child = await startChild<{ url: string }>(benchFile('service.ts'), [JSON.stringify(serviceOptions)], { cpus: cpus.app });
+        services.set(key, child);
       }
-      return current.child;
+      return child;
     };
-    stoppers.push(async () => current?.child.stop());
+    const stopServices = async (keep: (key: string) => boolean = () => false) => {
+      for (const [key, child] of services) {
+        if (keep(key)) continue;
+        services.delete(key);
+        await child.stop();
+      }
+    };
+    stoppers.push(() => stopServices());
 
     for (const benchCase of selected) {
       if (benchCase.service?.store === 'redis' && !redis) {
         outcomes.push({ benchCase, skipped: redisSkip });
         continue;
       }
+      const reference = PAIRING[benchCase.ratioTo ?? 'baseline'];
+      // Instances idle on the app's core are not measured, but a fresh one per profiled case is; and only the variants in use stay up.
+      const inUse = new Set([benchCase.service, reference.service].filter((v): v is ServiceVariant => v !== undefined).map(variantKey));
+      await stopServices((key) => !options.profileDir && inUse.has(key));
       const app = benchCase.service ? await serviceFor(benchCase.service) : await referenceApp(benchCase);
       if (benchCase.requires) {
         const registered = new Set(await app.call<string[]>({ type: 'actions' }));
@@ -186,9 +199,9 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       if (benchCase.kind === 'get_user') Object.assign(extra, { internalKey: BENCH_INTERNAL_KEY, uid: BENCH_UID });
       const outcome: CaseOutcome = { benchCase, runs: [], paired: [] };
       outcomes.push(outcome);
-      let firstIndex = 0;
+      let firstIndex = benchCase.firstIndex ?? 0;
       for (let round = 0; round < options.rounds; round++) {
-        outcome.paired!.push(await referenceRun(PAIRING[benchCase.ratioTo ?? 'baseline']));
+        outcome.paired!.push(await referenceRun(reference));
         // The profile covers the first round only: the profiler's own cost would skew the rounds after it.
         const profileFile = options.profileDir && benchCase.service && round === 0 ? join(options.profileDir, `${benchCase.name.replace(/[^\w.-]/g, '_')}.cpuprofile`) : undefined;
         const { run, nextIndex } = await measure(benchCase, spec(benchCase, app.ready.url, { ...extra, firstIndex }), app, profileFile);
@@ -196,8 +209,7 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
         firstIndex = nextIndex;
       }
     }
-    await current?.child.stop();
-    current = undefined;
+    await stopServices();
 
     let memory: MemoryResult | undefined;
     if (!options.cases || options.cases.includes('memory')) {

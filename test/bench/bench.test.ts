@@ -2,7 +2,7 @@ import { parseOptions, UsageError } from '../../bench/options';
 import { requestsFor, type LoadResult } from '../../bench/load';
 import { hotFunctions } from '../../bench/profile';
 import { caseFigures, formatTable, jsonReport, median, spreadOf, verdict, type CaseOutcome, type Run } from '../../bench/report';
-import { BASELINE, CASES } from '../../bench/cases';
+import { BASELINE, CASES, PAIRING } from '../../bench/cases';
 import { runBench, setupRefusal } from '../../bench/run';
 
 /*
@@ -181,6 +181,17 @@ describe('bench own work', () => {
     // otp_generate: 240 - 40 - 1 x (100 - 40); verify_otp makes no call: 80 - 40; login: 2.5 calls an answer.
     expect(own).toEqual({ ref_upstream_call: null, otp_generate: 140, verify_otp: 40, login: 410 });
     expect(formatTable([{ benchCase: BASELINE, runs: [run(40)] }, { benchCase: verifyOtp, runs: [run(80)], paired: [run(40)] }])).toMatch(/verify_otp .* 2 +40 +ok/);
+  });
+});
+
+describe("bench funnel's cost", () => {
+  const withFunnel = CASES.find((c) => c.name === 'login+funnel')!;
+
+  it('reads the login with the funnel on against the same login with it off, run right before each round, at most 5% more', () => {
+    expect(PAIRING[withFunnel.ratioTo!]).toMatchObject({ name: 'login-funnel-off', kind: 'login', service: { funnel: false } });
+    const figures = (on: number[]) => caseFigures([{ benchCase: BASELINE, runs: [run(40)] }, { benchCase: withFunnel, runs: on.map((m) => run(m)), paired: [run(1000), run(1100), run(1000)] }])[0]!;
+    expect(figures([1040, 1150, 1030])).toMatchObject({ ratio: 1.04, ratio_to: 'login-funnel-off', result: 'ok', references: { 'login-funnel-off': 1000 } });
+    expect(figures([1080, 1190, 1070]).result).toBe('over floor');
   });
 });
 
