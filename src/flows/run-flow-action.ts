@@ -188,10 +188,13 @@ async function runFlowAction(
         ...secondsOnScreen(result.from, claims, deps.now()),
       });
     }
-    ctx.log.info(
-      { flow_action: entry, flow: output.flow, next_step: output.nextStep, steps: result.steps, calls: result.calls, reason: output.failure?.reason, uid: output.uid, duration_ms: deps.now() - started },
-      'login flow step',
-    );
+    // Asked before the line is built: at warn, a request would otherwise make its child logger for nothing.
+    if (deps.log.isLevelEnabled('info')) {
+      ctx.log.info(
+        { flow_action: entry, flow: output.flow, next_step: output.nextStep, steps: result.steps, calls: result.calls, reason: output.failure?.reason, uid: output.uid, duration_ms: deps.now() - started },
+        'login flow step',
+      );
+    }
     if (!output.ok) throw failureError(output.failure ?? { reason: 'invalid_request' });
     // Nothing changed: the next proof continues this one (one phone proof, one registration). A change
     // spent it: a code verified now starts a new chain, else the new proof ends when this one would have.
