@@ -109,7 +109,7 @@ export function funnelPage(stats: FunnelStats, current: string | undefined): str
 <nav aria-label="Periodo"><ul class="ranges">
 ${ranges}
 </ul>${compareLink ? `<p>${compareLink}</p>` : ''}</nav>
-<p class="note">Arrivati: le risposte che hanno mostrato la schermata (chi chiede un nuovo codice arriva di nuovo). Proseguono: verso la schermata seguente di questo percorso; altrove: verso un altro percorso. Il tempo è quello tra la risposta che mostra la schermata e la richiesta seguente, dove la schermata consegna una prova; mediana e p90 sono il limite superiore della fascia in cui cadono.</p>
+<p class="note">Arrivati: le risposte che hanno mostrato la schermata (chi chiede un nuovo codice arriva di nuovo). Proseguono: verso la schermata seguente di questo percorso; altrove: verso un altro percorso. Il tempo è quello tra la risposta che mostra la schermata e la richiesta seguente, dove la schermata consegna una prova; sulle schermate del codice, dall'invio del codice accettato. Mediana e p90 sono il limite superiore della fascia in cui cadono.</p>
 <nav aria-label="Percorsi"><ul id="journey-index">
 ${stats.journeys.map((j) => `<li><a href="#${j.id}">${escapeHtml(j.title)}</a></li>`).join('\n')}
 </ul></nav>
