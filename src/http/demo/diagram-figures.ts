@@ -86,7 +86,7 @@ export function labelIds(diagram: JourneyDiagram): string[] {
 const people = (n: number) => `${n} ${n === 1 ? 'persona' : 'persone'}`;
 
 /** The lines of a screen's box: each a figure name (for tests and tools) and its text. */
-export function screenLines(screen: ScreenFigures, first: boolean): Array<[string, string]> {
+function screenLines(screen: ScreenFigures, first: boolean): Array<[string, string]> {
   const lines: Array<[string, string]> = [['arrived', `${first ? 'partiti' : 'arrivati'} ${screen.arrived}`]];
   // Where the journey ends, people arrived: going on, stopping and time there mean nothing.
   if (!screen.last) {

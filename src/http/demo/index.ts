@@ -34,8 +34,6 @@ const CLIENT_DIST = projectPath('client', 'dist');
 /** The outbox as a page for people (the JSON stays at /_sandbox/outbox, for scripts). */
 export const OUTBOX_PATH = OUTBOX_PAGE_PATH;
 
-export { DEMO_CSP };
-
 export const demoEnabled = (config: Config) => config.sandbox.enabled || config.demo.enabled;
 
 /** The SVG diagrams are images: their own styles apply, nothing loads. */
