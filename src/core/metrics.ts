@@ -151,7 +151,7 @@ export const metricDefinitions = [
     name: 'lfa_funnel_step_seconds',
     type: 'histogram',
     labels: ['journey', 'step'],
-    help: 'Time people spent on a screen of a login journey: from the answer that showed it (the time its proof was handed out) to the request that acted on it. Only screens whose answer hands out a proof.',
+    help: 'Time people spent on a screen of a login journey: from the answer that showed it (the time its proof was handed out, or on a code screen without one the time the accepted code was issued) to the request that acted on it.',
   },
 ] as const satisfies readonly MetricDefinition[];
 

@@ -34,8 +34,14 @@ function flowUser(user: V3User | IdentityProfile, fallback: V3User | IdentityPro
   return { found: true, uid: profile.uid, ...(profile.email ? { email: profile.email } : {}), ...(phone ? { phone } : {}) };
 }
 
+/** What the request's effects saw that the flow runner counts (the funnel): nothing about the person. */
+export interface EffectsSeen {
+  /** When the code this request had accepted was issued (epoch ms). */
+  codeSentAt?: number;
+}
+
 /** The effects for one request: every upstream call is made on its behalf (its id, trace and limits). */
-export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendFieldNames = {}): FlowEffects {
+export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendFieldNames = {}, seen: EffectsSeen = {}): FlowEffects {
   const region = () => deps.config.sms.default_region;
   return {
     sendOtp: ({ key, phone, email }) => deps.otp.generate(ctx, { key, phone, email, fields: { key: fields.key ?? 'phone', phone: fields.phone ?? 'phone', email: fields.email ?? 'email' } }),
@@ -43,6 +49,8 @@ export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendF
     async verifyOtp({ key, code }) {
       const result = await deps.otp.verify(ctx, { key, code });
       if (result.outcome !== 'ok') return result.outcome;
+      // The code screens (14, 33) hand out no proof to time them by: their time runs from the code's issue.
+      seen.codeSentAt = result.sentAt;
       // The code vouches for this journey's phone or email only if it was delivered there, and only there (docs/security.md).
       return reachedOnly(result.reached, key) ? 'ok' : 'invalid';
     },

@@ -22,7 +22,7 @@ import { apiError, isApiError } from '../core/errors';
 import { PROOF_HEADER, refuseIfClaimedSince, trustedCaller } from '../domain/guard';
 import { invalidProof, verifyProof } from '../domain/proofs';
 import { answerData, failureError, type FlowAnswerData } from './answer';
-import { createFlowEffects, type SendFieldNames } from './effects';
+import { createFlowEffects, type EffectsSeen, type SendFieldNames } from './effects';
 import { journeyRecorderFor, type RequestRecording } from './journey-recorder';
 import { createFunnelRecorder, stepLabel, type FunnelRecorder } from './funnel';
 
@@ -93,10 +93,13 @@ function spendsProof(entry: Entry, claims: FlowClaims | undefined): claims is Fl
  * showed it handed out its proof (`shown`, src/flows/answer.ts) to now. Only when the proof is
  * that screen's (same step): a proof carried on from an earlier screen would count both.
  */
-function secondsOnScreen(from: string, claims: FlowClaims | undefined, nowMs: number): { seconds?: number } {
+function secondsOnScreen(from: string, claims: FlowClaims | undefined, nowMs: number, seen: EffectsSeen): { seconds?: number } {
   const shown = claims?.shown;
-  if (typeof shown !== 'number' || claims?.step === undefined || String(claims.step) !== stepLabel(from)) return {};
-  return { seconds: Math.max(0, (nowMs - shown) / 1000) };
+  if (typeof shown === 'number' && claims?.step !== undefined && String(claims.step) === stepLabel(from)) return { seconds: Math.max(0, (nowMs - shown) / 1000) };
+  // A code screen without its own proof (14, 33): from the moment the code it accepted was issued,
+  // which is when the answer that showed the screen was given (a resend shows it again, and restarts it).
+  if (seen.codeSentAt !== undefined) return { seconds: Math.max(0, (nowMs - seen.codeSentAt) / 1000) };
+  return {};
 }
 
 const flowTimedOut = (err: FlowTimeoutError, timeoutMs: number) =>
@@ -128,13 +131,14 @@ export function createFlowRunner(deps: Deps): FlowRunner {
   const funnel = createFunnelRecorder(deps);
   return {
     run: (entry, request, ctx) => {
-      if (!recorder) return runFlowAction(machine, (system) => serving.set(system, createFlowEffects(deps, ctx, SEND_FIELDS[entry])), entry, request, ctx, undefined, funnel);
+      const seen: EffectsSeen = {};
+      if (!recorder) return runFlowAction(machine, (system) => serving.set(system, createFlowEffects(deps, ctx, SEND_FIELDS[entry], seen)), entry, request, ctx, seen, undefined, funnel);
       const recording = recorder.begin(entry, request, ctx);
       const attach = (system: object) => {
         recording.attach(system);
-        serving.set(system, recording.wrap(createFlowEffects(deps, ctx, SEND_FIELDS[entry])));
+        serving.set(system, recording.wrap(createFlowEffects(deps, ctx, SEND_FIELDS[entry], seen)));
       };
-      return recording.finish(runFlowAction(machine, attach, entry, request, ctx, recording, funnel));
+      return recording.finish(runFlowAction(machine, attach, entry, request, ctx, seen, recording, funnel));
     },
   };
 }
@@ -145,6 +149,7 @@ async function runFlowAction(
   entry: Entry,
   request: Record<string, unknown>,
   ctx: ServiceContext,
+  seen: EffectsSeen,
   recording?: RequestRecording,
   funnel?: FunnelRecorder,
 ): Promise<{ data: FlowAnswerData }> {
@@ -185,7 +190,7 @@ async function runFlowAction(
         from: result.from,
         outcome: output.ok ? 'ok' : (output.failure?.reason ?? 'invalid_request'),
         ...(output.ok ? { to: output.state } : {}),
-        ...secondsOnScreen(result.from, claims, deps.now()),
+        ...secondsOnScreen(result.from, claims, deps.now(), seen),
       });
     }
     // Asked before the line is built: at warn, a request would otherwise make its child logger for nothing.

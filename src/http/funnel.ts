@@ -10,7 +10,7 @@ import { funnelDiagrams } from '../flows/funnel';
 import { compareFigures, funnelFigures, type FunnelStats } from '../flows/funnel-figures';
 import { FUNNEL_CSS } from './demo/funnel-css';
 import { funnelPage } from './demo/funnel-page';
-import { DEMO_CSP } from './demo';
+import { DEMO_CSP } from './page-csp';
 
 /*
  * The journey funnel for operators (docs/funnel.md): GET /flows/stats (JSON) and GET
@@ -80,15 +80,18 @@ export async function funnelStats(deps: Pick<Deps, 'funnel' | 'now'>, query: Fun
   return { ...figures, compared, shifts: compareFigures(compared, figures) };
 }
 
-function parseQuery(ctx: Context): FunnelStatsQuery {
+export function parseQuery(ctx: Context): FunnelStatsQuery {
   const parsed = funnelStatsQuery.safeParse(ctx.query);
   if (!parsed.success) throw apiError('invalid_request', { data: { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) } });
   return parsed.data;
 }
 
+/** Whether the request may read the funnel: the internal key, `funnel.read_key`, or the sandbox. */
+export const mayReadFunnel = (deps: Deps, ctx: Context): boolean => funnelReader({ deps, header: (name) => ctx.get(name) || undefined });
+
 export function mountFunnel(router: Router, deps: Deps): void {
   const allowed = (ctx: Context) => {
-    if (!funnelReader({ deps, header: (name) => ctx.get(name) || undefined })) throw apiError('unauthorized');
+    if (!mayReadFunnel(deps, ctx)) throw apiError('unauthorized');
     // Counts of who logs in when: no cache keeps them.
     ctx.set('Cache-Control', 'no-store');
   };

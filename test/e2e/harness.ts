@@ -143,3 +143,28 @@ export async function codeFromOutbox(run: PageRun, channel: 'sms' | 'email', to:
     await tab.close();
   }
 }
+
+/** Every text element whose contrast on its (first opaque) background is below 4.5:1 (WCAG AA), as a script for page.evaluate. */
+export const LOW_CONTRAST = `(() => {
+  const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }).reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const background = (el) => { for (let e = el; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c.length === 3 || c[3] > 0) return c; } return [255, 255, 255]; };
+  const low = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (![...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
+    const a = lum(rgb(getComputedStyle(el).color)), b = lum(background(el));
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) low.push(el.tagName + ' ' + ratio.toFixed(2) + ' ' + el.textContent.trim().slice(0, 30));
+  }
+  return low;
+})()`;
+
+/** A phone login through the API (FeLogin, the sandbox's code, FeVerifyOtp), as the funnel counts it. */
+export async function phoneLogin(url: string, phone: string): Promise<void> {
+  const post = (action: string, body: Record<string, unknown>) =>
+    fetch(`${url}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ data: Record<string, unknown> }>);
+  await post('FeLogin', { identifier: phone });
+  const outbox = (await (await fetch(`${url}/_sandbox/outbox?to=${encodeURIComponent(phone)}`)).json()) as { data: { code: string } };
+  const done = await post('FeVerifyOtp', { flow: 'phone', phone, otp_code: outbox.data.code });
+  expect(done.data.next_step).toBe(90);
+}

@@ -5,6 +5,7 @@ import { configSchema } from '../../src/core/config/schema';
 import { redisReady } from '../../src/core/redis';
 import type { Deps } from '../../src/domain/deps';
 import { mountFunnel } from '../../src/http/funnel';
+import { mountDemo } from '../../src/http/demo';
 import { renderFunnel } from '../../scripts/funnel';
 import { startSandbox, type Sandbox } from '../../src/sandbox';
 import { sandboxSeedUsers } from '../../src/sandbox/identity';
@@ -16,7 +17,7 @@ import { startRedisServer, type RedisServer } from '../support/redis-server';
  * The funnel end to end: 200 sandbox journeys with known outcomes, driven through the Fe*
  * actions on two instances sharing one redis-server and one sandbox (each request goes to the
  * other instance than the one before), then every figure of the phone registration and the
- * phone login checked on GET /flows/stats and on /flows/funnel, the refusals where they were
+ * phone login checked on GET /flows/stats, on /flows/funnel and drawn on the diagrams of /flows, the refusals where they were
  * met, the time on each screen the clock was moved by, and the same figures after an instance
  * restarts. The instances share a fake clock, moved between the phases of the journeys.
  */
@@ -40,7 +41,7 @@ describe('the journey funnel across two instances on Redis', () => {
   let config: ReturnType<typeof testConfig>;
 
   const start = (): Deps => testDeps(config, { now: () => now });
-  const app = (deps: Deps) => testApp(deps, { routes: (router) => mountFunnel(router, deps) }).callback();
+  const app = (deps: Deps) => testApp(deps, { routes: (router) => (mountFunnel(router, deps), mountDemo(router, deps)) }).callback();
   const fe = async (action: string, body: Record<string, unknown>) => {
     const res = await request(nodes[turn++ % 2]!).post(`/${action}`).send(body);
     return res.body as { success: boolean; data: Record<string, unknown> };
@@ -67,6 +68,8 @@ describe('the journey funnel across two instances on Redis', () => {
         rate_limits: { enabled: false },
         security: { internal_key: INTERNAL_KEY },
         funnel: { read_key: READ_KEY, flush_ms: 20 },
+        // /flows, where the figures are drawn on the diagrams.
+        demo: { enabled: true },
       }),
     );
     fleet = [start(), start()];
@@ -152,11 +155,57 @@ describe('the journey funnel across two instances on Redis', () => {
 
   const PHONE_REGISTRATION = {
     enteringIdentifier: { arrived: 200, continued: 190, elsewhere: 10, stopped: 0 },
-    awaitingPhoneCode: { arrived: 190, continued: 80, elsewhere: 40, stopped: 70, refusals: [{ reason: 'invalid', mistake: 'codice sbagliato', count: 30 }] },
+    // Timed from the code's issue: the 80 registering accepted theirs 4 s after it, the 40 logging in at once (30 wrong codes are not timed).
+    awaitingPhoneCode: { arrived: 190, continued: 80, elsewhere: 40, stopped: 70, timed: 120, medianSeconds: 5, p90Seconds: 5, refusals: [{ reason: 'invalid', mistake: 'codice sbagliato', count: 30 }] },
     askingRegistrationEmail: { arrived: 80, continued: 60, elsewhere: 0, stopped: 20, timed: 60, medianSeconds: 10, p90Seconds: 10 },
     awaitingRegistrationEmailCode: { arrived: 60, continued: 60, elsewhere: 0, stopped: 0, timed: 60, medianSeconds: 30, p90Seconds: 30 },
     fillingPhoneRegistrationForm: { arrived: 60, continued: 40, elsewhere: 0, stopped: 20, timed: 40, medianSeconds: 120, p90Seconds: 120 },
     loggedIn: { arrived: 80, last: true },
+  };
+
+  /*
+   * The figures /flows draws for a funnel reader: on the journey's SVG (asked with the range the
+   * page links), the people on each arrow in the diagram's order and each screen's box; and the
+   * table under the diagram.
+   */
+  async function drawn(node: number, journey: string) {
+    const page = await request(nodes[node]!).get('/flows?since=1h').set('x-funnel-key', READ_KEY);
+    expect(page.status).toBe(200);
+    const section = page.text.slice(page.text.indexOf(`<section class="journey" id="${journey}"`), page.text.indexOf('</section>', page.text.indexOf(`id="${journey}"`)));
+    const src = /<img src="([^"]+)"/.exec(section)![1]!.replace(/&amp;/g, '&');
+    const svg = (await request(nodes[node]!).get(src).set('x-funnel-key', READ_KEY)).body.toString('utf8') as string;
+    const edges = [...svg.matchAll(/<g class="funnel-edge"[^>]*>.*?<text class="people"[^>]*>(\d+) person[ae]<\/text>/g)].map((m) => Number(m[1]));
+    const line = (state: string, figure: string) => {
+      const box = svg.slice(svg.indexOf(`<g class="funnel-screen" data-state="${state}">`), svg.indexOf('</g>', svg.indexOf(`data-state="${state}"`)));
+      return new RegExp(`data-figure="${figure}"[^>]*>([^<]*)<`).exec(box)?.[1];
+    };
+    const cell = (state: string, figure: string) => {
+      const row = section.slice(section.indexOf(`<tr data-state="${state}">`, section.indexOf('class="funnel-figures"')));
+      return new RegExp(`data-figure="${figure}">([^<]*)<`).exec(row.slice(0, row.indexOf('</tr>')))?.[1]?.trim().split(' ')[0];
+    };
+    return { edges, line, cell };
+  }
+
+  const expectDrawn = async (node: number) => {
+    const { edges, line, cell } = await drawn(node, 'phone-registration');
+    expect(edges).toEqual([190, 80, 60, 60, 40]);
+    for (const [state, figures] of Object.entries(PHONE_REGISTRATION)) {
+      const first = state === 'enteringIdentifier';
+      expect({ state, arrived: line(state, 'arrived'), cell: cell(state, 'arrived') }).toEqual({ state, arrived: `${first ? 'partiti' : 'arrivati'} ${figures.arrived}`, cell: String(figures.arrived) });
+      if ('last' in figures) continue;
+      const conversion = (figures.continued / figures.arrived) * 100;
+      const dropOff = (figures.stopped / figures.arrived) * 100;
+      const pct = (v: number) => `${(Math.round(v * 10) / 10).toLocaleString('it-IT')} %`;
+      expect({ state, continued: line(state, 'continued'), stopped: line(state, 'stopped') }).toEqual({
+        state,
+        continued: `proseguono ${figures.continued} (${pct(conversion)})`,
+        stopped: `si fermano ${figures.stopped} (${pct(dropOff)}) · altrove ${figures.elsewhere}`,
+      });
+      expect({ state, stopped: cell(state, 'stopped') }).toEqual({ state, stopped: String(figures.stopped) });
+    }
+    expect(line('fillingPhoneRegistrationForm', 'time')).toBe('tempo: mediana ≤ 2 min, p90 ≤ 2 min');
+    expect(line('awaitingPhoneCode', 'refusal')).toBe('codice sbagliato: 30');
+    expect(line('awaitingPhoneCode', 'time')).toBe('tempo: mediana ≤ 5 s, p90 ≤ 5 s');
   };
 
   it('refuses the statistics without a key, and answers the read-only key and the internal key', async () => {
@@ -187,7 +236,7 @@ describe('the journey funnel across two instances on Redis', () => {
       medianSeconds: 15,
       refusals: [{ reason: 'phone_taken', mistake: 'il telefono è di un altro account', count: 10 }],
     });
-    expect(screen(res.body, 'email-login-add-phone', 'awaitingEmailCode')).toMatchObject({ arrived: 10, continued: 10, stopped: 0 });
+    expect(screen(res.body, 'email-login-add-phone', 'awaitingEmailCode')).toMatchObject({ arrived: 10, continued: 10, stopped: 0, timed: 10, medianSeconds: 1, p90Seconds: 1 });
   });
 
   it('shows the same figures on the page, in Italian', async () => {
@@ -208,9 +257,21 @@ describe('the journey funnel across two instances on Redis', () => {
     expect(section).toContain('<strong class="people">190</strong> persone');
   });
 
+  it('draws the same figures on the diagrams of /flows, on both instances', async () => {
+    await expectDrawn(0);
+    await expectDrawn(1);
+    const { edges, line } = await drawn(1, 'email-login-add-phone');
+    expect(edges.length).toBeGreaterThan(0);
+    expect(line('askingPhone', 'refusal')).toBe('il telefono è di un altro account: 10');
+    // Without a key, /flows is the documentation it always was.
+    const open = await request(nodes[0]!).get('/flows?since=1h');
+    expect(open.status).toBe(200);
+    expect(open.text).not.toContain('funnel-figures');
+  });
+
   it('prints the same figures in the terminal (npm run funnel)', async () => {
     const text = renderFunnel((await stats(1, 'since=1h&journey=phone-registration')).body.data);
-    expect(text).toMatch(/14 · Inserisci il codice SMS\s+190\s+80 42\.1%\s+40\s+70 36\.8%\s+–\s+–\s+invalid 30/);
+    expect(text).toMatch(/14 · Inserisci il codice SMS\s+190\s+80 42\.1%\s+40\s+70 36\.8%\s+≤5s\s+≤5s\s+invalid 30/);
     expect(text).toMatch(/25 · Completa la registrazione\s+60\s+40 66\.7%\s+0\s+20 33\.3%\s+≤120s\s+≤120s/);
   });
 
@@ -228,5 +289,6 @@ describe('the journey funnel across two instances on Redis', () => {
     nodes[0] = app(fleet[0]);
     const res = await stats(0, 'since=1h&journey=phone-registration');
     for (const [state, figures] of Object.entries(PHONE_REGISTRATION)) expect({ state, ...screen(res.body, 'phone-registration', state) }).toMatchObject({ state, ...figures });
+     await expectDrawn(0);
   });
 });

@@ -134,7 +134,7 @@ export const configKeyMeanings: Record<string, string> = {
   'demo.enabled': 'Serves the demo page. Refused when NODE_ENV=production unless `demo.enabled_in_production`.',
   'demo.enabled_in_production': 'Allows `demo.enabled` when NODE_ENV=production (a staging service run with NODE_ENV=production). The demo page drives real journeys against real accounts.',
   'funnel.enabled': 'Counts the login journeys from the machine (docs/funnel.md): per screen and transition, refusal reasons and time on screen, into the store of `otp.store` and the `lfa_funnel_*` metrics. Counts and durations only, never an identifier.',
-  'funnel.read_key': 'A read-only key for the funnel statistics (`GET /flows/stats`, `/flows/funnel`), sent as header `x-funnel-key`, so dashboards need not hold `security.internal_key` (which is also accepted). Empty: only the internal key (and the sandbox) may read them.',
+  'funnel.read_key': 'A read-only key for the funnel statistics (`GET /flows/stats`, `/flows/funnel`, the figures on `/flows`), sent as header `x-funnel-key`, so dashboards need not hold `security.internal_key` (which is also accepted). Empty: only the internal key (and the sandbox) may read them.',
   'funnel.flush_ms': 'How long an instance gathers its funnel counts before writing them to the store in one round trip (the answers never wait for it). 0: after every request.',
 };
 

@@ -146,7 +146,7 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
       const { context, effects } = step(record, { type: 'VERIFY', now, hash, policy });
       apply(key, effects, context);
       const outcome = context.outcome;
-      if (outcome === 'ok' && record) return { outcome, to: record.to };
+      if (outcome === 'ok' && record) return { outcome, to: record.to, sentAt: record.sentAt };
       return { outcome: outcome === 'expired' || outcome === 'too_many_attempts' ? outcome : 'invalid' };
     },
 

@@ -63,7 +63,7 @@ local current = packed and parse(packed)
 if not current then return { 'invalid' } end
 if now >= current.expiresAt then return { 'expired' } end
 if current.attempts >= maxAttempts then return { 'too_many_attempts' } end
-if current.hash == ARGV[1] then redis.call('DEL', KEYS[1]); return { 'ok', current.to } end
+if current.hash == ARGV[1] then redis.call('DEL', KEYS[1]); return { 'ok', current.to, string.format('%d', current.sentAt) } end
 current.attempts = current.attempts + 1
 redis.call('SET', KEYS[1], pack(current), 'KEEPTTL')
 if current.attempts >= maxAttempts then return { 'too_many_attempts' } end
@@ -92,7 +92,7 @@ const pack = (record: OtpRecord) => `${record.hash}|${record.sentAt}|${record.ex
 interface OtpScripts {
   lfaOtpIssue(key: string, hash: string, now: number, ttlMs: number, cooldownMs: number, retentionMs: number, to: string, maxAttempts: number): Promise<[string, string, string?]>;
   lfaOtpRevert(key: string, hash: string, previous: string): Promise<number>;
-  lfaOtpVerify(key: string, hash: string, now: number, maxAttempts: number): Promise<[string, string?]>;
+  lfaOtpVerify(key: string, hash: string, now: number, maxAttempts: number): Promise<[string, string?, string?]>;
   lfaOtpClaim(key: string, token: string, cooldownMs: number): Promise<number>;
   lfaOtpRelease(key: string, token: string): Promise<number>;
 }
@@ -131,8 +131,8 @@ export function createRedisOtpStore(redis: RedisConnection, options: RedisOtpSto
     },
 
     async verify(key: string, hash: string, now: number, policy: OtpPolicy): Promise<VerifyResult> {
-      const [outcome, to] = await scripts.lfaOtpVerify(keyOf(key), hash, now, policy.maxAttempts);
-      if (outcome === 'ok') return { outcome, to: to ?? '' };
+      const [outcome, to, sentAt] = await scripts.lfaOtpVerify(keyOf(key), hash, now, policy.maxAttempts);
+      if (outcome === 'ok') return { outcome, to: to ?? '', sentAt: Number(sentAt) };
       return { outcome: outcome as Exclude<VerifyOutcome, 'ok'> };
     },
 

@@ -70,7 +70,8 @@ export interface OtpVerifyRequest {
 }
 
 /** One verification; `reached` (with `ok`) is what knowing the code proves: the addresses it went to. */
-export type Verification = { outcome: 'ok'; reached: Reached } | { outcome: Exclude<VerifyOutcome, 'ok'> };
+/** `sentAt`: when the accepted code was issued (epoch ms), so a flow can time the screen that waited for it. */
+export type Verification = { outcome: 'ok'; reached: Reached; sentAt: number } | { outcome: Exclude<VerifyOutcome, 'ok'> };
 
 export interface OtpService {
   /** Which channels are configured (the contract's skip rules). */
@@ -384,7 +385,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       if (reached.phone === undefined && reached.email === undefined) return { outcome: 'invalid' };
       // The owner of the addresses is acting, not being bombed: their next code need not wait.
       await guarded(() => Promise.all([reached.phone, reached.email].flatMap((address) => (address ? [store.clearRecipient(address)] : []))));
-      return { outcome: 'ok', reached };
+      return { outcome: 'ok', reached, sentAt: result.sentAt };
     },
 
     async verifyOrThrow(ctx, request) {

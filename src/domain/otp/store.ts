@@ -14,8 +14,8 @@ export type IssueResult =
 
 export type VerifyOutcome = 'ok' | 'invalid' | 'expired' | 'too_many_attempts';
 
-/** One verification: `to` (where the accepted code went) only with `ok`. */
-export type VerifyResult = { outcome: 'ok'; to: string } | { outcome: Exclude<VerifyOutcome, 'ok'> };
+/** One verification: `to` (where the accepted code went) and `sentAt` (when it was issued, epoch ms) only with `ok`. */
+export type VerifyResult = { outcome: 'ok'; to: string; sentAt: number } | { outcome: Exclude<VerifyOutcome, 'ok'> };
 
 export type ClaimResult = { claimed: true } | { claimed: false; retryAfterMs: number };
 

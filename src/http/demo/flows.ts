@@ -6,7 +6,10 @@ import { answerData, failureError } from '../../flows/answer';
 import { deriveProofKey } from '../../domain/proofs';
 import { projectPath } from '../../core/paths';
 import { sandboxSeedUsers } from '../../sandbox/identity';
+import type { FunnelStats, JourneyFigures } from '../../flows/funnel-figures';
 import { OUTBOX_PAGE_PATH as OUTBOX_PATH } from '../sandbox-routes';
+import { journeyFigureBlocks, RANGES } from './funnel-page';
+import { when } from './funnel-format';
 
 /*
  * GET /flows: the login journeys for product and QA (docs/demo.md). One section per journey: its
@@ -135,15 +138,25 @@ ${items.join('\n')}
 </ol>`;
 }
 
-function section(diagram: JourneyDiagram): string {
-  const alt = `Diagramma di «${diagram.title}»: ${diagram.screens.map((s) => s.title).join(' → ')}`;
+/** The diagram's address: with a range, the SVG with that range's figures drawn on it (same access rule as the page). */
+const svgSource = (id: string, stats: FunnelStats | undefined) => (stats ? `${flowsSvgPath(id)}?from=${Date.parse(stats.from)}&amp;to=${Date.parse(stats.to)}` : flowsSvgPath(id));
+
+function section(diagram: JourneyDiagram, stats?: FunnelStats): string {
+  const figures: JourneyFigures | undefined = stats?.journeys.find((j) => j.id === diagram.id);
+  const alt = `Diagramma di «${diagram.title}»: ${diagram.screens.map((s) => s.title).join(' → ')}${figures ? '; con le persone su ogni freccia e le cifre di ogni schermata, elencate anche sotto' : ''}`;
+  const counted = figures
+    ? html`
+<div class="funnel-figures" data-figures="${diagram.id}">
+${journeyFigureBlocks(figures)}
+</div>`
+    : '';
   return html`<section class="journey" id="${diagram.id}" data-journey="${diagram.id}" aria-labelledby="${diagram.id}-title">
 <h2 id="${diagram.id}-title">${escapeHtml(diagram.title)}</h2>
 <p class="spec">Nel contratto (la sequenza citata com’è): <q lang="en">${escapeHtml(diagram.spec)}</q>.</p>
 <figure class="diagram">
-<img src="${flowsSvgPath(diagram.id)}" alt="${escapeHtml(alt)}">
-<figcaption>${diagram.screens.length} schermate, ${diagram.actions.length} azioni. Nei riquadri gialli le chiamate del servizio; gli errori sono nella tabella sotto.</figcaption>
-</figure>
+<img src="${svgSource(diagram.id, figures ? stats : undefined)}" alt="${escapeHtml(alt)}">
+<figcaption>${diagram.screens.length} schermate, ${diagram.actions.length} azioni. Nei riquadri gialli le chiamate del servizio; gli errori sono nella tabella sotto.${figures ? ' Sulle frecce le persone del periodo; a destra, per ogni schermata, conversione, abbandono, tempi ed errori principali.' : ''}</figcaption>
+</figure>${counted}
 <h3>Passi</h3>
 ${stepsTable(diagram)}
 <h3>Errori</h3>
@@ -153,8 +166,34 @@ ${exchanges(diagram)}
 </section>`;
 }
 
-/** The page's HTML. */
-export function flowsPage(diagrams: readonly JourneyDiagram[]): string {
+/** What a funnel reader sees on /flows: the range control, and once a range is chosen its figures. */
+export interface FlowsFunnel {
+  /** The figures of the chosen range; undefined until one is chosen. */
+  stats?: FunnelStats;
+  /** The preset chosen (`24h`); undefined for explicit dates or none. */
+  current?: string;
+}
+
+function rangeControl(funnel: FlowsFunnel): string {
+  const { stats, current } = funnel;
+  const links = RANGES.map((r) => html`<li><a href="/flows?since=${r.since}"${r.since === current ? ' aria-current="page"' : ''}>${r.label}</a></li>`).join('\n');
+  const since = current ?? '24h';
+  const period = stats
+    ? html`Periodo: <span id="range">${when(stats.from)} – ${when(stats.to)}</span> (a blocchi di ${stats.resolution === 'minute' ? 'un minuto' : "un'ora"}). Sulle frecce dei diagrammi le persone che le hanno percorse; accanto a ogni schermata chi arriva, chi prosegue, chi si ferma, i tempi e gli errori principali. Si contano le richieste, senza sapere chi le ha fatte.`
+    : 'Scegli un periodo per vedere sui diagrammi quante persone percorrono ogni freccia e, per ogni schermata, conversione, abbandono, tempi ed errori principali.';
+  return html`<section class="funnel-range" aria-labelledby="funnel-title">
+<h2 id="funnel-title">Cosa fanno le persone</h2>
+<p>${period}</p>
+<nav aria-label="Periodo"><ul class="ranges">
+${links}
+</ul></nav>
+<p class="compare-links"><a href="/flows/funnel?since=${since}&amp;compare=previous">Confronta con il periodo precedente</a> · <a href="/flows/funnel?since=${since}">Le stesse cifre in tabella</a></p>
+</section>
+`;
+}
+
+/** The page's HTML; with `funnel` (a funnel reader, docs/funnel.md), the range control and the chosen range's figures. */
+export function flowsPage(diagrams: readonly JourneyDiagram[], funnel?: FlowsFunnel): string {
   const nav = diagrams.map((d) => html`<li><a href="#${d.id}">${escapeHtml(d.title)}</a> <span class="count">(${d.screens.length} schermate)</span></li>`);
   return html`<!doctype html>
 <html lang="it">
@@ -170,12 +209,12 @@ export function flowsPage(diagrams: readonly JourneyDiagram[]): string {
 <h1>Percorsi di accesso <span class="subtitle">diagrammi per prodotto e QA, generati dalla macchina dei flussi</span></h1>
 <p>Ogni percorso: il diagramma (schermate con il numero di passo, l'azione dell'utente su ogni freccia, le chiamate del servizio nei riquadri gialli), la tabella dei passi, gli errori con il testo che l'API risponde, e le richieste con una risposta di esempio. Provali su <a href="/demo">/demo</a>. Cosa fanno le persone su ogni percorso (per gli operatori): <a href="/flows/funnel">/flows/funnel</a>.</p>
 <p class="note">Gli esempi sono i percorsi tipici rigiocati sulla macchina, con gli utenti del sandbox (Mario ha il telefono +393331234567, Giulia nessun telefono; Elena e Francesca non hanno mai confermato l’email: il telefono di Elena è suo, quello sull’account di Francesca no): si possono ripetere così come sono contro <code>npm start</code>, con il codice che il sandbox ha inviato, in <a href="${OUTBOX_PATH}">${OUTBOX_PATH}</a>. Stesse risposte del servizio; le prove firmate sono mostrate come ‹…› con ciò che legano.</p>
-<nav aria-label="Percorsi"><ul id="journey-index">
+${funnel ? rangeControl(funnel) : ''}<nav aria-label="Percorsi"><ul id="journey-index">
 ${nav.join('\n')}
 </ul></nav>
 </header>
 <main>
-${diagrams.map(section).join('\n')}
+${diagrams.map((d) => section(d, funnel?.stats)).join('\n')}
 </main>
 </body>
 </html>

@@ -1,4 +1,5 @@
 import type { FunnelStats, JourneyFigures, ScreenFigures } from '../../flows/funnel-figures';
+import { percent, seconds, when } from './funnel-format';
 
 /*
  * GET /flows/funnel: what people do on each journey of /flows, for a time range (docs/funnel.md).
@@ -8,9 +9,6 @@ import type { FunnelStats, JourneyFigures, ScreenFigures } from '../../flows/fun
  */
 
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const percent = (value: number | null) => (value === null ? '–' : `${(Math.round(value * 1000) / 10).toLocaleString('it-IT')} %`);
-const seconds = (value: number | null) => (value === null ? '–' : value < 60 ? `≤ ${value} s` : `≤ ${Math.round(value / 60)} min`);
-const when = (iso: string) => new Date(iso).toLocaleString('it-IT', { timeZone: 'UTC', dateStyle: 'short', timeStyle: 'short' }) + ' UTC';
 
 export const RANGES = [
   { since: '1h', label: 'Ultima ora' },
@@ -35,7 +33,8 @@ ${conversion.replace('<td class="num">', '<td class="num" data-figure="continued
 </tr>`;
 }
 
-function journeySection(journey: JourneyFigures): string {
+/** A journey's figures as text: the people on each arrow, and the table of its screens (also under each diagram of /flows). */
+export function journeyFigureBlocks(journey: JourneyFigures): string {
   const path = journey.edges
     .map((e) => {
       const from = journey.screens.find((s) => s.state === e.from)?.title ?? e.from;
@@ -43,9 +42,7 @@ function journeySection(journey: JourneyFigures): string {
       return `<li data-edge="${e.from}>${e.to}"><span class="screen">${escapeHtml(from)}</span> <span class="arrow">→ «${escapeHtml(e.label)}» →</span> <span class="screen">${escapeHtml(to)}</span>: <strong class="people">${e.people}</strong> ${e.people === 1 ? 'persona' : 'persone'}</li>`;
     })
     .join('\n');
-  return `<section class="journey" id="${journey.id}" data-journey="${journey.id}" aria-labelledby="${journey.id}-title">
-<h2 id="${journey.id}-title">${escapeHtml(journey.title)}</h2>
-<h3>Persone su ogni freccia</h3>
+  return `<h3>Persone su ogni freccia</h3>
 <ol class="edges">
 ${path}
 </ol>
@@ -55,7 +52,13 @@ ${path}
 <tbody>
 ${journey.screens.map((s, i) => screenRow(s, i === 0)).join('\n')}
 </tbody>
-</table>
+</table>`;
+}
+
+function journeySection(journey: JourneyFigures): string {
+  return `<section class="journey" id="${journey.id}" data-journey="${journey.id}" aria-labelledby="${journey.id}-title">
+<h2 id="${journey.id}-title">${escapeHtml(journey.title)}</h2>
+${journeyFigureBlocks(journey)}
 </section>`;
 }
 
@@ -106,7 +109,7 @@ export function funnelPage(stats: FunnelStats, current: string | undefined): str
 <nav aria-label="Periodo"><ul class="ranges">
 ${ranges}
 </ul>${compareLink ? `<p>${compareLink}</p>` : ''}</nav>
-<p class="note">Arrivati: le risposte che hanno mostrato la schermata (chi chiede un nuovo codice arriva di nuovo). Proseguono: verso la schermata seguente di questo percorso; altrove: verso un altro percorso. Il tempo è quello tra la risposta che mostra la schermata e la richiesta seguente, dove la schermata consegna una prova; mediana e p90 sono il limite superiore della fascia in cui cadono.</p>
+<p class="note">Arrivati: le risposte che hanno mostrato la schermata (chi chiede un nuovo codice arriva di nuovo). Proseguono: verso la schermata seguente di questo percorso; altrove: verso un altro percorso. Il tempo è quello tra la risposta che mostra la schermata e la richiesta seguente, dove la schermata consegna una prova; sulle schermate del codice, dall'invio del codice accettato. Mediana e p90 sono il limite superiore della fascia in cui cadono.</p>
 <nav aria-label="Percorsi"><ul id="journey-index">
 ${stats.journeys.map((j) => `<li><a href="#${j.id}">${escapeHtml(j.title)}</a></li>`).join('\n')}
 </ul></nav>

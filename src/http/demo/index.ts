@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Router from '@koa/router';
+import type { Context } from 'koa';
 import { JOURNEY_IDS, journeyDiagrams, type JourneyDiagram } from '../../../machines';
 import type { Config } from '../../core/config/schema';
 import { apiError } from '../../core/errors';
@@ -9,13 +10,19 @@ import { SANDBOX_PASSWORD } from '../../sandbox/identity';
 import { demoDiagramOf } from './diagram';
 import { flowsPage, flowsSvgPath, journeySvg } from './flows';
 import { OUTBOX_PAGE_PATH } from '../sandbox-routes';
+import { DEMO_CSP } from '../page-csp';
+import type { Deps } from '../../domain/deps';
+import { funnelDiagrams } from '../../flows/funnel';
+import { funnelStats, mayReadFunnel, parseQuery } from '../funnel';
+import { drawFigures } from './diagram-figures';
 
 /*
  * GET /demo: the reference login page (docs/demo.md). Plain HTML, CSS and one module script
  * that talks to the API through the typed client (client/, its build served under
  * /demo/client/), read once, plus /demo/setup.json (the step panel built from the journey
  * diagrams of the login machine, and whether the sandbox outbox exists). GET /flows:
- * the journeys for product and QA, with their rendered diagrams (src/http/demo/flows.ts).
+ * the journeys for product and QA, with their rendered diagrams (src/http/demo/flows.ts); for a
+ * funnel reader, with a time range and its figures drawn on the diagrams (funnelViews below).
  * Served only with the sandbox or `demo.enabled` on; otherwise /demo and /flows answer like any
  * path that does not exist.
  */
@@ -26,18 +33,6 @@ const CLIENT_SRC = projectPath('client', 'src');
 const CLIENT_DIST = projectPath('client', 'dist');
 /** The outbox as a page for people (the JSON stays at /_sandbox/outbox, for scripts). */
 export const OUTBOX_PATH = OUTBOX_PAGE_PATH;
-
-/** No inline script or style, nothing from another origin: the page only talks to this service. */
-export const DEMO_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "connect-src 'self'",
-  "img-src 'self' data:",
-  "form-action 'self'",
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
 
 export const demoEnabled = (config: Config) => config.sandbox.enabled || config.demo.enabled;
 
@@ -98,7 +93,43 @@ function loadAssets(config: Config): Map<string, Asset> {
   return assets;
 }
 
-export function mountDemo(router: Router, deps: { config: Config }): void {
+/*
+ * /flows and its diagrams for a funnel reader (the internal key, `funnel.read_key`, the sandbox;
+ * docs/funnel.md): the page with the range control, and with `since` or `from`/`to` the range's
+ * figures under each diagram and drawn on it (the SVG asked with the same range). Everyone else
+ * gets the page and the SVGs as committed, whatever the query: public documentation, no counts.
+ */
+type Served = { type: string; body: string; csp?: string } | undefined;
+
+function funnelViews(deps: Deps, assets: Map<string, Asset>): Map<string, (ctx: Context) => Promise<Served>> {
+  const views = new Map<string, (ctx: Context) => Promise<Served>>();
+  const flows = assets.get('/flows')!;
+  views.set('/flows', async (ctx) => {
+    if (!mayReadFunnel(deps, ctx)) return undefined;
+    const query = parseQuery(ctx);
+    const diagrams = await funnelDiagrams();
+    const ranged = query.since !== undefined || query.from !== undefined;
+    const current = query.from === undefined ? query.since : undefined;
+    const stats = ranged ? await funnelStats(deps, { ...query, compare: undefined, compare_from: undefined, compare_to: undefined }) : undefined;
+    return { type: flows.type, body: flowsPage(diagrams, { ...(stats ? { stats } : {}), ...(current ? { current } : {}) }), csp: DEMO_CSP };
+  });
+  for (const id of JOURNEY_IDS) {
+    const path = flowsSvgPath(id);
+    const svg = assets.get(path);
+    if (!svg) continue;
+    views.set(path, async (ctx) => {
+      if (!mayReadFunnel(deps, ctx)) return undefined;
+      const query = parseQuery(ctx);
+      if (query.since === undefined && query.from === undefined) return undefined;
+      const diagram = (await funnelDiagrams()).find((d) => d.id === id)!;
+      const stats = await funnelStats(deps, { journey: id, ...(query.since ? { since: query.since } : {}), ...(query.from !== undefined ? { from: query.from } : {}), ...(query.to !== undefined ? { to: query.to } : {}) });
+      return { type: svg.type, body: drawFigures(await svg.body(), diagram, stats.journeys[0]!), ...(svg.csp ? { csp: svg.csp } : {}) };
+    });
+  }
+  return views;
+}
+
+export function mountDemo(router: Router, deps: Deps): void {
   if (!demoEnabled(deps.config)) {
     router.get(['/demo{/*rest}', '/flows{/*rest}'], () => {
       throw apiError('unknown_action');
@@ -108,15 +139,19 @@ export function mountDemo(router: Router, deps: { config: Config }): void {
   // A newcomer's first request in the sandbox is a browser on the root: the demo is where to go.
   if (deps.config.sandbox.enabled) router.get('/', (ctx) => ctx.redirect('/demo'));
   const assets = loadAssets(deps.config);
+  const views = funnelViews(deps, assets);
   for (const [path, asset] of assets) {
+    const view = views.get(path);
     router.get(path, async (ctx) => {
-      const body = await asset.body();
-      ctx.type = asset.type;
-      ctx.body = body;
+      const counted = view ? await view(ctx) : undefined;
+      const served = counted ?? { type: asset.type, body: await asset.body(), ...(asset.csp ? { csp: asset.csp } : {}) };
+      ctx.type = served.type;
+      ctx.body = served.body;
       ctx.set('X-Content-Type-Options', 'nosniff');
-      ctx.set('Cache-Control', 'no-cache');
-      if (asset.csp) ctx.set('Content-Security-Policy', asset.csp);
-      if (asset.csp === DEMO_CSP) ctx.set('Referrer-Policy', 'no-referrer');
+      // Counts of who logs in when: no cache keeps them, nor the funnel reader's page.
+      ctx.set('Cache-Control', counted ? 'no-store' : 'no-cache');
+      if (served.csp) ctx.set('Content-Security-Policy', served.csp);
+      if (served.csp === DEMO_CSP) ctx.set('Referrer-Policy', 'no-referrer');
     });
   }
 }

@@ -1,21 +1,24 @@
 import pino from 'pino';
 import { createMemoryFunnelStore } from '../../../src/domain/funnel/memory-store';
 import { createRedisFunnelStore } from '../../../src/domain/funnel/redis-store';
-import { DAY_MS, HOUR_MS, MINUTE_MS, type FunnelStore } from '../../../src/domain/funnel/store';
+import { DAY_MS, HOUR_MS, HOUR_RETENTION_MS, MINUTE_MS, MINUTE_RETENTION_MS, type FunnelStore } from '../../../src/domain/funnel/store';
 import { createFunnelTally } from '../../../src/domain/funnel/tally';
-import { useRedis } from '../../support/redis-server';
+import { useRedisTargets } from '../../support/redis-targets';
 
 /*
- * The funnel's counters, on memory and on a real redis-server: batches add up, a range is read
- * from minute buckets when short and recent, from hour buckets otherwise, and what aged out of
- * its retention is gone.
+ * The funnel's counters, on memory, on a real redis-server and on a real three-master Redis
+ * Cluster (the same contract on each): batches add up, a range is read from minute buckets when
+ * short and recent, from hour buckets otherwise, and on Redis every bucket expires after its
+ * retention. On the cluster the one script of a batch touches two keys: were they not in one
+ * slot (their hash tag, the day), it would fail with CROSSSLOT.
  */
 
 const T0 = Date.UTC(2025, 4, 10, 12, 0, 0);
-const redis = useRedis();
+const targets = useRedisTargets();
+const prefix = () => `fs${Math.random().toString(36).slice(2)}:`;
 const stores: Array<[string, () => FunnelStore]> = [
   ['memory', () => createMemoryFunnelStore()],
-  ['redis', () => createRedisFunnelStore(redis.redis(), `fs${Math.random().toString(36).slice(2)}:`)],
+  ...targets.map((target): [string, () => FunnelStore] => [target.name, () => createRedisFunnelStore(target.client(), prefix())]),
 ];
 
 describe.each(stores)('the funnel store on %s', (_name, make) => {
@@ -38,6 +41,34 @@ describe.each(stores)('the funnel store on %s', (_name, make) => {
     expect(range.resolution).toBe('hour');
     expect(range.from % HOUR_MS).toBe(0);
     expect(range.to).toBe(T0 + HOUR_MS);
+  });
+});
+
+describe.each(targets)('the funnel store’s buckets on $name', (target) => {
+  it('writes a batch in one script to its minute and its hour, each kept its retention from the bucket’s end', async () => {
+    const at = T0 + 90_000;
+    const ns = prefix();
+    await createRedisFunnelStore(target.client(), ns).add({ 'e|a|b': 2 }, at);
+    const day = Math.floor(at / DAY_MS);
+    const minute = `${ns}funnel:{${day}}:m${T0 + MINUTE_MS}`;
+    const hour = `${ns}funnel:{${day}}:h${T0}`;
+    expect(await target.client().hgetall(minute)).toEqual({ 'e|a|b': '2' });
+    expect(await target.client().hgetall(hour)).toEqual({ 'e|a|b': '2' });
+    const [minuteTtl, hourTtl] = await Promise.all([target.client().pttl(minute), target.client().pttl(hour)]);
+    expect(minuteTtl).toBeGreaterThan(MINUTE_RETENTION_MS);
+    expect(minuteTtl).toBeLessThanOrEqual(MINUTE_RETENTION_MS + MINUTE_MS);
+    expect(hourTtl).toBeGreaterThan(HOUR_RETENTION_MS);
+    expect(hourTtl).toBeLessThanOrEqual(HOUR_RETENTION_MS + HOUR_MS);
+  });
+
+  it('reads a range that spans two days, whose buckets carry different hash tags (days)', async () => {
+    const store = createRedisFunnelStore(target.client(), prefix());
+    const midnight = Math.ceil(T0 / DAY_MS) * DAY_MS;
+    await store.add({ a: 1 }, midnight - 30 * MINUTE_MS);
+    await store.add({ a: 2 }, midnight + 30 * MINUTE_MS);
+    const { counts, range } = await store.read(midnight - HOUR_MS, midnight + HOUR_MS, midnight + HOUR_MS);
+    expect(counts).toEqual({ a: 3 });
+    expect(range.resolution).toBe('minute');
   });
 });
 

@@ -60,7 +60,7 @@ describe('OtpService', () => {
     const s = service(testConfig(smsOn));
     await s.otp.generate(testCtx, { key: '+39 333 1234567' });
     const code = /\d{6}/.exec(s.sent[0]!.body)![0];
-    expect(await s.otp.verify(testCtx, { key: '393331234567', code })).toEqual({ outcome: 'ok', reached: { phone: '+393331234567' } });
+    expect(await s.otp.verify(testCtx, { key: '393331234567', code })).toEqual({ outcome: 'ok', reached: { phone: '+393331234567' }, sentAt: expect.any(Number) });
     expect(await s.otp.verify(testCtx, { key: '393331234567', code })).toEqual({ outcome: 'invalid' });
   });
 
@@ -73,7 +73,7 @@ describe('OtpService', () => {
     expect(await s.otp.verify(testCtx, { key: '+33612345678', code: wrong })).toEqual({ outcome: 'invalid' });
     expect(keysLookedUp()).toEqual(['+33612345678']);
     // "+330612345678" is written like E.164 but carries France's trunk 0: it is "+33612345678".
-    expect(await s.otp.verify(testCtx, { key: '+330612345678', code })).toEqual({ outcome: 'ok', reached: { phone: '+33612345678' } });
+    expect(await s.otp.verify(testCtx, { key: '+330612345678', code })).toEqual({ outcome: 'ok', reached: { phone: '+33612345678' }, sentAt: expect.any(Number) });
     expect(keysLookedUp()).toEqual(['+330612345678', '+33612345678']);
   });
 

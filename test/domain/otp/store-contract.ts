@@ -96,11 +96,11 @@ export function describeOtpStore(name: string, makeStore: () => OtpStore | Promi
       expect((await store.verify(key, B, T0 + 3 * policy.cooldownMs + 2, policy)).outcome).toBe('too_many_attempts');
     });
 
-    it('remembers where the code went and says so when it is accepted', async () => {
+    it('remembers where the code went and when it was issued, and says so when it is accepted', async () => {
       await store.issue(key, A, T0, policy, '+393331234567 anna@example.com');
-      expect(await store.verify(key, A, T0 + 1, policy)).toEqual({ outcome: 'ok', to: '+393331234567 anna@example.com' });
+      expect(await store.verify(key, A, T0 + 1, policy)).toEqual({ outcome: 'ok', to: '+393331234567 anna@example.com', sentAt: T0 });
       await store.issue(key, B, T0 + 2, policy);
-      expect(await store.verify(key, B, T0 + 3, policy)).toEqual({ outcome: 'ok', to: key });
+      expect(await store.verify(key, B, T0 + 3, policy)).toEqual({ outcome: 'ok', to: key, sentAt: T0 + 2 });
     });
 
     it('carries wrong guesses over a resend within the code lifetime', async () => {

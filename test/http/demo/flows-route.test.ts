@@ -4,6 +4,7 @@ import request from 'supertest';
 import { JOURNEY_IDS, journeyDiagrams, replayJourney, journeys } from '../../../machines';
 import { mountDemo } from '../../../src/http/demo';
 import { exampleAnswer } from '../../../src/http/demo/flows';
+import { edgeField, refusalField } from '../../../src/flows/funnel';
 import { testApp, testConfig, testDeps } from '../../support/app';
 
 /* GET /flows through the real app: the journeys for product and QA, served where /demo is, under the same CSP. */
@@ -77,5 +78,83 @@ describe('GET /flows', () => {
     expect(atEmail.data.phone_proof).toMatch(/^‹prova firmata: phone; .*phone \+393331234567/);
     const done = exampleAnswer(replayed[4]!.answer) as { data: Record<string, unknown> };
     expect(done.data).toMatchObject({ next_step: 90, done: true, screen: 'success', access_token: expect.any(String) });
+  });
+});
+
+/*
+ * The funnel on /flows (docs/funnel.md): a funnel reader (the internal key, the read-only key,
+ * the sandbox) gets the range control and, with a range, the figures under each diagram and on
+ * it; anyone else gets the page and the SVGs exactly as committed, whatever the query.
+ */
+describe('GET /flows with the funnel', () => {
+  const READ_KEY = 'funnel-read-key-for-flows';
+  const INTERNAL_KEY = 'internal-key-for-flows';
+  const { deps, server } = appWith({ demo: { enabled: true }, security: { internal_key: INTERNAL_KEY }, funnel: { read_key: READ_KEY, flush_ms: 0 } });
+  const sandbox = appWith({ sandbox: { enabled: true } });
+  const reader = { 'x-funnel-key': READ_KEY };
+  beforeAll(() => {
+    deps.funnel.add({ [edgeField('enteringIdentifier', 'awaitingPhoneCode')]: 12, [edgeField('awaitingPhoneCode', 'loggedIn')]: 7, [refusalField('awaitingPhoneCode', 'invalid')]: 4 });
+  });
+  afterAll(async () => {
+    await deps.close();
+    await sandbox.deps.close();
+  });
+  const get = (path: string, headers: Record<string, string> = {}) => request(server).get(path).set(headers);
+
+  it('shows anyone else the page and the diagrams as committed, whatever the query', async () => {
+    const plain = (await get('/flows')).text;
+    for (const headers of [{}, { 'x-funnel-key': 'wrong' }, { 'x-internal-key': 'wrong' }] as Array<Record<string, string>>) {
+      const res = await get('/flows?since=1h', headers);
+      expect(res.status).toBe(200);
+      expect(res.text).toBe(plain);
+      expect(res.headers['cache-control']).toBe('no-cache');
+      const svg = await get(`/flows/phone-login.svg?from=${Date.now() - 3_600_000}&to=${Date.now()}`, headers);
+      expect(svg.body.toString('utf8')).toBe(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', 'phone-login.svg'), 'utf8'));
+    }
+    expect(plain).not.toMatch(/funnel-range|funnel-figures|class="ranges"/);
+  });
+
+  it('gives a funnel reader the range control, linking the comparison and the table', async () => {
+    for (const headers of [reader, { 'x-internal-key': INTERNAL_KEY }]) {
+      const res = await get('/flows', headers);
+      expect(res.status).toBe(200);
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.headers['content-security-policy']).not.toContain('unsafe-inline');
+      expect(res.text).toContain('<a href="/flows?since=1h">Ultima ora</a>');
+      expect(res.text).toContain('<a href="/flows?since=7d">Ultimi 7 giorni</a>');
+      expect(res.text).toContain('<a href="/flows/funnel?since=24h&amp;compare=previous">Confronta con il periodo precedente</a>');
+      expect(res.text).not.toContain('data-figures=');
+      expect(res.text).toContain('<img src="/flows/phone-login.svg"');
+    }
+    // The sandbox is a reader: its people and upstreams are fake.
+    expect((await request(sandbox.server).get('/flows')).text).toContain('<ul class="ranges">');
+  });
+
+  it('draws the chosen range’s figures under each diagram and on it', async () => {
+    const res = await get('/flows?since=1h', reader);
+    expect(res.text).toMatch(/<a href="\/flows\?since=1h" aria-current="page">Ultima ora<\/a>/);
+    expect(res.text).toContain('<a href="/flows/funnel?since=1h&amp;compare=previous">');
+    expect(res.text).not.toMatch(/<script\b|<style\b|\sstyle=|\son[a-z]+=/i);
+    const section = res.text.slice(res.text.indexOf('<section class="journey" id="phone-login"'), res.text.indexOf('</section>', res.text.indexOf('id="phone-login"')));
+    expect(section).toContain('<div class="funnel-figures" data-figures="phone-login">');
+    expect(section).toMatch(/data-edge="awaitingPhoneCode>loggedIn">.*<strong class="people">7<\/strong> persone/);
+    expect(section).toMatch(/<tr data-state="awaitingPhoneCode">\s*<th scope="row">[^<]+<\/th>\s*<td class="num" data-figure="arrived">12<\/td>/);
+    const src = /<img src="([^"]+)"/.exec(section)![1]!.replace(/&amp;/g, '&');
+    expect(src).toMatch(/^\/flows\/phone-login\.svg\?from=\d{13}&to=\d{13}$/);
+
+    const svg = await get(src, reader);
+    expect(svg.status).toBe(200);
+    expect(svg.headers['content-type']).toBe('image/svg+xml; charset=utf-8');
+    expect(svg.headers['cache-control']).toBe('no-store');
+    const text = svg.body.toString('utf8');
+    expect(text).toMatch(/data-edge="awaitingPhoneCode&gt;loggedIn">.*?<text class="people"[^>]*>7 persone<\/text>/);
+    expect(text).toMatch(/data-state="awaitingPhoneCode">.*?data-figure="arrived"[^>]*>arrivati 12</);
+    expect(text).toMatch(/data-state="awaitingPhoneCode">.*?data-figure="continued"[^>]*>proseguono 7 \(58,3 %\)</);
+    expect(text).toMatch(/data-state="awaitingPhoneCode">.*?data-figure="refusal"[^>]*>codice sbagliato: 4</);
+  });
+
+  it('answers a reader’s malformed range with the usual refusal', async () => {
+    const res = await get('/flows?since=forever', reader);
+    expect(res.body).toMatchObject({ success: false, data: { reason: 'invalid_request', issues: [{ path: 'since' }] } });
   });
 });
