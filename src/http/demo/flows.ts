@@ -23,6 +23,8 @@ import { when } from './funnel-format';
  */
 
 export const JOURNEY_SVG_DIR = projectPath('docs', 'journeys');
+/** /flows's stylesheet. */
+export const FLOWS_CSS_PATH = projectPath('src', 'http', 'demo', 'page', 'flows.css');
 export const flowsSvgPath = (id: string) => `/flows/${id}.svg`;
 
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -192,8 +194,18 @@ ${links}
 `;
 }
 
+/**
+ * What else the service serves that the page may link to: /flows answers a funnel reader where the
+ * demo is off (production), and there a link to /demo or to the sandbox's outbox would lead nowhere.
+ */
+export interface FlowsLinks {
+  demo: boolean;
+  /** The sandbox's outbox page; undefined without the sandbox. */
+  outbox?: string;
+}
+
 /** The page's HTML; with `funnel` (a funnel reader, docs/funnel.md), the range control and the chosen range's figures. */
-export function flowsPage(diagrams: readonly JourneyDiagram[], funnel?: FlowsFunnel): string {
+export function flowsPage(diagrams: readonly JourneyDiagram[], links: FlowsLinks, funnel?: FlowsFunnel): string {
   const nav = diagrams.map((d) => html`<li><a href="#${d.id}">${escapeHtml(d.title)}</a> <span class="count">(${d.screens.length} schermate)</span></li>`);
   return html`<!doctype html>
 <html lang="it">
@@ -207,8 +219,8 @@ export function flowsPage(diagrams: readonly JourneyDiagram[], funnel?: FlowsFun
 <body>
 <header class="top">
 <h1>Percorsi di accesso <span class="subtitle">diagrammi per prodotto e QA, generati dalla macchina dei flussi</span></h1>
-<p>Ogni percorso: il diagramma (schermate con il numero di passo, l'azione dell'utente su ogni freccia, le chiamate del servizio nei riquadri gialli), la tabella dei passi, gli errori con il testo che l'API risponde, e le richieste con una risposta di esempio. Provali su <a href="/demo">/demo</a>. Cosa fanno le persone su ogni percorso (per gli operatori): <a href="/flows/funnel">/flows/funnel</a>.</p>
-<p class="note">Gli esempi sono i percorsi tipici rigiocati sulla macchina, con gli utenti del sandbox (Mario ha il telefono +393331234567, Giulia nessun telefono; Elena e Francesca non hanno mai confermato l’email: il telefono di Elena è suo, quello sull’account di Francesca no): si possono ripetere così come sono contro <code>npm start</code>, con il codice che il sandbox ha inviato, in <a href="${OUTBOX_PATH}">${OUTBOX_PATH}</a>. Stesse risposte del servizio; le prove firmate sono mostrate come ‹…› con ciò che legano.</p>
+<p>Ogni percorso: il diagramma (schermate con il numero di passo, l'azione dell'utente su ogni freccia, le chiamate del servizio nei riquadri gialli), la tabella dei passi, gli errori con il testo che l'API risponde, e le richieste con una risposta di esempio.${links.demo ? ' Provali su <a href="/demo">/demo</a>.' : ''} Cosa fanno le persone su ogni percorso (per gli operatori): <a href="/flows/funnel">/flows/funnel</a>.</p>
+<p class="note">Gli esempi sono i percorsi tipici rigiocati sulla macchina, con gli utenti del sandbox (Mario ha il telefono +393331234567, Giulia nessun telefono; Elena e Francesca non hanno mai confermato l’email: il telefono di Elena è suo, quello sull’account di Francesca no): si possono ripetere così come sono contro <code>npm start</code>, con il codice che il sandbox ha inviato, ${links.outbox ? html`in <a href="${links.outbox}">${links.outbox}</a>` : html`nella sua posta in uscita (<code>${OUTBOX_PATH}</code>, solo con il sandbox)`}. Stesse risposte del servizio; le prove firmate sono mostrate come ‹…› con ciò che legano.</p>
 ${funnel ? rangeControl(funnel) : ''}<nav aria-label="Percorsi"><ul id="journey-index">
 ${nav.join('\n')}
 </ul></nav>

@@ -8,7 +8,7 @@ import { apiError } from '../../core/errors';
 import { projectPath } from '../../core/paths';
 import { SANDBOX_PASSWORD } from '../../sandbox/identity';
 import { demoDiagramOf } from './diagram';
-import { flowsPage, flowsSvgPath, journeySvg } from './flows';
+import { FLOWS_CSS_PATH, flowsPage, flowsSvgPath, journeySvg, type FlowsLinks } from './flows';
 import { OUTBOX_PAGE_PATH } from '../sandbox-routes';
 import { DEMO_CSP } from '../page-csp';
 import type { Deps } from '../../domain/deps';
@@ -23,8 +23,9 @@ import { drawFigures } from './diagram-figures';
  * diagrams of the login machine, and whether the sandbox outbox exists). GET /flows:
  * the journeys for product and QA, with their rendered diagrams (src/http/demo/flows.ts); for a
  * funnel reader, with a time range and its figures drawn on the diagrams (funnelViews below).
- * Served only with the sandbox or `demo.enabled` on; otherwise /demo and /flows answer like any
- * path that does not exist.
+ * Served to everyone only with the sandbox or `demo.enabled` on. Otherwise /demo answers like any
+ * path that does not exist, and so does /flows for anyone but a funnel reader: the funnel counts
+ * in production, where the demo is off, and its figures belong on the diagrams there too.
  */
 
 const PAGE_DIR = projectPath('src', 'http', 'demo', 'page');
@@ -52,26 +53,25 @@ const once = <T>(make: () => T): (() => T) => {
   return () => (made ??= { value: make() }).value;
 };
 
-function loadAssets(config: Config): Map<string, Asset> {
+type Journeys = () => Promise<JourneyDiagram[]>;
+
+/** /demo, its page files and the typed client: what a checkout carries, served only with the demo on. */
+function demoAssets(config: Config, journeys: Journeys): Map<string, Asset> {
   // The page files are read now, once; the journeys are replayed on the first request that needs them.
   const file = (name: string) => {
     const text = readFileSync(join(PAGE_DIR, name), 'utf8');
     return () => text;
   };
   const sandbox = config.sandbox.enabled;
-  const journeys = once((): Promise<JourneyDiagram[]> => journeyDiagrams());
   // The seeded users' password is public sandbox data: the page shows it at step 60.
   const setup = once(async () =>
     JSON.stringify({ sandbox, outbox: sandbox ? OUTBOX_PATH : null, sandboxPassword: sandbox ? SANDBOX_PASSWORD : null, diagram: demoDiagramOf(await journeys()) }),
   );
-  const flows = once(async () => flowsPage(await journeys()));
   const assets = new Map<string, Asset>([
     ['/demo', { type: 'text/html; charset=utf-8', body: file('index.html'), csp: DEMO_CSP }],
     ['/demo/demo.css', { type: 'text/css; charset=utf-8', body: file('demo.css') }],
     ['/demo/demo.js', { type: 'text/javascript; charset=utf-8', body: file('demo.js') }],
     ['/demo/setup.json', { type: 'application/json; charset=utf-8', body: setup }],
-    ['/flows', { type: 'text/html; charset=utf-8', body: flows, csp: DEMO_CSP }],
-    ['/flows/flows.css', { type: 'text/css; charset=utf-8', body: file('flows.css') }],
   ]);
   // The page talks to the API through the typed client, served as the ES modules tsc compiled
   // (/demo/client/index.js and its siblings). Read on first use: a client never built is an
@@ -85,6 +85,17 @@ function loadAssets(config: Config): Map<string, Asset> {
     });
     assets.set(`/demo/client/${name}`, { type: 'text/javascript; charset=utf-8', body });
   }
+  return assets;
+}
+
+/** /flows, its stylesheet and its diagrams. */
+function flowsAssets(links: FlowsLinks, journeys: Journeys): Map<string, Asset> {
+  const css = once(() => readFileSync(FLOWS_CSS_PATH, 'utf8'));
+  const page = once(async () => flowsPage(await journeys(), links));
+  const assets = new Map<string, Asset>([
+    ['/flows', { type: 'text/html; charset=utf-8', body: page, csp: DEMO_CSP }],
+    ['/flows/flows.css', { type: 'text/css; charset=utf-8', body: css }],
+  ]);
   // The diagrams `npm run docs` rendered (docs/journeys/); one never generated is not served.
   for (const id of JOURNEY_IDS) {
     const svg = journeySvg(id);
@@ -96,12 +107,13 @@ function loadAssets(config: Config): Map<string, Asset> {
 /*
  * /flows and its diagrams for a funnel reader (the internal key, `funnel.read_key`, the sandbox;
  * docs/funnel.md): the page with the range control, and with `since` or `from`/`to` the range's
- * figures under each diagram and drawn on it (the SVG asked with the same range). Everyone else
- * gets the page and the SVGs as committed, whatever the query: public documentation, no counts.
+ * figures under each diagram and drawn on it (the SVG asked with the same range). Where the demo
+ * is on, everyone else gets the page and the SVGs as committed, whatever the query: public
+ * documentation, no counts.
  */
 type Served = { type: string; body: string; csp?: string } | undefined;
 
-function funnelViews(deps: Deps, assets: Map<string, Asset>): Map<string, (ctx: Context) => Promise<Served>> {
+function funnelViews(deps: Deps, assets: Map<string, Asset>, links: FlowsLinks): Map<string, (ctx: Context) => Promise<Served>> {
   const views = new Map<string, (ctx: Context) => Promise<Served>>();
   const flows = assets.get('/flows')!;
   views.set('/flows', async (ctx) => {
@@ -111,7 +123,7 @@ function funnelViews(deps: Deps, assets: Map<string, Asset>): Map<string, (ctx: 
     const ranged = query.since !== undefined || query.from !== undefined;
     const current = query.from === undefined ? query.since : undefined;
     const stats = ranged ? await funnelStats(deps, { ...query, compare: undefined, compare_from: undefined, compare_to: undefined }) : undefined;
-    return { type: flows.type, body: flowsPage(diagrams, { ...(stats ? { stats } : {}), ...(current ? { current } : {}) }), csp: DEMO_CSP };
+    return { type: flows.type, body: flowsPage(diagrams, links, { ...(stats ? { stats } : {}), ...(current ? { current } : {}) }), csp: DEMO_CSP };
   });
   for (const id of JOURNEY_IDS) {
     const path = flowsSvgPath(id);
@@ -130,28 +142,36 @@ function funnelViews(deps: Deps, assets: Map<string, Asset>): Map<string, (ctx: 
 }
 
 export function mountDemo(router: Router, deps: Deps): void {
-  if (!demoEnabled(deps.config)) {
-    router.get(['/demo{/*rest}', '/flows{/*rest}'], () => {
-      throw apiError('unknown_action');
-    });
-    return;
-  }
+  const { config } = deps;
+  const demo = demoEnabled(config);
   // A newcomer's first request in the sandbox is a browser on the root: the demo is where to go.
-  if (deps.config.sandbox.enabled) router.get('/', (ctx) => ctx.redirect('/demo'));
-  const assets = loadAssets(deps.config);
-  const views = funnelViews(deps, assets);
+  if (config.sandbox.enabled) router.get('/', (ctx) => ctx.redirect('/demo'));
+  const journeys = once((): Promise<JourneyDiagram[]> => journeyDiagrams());
+  // The page links only what is served: /demo with the demo, the outbox with the sandbox.
+  const links: FlowsLinks = { demo, ...(config.sandbox.enabled ? { outbox: OUTBOX_PATH } : {}) };
+  const flows = flowsAssets(links, journeys);
+  const views = funnelViews(deps, flows, links);
+  const assets = demo ? new Map([...demoAssets(config, journeys), ...flows]) : flows;
+  const readerOnly = !demo;
   for (const [path, asset] of assets) {
     const view = views.get(path);
     router.get(path, async (ctx) => {
+      if (readerOnly && !mayReadFunnel(deps, ctx)) throw apiError('unknown_action');
       const counted = view ? await view(ctx) : undefined;
       const served = counted ?? { type: asset.type, body: await asset.body(), ...(asset.csp ? { csp: asset.csp } : {}) };
       ctx.type = served.type;
       ctx.body = served.body;
       ctx.set('X-Content-Type-Options', 'nosniff');
-      // Counts of who logs in when: no cache keeps them, nor the funnel reader's page.
-      ctx.set('Cache-Control', counted ? 'no-store' : 'no-cache');
+      // Counts of who logs in when: no cache keeps them, nor what only a funnel reader is shown.
+      ctx.set('Cache-Control', counted || readerOnly ? 'no-store' : 'no-cache');
       if (served.csp) ctx.set('Content-Security-Policy', served.csp);
       if (served.csp === DEMO_CSP) ctx.set('Referrer-Policy', 'no-referrer');
+    });
+  }
+  // Without the demo: the rest of /demo and /flows, and /flows for anyone but a reader, as any path that does not exist.
+  if (!demo) {
+    router.get(['/demo{/*rest}', '/flows{/*rest}'], () => {
+      throw apiError('unknown_action');
     });
   }
 }

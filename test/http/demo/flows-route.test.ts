@@ -157,4 +157,68 @@ describe('GET /flows with the funnel', () => {
     const res = await get('/flows?since=forever', reader);
     expect(res.body).toMatchObject({ success: false, data: { reason: 'invalid_request', issues: [{ path: 'since' }] } });
   });
+
+  it('links the demo, and the sandbox’s outbox only where they are served', async () => {
+    const demoPage = (await get('/flows')).text;
+    expect(demoPage).toContain('<a href="/demo">');
+    expect(demoPage).not.toContain('href="/_sandbox/');
+    const sandboxPage = (await request(sandbox.server).get('/flows')).text;
+    expect(sandboxPage).toContain('<a href="/demo">');
+    expect(sandboxPage).toContain('<a href="/_sandbox/outbox.html">');
+  });
+});
+
+/*
+ * Where the demo is off (production), /flows and its diagrams are there for a funnel reader only,
+ * with or without a range; anyone else finds nothing, as before.
+ */
+describe('GET /flows with the demo off', () => {
+  const READ_KEY = 'funnel-read-key-demo-off';
+  const INTERNAL_KEY = 'internal-key-demo-off';
+  const { deps, server } = appWith({ security: { internal_key: INTERNAL_KEY }, funnel: { read_key: READ_KEY, flush_ms: 0 } });
+  const reader = { 'x-funnel-key': READ_KEY };
+  beforeAll(() => {
+    deps.funnel.add({ [edgeField('enteringIdentifier', 'awaitingPhoneCode')]: 5, [edgeField('awaitingPhoneCode', 'loggedIn')]: 3 });
+  });
+  afterAll(() => deps.close());
+  const get = (path: string, headers: Record<string, string> = {}) => request(server).get(path).set(headers);
+  const hour = () => `from=${Date.now() - 3_600_000}&to=${Date.now()}`;
+
+  it('refuses anyone else the page, its stylesheet and its diagrams as a path that does not exist, whatever the query', async () => {
+    for (const headers of [{}, { 'x-funnel-key': 'wrong' }, { 'x-internal-key': 'wrong' }] as Array<Record<string, string>>) {
+      for (const path of ['/flows', '/flows?since=1h', '/flows/flows.css', '/flows/phone-login.svg', `/flows/phone-login.svg?${hour()}`, '/demo']) {
+        const res = await get(path, headers);
+        expect({ path, status: res.status, reason: res.body.data?.reason }).toEqual({ path, status: 404, reason: 'unknown_action' });
+      }
+    }
+  });
+
+  it('gives a funnel reader the page with the range, its stylesheet, and the diagrams with and without figures', async () => {
+    for (const headers of [reader, { 'x-internal-key': INTERNAL_KEY }]) {
+      const page = await get('/flows?since=1h', headers);
+      expect(page.status).toBe(200);
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(page.headers['cache-control']).toBe('no-store');
+      expect(page.headers['content-security-policy']).not.toContain('unsafe-inline');
+      expect(page.text).toContain('<div class="funnel-figures" data-figures="phone-login">');
+      const css = await get('/flows/flows.css', headers);
+      expect([css.status, css.headers['content-type']]).toEqual([200, 'text/css; charset=utf-8']);
+
+      const plain = await get('/flows/phone-login.svg', headers);
+      expect(plain.status).toBe(200);
+      expect(plain.headers['cache-control']).toBe('no-store');
+      expect(plain.body.toString('utf8')).toBe(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', 'phone-login.svg'), 'utf8'));
+      const drawn = await get(`/flows/phone-login.svg?${hour()}`, headers);
+      expect([drawn.status, drawn.headers['content-type']]).toEqual([200, 'image/svg+xml; charset=utf-8']);
+      expect(drawn.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(drawn.body.toString('utf8')).toMatch(/data-edge="awaitingPhoneCode&gt;loggedIn">.*?<text class="people"[^>]*>3 persone<\/text>/);
+    }
+  });
+
+  it('links neither the demo nor the sandbox’s outbox, which are not served', async () => {
+    const html = (await get('/flows', reader)).text;
+    expect(html).not.toMatch(/href="\/demo|href="\/_sandbox/);
+    expect(html).toContain('<a href="/flows/funnel">');
+    expect((await get('/demo', reader)).status).toBe(404);
+  });
 });
