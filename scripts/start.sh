@@ -15,6 +15,10 @@ stale() {
   local ref=$entry
   [ "$client" -ot "$ref" ] && ref=$client
   [ -n "$(find src machines client/src -name '*.ts' -newer "$ref" -print -quit)" ] && return 0
+  # The files the build copies beside the code (scripts/build-assets.ts): a diagram regenerated
+  # by `npm run docs`, or a dist/ built before they were copied.
+  [ -d dist/docs/journeys ] || return 0
+  [ -n "$(find docs/journeys src/http/demo/page/flows.css -newer "$ref" -print -quit)" ] && return 0
   [ -n "$(find package-lock.json tsconfig.json tsconfig.build.json client/tsconfig.json client/package.json -newer "$ref" -print -quit)" ]
 }
 

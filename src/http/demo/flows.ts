@@ -4,7 +4,7 @@ import { actionsInto, JOURNEY_CODE, type JourneyDiagram, type ProofField, type R
 import type { ServiceContext } from '../../domain/deps';
 import { answerData, failureError } from '../../flows/answer';
 import { deriveProofKey } from '../../domain/proofs';
-import { projectPath } from '../../core/paths';
+import { shippedPath } from '../../core/paths';
 import { sandboxSeedUsers } from '../../sandbox/identity';
 import type { FunnelStats, JourneyFigures } from '../../flows/funnel-figures';
 import { OUTBOX_PAGE_PATH as OUTBOX_PATH } from '../sandbox-routes';
@@ -13,7 +13,7 @@ import { when } from './funnel-format';
 
 /*
  * GET /flows: the login journeys for product and QA (docs/demo.md). One section per journey: its
- * diagram (the SVG `npm run docs` rendered into docs/journeys/, served beside the page), its
+ * diagram (the SVG `npm run docs` rendered into docs/journeys/, which the build carries, served beside the page), its
  * steps (number, screen, what the frontend shows, the action that leads there), its refusals
  * with the API's texts, and its requests with an example body and answer each. Everything is
  * read from the journey diagrams (machines/journey-diagrams.ts); the examples are the replays
@@ -22,9 +22,9 @@ import { when } from './funnel-format';
  * without any script or inline style (the page's CSP is /demo's).
  */
 
-export const JOURNEY_SVG_DIR = projectPath('docs', 'journeys');
-/** /flows's stylesheet. */
-export const FLOWS_CSS_PATH = projectPath('src', 'http', 'demo', 'page', 'flows.css');
+export const JOURNEY_SVG_DIR = shippedPath('docs', 'journeys');
+/** /flows's stylesheet, which the build carries too. */
+export const FLOWS_CSS_PATH = shippedPath('src', 'http', 'demo', 'page', 'flows.css');
 export const flowsSvgPath = (id: string) => `/flows/${id}.svg`;
 
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

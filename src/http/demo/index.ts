@@ -88,9 +88,13 @@ function demoAssets(config: Config, journeys: Journeys): Map<string, Asset> {
   return assets;
 }
 
-/** /flows, its stylesheet and its diagrams. */
+/** /flows, its stylesheet and its diagrams: files a build carries (scripts/build-assets.ts), so a production install serves them. */
 function flowsAssets(links: FlowsLinks, journeys: Journeys): Map<string, Asset> {
-  const css = once(() => readFileSync(FLOWS_CSS_PATH, 'utf8'));
+  // Read on first use, like the client: a build made without its assets fails that request, not the start.
+  const css = once(() => {
+    if (!existsSync(FLOWS_CSS_PATH)) throw new Error(`${FLOWS_CSS_PATH} is missing: build with npm run build, which copies it`);
+    return readFileSync(FLOWS_CSS_PATH, 'utf8');
+  });
   const page = once(async () => flowsPage(await journeys(), links));
   const assets = new Map<string, Asset>([
     ['/flows', { type: 'text/html; charset=utf-8', body: page, csp: DEMO_CSP }],
