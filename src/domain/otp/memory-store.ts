@@ -158,46 +158,47 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
   const heldPhones = markerCache<string>();
   const phoneHolders = markerCache<string>();
 
-  /** The record under `key`, or null: none, or kept past its end at `now` (the caller's clock, as the machine's guards read it). */
-  const read = (key: string, now?: number): OtpRecord | null => {
-    const packed = cache.get(recordKey(key));
+  /** The record of `key` (cached under `id`, its recordKey), or null: none, or kept past its end at `now` (the caller's clock, as the machine's guards read it). */
+  const read = (id: string | number, key: string, now?: number): OtpRecord | null => {
+    const packed = cache.get(id);
     const record = packed === undefined ? null : unpackRecord(packed, key);
     if (record && now !== undefined && retainUntil(record) <= now) {
-      cache.delete(recordKey(key));
+      cache.delete(id);
       return null;
     }
     return record;
   };
 
-  /** Carries out the effects the machine named for one step on `key`. */
-  const apply = (key: string, effects: string[], context: OtpRecordContext) => {
+  /** Carries out the effects the machine named for one step on `key` (cached under `id`). */
+  const apply = (id: string | number, key: string, effects: string[], context: OtpRecordContext) => {
     for (const effect of effects) {
-      if (effect === 'deleteRecord') cache.delete(recordKey(key));
-      else if (effect === 'storeCode' && context.record) {
-        const stored = recordKey(key);
-        cache.set(typeof stored === 'string' ? flatKey(stored) : stored, packRecord(context.record, key));
-      } else if ((effect === 'countWrongGuess' || effect === 'restorePrevious') && context.record) cache.set(recordKey(key), packRecord(context.record, key));
+      if (effect === 'deleteRecord') cache.delete(id);
+      else if (effect === 'storeCode' && context.record) cache.set(typeof id === 'string' ? flatKey(id) : id, packRecord(context.record, key));
+      else if ((effect === 'countWrongGuess' || effect === 'restorePrevious') && context.record) cache.set(id, packRecord(context.record, key));
     }
   };
 
   return {
     async issue(key: string, hash: string, now: number, policy: OtpPolicy, to: string = key): Promise<IssueResult> {
-      const { context, effects } = step(read(key, now), { type: 'GENERATE', now, hash, to, policy });
+      const id = recordKey(key);
+      const { context, effects } = step(read(id, key, now), { type: 'GENERATE', now, hash, to, policy });
       if (context.outcome === 'blocked' || !context.record) return { status: 'blocked', retryAfterMs: Math.max(1, context.retryAfterMs) };
-      apply(key, effects, context);
+      apply(id, key, effects, context);
       return { status: 'issued', record: context.record, previous: context.previous };
     },
 
     async revert(key: string, hash: string, previous: OtpRecord | null): Promise<boolean> {
-      const { context, effects } = step(read(key), { type: 'SEND_FAILED', hash, previous });
-      apply(key, effects, context);
+      const id = recordKey(key);
+      const { context, effects } = step(read(id, key), { type: 'SEND_FAILED', hash, previous });
+      apply(id, key, effects, context);
       return context.outcome === 'reverted';
     },
 
     async verify(key: string, hash: string, now: number, policy: OtpPolicy): Promise<VerifyResult> {
-      const record = read(key, now);
+      const id = recordKey(key);
+      const record = read(id, key, now);
       const { context, effects } = step(record, { type: 'VERIFY', now, hash, policy });
-      apply(key, effects, context);
+      apply(id, key, effects, context);
       const outcome = context.outcome;
       if (outcome === 'ok' && record) return { outcome, to: record.to };
       return { outcome: outcome === 'expired' || outcome === 'too_many_attempts' ? outcome : 'invalid' };
