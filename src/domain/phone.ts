@@ -1,4 +1,5 @@
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { LRUCache } from 'lru-cache';
+import { parsePhoneNumberFromString, type CountryCode, type NumberType } from 'libphonenumber-js';
 import { apiError } from '../core/errors';
 // The full metadata knows number types (mobile, landline, premium, VoIP); the default one does not.
 import { parsePhoneNumberFromString as parseWithTypes } from 'libphonenumber-js/max';
@@ -59,17 +60,41 @@ export function isMobile(e164: string): boolean {
   return smsFacts(e164).mobile;
 }
 
+interface Facts {
+  readonly region: string | undefined;
+  readonly type: NumberType;
+  readonly mobile: boolean;
+}
+
+/*
+ * The full metadata's parse of a number, kept for the last numbers seen: a send asks it twice
+ * (the OTP service: may this number be texted; the SMS router: which providers serve it), and a
+ * resend asks again. A number's facts depend on the number alone, so one cache serves every
+ * caller in the process. Validity stays with the default metadata (toE164): the full one's
+ * isValid() is stricter and would refuse numbers accepted today.
+ */
+const known = new LRUCache<string, Facts>({ max: 1024 });
+
+function factsOf(e164: string): Facts {
+  let facts = known.get(e164);
+  if (!facts) {
+    const parsed = parseWithTypes(e164);
+    const type = parsed?.getType();
+    facts = { region: parsed?.country, type, mobile: type === 'MOBILE' || type === 'FIXED_LINE_OR_MOBILE' };
+    known.set(e164, facts);
+  }
+  return facts;
+}
+
 /** Where an E.164 number is and whether it can take an SMS, from one parse with the full metadata. */
 export function smsFacts(e164: string): { region: string | undefined; mobile: boolean } {
-  const parsed = parseWithTypes(e164);
-  const type = parsed?.getType();
-  return { region: parsed?.country, mobile: type === 'MOBILE' || type === 'FIXED_LINE_OR_MOBILE' };
+  return factsOf(e164);
 }
 
 /** Where an E.164 number is and its type (MOBILE, FIXED_LINE_OR_MOBILE, ...; empty when unknown): the SMS ledger's columns. */
 export function numberFacts(e164: string): { region: string; type: string } {
-  const parsed = parseWithTypes(e164);
-  return { region: parsed?.country ?? '', type: parsed?.getType() ?? '' };
+  const facts = factsOf(e164);
+  return { region: facts.region ?? '', type: facts.type ?? '' };
 }
 
 /** E.164 of a phone field, or `invalid_request` naming the field. */

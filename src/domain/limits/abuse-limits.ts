@@ -68,14 +68,24 @@ export function createAbuseLimits(
     if (!limits.enabled || !subject) return;
     const decision = await limiter.hit(`${limit}:${subject}`, max, windowMs, now());
     if (decision.allowed) return;
-    onRefused(limit);
-    throw rateLimited(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)), limit);
+    refuse(limit, decision.retryAfterMs);
   };
+  const refuse = (limit: LimitName, retryAfterMs: number): never => {
+    onRefused(limit);
+    throw rateLimited(Math.max(1, Math.ceil(retryAfterMs / 1000)), limit);
+  };
+  // The short window, then the hourly ceiling: one step on one subject (one map entry, one round trip to Redis), stopping at the first refusal as two checks did.
+  const receiverRules = [
+    { name: 'sends_per_recipient', limit: limits.sends_per_recipient, windowMs: limits.recipient_window_seconds * 1000 },
+    { name: 'sends_per_identifier_per_hour', limit: limits.sends_per_identifier_per_hour, windowMs: HOUR },
+  ] as const satisfies ReadonlyArray<{ name: LimitName; limit: number; windowMs: number }>;
   return {
     sendFromIp: (ip) => check('sends_per_ip_per_hour', ip, limits.sends_per_ip_per_hour, HOUR),
     async sendToIdentifier(identifier) {
-      await check('sends_per_recipient', identifier, limits.sends_per_recipient, limits.recipient_window_seconds * 1000);
-      await check('sends_per_identifier_per_hour', identifier, limits.sends_per_identifier_per_hour, HOUR);
+      if (!limits.enabled || !identifier) return;
+      const decision = await limiter.hitEach(identifier, receiverRules, now());
+      const refused = receiverRules[decision.refused];
+      if (refused) refuse(refused.name, decision.retryAfterMs);
     },
     verifyFromIp: (ip) => check('verifies_per_ip_per_minute', ip, limits.verifies_per_ip_per_minute, MINUTE),
     lookupFromIp: (ip) => check('lookups_per_ip_per_minute', ip, limits.lookups_per_ip_per_minute, MINUTE),

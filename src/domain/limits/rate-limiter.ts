@@ -13,32 +13,68 @@ export interface RateDecision {
   retryAfterMs: number;
 }
 
+/** One limit of a chain on one subject: its name keeps its counter apart from the chain's others. */
+export interface RateRule {
+  name: string;
+  limit: number;
+  windowMs: number;
+}
+
+/** A chain's answer: the index of the rule that refused (-1 when none did) and until its window resets (0 when none). */
+export interface ChainDecision {
+  refused: number;
+  retryAfterMs: number;
+}
+
 export interface RateLimiter {
   /** Counts one hit for `key` and says whether it is within `limit` per `windowMs`. */
   hit(key: string, limit: number, windowMs: number, now: number): Promise<RateDecision>;
+  /**
+   * Counts one hit against each rule on `key` in order, stopping at the first that refuses: the
+   * rules after it are not counted, as with one `hit` per rule that stops at a refusal, but in
+   * one atomic step (one entry in memory, one script on Redis). `key` names one chain: it is
+   * always given the same rules.
+   */
+  hitEach(key: string, rules: readonly RateRule[], now: number): Promise<ChainDecision>;
   close(): Promise<void>;
 }
 
-interface Window {
-  count: number;
-  resetAt: number;
+/** Opens window `i` of `entry` ([count, resetAt] per window) again when it has passed (or has no slot yet), then counts one hit in it; answers the count. */
+function countIn(entry: number[], i: number, windowMs: number, now: number): number {
+  if (!(entry[2 * i + 1]! > now)) {
+    entry[2 * i] = 0;
+    entry[2 * i + 1] = now + windowMs;
+  }
+  return (entry[2 * i] = entry[2 * i]! + 1);
 }
 
 export function createMemoryRateLimiter(maxKeys = 500_000): RateLimiter {
-  const windows = new LRUCache<string, Window>({ max: maxKeys });
+  // One cache for single counters and chains (lru-cache preallocates `max` slots): a chain's key
+  // is braced, as its Redis hash tag, where a counter's starts with its limit's name.
+  const entries = new LRUCache<string, number[]>({ max: maxKeys });
+  // Made at its full length: an array grown from empty would reserve 16 slots.
+  const entryOf = (key: string, windows: number) => {
+    let entry = entries.get(key);
+    if (!entry) entries.set(key, (entry = new Array<number>(2 * windows).fill(0)));
+    return entry;
+  };
   return {
     async hit(key, limit, windowMs, now) {
-      let window = windows.get(key);
-      if (!window || window.resetAt <= now) {
-        window = { count: 0, resetAt: now + windowMs };
-        windows.set(key, window);
+      const entry = entryOf(key, 1);
+      const count = countIn(entry, 0, windowMs, now);
+      const allowed = count <= limit;
+      return { allowed, remaining: Math.max(0, limit - count), retryAfterMs: allowed ? 0 : entry[1]! - now };
+    },
+    async hitEach(key, rules, now) {
+      const entry = entryOf(`{${key}}`, rules.length);
+      for (let i = 0; i < rules.length; i++) {
+        const rule = rules[i]!;
+        if (countIn(entry, i, rule.windowMs, now) > rule.limit) return { refused: i, retryAfterMs: entry[2 * i + 1]! - now };
       }
-      window.count += 1;
-      const allowed = window.count <= limit;
-      return { allowed, remaining: Math.max(0, limit - window.count), retryAfterMs: allowed ? 0 : window.resetAt - now };
+      return { refused: -1, retryAfterMs: 0 };
     },
     async close() {
-      windows.clear();
+      entries.clear();
     },
   };
 }

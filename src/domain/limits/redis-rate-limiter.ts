@@ -1,6 +1,6 @@
 import type { RedisConnection } from '../../core/redis';
 import { storeUnavailable } from '../otp/errors';
-import type { RateLimiter } from './rate-limiter';
+import type { RateLimiter, RateRule } from './rate-limiter';
 
 // One round trip, atomic on the server: count the hit and start the window on the first one.
 const HIT = `
@@ -11,17 +11,46 @@ if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1])
 return { count, ttl }
 `;
 
+// HIT on each key in turn, stopping at the first over its limit. KEYS: one counter per rule;
+// ARGV: limit and window (ms) per rule. Answers { rule (1-based, 0 when none refused), ttl }.
+const HIT_EACH = `
+for i, key in ipairs(KEYS) do
+  local limit, window = tonumber(ARGV[2 * i - 1]), ARGV[2 * i]
+  local count = redis.call('INCR', key)
+  if count == 1 then redis.call('PEXPIRE', key, window) end
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then redis.call('PEXPIRE', key, window); ttl = tonumber(window) end
+  if count > limit then return { i, ttl } end
+end
+return { 0, 0 }
+`;
+
+interface RateScripts {
+  lfaRateHit(key: string, windowMs: number): Promise<[number, number]>;
+  lfaRateHitEach(...keysThenArgs: Array<string | number>): Promise<[number, number]>;
+}
+
 export function createRedisRateLimiter(redis: RedisConnection, prefix: string): RateLimiter {
   redis.defineCommand('lfaRateHit', { numberOfKeys: 1, lua: HIT });
-  const hit = (redis as unknown as { lfaRateHit(key: string, windowMs: number): Promise<[number, number]> }).lfaRateHit.bind(redis);
+  // No fixed key count: the caller's first argument says how many keys follow.
+  redis.defineCommand('lfaRateHitEach', { lua: HIT_EACH });
+  const scripts = redis as unknown as RateScripts;
+  // Redis away (an outage, a restarting cluster node) is the store's 503, never a 500.
+  const unavailable = (err: unknown): never => {
+    throw storeUnavailable(err);
+  };
   return {
     async hit(key, limit, windowMs) {
-      // Redis away (an outage, a restarting cluster node) is the store's 503, never a 500.
-      const [count, ttl] = await hit(`${prefix}rl:${key}`, windowMs).catch((err: unknown) => {
-        throw storeUnavailable(err);
-      });
+      const [count, ttl] = await scripts.lfaRateHit(`${prefix}rl:${key}`, windowMs).catch(unavailable);
       const allowed = count <= limit;
       return { allowed, remaining: Math.max(0, limit - count), retryAfterMs: allowed ? 0 : ttl };
+    },
+    async hitEach(key, rules: readonly RateRule[]) {
+      // A chain's counters share the hash tag of its key, so on a Redis Cluster they are in one slot and one script counts them all.
+      const keys = rules.map((rule) => `${prefix}rl:{${key}}:${rule.name}`);
+      const args = rules.flatMap((rule) => [rule.limit, rule.windowMs]);
+      const [rule, ttl] = await scripts.lfaRateHitEach(keys.length, ...keys, ...args).catch(unavailable);
+      return rule === 0 ? { refused: -1, retryAfterMs: 0 } : { refused: rule - 1, retryAfterMs: ttl };
     },
     async close() {},
   };

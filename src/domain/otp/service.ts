@@ -175,16 +175,6 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     if (first && key === given) return { key, result: first };
     return { key, result: await guarded(() => store.verify(key, hash(key, code), now(), policy)) };
   };
-  // Where a number is and what kind it is, parsed once per number (the full metadata parse is the dear part of a send).
-  const knownPhones = new Map<string, { region: string | undefined; mobile: boolean }>();
-  const phoneFacts = (e164: string) => {
-    let facts = knownPhones.get(e164);
-    if (!facts) {
-      if (knownPhones.size >= 512) knownPhones.clear();
-      knownPhones.set(e164, (facts = smsFacts(e164)));
-    }
-    return facts;
-  };
   const { limits } = options;
   const metrics = options.metrics;
   // A locale without templates (the request's is one we have; a caller's may not be) reads as the default's.
@@ -195,7 +185,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
   function smsReceiver(phone: string, field: string, normalised = false): string {
     const e164 = normalised ? phone : toE164(phone, region);
     if (!e164) throw invalidField(field, 'not a valid phone number');
-    const { region: smsRegion, mobile } = phoneFacts(e164);
+    const { region: smsRegion, mobile } = smsFacts(e164);
     if (!allowedRegions.includes(smsRegion ?? '')) {
       smsPolicy?.refused('region_not_allowed', smsRegion ?? '');
       throw regionNotAllowed(field);
@@ -331,7 +321,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       try {
         for (const subject of new Set([key, ...recipients])) await guarded(() => limits.sendToIdentifier(subject));
         // The pumping defence counts codes really issued too, and refuses before any provider is paid.
-        if (useSms && smsPolicy) await guarded(() => smsPolicy.admit(smsTo, phoneFacts(smsTo).region ?? ''));
+        if (useSms && smsPolicy) await guarded(() => smsPolicy.admit(smsTo, smsFacts(smsTo).region ?? ''));
       } catch (err) {
         await guarded(() => store.revert(key, codeHash, issued.previous));
         await releaseRecipients(recipients, token);

@@ -73,15 +73,6 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
   for (const p of providers) metrics?.smsBreaker(p.name, 'closed');
   const callbackBase = config.sms.receipts.callback_base_url.replace(/\/+$/, '');
   const prefixDigits = config.sms.pumping.prefix_digits;
-  const facts = new Map<string, { region: string; type: string }>();
-  const factsOf = (e164: string) => {
-    let found = facts.get(e164);
-    if (!found) {
-      if (facts.size >= 512) facts.clear();
-      facts.set(e164, (found = numberFacts(e164)));
-    }
-    return found;
-  };
 
   /** The eligible providers in the order they are tried: one picked by weight, then the rest as configured. */
   function order(country: string): SmsProvider[] {
@@ -99,7 +90,8 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
     provider: (name) => providers.find((p) => p.name === name),
     breakerStates: () => providers.map((p) => ({ provider: p.name, state: breakers.get(p.name)!.state(now()) })),
     async send(ctx: CallContext, message: SmsMessage): Promise<SmsSent> {
-      const { region: country, type } = factsOf(message.to);
+      // The number's facts are cached in src/domain/phone.ts: the OTP service parsed this number already.
+      const { region: country, type } = numberFacts(message.to);
       const candidates = order(country);
       if (candidates.length === 0) {
         throw apiError('upstream_error', { params: { service: 'SMS' }, data: { upstream: 'sms', detail: 'no provider serves this country' } });

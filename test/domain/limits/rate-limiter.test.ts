@@ -32,6 +32,42 @@ describe.each([
     const results = await Promise.all(Array.from({ length: 20 }, () => limiter.hit('burst', 5, 60_000, 0)));
     expect(results.filter((r) => r.allowed)).toHaveLength(5);
   });
+
+  // The receiver's short window then its hourly ceiling, as two hits that stop at a refusal, in one step.
+  const chain = [
+    { name: 'short', limit: 2, windowMs: 60_000 },
+    { name: 'long', limit: 3, windowMs: 3_600_000 },
+  ];
+
+  it('counts a chain rule by rule and names the first rule that refuses, with its time left', async () => {
+    const limiter = make();
+    const decisions = [];
+    for (let i = 0; i < 3; i++) decisions.push(await limiter.hitEach('+393331234567', chain, 1_000));
+    expect(decisions.map((d) => d.refused)).toEqual([-1, -1, 0]);
+    expect(decisions[0]!.retryAfterMs).toBe(0);
+    expect(decisions[2]!.retryAfterMs).toBeGreaterThan(0);
+    expect(decisions[2]!.retryAfterMs).toBeLessThanOrEqual(60_000);
+  });
+
+  it('does not count the rules after the one that refused, and keeps subjects apart', async () => {
+    const limiter = make();
+    const tight = [{ name: 'short', limit: 1, windowMs: 60_000 }, chain[1]!];
+    // Three refusals by the first rule leave the second at one hit: two more pass it, the third is refused by it.
+    for (let i = 0; i < 4; i++) await limiter.hitEach('s', tight, 0);
+    const loose = [{ name: 'short', limit: 100, windowMs: 60_000 }, chain[1]!];
+    // Same key, so the same counters: the first rule now at 5, the second at 1.
+    const after = [];
+    for (let i = 0; i < 3; i++) after.push((await limiter.hitEach('s', loose, 0)).refused);
+    expect(after).toEqual([-1, -1, 1]);
+    expect((await limiter.hitEach('t', tight, 0)).refused).toBe(-1);
+  });
+
+  it('counts concurrent chains exactly', async () => {
+    const limiter = make();
+    const results = await Promise.all(Array.from({ length: 20 }, () => limiter.hitEach('burst', chain, 0)));
+    expect(results.filter((r) => r.refused === -1)).toHaveLength(2);
+    expect(results.filter((r) => r.refused === 0)).toHaveLength(18);
+  });
 });
 
 describe('memory rate limiter windows', () => {
@@ -40,6 +76,20 @@ describe('memory rate limiter windows', () => {
     await limiter.hit('k', 1, 1_000, 0);
     expect((await limiter.hit('k', 1, 1_000, 500)).allowed).toBe(false);
     expect((await limiter.hit('k', 1, 1_000, 1_000)).allowed).toBe(true);
+  });
+
+  it('opens each window of a chain on its own, and gives the time left of the one that refused', async () => {
+    const limiter = createMemoryRateLimiter();
+    const rules = [
+      { name: 'short', limit: 1, windowMs: 1_000 },
+      { name: 'long', limit: 2, windowMs: 10_000 },
+    ];
+    expect(await limiter.hitEach('k', rules, 0)).toEqual({ refused: -1, retryAfterMs: 0 });
+    expect(await limiter.hitEach('k', rules, 400)).toEqual({ refused: 0, retryAfterMs: 600 });
+    // The short window opened again; the long one holds its first hit.
+    expect(await limiter.hitEach('k', rules, 1_000)).toEqual({ refused: -1, retryAfterMs: 0 });
+    expect(await limiter.hitEach('k', rules, 2_000)).toEqual({ refused: 1, retryAfterMs: 8_000 });
+    expect(await limiter.hitEach('k', rules, 10_000)).toEqual({ refused: -1, retryAfterMs: 0 });
   });
 });
 
