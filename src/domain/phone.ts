@@ -10,10 +10,24 @@ import { parsePhoneNumberFromString as parseWithTypes } from 'libphonenumber-js/
  * country code). Everything compares by E.164.
  */
 
+/*
+ * The last answers of toE164: a login request asks it of the same number several times (the
+ * phone typed, the provider's stored digits, the search, the send), and each parse walks the
+ * metadata. The answer depends on the text and the region alone; null is kept as ''.
+ */
+const normalised = new LRUCache<string, string>({ max: 4096 });
+
 /** E.164 (`+393331234567`) of a typed phone or stored digits, or null when it is not a valid phone. */
 export function toE164(input: string, defaultRegion: string): string | null {
   const trimmed = input.trim();
   if (!/^[+\d][\d\s().-]{4,24}$/.test(trimmed)) return null;
+  const key = `${defaultRegion}|${trimmed}`;
+  let e164 = normalised.get(key);
+  if (e164 === undefined) normalised.set(key, (e164 = parseE164(trimmed, defaultRegion) ?? ''));
+  return e164 === '' ? null : e164;
+}
+
+function parseE164(trimmed: string, defaultRegion: string): string | null {
   const parsed =
     parsePhoneNumberFromString(trimmed, defaultRegion as CountryCode) ??
     // Stored digits may carry the country code without the `+`.

@@ -1,4 +1,5 @@
 import { smsGateway, startApp, useNock, type Harness } from '../actions/otp/harness';
+import { toE164 } from '../../src/domain/phone';
 
 /*
  * How often a code send parses its phone: libphonenumber's two entry points wrapped to count
@@ -40,5 +41,16 @@ describe('phone parses per code send', () => {
     expect(await parsesDuring(send('+393331000001'))).toEqual({ default: 0, full: 0 });
     expect(await parsesDuring(send('333 100 0002'))).toEqual({ default: 1, full: 1 });
     expect(gateway.sent.map((sent) => sent.receiver)).toEqual(['+393331000001', '+393331000001', '+393331000002']);
+  });
+
+  it('normalises a phone seen before without parsing it: typed, stored digits and a refusal alike', async () => {
+    const forms = ['+39 333 100 0003', '393331000003', 'not a phone 12345'];
+    const first = await parsesDuring(async () => forms.map((form) => toE164(form, 'IT')));
+    expect(first.default).toBeGreaterThan(0);
+    let again: Array<string | null> = [];
+    expect(await parsesDuring(async () => (again = forms.map((form) => toE164(form, 'IT'))))).toEqual({ default: 0, full: 0 });
+    expect(again).toEqual(['+393331000003', '+393331000003', null]);
+    // The region is part of what is asked: the same digits read in another region are parsed again.
+    expect((await parsesDuring(async () => toE164('3331000003', 'GB'))).default).toBeGreaterThan(0);
   });
 });
