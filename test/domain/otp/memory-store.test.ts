@@ -85,18 +85,20 @@ describe('memory OTP store', () => {
 
   // Phone keys are held as numbers (memory per pending code): they must never meet another key.
   it('keeps E.164 keys apart from every other spelling of their digits', async () => {
-    let now = 1_700_000_000_000;
+    const issuedAt = 1_700_000_000_000;
+    let now = issuedAt;
     const store = createMemoryOtpStore({ maxRecords: 100, now: () => now });
     const keys = ['+393331234567', '393331234567', '+0393331234567', ' +393331234567', '+39333123456789012', '+393331234568', '+123456789012345', '+1'];
     const hashOf = (k: string) => Buffer.from(k.padEnd(32, '.')).toString('hex').slice(0, 64);
     for (const k of keys) expect((await store.issue(k, hashOf(k), now, policy)).status).toBe('issued');
     now += 1;
     for (const k of keys) expect(await store.verify(k, hashOf(keys.find((other) => other !== k)!), now, policy)).toEqual({ outcome: 'invalid' });
-    for (const k of keys) expect(await store.verify(k, hashOf(k), now, policy)).toEqual({ outcome: 'ok', to: k });
+    for (const k of keys) expect(await store.verify(k, hashOf(k), now, policy)).toEqual({ outcome: 'ok', to: k, sentAt: issuedAt });
   });
 
   it('steps a phone key through a whole life: cooldown, wrong guesses carried over, revert, expiry, retention', async () => {
-    let now = Date.UTC(2026, 5, 1);
+    const firstSent = Date.UTC(2026, 5, 1);
+    let now = firstSent;
     const store = createMemoryOtpStore({ maxRecords: 10, now: () => now });
     const a = 'a'.repeat(64);
     const b = 'b'.repeat(64);
@@ -108,7 +110,8 @@ describe('memory OTP store', () => {
     const second = await store.issue(key, b, now, policy);
     expect(second).toMatchObject({ status: 'issued', record: { hash: b, attempts: 1 }, previous: { hash: a, attempts: 1 } });
     expect(await store.revert(key, b, second.status === 'issued' ? second.previous : null)).toBe(true);
-    expect(await store.verify(key, a, now, policy)).toEqual({ outcome: 'ok', to: key });
+    // The revert brought back the first code, with the time it was sent.
+    expect(await store.verify(key, a, now, policy)).toEqual({ outcome: 'ok', to: key, sentAt: firstSent });
     await store.issue(key, a, now, policy);
     expect(await store.verify(key, a, now + policy.ttlMs, policy)).toEqual({ outcome: 'expired' });
     expect(await store.verify(key, a, now + policy.ttlMs + EXPIRED_RETENTION_MS, policy)).toEqual({ outcome: 'invalid' });
