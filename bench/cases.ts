@@ -46,6 +46,9 @@ export interface BenchCase {
   phoneDigit: number;
   /** Where its phones start in that range, when another case on the same instance has the same digit. */
   firstIndex?: number;
+  /** At least this many rounds, and seconds a run (its reference's too), in a full run: for a difference of a few percent. */
+  rounds?: number;
+  duration?: number;
   /** The reference measured before each of its rounds. */
   ratioTo?: RatioTo;
   /**
@@ -144,6 +147,8 @@ export const CASES: readonly BenchCase[] = [
     firstIndex: 50_000_000,
     ratioTo: 'login-funnel-off',
     floor: 1.05,
+    rounds: 5,
+    duration: 8,
     requires: ['FeLogin', 'FeVerifyOtp'],
     upstreamCalls: 2.5,
   },

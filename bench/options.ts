@@ -7,7 +7,8 @@ import { CASES, REF_NODE_HTTP } from './cases';
  *                       answered with no failure (CI)
  *   --rounds <n>        paired rounds per case: its reference, then the case (default 3; smoke 1)
  *   --duration <s>      measured seconds per run (default 4; smoke 1)
- *   --warmup <s>        unmeasured seconds before each run (default 1; smoke 0)
+ *   --warmup <s>        unmeasured seconds before each run (default 1; smoke 0), and four
+ *                       times as long before the first round of each service case
  *   --connections <n>   concurrent connections (default 50)
  *   --records <n>       pending codes for the memory figure (default 1000000; smoke 100000)
  *   --cases <a,b,...>   only these cases (names as in the table, `memory` for the memory figure;

@@ -45,6 +45,8 @@ export interface CaseFigures {
   ratio_to: RatioTo | null;
   /** (largest - smallest) / median of the rounds' ratios; 0 with one round. */
   spread: number | null;
+  /** Each round's ratio, in the order they ran: what a NOISY spread is made of. */
+  round_ratios: number[];
   /** µs per answer of each reference in this run (and of the echo); the paired one from this case's own rounds. */
   references: Record<(typeof REFERENCE_NAMES)[number] | 'baseline', number | null> & Partial<Record<RatioTo, number | null>>;
   /**
@@ -145,6 +147,7 @@ export function caseFigures(outcomes: readonly CaseOutcome[], judge = true): Cas
       ratio: round(ratio, 2),
       ratio_to: benchCase.ratioTo ?? null,
       spread: round(spread, 3),
+      round_ratios: roundRatios(outcome).map((r) => round(r, 3)!),
       references,
       own_us: round(own, 1),
       floor: benchCase.floor ?? null,

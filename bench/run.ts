@@ -22,6 +22,13 @@ import { BENCH_INTERNAL_KEY, type ServiceOptions } from './service';
  * See docs/performance.md for what it measures and why.
  */
 
+/**
+ * Warm-ups before a service case's first round, beyond the one before every run: a path run for
+ * the first time on an instance measured a fifth to a half above its later rounds (JIT, caches,
+ * the heap growing to its working size), which alone made a three-round spread NOISY.
+ */
+const SETTLE_WARMUPS = 4;
+
 /** The code every pre-issued verify_otp key holds. */
 const PREISSUED_CODE = '482916';
 /** The uid get_user asks for (the recorded profile's). */
@@ -95,7 +102,7 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
     });
     /** Warm-up (answers not counted), then the measured window with the CPU each process used in it. */
     const measure = async (benchCase: BenchCase, loadSpec: LoadSpec, app: Child<unknown>, profileFile?: string): Promise<{ run: Run; nextIndex: number }> => {
-      say(`.. ${benchCase.name}: ${benchCase.label} (${options.warmup > 0 ? `${options.warmup} s warm-up + ` : ''}${options.duration} s, ${options.connections} connections)`);
+      say(`.. ${benchCase.name}: ${benchCase.label} (${options.warmup > 0 ? `${options.warmup} s warm-up + ` : ''}${loadSpec.duration} s, ${options.connections} connections)`);
       if (options.warmup > 0) {
         const warm = await load.call<LoadResult>({ type: 'run', spec: { ...loadSpec, duration: options.warmup } });
         loadSpec = { ...loadSpec, firstIndex: warm.nextIndex };
@@ -121,15 +128,28 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       }
       return app;
     };
+    /** An unmeasured run before a service path's first round on its instance (SETTLE_WARMUPS): answers where the next run takes its phones on. */
+    const settle = async (benchCase: BenchCase, loadSpec: LoadSpec): Promise<number> => {
+      if (options.warmup === 0) return loadSpec.firstIndex ?? 0;
+      say(`.. ${benchCase.name}: settling (${options.warmup * SETTLE_WARMUPS} s, not measured)`);
+      const settled = await load.call<LoadResult>({ type: 'run', spec: { ...loadSpec, duration: options.warmup * SETTLE_WARMUPS } });
+      return settled.nextIndex;
+    };
+
     // A smoke run measures each reference once and pairs every case with that run.
     const lastReference = new Map<string, Run>();
     // A service as reference (login-funnel-off) keeps its OTP store between runs: each run takes phones on from the last.
     const referenceIndex = new Map<string, number>();
-    const referenceRun = async (reference: BenchCase): Promise<Run> => {
+    const referenceRun = async (reference: BenchCase, duration = options.duration): Promise<Run> => {
       const kept = lastReference.get(reference.name);
       if (options.smoke && kept) return kept;
       const app = reference.service ? await serviceFor(reference.service) : await referenceApp(reference);
-      const { run, nextIndex } = await measure(reference, spec(reference, app.ready.url, { firstIndex: referenceIndex.get(reference.name) ?? reference.firstIndex ?? 0 }), app);
+      let firstIndex = referenceIndex.get(reference.name);
+      if (firstIndex === undefined) {
+        firstIndex = reference.firstIndex ?? 0;
+        if (reference.service) firstIndex = await settle(reference, spec(reference, app.ready.url, { firstIndex }));
+      }
+      const { run, nextIndex } = await measure(reference, spec(reference, app.ready.url, { firstIndex, duration }), app);
       referenceIndex.set(reference.name, nextIndex);
       lastReference.set(reference.name, run);
       return run;
@@ -192,7 +212,7 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       const extra: Partial<LoadSpec> = {};
       if (benchCase.kind === 'verify_otp') {
         // One-shot codes: enough for the baseline's pace over every round, with a margin.
-        const keys = Math.ceil(Math.max(baseline.result.rps, 1000) * (options.duration + options.warmup) * options.rounds * 1.3) + options.connections * 4;
+        const keys = Math.ceil(Math.max(baseline.result.rps, 1000) * ((options.duration + options.warmup) * options.rounds + options.warmup * SETTLE_WARMUPS) * 1.3) + options.connections * 4;
         await app.call({ type: 'preissue', prefix: phonePrefix(benchCase), count: keys, code: PREISSUED_CODE });
         Object.assign(extra, { keys, code: PREISSUED_CODE });
       }
@@ -200,11 +220,15 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       const outcome: CaseOutcome = { benchCase, runs: [], paired: [] };
       outcomes.push(outcome);
       let firstIndex = benchCase.firstIndex ?? 0;
-      for (let round = 0; round < options.rounds; round++) {
-        outcome.paired!.push(await referenceRun(reference));
+      if (benchCase.service) firstIndex = await settle(benchCase, spec(benchCase, app.ready.url, { ...extra, firstIndex }));
+      // A case that asks for more (a small difference to resolve) gets more rounds and longer runs, its reference too.
+      const rounds = options.smoke ? options.rounds : Math.max(options.rounds, benchCase.rounds ?? 0);
+      const duration = options.smoke ? options.duration : Math.max(options.duration, benchCase.duration ?? 0);
+      for (let round = 0; round < rounds; round++) {
+        outcome.paired!.push(await referenceRun(reference, duration));
         // The profile covers the first round only: the profiler's own cost would skew the rounds after it.
         const profileFile = options.profileDir && benchCase.service && round === 0 ? join(options.profileDir, `${benchCase.name.replace(/[^\w.-]/g, '_')}.cpuprofile`) : undefined;
-        const { run, nextIndex } = await measure(benchCase, spec(benchCase, app.ready.url, { ...extra, firstIndex }), app, profileFile);
+        const { run, nextIndex } = await measure(benchCase, spec(benchCase, app.ready.url, { ...extra, firstIndex, duration }), app, profileFile);
         outcome.runs!.push(run);
         firstIndex = nextIndex;
       }

@@ -152,6 +152,7 @@ describe('bench ratios, paired', () => {
       ratio: 2,
       ratio_to: 'ref_node_http_call',
       spread: 0.05,
+      round_ratios: [1.9, 2, 2],
       references: { ref_node_http_call: 120, ref_upstream_call: null, ref_axios_http_call: null, baseline: 40 },
       // No ref_upstream_call in this run: what one call costs is unknown, and so is the own work.
       own_us: null,
