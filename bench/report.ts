@@ -186,7 +186,7 @@ export function jsonReport(outcomes: readonly CaseOutcome[], memory: MemoryResul
     baseline: { req_per_s: round(median(baselineRuns.map((r) => r.result.rps)), 0), cpu_us_per_answer: round(baselineCpu(outcomes), 1), runs: baselineRuns.length },
     cases: caseFigures(outcomes, judge),
     references: referenceFigures(outcomes),
-    memory_bytes_per_code: memory ? round(memory.bytesPerRecord, 0) : null,
+    memory_bytes_per_code: memory ? round(memory.bytesPerRecord, 1) : null,
     memory_floor_bytes: MEMORY_TARGET_BYTES,
   };
 }
@@ -250,7 +250,7 @@ export const CPU_LEGEND = [
 
 export function formatMemory(memory: MemoryResult): string {
   const met = memory.bytesPerRecord <= MEMORY_TARGET_BYTES ? 'ok' : 'OVER FLOOR';
-  return `memory per pending code (memory store, ${memory.records.toLocaleString('en')} records, V8 heap after GC): ${memory.bytesPerRecord.toFixed(0)} B (floor <= ${MEMORY_TARGET_BYTES} B: ${met}); RSS growth ${memory.rssBytesPerRecord.toFixed(0)} B/record`;
+  return `memory per pending code (memory store, ${memory.records.toLocaleString('en')} records, V8 heap after GC): ${memory.bytesPerRecord.toFixed(1)} B (floor <= ${MEMORY_TARGET_BYTES} B: ${met}); RSS growth ${memory.rssBytesPerRecord.toFixed(0)} B/record`;
 }
 
 /** CI's rule: every run answered something, and nothing failed. Skipped cases are reported, not failed. */
