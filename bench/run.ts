@@ -146,7 +146,7 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       const app = reference.service ? await serviceFor(reference.service) : await referenceApp(reference);
       let firstIndex = referenceIndex.get(reference.name);
       if (firstIndex === undefined) {
-        firstIndex = reference.firstIndex ?? 0;
+        firstIndex = 0;
         if (reference.service) firstIndex = await settle(reference, spec(reference, app.ready.url, { firstIndex }));
       }
       const { run, nextIndex } = await measure(reference, spec(reference, app.ready.url, { firstIndex, duration }), app);
@@ -219,7 +219,7 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       if (benchCase.kind === 'get_user') Object.assign(extra, { internalKey: BENCH_INTERNAL_KEY, uid: BENCH_UID });
       const outcome: CaseOutcome = { benchCase, runs: [], paired: [] };
       outcomes.push(outcome);
-      let firstIndex = benchCase.firstIndex ?? 0;
+      let firstIndex = 0;
       if (benchCase.service) firstIndex = await settle(benchCase, spec(benchCase, app.ready.url, { ...extra, firstIndex }));
       // A case that asks for more (a small difference to resolve) gets more rounds and longer runs, its reference too.
       const rounds = options.smoke ? options.rounds : Math.max(options.rounds, benchCase.rounds ?? 0);

@@ -2,7 +2,7 @@ import { parseOptions, UsageError } from '../../bench/options';
 import { requestsFor, type LoadResult } from '../../bench/load';
 import { hotFunctions } from '../../bench/profile';
 import { caseFigures, formatTable, jsonReport, median, spreadOf, verdict, type CaseOutcome, type Run } from '../../bench/report';
-import { BASELINE, CASES, PAIRING } from '../../bench/cases';
+import { BASELINE, CASES, PAIRING, variantKey } from '../../bench/cases';
 import { runBench, setupRefusal } from '../../bench/run';
 
 /*
@@ -193,6 +193,16 @@ describe("bench funnel's cost", () => {
     const figures = (on: number[]) => caseFigures([{ benchCase: BASELINE, runs: [run(40)] }, { benchCase: withFunnel, runs: on.map((m) => run(m)), paired: [run(1000), run(1100), run(1000)] }])[0]!;
     expect(figures([1040, 1150, 1030])).toMatchObject({ ratio: 1.04, ratio_to: 'login-funnel-off', result: 'ok', references: { 'login-funnel-off': 1000 } });
     expect(figures([1080, 1190, 1070]).result).toBe('over floor');
+  });
+
+  it('runs both halves on instances of their own, one setting apart: no other case grows either heap', () => {
+    const off = PAIRING['login-funnel-off'];
+    const pair = [variantKey(withFunnel.service!), variantKey(off.service!)];
+    expect(new Set(pair).size).toBe(2);
+    const others = CASES.filter((c) => c !== withFunnel && c.service).map((c) => variantKey(c.service!));
+    expect(others.filter((key) => pair.includes(key))).toEqual([]);
+    expect({ ...withFunnel.service, funnel: false }).toEqual(off.service);
+    expect(withFunnel.phoneDigit).toBe(off.phoneDigit);
   });
 });
 
