@@ -7,8 +7,8 @@ import type { LoadKind } from './load';
  * its app CPU per answer divided by that reference's, the median of the rounds. Paths with
  * upstream calls are read against `ref_node_http_call` (one answer that makes one kept-alive
  * node:http call: the physical shape of such a path), the rest against the bare Koa echo.
- * Each case has its own phone range (`+393<digit>` + 8 digits), so no case meets another's
- * cooldown or codes on a shared instance.
+ * Each case runs on a fresh instance of its own; its phones (`+393<digit>` + 8 digits) are its
+ * own too, as the Redis cases share one redis-server.
  */
 
 export type Store = 'memory' | 'redis';
@@ -19,13 +19,8 @@ export interface ServiceVariant {
   logLevel: LogLevel;
   /** The app with one action that does nothing (bench_noop) instead of the service's actions. */
   floor?: boolean;
-  /**
-   * The funnel pair's instances: `false` has `funnel.enabled` off, `true` on. Either is an
-   * instance of its own, so the two halves of the pair have served the same requests: on the
-   * instance the other memory cases share, the funnel's half ran on a heap grown by their codes
-   * (the whole run measured it 6-7% dearer, alone it measured 0-2%). Absent: on, as shipped.
-   */
-  funnel?: boolean;
+  /** `funnel.enabled` off: the login case without the journey funnel, to measure what counting costs. */
+  funnel?: false;
 }
 
 /**
@@ -80,8 +75,8 @@ export const REF_NODE_HTTP: BenchCase = { name: 'ref_node_http_call', label: '(r
 /**
  * The login pair on an instance with `funnel.enabled` off: the reference of `login+funnel`, so
  * that what counting costs is read from two runs a minute apart, not from two cases each
- * read against its own reference. Its own instance, so it may reuse the login case's phones
- * (login+funnel has one too, with the same phones).
+ * read against its own reference. Every case runs on a fresh instance, so the two halves use the
+ * same phones.
  */
 export const LOGIN_FUNNEL_OFF: BenchCase = {
   name: 'login-funnel-off',
@@ -141,12 +136,12 @@ export const CASES: readonly BenchCase[] = [
     // FeLogin: the phone search, the SMS; FeVerifyOtp: the search, the token, the login ingest.
     upstreamCalls: 2.5,
   },
-  // Its own instance, as its other half has: the same phones, the same history, one setting apart.
+  // The same phones as its other half: two fresh instances, one setting apart.
   {
     name: 'login+funnel',
     label: '(d) the same with the funnel on, each round right after login-funnel-off: what counting costs (issue 28: at most 5%)',
     kind: 'login',
-    service: { ...memory, funnel: true },
+    service: memory,
     phoneDigit: 3,
     ratioTo: 'login-funnel-off',
     floor: 1.05,
@@ -167,8 +162,6 @@ export const CASES: readonly BenchCase[] = [
 export const REFERENCE_NAMES = ['ref_node_http_call', 'ref_upstream_call', 'ref_axios_http_call'] as const;
 
 export const phonePrefix = (benchCase: BenchCase) => `+393${benchCase.phoneDigit}`;
-export const variantKey = (variant: ServiceVariant) =>
-  `${variant.store}/${variant.logLevel}${variant.floor ? '/floor' : ''}${variant.funnel === undefined ? '' : variant.funnel ? '/funnel' : '/nofunnel'}`;
 
 /** A pending code in the memory store takes at most this many bytes. */
 export const MEMORY_TARGET_BYTES = 160;

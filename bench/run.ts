@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BASELINE, CASES, MEMORY_TARGET_BYTES, NOISY_SPREAD, PAIRING, REF_NODE_HTTP, phonePrefix, variantKey, type BenchCase, type ServiceVariant } from './cases';
+import { BASELINE, CASES, MEMORY_TARGET_BYTES, NOISY_SPREAD, PAIRING, REF_NODE_HTTP, phonePrefix, type BenchCase, type ServiceVariant } from './cases';
 import { benchFile, startChild, type Child } from './child';
 import type { LoadResult, LoadSpec } from './load';
 import type { MemoryResult } from './memory';
@@ -143,7 +143,7 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
     const referenceRun = async (reference: BenchCase, duration = options.duration): Promise<Run> => {
       const kept = lastReference.get(reference.name);
       if (options.smoke && kept) return kept;
-      const app = reference.service ? await serviceFor(reference.service) : await referenceApp(reference);
+      const app = reference.service ? await serviceFor(reference.name, reference.service) : await referenceApp(reference);
       let firstIndex = referenceIndex.get(reference.name);
       if (firstIndex === undefined) {
         firstIndex = 0;
@@ -168,23 +168,25 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       }
     }
 
-    // One instance per variant, kept while its cases and the cases paired with it run; when
-    // profiling, one per case (each profile then holds one case's work).
+    // One fresh instance per case, and one per service used as a reference (login-funnel-off),
+    // kept while the case paired with it runs. Cases once shared an instance per variant: the
+    // login pair then ran on a heap grown by the codes of the cases before it and read 17% dearer
+    // than the same code on a fresh instance (docs/performance.md), so a figure depended on order.
     const services = new Map<string, Child<{ url: string }>>();
-    const serviceFor = async (variant: ServiceVariant) => {
-      const key = variantKey(variant);
-      let child = services.get(key);
+    const serviceFor = async (owner: string, variant: ServiceVariant) => {
+      let child = services.get(owner);
       if (!child) {
+        say(`.. ${owner}: a fresh service instance (${variant.store}, ${variant.logLevel}${variant.floor ? ', noop action' : ''}${variant.funnel === false ? ', funnel off' : ''})`);
         const serviceOptions: ServiceOptions = { upstreams: upstreams.ready.url, store: variant.store, logLevel: variant.logLevel, redisUrl: redis?.url, floor: variant.floor, funnel: variant.funnel !== false };
         child = await startChild<{ url: string }>(benchFile('service.ts'), [JSON.stringify(serviceOptions)], { cpus: cpus.app });
-        services.set(key, child);
+        services.set(owner, child);
       }
       return child;
     };
-    const stopServices = async (keep: (key: string) => boolean = () => false) => {
-      for (const [key, child] of services) {
-        if (keep(key)) continue;
-        services.delete(key);
+    const stopServices = async (keep: (owner: string) => boolean = () => false) => {
+      for (const [owner, child] of services) {
+        if (keep(owner)) continue;
+        services.delete(owner);
         await child.stop();
       }
     };
@@ -196,10 +198,9 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
         continue;
       }
       const reference = PAIRING[benchCase.ratioTo ?? 'baseline'];
-      // Instances idle on the app's core are not measured, but a fresh one per profiled case is; and only the variants in use stay up.
-      const inUse = new Set([benchCase.service, reference.service].filter((v): v is ServiceVariant => v !== undefined).map(variantKey));
-      await stopServices((key) => !options.profileDir && inUse.has(key));
-      const app = benchCase.service ? await serviceFor(benchCase.service) : await referenceApp(benchCase);
+      // Only the instances of this case and of its reference stay up (idle ones on the app's core are not measured, but they hold memory); when profiling, the reference's is fresh too.
+      await stopServices((owner) => !options.profileDir && owner === reference.name);
+      const app = benchCase.service ? await serviceFor(benchCase.name, benchCase.service) : await referenceApp(benchCase);
       if (benchCase.requires) {
         const registered = new Set(await app.call<string[]>({ type: 'actions' }));
         const missing = benchCase.requires.filter((name) => !registered.has(name));
