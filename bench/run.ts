@@ -146,8 +146,7 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       const app = reference.service ? await serviceFor(reference.name, reference.service) : await referenceApp(reference);
       let firstIndex = referenceIndex.get(reference.name);
       if (firstIndex === undefined) {
-        firstIndex = 0;
-        if (reference.service) firstIndex = await settle(reference, spec(reference, app.ready.url, { firstIndex }));
+        firstIndex = reference.service ? await settle(reference, spec(reference, app.ready.url, { firstIndex: 0 })) : 0;
       }
       const { run, nextIndex } = await measure(reference, spec(reference, app.ready.url, { firstIndex, duration }), app);
       referenceIndex.set(reference.name, nextIndex);
@@ -198,7 +197,7 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
         continue;
       }
       const reference = PAIRING[benchCase.ratioTo ?? 'baseline'];
-      // Only the instances of this case and of its reference stay up (idle ones on the app's core are not measured, but they hold memory); when profiling, the reference's is fresh too.
+      // Every instance but this case's reference's stops (an idle one on the app's core is not measured, but holds memory); when profiling, that one too, so a profile holds one case's work.
       await stopServices((owner) => !options.profileDir && owner === reference.name);
       const app = benchCase.service ? await serviceFor(benchCase.name, benchCase.service) : await referenceApp(benchCase);
       if (benchCase.requires) {
@@ -220,8 +219,7 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       if (benchCase.kind === 'get_user') Object.assign(extra, { internalKey: BENCH_INTERNAL_KEY, uid: BENCH_UID });
       const outcome: CaseOutcome = { benchCase, runs: [], paired: [] };
       outcomes.push(outcome);
-      let firstIndex = 0;
-      if (benchCase.service) firstIndex = await settle(benchCase, spec(benchCase, app.ready.url, { ...extra, firstIndex }));
+      let firstIndex = benchCase.service ? await settle(benchCase, spec(benchCase, app.ready.url, { ...extra, firstIndex: 0 })) : 0;
       // A case that asks for more (a small difference to resolve) gets more rounds and longer runs, its reference too.
       const rounds = options.smoke ? options.rounds : Math.max(options.rounds, benchCase.rounds ?? 0);
       const duration = options.smoke ? options.duration : Math.max(options.duration, benchCase.duration ?? 0);
