@@ -107,9 +107,15 @@ function createCluster(seeds: string[], security: Security, log: Logger): Cluste
   const cluster = new Cluster(seeds.map(seedNode), clusterOptions(security));
   let down = false;
   const unreachable = new Set<string>();
+  // Connected now, not on their first command: a node connection still connecting refuses the
+  // commands of that moment (no offline queue), so a cold one would refuse a first burst.
+  const connectIdle = (redis: Redis) => {
+    if (redis.status === 'wait') redis.connect().catch(() => {});
+  };
   cluster.on('ready', () => {
     if (down) log.info('redis cluster connection restored');
     down = false;
+    for (const redis of cluster.nodes()) connectIdle(redis);
   });
   cluster.on('error', (err: Error) => {
     if (!down) log.error({ err: { message: err.message } }, 'redis cluster unreachable');
@@ -123,10 +129,12 @@ function createCluster(seeds: string[], security: Security, log: Logger): Cluste
   });
   cluster.on('+node', (redis: Redis) => {
     coalesceWrites(redis);
-    // Connected now, not on its first command: a node connection still connecting refuses the
-    // commands of that moment (no offline queue), so a cold one would refuse a first burst.
-    // A node that is down fails here, and the next slot refresh tries it again.
-    if (redis.status === 'wait') redis.connect().catch(() => {});
+    // Only once the client is ready. While it (re)connects, its ready check asks one of these
+    // nodes, and refuses a node that is connecting: connected here, every node was connecting
+    // then, and after a restart of the whole cluster an instance could fail its check every
+    // retry for as long as the test watched (12 s). Until then they wait, as ioredis leaves
+    // them. A node that is down fails here, and the next slot refresh tries it again.
+    if (cluster.status === 'ready') connectIdle(redis);
     const node = `${redis.options.host}:${redis.options.port}`;
     redis.once('ready', () => {
       if (unreachable.delete(node)) log.info({ node }, 'redis cluster node restored');

@@ -113,4 +113,26 @@ describe('createRedis with redis.cluster', () => {
     expect(await redisAnswers(connection)).toBe(true);
     expect(await store.issue(lostKey, hash, Date.now(), policy)).toMatchObject({ status: 'issued' });
   });
+
+  it('comes back after the whole cluster restarts, every time: no node connects while the client reconnects', async () => {
+    if (!isCluster(connection)) throw new Error('expected the cluster client');
+    // Seen after the service's own listener: a node it connected while the client was not ready
+    // made the client's ready check fail, retry by retry (once for 12 s on this machine).
+    const joined: string[] = [];
+    const onNode = (node: Redis) => joined.push(`${connection.status}/${node.status}`);
+    connection.on('+node', onNode);
+    try {
+      for (let round = 0; round < 3; round++) {
+        await cluster.kill();
+        await cluster.restart();
+        // About a second after the nodes serve again (the client's retry delay); 6 s is far beyond it.
+        await redisReady(connection, 6_000);
+        expect(await connection.set(`restart:${round}`, 'ok')).toBe('OK');
+      }
+    } finally {
+      connection.off('+node', onNode);
+    }
+    expect(joined.length).toBeGreaterThan(0);
+    expect(joined.filter((seen) => !seen.startsWith('ready/') && !seen.endsWith('/wait'))).toEqual([]);
+  }, 45_000);
 });
