@@ -116,13 +116,14 @@ describe('createRedis with redis.cluster', () => {
 
   it('comes back after the whole cluster restarts, every time: no node connects while the client reconnects, every node once it is ready', async () => {
     if (!isCluster(connection)) throw new Error('expected the cluster client');
+    const client = connection;
     // Seen after the service's own listener: a node it connected while the client was not ready
     // made the client's ready check fail, retry by retry (once for 12 s on this machine).
     const joined: string[] = [];
     const onNode = (node: Redis) => joined.push(`${connection.status}/${node.status}`);
     // Once ready, every node is connected at once, before any command (a cold one would refuse a first burst).
     const idleWhenReady: string[] = [];
-    const onReady = () => idleWhenReady.push(...connection.nodes().filter((node) => node.status === 'wait').map((node) => `${node.options.port}`));
+    const onReady = () => idleWhenReady.push(...client.nodes().filter((node) => node.status === 'wait').map((node) => `${node.options.port}`));
     connection.on('+node', onNode);
     connection.on('ready', onReady);
     try {
