@@ -12,8 +12,14 @@ export interface BannerSituation {
 
 export const showsBanner = ({ sandbox, production, terminal }: BannerSituation): boolean => sandbox && terminal && !production;
 
+/** The sandbox's Twilio fake: its keys are made per start, so receipts signed with them cannot be forged from the code. */
+export interface FakeTwilio {
+  account_sid: string;
+  auth_token: string;
+}
+
 /** The banner for a service listening at `url` (http://host:port). */
-export function banner(url: string): string {
+export function banner(url: string, twilio?: FakeTwilio): string {
   return [
     '',
     `  Login frontend API, sandbox: ${url}`,
@@ -22,6 +28,7 @@ export function banner(url: string): string {
     `  Journeys      ${url}/flows         every step, with requests and answers that run here`,
     `  Codes         ${url}/_sandbox/outbox.html   every SMS and mail the fake gateways received`,
     `  API           ${url}/openapi.json`,
+    ...(twilio ? [`  Twilio fake   account ${twilio.account_sid}, auth token ${twilio.auth_token} (new at each start)`] : []),
     '',
     '  Stop with Ctrl+C.',
     '',

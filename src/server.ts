@@ -1,13 +1,13 @@
 import type { Server, ServerResponse } from 'node:http';
-import { loadConfig, ConfigError } from './core/config/load';
+import { loadConfiguration, ConfigError, type LoadedConfig } from './core/config/load';
 import type { Logger } from './core/logger';
 import { banner, showsBanner } from './banner';
 import { startService, type Service } from './service';
 
 async function main(): Promise<void> {
-  let config;
+  let loaded: LoadedConfig;
   try {
-    config = loadConfig();
+    loaded = loadConfiguration();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   }
   let service: Service;
   try {
-    service = await startService(config);
+    service = await startService(loaded.config);
   } catch (err) {
     // A configuration only the domain can judge (otp.test_numbers normalised as requests are) exits as any bad configuration.
     if (err instanceof ConfigError) {
@@ -39,8 +39,9 @@ async function main(): Promise<void> {
   service.metricsServer?.on('error', fatal);
 
   handleShutdown(server, service.config.server.shutdown_grace_seconds * 1000, deps.log, closeResources);
-  if (showsBanner({ sandbox: service.config.sandbox.enabled, production: process.env.NODE_ENV === 'production', terminal: process.stdout.isTTY === true })) {
-    process.stdout.write(banner(service.url));
+  if (showsBanner({ sandbox: service.config.sandbox.enabled, production: loaded.environment === 'production', terminal: process.stdout.isTTY === true })) {
+    const twilio = service.config.sms.providers.find((provider) => provider.kind === 'twilio');
+    process.stdout.write(banner(service.url, twilio));
   }
 }
 

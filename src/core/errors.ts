@@ -30,6 +30,8 @@ export const catalogue = {
     status: 415,
     message: 'Il corpo della richiesta deve essere JSON (Content-Type: application/json), non compresso o compresso con gzip, deflate o br.',
   },
+  /** A delivery receipt, which providers post as a form: the 415 names what it expects, not JSON. */
+  form_expected: { status: 415, message: 'La ricevuta deve essere un modulo (Content-Type: application/x-www-form-urlencoded).' },
   unauthorized: { status: 401, message: 'Token mancante o non valido.' },
   rate_limited: { status: 429, message: ({ retryAfter }: { retryAfter: number }) => `Troppe richieste. Riprova tra ${retryAfter} secondi.` },
   // The contract's texts to the letter (docs/contract.md#errors): already_sent, expired, invalid, phone_taken (no final period).
@@ -94,6 +96,7 @@ export const englishTexts: EnglishTexts = {
   method_not_allowed: 'Method not allowed: use POST.',
   payload_too_large: 'Request too large.',
   unsupported_media_type: 'The request body must be JSON (Content-Type: application/json), uncompressed or compressed with gzip, deflate or br.',
+  form_expected: 'A receipt must be a form (Content-Type: application/x-www-form-urlencoded).',
   unauthorized: 'Missing or invalid token.',
   rate_limited: ({ retryAfter }) => `Too many requests. Try again in ${retryAfter} seconds.`,
   already_sent: ({ retryAfter }) => `Code already sent. Try again in ${retryAfter} seconds.`,

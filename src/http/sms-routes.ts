@@ -82,7 +82,7 @@ export function createSmsRoutes(deps: Deps) {
 
     if (path.startsWith(RECEIPT_PATH) && ctx.method === 'POST') {
       const provider = path.slice(RECEIPT_PATH.length);
-      if (!ctx.is('application/x-www-form-urlencoded')) throw apiError('unsupported_media_type');
+      if (!ctx.is('application/x-www-form-urlencoded')) throw apiError('form_expected');
       const form = Object.fromEntries(new URLSearchParams(await readText(ctx, RECEIPT_LIMIT)));
       const base = deps.config.sms.receipts.callback_base_url.replace(/\/+$/, '') || ctx.origin;
       const outcome = await deps.sms.receipt(provider, new URLSearchParams(ctx.querystring).get('m') ?? undefined, {

@@ -5,7 +5,6 @@ import { codeIn } from './sms';
 
 const PREFIX = '/twilio';
 export const SANDBOX_TWILIO_SID = 'ACsandbox000000000000000000000000';
-export const SANDBOX_TWILIO_TOKEN = 'sandbox-twilio-token';
 export const SANDBOX_TWILIO_FROM = '+15005550006';
 /** Between the reply and each status callback: a receipt comes after the acceptance, as Twilio's do. */
 const CALLBACK_DELAY_MS = 50;
@@ -20,10 +19,12 @@ const twilioError = (status: number, code: number, message: string) => ({ code, 
  * in X-Twilio-Signature as Twilio signs them. Accepted messages land in the outbox (channel `sms`).
  */
 export function createTwilioFake(): SandboxFake {
+  // Per start, never a constant in the code: whoever knew it could forge receipts to any sandbox they reach.
+  const authToken = randomBytes(16).toString('hex');
   return {
     name: 'twilio',
     mount(router, { outbox, log, smsFaults }) {
-      const basic = `Basic ${Buffer.from(`${SANDBOX_TWILIO_SID}:${SANDBOX_TWILIO_TOKEN}`).toString('base64')}`;
+      const basic = `Basic ${Buffer.from(`${SANDBOX_TWILIO_SID}:${authToken}`).toString('base64')}`;
       router.post(`${PREFIX}/2010-04-01/Accounts/:sid/Messages.json`, async (ctx) => {
         if (await smsFaults?.show('twilio', ctx)) return;
         if (ctx.get('authorization') !== basic || ctx.params.sid !== SANDBOX_TWILIO_SID) {
@@ -72,7 +73,7 @@ export function createTwilioFake(): SandboxFake {
             const params = { AccountSid: SANDBOX_TWILIO_SID, ApiVersion: '2010-04-01', From: form.From ?? '', MessageSid: sid, MessageStatus: status, SmsSid: sid, SmsStatus: status, To: form.To! };
             await fetch(callback, {
               method: 'POST',
-              headers: { 'content-type': 'application/x-www-form-urlencoded', [TWILIO_SIGNATURE_HEADER]: twilioSignature(SANDBOX_TWILIO_TOKEN, callback, params) },
+              headers: { 'content-type': 'application/x-www-form-urlencoded', [TWILIO_SIGNATURE_HEADER]: twilioSignature(authToken, callback, params) },
               body: new URLSearchParams(params).toString(),
             }).catch((err: unknown) => log.warn({ err: { message: (err as Error).message } }, 'sandbox twilio: status callback failed'));
           };
@@ -85,7 +86,7 @@ export function createTwilioFake(): SandboxFake {
         // The contract's gateway first (its url and key are the SMS fake's: sms.api_url), Twilio as its backup.
         providers: [
           { kind: 'gateway', name: 'gateway' },
-          { kind: 'twilio', name: 'twilio', weight: 0, account_sid: SANDBOX_TWILIO_SID, auth_token: SANDBOX_TWILIO_TOKEN, from: SANDBOX_TWILIO_FROM, api_url: `${baseUrl}${PREFIX}` },
+          { kind: 'twilio', name: 'twilio', weight: 0, account_sid: SANDBOX_TWILIO_SID, auth_token: authToken, from: SANDBOX_TWILIO_FROM, api_url: `${baseUrl}${PREFIX}` },
         ],
       },
     }),

@@ -1,5 +1,6 @@
 import pino from 'pino';
 import { startService, type Service } from '../../src/service';
+import { twilioSignature } from '../../src/clients/twilio';
 import { testConfig } from '../support/app';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/ports';
@@ -49,5 +50,33 @@ describe('sandbox SMS providers: failover and receipts', () => {
     expect(answer).toMatchObject({ success: true, data: { notified: { sms: true, email: false } } });
     expect(service.sandbox!.outbox.to(phone)).toHaveLength(1);
     await eventually(async () => expect((await ledger()).data.entries[0]).toMatchObject({ provider: 'twilio', state: 'delivered' }));
+  });
+
+  it('makes the Twilio fake a new auth token at each start: a receipt signed with the old published constant is refused', async () => {
+    const twilio = service.config.sms.providers.find((p) => p.kind === 'twilio');
+    expect(twilio).toMatchObject({ auth_token: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    const other = await startService(testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 } }), { log: silent, otpLog: silent });
+    try {
+      expect(other.config.sms.providers.find((p) => p.kind === 'twilio')).not.toMatchObject({ auth_token: (twilio as { auth_token: string }).auth_token });
+    } finally {
+      await other.close();
+    }
+    const form = { MessageSid: 'SM00000000000000000000000000000001', MessageStatus: 'delivered' };
+    const url = `${service.url}/_sms/receipts/twilio`;
+    const forged = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': twilioSignature('sandbox-twilio-token', url, form) },
+      body: new URLSearchParams(form).toString(),
+    });
+    expect(forged.status).toBe(403);
+  });
+
+  it('answers a receipt sent as JSON with 415 naming the form encoding it expects', async () => {
+    const res = await fetch(`${service.url}/_sms/receipts/twilio`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ MessageSid: 'SM1' }) });
+    expect(res.status).toBe(415);
+    const body = (await res.json()) as { error: string; data: { reason: string } };
+    expect(body.data.reason).toBe('form_expected');
+    expect(body.error).toContain('application/x-www-form-urlencoded');
+    expect(body.error).not.toContain('JSON');
   });
 });
