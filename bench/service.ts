@@ -71,7 +71,8 @@ async function startFloor(config: Config, log: Logger): Promise<{ url: string; d
 
 export function benchConfig(options: ServiceOptions): Config {
   return loadConfig({
-    env: {},
+    // A tool's run, not production: plain codes in answers are how the bench reads them.
+    env: { NODE_ENV: 'development' },
     overrides: {
       // One load generator is one client: the per-client connection cap would measure itself.
       server: { host: '127.0.0.1', port: 0, max_connections_per_client: 0 },

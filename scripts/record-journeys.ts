@@ -170,7 +170,7 @@ export async function recordScenario(client: SandboxClient, scenario: Scenario):
 
 async function main(): Promise<void> {
   const silent = pino({ level: 'silent' });
-  const config = loadConfig({ env: {}, overrides: { sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' }, otp: { log_file: '' } } });
+  const config = loadConfig({ env: { NODE_ENV: 'development' }, overrides: { sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' }, otp: { log_file: '' } } });
   const service = await startService(config, { log: silent, otpLog: silent });
   try {
     const client = sandboxClient(service.url);

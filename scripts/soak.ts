@@ -38,7 +38,7 @@ function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams): Record<stri
     otp: { store: 'redis', resend_cooldown_seconds: 1, log_file: '' },
     redis: { ...store.config, key_prefix: 'soak:' },
     ...upstreams.config,
-    security: { secret: randomBytes(32).toString('base64url'), internal_key: randomBytes(16).toString('base64url') },
+    security: { secret: randomBytes(32).toString('base64url'), internal_key: randomBytes(32).toString('base64url') },
     // On, so their Redis counters are part of the load; high, because every journey comes from 127.0.0.1.
     rate_limits: {
       enabled: true,
@@ -75,7 +75,7 @@ async function main(): Promise<number> {
   const say = (line: string) => process.stdout.write(`${line}\n`);
 
   const store = await startStore(options, join(dir, 'redis'));
-  const upstreams = await startUpstreams(loadConfig({ env: {}, overrides: {} }));
+  const upstreams = await startUpstreams(loadConfig({ env: { NODE_ENV: 'development' }, overrides: {} }));
   const configFile = join(dir, 'config.json');
   writeFileSync(configFile, JSON.stringify(instanceConfig(store, upstreams), null, 2));
   const fleet = new Fleet(configFile, dir);

@@ -2,7 +2,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './core/config/schema';
 import { createDeps, type Deps, type DepsOverrides } from './domain/deps';
-import { diagnosticsCaller, warnWhenGuardOff } from './domain/guard';
+import { diagnosticsCaller } from './domain/guard';
+import { weakenedDefences } from './core/config/weakened';
 import { createApp, createMetricsApp } from './http/app';
 import { createHttpServer } from './http/connections';
 import { createLogger } from './core/logger';
@@ -52,7 +53,8 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
     config = sandbox.config;
   }
   const deps = createDeps(config, overrides);
-  warnWhenGuardOff(config, deps.log);
+  // A weakened defence is a deliberate, visible choice: one line each at every start (and on /readyz).
+  for (const { key, exposes } of weakenedDefences(config)) deps.log.warn({ event: 'weakened_defence', key }, `${key} weakens a defence: ${exposes}`);
   const outbox = sandbox?.outbox;
   // Recorded login journeys: in the sandbox and with `debug` on (the flow runner records into the same recorder).
   const journeys = journeyRecorderFor(deps);

@@ -1,7 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ServiceContext } from './service-context';
-import type { Config } from '../core/config/schema';
-import type { Logger } from '../core/logger';
 import { invalidProof, proofBinds, signProof, verifyProof, type ProofClaims, type VerifiedProof } from './proofs';
 import { apiError, isApiError } from '../core/errors';
 
@@ -196,11 +194,4 @@ export const keepsProofSpent = (err: unknown): boolean => isApiError(err) && err
 /** True when the caller verified a code for this identifier (it is claimed and not merely linked). */
 export function codeVerified(claims: ProofClaims, key: keyof Identity): boolean {
   return typeof claims[key] === 'string' && !(Array.isArray(claims.linked) && claims.linked.includes(key));
-}
-
-/** Called once at start-up: an open guard is a deliberate, visible choice. */
-export function warnWhenGuardOff(config: Config, log: Logger): void {
-  if (!config.security.guard_primitives) {
-    log.warn('security.guard_primitives is false: identity primitives issue tokens and reveal or change profiles without a verification proof (legacy open behaviour)');
-  }
 }

@@ -4,6 +4,8 @@ import cors from '@koa/cors';
 import { bodyParser } from '@koa/bodyparser';
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Deps } from '../domain/deps';
+import { diagnosticsCaller } from '../domain/guard';
+import { weakenedDefences } from '../core/config/weakened';
 import type { Logger } from '../core/logger';
 import { actionsByName } from '../actions';
 import type { Action } from '../actions/action';
@@ -147,9 +149,12 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   router.get('/healthz', (ctx) => {
     ctx.body = { success: true, error: null, data: { status: 'up' } };
   });
+  const unsafe = weakenedDefences(config);
   router.get('/readyz', async (ctx) => {
-    if (await deps.ready().catch(() => false)) ctx.body = { success: true, error: null, data: { status: 'ready' } };
-    else answerFailure(ctx, apiError('store_unavailable'));
+    if (!(await deps.ready().catch(() => false))) return answerFailure(ctx, apiError('store_unavailable'));
+    // What this instance runs without, for an operator: which defences are off is a map for anyone else.
+    const operator = diagnosticsCaller({ deps, header: (name) => ctx.get(name) || undefined });
+    ctx.body = { success: true, error: null, data: operator ? { status: 'ready', unsafe } : { status: 'ready' } };
   });
   router.get('/metrics', async (ctx) => {
     // Metrics name actions, upstreams and refusal rates: not for whoever reaches the public port.

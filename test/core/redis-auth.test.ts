@@ -22,7 +22,7 @@ const WRONG = 'wrong-secret-9876543210';
 const policy = { ttlMs: 300_000, cooldownMs: 60_000, maxAttempts: 5 };
 const hash = 'ab'.repeat(32);
 const connect = (redis: Record<string, unknown>, logger = memoryLog().logger) =>
-  createRedis(loadConfig({ env: {}, overrides: { redis } }), logger);
+  createRedis(loadConfig({ env: { NODE_ENV: 'test' }, overrides: { redis } }), logger);
 
 /** Not ready within a moment, and a command is refused rather than queued. */
 async function expectRefused(connection: RedisConnection): Promise<void> {
@@ -129,7 +129,7 @@ describe('a single server that requires AUTH', () => {
   });
 
   it("turns TLS on with redis.tls or rediss://, and takes the keys' credentials only when the URL has none", () => {
-    const section = (redis: Record<string, unknown>) => singleServerSecurity(loadConfig({ env: {}, overrides: { redis } }).redis);
+    const section = (redis: Record<string, unknown>) => singleServerSecurity(loadConfig({ env: { NODE_ENV: 'test' }, overrides: { redis } }).redis);
     expect(section({ url: 'redis://cache.internal:6379', tls: true })).toEqual({ tls: {} });
     // rediss:// is read by ioredis itself; nothing here may override it.
     expect(section({ url: 'rediss://cache.internal:6380' })).toEqual({});

@@ -16,7 +16,7 @@ let server: RedisServer;
 let redis: Redis;
 beforeAll(async () => {
   server = await startRedisServer();
-  const connection = createRedis(loadConfig({ env: {}, overrides: { redis: { url: server.url } } }), createLogger('silent'));
+  const connection = createRedis(loadConfig({ env: { NODE_ENV: 'test' }, overrides: { redis: { url: server.url } } }), createLogger('silent'));
   // With no `redis.cluster`, `redis.url` is one server: the single client, whose socket the tests look at.
   if (!(connection instanceof Redis)) throw new Error('expected the single-server client');
   redis = connection;

@@ -1,6 +1,4 @@
-import pino from 'pino';
-import { Writable } from 'node:stream';
-import { codeVerified, issueVerifiedProof, requireVerified, vouches, warnWhenGuardOff } from '../../src/domain/guard';
+import { codeVerified, issueVerifiedProof, requireVerified, vouches } from '../../src/domain/guard';
 import { signProof, verifyProof } from '../../src/domain/proofs';
 import { fixture, identityApp, identityConfig, intercept, INTERNAL_KEY, paths, useNock } from '../actions/identity/support';
 
@@ -84,15 +82,6 @@ describe('proof guard', () => {
     it('lets everybody through when security.guard_primitives is false', () => {
       expect(reasonOf(() => requireVerified(ctxFor(identityConfig({ security: { guard_primitives: false } })), { uid }))).toBe('passed');
     });
-  });
-
-  it('logs one warning at start-up when the guard is off', () => {
-    const lines: string[] = [];
-    const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
-    const log = pino({ level: 'warn' }, sink);
-    warnWhenGuardOff(identityConfig({ security: { guard_primitives: false } }), log);
-    warnWhenGuardOff(identityConfig(), log);
-    expect(lines.filter((l) => l.includes('guard_primitives is false'))).toHaveLength(1);
   });
 
   describe('over HTTP', () => {

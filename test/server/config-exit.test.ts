@@ -24,7 +24,7 @@ describe('test numbers at start-up (the real process)', () => {
   it('exits 78 when NODE_ENV=production and otp.test_numbers_in_production is not set', async () => {
     const { code, stderr } = await runServer({ NODE_ENV: 'production', SECURITY__SECRET: 's'.repeat(40), OTP__TEST_NUMBERS: JSON.stringify({ '+393330000001': CODE }) });
     expect(code).toBe(78);
-    expect(stderr).toContain('otp.test_numbers: fixed codes are refused when NODE_ENV=production');
+    expect(stderr).toContain('otp.test_numbers: fixed codes are refused in production');
     expect(stderr).not.toContain(CODE);
   });
 
@@ -37,9 +37,9 @@ describe('test numbers at start-up (the real process)', () => {
       DEMO__ENABLED: 'true',
     });
     expect(code).toBe(78);
-    expect(stderr).toContain('security.guard_primitives: false (tokens and profiles for anyone) is refused when NODE_ENV=production');
-    expect(stderr).toContain('rate_limits.enabled: false (sends and guesses unmetered) is refused when NODE_ENV=production');
-    expect(stderr).toContain('demo.enabled: the demo page is refused when NODE_ENV=production');
+    expect(stderr).toContain('security.guard_primitives: false (tokens and profiles for anyone) is refused in production');
+    expect(stderr).toContain('rate_limits.enabled: false (sends and guesses unmetered) is refused in production');
+    expect(stderr).toContain('demo.enabled: the demo page is refused in production');
   });
 
   it('exits 78 for an identifier the phone normaliser refuses, as for any bad configuration', async () => {

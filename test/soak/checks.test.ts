@@ -134,7 +134,7 @@ describe('soak client: how answers are classified', () => {
 describe('soak upstreams: codes and ingests as the fakes received them', () => {
   let upstreams: SoakUpstreams;
   beforeAll(async () => {
-    upstreams = await startUpstreams(loadConfig({ env: {}, overrides: {} }));
+    upstreams = await startUpstreams(loadConfig({ env: { NODE_ENV: 'test' }, overrides: {} }));
   });
   afterAll(() => upstreams.close());
 

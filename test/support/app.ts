@@ -6,10 +6,10 @@ import { createApp, type AppOptions } from '../../src/http/app';
 
 type Tree = Record<string, unknown>;
 
-/** A configuration for tests: no environment, sandbox off, fixed secret, silent logs. */
+/** A configuration for tests: NODE_ENV=test and nothing else from the environment, sandbox off, fixed secret, silent logs. */
 export function testConfig(overrides: Tree = {}): Config {
   return loadConfig({
-    env: {},
+    env: { NODE_ENV: 'test' },
     overrides: deepMerge(
       {
         log: { level: 'silent' },

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { configSchema, secretKeys, upstreamUrlKeys, type Config } from './schema';
+import { guessingOdds, isLoopbackHost, MAX_GUESSING_ODDS, MIN_KEY_LENGTH, mostAttempts, receiptsOverPlainHttp } from './weakened';
 
 type Tree = Record<string, unknown>;
 
@@ -87,11 +88,37 @@ function describe(value: unknown): string {
   return shown.length > 60 ? `${shown.slice(0, 57)}...` : shown;
 }
 
+export const environments = ['production', 'development', 'test'] as const;
+export type Environment = (typeof environments)[number];
+
+/**
+ * NODE_ENV, one of three spellings exactly: a production refusal keyed on a string compare would
+ * let `NODE_ENV=Production` or `prod` start with codes in answers. Unset, it is production as soon
+ * as anything is configured; only a run with nothing configured (a fresh `npm start`, which lands
+ * in the sandbox) is development without naming it.
+ */
+export function environmentOf(nodeEnv: string | undefined, configured: boolean): Environment {
+  if (nodeEnv === undefined || nodeEnv === '') return configured ? 'production' : 'development';
+  if ((environments as readonly string[]).includes(nodeEnv)) return nodeEnv as Environment;
+  throw new ConfigError([`NODE_ENV: must be one of ${environments.join(', ')} (got ${describe(nodeEnv)}); unset means production once anything is configured`]);
+}
+
+/** What a configuration run needs besides the keys: the environment it runs in. */
+export interface LoadedConfig {
+  config: Config;
+  environment: Environment;
+}
+
 /**
  * Defaults <- CONFIG_FILE <- overrides <- environment, validated by one schema.
  * The sandbox is on by default only when nothing points at a real upstream.
  */
 export function loadConfig(options: LoadOptions = {}): Config {
+  return loadConfiguration(options).config;
+}
+
+/** loadConfig, and the environment it was judged for (production refusals, the start banner). */
+export function loadConfiguration(options: LoadOptions = {}): LoadedConfig {
   const env = options.env ?? process.env;
   const fromFile = env.CONFIG_FILE ? readConfigFile(env.CONFIG_FILE) : {};
   const fromEnv = envOverrides(env);
@@ -99,7 +126,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
 
   const configured = Boolean(env.CONFIG_FILE) || options.overrides !== undefined ||
     upstreamUrlKeys.some((key) => Boolean(getPath(fromEnv, key)));
-  if (getPath(merged, 'sandbox.enabled') === undefined && !configured && env.NODE_ENV !== 'production') {
+  const environment = environmentOf(env.NODE_ENV, configured);
+  if (getPath(merged, 'sandbox.enabled') === undefined && !configured && environment !== 'production') {
     merged.sandbox = { ...(isTree(merged.sandbox) ? merged.sandbox : {}), enabled: true };
   }
 
@@ -117,29 +145,49 @@ export function loadConfig(options: LoadOptions = {}): Config {
       }),
     );
   }
-  const refusals = env.NODE_ENV === 'production' ? productionRefusals(result.data) : [];
+  const refusals = environment === 'production' ? productionRefusals(result.data) : [];
   if (refusals.length > 0) throw new ConfigError(refusals);
-  return result.data;
+  return { config: result.data, environment };
 }
 
 /** What production forbids (docs/operations.md, production checklist), one line per problem. */
 function productionRefusals(cfg: Config): string[] {
   const problems: string[] = [];
-  if (cfg.sandbox.enabled) problems.push('sandbox.enabled: the sandbox is refused when NODE_ENV=production');
-  if (cfg.otp.debug) problems.push('otp.debug: plain codes in answers are refused when NODE_ENV=production');
-  if (cfg.debug) problems.push('debug: debug fields are refused when NODE_ENV=production');
-  if (cfg.security.secret.length < 32) problems.push('security.secret: at least 32 characters are required when NODE_ENV=production');
+  if (cfg.sandbox.enabled) problems.push('sandbox.enabled: the sandbox is refused in production');
+  if (cfg.otp.debug) problems.push('otp.debug: plain codes in answers are refused in production');
+  if (cfg.debug) problems.push('debug: debug fields are refused in production');
+  // Keys that open something: guessable in a day when short (docs/security.md, "Keys that resist guessing").
+  if (cfg.security.secret.length < MIN_KEY_LENGTH) problems.push(`security.secret: at least ${MIN_KEY_LENGTH} characters are required in production`);
+  for (const [key, value] of [['security.internal_key', cfg.security.internal_key], ['funnel.read_key', cfg.funnel.read_key], ['metrics.token', cfg.metrics.token]] as const) {
+    if (value !== '' && value.length < MIN_KEY_LENGTH) problems.push(`${key}: at least ${MIN_KEY_LENGTH} characters are required in production (or leave it empty to close what it opens)`);
+  }
+  const odds = guessingOdds(cfg.otp);
+  if (odds >= MAX_GUESSING_ODDS) {
+    const most = mostAttempts(cfg.otp.length);
+    const chance = odds >= 1 ? 'certainty' : `1 chance in ${Math.round(1 / odds).toLocaleString('en')}`;
+    const instead = most >= 1 ? `at most ${most} for otp.length ${cfg.otp.length}` : `otp.length ${cfg.otp.length} allows none (5 digits allow 9 tries, 6 allow 99)`;
+    problems.push(`otp.max_attempts: ${cfg.otp.max_attempts} wrong tries on a ${cfg.otp.length}-digit code give a guesser ${chance}; under 1 in 10,000 is required in production: ${instead}`);
+  }
+  if (!cfg.sms.pumping.enabled && !cfg.sms.pumping.disabled_in_production) {
+    problems.push('sms.pumping.enabled: false (codes to premium-rate ranges unchecked) is refused in production unless sms.pumping.disabled_in_production is true');
+  }
+  if (receiptsOverPlainHttp(cfg)) {
+    problems.push('sms.receipts.callback_base_url: receipts over plain http (readable and replayable on the way) are refused in production; use https');
+  }
+  if (cfg.metrics.port !== 0 && !isLoopbackHost(cfg.metrics.host) && !cfg.metrics.open_in_production) {
+    problems.push(`metrics.host: ${cfg.metrics.host} serves /metrics without a token to whoever reaches it; refused in production unless metrics.open_in_production is true`);
+  }
   if (Object.keys(cfg.otp.test_numbers).length > 0 && !cfg.otp.test_numbers_in_production) {
-    problems.push('otp.test_numbers: fixed codes are refused when NODE_ENV=production unless otp.test_numbers_in_production is true');
+    problems.push('otp.test_numbers: fixed codes are refused in production unless otp.test_numbers_in_production is true');
   }
   if (!cfg.security.guard_primitives && !cfg.security.guard_primitives_off_in_production) {
-    problems.push('security.guard_primitives: false (tokens and profiles for anyone) is refused when NODE_ENV=production unless security.guard_primitives_off_in_production is true');
+    problems.push('security.guard_primitives: false (tokens and profiles for anyone) is refused in production unless security.guard_primitives_off_in_production is true');
   }
   if (!cfg.rate_limits.enabled && !cfg.rate_limits.disabled_in_production) {
-    problems.push('rate_limits.enabled: false (sends and guesses unmetered) is refused when NODE_ENV=production unless rate_limits.disabled_in_production is true');
+    problems.push('rate_limits.enabled: false (sends and guesses unmetered) is refused in production unless rate_limits.disabled_in_production is true');
   }
   if (cfg.demo.enabled && !cfg.demo.enabled_in_production) {
-    problems.push('demo.enabled: the demo page is refused when NODE_ENV=production unless demo.enabled_in_production is true');
+    problems.push('demo.enabled: the demo page is refused in production unless demo.enabled_in_production is true');
   }
   return problems;
 }

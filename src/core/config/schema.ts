@@ -205,6 +205,7 @@ export const configSchema = z
         block_min_sends: z.number().int().min(1).default(20),
         block_min_conversion: z.number().min(0).max(1).default(0.2),
         block_seconds: seconds.default(86400),
+        disabled_in_production: z.boolean().default(false),
       }),
     }),
     newsletter: section({
@@ -269,6 +270,7 @@ export const configSchema = z
       token: text.default(''),
       host: text.default('127.0.0.1'),
       port: port.default(0),
+      open_in_production: z.boolean().default(false),
     }),
     sandbox: section({
       enabled: z.boolean().default(false),

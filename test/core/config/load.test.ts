@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from '../../../src/core/config/load';
+import { ConfigError, loadConfig, loadConfiguration } from '../../../src/core/config/load';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cfg-'));
 const file = (name: string, text: string) => {
@@ -32,14 +32,14 @@ describe('configuration', () => {
 
   it('turns the sandbox on only when nothing is configured', () => {
     expect(loadConfig({ env: {} }).sandbox.enabled).toBe(true);
-    expect(loadConfig({ env: { IDENTITY__BASE_URL: 'https://idp.example' } }).sandbox.enabled).toBe(false);
-    expect(loadConfig({ env: { CONFIG_FILE: file('empty.json', '{}') } }).sandbox.enabled).toBe(false);
+    expect(loadConfig({ env: { NODE_ENV: 'test', IDENTITY__BASE_URL: 'https://idp.example' } }).sandbox.enabled).toBe(false);
+    expect(loadConfig({ env: { NODE_ENV: 'test', CONFIG_FILE: file('empty.json', '{}') } }).sandbox.enabled).toBe(false);
     expect(loadConfig({ env: { SANDBOX__ENABLED: 'false' } }).sandbox.enabled).toBe(false);
   });
 
   it('deep-merges a JSON file over the defaults', () => {
     const path = file('c.json', JSON.stringify({ otp: { ttl_seconds: 120 }, identity: { aid: 'AID1' } }));
-    const config = loadConfig({ env: { CONFIG_FILE: path } });
+    const config = loadConfig({ env: { NODE_ENV: 'test', CONFIG_FILE: path } });
     expect(config.otp.ttl_seconds).toBe(120);
     expect(config.otp.length).toBe(6);
     expect(config.identity.aid).toBe('AID1');
@@ -47,7 +47,7 @@ describe('configuration', () => {
 
   it('reads a YAML file too', () => {
     const path = file('c.yaml', 'otp:\n  resend_cooldown_seconds: 30\nnewsletter:\n  api_keys:\n    head_b: kb\n');
-    const config = loadConfig({ env: { CONFIG_FILE: path } });
+    const config = loadConfig({ env: { NODE_ENV: 'test', CONFIG_FILE: path } });
     expect(config.otp.resend_cooldown_seconds).toBe(30);
     expect(config.newsletter.api_keys.head_b).toBe('kb');
   });
@@ -55,7 +55,7 @@ describe('configuration', () => {
   it('lets the environment override any key, with numbers and booleans parsed', () => {
     const path = file('d.json', JSON.stringify({ server: { port: 9000 } }));
     const config = loadConfig({
-      env: { CONFIG_FILE: path, SERVER__PORT: '8081', OTP__TTL_SECONDS: '120', OTP__DEBUG: 'true', NEWSLETTER__API_KEYS__HEAD_A: 'k', IDENTITY__AID: '12345', DEBUG: 'true', SERVER__CORS_ORIGINS: 'https://a.example, https://b.example' },
+      env: { NODE_ENV: 'test', CONFIG_FILE: path, SERVER__PORT: '8081', OTP__TTL_SECONDS: '120', OTP__DEBUG: 'true', NEWSLETTER__API_KEYS__HEAD_A: 'k', IDENTITY__AID: '12345', DEBUG: 'true', SERVER__CORS_ORIGINS: 'https://a.example, https://b.example' },
     });
     expect(config.server.port).toBe(8081);
     expect(config.otp.ttl_seconds).toBe(120);
@@ -112,6 +112,61 @@ describe('configuration', () => {
     expect(loadConfig({ env: { ...unsafe, NODE_ENV: 'development' } }).demo.enabled).toBe(true);
   });
 
+  describe('NODE_ENV', () => {
+    const KEY = 'k'.repeat(32);
+
+    it.each(['Production', 'prod', 'PRODUCTION', 'staging', 'dev'])('refuses NODE_ENV=%s, naming the three it accepts', (spelling) => {
+      const problems = problemsOf(() => loadConfig({ env: { NODE_ENV: spelling, OTP__DEBUG: 'true' } }));
+      expect(problems).toEqual([expect.stringMatching(/^NODE_ENV: must be one of production, development, test/)]);
+    });
+
+    it('is production when unset and anything is configured: codes in answers refused', () => {
+      const configured = { CONFIG_FILE: file('dev-looking.json', JSON.stringify({ otp: { debug: true } })) };
+      expect(problemsOf(() => loadConfig({ env: configured })).map((p) => p.split(':')[0])).toEqual(['otp.debug', 'security.secret']);
+      expect(problemsOf(() => loadConfig({ env: { IDENTITY__BASE_URL: 'https://idp.example', DEBUG: 'true' } })).map((p) => p.split(':')[0])).toEqual(['debug', 'security.secret']);
+      expect(loadConfig({ env: { ...configured, NODE_ENV: 'development' } }).otp.debug).toBe(true);
+    });
+
+    it('lands in the sandbox when unset and nothing is configured, and not when production is named', () => {
+      expect(loadConfiguration({ env: {} })).toMatchObject({ environment: 'development', config: { sandbox: { enabled: true } } });
+      expect(loadConfiguration({ env: { NODE_ENV: 'test' } })).toMatchObject({ environment: 'test', config: { sandbox: { enabled: true } } });
+      expect(loadConfiguration({ env: { NODE_ENV: 'production', SECURITY__SECRET: KEY } })).toMatchObject({ environment: 'production', config: { sandbox: { enabled: false } } });
+    });
+  });
+
+  describe('keys that resist guessing, in production', () => {
+    const production = { NODE_ENV: 'production', SECURITY__SECRET: 's'.repeat(32) };
+
+    it('refuses a short internal key, funnel key or metrics token, without echoing it', () => {
+      const problems = problemsOf(() => loadConfig({ env: { ...production, SECURITY__INTERNAL_KEY: 'a', FUNNEL__READ_KEY: 'short-funnel', METRICS__TOKEN: 'x'.repeat(31) } }));
+      expect(problems.map((p) => p.split(':')[0])).toEqual(['security.internal_key', 'funnel.read_key', 'metrics.token']);
+      expect(problems.join('\n')).not.toContain('short-funnel');
+      expect(problemsOf(() => loadConfig({ env: { ...production, SECURITY__SECRET: 's'.repeat(31) } }))).toEqual([expect.stringMatching(/^security\.secret: at least 32 characters/)]);
+      const keys = { SECURITY__INTERNAL_KEY: 'i'.repeat(32), FUNNEL__READ_KEY: 'f'.repeat(32), METRICS__TOKEN: 'm'.repeat(32) };
+      expect(loadConfig({ env: { ...production, ...keys } }).security.internal_key).toHaveLength(32);
+      // Empty closes what the key opens: nothing to guess.
+      expect(loadConfig({ env: production }).security.internal_key).toBe('');
+    });
+
+    it('refuses a code length and attempt count that give a guesser 1 chance in 10,000 or better', () => {
+      const [fourDigits] = problemsOf(() => loadConfig({ env: { ...production, OTP__LENGTH: '4', OTP__MAX_ATTEMPTS: '100000000' } }));
+      expect(fourDigits).toBe('otp.max_attempts: 100000000 wrong tries on a 4-digit code give a guesser certainty; under 1 in 10,000 is required in production: otp.length 4 allows none (5 digits allow 9 tries, 6 allow 99)');
+      expect(problemsOf(() => loadConfig({ env: { ...production, OTP__MAX_ATTEMPTS: '100' } }))).toEqual([expect.stringContaining('at most 99 for otp.length 6')]);
+      expect(loadConfig({ env: { ...production, OTP__MAX_ATTEMPTS: '99' } }).otp.max_attempts).toBe(99);
+      expect(loadConfig({ env: { ...production, OTP__LENGTH: '5', OTP__MAX_ATTEMPTS: '9' } }).otp.length).toBe(5);
+      // Outside production a short code is a test's choice.
+      expect(loadConfig({ env: { NODE_ENV: 'test', OTP__LENGTH: '4' } }).otp.length).toBe(4);
+    });
+
+    it('refuses the pumping defence off unless acknowledged, receipts over http, and open metrics unless acknowledged', () => {
+      const unsafe = { ...production, SMS__PUMPING__ENABLED: 'false', SMS__RECEIPTS__CALLBACK_BASE_URL: 'http://login.example.com', METRICS__PORT: '9464', METRICS__HOST: '0.0.0.0' };
+      expect(problemsOf(() => loadConfig({ env: unsafe })).map((p) => p.split(':')[0])).toEqual(['sms.pumping.enabled', 'sms.receipts.callback_base_url', 'metrics.host']);
+      const acknowledged = { ...unsafe, SMS__PUMPING__DISABLED_IN_PRODUCTION: 'true', METRICS__OPEN_IN_PRODUCTION: 'true', SMS__RECEIPTS__CALLBACK_BASE_URL: 'https://login.example.com' };
+      expect(loadConfig({ env: acknowledged }).sms.pumping.enabled).toBe(false);
+      expect(loadConfig({ env: { ...production, METRICS__PORT: '9464' } }).metrics.host).toBe('127.0.0.1');
+    });
+  });
+
   it('names an unreadable or malformed CONFIG_FILE', () => {
     expect(problemsOf(() => loadConfig({ env: { CONFIG_FILE: join(tmp, 'missing.json') } }))[0]).toMatch(/^CONFIG_FILE: cannot read/);
     expect(problemsOf(() => loadConfig({ env: { CONFIG_FILE: file('bad.json', '{') } }))[0]).toMatch(/^CONFIG_FILE: .* is not valid JSON/);
@@ -120,7 +175,7 @@ describe('configuration', () => {
   it('reads redis.cluster seed nodes as a list, from a file or REDIS__CLUSTER, and refuses what is not host:port', () => {
     expect(loadConfig({ env: {} }).redis.cluster).toEqual([]);
     expect(loadConfig({ env: { REDIS__CLUSTER: '10.0.0.1:7000, redis-b.internal:7001,[::1]:7002' } }).redis.cluster).toEqual(['10.0.0.1:7000', 'redis-b.internal:7001', '[::1]:7002']);
-    expect(loadConfig({ env: { CONFIG_FILE: file('cluster.yaml', 'redis:\n  cluster: [10.0.0.1:7000, 10.0.0.2:7000]\n') } }).redis.cluster).toEqual(['10.0.0.1:7000', '10.0.0.2:7000']);
+    expect(loadConfig({ env: { NODE_ENV: 'test', CONFIG_FILE: file('cluster.yaml', 'redis:\n  cluster: [10.0.0.1:7000, 10.0.0.2:7000]\n') } }).redis.cluster).toEqual(['10.0.0.1:7000', '10.0.0.2:7000']);
     const problems = problemsOf(() => loadConfig({ env: { REDIS__CLUSTER: '10.0.0.1,10.0.0.2:7000,redis://h:7000,h:70000' } }));
     expect(problems.map((p) => p.split(':')[0])).toEqual(['redis.cluster.0', 'redis.cluster.2', 'redis.cluster.3']);
     const fromFile = problemsOf(() => loadConfig({ env: { CONFIG_FILE: file('bad-cluster.json', JSON.stringify({ redis: { cluster: ['10.0.0.1:7000', '10.0.0.2'] } })) } }));
@@ -134,7 +189,7 @@ describe('configuration', () => {
   it('reads redis.username, redis.password and redis.tls from the environment, and never echoes the password', () => {
     expect(loadConfig({ env: {} }).redis).toMatchObject({ username: '', password: '', tls: false });
     expect(loadConfig({ env: { REDIS__USERNAME: 'app', REDIS__PASSWORD: '12345678', REDIS__TLS: 'true' } }).redis).toMatchObject({ username: 'app', password: '12345678', tls: true });
-    const problems = problemsOf(() => loadConfig({ env: {}, overrides: { redis: { password: ['hunter2-cluster'], tls: 'hunter3-cluster' } } }));
+    const problems = problemsOf(() => loadConfig({ env: { NODE_ENV: 'test' }, overrides: { redis: { password: ['hunter2-cluster'], tls: 'hunter3-cluster' } } }));
     expect(problems.map((p) => p.split(':')[0])).toEqual(['redis.password', 'redis.tls']);
     expect(problems.join('\n')).not.toContain('hunter2-cluster');
     expect(problems.find((p) => p.startsWith('redis.tls:'))).toContain('hunter3-cluster');

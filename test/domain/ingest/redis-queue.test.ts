@@ -112,7 +112,7 @@ describe.each(targets)('durable login ingest on $name', (target) => {
   // Last in the suite: it stops this target's Redis. Found by `npm run soak`: a login answered in
   // the instant Redis went away used to lose its ingest.
   it('queues the events of a Redis outage once Redis returns, and delivers them', async () => {
-    const config = loadConfig({ env: {}, overrides: { otp: { store: 'redis' }, redis: target.config() } });
+    const config = loadConfig({ env: { NODE_ENV: 'test' }, overrides: { otp: { store: 'redis' }, redis: target.config() } });
     const failFast = createRedis(config, log);
     await redisReady(failFast, 15_000);
     const delivered: string[] = [];

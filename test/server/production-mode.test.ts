@@ -1,0 +1,78 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { eventually } from '../support/eventually';
+import { freePort } from '../support/ports';
+
+/*
+ * Production is the default, not a spelling (docs/security.md, third round): the real process
+ * refuses any NODE_ENV but the three, judges an unset one as production once anything is
+ * configured, and, started with acknowledged unsafe switches, says so once per switch in its log
+ * and on /readyz to an operator.
+ */
+
+const ROOT = join(__dirname, '..', '..');
+const SECRET = 'production-mode-secret-0123456789abcdef';
+const INTERNAL_KEY = 'production-mode-internal-key-0123456789';
+const base = { PATH: process.env.PATH ?? '', SERVER__HOST: '127.0.0.1', OTP__LOG_FILE: '', LOG__LEVEL: 'warn' };
+
+let child: ChildProcess | undefined;
+afterEach(() => {
+  child?.kill('SIGKILL');
+  child = undefined;
+});
+
+function run(env: Record<string, string>) {
+  child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env: { ...base, SERVER__PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  child.stdout!.on('data', (chunk: Buffer) => (out.stdout += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (out.stderr += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child!.on('exit', (code) => resolve(code)));
+  return { out, exited };
+}
+
+describe('NODE_ENV at start-up (the real process)', () => {
+  it.each(['Production', 'prod'])('refuses NODE_ENV=%s with exit 78, naming the three it accepts, and never starts the sandbox', async (spelling) => {
+    const { out, exited } = run({ NODE_ENV: spelling, OTP__DEBUG: 'true' });
+    expect(await exited).toBe(78);
+    expect(out.stderr).toContain('NODE_ENV: must be one of production, development, test');
+    expect(out.stdout).not.toContain('sandbox');
+  });
+
+  it('treats an unset NODE_ENV with an upstream configured as production: codes in answers refused', async () => {
+    const { out, exited } = run({ IDENTITY__BASE_URL: 'http://127.0.0.1:9/idp', OTP__DEBUG: 'true', SECURITY__SECRET: SECRET });
+    expect(await exited).toBe(78);
+    expect(out.stderr).toContain('otp.debug: plain codes in answers are refused in production');
+  });
+});
+
+describe('acknowledged unsafe switches in production', () => {
+  it('logs one warn line per switch at start and lists them on /readyz for the internal key only', async () => {
+    const port = await freePort();
+    const { out } = run({
+      NODE_ENV: 'production',
+      SERVER__PORT: String(port),
+      SECURITY__SECRET: SECRET,
+      SECURITY__INTERNAL_KEY: INTERNAL_KEY,
+      IDENTITY__BASE_URL: 'http://127.0.0.1:9/idp',
+      RATE_LIMITS__ENABLED: 'false',
+      RATE_LIMITS__DISABLED_IN_PRODUCTION: 'true',
+      SECURITY__GUARD_PRIMITIVES: 'false',
+      SECURITY__GUARD_PRIMITIVES_OFF_IN_PRODUCTION: 'true',
+      DEMO__ENABLED: 'true',
+      DEMO__ENABLED_IN_PRODUCTION: 'true',
+    });
+    const readyz = (headers: Record<string, string> = {}) => fetch(`http://127.0.0.1:${port}/readyz`, { headers }).then((res) => res.json() as Promise<{ data: Record<string, unknown> }>);
+    const operator = await eventually(() => readyz({ 'x-internal-key': INTERNAL_KEY }), { timeoutMs: 20_000, intervalMs: 100 });
+
+    const warned = out.stdout.split('\n').filter((line) => line.includes('"event":"weakened_defence"')).map((line) => (JSON.parse(line) as { key: string; level: number }));
+    expect(warned.map((w) => w.key)).toEqual(['rate_limits.enabled', 'security.guard_primitives', 'demo.enabled']);
+    expect(warned.every((w) => w.level === 40)).toBe(true);
+    expect(operator.data.unsafe).toEqual([
+      { key: 'rate_limits.enabled', exposes: expect.any(String) },
+      { key: 'security.guard_primitives', exposes: expect.any(String) },
+      { key: 'demo.enabled', exposes: expect.any(String) },
+    ]);
+    // Which defences are off is a map for an attacker: not for whoever reaches /readyz.
+    expect(await readyz()).toEqual({ success: true, error: null, data: { status: 'ready' } });
+  });
+});
