@@ -61,7 +61,12 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   const app = createApp(deps, {
     routes: (router) => {
       // Only the sandbox has an outbox, only recording has journeys: otherwise the routes do not exist.
-      mountSandboxRoutes(router, { outbox, journeys, mayReadJourneys: (ctx) => diagnosticsCaller({ deps, header: (name) => ctx.get(name) || undefined }) });
+      mountSandboxRoutes(router, {
+        outbox,
+        journeys,
+        mayReadJourneys: (ctx) => diagnosticsCaller({ deps, header: (name) => ctx.get(name) || undefined }),
+        reset: sandbox && deps.reset ? () => (deps.reset!(), sandbox!.reset()) : undefined,
+      });
       // Before the demo: where the demo is off its catch-all would answer /flows/* as unknown.
       mountFunnel(router, deps);
       mountDemo(router, deps);

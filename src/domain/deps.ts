@@ -16,6 +16,7 @@ import { createRedisRateLimiter } from './limits/redis-rate-limiter';
 import { createAbuseLimits } from './limits/abuse-limits';
 import { createCollectorClient } from '../clients/collector';
 import { createSmsServices } from './sms';
+import { createMemorySmsStore } from './sms/store';
 import { confirmedEmailOfPhone } from './sms/account-email';
 import { createLoginIngest } from './ingest';
 import { phoneBelongsToEmail } from './accounts/phone-owner';
@@ -54,12 +55,23 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
 
   const identity = overrides.identity ?? createIdentityClient(config, log, clients);
   const collector = overrides.collector ?? createCollectorClient(config, log, clients);
-  const rateLimiter = overrides.rateLimiter ?? (redis ? createRedisRateLimiter(redis, prefix) : createMemoryRateLimiter());
+  // What the sandbox's reset forgets: codes, limits and the SMS ledger, when each lives in this process.
+  const inMemory: Array<() => void> = [];
+  const forgettable = <T extends { clear(): void }>(store: T): T => (inMemory.push(() => store.clear()), store);
+  const rateLimiter = overrides.rateLimiter ?? (redis ? createRedisRateLimiter(redis, prefix) : forgettable(createMemoryRateLimiter()));
   const limits = overrides.limits ?? createAbuseLimits(config, rateLimiter, now, (limit) => metrics.rateLimitRefused(limit));
   const sms =
     overrides.sms ??
-    createSmsServices(config, { log, now, secret, metrics, redis, clients, confirmedEmailOf: (ctx, phone) => confirmedEmailOfPhone({ identity, config }, ctx, phone) });
-  const otpStore = overrides.otpStore ?? (redis ? createRedisOtpStore(redis, { prefix }) : createMemoryOtpStore({ maxRecords: config.otp.max_records, now }));
+    createSmsServices(config, {
+      log,
+      now,
+      secret,
+      metrics,
+      redis,
+      store: redis ? undefined : forgettable(createMemorySmsStore({ maxEntries: config.sms.ledger.max_entries })),
+      clients,
+      confirmedEmailOf: (ctx, phone) => confirmedEmailOfPhone({ identity, config }, ctx, phone) });
+  const otpStore = overrides.otpStore ?? (redis ? createRedisOtpStore(redis, { prefix }) : forgettable(createMemoryOtpStore({ maxRecords: config.otp.max_records, now })));
   const otp =
     overrides.otp ??
     createOtpService(config, {
@@ -124,6 +136,8 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     limits,
     funnel,
     ready: overrides.ready ?? (() => otp.ready()),
+    // Only where nothing lives in a shared store: a reset must never reach another instance's or a real service's data.
+    reset: redis ? undefined : () => inMemory.forEach((clear) => clear()),
     close:
       overrides.close ??
       (async () => {

@@ -61,6 +61,8 @@ export interface Deps {
   funnel: FunnelTally;
   /** True when the store (and whatever else readiness needs) answers. */
   ready(): Promise<boolean>;
+  /** Forgets codes, limits and the SMS ledger (the sandbox's reset); absent when they live in Redis. */
+  reset?: () => void;
   /** Releases sockets, timers and files. */
   close(): Promise<void>;
 }

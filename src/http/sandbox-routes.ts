@@ -21,7 +21,11 @@ export interface SandboxRoutes {
   journeys?: JourneyRecorder;
   /** Who may read the journeys (every email, phone and uid that logged in): the diagnostics' rule. */
   mayReadJourneys: (ctx: Context) => boolean;
+  /** Forgets codes, cooldowns, limits, the SMS ledger and the outbox; absent where they live in Redis. */
+  reset?: () => void;
 }
+
+export const RESET_PATH = '/_sandbox/reset';
 
 export const OUTBOX_PAGE_PATH = '/_sandbox/outbox.html';
 /** Seconds between reloads of the outbox page (a meta refresh: no script). */
@@ -35,7 +39,20 @@ function queryParam(ctx: Context, name: string): string | undefined {
   return values.length === 1 && values[0]!.trim() !== '' ? values[0] : undefined;
 }
 
-export function mountSandboxRoutes(router: Router, { outbox, journeys, mayReadJourneys }: SandboxRoutes): void {
+export function mountSandboxRoutes(router: Router, { outbox, journeys, mayReadJourneys, reset }: SandboxRoutes): void {
+  if (outbox && reset) {
+    // A developer walks the README, the demo and /flows's examples again from a clean sandbox, without waiting out a cooldown or a limit.
+    router.post(RESET_PATH, (ctx) => {
+      reset();
+      // The outbox page's button is a plain form (no script): back to the page it came from.
+      if (ctx.is('application/x-www-form-urlencoded')) {
+        ctx.status = 303;
+        ctx.redirect(OUTBOX_PAGE_PATH);
+        return;
+      }
+      ctx.body = success({ cleared: ['codes', 'cooldowns', 'limits', 'sms_ledger', 'outbox'] });
+    });
+  }
   if (outbox) {
     router.get('/_sandbox/outbox', (ctx) => {
       const to = queryParam(ctx, 'to');
@@ -48,7 +65,7 @@ export function mountSandboxRoutes(router: Router, { outbox, journeys, mayReadJo
     });
     router.get(OUTBOX_PAGE_PATH, (ctx) => {
       ctx.type = 'text/html; charset=utf-8';
-      ctx.body = outboxPage(outbox.newestCodes(), new Date());
+      ctx.body = outboxPage(outbox.newestCodes(), new Date(), reset !== undefined);
       ctx.set('Content-Security-Policy', OUTBOX_PAGE_CSP);
       ctx.set('X-Content-Type-Options', 'nosniff');
       ctx.set('Referrer-Policy', 'no-referrer');
@@ -100,8 +117,8 @@ const STYLE = [
   '.at{white-space:nowrap}',
 ].join('');
 
-/** Nothing but this one inline style: no script, no image, no form, no frame. */
-export const OUTBOX_PAGE_CSP = inlineStylePageCsp(STYLE);
+/** Nothing but this one inline style and the reset button's form to this service: no script, no image, no frame. */
+export const OUTBOX_PAGE_CSP = inlineStylePageCsp(STYLE).replace("form-action 'none'", "form-action 'self'");
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 /** Text for HTML element content and quoted attributes. */
@@ -113,7 +130,7 @@ function ago(at: string, now: Date): string {
 }
 
 /** The newest code per recipient, newest first, every value escaped; in Italian, as the demo and /flows it sits beside. */
-export function outboxPage(newest: OutboxMessage[], now: Date): string {
+export function outboxPage(newest: OutboxMessage[], now: Date, resettable = false): string {
   const rows = newest.map(
     (m) =>
       `<tr><td>${escapeHtml(m.to)}</td><td>${escapeHtml(m.channel)}</td><td class="code">${escapeHtml(m.code ?? '')}</td>` +
@@ -132,6 +149,9 @@ export function outboxPage(newest: OutboxMessage[], now: Date): string {
     '<h1>Outbox del sandbox: l’ultimo codice per destinatario</h1>',
     `<p class="muted">Si aggiorna ogni ${REFRESH_SECONDS} secondi. In JSON: <code>/_sandbox/outbox?to=&lt;telefono o email&gt;</code> (i messaggi di quel destinatario, dal più recente, l’ultimo codice in <code>data.code</code>).</p>`,
     table,
+    ...(resettable
+      ? [`<form method="post" action="${RESET_PATH}"><p><button type="submit">Ricomincia da capo</button> <span class="muted">cancella codici, attese tra un invio e l’altro, limiti, registro SMS e questa outbox</span></p></form>`]
+      : []),
     '</body></html>',
   ].join('\n');
 }

@@ -24,5 +24,7 @@ export interface SandboxFake {
   mount?(router: Router, sandbox: SandboxContext): void;
   start?(sandbox: SandboxContext): Promise<ConfigPatch>;
   configure?(sandbox: SandboxContext): ConfigPatch;
+  /** Back to the state it started in (seeded accounts only): the sandbox's reset. */
+  reset?(): void;
   close?(): Promise<void>;
 }

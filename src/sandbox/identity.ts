@@ -117,7 +117,8 @@ const errorList = (message: string, code = '400') => ({ error_code_list: [{ ...e
 const v3Error = (code: number, message: string) => ({ ...v3ErrorFixture, code, message });
 
 export function createIdentityFake(): SandboxFake {
-  const users = new Map<string, SandboxUser>(sandboxSeedUsers.map((u) => [u.uid, { ...u, custom: { ...u.custom } }]));
+  const seeded = () => sandboxSeedUsers.map((u): [string, SandboxUser] => [u.uid, { ...u, custom: { ...u.custom } }]);
+  const users = new Map<string, SandboxUser>(seeded());
   const refreshTokens = new Map<string, string>();
   const key = randomBytes(32);
 
@@ -154,6 +155,12 @@ export function createIdentityFake(): SandboxFake {
   const route = (path: string) => `${PREFIX}${path}`;
 
   return {
+    // The seeded people as they were at start: a walkthrough that registered Sara or gave Giulia a phone can be walked again.
+    reset() {
+      users.clear();
+      for (const [uid, user] of seeded()) users.set(uid, user);
+      refreshTokens.clear();
+    },
     name: 'identity',
     mount(router: Router) {
       router.post(route(identityPaths.login), (ctx) => {

@@ -18,6 +18,8 @@ export interface Sandbox {
   baseUrl: string;
   /** Failures the SMS fakes show when told: `sandbox.smsFaults.set('gateway', 'error_5xx')`. */
   smsFaults: SmsFaults;
+  /** The fakes back to how they started, the outbox empty. */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -70,6 +72,11 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
     outbox,
     baseUrl,
     smsFaults,
+    reset: () => {
+      outbox.clear();
+      smsFaults.clear();
+      for (const fake of started) fake.reset?.();
+    },
     close: async () => {
       for (const fake of started) await fake.close?.();
       server.closeAllConnections();

@@ -19,6 +19,11 @@ export class SmsFaults {
     else this.faults.set(provider, fault);
   }
 
+  /** Every provider working again. */
+  clear(): void {
+    this.faults.clear();
+  }
+
   get(provider: string): SmsFault {
     return this.faults.get(provider) ?? 'none';
   }

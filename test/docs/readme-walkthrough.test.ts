@@ -74,6 +74,8 @@ describe('the README walk-through', () => {
     ].join('\n');
     const log = join(dir, 'answers.tsv');
 
+    // Twice in a row on one sandbox, as a newcomer who starts over would: the reset in the first block makes room.
+    await run('bash', ['-c', script], { env: { ...process.env, CURL_LOG: log }, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
     await run('bash', ['-c', script], { env: { ...process.env, CURL_LOG: log }, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
 
     const byBlock = blocks.map(() => [] as string[]);
@@ -81,7 +83,7 @@ describe('the README walk-through', () => {
       const [block, encoded] = line.split('\t');
       byBlock[Number(block)]!.push(summary(Buffer.from(encoded!, 'base64').toString('utf8')));
     }
-    expect(byBlock).toEqual([
+    const once = [
       [], // B and the json helper
       ['ok', 'ok'], // a one-time code: otp_generate, verify_otp
       ['ok', 'ok', 'ok', 'ok', 'ok __utp'], // phone, user exists, with the primitives
@@ -91,6 +93,7 @@ describe('the README walk-through', () => {
       ['33', '61', '62', '90 __utp'], // Giulia by email, adding a phone
       ['23', '37', '90', '62', '90', '90'], // Sara registers by email, adds a phone, completes the profile
       ['ok', 'ok', 'response'], // newsletter_feed, newsletter_subscribe, recommendations' bare widget body
-    ]);
-  }, 90_000);
+    ];
+    expect(byBlock).toEqual(once.map((answers) => [...answers, ...answers]));
+  }, 150_000);
 });

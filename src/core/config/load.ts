@@ -103,6 +103,28 @@ export function environmentOf(nodeEnv: string | undefined, configured: boolean):
   throw new ConfigError([`NODE_ENV: must be one of ${environments.join(', ')} (got ${describe(nodeEnv)}); unset means production once anything is configured`]);
 }
 
+/**
+ * Limits for one developer walking the README, the demo and /flows's examples again and again:
+ * ten times the production defaults, under whatever the configuration sets. The cooldown stays
+ * the contract's; `POST /_sandbox/reset` clears it with the rest (docs/demo.md).
+ */
+export const SANDBOX_LIMITS: Tree = {
+  rate_limits: {
+    sends_per_identifier_per_hour: 200,
+    sends_per_ip_per_hour: 1000,
+    verifies_per_ip_per_minute: 300,
+    lookups_per_ip_per_minute: 300,
+    sends_per_recipient: 50,
+    lookups_per_account_per_hour: 100,
+    password_logins_per_ip: 300,
+    password_logins_per_email: 50,
+    registrations_per_ip_per_hour: 100,
+    subscriptions_per_ip_per_hour: 200,
+    subscriptions_per_email_per_day: 50,
+  },
+  sms: { pumping: { prefix_sends_per_hour: 600 } },
+};
+
 /** What a configuration run needs besides the keys: the environment it runs in. */
 export interface LoadedConfig {
   config: Config;
@@ -130,8 +152,9 @@ export function loadConfiguration(options: LoadOptions = {}): LoadedConfig {
   if (getPath(merged, 'sandbox.enabled') === undefined && !configured && environment !== 'production') {
     merged.sandbox = { ...(isTree(merged.sandbox) ? merged.sandbox : {}), enabled: true };
   }
+  const sized = getPath(merged, 'sandbox.enabled') === true ? deepMerge(SANDBOX_LIMITS, merged) : merged;
 
-  const result = configSchema.safeParse(merged);
+  const result = configSchema.safeParse(sized);
   if (!result.success) {
     throw new ConfigError(
       result.error.issues.map((issue) => {

@@ -48,7 +48,7 @@ function countIn(entry: number[], i: number, windowMs: number, now: number): num
   return (entry[2 * i] = entry[2 * i]! + 1);
 }
 
-export function createMemoryRateLimiter(maxKeys = 500_000): RateLimiter {
+export function createMemoryRateLimiter(maxKeys = 500_000): RateLimiter & { clear(): void } {
   // One cache for single counters and chains (lru-cache preallocates `max` slots): a chain's key
   // is braced, as its Redis hash tag, where a counter's starts with its limit's name.
   const entries = new LRUCache<string, number[]>({ max: maxKeys });
@@ -73,6 +73,7 @@ export function createMemoryRateLimiter(maxKeys = 500_000): RateLimiter {
       }
       return { refused: -1, retryAfterMs: 0 };
     },
+    clear: () => entries.clear(),
     async close() {
       entries.clear();
     },

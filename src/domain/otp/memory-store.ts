@@ -136,7 +136,7 @@ const recordKey = (key: string): string | number => (isE164(key) ? Number(key.sl
 
 const emptyContext: OtpRecordContext = { record: null, previous: null, outcome: null, retryAfterMs: 0 };
 
-export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
+export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore & { clear(): void } {
   // The record machine compiled once (a few ms): each operation is a lookup, not a transition() (docs/performance.md).
   const table = compileOtpRecordTable();
   const step = (record: OtpRecord | null, event: OtpRecordEvent) => stepOtpRecord(table, record ? { ...emptyContext, record } : emptyContext, event);
@@ -176,6 +176,11 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
       else if (effect === 'storeCode' && context.record) cache.set(typeof id === 'string' ? flatKey(id) : id, packRecord(context.record, key));
       else if ((effect === 'countWrongGuess' || effect === 'restorePrevious') && context.record) cache.set(id, packRecord(context.record, key));
     }
+  };
+
+  /** Everything forgotten at once: the sandbox's reset (POST /_sandbox/reset), and close. */
+  const clear = () => {
+    for (const held of [cache, markers, spent, claims, heldPhones, phoneHolders]) held.clear();
   };
 
   return {
@@ -263,13 +268,10 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore {
       return true;
     },
 
+    clear,
+
     async close() {
-      cache.clear();
-      markers.clear();
-      spent.clear();
-      claims.clear();
-      heldPhones.clear();
-      phoneHolders.clear();
+      clear();
     },
   };
 }

@@ -64,13 +64,17 @@ function fromHash(hash: Record<string, string>): LedgerEntry | null {
   return entry as unknown as LedgerEntry;
 }
 
-export function createMemorySmsStore(options: { maxEntries: number }): SmsStore {
+export function createMemorySmsStore(options: { maxEntries: number }): SmsStore & { clear(): void } {
   const entries = new LRUCache<string, LedgerEntry>({ max: options.maxEntries });
   const latest = new LRUCache<string, string>({ max: options.maxEntries });
   const counters = new LRUCache<string, { count: number; resetAt: number }>({ max: 100_000 });
   const blocked = new Map<string, number>();
   const live = (until: number, now: number) => until > now;
   return {
+    /** The ledger, the counters and the blocks forgotten: the sandbox's reset (POST /_sandbox/reset). */
+    clear() {
+      for (const held of [entries, latest, counters, blocked]) held.clear();
+    },
     async addEntry(entry, retentionMs) {
       entries.set(entry.id, { ...entry }, { ttl: retentionMs });
     },
