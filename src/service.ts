@@ -5,6 +5,7 @@ import { createDeps, type Deps, type DepsOverrides } from './domain/deps';
 import { diagnosticsCaller, warnWhenGuardOff } from './domain/guard';
 import { createApp, createMetricsApp } from './http/app';
 import { createHttpServer } from './http/connections';
+import { warnWhenTrustProxyDeprecated } from './http/client-address';
 import { createLogger } from './core/logger';
 import type { Sandbox } from './sandbox';
 import { mountDemo } from './http/demo';
@@ -53,6 +54,7 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   }
   const deps = createDeps(config, overrides);
   warnWhenGuardOff(config, deps.log);
+  warnWhenTrustProxyDeprecated(config.server, deps.log);
   const outbox = sandbox?.outbox;
   // Recorded login journeys: in the sandbox and with `debug` on (the flow runner records into the same recorder).
   const journeys = journeyRecorderFor(deps);
