@@ -63,8 +63,9 @@ export function clientAddress(header: string | undefined, kind: ForwardedHeader,
 /** `server.trust_proxy` (a boolean that took the first entry) still read for one release: say what to set instead. */
 export function warnWhenTrustProxyDeprecated(server: Config['server'], log: Logger): void {
   if (server.trust_proxy === undefined) return;
+  const meaning = server.trust_proxy ? ' (the client is the last X-Forwarded-For entry, no longer the first)' : '';
   log.warn(
     { trust_proxy: server.trust_proxy, trust_proxy_hops: server.trust_proxy_hops },
-    `server.trust_proxy is deprecated and will be removed: it is read as server.trust_proxy_hops: ${server.trust_proxy_hops} (the client is the last X-Forwarded-For entry, no longer the first); set server.trust_proxy_hops to the number of proxies that append to the header and remove server.trust_proxy`,
+    `server.trust_proxy is deprecated and will be removed: it is read as server.trust_proxy_hops: ${server.trust_proxy_hops}${meaning}; set server.trust_proxy_hops to the number of proxies that append to the forwarded header and remove server.trust_proxy`,
   );
 }
