@@ -6,6 +6,7 @@ import { diagnosticsCaller } from './domain/guard';
 import { weakenedDefences } from './core/config/weakened';
 import { createApp, createMetricsApp } from './http/app';
 import { createHttpServer } from './http/connections';
+import { warnWhenTrustProxyDeprecated } from './http/client-address';
 import { createLogger } from './core/logger';
 import type { Sandbox } from './sandbox';
 import { mountDemo } from './http/demo';
@@ -55,6 +56,7 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   const deps = createDeps(config, overrides);
   // A weakened defence is a deliberate, visible choice: one line each at every start (and on /readyz).
   for (const { key, exposes } of weakenedDefences(config)) deps.log.warn({ event: 'weakened_defence', key }, `${key} weakens a defence: ${exposes}`);
+  warnWhenTrustProxyDeprecated(config.server, deps.log);
   const outbox = sandbox?.outbox;
   // Recorded login journeys: in the sandbox and with `debug` on (the flow runner records into the same recorder).
   const journeys = journeyRecorderFor(deps);

@@ -31,7 +31,7 @@ export interface TokenCookie {
  */
 export interface CallContext {
   requestId: string;
-  /** The client IP (honours `server.trust_proxy`), for per-IP limits. */
+  /** The client IP (the connection's, or the one `server.trust_proxy_hops` proxies appended), for per-IP limits. */
   ip?: string;
   /** Steps and upstream calls of this request, returned as `debug` when `debug` is on. */
   trace?: TraceEntry[];

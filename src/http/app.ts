@@ -16,6 +16,7 @@ import { actionLabel } from '../core/metrics';
 import { createOpenApiDocument, type OpenApiDocument } from './openapi';
 import { actionsWithLocaleField, createLocaleResolver } from './locale';
 import { createSmsRoutes } from './sms-routes';
+import { clientAddress } from './client-address';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -98,9 +99,17 @@ class RequestState {
 
 export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   const { config } = deps;
-  const app = new Koa({ proxy: config.server.trust_proxy });
+  const { trust_proxy_hops: hops, forwarded_header: forwardedHeader } = config.server;
+  // Behind proxies Koa reads X-Forwarded-Proto and -Host; the client's address is ours (below), not Koa's first entry.
+  const app = new Koa({ proxy: hops > 0 });
   // Koa prints errors itself when nobody listens; ours are already logged once, with the request id.
   app.silent = true;
+  if (hops > 0) {
+    app.use(function clientBehindProxies(ctx: Context, next: Next) {
+      ctx.request.ip = clientAddress(ctx.get(forwardedHeader) || undefined, forwardedHeader, hops, ctx.req.socket.remoteAddress ?? '');
+      return next();
+    });
+  }
   const actions = options.actions ?? actionsByName;
   // A stand-in OTP service (a test's) may list no languages: then only the default is offered.
   const locales = (deps.otp.locales as readonly string[] | undefined) ?? [config.mail.default_locale];

@@ -7,7 +7,7 @@ import type { Logger } from '../core/logger';
  * How long a connection may hold the service, and how many one client may hold at once. Node's
  * defaults let a client that never finishes its headers or body keep a socket for a minute (and
  * a body for five), and open as many sockets as it likes: a few hundred slow clients then hold
- * the process. A proxy in front does this better where there is one (`server.trust_proxy`):
+ * the process. A proxy in front does this better where there is one (`server.trust_proxy_hops`):
  * every connection then comes from the proxy, so the per-client cap is the proxy's job and is
  * not applied here (docs/operations.md).
  */
@@ -23,7 +23,7 @@ export function createHttpServer(listener: RequestListener, settings: Config['se
     },
     listener,
   );
-  const cap = settings.trust_proxy ? 0 : settings.max_connections_per_client;
+  const cap = settings.trust_proxy_hops > 0 ? 0 : settings.max_connections_per_client;
   if (cap > 0) capConnectionsPerClient(server, cap, log);
   return server;
 }

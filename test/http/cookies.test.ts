@@ -29,7 +29,7 @@ describe('the __utp cookie', () => {
   });
 
   it('is Secure behind a proxy that says the client spoke plain http', async () => {
-    const cookie = await issueCookie(identityConfig({ server: { trust_proxy: true } }), { 'x-forwarded-proto': 'http' });
+    const cookie = await issueCookie(identityConfig({ server: { trust_proxy_hops: 1 } }), { 'x-forwarded-proto': 'http' });
     expect(cookie).toMatch(/; secure; /);
   });
 

@@ -26,6 +26,8 @@ const log = pino({ level: 'silent' });
 export interface SecurityApp {
   sandbox: Sandbox;
   deps: Deps;
+  /** http://127.0.0.1:port of the app, for a client of its own (a proxy in front of it). */
+  url: string;
   /** POSTs a JSON body to `/?action=<action>`, as the frontend does. */
   post(action: string, body: Record<string, unknown>): request.Test;
   /** POSTs these exact bytes with these exact headers (Content-Length added), answering status and parsed body. */
@@ -51,6 +53,7 @@ export async function startSecurityApp(overrides: Record<string, unknown> = {}):
   return {
     sandbox,
     deps,
+    url,
     post: (action, body) => request(url).post(`/?action=${action}`).send(body),
     rawPost: (path, headers, body) =>
       new Promise((resolve, reject) => {

@@ -62,7 +62,7 @@ describe('connections', () => {
   });
 
   it('does not cap per client behind a trusted proxy, where every connection is the proxy', async () => {
-    service = await start({ max_connections_per_client: 1, trust_proxy: true });
+    service = await start({ max_connections_per_client: 1, trust_proxy_hops: 1 });
     const held = await open(service);
     sockets.push(held.socket);
 

@@ -13,14 +13,16 @@ export const configKeyMeanings: Record<string, string> = {
   'server.port': 'Port to listen on; 0 picks a free one (the log line `listening` names it).',
   'server.cors_origins': 'Browser origins allowed to call the API with credentials (exact match, e.g. `https://login.example.com`). Empty: no cross-origin access.',
   'server.body_limit': 'Largest accepted JSON body in bytes; a bigger one answers 413 `payload_too_large`.',
-  'server.trust_proxy': 'Trust `X-Forwarded-For`/`X-Forwarded-Proto` from the load balancer for the client IP (rate limits) and the scheme. Only behind a proxy that sets them.',
+  'server.trust_proxy': 'Deprecated, removed in the next release: set `server.trust_proxy_hops` instead. Read as `trust_proxy_hops: 1` when true and 0 when false, with a `warn` line at start (before, true took the *first* `X-Forwarded-For` entry, which the client writes). Set beside `trust_proxy_hops` with another meaning, the service refuses to start.',
+  'server.trust_proxy_hops': 'How many proxies in front of the service append the address they saw to the forwarded header (`server.forwarded_header`): 1 for one nginx or load balancer, 2 for a CDN in front of a load balancer. The client, for every per-client limit, is the entry that many from the *right*; fewer entries than hops, or no address there, and the connection\'s own address counts. Above 0, `X-Forwarded-Proto` and `X-Forwarded-Host` are trusted too. 0: forwarded headers are ignored. Never more than the proxies that really append: each extra hop lets the client choose its address again.',
+  'server.forwarded_header': 'Which header the proxies of `server.trust_proxy_hops` append to: `x-forwarded-for`, or `forwarded` (RFC 7239, its `for=` parameters). Only this one is read, whatever else a request carries: name the one your proxies write, or a client names itself in the other.',
   'server.cookie_domain': 'Domain attribute of the `__utp` cookie (e.g. `.example.com` to share it across subdomains). Empty: host-only cookie.',
   'server.cookie_max_age_seconds': 'Lifetime of the `__utp` cookie with `stay_logged_in` when the token does not carry `expires_in`.',
   'server.shutdown_grace_seconds': 'On SIGTERM/SIGINT, how long in-flight requests may take to finish before their connections are closed.',
   'server.headers_timeout_seconds': 'How long a client may take to send its request headers before the connection is closed (408). At most 30.',
   'server.request_timeout_seconds': 'How long a client may take to send a whole request, headers and body, before the connection is closed (408). At most 30.',
   'server.keep_alive_timeout_seconds': 'How long an idle keep-alive connection is kept open for the next request. At most 30; keep it below the idle timeout of a load balancer in front.',
-  'server.max_connections_per_client': 'Connections one client address may hold open at once; more are closed on arrival. 0: no cap. Not applied with `server.trust_proxy` (every connection comes from the proxy: cap per client there).',
+  'server.max_connections_per_client': 'Connections one client address may hold open at once; more are closed on arrival. 0: no cap. Not applied with `server.trust_proxy_hops` above 0 (every connection comes from the proxy: cap per client there).',
   debug: 'Adds `idp_debug` and the `debug` call trace to answers (docs/contract.md#addressing-and-envelope). Refused in production.',
   'log.level': 'Log level of the JSON log lines on stdout. `info` writes one line per request and per upstream call.',
   'otp.ttl_seconds': 'Lifetime of a one-time code (`expires_in`).',
@@ -202,7 +204,7 @@ export function configKeys(): ConfigKey[] {
 }
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-const shownDefault = (value: unknown) => (value === '' ? '*(empty)*' : `\`${JSON.stringify(value)}\``);
+const shownDefault = (value: unknown) => (value === undefined ? '*(unset)*' : value === '' ? '*(empty)*' : `\`${JSON.stringify(value)}\``);
 
 /** The reference as Markdown: one table per top-level section. */
 export function renderConfigReference(): string {

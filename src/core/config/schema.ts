@@ -83,25 +83,55 @@ const smsProvider = z.discriminatedUnion('kind', [
 export type SmsProviderConfig = z.infer<typeof smsProvider>;
 export const smsProviderName = (provider: SmsProviderConfig): string => provider.name || provider.kind;
 
+/**
+ * `server.trust_proxy`, the boolean before `server.trust_proxy_hops`, read for one release in its
+ * safe meaning: true is one appending proxy (the last X-Forwarded-For entry, where it used to
+ * take the first), false none. Set beside trust_proxy_hops it must say the same, or which one
+ * the operator meant is a guess: the configuration is refused.
+ */
+function trustProxyAsHops(server: unknown, check: z.core.$RefinementCtx): unknown {
+  if (typeof server !== 'object' || server === null) return server;
+  const { trust_proxy: legacy, trust_proxy_hops: hops } = server as { trust_proxy?: unknown; trust_proxy_hops?: unknown };
+  if (typeof legacy !== 'boolean') return server;
+  const meant = legacy ? 1 : 0;
+  if (hops === undefined) return { ...server, trust_proxy_hops: meant };
+  if (hops !== meant) {
+    check.addIssue({
+      code: 'custom',
+      path: ['trust_proxy'],
+      message: `${String(legacy)} means server.trust_proxy_hops: ${meant}, but server.trust_proxy_hops is ${JSON.stringify(hops)}: remove the deprecated server.trust_proxy`,
+    });
+  }
+  return server;
+}
+
 const isTestIdentifier = (key: string) => /^\+[1-9]\d{6,14}$/.test(key) || z.email().safeParse(key).success;
 
 export const configSchema = z
   .strictObject({
-    server: section({
-      host: text.default('127.0.0.1'),
-      port: port.default(8080),
-      cors_origins: list.default([]),
-      body_limit: z.number().int().min(1024).default(64 * 1024),
-      trust_proxy: z.boolean().default(false),
-      cookie_domain: text.default(''),
-      /** Lifetime of the `__utp` cookie with stay_logged_in when the token does not say (`expires_in`): 30 days. */
-      cookie_max_age_seconds: seconds.default(30 * 24 * 3600),
-      shutdown_grace_seconds: seconds.default(10),
-      headers_timeout_seconds: seconds.max(30).default(15),
-      request_timeout_seconds: seconds.max(30).default(30),
-      keep_alive_timeout_seconds: seconds.max(30).default(5),
-      max_connections_per_client: z.number().int().min(0).default(64),
-    }),
+    server: z
+      .preprocess(
+        trustProxyAsHops,
+        z.strictObject({
+          host: text.default('127.0.0.1'),
+          port: port.default(8080),
+          cors_origins: list.default([]),
+          body_limit: z.number().int().min(1024).default(64 * 1024),
+          // Deprecated for trust_proxy_hops (read as 1 or 0 by trustProxyAsHops); kept one release, warned at start.
+          trust_proxy: z.boolean().optional(),
+          trust_proxy_hops: z.number().int().min(0).default(0),
+          forwarded_header: z.enum(['x-forwarded-for', 'forwarded']).default('x-forwarded-for'),
+          cookie_domain: text.default(''),
+          /** Lifetime of the `__utp` cookie with stay_logged_in when the token does not say (`expires_in`): 30 days. */
+          cookie_max_age_seconds: seconds.default(30 * 24 * 3600),
+          shutdown_grace_seconds: seconds.default(10),
+          headers_timeout_seconds: seconds.max(30).default(15),
+          request_timeout_seconds: seconds.max(30).default(30),
+          keep_alive_timeout_seconds: seconds.max(30).default(5),
+          max_connections_per_client: z.number().int().min(0).default(64),
+        }),
+      )
+      .prefault({}),
     debug: z.boolean().default(false),
     log: section({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

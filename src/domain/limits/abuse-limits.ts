@@ -8,7 +8,8 @@ import type { RateLimiter } from './rate-limiter';
  * client IP per hour, verification attempts per client IP per minute, lookups that reveal an
  * account, password logins per IP and per email, registrations per IP, newsletter subscriptions
  * per IP and per email. Counted in the OTP store's own backend, so they hold across a fleet. The client IP
- * comes with each call from the request context (Koa's ctx.ip, which honours `server.trust_proxy`).
+ * comes with each call from the request context: the connection's address, or behind
+ * `server.trust_proxy_hops` proxies the entry they appended (src/http/client-address.ts).
  */
 
 export type LimitName =

@@ -54,15 +54,15 @@ describe('abuse limits', () => {
     expect((await app.post('verify_otp', { email: phone(9), otp_code: '123456' })).body.data.reason).toBe('invalid');
   });
 
-  it('counts per client IP from X-Forwarded-For only when server.trust_proxy is on', async () => {
-    app = await startApp({ server: { trust_proxy: true }, rate_limits: { verifies_per_ip_per_minute: 1 } });
+  it('counts per client IP from X-Forwarded-For only behind server.trust_proxy_hops proxies', async () => {
+    app = await startApp({ server: { trust_proxy_hops: 1 }, rate_limits: { verifies_per_ip_per_minute: 1 } });
     const from = (ip: string) => app.post('verify_otp', { email: phone(1), otp_code: '123456' }).set('X-Forwarded-For', ip);
     expect((await from('203.0.113.1')).status).toBe(200);
     expect((await from('203.0.113.2')).status).toBe(200);
     expect((await from('203.0.113.1')).status).toBe(429);
   });
 
-  it('ignores X-Forwarded-For when server.trust_proxy is off', async () => {
+  it('ignores X-Forwarded-For with server.trust_proxy_hops at 0 (the default)', async () => {
     app = await startApp({ rate_limits: { verifies_per_ip_per_minute: 1 } });
     const from = (ip: string) => app.post('verify_otp', { email: phone(1), otp_code: '123456' }).set('X-Forwarded-For', ip);
     expect((await from('203.0.113.1')).status).toBe(200);
