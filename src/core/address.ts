@@ -67,3 +67,49 @@ export const recipientKey = (max = 254) =>
       if (!PHONE_SPELLING.test(raw) && SEPARATORS.test(raw)) ctx.addIssue({ code: 'custom', message: 'one phone, one email address or one key, without spaces or separators' });
       return raw;
     });
+
+/*
+ * The inbox a mailbox delivers to: what every per-recipient count keys on (docs/security.md,
+ * "Sends are charged to who receives them"). Mail servers deliver `name+anything@domain` to
+ * `name@domain`, and Gmail also ignores dots in the local part and answers for googlemail.com
+ * as for gmail.com, so `v@x`, `v+1@x` and `v+news@x`, or `b.ob@gmail.com` and
+ * `bob+a@googlemail.com`, are one inbox; counted apart, each spelling had its own cooldown
+ * and cap while all of them reached one person.
+ *
+ * The `+tag` is removed on every domain, not only on providers known to honour it: merging two
+ * people whose addresses differ only after a `+` makes them share a budget (a send waits for a
+ * cooldown), where not merging lets anyone flood an inbox through a domain we did not list.
+ * Dots are removed only where the provider is known to ignore them: on other domains `a.b` and
+ * `ab` are often two people. A local part that is all tag (`+x@domain`) keeps its spelling.
+ *
+ * Only counting uses the inbox: the code still goes to, is recorded as and proves the
+ * canonical address the person typed. The inbox is derived from that canonical value, never
+ * parsed again from a request.
+ */
+
+export type Inbox = string & z.BRAND<'Inbox'>;
+
+/** Domains whose provider ignores dots in the local part, each written as the domain it is known as. */
+const DOTLESS_DOMAINS: ReadonlyMap<string, string> = new Map([
+  ['gmail.com', 'gmail.com'],
+  ['googlemail.com', 'gmail.com'],
+]);
+
+/** The inbox of a canonical mailbox (lower-cased again for one an upstream gave, the identity provider's). */
+export function inboxOf(address: string): Inbox {
+  const lower = address.toLowerCase();
+  const at = lower.lastIndexOf('@');
+  if (at <= 0) return lower as Inbox;
+  const tag = lower.indexOf('+');
+  let local = tag > 0 && tag < at ? lower.slice(0, tag) : lower.slice(0, at);
+  let domain = lower.slice(at + 1);
+  const unified = DOTLESS_DOMAINS.get(domain);
+  if (unified !== undefined) {
+    local = local.replaceAll('.', '') || local;
+    domain = unified;
+  }
+  return `${local}@${domain}` as Inbox;
+}
+
+/** What a send to `recipient` is counted on: a mailbox's inbox; a phone (E.164) or a plain key as it is. */
+export const budgetOf = (recipient: string): string => (recipient.includes('@') ? inboxOf(recipient) : recipient);

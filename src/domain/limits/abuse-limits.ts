@@ -1,3 +1,4 @@
+import { budgetOf, inboxOf } from '../../core/address';
 import type { Config } from '../../core/config/schema';
 import { apiError } from '../../core/errors';
 import type { RateLimiter } from './rate-limiter';
@@ -10,6 +11,8 @@ import type { RateLimiter } from './rate-limiter';
  * per IP and per email. Counted in the OTP store's own backend, so they hold across a fleet. The client IP
  * comes with each call from the request context: the connection's address, or behind
  * `server.trust_proxy_hops` proxies the entry they appended (src/http/client-address.ts).
+ * Whatever is counted per email is counted on its inbox (inboxOf, src/core/address.ts): every
+ * spelling of one inbox (`v+1@x`, `V@x`, Gmail's dots) spends one budget.
  */
 
 export type LimitName =
@@ -34,7 +37,7 @@ export interface AbuseLimits {
   sendFromIp(ip: string | undefined): Promise<void>;
   /**
    * Counts a code actually issued for this OTP key or delivered to this phone or email (the
-   * short window, then the hourly ceiling); throws `rate_limited` over either limit.
+   * short window, then the hourly ceiling), an email on its inbox; throws `rate_limited` over either limit.
    */
   sendToIdentifier(identifier: string): Promise<void>;
   /** Counts a verification attempt from this client IP; throws `rate_limited` over the limit. */
@@ -43,11 +46,11 @@ export interface AbuseLimits {
   lookupFromIp(ip: string | undefined): Promise<void>;
   /** Counts an answer that tells whether a phone belongs to another account, per client IP and per account acting. */
   phoneCheck(ip: string | undefined, account: string | undefined): Promise<void>;
-  /** Counts a password login attempt, per client IP and per email. */
+  /** Counts a password login attempt, per client IP and per email (its inbox). */
   passwordLogin(ip: string | undefined, email: string): Promise<void>;
   /** Counts an account registration asked of the provider, per client IP. */
   registration(ip: string | undefined): Promise<void>;
-  /** Counts a newsletter subscription, per client IP and per email (it mails the address's owner). */
+  /** Counts a newsletter subscription, per client IP and per email's inbox (it mails the inbox's owner). */
   subscription(ip: string | undefined, email: string): Promise<void>;
 }
 
@@ -84,7 +87,7 @@ export function createAbuseLimits(
     sendFromIp: (ip) => check('sends_per_ip_per_hour', ip, limits.sends_per_ip_per_hour, HOUR),
     async sendToIdentifier(identifier) {
       if (!limits.enabled || !identifier) return;
-      const decision = await limiter.hitEach(identifier, receiverRules, now());
+      const decision = await limiter.hitEach(budgetOf(identifier), receiverRules, now());
       const refused = receiverRules[decision.refused];
       if (refused) refuse(refused.name, decision.retryAfterMs);
     },
@@ -92,17 +95,18 @@ export function createAbuseLimits(
     lookupFromIp: (ip) => check('lookups_per_ip_per_minute', ip, limits.lookups_per_ip_per_minute, MINUTE),
     async phoneCheck(ip, account) {
       await check('lookups_per_ip_per_minute', ip, limits.lookups_per_ip_per_minute, MINUTE);
-      await check('lookups_per_account_per_hour', account?.toLowerCase(), limits.lookups_per_account_per_hour, HOUR);
+      // The account acting is its uid, else its email: an email is counted on its inbox.
+      await check('lookups_per_account_per_hour', account && budgetOf(account.toLowerCase()), limits.lookups_per_account_per_hour, HOUR);
     },
     async passwordLogin(ip, email) {
       const windowMs = limits.password_login_window_seconds * 1000;
       await check('password_logins_per_ip', ip, limits.password_logins_per_ip, windowMs);
-      await check('password_logins_per_email', email.trim().toLowerCase(), limits.password_logins_per_email, windowMs);
+      await check('password_logins_per_email', inboxOf(email.trim()), limits.password_logins_per_email, windowMs);
     },
     registration: (ip) => check('registrations_per_ip_per_hour', ip, limits.registrations_per_ip_per_hour, HOUR),
     async subscription(ip, email) {
       await check('subscriptions_per_ip_per_hour', ip, limits.subscriptions_per_ip_per_hour, HOUR);
-      await check('subscriptions_per_email_per_day', email, limits.subscriptions_per_email_per_day, DAY);
+      await check('subscriptions_per_email_per_day', inboxOf(email), limits.subscriptions_per_email_per_day, DAY);
     },
   };
 }

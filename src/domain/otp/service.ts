@@ -5,6 +5,7 @@ import type { Mailer } from '../../clients/mailer';
 import type { SmsClient } from '../../clients/sms';
 import { isApiError } from '../../core/errors';
 import { maskEmail, maskPhone, type Logger } from '../../core/logger';
+import { budgetOf } from '../../core/address';
 import { isE164, smsFacts, toE164 } from '../phone';
 import { randomBytes } from 'node:crypto';
 import { createOtpHasher, generateCode } from './code';
@@ -223,19 +224,22 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     }
   }
 
-  /** Each receiving address's own cooldown, whatever the key: all or none are claimed. */
-  async function claimRecipients(addresses: string[], token: string): Promise<void> {
+  /**
+   * Each receiving phone's and inbox's own cooldown, whatever the key: all or none are claimed.
+   * `budgets` are the recipients as counted (budgetOf): every spelling of one inbox is one cooldown.
+   */
+  async function claimRecipients(budgets: string[], token: string): Promise<void> {
     const claimed: string[] = [];
-    for (const address of addresses) {
-      const claim = await guarded(() => store.claimRecipient(address, token, policy.cooldownMs));
+    for (const budget of budgets) {
+      const claim = await guarded(() => store.claimRecipient(budget, token, policy.cooldownMs));
       if (!claim.claimed) {
         await releaseRecipients(claimed, token);
         throw alreadySent(Math.max(1, Math.ceil(claim.retryAfterMs / 1000)), otp.resend_cooldown_seconds);
       }
-      claimed.push(address);
+      claimed.push(budget);
     }
   }
-  const releaseRecipients = (addresses: string[], token: string) => guarded(() => Promise.all(addresses.map((address) => store.releaseRecipient(address, token))));
+  const releaseRecipients = (budgets: string[], token: string) => guarded(() => Promise.all(budgets.map((budget) => store.releaseRecipient(budget, token))));
 
   async function deliver(channel: 'sms' | 'email', to: string, send: () => Promise<unknown>): Promise<boolean> {
     const masked = () => (channel === 'sms' ? maskPhone(to) : maskEmail(to));
@@ -299,10 +303,12 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
         useEmail = false;
       }
       const recipients = [...(useSms ? [smsTo] : []), ...(useEmail ? [emailTo!] : [])];
+      // The code goes to, and is recorded as, the addresses typed; it is counted on their inboxes.
+      const budgets = recipients.map(budgetOf);
       const token = randomBytes(9).toString('base64url');
-      // Sends are charged to who receives them: six keys and one phone send one SMS per cooldown.
+      // Sends are charged to who receives them: six keys and one phone, or six spellings of one inbox, send one code per cooldown.
       try {
-        await claimRecipients(recipients, token);
+        await claimRecipients(budgets, token);
       } catch (err) {
         if (isApiError(err) && err.reason === 'already_sent') logGenerate({ outcome: 'blocked', recipient: true });
         throw err;
@@ -312,19 +318,19 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       const codeHash = hash(key, code);
       const issued = await guarded(() => store.issue(key, codeHash, sentAt, policy, addressesOf(recipients)));
       if (issued.status === 'blocked') {
-        await releaseRecipients(recipients, token);
+        await releaseRecipients(budgets, token);
         const retryAfter = Math.max(1, Math.ceil(issued.retryAfterMs / 1000));
         logGenerate({ outcome: 'blocked', retry_after: retryAfter });
         throw alreadySent(retryAfter, otp.resend_cooldown_seconds);
       }
       // Counted only for codes really issued: requests refused by a cooldown cost the key and its recipients nothing.
       try {
-        for (const subject of new Set([key, ...recipients])) await guarded(() => limits.sendToIdentifier(subject));
+        for (const subject of new Set([budgetOf(key), ...budgets])) await guarded(() => limits.sendToIdentifier(subject));
         // The pumping defence counts codes really issued too, and refuses before any provider is paid.
         if (useSms && smsPolicy) await guarded(() => smsPolicy.admit(smsTo, smsFacts(smsTo).region ?? ''));
       } catch (err) {
         await guarded(() => store.revert(key, codeHash, issued.previous));
-        await releaseRecipients(recipients, token);
+        await releaseRecipients(budgets, token);
         logGenerate({ outcome: isApiError(err) ? err.reason : 'rate_limited' });
         throw err;
       }
@@ -339,14 +345,14 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       if (!smsSent && !emailSent) {
         // Nobody received this code: put the previous record back, so no cooldown is charged.
         await guarded(() => store.revert(key, codeHash, issued.previous));
-        await releaseRecipients(recipients, token);
+        await releaseRecipients(budgets, token);
         log.warn({ key: maskOtpKey(key), channels: { sms: useSms, email: useEmail } }, 'otp delivery failed on every channel');
         throw deliveryFailed();
       }
       // A channel that failed charges its address no cooldown. The record still names both
       // addresses: they are one account's (targets), so the code vouches for that account either way.
-      if (useSms && !smsSent) await releaseRecipients([smsTo], token);
-      if (useEmail && !emailSent) await releaseRecipients([emailTo!], token);
+      if (useSms && !smsSent) await releaseRecipients([budgetOf(smsTo)], token);
+      if (useEmail && !emailSent) await releaseRecipients([budgetOf(emailTo!)], token);
       if (emailSent && smsPolicy) {
         // The record of what was sent: losing it costs the operator's view, never the answer.
         await smsPolicy.emailSent(emailTo!).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a code mail'));
@@ -374,7 +380,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       // A record that cannot say where its code went vouches for no one (it is spent all the same).
       if (reached.phone === undefined && reached.email === undefined) return { outcome: 'invalid' };
       // The owner of the addresses is acting, not being bombed: their next code need not wait.
-      await guarded(() => Promise.all([reached.phone, reached.email].flatMap((address) => (address ? [store.clearRecipient(address)] : []))));
+      await guarded(() => Promise.all([reached.phone, reached.email].flatMap((address) => (address ? [store.clearRecipient(budgetOf(address))] : []))));
       return { outcome: 'ok', reached, sentAt: result.sentAt };
     },
 
