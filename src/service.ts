@@ -4,6 +4,7 @@ import type { Config } from './core/config/schema';
 import { createDeps, type Deps, type DepsOverrides } from './domain/deps';
 import { diagnosticsCaller } from './domain/guard';
 import { weakenedDefences } from './core/config/weakened';
+import { configWarnings } from './core/config/warnings';
 import { createApp, createMetricsApp } from './http/app';
 import { createHttpServer } from './http/connections';
 import { warnWhenTrustProxyDeprecated } from './http/client-address';
@@ -56,6 +57,7 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   const deps = createDeps(config, overrides);
   // A weakened defence is a deliberate, visible choice: one line each at every start (and on /readyz).
   for (const { key, exposes } of weakenedDefences(config)) deps.log.warn({ event: 'weakened_defence', key }, `${key} weakens a defence: ${exposes}`);
+  for (const { key, says } of configWarnings(config)) deps.log.warn({ event: 'config_warning', key }, `${key}: ${says}`);
   warnWhenTrustProxyDeprecated(config.server, deps.log);
   const outbox = sandbox?.outbox;
   // Recorded login journeys: in the sandbox and with `debug` on (the flow runner records into the same recorder).

@@ -6,6 +6,7 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Deps } from '../domain/deps';
 import { diagnosticsCaller } from '../domain/guard';
 import { weakenedDefences } from '../core/config/weakened';
+import { configWarnings } from '../core/config/warnings';
 import type { Logger } from '../core/logger';
 import { actionsByName } from '../actions';
 import type { Action } from '../actions/action';
@@ -159,11 +160,12 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     ctx.body = { success: true, error: null, data: { status: 'up' } };
   });
   const unsafe = weakenedDefences(config);
+  const warnings = configWarnings(config);
   router.get('/readyz', async (ctx) => {
     if (!(await deps.ready().catch(() => false))) return answerFailure(ctx, apiError('store_unavailable'));
     // What this instance runs without, for an operator: which defences are off is a map for anyone else.
     const operator = diagnosticsCaller({ deps, header: (name) => ctx.get(name) || undefined });
-    ctx.body = { success: true, error: null, data: operator ? { status: 'ready', unsafe } : { status: 'ready' } };
+    ctx.body = { success: true, error: null, data: operator ? { status: 'ready', unsafe, warnings } : { status: 'ready' } };
   });
   router.get('/metrics', async (ctx) => {
     // Metrics name actions, upstreams and refusal rates: not for whoever reaches the public port.

@@ -72,6 +72,10 @@ describe('acknowledged unsafe switches in production', () => {
       { key: 'security.guard_primitives', exposes: expect.any(String) },
       { key: 'demo.enabled', exposes: expect.any(String) },
     ]);
+    // Upstreams nobody configured: one line each, and on /readyz beside the weakened defences.
+    const missing = out.stdout.split('\n').filter((line) => line.includes('"event":"config_warning"')).map((line) => (JSON.parse(line) as { key: string }).key);
+    expect(missing).toEqual(['mail.host', 'sms.providers', 'user_collector.base_url']);
+    expect((operator.data.warnings as Array<{ key: string }>).map((w) => w.key)).toEqual(missing);
     // Which defences are off is a map for an attacker: not for whoever reaches /readyz.
     expect(await readyz()).toEqual({ success: true, error: null, data: { status: 'ready' } });
   });

@@ -1,0 +1,35 @@
+import type { Config } from './schema';
+
+/*
+ * What a configuration leaves out or gets backwards without being invalid: an upstream nobody
+ * configured (the first email login would answer "Nessun canale di invio configurato"), a code
+ * that expires before another may be asked. One warn line each at start (src/service.ts), and
+ * on /readyz for an operator, beside the weakened defences (weakened.ts).
+ */
+
+export interface ConfigWarning {
+  key: string;
+  says: string;
+}
+
+export function configWarnings(config: Config): ConfigWarning[] {
+  const warnings: ConfigWarning[] = [];
+  const add = (on: boolean, key: string, says: string) => {
+    if (on) warnings.push({ key, says });
+  };
+  const { identity, mail, sms, user_collector: collector, otp } = config;
+  // Every identity call has a full-URL override; one of them set is a deliberate partial set-up.
+  const identityUrls = [identity.base_url, identity.user_update_url, identity.user_get_v3_url, identity.users_get_url, identity.token_url, identity.user_search_url, identity.user_access_list_url, identity.identity_token_url];
+  // A configuration file or an upstream URL turns the sandbox off: say so where it leaves a gap.
+  const hint = config.sandbox.enabled ? '' : ' (a CONFIG_FILE or an upstream URL turns the sandbox off; sandbox.enabled: true runs against its fakes)';
+  add(identityUrls.every((url) => url === ''), 'identity.base_url', `no identity provider: lookups, logins, registrations and tokens answer upstream_error${hint}`);
+  add(mail.host === '', 'mail.host', `no mail transport: a code to an email address is refused (channel_not_configured)${hint}`);
+  add(sms.api_url === '' && sms.providers.length === 0, 'sms.providers', `no SMS provider: a code to a phone is refused (channel_not_configured)${hint}`);
+  add(collector.base_url === '', 'user_collector.base_url', `no user collector: logins are not posted anywhere${hint}`);
+  add(
+    otp.ttl_seconds < otp.resend_cooldown_seconds,
+    'otp.ttl_seconds',
+    `a code lives ${otp.ttl_seconds} s but the next may be asked only after ${otp.resend_cooldown_seconds} s (otp.resend_cooldown_seconds): whoever lets one expire waits ${otp.resend_cooldown_seconds - otp.ttl_seconds} s for another`,
+  );
+  return warnings;
+}

@@ -1,0 +1,34 @@
+import { configWarnings } from '../../../src/core/config/warnings';
+import { testConfig } from '../../support/app';
+
+describe('configuration warnings', () => {
+  const upstreams = {
+    identity: { base_url: 'https://idp.example' },
+    mail: { host: 'smtp.example' },
+    sms: { api_url: 'https://sms.example' },
+    user_collector: { base_url: 'https://collector.example' },
+  };
+
+  it('says nothing of a complete configuration', () => {
+    expect(configWarnings(testConfig(upstreams))).toEqual([]);
+  });
+
+  it('names each missing upstream once, and that a configuration turned the sandbox off', () => {
+    const warnings = configWarnings(testConfig({ identity: upstreams.identity }));
+    expect(warnings.map((w) => w.key)).toEqual(['mail.host', 'sms.providers', 'user_collector.base_url']);
+    expect(warnings[0]!.says).toBe(
+      'no mail transport: a code to an email address is refused (channel_not_configured) (a CONFIG_FILE or an upstream URL turns the sandbox off; sandbox.enabled: true runs against its fakes)',
+    );
+  });
+
+  it('takes an SMS provider list or one identity URL override as configured', () => {
+    const providers = [{ kind: 'twilio', account_sid: 'AC1', auth_token: 't', from: '+15005550006' }];
+    const keys = configWarnings(testConfig({ ...upstreams, sms: { api_url: '', providers }, identity: { base_url: '', token_url: 'https://idp.example/token' } })).map((w) => w.key);
+    expect(keys).toEqual([]);
+  });
+
+  it('warns of a code that expires before the next may be asked', () => {
+    const [warning] = configWarnings(testConfig({ ...upstreams, otp: { ttl_seconds: 2, resend_cooldown_seconds: 60 } }));
+    expect(warning).toEqual({ key: 'otp.ttl_seconds', says: 'a code lives 2 s but the next may be asked only after 60 s (otp.resend_cooldown_seconds): whoever lets one expire waits 58 s for another' });
+  });
+});
