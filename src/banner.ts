@@ -1,3 +1,5 @@
+import type { Config } from './core/config/schema';
+
 /*
  * What a person who just typed `npm start` needs to know, on their terminal: where the service
  * is and where to go in it. Only for the sandbox on a terminal (a TTY); a process manager, a
@@ -12,14 +14,18 @@ export interface BannerSituation {
 
 export const showsBanner = ({ sandbox, production, terminal }: BannerSituation): boolean => sandbox && terminal && !production;
 
-/** The sandbox's Twilio fake: its keys are made per start, so receipts signed with them cannot be forged from the code. */
-export interface FakeTwilio {
-  account_sid: string;
-  auth_token: string;
+/** The sandbox's SMS fakes as the configuration points at them, with the keys to point another service at them (the Twilio fake's are made per start). */
+function fakeLines(sms: Config['sms']): string[] {
+  const lines = sms.providers.map((provider) =>
+    provider.kind === 'twilio'
+      ? `Twilio        ${provider.api_url}   account ${provider.account_sid}, auth token ${provider.auth_token} (new at each start)`
+      : `SMS gateway   ${provider.api_url || sms.api_url}   Bearer ${provider.api_key || sms.api_key}`,
+  );
+  return lines.map((line, i) => `  ${i === 0 ? 'Fakes' : '     '}         ${line}`);
 }
 
-/** The banner for a service listening at `url` (http://host:port). */
-export function banner(url: string, twilio?: FakeTwilio): string {
+/** The banner for a service listening at `url` (http://host:port), on the sandbox's configuration. */
+export function banner(url: string, sms?: Config['sms']): string {
   return [
     '',
     `  Login frontend API, sandbox: ${url}`,
@@ -28,7 +34,7 @@ export function banner(url: string, twilio?: FakeTwilio): string {
     `  Journeys      ${url}/flows         every step, with requests and answers that run here`,
     `  Codes         ${url}/_sandbox/outbox.html   every SMS and mail the fake gateways received`,
     `  API           ${url}/openapi.json`,
-    ...(twilio ? [`  Twilio fake   account ${twilio.account_sid}, auth token ${twilio.auth_token} (new at each start)`] : []),
+    ...(sms ? fakeLines(sms) : []),
     '',
     '  Stop with Ctrl+C.',
     '',

@@ -40,8 +40,7 @@ async function main(): Promise<void> {
 
   handleShutdown(server, service.config.server.shutdown_grace_seconds * 1000, deps.log, closeResources);
   if (showsBanner({ sandbox: service.config.sandbox.enabled, production: loaded.environment === 'production', terminal: process.stdout.isTTY === true })) {
-    const twilio = service.config.sms.providers.find((provider) => provider.kind === 'twilio');
-    process.stdout.write(banner(service.url, twilio));
+    process.stdout.write(banner(service.url, service.config.sms));
   }
 }
 

@@ -37,7 +37,8 @@ describe('the start-up banner', () => {
       await eventually(() => expect(terminalText).toMatch(/Stop with Ctrl\+C/), { timeoutMs: 20_000, intervalMs: 100 });
       expect(terminalText).toMatch(/Try it\s+http:\/\/127\.0\.0\.1:\d+\/demo/);
       // The Twilio fake's keys are made at this start, not read from the code: shown, so a second provider can be pointed at it.
-      expect(terminalText).toMatch(/Twilio fake\s+account AC\w+, auth token [0-9a-f]{32} \(new at each start\)/);
+      expect(terminalText).toMatch(/Fakes\s+SMS gateway\s+http:\/\/127\.0\.0\.1:\d+\/sms\s+Bearer sandbox-sms-key/);
+      expect(terminalText).toMatch(/Twilio\s+http:\/\/127\.0\.0\.1:\d+\/twilio\s+account AC\w+, auth token [0-9a-f]{32} \(new at each start\)/);
       await eventually(() => expect(pipedText).toContain('listening on'), { timeoutMs: 20_000, intervalMs: 100 });
       // On a pipe every line is JSON, for machines.
       for (const line of pipedText.split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
