@@ -11,6 +11,7 @@ import { mountDemo } from './http/demo';
 import { mountSandboxRoutes } from './http/sandbox-routes';
 import { journeyRecorderFor } from './flows/journey-recorder';
 import { mountFunnel } from './http/funnel';
+import { keysOf } from './http/keys';
 
 /*
  * The whole service on one listening socket: the sandbox upstreams when configured, the
@@ -59,7 +60,7 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   const app = createApp(deps, {
     routes: (router) => {
       // Only the sandbox has an outbox, only recording has journeys: otherwise the routes do not exist.
-      mountSandboxRoutes(router, { outbox, journeys, mayReadJourneys: (ctx) => diagnosticsCaller({ deps, header: (name) => ctx.get(name) || undefined }) });
+      mountSandboxRoutes(router, { outbox, journeys, mayReadJourneys: (ctx) => diagnosticsCaller({ deps, keys: keysOf(ctx) }) });
       // Before the demo: where the demo is off its catch-all would answer /flows/* as unknown.
       mountFunnel(router, deps);
       mountDemo(router, deps);

@@ -14,6 +14,7 @@ import { createMailer } from '../clients/mailer';
 import { createMemoryRateLimiter } from './limits/rate-limiter';
 import { createRedisRateLimiter } from './limits/redis-rate-limiter';
 import { createAbuseLimits } from './limits/abuse-limits';
+import { createKeyChecks } from './keys';
 import { createCollectorClient } from '../clients/collector';
 import { createSmsServices } from './sms';
 import { confirmedEmailOfPhone } from './sms/account-email';
@@ -56,6 +57,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   const collector = overrides.collector ?? createCollectorClient(config, log, clients);
   const rateLimiter = overrides.rateLimiter ?? (redis ? createRedisRateLimiter(redis, prefix) : createMemoryRateLimiter());
   const limits = overrides.limits ?? createAbuseLimits(config, rateLimiter, now, (limit) => metrics.rateLimitRefused(limit));
+  const keys = overrides.keys ?? createKeyChecks(config, rateLimiter, now, () => metrics.rateLimitRefused('wrong_keys_per_ip'));
   const sms =
     overrides.sms ??
     createSmsServices(config, { log, now, secret, metrics, redis, clients, confirmedEmailOf: (ctx, phone) => confirmedEmailOfPhone({ identity, config }, ctx, phone) });
@@ -122,6 +124,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     redis,
     rateLimiter,
     limits,
+    keys,
     funnel,
     ready: overrides.ready ?? (() => otp.ready()),
     close:
