@@ -15,12 +15,15 @@ import { KEY_HEADERS, NO_KEYS } from '../domain/keys';
 export const keysOf = (ctx: Context): PresentedKeys => (ctx.state.keys as PresentedKeys | undefined) ?? NO_KEYS;
 
 export function checkKeys(deps: Pick<Deps, 'keys'>) {
-  return async function checkKeys(ctx: Context, next: Next): Promise<void> {
+  const checked = async (ctx: Context, next: Next, given: { internal: string; funnel: string }) => {
+    ctx.state.keys = await deps.keys.check(ctx.ip, given, ctx.state.log as Logger);
+    await next();
+  };
+  return function checkKeys(ctx: Context, next: Next): Promise<void> {
     const internal = ctx.get(KEY_HEADERS.internal);
     const funnel = ctx.get(KEY_HEADERS.funnel);
-    // Most requests carry neither: no store is asked.
-    if (internal !== '' || funnel !== '') ctx.state.keys = await deps.keys.check(ctx.ip, { internal, funnel }, ctx.state.log as Logger);
-    await next();
+    // Most requests carry neither: no store is asked, no promise made.
+    return internal === '' && funnel === '' ? next() : checked(ctx, next, { internal, funnel });
   };
 }
 
