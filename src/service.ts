@@ -14,6 +14,7 @@ import { mountDemo } from './http/demo';
 import { mountSandboxRoutes } from './http/sandbox-routes';
 import { journeyRecorderFor } from './flows/journey-recorder';
 import { mountFunnel } from './http/funnel';
+import { keysOf } from './http/keys';
 
 /*
  * The whole service on one listening socket: the sandbox upstreams when configured, the
@@ -68,7 +69,7 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
       mountSandboxRoutes(router, {
         outbox,
         journeys,
-        mayReadJourneys: (ctx) => diagnosticsCaller({ deps, header: (name) => ctx.get(name) || undefined }),
+        mayReadJourneys: (ctx) => diagnosticsCaller({ deps, keys: keysOf(ctx) }),
         reset: sandbox && deps.reset ? () => (deps.reset!(), sandbox!.reset()) : undefined,
       });
       // Before the demo: where the demo is off its catch-all would answer /flows/* as unknown.

@@ -44,11 +44,19 @@ export interface CallContext {
 /** The context of work that serves no request. */
 export const background = (what: string): CallContext => ({ requestId: what });
 
+/** The keys that open internal surfaces: `security.internal_key`, `funnel.read_key`, `metrics.token`. */
+export type KeyName = 'internal' | 'funnel' | 'metrics';
+
+/** Which keys a request presented and that held, checked once where the request comes in (src/domain/keys.ts). */
+export type PresentedKeys = Readonly<Record<KeyName, boolean>>;
+
 export interface RequestContext extends CallContext {
   ip: string;
   log: Logger;
   /** A request header, lower-case name. */
   header(name: string): string | undefined;
+  /** The keys this request presented and that held: the guard reads these, never the headers. */
+  readonly keys: PresentedKeys;
   tokenCookie: TokenCookie;
   trace: TraceEntry[];
   /** Resolved on first read: the request's `locale` field where its action has one, else Accept-Language, else the default. */

@@ -14,6 +14,7 @@ import { createMailer } from '../clients/mailer';
 import { createMemoryRateLimiter } from './limits/rate-limiter';
 import { createRedisRateLimiter } from './limits/redis-rate-limiter';
 import { createAbuseLimits } from './limits/abuse-limits';
+import { createKeyChecks } from './keys';
 import { createCollectorClient } from '../clients/collector';
 import { createSmsServices } from './sms';
 import { createMemorySmsStore } from './sms/store';
@@ -60,6 +61,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   const forgettable = <T extends { clear(): void }>(store: T): T => (inMemory.push(() => store.clear()), store);
   const rateLimiter = overrides.rateLimiter ?? (redis ? createRedisRateLimiter(redis, prefix) : forgettable(createMemoryRateLimiter()));
   const limits = overrides.limits ?? createAbuseLimits(config, rateLimiter, now, (limit) => metrics.rateLimitRefused(limit));
+  const keys = overrides.keys ?? createKeyChecks(config, rateLimiter, now, () => metrics.rateLimitRefused('wrong_keys_per_ip'));
   const sms =
     overrides.sms ??
     createSmsServices(config, {
@@ -134,6 +136,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     redis,
     rateLimiter,
     limits,
+    keys,
     funnel,
     ready: overrides.ready ?? (() => otp.ready()),
     // Only where nothing lives in a shared store: a reset must never reach another instance's or a real service's data.

@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ServiceContext } from './service-context';
 import { invalidProof, proofBinds, signProof, verifyProof, type ProofClaims, type VerifiedProof } from './proofs';
 import { apiError, isApiError } from '../core/errors';
@@ -12,7 +11,6 @@ import { apiError, isApiError } from '../core/errors';
  */
 
 export const PROOF_HEADER = 'x-verification-proof';
-export const INTERNAL_KEY_HEADER = 'x-internal-key';
 export const VERIFIED = 'verified';
 
 /** The identifiers an action acts on: phone in E.164, email as typed (compared case-insensitively). */
@@ -29,20 +27,13 @@ export interface Identity {
  */
 export type Binding = 'all' | 'any';
 
-type GuardContext = Pick<ServiceContext, 'deps' | 'header'>;
-
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
-export function internalKeyMatches(expected: string, given: string | undefined): boolean {
-  if (!expected || !given) return false;
-  // Equal-length digests: the comparison time says nothing about the key.
-  return timingSafeEqual(digest(expected), digest(given));
-}
+type GuardContext = Pick<ServiceContext, 'deps' | 'header' | 'keys'>;
+/** Who the caller is, by key: the keys were compared (and wrong ones counted) where the request came in (keys.ts). */
+type KeyHolder = Pick<ServiceContext, 'deps' | 'keys'>;
 
 /** Guard off, or the internal key: the caller needs no proof. */
-export function trustedCaller(ctx: GuardContext): boolean {
-  const { security } = ctx.deps.config;
-  return !security.guard_primitives || internalKeyMatches(security.internal_key, ctx.header(INTERNAL_KEY_HEADER));
+export function trustedCaller(ctx: KeyHolder): boolean {
+  return !ctx.deps.config.security.guard_primitives || ctx.keys.internal;
 }
 
 /**
@@ -50,12 +41,9 @@ export function trustedCaller(ctx: GuardContext): boolean {
  * sandbox, whose upstreams and people are fake. Neither `debug` nor the guard switched off opens
  * them: they send real messages to whoever is named and show who logged in.
  */
-export function diagnosticsCaller(ctx: GuardContext): boolean {
-  const { config } = ctx.deps;
-  return config.sandbox.enabled || internalKeyMatches(config.security.internal_key, ctx.header(INTERNAL_KEY_HEADER));
+export function diagnosticsCaller(ctx: KeyHolder): boolean {
+  return ctx.deps.config.sandbox.enabled || ctx.keys.internal;
 }
-
-export const FUNNEL_KEY_HEADER = 'x-funnel-key';
 
 /**
  * The funnel statistics (docs/funnel.md): whoever may read diagnostics, or the read-only
@@ -63,13 +51,12 @@ export const FUNNEL_KEY_HEADER = 'x-funnel-key';
  * key that also opens the guard. Counts only, but the traffic of a login service is still
  * nobody else's business: never public.
  */
-export function funnelReader(ctx: GuardContext): boolean {
-  const key = ctx.deps.config.funnel.read_key;
-  return diagnosticsCaller(ctx) || internalKeyMatches(key, ctx.header(FUNNEL_KEY_HEADER));
+export function funnelReader(ctx: KeyHolder): boolean {
+  return diagnosticsCaller(ctx) || ctx.keys.funnel;
 }
 
 /** The verified proof the request carries (body first, then header); `invalid_proof` when one is there but not genuine. */
-export function presentedProof(ctx: GuardContext, fromBody?: string | null): VerifiedProof | undefined {
+export function presentedProof(ctx: Pick<ServiceContext, 'deps' | 'header'>, fromBody?: string | null): VerifiedProof | undefined {
   const token = fromBody || ctx.header(PROOF_HEADER);
   if (!token) return undefined;
   return verifyProof(ctx.deps.proofKey, token, ctx.deps.now(), [VERIFIED]);

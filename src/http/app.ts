@@ -2,7 +2,7 @@ import Koa, { type Context, type Next } from 'koa';
 import Router from '@koa/router';
 import cors from '@koa/cors';
 import { bodyParser } from '@koa/bodyparser';
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Deps } from '../domain/deps';
 import { diagnosticsCaller } from '../domain/guard';
 import { weakenedDefences } from '../core/config/weakened';
@@ -18,6 +18,7 @@ import { createOpenApiDocument, type OpenApiDocument } from './openapi';
 import { actionsWithLocaleField, createLocaleResolver } from './locale';
 import { createSmsRoutes } from './sms-routes';
 import { clientAddress } from './client-address';
+import { checkKeys, keysOf, metricsTokenHeld } from './keys';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -64,15 +65,6 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
 
 /** No Content-Length (or 0) and no Transfer-Encoding: nothing to type-check, and the request is `{}`. */
 const hasBody = (ctx: Context) => ctx.req.headers['transfer-encoding'] !== undefined || Number(ctx.req.headers['content-length']) > 0;
-
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
-/** `Authorization: Bearer <metrics.token>`, compared on equal-length digests so the timing says nothing of the token. */
-function metricsTokenMatches(expected: string, authorization: string): boolean {
-  const given = /^Bearer +(\S+)\s*$/i.exec(authorization)?.[1];
-  if (!expected || !given) return false;
-  return timingSafeEqual(digest(expected), digest(given));
-}
 
 async function serveMetrics(ctx: Context, deps: Deps): Promise<void> {
   ctx.body = await deps.metrics.render();
@@ -155,6 +147,9 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     return next();
   });
 
+  // Before every route and action: a key guessed anywhere counts, and a locked-out client is refused everywhere.
+  app.use(checkKeys(deps));
+
   const router = new Router();
   router.get('/healthz', (ctx) => {
     ctx.body = { success: true, error: null, data: { status: 'up' } };
@@ -164,7 +159,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   router.get('/readyz', async (ctx) => {
     if (!(await deps.ready().catch(() => false))) return answerFailure(ctx, apiError('store_unavailable'));
     // What this instance runs without, for an operator: which defences are off is a map for anyone else.
-    const operator = diagnosticsCaller({ deps, header: (name) => ctx.get(name) || undefined });
+    const operator = diagnosticsCaller({ deps, keys: keysOf(ctx) });
     ctx.body = { success: true, error: null, data: operator ? { status: 'ready', unsafe, warnings } : { status: 'ready' } };
   });
   router.get('/metrics', async (ctx) => {
@@ -172,7 +167,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     // Without a token they are only on the metrics listener (src/service.ts), if anywhere.
     // What it is and how to turn it on: no metric is there to reveal.
     if (!config.metrics.token) throw apiError('metrics_not_enabled', { data: { keys: ['metrics.token', 'metrics.port'] } });
-    if (!metricsTokenMatches(config.metrics.token, ctx.get('authorization'))) {
+    if (!(await metricsTokenHeld(deps, ctx))) {
       throw apiError('unauthorized', { headers: { 'WWW-Authenticate': 'Bearer' } });
     }
     await serveMetrics(ctx, deps);

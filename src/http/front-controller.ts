@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { Action, ActionContext, TraceEntry } from '../actions/action';
 import type { Deps } from '../domain/deps';
 import type { Logger } from '../core/logger';
-import type { TokenCookie } from '../core/context';
+import type { PresentedKeys, TokenCookie } from '../core/context';
 import { closest, distance } from 'fastest-levenshtein';
 import { apiError, isApiError } from '../core/errors';
 import { tokenCookieOf } from './cookies';
@@ -10,6 +10,7 @@ import { createFlowRunner, type FlowRunner } from '../flows/run-flow-action';
 import { successEnvelope } from './envelope';
 import { checkBodyShape, parseRequest } from './validate';
 import type { LocaleOf } from './locale';
+import { keysOf } from './keys';
 
 const ACTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
@@ -54,6 +55,10 @@ class RequestActionContext implements ActionContext {
 
   header(name: string): string | undefined {
     return this.koa.get(name) || undefined;
+  }
+
+  get keys(): PresentedKeys {
+    return keysOf(this.koa);
   }
 
   // Resolved only when a code is sent or an error answered (src/http/locale.ts).

@@ -11,6 +11,7 @@ import { compareFigures, funnelFigures, type FunnelStats } from '../flows/funnel
 import { FUNNEL_CSS } from './demo/funnel-css';
 import { funnelPage } from './demo/funnel-page';
 import { DEMO_CSP } from './page-csp';
+import { keysOf } from './keys';
 
 /*
  * The journey funnel for operators (docs/funnel.md): GET /flows/stats (JSON) and GET
@@ -87,7 +88,7 @@ export function parseQuery(ctx: Context): FunnelStatsQuery {
 }
 
 /** Whether the request may read the funnel: the internal key, `funnel.read_key`, or the sandbox. */
-export const mayReadFunnel = (deps: Deps, ctx: Context): boolean => funnelReader({ deps, header: (name) => ctx.get(name) || undefined });
+export const mayReadFunnel = (deps: Deps, ctx: Context): boolean => funnelReader({ deps, keys: keysOf(ctx) });
 
 export function mountFunnel(router: Router, deps: Deps): void {
   const allowed = (ctx: Context) => {

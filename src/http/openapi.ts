@@ -175,7 +175,8 @@ export function createOpenApiDocument(actions: readonly Action[] = registeredAct
     type: 'apiKey',
     in: 'header',
     name: 'x-internal-key',
-    description: 'Equal to security.internal_key: lets a trusted backend call the guarded primitives without a proof.',
+    description:
+      'Equal to security.internal_key: lets a trusted backend call the guarded primitives without a proof. A client past rate_limits.wrong_keys_per_ip wrong keys is answered 429 rate_limited (data.limit wrong_keys_per_ip) for every key, the right one too, until its lockout ends.',
   });
   const envelope = registry.register('Envelope', successEnvelope(looseRecord().nullable()).loose());
   const failure = registry.register('Failure', failureEnvelope(z.string().describe('Stable snake_case code of the outcome.')));

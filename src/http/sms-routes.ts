@@ -3,6 +3,7 @@ import type { Context, Next } from 'koa';
 import { apiError } from '../core/errors';
 import type { Deps } from '../domain/deps';
 import { diagnosticsCaller } from '../domain/guard';
+import { keysOf } from './keys';
 import { RECEIPT_PATH } from '../domain/sms/router';
 import type { LedgerEntry } from '../domain/sms/store';
 import type { LedgerGroup } from '../domain/sms/ledger';
@@ -41,7 +42,7 @@ async function readText(ctx: Context, limit: number): Promise<string> {
 }
 
 function operator(ctx: Context, deps: Deps): void {
-  if (!diagnosticsCaller({ deps, header: (name) => ctx.get(name) || undefined })) throw apiError('unauthorized');
+  if (!diagnosticsCaller({ deps, keys: keysOf(ctx) })) throw apiError('unauthorized');
 }
 
 /** What the ledger endpoint, the page and `npm run ledger` show. */

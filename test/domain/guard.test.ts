@@ -1,5 +1,7 @@
 import { codeVerified, issueVerifiedProof, requireVerified, vouches } from '../../src/domain/guard';
 import { signProof, verifyProof } from '../../src/domain/proofs';
+import type { PresentedKeys } from '../../src/core/context';
+import { NO_KEYS } from '../../src/domain/keys';
 import { fixture, identityApp, identityConfig, intercept, INTERNAL_KEY, paths, useNock } from '../actions/identity/support';
 
 const uid = 'PNIa7Xk2mR0ssi';
@@ -64,19 +66,17 @@ describe('proof guard', () => {
   });
 
   describe('callers', () => {
-    const ctxFor = (config = identityConfig(), headers: Record<string, string> = {}) => ({
+    // The keys were compared where the request came in (src/domain/keys.ts, test/domain/keys.test.ts): the guard reads what held.
+    const ctxFor = (config = identityConfig(), keys: Partial<PresentedKeys> = {}) => ({
       deps: identityApp(config).deps,
-      header: (name: string) => headers[name],
+      header: () => undefined,
+      keys: { ...NO_KEYS, ...keys },
     });
 
-    it('trusts the exact internal key', () => {
-      expect(reasonOf(() => requireVerified(ctxFor(identityConfig(), { 'x-internal-key': INTERNAL_KEY }), { uid }))).toBe('passed');
-      expect(reasonOf(() => requireVerified(ctxFor(identityConfig(), { 'x-internal-key': `${INTERNAL_KEY}x` }), { uid }))).toBe('proof_required');
-    });
-
-    it('trusts nobody by key when security.internal_key is empty', () => {
-      const config = identityConfig({ security: { internal_key: '' } });
-      expect(reasonOf(() => requireVerified(ctxFor(config, { 'x-internal-key': '' }), { uid }))).toBe('proof_required');
+    it('trusts a caller whose internal key held, and no other key', () => {
+      expect(reasonOf(() => requireVerified(ctxFor(identityConfig(), { internal: true }), { uid }))).toBe('passed');
+      expect(reasonOf(() => requireVerified(ctxFor(identityConfig(), { funnel: true, metrics: true }), { uid }))).toBe('proof_required');
+      expect(reasonOf(() => requireVerified(ctxFor(identityConfig()), { uid }))).toBe('proof_required');
     });
 
     it('lets everybody through when security.guard_primitives is false', () => {
@@ -114,6 +114,18 @@ describe('proof guard', () => {
       intercept('POST', paths.token, 200, fixture('token'));
       const res = await call('access_token', { uid }, { 'x-internal-key': INTERNAL_KEY });
       expect(res.body.success).toBe(true);
+    });
+
+    it('refuses a key that is not exactly the internal key', async () => {
+      const { call } = identityApp();
+      for (const key of [`${INTERNAL_KEY}x`, INTERNAL_KEY.slice(0, -1), INTERNAL_KEY.toUpperCase()]) {
+        expect((await call('access_token', { uid }, { 'x-internal-key': key })).body.data).toEqual({ reason: 'proof_required' });
+      }
+    });
+
+    it('trusts nobody by key when security.internal_key is empty', async () => {
+      const { call } = identityApp(identityConfig({ security: { internal_key: '' } }));
+      expect((await call('access_token', { uid }, { 'x-internal-key': 'anything' })).body.data).toEqual({ reason: 'proof_required' });
     });
 
     it('answers in full, with no proof, when the guard is off', async () => {

@@ -6,7 +6,7 @@ import type { ActionContext } from '../action';
  * they would be a spam and SMS toll-fraud relay. They answer only to the internal key
  * (`x-internal-key`), or in the sandbox; `debug` (a staging server) opens nothing.
  */
-export function requireDiagnosticsAccess(ctx: Pick<ActionContext, 'deps' | 'header'>): void {
+export function requireDiagnosticsAccess(ctx: Pick<ActionContext, 'deps' | 'keys'>): void {
   if (diagnosticsCaller(ctx)) return;
   throw proofRequired();
 }

@@ -130,6 +130,8 @@ export const configKeyMeanings: Record<string, string> = {
   'rate_limits.registrations_per_ip_per_hour': 'Account registrations (`register`, FeRegister) one client IP may ask of the identity provider per hour; each refusal also spends the proof it came with (docs/security.md).',
   'rate_limits.subscriptions_per_ip_per_hour': '`newsletter_subscribe` calls one client IP may make per hour: it needs no proof, and each one mails a stranger.',
   'rate_limits.subscriptions_per_email_per_day': '`newsletter_subscribe` calls for one email (its inbox: every spelling) per day, whoever asks.',
+  'rate_limits.wrong_keys_per_ip': 'Wrong keys (`x-internal-key`, `x-funnel-key`, the `metrics.token` bearer) one client IP may present per `wrong_key_lockout_seconds`; past it, every key from that client, the right one too, is refused (429) until the window ends. Counted in the OTP store, so across instances; kept with `rate_limits.enabled: false`, since it guards the keys themselves.',
+  'rate_limits.wrong_key_lockout_seconds': 'Window of `wrong_keys_per_ip`, counted from a client\'s first wrong key: a client that goes past the limit is locked out of every key until it ends.',
   'metrics.token': 'Bearer token that `GET /metrics` on the service port requires; at least 32 characters in production. Empty: /metrics is not served on the service port (use `metrics.port`).',
   'metrics.host': 'Address of the separate metrics listener (with `metrics.port`).',
   'metrics.port': 'Port of a separate listener that serves only `GET /metrics`, without a token (keep it off the public network). 0: no separate listener.',

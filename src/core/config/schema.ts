@@ -295,6 +295,9 @@ export const configSchema = z
       registrations_per_ip_per_hour: z.number().int().min(1).default(10),
       subscriptions_per_ip_per_hour: z.number().int().min(1).default(20),
       subscriptions_per_email_per_day: z.number().int().min(1).default(5),
+      // Kept with the limits off: it guards the keys themselves, not a budget a gateway could keep (docs/security.md).
+      wrong_keys_per_ip: z.number().int().min(1).default(5),
+      wrong_key_lockout_seconds: seconds.default(900),
     }),
     metrics: section({
       token: text.default(''),

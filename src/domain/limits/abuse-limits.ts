@@ -26,7 +26,8 @@ export type LimitName =
   | 'password_logins_per_email'
   | 'registrations_per_ip_per_hour'
   | 'subscriptions_per_ip_per_hour'
-  | 'subscriptions_per_email_per_day';
+  | 'subscriptions_per_email_per_day'
+  | 'wrong_keys_per_ip';
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;

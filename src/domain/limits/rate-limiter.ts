@@ -36,6 +36,8 @@ export interface RateLimiter {
    * always given the same rules.
    */
   hitEach(key: string, rules: readonly RateRule[], now: number): Promise<ChainDecision>;
+  /** Says whether `key` is over `limit` in its current window without counting a hit (a lockout asked about by a request it does not count). */
+  peek(key: string, limit: number, now: number): Promise<RateDecision>;
   close(): Promise<void>;
 }
 
@@ -64,6 +66,12 @@ export function createMemoryRateLimiter(maxKeys = 500_000): RateLimiter & { clea
       const count = countIn(entry, 0, windowMs, now);
       const allowed = count <= limit;
       return { allowed, remaining: Math.max(0, limit - count), retryAfterMs: allowed ? 0 : entry[1]! - now };
+    },
+    async peek(key, limit, now) {
+      const entry = entries.get(key);
+      const count = entry && entry[1]! > now ? entry[0]! : 0;
+      const allowed = count <= limit;
+      return { allowed, remaining: Math.max(0, limit - count), retryAfterMs: allowed ? 0 : entry![1]! - now };
     },
     async hitEach(key, rules, now) {
       const entry = entryOf(`{${key}}`, rules.length);

@@ -25,7 +25,14 @@ end
 return { 0, 0 }
 `;
 
+// The count and what is left of its window, in one round trip; nothing counted.
+const PEEK = `
+local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+return { count, redis.call('PTTL', KEYS[1]) }
+`;
+
 interface RateScripts {
+  lfaRatePeek(key: string): Promise<[number, number]>;
   lfaRateHit(key: string, windowMs: number): Promise<[number, number]>;
   lfaRateHitEach(...keysThenArgs: Array<string | number>): Promise<[number, number]>;
 }
@@ -34,6 +41,7 @@ export function createRedisRateLimiter(redis: RedisConnection, prefix: string): 
   redis.defineCommand('lfaRateHit', { numberOfKeys: 1, lua: HIT });
   // No fixed key count: the caller's first argument says how many keys follow.
   redis.defineCommand('lfaRateHitEach', { lua: HIT_EACH });
+  redis.defineCommand('lfaRatePeek', { numberOfKeys: 1, lua: PEEK });
   const scripts = redis as unknown as RateScripts;
   // Redis away (an outage, a restarting cluster node) is the store's 503, never a 500.
   const unavailable = (err: unknown): never => {
@@ -44,6 +52,11 @@ export function createRedisRateLimiter(redis: RedisConnection, prefix: string): 
       const [count, ttl] = await scripts.lfaRateHit(`${prefix}rl:${key}`, windowMs).catch(unavailable);
       const allowed = count <= limit;
       return { allowed, remaining: Math.max(0, limit - count), retryAfterMs: allowed ? 0 : ttl };
+    },
+    async peek(key, limit) {
+      const [count, ttl] = await scripts.lfaRatePeek(`${prefix}rl:${key}`).catch(unavailable);
+      const allowed = count <= limit;
+      return { allowed, remaining: Math.max(0, limit - count), retryAfterMs: allowed ? 0 : Math.max(1, ttl) };
     },
     async hitEach(key, rules: readonly RateRule[]) {
       // A chain's counters share the hash tag of its key, so on a Redis Cluster they are in one slot and one script counts them all.

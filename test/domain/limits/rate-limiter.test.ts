@@ -27,6 +27,18 @@ describe.each([
     expect((await limiter.hit('b', 1, 60_000, 0)).allowed).toBe(true);
   });
 
+  it('peeks at a counter without counting: over its limit, with the time left, once the hits pass it', async () => {
+    const limiter = make();
+    expect(await limiter.peek('lock', 2, 1_000)).toEqual({ allowed: true, remaining: 2, retryAfterMs: 0 });
+    for (let i = 0; i < 2; i++) await limiter.hit('lock', 2, 60_000, 1_000);
+    for (let i = 0; i < 5; i++) expect((await limiter.peek('lock', 2, 1_000)).allowed).toBe(true);
+    await limiter.hit('lock', 2, 60_000, 1_000);
+    const locked = await limiter.peek('lock', 2, 1_000);
+    expect(locked.allowed).toBe(false);
+    expect(locked.retryAfterMs).toBeGreaterThan(0);
+    expect(locked.retryAfterMs).toBeLessThanOrEqual(60_000);
+  });
+
   it('counts concurrent hits exactly', async () => {
     const limiter = make();
     const results = await Promise.all(Array.from({ length: 20 }, () => limiter.hit('burst', 5, 60_000, 0)));

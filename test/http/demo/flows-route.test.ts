@@ -9,8 +9,11 @@ import { testApp, testConfig, testDeps } from '../../support/app';
 
 /* GET /flows through the real app: the journeys for product and QA, served where /demo is, under the same CSP. */
 
+// These tests try wrong keys on purpose, more than a client may before it is locked out of every key (test/http/keys.test.ts).
+const GUESSES_ALLOWED = { rate_limits: { wrong_keys_per_ip: 1000 } };
+
 function appWith(overrides: Record<string, unknown>) {
-  const deps = testDeps(testConfig(overrides));
+  const deps = testDeps(testConfig({ ...GUESSES_ALLOWED, ...overrides }));
   return { deps, server: testApp(deps, { routes: (router) => mountDemo(router, deps) }).callback() };
 }
 
