@@ -202,9 +202,12 @@ export const configSchema = z
         prefix_digits: z.number().int().min(3).max(12).default(6),
         prefix_sends_per_hour: z.number().int().min(1).default(60),
         block_window_seconds: seconds.default(3600),
-        block_min_sends: z.number().int().min(1).default(20),
+        block_min_sends: z.number().int().min(1).default(10),
         block_min_conversion: z.number().min(0).max(1).default(0.2),
-        block_seconds: seconds.default(86400),
+        // Codes younger than this are not judged: nobody could have verified them yet (docs/security.md, "SMS pumping").
+        judge_after_seconds: seconds.default(60),
+        watch_sends_per_hour: z.number().int().min(1).default(10),
+        block_seconds: seconds.default(21600),
       }),
     }),
     newsletter: section({
