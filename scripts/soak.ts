@@ -6,7 +6,7 @@ import { loadConfig } from '../src/core/config/load';
 import { startSoakCluster } from './soak/cluster';
 import { Fleet } from './soak/fleet';
 import { Journeys } from './soak/journeys';
-import { Pumping, PUMPED_RANGE, SOAK_BLOCK_MIN_SENDS } from './soak/pumping';
+import { Pumping, PUMPED_RANGE, SOAK_BLOCK_MIN_SENDS, SOAK_JUDGE_AFTER_SECONDS } from './soak/pumping';
 import { parseSoakOptions, type SoakOptions } from './soak/options';
 import { killAll, killChildrenOnExit } from './soak/reaper';
 import { startSoakRedis, type SoakRedis } from './soak/redis';
@@ -29,6 +29,13 @@ const INSTANCE_KILL_AT = 0.6;
 /** After the load: how long journeys still running may take, and how long the ingests may take to arrive (a killed worker's events wait for its 10 s heartbeat to expire). */
 const JOURNEYS_FINISH_MS = 40_000;
 const INGEST_DRAIN_MS = 30_000;
+/**
+ * Journeys started at once at the start, beside the workers, on a store that has never seen a
+ * code: a burst of real people to one range (all the journeys' phones share `+39 333 0…`), which
+ * the pumping defence must not take for a campaign (it did, until it judged only codes old
+ * enough to have been verified). Over twice `SOAK_BLOCK_MIN_SENDS` even in the smoke run.
+ */
+const OPENING_BURST = 24;
 
 function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams): Record<string, unknown> {
   const plenty = 1_000_000;
@@ -54,12 +61,13 @@ function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams): Record<stri
       subscriptions_per_ip_per_hour: plenty,
       subscriptions_per_email_per_day: plenty,
     },
-    // Every journey's phone is in one range (+39333...): the velocity caps would refuse the load. The conversion block
-    // stays on, and Great Britain is allowed for the pumping campaign (scripts/soak/pumping.ts).
+    // Every journey's phone is in one range (+39333...): the velocity caps would refuse the load. The conversion check
+    // stays on, with a grace for journeys that type their code at once, and Great Britain is allowed for the pumping
+    // campaign (scripts/soak/pumping.ts).
     sms: {
       ...upstreams.config.sms,
       allowed_regions: ['IT', 'GB'],
-      pumping: { ...upstreams.config.sms.pumping, country_sends_per_hour: plenty, prefix_sends_per_hour: plenty, block_min_sends: SOAK_BLOCK_MIN_SENDS },
+      pumping: { ...upstreams.config.sms.pumping, country_sends_per_hour: plenty, prefix_sends_per_hour: plenty, block_min_sends: SOAK_BLOCK_MIN_SENDS, judge_after_seconds: SOAK_JUDGE_AFTER_SECONDS },
     },
     sandbox: { enabled: false },
   };
@@ -115,7 +123,8 @@ async function main(): Promise<number> {
   const worker = async () => {
     while (Date.now() < endAt && tally.journeys.started < maxJourneys) await journeys.runNext();
   };
-  const workers = Promise.all(Array.from({ length: options.concurrency }, worker));
+  const opening = Array.from({ length: OPENING_BURST }, () => journeys.runNext());
+  const workers = Promise.all([...opening, ...Array.from({ length: options.concurrency }, worker)]);
   const pumping = new Pumping(tally, fleet);
   const campaign = pumping.run(endAt);
   await Promise.race([Promise.all([workers, faults, campaign]), sleep(durationMs + JOURNEYS_FINISH_MS).then(() => say('soak: journeys still running after the run: not waited for'))]);

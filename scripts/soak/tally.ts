@@ -97,8 +97,16 @@ export const PUMPING_SMS_CEILING = 25;
 export interface PumpingFigures {
   asked: number;
   blocked: number;
-  /** sms.pumping.block_min_sends of the run: a range that had more SMS than this must have been blocked. */
+  /** sms.pumping.block_min_sends of the run. */
   minSends: number;
+  /**
+   * Seconds into the campaign by which its range must have been blocked: when it had its
+   * `minSends` SMS, plus the grace before they are judged and the grace on watch (and a margin).
+   * Unset while it had fewer.
+   */
+  blockDueAfterSeconds?: number;
+  /** Seconds the campaign ran. */
+  ranSeconds?: number;
   /** Seconds from the campaign's start to its first refusal `sms_destination_blocked`. */
   blockedAfterSeconds?: number;
 }
@@ -156,10 +164,11 @@ export function verdict(
   if (!figures.instanceReplaced) violations.push('no instance was killed and replaced');
   if (recovery === undefined) violations.push('no success after Redis returned');
   if (figures.pumping) {
-    const { asked, blocked, smsSpent, minSends } = figures.pumping;
+    const { asked, blocked, smsSpent, blockDueAfterSeconds, ranSeconds } = figures.pumping;
     if (smsSpent >= PUMPING_SMS_CEILING) violations.push(`pumping: ${smsSpent} SMS spent on the pumped range (must be under ${PUMPING_SMS_CEILING})`);
-    // Only a campaign that reached the block's minimum volume must have met the block (a Redis outage may eat the rest of a short run).
-    if (smsSpent >= minSends && blocked === 0) violations.push(`pumping: ${asked} codes asked, ${smsSpent} SMS spent, and the range never blocked`);
+    // Only a campaign that ran past the time its block was due must have met it (the graces, or a Redis outage, may eat the rest of a short run).
+    const due = blockDueAfterSeconds !== undefined && (ranSeconds ?? 0) >= blockDueAfterSeconds;
+    if (due && blocked === 0) violations.push(`pumping: ${asked} codes asked, ${smsSpent} SMS spent, ${ranSeconds!.toFixed(0)} s, and the range never blocked (due after ${blockDueAfterSeconds.toFixed(0)} s)`);
   }
   const last = `soak: ${j.started} journeys, ${tally.codes.doubleAccepted} double-accepted, ${figures.lostIngests} lost ingests, ${r.unexpected} unexpected 5xx, recovered in ${recovery === undefined ? 'never' : recovery.toFixed(2)} s`;
   return { lines, violations, last };

@@ -136,6 +136,12 @@ export const metricDefinitions = [
     help: 'Code SMS refused before any provider was asked, by reason (region_not_allowed, phone_not_mobile, sms_destination_limited, sms_destination_blocked) and country.',
   },
   {
+    name: 'lfa_sms_range_verdicts_total',
+    type: 'counter',
+    labels: ['verdict', 'country'],
+    help: 'What the pumping defence decided about a number range, by verdict (watched: a first finding of unverified codes; blocked; cleared: off watch, its codes verified; unblocked: a block lifted because its codes were verified) and country.',
+  },
+  {
     name: 'lfa_funnel_requests_total',
     type: 'counter',
     labels: ['journey', 'step', 'outcome'],
@@ -178,6 +184,7 @@ export interface Metrics {
   smsVerified(provider: string, country: string): void;
   smsBreaker(provider: string, state: SmsBreakerState): void;
   smsRefused(reason: string, country: string): void;
+  smsRangeVerdict(verdict: 'watched' | 'blocked' | 'cleared' | 'unblocked', country: string): void;
   /** One login-journey request: the screen acted on, its outcome, the screen reached (ok only), the time spent on the first. */
   funnelRequest(journey: string, step: string, outcome: string, reached?: string, seconds?: number): void;
 }
@@ -237,6 +244,7 @@ export function createMetrics(): Metrics {
   const smsDuration = new Histogram({ ...definition('lfa_sms_provider_duration_seconds'), buckets: UPSTREAM_BUCKETS, registers: [registry] });
   const smsBreaker = new Gauge({ ...definition('lfa_sms_breaker_state'), registers: [registry] });
   const smsRefusals = new Counter({ ...definition('lfa_sms_refusals_total'), registers: [registry] });
+  const smsRangeVerdicts = new Counter({ ...definition('lfa_sms_range_verdicts_total'), registers: [registry] });
   const funnelRequests = new Counter({ ...definition('lfa_funnel_requests_total'), registers: [registry] });
   const funnelReached = new Counter({ ...definition('lfa_funnel_steps_reached_total'), registers: [registry] });
   const funnelSeconds = new Histogram({ ...definition('lfa_funnel_step_seconds'), buckets: SCREEN_SECONDS_BUCKETS, registers: [registry] });
@@ -286,6 +294,7 @@ export function createMetrics(): Metrics {
     smsVerified: (provider, region) => smsVerified.inc({ provider: bounded(provider), country: country(region) }),
     smsBreaker: (provider, state) => smsBreaker.set({ provider: bounded(provider) }, breakerValue[state]),
     smsRefused: (reason, region) => smsRefusals.inc({ reason: REASON.test(reason) ? reason : 'other', country: country(region) }),
+    smsRangeVerdict: (verdict, region) => smsRangeVerdicts.inc({ verdict, country: country(region) }),
     funnelRequest: (journey, step, outcome, reached, seconds) => {
       // The label sets are few (journeys x screens x reasons): their children are kept, so a count is a Map lookup, not a label hash.
       const key = `${journey}|${step}|${outcome}|${reached ?? ''}`;

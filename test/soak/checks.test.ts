@@ -60,13 +60,14 @@ describe('soak verdict', () => {
 
   it.each([
     ['25 SMS or more spent on the pumped range', { asked: 60, blocked: 10, minSends: 10, smsSpent: 25 }, /25 SMS spent on the pumped range \(must be under 25\)/],
-    ['a range that had its minimum volume and was never blocked', { asked: 60, blocked: 0, minSends: 10, smsSpent: 12 }, /range never blocked/],
+    ['a range that ran past the time its block was due and was never blocked', { asked: 60, blocked: 0, minSends: 10, smsSpent: 12, blockDueAfterSeconds: 20, ranSeconds: 30 }, /range never blocked \(due after 20 s\)/],
   ])('fails the run on %s', (_name, pumping, message) => {
     expect(verdict(cleanTally(), { ...clean, pumping }).violations.join('\n')).toMatch(message);
   });
 
-  it('does not ask a campaign cut short by the faults to have met the block', () => {
-    expect(verdict(cleanTally(), { ...clean, pumping: { asked: 30, blocked: 0, minSends: 10, smsSpent: 8 } }).violations).toEqual([]);
+  it('does not ask a campaign cut short by the faults or the graces to have met the block', () => {
+    expect(verdict(cleanTally(), { ...clean, pumping: { asked: 30, blocked: 0, minSends: 10, smsSpent: 8, ranSeconds: 30 } }).violations).toEqual([]);
+    expect(verdict(cleanTally(), { ...clean, pumping: { asked: 30, blocked: 0, minSends: 10, smsSpent: 14, blockDueAfterSeconds: 12, ranSeconds: 8 } }).violations).toEqual([]);
   });
 
   it('fails a run with no success after Redis returned, and says never', () => {

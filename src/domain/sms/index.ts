@@ -95,9 +95,10 @@ export function createSmsServices(config: Config, options: SmsServicesOptions): 
       return email ? { email, done: () => ledger.markFallback(entry.id) } : undefined;
     },
     async verified(reached) {
-      const addresses = [reached.phone, reached.email].filter((a): a is string => a !== undefined);
-      await Promise.all(addresses.map((address) => ledger.verified(address)));
-      if (reached.phone) await pumping.verified(reached.phone);
+      const [phoneEntry] = await Promise.all([reached.phone ? ledger.verified(reached.phone) : null, reached.email ? ledger.verified(reached.email) : null]);
+      // The range's conversion counts the code by when it was sent (its ledger entry), as its sends are.
+      const sent = phoneEntry?.channel === 'sms' ? { at: phoneEntry.accepted_at, country: phoneEntry.country } : undefined;
+      if (reached.phone) await pumping.verified(reached.phone, sent);
     },
   };
 }

@@ -2,18 +2,23 @@ import type { Config } from '../../core/config/schema';
 import { apiError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
 import type { Metrics } from '../../core/metrics';
-import type { SmsStore } from './store';
+import type { RangeJudging, RangeTally, SmsStore } from './store';
 
 /*
  * SMS pumping defence (docs/security.md, "SMS pumping"). Pumpers ask for codes to numbers they
  * are paid to terminate, in ranges of a few countries, from many addresses, and never verify
- * one. Three checks before any provider is asked, in this order:
+ * one. Before any provider is asked:
  *   1. a blocked range (its first `prefix_digits` E.164 digits) is refused outright;
- *   2. velocity: codes per destination country and per range per hour;
- *   3. conversion: once a range has had `block_min_sends` codes over the window (this one and
- *      the one before, so a campaign slower than the threshold per window is still judged) and
- *      fewer than `block_min_conversion` of them were verified, the range is blocked for
- *      `block_seconds` and this send is refused. An operator lifts a block sooner.
+ *   2. the range is judged on its codes whose outcome is known: those sent at least
+ *      `judge_after_seconds` ago (a code seconds old has not been verified yet by anyone, so a
+ *      burst of real people, or a store just started, is no evidence). A finding is
+ *      `block_min_sends` judged codes over the window (this one and the one before) of which
+ *      fewer than `block_min_conversion` were verified. A first finding puts the range on
+ *      watch; a finding that still holds one grace later blocks it for `block_seconds`;
+ *   3. velocity: codes per destination country and per range per hour, the range's cap lowered
+ *      to `watch_sends_per_hour` while it is on watch.
+ * A verification that brings the range's judged codes back above the threshold ends its watch
+ * and lifts its block at once. An operator lifts a block sooner, and the range starts afresh.
  * The allow list of countries is `sms.allowed_regions`, checked by the OTP service before this.
  * `rate_limits.enabled: false` switches this off too: it is an abuse limit like the others.
  */
@@ -25,28 +30,56 @@ export interface PumpingDefence {
   rangeOf(e164: string): string;
   /** Counts a code SMS to `e164` (in `country`) or throws `sms_destination_blocked` / `sms_destination_limited`. */
   admit(e164: string, country: string): Promise<void>;
-  /** A code sent to this phone was verified: its range converts. */
-  verified(e164: string): Promise<void>;
+  /** A code sent to this phone (at `sent.at`, now when unknown) was verified: its range converts. */
+  verified(e164: string, sent?: { at: number; country: string }): Promise<void>;
   blocks(): Promise<Array<{ range: string; until: number }>>;
   /** An operator lifts a block; false when the range was not blocked. */
   lift(range: string): Promise<boolean>;
 }
 
-export const destinationLimited = (retryAfter: number, limit: 'country' | 'prefix') =>
+export type DestinationLimit = 'country' | 'prefix' | 'watch';
+
+export const destinationLimited = (retryAfter: number, limit: DestinationLimit) =>
   apiError('sms_destination_limited', { params: { retryAfter }, data: { retry_after: retryAfter, limit } });
 export const destinationBlocked = () => apiError('sms_destination_blocked');
 
-export function createPumpingDefence(config: Config, store: SmsStore, options: { now: () => number; log: Logger; metrics?: Pick<Metrics, 'smsRefused'> }): PumpingDefence {
+export function createPumpingDefence(config: Config, store: SmsStore, options: { now: () => number; log: Logger; metrics?: Pick<Metrics, 'smsRefused' | 'smsRangeVerdict'> }): PumpingDefence {
   const settings = { ...config.sms.pumping, enabled: config.sms.pumping.enabled && config.rate_limits.enabled };
   const { now, log, metrics } = options;
-  const windowMs = settings.block_window_seconds * 1000;
+  const judging: RangeJudging = { graceMs: settings.judge_after_seconds * 1000, windowMs: settings.block_window_seconds * 1000 };
   const rangeOf = (e164: string) => e164.replace(/^\+/, '').slice(0, settings.prefix_digits);
+  const finding = (t: RangeTally) => t.sends >= settings.block_min_sends && t.verified / t.sends < settings.block_min_conversion;
 
   /** Counted, logged with its reason (the range is a prefix, not a recipient), and thrown. */
   const refuse = (reason: 'sms_destination_blocked' | 'sms_destination_limited', country: string, range: string, detail: Record<string, unknown>, err: Error): never => {
     metrics?.smsRefused(reason, country);
     log.warn({ event: 'sms_refused', reason, country, range, ...detail }, 'sms refused');
     throw err;
+  };
+
+  /** Judges the range on its figures: puts it on watch, blocks it (throws), or ends its watch. Answers whether it is on watch. */
+  const judge = async (range: string, country: string, judged: RangeTally, at: number): Promise<boolean> => {
+    const figures = { sends: judged.sends, verified: judged.verified };
+    if (!finding(judged)) {
+      if (judged.watchedSince === null) return false;
+      await store.watch(range, null, at, judging);
+      metrics?.smsRangeVerdict('cleared', country);
+      log.warn({ event: 'sms_range_cleared', country, range, ...figures }, 'sms range off watch: its codes are verified');
+      return false;
+    }
+    if (judged.watchedSince === null) {
+      await store.watch(range, at, at, judging);
+      metrics?.smsRangeVerdict('watched', country);
+      log.warn({ event: 'sms_range_watched', country, range, ...figures }, 'sms range on watch: its codes are not verified');
+      return true;
+    }
+    // On watch for less than a grace: codes sent when the watch began may still be verified.
+    if (at - judged.watchedSince < judging.graceMs) return true;
+    const blockedUntil = at + settings.block_seconds * 1000;
+    await store.block(range, blockedUntil, at);
+    metrics?.smsRangeVerdict('blocked', country);
+    log.warn({ event: 'sms_range_blocked', country, range, ...figures, until: new Date(blockedUntil).toISOString() }, 'sms range blocked: its codes are not verified');
+    return refuse('sms_destination_blocked', country, range, figures, destinationBlocked());
   };
 
   return {
@@ -61,47 +94,47 @@ export function createPumpingDefence(config: Config, store: SmsStore, options: {
       if (until !== null) refuse('sms_destination_blocked', country, range, { until: new Date(until).toISOString() }, destinationBlocked());
 
       const hour = Math.floor(at / HOUR);
-      const [countrySends, prefixSends] = await Promise.all([store.increment(`vel:c:${country}:${hour}`, HOUR, at), store.increment(`vel:p:${range}:${hour}`, HOUR, at)]);
-
-      const retryAfter = Math.max(1, Math.ceil(((hour + 1) * HOUR - at) / 1000));
-      if (countrySends > settings.country_sends_per_hour) {
-        refuse('sms_destination_limited', country, range, { limit: 'country' }, destinationLimited(retryAfter, 'country'));
-      }
-      if (prefixSends > settings.prefix_sends_per_hour) {
-        refuse('sms_destination_limited', country, range, { limit: 'prefix' }, destinationLimited(retryAfter, 'prefix'));
-      }
-
-      const window = Math.floor(at / windowMs);
-      // Read together: one round trip on the send path.
-      const [current, previous, verifiedNow, verifiedBefore, lifted] = await Promise.all([
-        store.increment(`conv:s:${range}:${window}`, 2 * windowMs, at),
-        store.count(`conv:s:${range}:${window - 1}`, at),
-        store.count(`conv:v:${range}:${window}`, at),
-        store.count(`conv:v:${range}:${window - 1}`, at),
-        store.count(`lifted:${range}`, at),
+      // Sent together, one round trip: the velocity counters, and this code counted (by its second) in the range's figures.
+      const [countrySends, prefixSends, judged] = await Promise.all([
+        store.increment(`vel:c:${country}:${hour}`, HOUR, at),
+        store.increment(`vel:p:${range}:${hour}`, HOUR, at),
+        store.tally(range, at, { kind: 'sent', at }, judging),
       ]);
-      const earlier = current + previous - 1;
-      if (earlier < settings.block_min_sends) return;
-      // Lifted by an operator: the sends that caused the block are still in the window, and must not block it again at once.
-      if (lifted > 0) return;
-      const verified = verifiedNow + verifiedBefore;
-      if (verified / earlier >= settings.block_min_conversion) return;
-      const blockedUntil = at + settings.block_seconds * 1000;
-      await store.block(range, blockedUntil, at);
-      log.warn({ event: 'sms_range_blocked', country, range, sends: earlier, verified, until: new Date(blockedUntil).toISOString() }, 'sms range blocked: its codes are not verified');
-      refuse('sms_destination_blocked', country, range, { sends: earlier, verified }, destinationBlocked());
+      try {
+        const watched = await judge(range, country, judged, at);
+        const retryAfter = Math.max(1, Math.ceil(((hour + 1) * HOUR - at) / 1000));
+        if (countrySends > settings.country_sends_per_hour) {
+          refuse('sms_destination_limited', country, range, { limit: 'country' }, destinationLimited(retryAfter, 'country'));
+        }
+        // A range on watch gets fewer codes until its codes are judged again. This is where a bot challenge,
+        // once the service has one, is asked instead: the refusal's `limit: "watch"` names the place.
+        const [cap, limit] = watched ? [settings.watch_sends_per_hour, 'watch' as const] : [settings.prefix_sends_per_hour, 'prefix' as const];
+        if (prefixSends > cap) refuse('sms_destination_limited', country, range, { limit }, destinationLimited(retryAfter, limit));
+      } catch (err) {
+        // Refused: no SMS goes out, so the code must not count as one nobody verified.
+        await store.tally(range, at, { kind: 'unsent', at }, judging);
+        throw err;
+      }
     },
-    async verified(e164) {
+    async verified(e164, sent) {
       if (!settings.enabled) return;
       const at = now();
-      await store.increment(`conv:v:${rangeOf(e164)}:${Math.floor(at / windowMs)}`, 2 * windowMs, at);
+      const range = rangeOf(e164);
+      const judged = await store.tally(range, at, { kind: 'verified', at: sent?.at ?? at }, judging);
+      if (judged.watchedSince === null || finding(judged)) return;
+      // The range's codes convert again (late verifications): its watch ends and a block on that evidence is lifted at once.
+      await store.watch(range, null, at, judging);
+      const lifted = await store.unblock(range);
+      const country = sent?.country ?? '';
+      metrics?.smsRangeVerdict(lifted ? 'unblocked' : 'cleared', country);
+      log.warn({ event: lifted ? 'sms_range_unblocked' : 'sms_range_cleared', country, range, sends: judged.sends, verified: judged.verified, why: 'converted' }, lifted ? 'sms range block lifted: its codes are verified' : 'sms range off watch: its codes are verified');
     },
     blocks: () => store.blocks(now()),
     async lift(range) {
       const lifted = await store.unblock(range);
-      const at = now();
-      if (lifted) await store.increment(`lifted:${range}`, 2 * windowMs, at);
-      if (lifted) log.warn({ event: 'sms_range_unblocked', range }, 'sms range block lifted by an operator');
+      // The range starts afresh: the codes that caused the block must not block it again at once.
+      if (lifted) await store.forget(range);
+      if (lifted) log.warn({ event: 'sms_range_unblocked', range, why: 'operator' }, 'sms range block lifted by an operator');
       return lifted;
     },
   };

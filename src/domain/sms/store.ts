@@ -33,6 +33,29 @@ export interface LedgerEntry {
   fallback_at?: number;
 }
 
+/**
+ * What a range's conversion is judged on (pumping.ts): codes counted by the second they were
+ * sent, and judged only once `graceMs` has passed since that second ended, when their outcome is
+ * known; judged codes are summed per window of `windowMs` (by the time they were judged), this
+ * window and the one before. A verification counts for the second its code was sent.
+ */
+export interface RangeJudging {
+  graceMs: number;
+  windowMs: number;
+}
+
+/** One change to a range's figures: a code sent, a send taken back (refused after all), a code verified (by when it was sent). */
+export type RangeEvent = { kind: 'sent' | 'unsent' | 'verified'; at: number };
+
+export interface RangeTally {
+  /** Codes judged (past the grace) in this window and the one before. */
+  sends: number;
+  /** Of those, the ones verified (so far: a late verification still counts). */
+  verified: number;
+  /** When the range was put on watch (pumping.ts), or null. */
+  watchedSince: number | null;
+}
+
 export type LedgerUpdate = Partial<Pick<LedgerEntry, 'delivered_at' | 'failed_at' | 'error_code' | 'verified_at' | 'fallback_at'>>;
 
 export interface SmsStore {
@@ -53,6 +76,42 @@ export interface SmsStore {
   /** Lifts a block; false when there was none. */
   unblock(range: string): Promise<boolean>;
   blocks(now: number): Promise<Array<{ range: string; until: number }>>;
+  /** Records `event` (if any) in the range's figures and answers its judged figures, in one round trip. */
+  tally(range: string, now: number, event: RangeEvent | null, judging: RangeJudging): Promise<RangeTally>;
+  /** Puts a range on watch since a time, or takes it off (null). Kept as long as its figures. */
+  watch(range: string, since: number | null, now: number, judging: RangeJudging): Promise<void>;
+  /** Forgets a range's figures and watch: it starts afresh (an operator lifted its block). */
+  forget(range: string): Promise<void>;
+}
+
+const SLOT_MS = 1000;
+/** How long a range's figures live without a change: the two judged windows, and the codes not judged yet. */
+const figuresTtl = ({ graceMs, windowMs }: RangeJudging) => 2 * windowMs + graceMs + SLOT_MS;
+
+/** The memory store's copy of the TALLY script below, over a Map of the same fields. */
+function tallyFields(fields: Map<string, number>, now: number, event: RangeEvent | null, { graceMs, windowMs }: RangeJudging): RangeTally {
+  const current = Math.floor(now / windowMs);
+  const judgedAt = (slot: number) => (slot + 1) * SLOT_MS + graceMs;
+  const add = (name: string, by: number) => fields.set(name, (fields.get(name) ?? 0) + by);
+  if (event) {
+    const slot = Math.floor(event.at / SLOT_MS);
+    const field = event.kind === 'verified' ? 'v' : 's';
+    const by = event.kind === 'unsent' ? -1 : 1;
+    if (judgedAt(slot) > now) add(`${field}:${slot}`, by);
+    else if (Math.floor(judgedAt(slot) / windowMs) >= current - 1) add(`j${field}:${Math.floor(judgedAt(slot) / windowMs)}`, by);
+  }
+  for (const [name, value] of [...fields]) {
+    const [kind, n] = name.split(':');
+    const index = Number(n);
+    if (kind === 's' || kind === 'v') {
+      if (judgedAt(index) > now) continue;
+      const window = Math.floor(judgedAt(index) / windowMs);
+      if (window >= current - 1) add(`j${kind}:${window}`, value);
+      fields.delete(name);
+    } else if ((kind === 'js' || kind === 'jv') && index < current - 1) fields.delete(name);
+  }
+  const sum = (kind: string) => (fields.get(`${kind}:${current}`) ?? 0) + (fields.get(`${kind}:${current - 1}`) ?? 0);
+  return { sends: sum('js'), verified: sum('jv'), watchedSince: fields.get('watch') ?? null };
 }
 
 const NUMBER_FIELDS = ['accepted_at', 'delivered_at', 'failed_at', 'verified_at', 'fallback_at'] as const;
@@ -69,11 +128,18 @@ export function createMemorySmsStore(options: { maxEntries: number }): SmsStore 
   const latest = new LRUCache<string, string>({ max: options.maxEntries });
   const counters = new LRUCache<string, { count: number; resetAt: number }>({ max: 100_000 });
   const blocked = new Map<string, number>();
+  const figures = new LRUCache<string, Map<string, number>>({ max: 100_000 });
+  const figuresOf = (range: string, judging: RangeJudging) => {
+    let fields = figures.get(range);
+    if (!fields) figures.set(range, (fields = new Map()), { ttl: figuresTtl(judging) });
+    else figures.set(range, fields, { ttl: figuresTtl(judging) });
+    return fields;
+  };
   const live = (until: number, now: number) => until > now;
   return {
     /** The ledger, the counters and the blocks forgotten: the sandbox's reset (POST /_sandbox/reset). */
     clear() {
-      for (const held of [entries, latest, counters, blocked]) held.clear();
+      for (const held of [entries, latest, counters, blocked, figures]) held.clear();
     },
     async addEntry(entry, retentionMs) {
       entries.set(entry.id, { ...entry }, { ttl: retentionMs });
@@ -125,6 +191,17 @@ export function createMemorySmsStore(options: { maxEntries: number }): SmsStore 
     async blocks(now) {
       return [...blocked].filter(([range, until]) => (live(until, now) ? true : (blocked.delete(range), false))).map(([range, until]) => ({ range, until }));
     },
+    async tally(range, now, event, judging) {
+      return tallyFields(figuresOf(range, judging), now, event, judging);
+    },
+    async watch(range, since, _now, judging) {
+      const fields = figuresOf(range, judging);
+      if (since === null) fields.delete('watch');
+      else fields.set('watch', since);
+    },
+    async forget(range) {
+      figures.delete(range);
+    },
   };
 }
 
@@ -141,7 +218,41 @@ if count == 1 or redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS
 return count
 `;
 
+// A range's figures in one hash (so one key, on one Cluster node): `s:<second>` and `v:<second>`
+// for codes not judged yet, `js:<window>` and `jv:<window>` for judged ones, `watch`. Records the
+// event, moves every second past the grace into its window, drops windows older than the one
+// before, and answers the judged sums and the watch. ARGV: now, grace, window, ttl, kind, at.
+const TALLY = `
+local now, grace, win = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local current = math.floor(now / win)
+local function judgedAt(slot) return (slot + 1) * 1000 + grace end
+local function windowOf(slot) return string.format('%d', math.floor(judgedAt(slot) / win)) end
+if ARGV[5] ~= '' then
+  local slot = math.floor(tonumber(ARGV[6]) / 1000)
+  local field = ARGV[5] == 'verified' and 'v' or 's'
+  local by = ARGV[5] == 'unsent' and -1 or 1
+  if judgedAt(slot) > now then redis.call('HINCRBY', KEYS[1], field .. ':' .. string.format('%d', slot), by)
+  elseif tonumber(windowOf(slot)) >= current - 1 then redis.call('HINCRBY', KEYS[1], 'j' .. field .. ':' .. windowOf(slot), by) end
+end
+local flat = redis.call('HGETALL', KEYS[1])
+for i = 1, #flat, 2 do
+  local kind, n = string.match(flat[i], '^(%a+):(%d+)$')
+  local index = tonumber(n)
+  if (kind == 's' or kind == 'v') and judgedAt(index) <= now then
+    if tonumber(windowOf(index)) >= current - 1 then redis.call('HINCRBY', KEYS[1], 'j' .. kind .. ':' .. windowOf(index), flat[i + 1]) end
+    redis.call('HDEL', KEYS[1], flat[i])
+  elseif (kind == 'js' or kind == 'jv') and index < current - 1 then
+    redis.call('HDEL', KEYS[1], flat[i])
+  end
+end
+local c, p = string.format('%d', current), string.format('%d', current - 1)
+local got = redis.call('HMGET', KEYS[1], 'js:' .. c, 'js:' .. p, 'jv:' .. c, 'jv:' .. p, 'watch')
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return { (tonumber(got[1]) or 0) + (tonumber(got[2]) or 0), (tonumber(got[3]) or 0) + (tonumber(got[4]) or 0), got[5] or '' }
+`;
+
 type Scripts = {
+  lfaSmsTally(key: string, now: number, graceMs: number, windowMs: number, ttlMs: number, kind: string, at: number | string): Promise<[number, number, string]>;
   lfaSmsUpdate(key: string, ...fields: string[]): Promise<string[] | null>;
   lfaSmsIncrement(key: string, windowMs: number): Promise<number>;
 };
@@ -149,11 +260,13 @@ type Scripts = {
 export function createRedisSmsStore(redis: RedisConnection, prefix: string): SmsStore {
   redis.defineCommand('lfaSmsUpdate', { numberOfKeys: 1, lua: UPDATE });
   redis.defineCommand('lfaSmsIncrement', { numberOfKeys: 1, lua: INCREMENT });
+  redis.defineCommand('lfaSmsTally', { numberOfKeys: 1, lua: TALLY });
   const scripts = redis as unknown as Scripts;
   const entryKey = (id: string) => `${prefix}sms:entry:${id}`;
   const index = `${prefix}sms:ledger`;
   const blockIndex = `${prefix}sms:blocks`;
   const blockKey = (range: string) => `${prefix}sms:block:${range}`;
+  const figuresKey = (range: string) => `${prefix}sms:range:${range}`;
   // Redis away is the store's 503, as for the codes, never a 500.
   const guarded = async <T>(operation: () => Promise<T>): Promise<T> => {
     try {
@@ -222,5 +335,17 @@ export function createRedisSmsStore(redis: RedisConnection, prefix: string): Sms
         }
         return found;
       }),
+    tally: (range, now, event, judging) =>
+      guarded(async () => {
+        const [sends, verified, watch] = await scripts.lfaSmsTally(figuresKey(range), now, judging.graceMs, judging.windowMs, figuresTtl(judging), event?.kind ?? '', event?.at ?? '');
+        return { sends: Number(sends), verified: Number(verified), watchedSince: watch === '' ? null : Number(watch) };
+      }),
+    watch: (range, since, _now, judging) =>
+      guarded(async () => {
+        // The watch lives with the figures that raised it: set, it keeps their expiry (refreshed by every send).
+        if (since === null) await redis.hdel(figuresKey(range), 'watch');
+        else await Promise.all([redis.hset(figuresKey(range), 'watch', String(since)), redis.pexpire(figuresKey(range), figuresTtl(judging))]);
+      }),
+    forget: (range) => guarded(async () => void (await redis.del(figuresKey(range)))),
   };
 }

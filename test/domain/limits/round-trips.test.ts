@@ -7,7 +7,8 @@ import { startRedisServer, type RedisServer } from '../../support/redis-server';
  * What a code send asks of Redis for its rate limits, read from the server's own MONITOR: the
  * receiver's two limits (the short window and the hourly ceiling) are one script on two keys
  * that share a hash tag, and the per-IP counter one more, asked earlier in the send (it caps
- * the work before the cooldown checks, so it cannot wait for the receiver's).
+ * the work before the cooldown checks, so it cannot wait for the receiver's). And what the SMS
+ * pumping defence asks: the same four commands on every send, however many codes its range had.
  */
 
 let server: RedisServer;
@@ -62,5 +63,30 @@ describe('rate-limit round trips of a code send on Redis', () => {
       [`${prefix}rl:{+393331000002}:sends_per_recipient`, `${prefix}rl:{+393331000002}:sends_per_identifier_per_hour`],
     ]);
     expect(limitCalls.every((args) => args[0]!.toLowerCase() === 'evalsha')).toBe(true);
+  });
+});
+
+describe('pumping-defence round trips of a code send on Redis', () => {
+  useNock();
+  let app: Harness;
+  afterEach(async () => {
+    await app?.close();
+  });
+
+  it('asks four commands: the block read, then both velocities and the range\'s figures (one script on one key)', async () => {
+    const prefix = `rp${Math.random().toString(36).slice(2)}:`;
+    app = await startApp({ otp: { store: 'redis' }, redis: { url: server.url, key_prefix: prefix } });
+    await redisReady(app.deps.redis!, 15_000);
+    smsGateway();
+    for (let i = 0; i < 5; i += 1) expect((await app.post('otp_generate', { uid: `+39333100001${i}` })).status).toBe(200);
+
+    const commands = await commandsDuring(async () => expect((await app.post('otp_generate', { uid: '+393331000020' })).status).toBe(200));
+    const defence = commands.filter((args) => args.some((arg) => /sms:(block|count:vel|range):/.test(arg)));
+    expect(defence.map((args) => [args[0]!.toLowerCase(), args.find((arg) => arg.startsWith(prefix))!.slice(prefix.length)])).toEqual([
+      ['get', 'sms:block:393331'],
+      ['evalsha', expect.stringMatching(/^sms:count:vel:c:IT:/)],
+      ['evalsha', expect.stringMatching(/^sms:count:vel:p:393331:/)],
+      ['evalsha', 'sms:range:393331'],
+    ]);
   });
 });

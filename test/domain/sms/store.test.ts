@@ -54,6 +54,36 @@ function describeSmsStore(make: () => SmsStore) {
     expect(await store.unblock('447911')).toBe(false);
     expect(await store.blockedUntil('447911', now)).toBeNull();
   });
+
+  it("judges a range's codes only once the grace has passed since the second they were sent", async () => {
+    const store = make();
+    const judging = { graceMs: 60_000, windowMs: 600_000 };
+    const t0 = Math.floor(now / 600_000) * 600_000 + 1000;
+    for (let i = 0; i < 4; i += 1) await store.tally('447520', t0 + i * 100, { kind: 'sent', at: t0 + i * 100 }, judging);
+    // A refused send is taken back; a verification counts for the second its code was sent.
+    await store.tally('447520', t0 + 500, { kind: 'unsent', at: t0 + 300 }, judging);
+    expect(await store.tally('447520', t0 + 30_000, { kind: 'verified', at: t0 }, judging)).toEqual({ sends: 0, verified: 0, watchedSince: null });
+    expect(await store.tally('447520', t0 + 60_999, null, judging)).toEqual({ sends: 0, verified: 0, watchedSince: null });
+    expect(await store.tally('447520', t0 + 61_000, null, judging)).toEqual({ sends: 3, verified: 1, watchedSince: null });
+    // Verified late: it still counts, in the window its code was judged in.
+    expect(await store.tally('447520', t0 + 200_000, { kind: 'verified', at: t0 + 100 }, judging)).toEqual({ sends: 3, verified: 2, watchedSince: null });
+    await store.watch('447520', t0 + 200_000, t0 + 200_000, judging);
+    expect(await store.tally('447520', t0 + 600_000, null, judging)).toEqual({ sends: 3, verified: 2, watchedSince: t0 + 200_000 });
+    await store.watch('447520', null, t0 + 600_000, judging);
+    // Two windows on, the figures are gone: the range starts afresh.
+    expect(await store.tally('447520', t0 + 1_200_000, null, judging)).toEqual({ sends: 0, verified: 0, watchedSince: null });
+    expect(await store.tally('447521', t0, null, judging)).toEqual({ sends: 0, verified: 0, watchedSince: null });
+  });
+
+  it("forgets a range's figures and watch", async () => {
+    const store = make();
+    const judging = { graceMs: 1000, windowMs: 600_000 };
+    await store.tally('447520', now, { kind: 'sent', at: now }, judging);
+    await store.watch('447520', now, now, judging);
+    expect(await store.tally('447520', now + 5000, null, judging)).toEqual({ sends: 1, verified: 0, watchedSince: now });
+    await store.forget('447520');
+    expect(await store.tally('447520', now + 5000, null, judging)).toEqual({ sends: 0, verified: 0, watchedSince: null });
+  });
 }
 
 describe('memory SMS store', () => describeSmsStore(() => createMemorySmsStore({ maxEntries: 1000 })));
