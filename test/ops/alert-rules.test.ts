@@ -12,7 +12,7 @@ import { promtool } from './prometheus-server';
 const DIR = join(__dirname, '..', '..', 'ops', 'prometheus');
 
 interface RuleFile {
-  groups: Array<{ name: string; rules: Array<{ alert?: string; record?: string; expr: string }> }>;
+  groups: Array<{ name: string; rules: Array<{ alert?: string; record?: string; expr: string; labels?: Record<string, string> }> }>;
 }
 interface TestFile {
   rule_files: string[];
@@ -45,6 +45,17 @@ describe('the alert rules under promtool', () => {
 
   it('tests only alerts that exist', () => {
     expect(cases.map((c) => c.alertname).filter((name) => !alerts.includes(name))).toEqual([]);
+  });
+
+  it('is listed, each alert, in docs/operations.md, which lists no other', () => {
+    const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## Alerts and dashboard'), doc.indexOf('\n## ', doc.indexOf('## Alerts and dashboard') + 1));
+    const listed = [...section.matchAll(/^\| `(\w+)` \| (critical|warning) \|/gm)].map((m) => m[1]);
+    expect(listed.sort()).toEqual([...alerts].sort());
+    // And with the severity the rule carries.
+    for (const rule of rules.groups.flatMap((g) => g.rules)) {
+      if (rule.alert) expect(section).toContain(`| \`${rule.alert}\` | ${rule.labels?.severity} |`);
+    }
   });
 
   it('covers what the service needs watched', () => {
