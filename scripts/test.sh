@@ -23,8 +23,8 @@ if [ ${#need_debs[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_debs[@]}"
   # On a host with systemd the package starts its own daemon (port 9090, /var/lib/prometheus):
   # the tests start theirs on free ports, so this one is only in the way. Stopped, not removed.
-  if [[ " ${need_debs[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null 2>&1; then
-    $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true
+  if [[ " ${need_debs[*]} " == *" prometheus "* ]]; then
+    $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || $SUDO service prometheus stop >/dev/null 2>&1 || true
   fi
 fi
 
