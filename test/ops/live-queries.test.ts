@@ -12,9 +12,9 @@ import { startPrometheus, type PrometheusServer } from './prometheus-server';
  * The shipped alerts (ops/prometheus/alerts.yml) and dashboard (ops/grafana/login-frontend.json)
  * against a real Prometheus scraping a running service that a few journeys went through: every
  * rule loads and evaluates with health ok, every panel's and rule's query (and those
- * docs/operations.md offers) parses and runs, and
- * every series a query names is one Prometheus got from the service, with the labels it matches
- * on. A misspelt metric or label would otherwise answer an empty result, silently, forever.
+ * docs/operations.md offers) parses and runs, and every series a query names is one Prometheus
+ * got from the service, with the labels it matches on. A misspelt metric or label would
+ * otherwise answer an empty result, silently, forever.
  */
 
 const ROOT = join(__dirname, '..', '..');
