@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 
 # Debian packages the tests start for real, as command:package. Installed only when missing;
 # CI runs as root. A test whose server is missing fails; it is never skipped. redis-cli (which
-# builds the test clusters) comes with redis-server; openssl makes the TLS cluster's certificates.
-system_packages="redis-server:redis-server redis-cli:redis-tools chromium:chromium openssl:openssl"
+# builds the test clusters) comes with redis-server; openssl makes the TLS cluster's certificates;
+# prometheus and promtool (one package) check ops/prometheus and ops/grafana (test/ops).
+system_packages="redis-server:redis-server redis-cli:redis-tools chromium:chromium openssl:openssl prometheus:prometheus promtool:prometheus"
 need_debs=()
 for pair in $system_packages; do
   bin=${pair%%:*}; deb=${pair##*:}
@@ -20,6 +21,11 @@ if [ ${#need_debs[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_debs[@]}"
+  # On a host with systemd the package starts its own daemon (port 9090, /var/lib/prometheus):
+  # the tests start theirs on free ports, so this one is only in the way. Stopped, not removed.
+  if [[ " ${need_debs[*]} " == *" prometheus "* ]]; then
+    $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || $SUDO service prometheus stop >/dev/null 2>&1 || true
+  fi
 fi
 
 echo "== type check"; npx tsc --noEmit
