@@ -621,6 +621,18 @@ export interface components {
                     path: string;
                     message: string;
                 }[];
+                /** @description With unknown_action from the front controller: the name asked for (at most 64 characters), null when none was given. */
+                action?: string | null;
+                /** @description With unknown_action: the known action the name most likely meant (`felogin` -> `FeLogin`), when it is near enough to be a typo. */
+                did_you_mean?: string;
+                /** @description With rate_limited: seconds to wait, as in the Retry-After header. */
+                retry_after?: number;
+                /** @description With rate_limited: the name of the limit that refused the request. */
+                limit?: string;
+                /** @description With internal_error: the id of the request in the log (also the x-request-id header). */
+                request_id?: string;
+                /** @description With metrics_not_enabled: the configuration keys that serve the metrics. */
+                keys?: string[];
             } & {
                 [key: string]: unknown;
             };
@@ -1473,8 +1485,11 @@ export interface components {
             locale?: string | null;
         };
         "FeLogin.Data": {
-            /** @description the step the frontend shows next (docs/contract.md#steps; docs/flows.md) */
-            next_step: number | string;
+            /**
+             * @description the step the frontend shows next, one of the contract's (docs/contract.md#steps; docs/flows.md)
+             * @enum {integer|string}
+             */
+            next_step: 13 | 14 | 32 | 33 | 60 | 24 | 23 | "24b" | 25 | 34 | 30 | 31 | 37 | 65 | 61 | 62 | 36 | 40 | 42 | 90;
             /**
              * @description send it back as `flow` in the next request
              * @enum {string|null}
@@ -1563,8 +1578,11 @@ export interface components {
             pending_proof?: string | null;
         };
         "FeVerifyOtp.Data": {
-            /** @description the step the frontend shows next (docs/contract.md#steps; docs/flows.md) */
-            next_step: number | string;
+            /**
+             * @description the step the frontend shows next, one of the contract's (docs/contract.md#steps; docs/flows.md)
+             * @enum {integer|string}
+             */
+            next_step: 13 | 14 | 32 | 33 | 60 | 24 | 23 | "24b" | 25 | 34 | 30 | 31 | 37 | 65 | 61 | 62 | 36 | 40 | 42 | 90;
             /**
              * @description send it back as `flow` in the next request
              * @enum {string|null}
@@ -1688,8 +1706,11 @@ export interface components {
             locale?: string | null;
         };
         "FeRegister.Data": {
-            /** @description the step the frontend shows next (docs/contract.md#steps; docs/flows.md) */
-            next_step: number | string;
+            /**
+             * @description the step the frontend shows next, one of the contract's (docs/contract.md#steps; docs/flows.md)
+             * @enum {integer|string}
+             */
+            next_step: 13 | 14 | 32 | 33 | 60 | 24 | 23 | "24b" | 25 | 34 | 30 | 31 | 37 | 65 | 61 | 62 | 36 | 40 | 42 | 90;
             /**
              * @description send it back as `flow` in the next request
              * @enum {string|null}
@@ -1793,8 +1814,11 @@ export interface components {
             locale?: string | null;
         };
         "FeAddPhone.Data": {
-            /** @description the step the frontend shows next (docs/contract.md#steps; docs/flows.md) */
-            next_step: number | string;
+            /**
+             * @description the step the frontend shows next, one of the contract's (docs/contract.md#steps; docs/flows.md)
+             * @enum {integer|string}
+             */
+            next_step: 13 | 14 | 32 | 33 | 60 | 24 | 23 | "24b" | 25 | 34 | 30 | 31 | 37 | 65 | 61 | 62 | 36 | 40 | 42 | 90;
             /**
              * @description send it back as `flow` in the next request
              * @enum {string|null}
@@ -1894,8 +1918,11 @@ export interface components {
             proof?: string | null;
         };
         "FeUpdateProfile.Data": {
-            /** @description the step the frontend shows next (docs/contract.md#steps; docs/flows.md) */
-            next_step: number | string;
+            /**
+             * @description the step the frontend shows next, one of the contract's (docs/contract.md#steps; docs/flows.md)
+             * @enum {integer|string}
+             */
+            next_step: 13 | 14 | 32 | 33 | 60 | 24 | 23 | "24b" | 25 | 34 | 30 | 31 | 37 | 65 | 61 | 62 | 36 | 40 | 42 | 90;
             /**
              * @description send it back as `flow` in the next request
              * @enum {string|null}
@@ -1978,7 +2005,12 @@ export interface components {
             /** @enum {string|null} */
             testata?: "head_a" | "head_b" | "head_c" | "head_d" | null;
             mlids?: string | null;
-        };
+        } & (({
+            selections: unknown[];
+        } | {
+            testata: string;
+            mlids: string;
+        }) & unknown & unknown);
         "newsletter_subscribe.Data": {
             email: string;
             headlines: {
@@ -3337,6 +3369,25 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+            /** @description unauthorized: metrics.token is set and `Authorization: Bearer <metrics.token>` is missing or wrong (with WWW-Authenticate: Bearer). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description metrics_not_enabled: metrics.token is not set, so this port serves no metrics (data.keys names the keys that do: metrics.token here, or metrics.port for a listener of their own). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
