@@ -613,8 +613,11 @@ export interface components {
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
-                /** @description Stable snake_case code of the outcome. */
-                reason: string;
+                /**
+                 * @description Stable snake_case code of the outcome: any reason of the service.
+                 * @enum {string}
+                 */
+                reason: "already_sent" | "channel_not_configured" | "delivery_failed" | "expired" | "form_expected" | "internal_error" | "invalid" | "invalid_credentials" | "invalid_proof" | "invalid_request" | "invalid_token" | "malformed_json" | "method_not_allowed" | "metrics_not_enabled" | "not_configured" | "partial_failure" | "payload_too_large" | "phone_not_mobile" | "phone_not_verified" | "phone_on_hold" | "phone_taken" | "proof_required" | "rate_limited" | "region_not_allowed" | "registration_refused" | "sms_destination_blocked" | "sms_destination_limited" | "store_unavailable" | "subscription_failed" | "token_required" | "too_many_attempts" | "unauthorized" | "unknown_action" | "unsupported_media_type" | "upstream_error" | "user_not_found";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */

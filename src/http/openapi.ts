@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { actions as registeredActions } from '../actions';
+import { reasons, type Reason } from '../core/errors';
 import type { Action } from '../actions/action';
 import { contentActions } from '../actions/content';
 import { debugActions } from '../actions/debug';
@@ -203,7 +204,9 @@ export function createOpenApiDocument(actions: readonly Action[] = registeredAct
     description: 'Equal to security.internal_key: lets a trusted backend call the guarded primitives without a proof.',
   });
   const envelope = registry.register('Envelope', successEnvelope(looseRecord().nullable()).loose());
-  const failure = registry.register('Failure', failureEnvelope(z.string().describe('Stable snake_case code of the outcome.'), transportData));
+  // Any reason of the catalogue: the query form's answer is the failure of whichever action it named.
+  const anyReason = z.enum([...reasons].sort() as [Reason, ...Reason[]]).describe('Stable snake_case code of the outcome: any reason of the service.');
+  const failure = registry.register('Failure', failureEnvelope(anyReason, transportData));
 
   const fallbacks = new Map<string, object>();
   const requests = actions.map((action) => registerAction(registry, fallbacks, action, failure));

@@ -205,6 +205,8 @@ describe('docs/openapi.json against the answers of the service', () => {
     const data = ((DOCUMENT.components as Json).schemas as Record<string, Json>).Failure!.properties as Json;
     expect(((data.data as Json).properties as Json).did_you_mean).toMatchObject({ type: 'string' });
     expect(problemsOf({ ...typo, body: JSON.stringify({ ...JSON.parse(typo.body), data: { reason: 'unknown_action', did_you_mean: 7 } }) })).toHaveLength(1);
+    // A transport failure's reason is one of the service's, not any string.
+    expect(problemsOf({ ...typo, body: JSON.stringify({ ...JSON.parse(typo.body), data: { reason: 'made_up' } }) })).toHaveLength(1);
   });
 
   it('gives next_step as the enum of the contract steps', () => {
