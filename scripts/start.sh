@@ -19,7 +19,7 @@ stale() {
   # by `npm run docs`, or a dist/ built before they were copied.
   [ -d dist/docs/journeys ] || return 0
   [ -n "$(find docs/journeys src/http/demo/page/flows.css -newer "$ref" -print -quit)" ] && return 0
-  [ -n "$(find package-lock.json tsconfig.json tsconfig.build.json client/tsconfig.json client/package.json -newer "$ref" -print -quit)" ]
+  [ -n "$(find package-lock.json tsconfig.json tsconfig.build.json client/tsconfig.json client/tsconfig.cjs.json client/package.json -newer "$ref" -print -quit)" ]
 }
 
 if stale; then

@@ -1,4 +1,4 @@
-import type { ActionName, Client, Envelope, RequestOf } from './client.js';
+import type { ActionName, Client, DataOf, Envelope, RequestOf } from './client.js';
 
 /*
  * The login journey over the Fe* actions, as docs/flows-http.md describes it: every answer hands
@@ -13,12 +13,15 @@ export type ProofField = (typeof PROOF_FIELDS)[number];
 
 export type Flow = RequestOf<'FeVerifyOtp'>['flow'];
 
+/** One of the contract's steps, as `next_step` carries it (docs/contract.md#steps). */
+export type Step = DataOf<'FeLogin'>['next_step'];
+
 /** The flows FeAddPhone accepts; after any other it is called without one. */
 const ADD_PHONE_FLOWS: readonly string[] = ['email_add_phone', 'email_register_phone'];
 
 export interface JourneyState {
   /** The step the latest answer asked to show (`next_step`), null before the first. */
-  step: number | null;
+  step: Step | null;
   flow: Flow | null;
   /** At 62 and 90 only. */
   screen: string | null;
@@ -68,7 +71,7 @@ export interface Journey {
 const initial = (): JourneyState => ({ step: null, flow: null, screen: null, done: false, uid: null, email: null, phone: null, phoneHint: null, proofs: {} });
 
 /** The steps whose answer hands out the `pending_proof` the next FeVerifyOtp presents. */
-const PENDING_STEPS: readonly number[] = [23, 62, 65];
+const PENDING_STEPS: readonly Step[] = [23, 62, 65];
 
 /** Drops absent fields so that what is carried never overrides an explicit value with nothing. */
 function defined<T>(body: T): T {
@@ -89,7 +92,7 @@ export function createJourney(client: Client): Journey {
       ...state,
       ...changes,
       proofs,
-      step: typeof data.next_step === 'number' ? data.next_step : typeof data.next_step === 'string' ? Number(data.next_step) : state.step,
+      step: data.next_step !== undefined ? (data.next_step as Step) : state.step,
       flow: typeof data.flow === 'string' ? (data.flow as Flow) : state.flow,
       screen: typeof data.screen === 'string' ? data.screen : data.next_step !== undefined ? null : state.screen,
       done: data.done === true || (data.next_step !== undefined ? false : state.done),

@@ -613,14 +613,29 @@ export interface components {
             error: string;
             /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
             data: {
-                /** @description Stable snake_case code of the outcome. */
-                reason: string;
+                /**
+                 * @description Stable snake_case code of the outcome: any reason of the service.
+                 * @enum {string}
+                 */
+                reason: "already_sent" | "channel_not_configured" | "delivery_failed" | "expired" | "form_expected" | "internal_error" | "invalid" | "invalid_credentials" | "invalid_proof" | "invalid_request" | "invalid_token" | "malformed_json" | "method_not_allowed" | "metrics_not_enabled" | "not_configured" | "partial_failure" | "payload_too_large" | "phone_not_mobile" | "phone_not_verified" | "phone_on_hold" | "phone_taken" | "proof_required" | "rate_limited" | "region_not_allowed" | "registration_refused" | "sms_destination_blocked" | "sms_destination_limited" | "store_unavailable" | "subscription_failed" | "token_required" | "too_many_attempts" | "unauthorized" | "unknown_action" | "unsupported_media_type" | "upstream_error" | "user_not_found";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
                     path: string;
                     message: string;
                 }[];
+                /** @description With unknown_action from the front controller: the name asked for (at most 64 characters), null when none was given. */
+                action?: string | null;
+                /** @description With unknown_action: the known action the name most likely meant (`felogin` -> `FeLogin`), when it is near enough to be a typo. */
+                did_you_mean?: string;
+                /** @description With rate_limited: seconds to wait, as in the Retry-After header. */
+                retry_after?: number;
+                /** @description With rate_limited: the name of the limit that refused the request. */
+                limit?: string;
+                /** @description With internal_error: the id of the request in the log (also the x-request-id header). */
+                request_id?: string;
+                /** @description With metrics_not_enabled: the configuration keys that serve the metrics. */
+                keys?: string[];
             } & {
                 [key: string]: unknown;
             };
@@ -1473,8 +1488,11 @@ export interface components {
             locale?: string | null;
         };
         "FeLogin.Data": {
-            /** @description the step the frontend shows next (docs/contract.md#steps; docs/flows.md) */
-            next_step: number | string;
+            /**
+             * @description the step the frontend shows next, one of the contract's (docs/contract.md#steps; docs/flows.md)
+             * @enum {integer|string}
+             */
+            next_step: 13 | 14 | 32 | 33 | 60 | 24 | 23 | "24b" | 25 | 34 | 30 | 31 | 37 | 65 | 61 | 62 | 36 | 40 | 42 | 90;
             /**
              * @description send it back as `flow` in the next request
              * @enum {string|null}
@@ -1563,8 +1581,11 @@ export interface components {
             pending_proof?: string | null;
         };
         "FeVerifyOtp.Data": {
-            /** @description the step the frontend shows next (docs/contract.md#steps; docs/flows.md) */
-            next_step: number | string;
+            /**
+             * @description the step the frontend shows next, one of the contract's (docs/contract.md#steps; docs/flows.md)
+             * @enum {integer|string}
+             */
+            next_step: 13 | 14 | 32 | 33 | 60 | 24 | 23 | "24b" | 25 | 34 | 30 | 31 | 37 | 65 | 61 | 62 | 36 | 40 | 42 | 90;
             /**
              * @description send it back as `flow` in the next request
              * @enum {string|null}
@@ -1688,8 +1709,11 @@ export interface components {
             locale?: string | null;
         };
         "FeRegister.Data": {
-            /** @description the step the frontend shows next (docs/contract.md#steps; docs/flows.md) */
-            next_step: number | string;
+            /**
+             * @description the step the frontend shows next, one of the contract's (docs/contract.md#steps; docs/flows.md)
+             * @enum {integer|string}
+             */
+            next_step: 13 | 14 | 32 | 33 | 60 | 24 | 23 | "24b" | 25 | 34 | 30 | 31 | 37 | 65 | 61 | 62 | 36 | 40 | 42 | 90;
             /**
              * @description send it back as `flow` in the next request
              * @enum {string|null}
@@ -1793,8 +1817,11 @@ export interface components {
             locale?: string | null;
         };
         "FeAddPhone.Data": {
-            /** @description the step the frontend shows next (docs/contract.md#steps; docs/flows.md) */
-            next_step: number | string;
+            /**
+             * @description the step the frontend shows next, one of the contract's (docs/contract.md#steps; docs/flows.md)
+             * @enum {integer|string}
+             */
+            next_step: 13 | 14 | 32 | 33 | 60 | 24 | 23 | "24b" | 25 | 34 | 30 | 31 | 37 | 65 | 61 | 62 | 36 | 40 | 42 | 90;
             /**
              * @description send it back as `flow` in the next request
              * @enum {string|null}
@@ -1894,8 +1921,11 @@ export interface components {
             proof?: string | null;
         };
         "FeUpdateProfile.Data": {
-            /** @description the step the frontend shows next (docs/contract.md#steps; docs/flows.md) */
-            next_step: number | string;
+            /**
+             * @description the step the frontend shows next, one of the contract's (docs/contract.md#steps; docs/flows.md)
+             * @enum {integer|string}
+             */
+            next_step: 13 | 14 | 32 | 33 | 60 | 24 | 23 | "24b" | 25 | 34 | 30 | 31 | 37 | 65 | 61 | 62 | 36 | 40 | 42 | 90;
             /**
              * @description send it back as `flow` in the next request
              * @enum {string|null}
@@ -1978,7 +2008,12 @@ export interface components {
             /** @enum {string|null} */
             testata?: "head_a" | "head_b" | "head_c" | "head_d" | null;
             mlids?: string | null;
-        };
+        } & (({
+            selections: unknown[];
+        } | {
+            testata: string;
+            mlids: string;
+        }) & unknown & unknown);
         "newsletter_subscribe.Data": {
             email: string;
             headlines: {
@@ -3337,6 +3372,25 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+            /** @description unauthorized: metrics.token is set and `Authorization: Bearer <metrics.token>` is missing or wrong (with WWW-Authenticate: Bearer). */
+            401: {
+                headers: {
+                    "WWW-Authenticate": "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description metrics_not_enabled: metrics.token is not set, so this port serves no metrics (data.keys names the keys that do: metrics.token here, or metrics.port for a listener of their own). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };

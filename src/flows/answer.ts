@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FLOWS, type FlowFailure, type FlowFailureReason, type StepAnswer } from '../../machines';
+import { FLOWS, STEP, type FlowFailure, type FlowFailureReason, type StepAnswer, type StepId } from '../../machines';
 import { otpSendResponse } from '../domain/otp/send-result';
 import { apiError, type ApiError, type Reason } from '../core/errors';
 import { signProof } from '../domain/proofs';
@@ -11,9 +11,22 @@ import type { ServiceContext } from '../domain/deps';
  * (machines/run-step.ts StepAnswer): `data` of a success, or the ApiError of a refusal.
  */
 
+const STEP_IDS = Object.values(STEP) as [StepId, ...StepId[]];
+
+/**
+ * One of the contract's steps (machines/steps.ts). The document states them as one `enum`
+ * (zod-to-openapi keeps only the first value of a literal with several), so the typed client
+ * reads `next_step` as their union.
+ */
+const nextStep = z.literal(STEP_IDS).meta({
+  type: ['integer', 'string'],
+  enum: STEP_IDS,
+  description: 'the step the frontend shows next, one of the contract\'s (docs/contract.md#steps; docs/flows.md)',
+});
+
 /** Every field an optimised action may answer in `data`; each action's OpenAPI response picks its own. */
 export const flowAnswerShape = z.object({
-  next_step: z.union([z.number().int(), z.string()]).describe('the step the frontend shows next (docs/contract.md#steps; docs/flows.md)'),
+  next_step: nextStep,
   flow: z.enum(FLOWS).nullable().describe('send it back as `flow` in the next request'),
   screen: z.enum(['otp_phone', 'success']).optional().describe('only where the contract names one: otp_phone at 62, success at 90'),
   done: z.literal(true).optional().describe('present at 90: the journey is complete'),

@@ -12,7 +12,7 @@ import { actionsByName } from '../actions';
 import type { Action } from '../actions/action';
 import { apiError, type ApiError, isApiError } from '../core/errors';
 import { failureEnvelope } from './envelope';
-import { createFrontController } from './front-controller';
+import { createFrontController, namesActionInQuery } from './front-controller';
 import { actionLabel } from '../core/metrics';
 import { createOpenApiDocument, type OpenApiDocument } from './openapi';
 import { actionsWithLocaleField, createLocaleResolver } from './locale';
@@ -179,10 +179,13 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   });
   options.routes?.(router);
   const routes = router.routes();
-  // The routes are GET endpoints: other requests (every action call) skip matching them.
+  // The routes are GET endpoints: other requests (every action call) skip matching them, and so
+  // does `/?action=FeLogin`, an action's address whatever the method (GET answers 405 like
+  // `GET /FeLogin`, not the page the sandbox serves on `/`).
   const getOnly = router.stack.every((layer) => layer.methods.every((method) => method === 'GET' || method === 'HEAD'));
   app.use(function getRoutes(ctx: Context, next: Next) {
-    return getOnly && ctx.method !== 'GET' && ctx.method !== 'HEAD' ? next() : routes(ctx as Parameters<typeof routes>[0], next);
+    const skip = (getOnly && ctx.method !== 'GET' && ctx.method !== 'HEAD') || namesActionInQuery(ctx);
+    return skip ? next() : routes(ctx as Parameters<typeof routes>[0], next);
   });
 
   // Before the actions: receipts are form posts to a path of their own, which the actions' rules (JSON only, one segment) would refuse.

@@ -26,6 +26,14 @@ export function actionName(ctx: Context): string | undefined {
 }
 
 /**
+ * A request on the root that names an action in its query (`/?action=FeLogin`, even with no
+ * value): it is addressed to the actions, which answer any method but POST with 405, never to a
+ * page mounted on `/`.
+ */
+export const namesActionInQuery = (ctx: Pick<Context, 'path' | 'querystring'>): boolean =>
+  ctx.path === '/' && ctx.querystring !== '' && new URLSearchParams(ctx.querystring).has('action');
+
+/**
  * One request as its action sees it. A class, so a request allocates one object and no
  * closures: the logger and the `__utp` cookie are made when first asked for
  * (most requests log nothing and set no cookie).

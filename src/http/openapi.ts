@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { actions as registeredActions } from '../actions';
+import { reasons, type Reason } from '../core/errors';
 import type { Action } from '../actions/action';
 import { contentActions } from '../actions/content';
 import { debugActions } from '../actions/debug';
@@ -58,7 +59,21 @@ const extras = {
 const successEnvelope = (data: z.ZodType) =>
   z.object({ success: z.literal(true), error: z.null().describe('Always null on success.'), data, ...extras });
 
-const failureEnvelope = (reason: z.ZodType) =>
+/**
+ * What the failures answered before any action ran add to `data` (src/http/app.ts,
+ * src/http/front-controller.ts, src/domain/limits/abuse-limits.ts): listed, so a client can
+ * read them from the document rather than from prose.
+ */
+const transportData = {
+  action: z.string().nullable().optional().describe('With unknown_action from the front controller: the name asked for (at most 64 characters), null when none was given.'),
+  did_you_mean: z.string().optional().describe('With unknown_action: the known action the name most likely meant (`felogin` -> `FeLogin`), when it is near enough to be a typo.'),
+  retry_after: z.number().int().optional().describe('With rate_limited: seconds to wait, as in the Retry-After header.'),
+  limit: z.string().optional().describe('With rate_limited: the name of the limit that refused the request.'),
+  request_id: z.string().optional().describe('With internal_error: the id of the request in the log (also the x-request-id header).'),
+  keys: z.array(z.string()).optional().describe('With metrics_not_enabled: the configuration keys that serve the metrics.'),
+};
+
+const failureEnvelope = (reason: z.ZodType, data: z.ZodRawShape = {}) =>
   z.object({
     success: z.literal(false),
     error: z
@@ -66,7 +81,7 @@ const failureEnvelope = (reason: z.ZodType) =>
       .describe(
         "Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule.",
       ),
-    data: z.looseObject({ reason, issues: issues.optional() }).describe('`reason` plus reason-specific fields (retry_after, valid, blocked, ...).'),
+    data: z.looseObject({ reason, issues: issues.optional(), ...data }).describe('`reason` plus reason-specific fields (retry_after, valid, blocked, ...).'),
   });
 
 /**
@@ -160,7 +175,18 @@ function registerOperations(registry: OpenAPIRegistry, envelope: z.ZodType, fail
   });
   registry.registerPath({
     method: 'get', path: '/metrics', operationId: 'metrics', tags, summary: 'Prometheus metrics (docs/operations.md lists them).',
-    responses: { 200: { description: 'Prometheus text exposition format 0.0.4.', content: { 'text/plain': { schema: z.string() } } } },
+    responses: {
+      200: { description: 'Prometheus text exposition format 0.0.4.', content: { 'text/plain': { schema: z.string() } } },
+      401: {
+        description: 'unauthorized: metrics.token is set and `Authorization: Bearer <metrics.token>` is missing or wrong (with WWW-Authenticate: Bearer).',
+        headers: z.object({ 'WWW-Authenticate': z.literal('Bearer') }),
+        content: { 'application/json': { schema: failure } },
+      },
+      404: {
+        description: 'metrics_not_enabled: metrics.token is not set, so this port serves no metrics (data.keys names the keys that do: metrics.token here, or metrics.port for a listener of their own).',
+        content: { 'application/json': { schema: failure } },
+      },
+    },
   });
   registry.registerPath({
     method: 'get', path: '/openapi.json', operationId: 'openapi', tags, summary: 'This document.',
@@ -179,7 +205,9 @@ export function createOpenApiDocument(actions: readonly Action[] = registeredAct
       'Equal to security.internal_key: lets a trusted backend call the guarded primitives without a proof. A client past rate_limits.wrong_keys_per_ip wrong keys is answered 429 rate_limited (data.limit wrong_keys_per_ip) for every key, the right one too, until its lockout ends.',
   });
   const envelope = registry.register('Envelope', successEnvelope(looseRecord().nullable()).loose());
-  const failure = registry.register('Failure', failureEnvelope(z.string().describe('Stable snake_case code of the outcome.')));
+  // Any reason of the catalogue: the query form's answer is the failure of whichever action it named.
+  const anyReason = z.enum([...reasons].sort() as [Reason, ...Reason[]]).describe('Stable snake_case code of the outcome: any reason of the service.');
+  const failure = registry.register('Failure', failureEnvelope(anyReason, transportData));
 
   const fallbacks = new Map<string, object>();
   const requests = actions.map((action) => registerAction(registry, fallbacks, action, failure));

@@ -8,10 +8,30 @@ import { defineAction } from '../action';
 import { feedCode, headlineCode } from './headlines';
 import { planSubscription, selectionFields, type HeadlinePlan } from './subscription-plan';
 
-export const newsletterSubscribeRequest = z.object({
-  email: mailbox(),
-  ...selectionFields,
-});
+const text = { type: 'string' } as const;
+
+/*
+ * The rule planSubscription enforces across fields, stated in the document too so that a
+ * validator (and the typed client) refuses what the service refuses: `selections` with at least
+ * one item, or `testata` with `mlids`; and neither of those two without the other.
+ */
+export const newsletterSubscribeRequest = z
+  .object({
+    email: mailbox(),
+    ...selectionFields,
+  })
+  .meta({
+    allOf: [
+      {
+        anyOf: [
+          { required: ['selections'], properties: { selections: { type: 'array', minItems: 1 } } },
+          { required: ['testata', 'mlids'], properties: { testata: text, mlids: text } },
+        ],
+      },
+      { if: { required: ['testata'], properties: { testata: text } }, then: { required: ['mlids'], properties: { mlids: text } } },
+      { if: { required: ['mlids'], properties: { mlids: text } }, then: { required: ['testata'], properties: { testata: text } } },
+    ],
+  });
 
 const headlineResult = z.object({
   testata: headlineCode,

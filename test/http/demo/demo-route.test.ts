@@ -69,6 +69,17 @@ describe('GET /demo', () => {
     expect(elsewhere.body.data.reason).toBe('method_not_allowed');
   });
 
+  it('answers GET /?action=<name> 405 like GET /<name>, also in the sandbox where GET / leads to the demo', async () => {
+    for (const path of ['/?action=FeLogin', '/?action=otp_generate&x=1', '/?action=', '/FeLogin']) {
+      const res = await request(sandbox.server).get(path);
+      expect([path, res.status, res.headers.allow, res.body.data?.reason]).toEqual([path, 405, 'POST', 'method_not_allowed']);
+    }
+    expect((await request(sandbox.server).head('/?action=FeLogin')).status).toBe(405);
+    // Any other query still leads to the demo.
+    const other = await request(sandbox.server).get('/?utm_source=mail');
+    expect([other.status, other.headers.location]).toEqual([302, '/demo']);
+  });
+
   it('links the sandbox outbox page only when the sandbox is on', async () => {
     expect((await request(sandbox.server).get('/demo/setup.json')).body).toMatchObject({ sandbox: true, outbox: '/_sandbox/outbox.html' });
     expect((await request(demoOnly.server).get('/demo/setup.json')).body).toMatchObject({ sandbox: false, outbox: null, sandboxPassword: null });
