@@ -97,19 +97,20 @@ const REFUSED: Record<TextLocale, (status: number, error: string) => string> = {
   en: (status, error) => `${status}: ${error} (an operator's report: --key or SECURITY__INTERNAL_KEY)`,
 };
 
-async function main(): Promise<void> {
-  const options = parseLedgerArgs(process.argv.slice(2));
-  if ('help' in options) {
-    console.log(options.help);
-    return;
-  }
+/** What the command prints for these options (a CommandError for a refusal or no answer). */
+export async function ledgerOutput(options: LedgerOptions): Promise<string> {
   const headers: Record<string, string> = options.key ? { 'x-internal-key': options.key } : {};
   const { status, body } = options.lift
     ? await callService<{ success: boolean; error?: string; data: unknown }>(options, '/_sms/blocks/lift', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ range: options.lift }) })
     : await callService<{ success: boolean; error?: string; data: unknown }>(options, `/_sms/ledger?since=${options.sinceSeconds}`, { headers });
   if (!body.success) throw new CommandError(REFUSED[options.locale](status, body.error ?? ''));
-  if (options.lift) console.log(JSON.stringify(body.data));
-  else console.log(options.json ? JSON.stringify(body.data, null, 2) : formatLedger(body.data as LedgerReport, options.locale));
+  if (options.lift) return JSON.stringify(body.data);
+  return options.json ? JSON.stringify(body.data, null, 2) : formatLedger(body.data as LedgerReport, options.locale);
+}
+
+async function main(): Promise<void> {
+  const options = parseLedgerArgs(process.argv.slice(2));
+  console.log('help' in options ? options.help : await ledgerOutput(options));
 }
 
 if (require.main === module) runCommand('ledger', main);
