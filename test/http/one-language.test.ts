@@ -115,7 +115,10 @@ describe.each(['it', 'en'] as TextLocale[])('one language per surface: %s', (loc
       expectOneLanguage(locale, `${spec.usage.split(' -- ')[0]} --help --locale`, (chosen as { help: string }).help);
     }
     const port = await freePort();
-    const unreachable = await callService({ url: `http://127.0.0.1:${port}`, locale }, '/_sms/ledger').catch((err: Error) => err.message);
+    const unreachable = await callService({ url: `http://127.0.0.1:${port}`, locale }, '/_sms/ledger').then(
+      () => '',
+      (err: Error) => err.message,
+    );
     expect(unreachable).toContain(`http://127.0.0.1:${port}`);
     expectOneLanguage(locale, 'no answer', unreachable);
     expectOneLanguage(locale, 'unknown option', (() => {
