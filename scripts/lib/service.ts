@@ -52,6 +52,7 @@ const TEXTS = {
     unknown: (option: string) => `opzione sconosciuta ${option} (vedi --help)`,
     needsValue: (option: string) => `${option} vuole un valore (vedi --help)`,
     badLocale: (given: string) => `--locale ${given}: it o en`,
+    badUrl: (given: string) => `--url ${given}: un indirizzo http(s) come http://127.0.0.1:8080`,
     badServer: (problems: string) => `configurazione del servizio non valida: ${problems}`,
     unreachable: (url: string, why: string) => `nessuna risposta da ${url} (${why}). Il servizio è in ascolto lì? Altrimenti --url, o SERVER__HOST / SERVER__PORT / CONFIG_FILE come li ha il servizio.`,
     notJson: (url: string, status: number) => `${url} ha risposto ${status} senza JSON: è il servizio?`,
@@ -64,6 +65,7 @@ const TEXTS = {
     unknown: (option: string) => `unknown option ${option} (see --help)`,
     needsValue: (option: string) => `${option} needs a value (see --help)`,
     badLocale: (given: string) => `--locale ${given}: it or en`,
+    badUrl: (given: string) => `--url ${given}: an http(s) address such as http://127.0.0.1:8080`,
     badServer: (problems: string) => `the service's configuration is not valid: ${problems}`,
     unreachable: (url: string, why: string) => `no answer from ${url} (${why}). Is the service listening there? Otherwise --url, or SERVER__HOST / SERVER__PORT / CONFIG_FILE as the service has them.`,
     notJson: (url: string, status: number) => `${url} answered ${status} without JSON: is it the service?`,
@@ -135,6 +137,7 @@ export function readCommand<O extends Record<string, CommandOption>>(spec: Comma
     throw new CommandError(code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' ? t.needsValue(option.split(' ')[0]!) : t.unknown(option.split(' ')[0]!));
   }
   if (typeof values.locale === 'string' && !/^(it|en)$/i.test(values.locale)) throw new CommandError(t.badLocale(values.locale));
+  if (typeof values.url === 'string' && !/^https?:\/\/[^\s/]+/.test(values.url)) throw new CommandError(t.badUrl(values.url));
 
   const url = (typeof values.url === 'string' ? values.url : settings.url).replace(/\/+$/, '');
   if (values.help) return { help: helpText(spec, locale, url) };

@@ -87,6 +87,7 @@ describe('operator commands find the service', () => {
     expect(readCommand(LEDGER_COMMAND, [], { CONFIG_FILE: file, SERVER__PORT: '19301' })).toMatchObject({ url: 'http://10.1.2.3:19301' });
     expect(readCommand(LEDGER_COMMAND, ['--url', 'http://elsewhere:1/'], { CONFIG_FILE: file })).toMatchObject({ url: 'http://elsewhere:1' });
     expect(() => readCommand(LEDGER_COMMAND, [], { SERVER__PORT: 'eighty', LANG: 'en_US.UTF-8' })).toThrow(/server\.port/);
+    expect(() => readCommand(LEDGER_COMMAND, ['--url', '127.0.0.1:19200'], { LANG: 'en_US.UTF-8' })).toThrow('--url 127.0.0.1:19200: an http(s) address such as http://127.0.0.1:8080');
   });
 
   it('answer --help with every option, in the language chosen', () => {
