@@ -38,7 +38,7 @@ export interface SmsTexts {
 export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
   it: {
     title: 'SMS: consegne e conversione',
-    heading: (hours) => `SMS: consegne e conversione nelle ultime ${hours} ore`,
+    heading: (hours) => (hours === '1' ? 'SMS: consegne e conversione nell’ultima ora' : `SMS: consegne e conversione nelle ultime ${hours} ore`),
     since: (at) => `Dal ${at}.`,
     otherPeriods: 'Altri periodi',
     byGroup: 'Per paese e fornitore',
@@ -94,7 +94,7 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
   },
   en: {
     title: 'SMS: deliveries and conversion',
-    heading: (hours) => `SMS: deliveries and conversion over the last ${hours} hours`,
+    heading: (hours) => (hours === '1' ? 'SMS: deliveries and conversion over the last hour' : `SMS: deliveries and conversion over the last ${hours} hours`),
     since: (at) => `Since ${at}.`,
     otherPeriods: 'Other periods',
     byGroup: 'By country and provider',
