@@ -1,19 +1,27 @@
 import { durationMs } from '../src/http/funnel';
 import type { FunnelStats, ScreenFigures } from '../src/flows/funnel-figures';
+import { callService, readCommand, runCommand, type CommandOption, type CommandSpec } from './lib/service';
 
 /*
- * `npm run funnel -- --since 24h [--journey phone-login] [--url http://127.0.0.1:8080]`: the
+ * `npm run funnel -- --since 24h [--journey phone-login]` (`--help`: every option): the
  * journey funnel in the terminal, read from a running service's GET /flows/stats (docs/funnel.md),
  * so it shows the same figures as the page, summed over every instance that shares the store.
+ * The service is found as every operator command finds it (scripts/lib/service.ts).
  * The key comes from the environment (FUNNEL_KEY: `funnel.read_key`, or INTERNAL_KEY), never
  * from the command line, where it would land in the shell's history.
  */
 
-function arg(name: string, argv: readonly string[]): string | undefined {
-  const i = argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (i === -1) return undefined;
-  return argv[i]!.includes('=') ? argv[i]!.slice(name.length + 3) : argv[i + 1];
-}
+export const FUNNEL_COMMAND = {
+  usage: 'npm run funnel -- [--since 24h] [--journey <name>] [--url <base>] [--locale it|en]',
+  summary: {
+    it: 'Il funnel dei percorsi di un servizio in funzione (GET /flows/stats); la chiave da FUNNEL_KEY o INTERNAL_KEY.',
+    en: 'The journey funnel of a running service (GET /flows/stats); the key from FUNNEL_KEY or INTERNAL_KEY.',
+  },
+  options: {
+    since: { type: 'string', value: '<90m|24h|7d>', help: { it: 'quanto indietro (predefinito 24h)', en: 'how far back (default 24h)' } },
+    journey: { type: 'string', value: '<name>', help: { it: 'un solo percorso (phone-login, ...)', en: 'one journey only (phone-login, ...)' } },
+  },
+} satisfies CommandSpec<Record<string, CommandOption>>;
 
 const pct = (v: number | null) => (v === null ? '–' : `${(v * 100).toFixed(1)}%`);
 const secs = (v: number | null) => (v === null ? '–' : `≤${v}s`);
@@ -35,34 +43,27 @@ export function renderFunnel(stats: FunnelStats): string {
 }
 
 async function main(argv: readonly string[]): Promise<number> {
-  const since = arg('since', argv) ?? '24h';
+  const command = readCommand(FUNNEL_COMMAND, argv);
+  if ('help' in command) {
+    process.stdout.write(`${command.help}\n`);
+    return 0;
+  }
+  const since = command.values.since ?? '24h';
   if (durationMs(since) === undefined) {
     process.stderr.write(`--since ${since}: give minutes, hours or days (90m, 24h, 7d)\n`);
     return 2;
   }
-  const url = new URL('/flows/stats', arg('url', argv) ?? process.env.FUNNEL_URL ?? 'http://127.0.0.1:8080');
-  url.searchParams.set('since', since);
-  const journey = arg('journey', argv);
-  if (journey) url.searchParams.set('journey', journey);
+  const query = new URLSearchParams({ since, ...(command.values.journey ? { journey: command.values.journey } : {}) });
   const headers: Record<string, string> = {};
   if (process.env.FUNNEL_KEY) headers['x-funnel-key'] = process.env.FUNNEL_KEY;
   if (process.env.INTERNAL_KEY) headers['x-internal-key'] = process.env.INTERNAL_KEY;
-  const res = await fetch(url, { headers });
-  const body = (await res.json()) as { success: boolean; error: string | null; data: FunnelStats };
+  const { status, body } = await callService<{ success: boolean; error: string | null; data: FunnelStats }>(command, `/flows/stats?${query}`, { headers });
   if (!body.success) {
-    process.stderr.write(`${url.origin}: ${res.status} ${body.error ?? ''} (set FUNNEL_KEY or INTERNAL_KEY)\n`);
+    process.stderr.write(`${command.url}: ${status} ${body.error ?? ''} (FUNNEL_KEY, INTERNAL_KEY)\n`);
     return 1;
   }
   process.stdout.write(`${renderFunnel(body.data)}\n`);
   return 0;
 }
 
-if (require.main === module) {
-  void main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runCommand('funnel', () => main(process.argv.slice(2)));

@@ -1,20 +1,21 @@
+import type { LedgerGroup, DeliveryState } from '../src/domain/sms/ledger';
+import type { BreakerState } from '../src/domain/sms/breaker';
+import { readablePercent, readableTime, type TextLocale } from '../src/core/text-locale';
+import { GROUP_COLUMNS, SMS_TEXTS } from '../src/http/sms-texts';
+import { CommandError, callService, readCommand, runCommand, type CommandOption, type CommandSpec } from './lib/service';
+
 /*
  * `npm run ledger -- --since 1h`: the SMS ledger of a running service in the terminal, the same
- * report as its /sms page (docs/sms.md): sends, deliveries, failures and conversion by country
- * and provider, the ranges the pumping defence blocked, the providers' circuits.
- *
- *   --since <n><s|m|h|d>   how far back (default 24h)
- *   --url <base>           the service (default $LEDGER_URL, else http://127.0.0.1:8080)
- *   --key <internal key>   x-internal-key (default $SECURITY__INTERNAL_KEY; the sandbox needs none)
- *   --lift <range>         lift the pumping block of a range (its digits) instead
- *   --json                 the report as JSON
+ * report as its /sms page (docs/sms.md), in the same words: sends and what became of them,
+ * conversion by country and provider, the ranges the pumping defence blocked, the providers'
+ * circuits and whether they post receipts. `--help` lists every option; the service and the
+ * language are found as every operator command finds them (scripts/lib/service.ts).
  */
-
-import type { LedgerGroup } from '../src/domain/sms/ledger';
 
 export interface LedgerOptions {
   sinceSeconds: number;
   url: string;
+  locale: TextLocale;
   key?: string;
   lift?: string;
   json: boolean;
@@ -24,34 +25,49 @@ export interface LedgerReport {
   since: string;
   totals: LedgerGroup[];
   blocks: Array<{ range: string; until: string }>;
-  breakers: Array<{ provider: string; state: string }>;
+  breakers: Array<{ provider: string; state: BreakerState; receipts: boolean }>;
+  entries?: Array<{ state: DeliveryState }>;
 }
 
-const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+export const LEDGER_COMMAND = {
+  usage: 'npm run ledger -- [--since 24h] [--lift <range>] [--json] [--key <key>] [--url <base>] [--locale it|en]',
+  summary: {
+    it: 'Il registro degli SMS di un servizio in funzione, come la sua pagina /sms.',
+    en: 'The SMS ledger of a running service, as its /sms page shows it.',
+  },
+  options: {
+    since: { type: 'string', value: '<n><s|m|h|d>', help: { it: 'quanto indietro (predefinito 24h)', en: 'how far back (default 24h)' } },
+    key: { type: 'string', value: '<key>', help: { it: 'x-internal-key (predefinito $SECURITY__INTERNAL_KEY; la sandbox non ne vuole)', en: 'x-internal-key (default $SECURITY__INTERNAL_KEY; the sandbox needs none)' } },
+    lift: { type: 'string', value: '<range>', help: { it: 'toglie il blocco di una numerazione (le sue cifre) invece', en: 'lift the pumping block of a range (its digits) instead' } },
+    json: { type: 'boolean', help: { it: 'il registro in JSON', en: 'the report as JSON' } },
+  },
+} satisfies CommandSpec<Record<string, CommandOption>>;
 
-export function parseDuration(text: string): number {
+const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+const DURATION_HINT: Record<TextLocale, (text: string) => string> = {
+  it: (text) => `--since: "${text}" non è una durata come 90m, 1h o 7d`,
+  en: (text) => `--since: "${text}" is not a duration such as 90m, 1h or 7d`,
+};
+
+export function parseDuration(text: string, locale: TextLocale = 'en'): number {
   const match = /^(\d+)([smhd]?)$/.exec(text.trim());
-  if (!match || Number(match[1]) === 0) throw new Error(`--since: "${text}" is not a duration such as 90m, 1h or 7d`);
+  if (!match || Number(match[1]) === 0) throw new CommandError(DURATION_HINT[locale](text));
   return Number(match[1]) * UNITS[match[2] || 's']!;
 }
 
-export function parseLedgerArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): LedgerOptions {
-  const options: LedgerOptions = { sinceSeconds: 86400, url: env.LEDGER_URL || 'http://127.0.0.1:8080', key: env.SECURITY__INTERNAL_KEY || undefined, json: false };
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i]!;
-    const value = () => {
-      const next = argv[++i];
-      if (next === undefined) throw new Error(`${arg} needs a value`);
-      return next;
-    };
-    if (arg === '--since') options.sinceSeconds = parseDuration(value());
-    else if (arg === '--url') options.url = value().replace(/\/+$/, '');
-    else if (arg === '--key') options.key = value();
-    else if (arg === '--lift') options.lift = value();
-    else if (arg === '--json') options.json = true;
-    else throw new Error(`unknown option ${arg} (--since, --url, --key, --lift, --json)`);
-  }
-  return options;
+/** The options, or the --help text. */
+export function parseLedgerArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): LedgerOptions | { help: string } {
+  const command = readCommand(LEDGER_COMMAND, argv, env);
+  if ('help' in command) return command;
+  const { values, url, locale } = command;
+  return {
+    sinceSeconds: values.since === undefined ? 86400 : parseDuration(values.since, locale),
+    url,
+    locale,
+    key: values.key ?? (env.SECURITY__INTERNAL_KEY || undefined),
+    ...(values.lift !== undefined ? { lift: values.lift } : {}),
+    json: values.json ?? false,
+  };
 }
 
 const pad = (rows: string[][]) => {
@@ -59,34 +75,42 @@ const pad = (rows: string[][]) => {
   return rows.map((row) => row.map((cell, i) => (i < 3 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')).join('\n');
 };
 
-export function formatLedger(report: LedgerReport): string {
-  const lines = [`SMS ledger since ${report.since}`, ''];
-  if (report.totals.length === 0) lines.push('No code sent in this period.');
+/** The report in the words of the /sms page, in `locale`, times as local times. */
+export function formatLedger(report: LedgerReport, locale: TextLocale): string {
+  const t = SMS_TEXTS[locale];
+  const lines = [`${t.title} · ${t.since(readableTime(report.since, locale))}`, ''];
+  if (report.totals.length === 0) lines.push(t.nothingSent);
   else {
-    const header = ['country', 'provider', 'channel', 'sent', 'delivered', 'failed', 'no receipt', 'verified', 'conversion'];
-    const rows = report.totals.map((g) => [g.country || '-', g.provider, g.channel, ...[g.sent, g.delivered, g.failed, g.unknown, g.verified].map(String), `${(g.conversion * 100).toFixed(1)}%`]);
-    lines.push(pad([header, ...rows]));
+    const header = [t.columns.country, t.columns.provider, t.columns.channel, ...GROUP_COLUMNS.map((c) => t.columns[c]), t.columns.conversion];
+    const rows = report.totals.map((g) => [g.country || '-', g.provider, g.channel, ...GROUP_COLUMNS.map((c) => String(g[c])), readablePercent(g.conversion, locale)]);
+    lines.push(pad([header, ...rows]), '', t.legend);
   }
-  lines.push('', report.blocks.length === 0 ? 'Blocked ranges: none' : `Blocked ranges: ${report.blocks.map((b) => `+${b.range}… until ${b.until}`).join(', ')}`);
-  lines.push(`Providers: ${report.breakers.map((b) => `${b.provider} ${b.state}`).join(', ') || 'none'}`);
+  lines.push('', `${t.blocksHeading}:`);
+  lines.push(...(report.blocks.length === 0 ? [`  ${t.noBlocks}`] : report.blocks.map((b) => `  ${t.block(b.range, readableTime(b.until, locale))}`)));
+  lines.push('', `${t.providersHeading}:`);
+  lines.push(...report.breakers.map((b) => `  ${b.provider}: ${t.circuit[b.state]}; ${t.receipts(b.receipts)}`));
   return lines.join('\n');
+}
+
+const REFUSED: Record<TextLocale, (status: number, error: string) => string> = {
+  it: (status, error) => `${status}: ${error} (un registro da operatore: --key o SECURITY__INTERNAL_KEY)`,
+  en: (status, error) => `${status}: ${error} (an operator's report: --key or SECURITY__INTERNAL_KEY)`,
+};
+
+/** What the command prints for these options (a CommandError for a refusal or no answer). */
+export async function ledgerOutput(options: LedgerOptions): Promise<string> {
+  const headers: Record<string, string> = options.key ? { 'x-internal-key': options.key } : {};
+  const { status, body } = options.lift
+    ? await callService<{ success: boolean; error?: string; data: unknown }>(options, '/_sms/blocks/lift', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ range: options.lift }) })
+    : await callService<{ success: boolean; error?: string; data: unknown }>(options, `/_sms/ledger?since=${options.sinceSeconds}`, { headers });
+  if (!body.success) throw new CommandError(REFUSED[options.locale](status, body.error ?? ''));
+  if (options.lift) return JSON.stringify(body.data);
+  return options.json ? JSON.stringify(body.data, null, 2) : formatLedger(body.data as LedgerReport, options.locale);
 }
 
 async function main(): Promise<void> {
   const options = parseLedgerArgs(process.argv.slice(2));
-  const headers: Record<string, string> = options.key ? { 'x-internal-key': options.key } : {};
-  const response = options.lift
-    ? await fetch(`${options.url}/_sms/blocks/lift`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ range: options.lift }) })
-    : await fetch(`${options.url}/_sms/ledger?since=${options.sinceSeconds}`, { headers });
-  const body = (await response.json()) as { success: boolean; error?: string; data: unknown };
-  if (!body.success) throw new Error(`${response.status}: ${body.error ?? 'refused'} (an operator's report: --key or SECURITY__INTERNAL_KEY)`);
-  if (options.lift) console.log(JSON.stringify(body.data));
-  else console.log(options.json ? JSON.stringify(body.data, null, 2) : formatLedger(body.data as LedgerReport));
+  console.log('help' in options ? options.help : await ledgerOutput(options));
 }
 
-if (require.main === module) {
-  main().catch((err: unknown) => {
-    console.error(`ledger: ${(err as Error).message}`);
-    process.exit(1);
-  });
-}
+if (require.main === module) runCommand('ledger', main);

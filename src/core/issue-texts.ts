@@ -1,11 +1,16 @@
+import { z } from 'zod';
 import type { ApiError } from './errors';
+import { textLocale, type TextLocale } from './text-locale';
 
 /*
- * The texts of `data.issues[].message` (what is wrong with a field), written in English where
- * the check is, and answered in the request's language like the envelope's `error`: Italian
- * unless the locale is `en` (docs/decisions.md, "Languages"). zod's own texts come in either
- * language from zod's locales (src/http/validate.ts); the service's own are here, each with its
- * Italian, and test/core/issue-texts.test.ts fails on one written in src/ without it.
+ * The one catalogue of `data.issues[].message` (what is wrong with a field), written in English
+ * where the check is, and answered in the request's language like the envelope's `error`:
+ * Italian unless the locale is `en` (docs/decisions.md, "Languages"). A request's schema speaks
+ * through `issueMap` (zod's error map): the mistakes the service also names by hand (a missing
+ * field, an empty one) read as its own texts here, so the same mistake reads the same from a
+ * schema, a custom check or a journey; zod's locales word the rest. The service's own texts are
+ * here, each with its Italian, and test/core/issue-texts.test.ts fails on one written in src/
+ * without it.
  */
 export const ITALIAN_ISSUES: Readonly<Record<string, string>> = {
   'not a valid phone number': 'non è un numero di telefono valido',
@@ -22,7 +27,6 @@ export const ITALIAN_ISSUES: Readonly<Record<string, string>> = {
   'one phone, one email address or one key, without spaces or separators': 'un solo telefono, indirizzo email o chiave, senza spazi né separatori',
   'only a trusted caller (x-internal-key) may pass a body to the provider': 'solo un chiamante fidato (x-internal-key) può passare un body al provider',
   'no field to update': 'nessun campo da aggiornare',
-  'is empty': 'è vuoto',
   'is required': 'è obbligatorio',
   'must be a numeric list id': 'deve essere l’id numerico di una lista',
   'feed or testata is required': 'serve feed o testata',
@@ -33,17 +37,41 @@ export const ITALIAN_ISSUES: Readonly<Record<string, string>> = {
   'a language tag such as it, en or en-GB': 'un codice di lingua come it, en o en-GB',
   'key not allowed': 'chiave non ammessa',
   'not the phone verified in this journey': 'non è il telefono verificato in questo percorso',
+  'neither an email nor a phone number': 'né un’email né un numero di telefono',
+  'is required at this step': 'è obbligatorio a questo passo',
 };
 
-/** Depth limit of a body (src/http/validate.ts): its text carries the number. */
-const NESTED = /^nested deeper than (\d+) levels$/;
+/** Texts that carry a value (a depth, a feed): the pattern and its Italian. */
+const ITALIAN_PATTERNS: ReadonlyArray<[RegExp, (...parts: string[]) => string]> = [
+  [/^nested deeper than (\d+) levels$/, (depth) => `annidato oltre ${depth} livelli`],
+  [/^does not match feed (.+) \((.+)\)$/, (feed, testata) => `non corrisponde al feed ${feed} (${testata})`],
+  [/^no mailing-list key is configured for (.+)$/, (testata) => `nessuna chiave di lista è configurata per ${testata}`],
+];
 
 /** An issue text in the answer's language. */
 export function issueTextIn(message: string, locale: string | undefined): string {
-  if (locale === 'en') return message;
-  const nested = NESTED.exec(message);
-  if (nested) return `annidato oltre ${nested[1]} livelli`;
+  if (textLocale(locale) === 'en') return message;
+  for (const [pattern, italian] of ITALIAN_PATTERNS) {
+    const match = pattern.exec(message);
+    if (match) return italian(...match.slice(1));
+  }
   return ITALIAN_ISSUES[message] ?? message;
+}
+
+const zodTexts: Record<TextLocale, z.core.$ZodErrorMap> = { it: z.locales.it().localeError, en: z.locales.en().localeError };
+
+/**
+ * zod's error map in `locale` (a parse's `error` option): a field left out reads `is required`,
+ * a string left empty `must not be empty`, as the service's own checks write them; anything else
+ * in zod's words for that language.
+ */
+export function issueMap(locale: string | undefined): z.core.$ZodErrorMap {
+  const language = textLocale(locale);
+  return (issue) => {
+    if (issue.code === 'invalid_type' && issue.input === undefined) return issueTextIn('is required', language);
+    if (issue.code === 'too_small' && issue.origin === 'string' && Number(issue.minimum) === 1) return issueTextIn('must not be empty', language);
+    return zodTexts[language](issue);
+  };
 }
 
 /** The error's `data.issues` with their texts in `locale` (other data as it is). */

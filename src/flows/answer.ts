@@ -78,7 +78,7 @@ export function answerData(answer: StepAnswer, ctx: Pick<ServiceContext, 'deps'>
 
 const FIELD_MESSAGE: Record<string, string> = {
   identifier: 'neither an email nor a phone number',
-  otp_code: 'required',
+  otp_code: 'is required',
 };
 
 // Every reason the machine refuses with is one of the catalogue's (src/core/errors.ts): no table maps one to the other.
@@ -97,7 +97,7 @@ function failureData(reason: FlowFailureReason, field: string | undefined): Reco
     case 'phone_not_verified':
       return { issues: [{ path: field ?? 'otp_phone', message: 'not the phone verified in this journey' }] };
     case 'invalid_request':
-      return { issues: [{ path: field ?? '', message: (field && FIELD_MESSAGE[field]) ?? 'required at this step' }] };
+      return { issues: [{ path: field ?? '', message: (field && FIELD_MESSAGE[field]) ?? 'is required at this step' }] };
     case 'phone_taken':
     case 'phone_on_hold':
     case 'proof_required':

@@ -1,3 +1,4 @@
+import type { PhoneNumberType } from 'libphonenumber-js';
 import { inlineStylePageCsp } from './page-csp';
 import type { Context, Next } from 'koa';
 import { apiError } from '../core/errors';
@@ -8,6 +9,8 @@ import { RECEIPT_PATH } from '../domain/sms/router';
 import type { LedgerEntry } from '../domain/sms/store';
 import type { LedgerGroup } from '../domain/sms/ledger';
 import { escapeHtml } from './sandbox-routes';
+import { GROUP_COLUMNS, SMS_TEXTS } from './sms-texts';
+import { readablePercent, readableTime, textLocale, type TextLocale } from '../core/text-locale';
 
 /*
  * The SMS endpoints beside the actions (docs/sms.md):
@@ -124,7 +127,7 @@ export function createSmsRoutes(deps: Deps) {
       operator(ctx, deps);
       const since = sinceOf(ctx);
       ctx.type = 'text/html; charset=utf-8';
-      ctx.body = smsPage(await ledgerReport(deps, since), since);
+      ctx.body = smsPage(await ledgerReport(deps, since), since, deps.config.mail.default_locale);
       ctx.set('Content-Security-Policy', SMS_PAGE_CSP);
       ctx.set('Referrer-Policy', 'no-referrer');
       return;
@@ -146,44 +149,54 @@ const STYLE = [
 
 export const SMS_PAGE_CSP = inlineStylePageCsp(STYLE);
 
-const percent = (value: number) => `${Math.round(value * 1000) / 10}%`;
 const cells = (values: Array<string | number>, numeric: boolean[] = []) => values.map((v, i) => `<td${numeric[i] ? ' class="n"' : ''}>${escapeHtml(String(v))}</td>`).join('');
+const heads = (names: string[]) => `<tr>${names.map((name) => `<th>${escapeHtml(name)}</th>`).join('')}</tr>`;
 
-function groupRow(group: LedgerGroup): string {
+type LedgerReportData = Awaited<ReturnType<typeof ledgerReport>>;
+
+function groupRow(group: LedgerGroup, locale: TextLocale): string {
   const low = group.sent >= 10 && group.conversion < 0.5;
-  return `<tr><td>${escapeHtml(group.country || '—')}</td><td>${escapeHtml(group.provider)}</td><td>${escapeHtml(group.channel)}</td>${cells([group.sent, group.delivered, group.failed, group.unknown, group.verified], [true, true, true, true, true])}<td class="n${low ? ' low' : ''}">${percent(group.conversion)}</td></tr>`;
+  const counts = GROUP_COLUMNS.map((column) => group[column]);
+  return `<tr>${cells([group.country || '—', group.provider, group.channel])}${cells(counts, counts.map(() => true))}<td class="n${low ? ' low' : ''}">${readablePercent(group.conversion, locale)}</td></tr>`;
 }
 
-/** Conversion by country and provider, blocks, breakers and the newest entries; in Italian, as /flows and the outbox beside it. */
-export function smsPage(report: Awaited<ReturnType<typeof ledgerReport>>, sinceSeconds: number): string {
-  const hours = Math.round((sinceSeconds / 3600) * 10) / 10;
+/**
+ * Conversion by country and provider, blocks, breakers and the newest entries, in one language:
+ * the service's (`mail.default_locale`), every state and heading included, times as local times.
+ */
+export function smsPage(report: LedgerReportData, sinceSeconds: number, language: string): string {
+  const locale = textLocale(language);
+  const t = SMS_TEXTS[locale];
+  const when = (at: string | undefined) => (at === undefined ? '' : readableTime(at, locale));
+  const hours = new Intl.NumberFormat(locale, { maximumFractionDigits: 1 }).format(sinceSeconds / 3600);
   const totals = report.totals.length
-    ? `<table><thead><tr><th>Paese</th><th>Fornitore</th><th>Canale</th><th>Inviati</th><th>Consegnati</th><th>Falliti</th><th>Senza ricevuta</th><th>Verificati</th><th>Conversione</th></tr></thead><tbody>${report.totals.map(groupRow).join('')}</tbody></table>`
-    : '<p>Nessun codice inviato in questo periodo.</p>';
-  const blocks = report.blocks.length
-    ? `<table><thead><tr><th>Numerazione</th><th>Bloccata fino a</th></tr></thead><tbody>${report.blocks.map((b) => `<tr>${cells([`+${b.range}…`, b.until])}</tr>`).join('')}</tbody></table>`
-    : '<p>Nessuna numerazione bloccata.</p>';
-  const breakers = `<table><thead><tr><th>Fornitore</th><th>Circuito</th></tr></thead><tbody>${report.breakers.map((b) => `<tr>${cells([b.provider, b.state])}</tr>`).join('')}</tbody></table>`;
+    ? `<table><thead>${heads([t.columns.country, t.columns.provider, t.columns.channel, ...GROUP_COLUMNS.map((c) => t.columns[c]), t.columns.conversion])}</thead><tbody>${report.totals.map((g) => groupRow(g, locale)).join('')}</tbody></table><p class="muted">${escapeHtml(t.legend)}</p>`
+    : `<p>${escapeHtml(t.nothingSent)}</p>`;
+  const blocks = report.blocks.length ? `<ul>${report.blocks.map((b) => `<li>${escapeHtml(t.block(b.range, when(b.until)))}</li>`).join('')}</ul>` : `<p>${escapeHtml(t.noBlocks)}</p>`;
+  const providers = `<table><thead>${heads([t.providerColumns.provider, t.providerColumns.circuit, t.providerColumns.receipts])}</thead><tbody>${report.breakers
+    .map((b) => `<tr>${cells([b.provider, t.circuit[b.state], t.receipts(b.receipts)])}</tr>`)
+    .join('')}</tbody></table>`;
+  const c = t.entryColumns;
   const entries = report.entries.length
-    ? `<table><thead><tr><th>Accettato</th><th>Destinatario</th><th>Paese</th><th>Tipo</th><th>Canale</th><th>Fornitore</th><th>Stato</th><th>Verificato</th></tr></thead><tbody>${report.entries
-        .map((e) => `<tr>${cells([e.accepted_at ?? '', e.recipient, e.country, e.number_type, e.channel, e.provider, e.state, e.verified_at ?? ''])}</tr>`)
+    ? `<table><thead>${heads([c.accepted, c.recipient, c.country, c.type, c.channel, c.provider, c.state, c.verified])}</thead><tbody>${report.entries
+        .map((e) => `<tr>${cells([when(e.accepted_at), e.recipient, e.country, t.numberTypes[e.number_type as PhoneNumberType] ?? e.number_type, e.channel, e.provider, t.states[e.state], when(e.verified_at)])}</tr>`)
         .join('')}</tbody></table>`
     : '';
   return [
     '<!doctype html>',
-    '<html lang="it"><head><meta charset="utf-8">',
+    `<html lang="${locale}"><head><meta charset="utf-8">`,
     '<meta name="viewport" content="width=device-width,initial-scale=1">',
-    '<title>SMS: consegne e conversione</title>',
+    `<title>${escapeHtml(t.title)}</title>`,
     `<style>${STYLE}</style></head><body>`,
-    `<h1>SMS: consegne e conversione nelle ultime ${hours} ore</h1>`,
-    `<p class="muted">Dal ${escapeHtml(report.since)}. Altri periodi: <code>?since=&lt;secondi&gt;</code>; in JSON: <code>${LEDGER_PATH}</code>; nel terminale: <code>npm run ledger -- --since 1h</code>.</p>`,
-    '<h2>Per paese e fornitore</h2>',
+    `<h1>${escapeHtml(t.heading(hours))}</h1>`,
+    `<p class="muted">${escapeHtml(t.since(when(report.since)))} ${escapeHtml(t.otherPeriods)}: <code>?since=&lt;s&gt;</code>; JSON: <code>${LEDGER_PATH}</code>; <code>npm run ledger -- --since 1h</code>.</p>`,
+    `<h2>${escapeHtml(t.byGroup)}</h2>`,
     totals,
-    '<h2>Numerazioni bloccate (difesa dal pumping)</h2>',
+    `<h2>${escapeHtml(t.blocksHeading)}</h2>`,
     blocks,
-    '<h2>Fornitori</h2>',
-    breakers,
-    '<h2>Ultimi invii</h2>',
+    `<h2>${escapeHtml(t.providersHeading)}</h2>`,
+    providers,
+    `<h2>${escapeHtml(t.newestHeading)}</h2>`,
     entries,
     '</body></html>',
   ].join('\n');

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { apiError } from '../core/errors';
+import { issueMap } from '../core/issue-texts';
+import { textLocale } from '../core/text-locale';
 
 const MAX_DEPTH = 16;
 const unsafeKeys = new Set(['__proto__', 'constructor', 'prototype']);
@@ -25,11 +27,11 @@ export function checkBodyShape(body: unknown): void {
   }
 }
 
-/** zod's own texts, per parse, in the answer's language (the service's own are translated with the envelope). */
-const zodTexts = { it: z.locales.it().localeError, en: z.locales.en().localeError };
+/** Parsed in the answer's language through the one catalogue (src/core/issue-texts.ts); texts a schema names itself are translated with the envelope. */
+const maps = { it: issueMap('it'), en: issueMap('en') };
 
 export function parseRequest<S extends z.ZodType>(schema: S, body: unknown, locale?: string): z.infer<S> {
-  const result = schema.safeParse(body, { error: locale === 'en' ? zodTexts.en : zodTexts.it });
+  const result = schema.safeParse(body, { error: maps[textLocale(locale)] });
   if (result.success) return result.data;
   const issues = result.error.issues.slice(0, 20).map((issue) => ({
     path: issue.path.map(String).join('.'),

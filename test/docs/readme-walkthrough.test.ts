@@ -9,7 +9,8 @@ import { startService, type Service } from '../../src/service';
 /*
  * The README's walk-through, run as written: every `sh` block of "Try it by hand (sandbox)", in
  * order, in one bash, against the service configured as `npm start` configures it (nothing set:
- * the embedded sandbox), on a free port instead of 8080. A curl wrapper records each answer
+ * the embedded sandbox), on a free port instead of 8080, named to the blocks by SERVER__PORT as a
+ * reader who started the service on another port names it. A curl wrapper records each answer
  * (outbox reads aside), and the steps they answered are compared with the journeys the README
  * describes, so a block that stops working, or starts answering something else, fails here.
  */
@@ -70,13 +71,15 @@ describe('the README walk-through', () => {
     const script = [
       'set -euo pipefail',
       CURL_WRAPPER,
-      ...blocks.map((block, i) => `BLOCK=${i}\n${block.replaceAll('http://127.0.0.1:8080', `http://127.0.0.1:${base.port}`)}`),
+      ...blocks.map((block, i) => `BLOCK=${i}\n${block}`),
     ].join('\n');
     const log = join(dir, 'answers.tsv');
 
+    // The port comes from one variable, the one the service reads: no block names 8080 but as its default.
+    expect(blocks.join('\n').replaceAll('${SERVER__PORT:-8080}', '')).not.toMatch(/8080/);
     // Twice in a row on one sandbox, as a newcomer who starts over would: the reset in the first block makes room.
-    await run('bash', ['-c', script], { env: { ...process.env, CURL_LOG: log }, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
-    await run('bash', ['-c', script], { env: { ...process.env, CURL_LOG: log }, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
+    await run('bash', ['-c', script], { env: { ...process.env, SERVER__PORT: base.port, CURL_LOG: log }, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
+    await run('bash', ['-c', script], { env: { ...process.env, SERVER__PORT: base.port, CURL_LOG: log }, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
 
     const byBlock = blocks.map(() => [] as string[]);
     for (const line of readFileSync(log, 'utf8').trim().split('\n')) {

@@ -71,7 +71,7 @@ describe('SMS delivery receipts and the email fallback', () => {
     expect(callbacks[0]).toMatch(/^https:\/\/login\.example\.com\/_sms\/receipts\/twilio\?m=[\w-]+$/);
 
     expect((await receipt(app, callbacks[0]!, 'SM1', 'sent')).status).toBe(204);
-    expect((await ledger(app)).body.data.entries[0].state).toBe('accepted');
+    expect((await ledger(app)).body.data.entries[0].state).toBe('waiting');
     expect((await receipt(app, callbacks[0]!, 'SM1', 'delivered')).status).toBe(204);
     const report = (await ledger(app)).body.data;
     expect(report.entries[0]).toMatchObject({ state: 'delivered', provider: 'twilio', country: 'IT', channel: 'sms', recipient: expect.not.stringContaining('1234567') });
@@ -96,7 +96,7 @@ describe('SMS delivery receipts and the email fallback', () => {
       .send(form);
     expect(replayed.status).toBe(403);
     const states = (await ledger(app)).body.data.entries.map((e: { state: string }) => e.state);
-    expect(states.every((s: string) => s === 'accepted')).toBe(true);
+    expect(states.every((s: string) => s === 'waiting')).toBe(true);
   });
 
   it('answers 404 for a provider it does not have and 415 for a receipt that is not a form', async () => {

@@ -1,10 +1,34 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import nock from 'nock';
 import request from 'supertest';
-import { formatLedger, parseDuration, parseLedgerArgs, type LedgerReport } from '../../scripts/ledger';
+import { FUNNEL_COMMAND } from '../../scripts/funnel';
+import { LEDGER_COMMAND, formatLedger, parseDuration, parseLedgerArgs, type LedgerReport } from '../../scripts/ledger';
+import { callService, readCommand, type CommandOption, type CommandSpec } from '../../scripts/lib/service';
+import { loadConfig } from '../../src/core/config/load';
+import { startService, type Service } from '../../src/service';
 import { testApp, testConfig, testDeps } from '../support/app';
 import { useNock } from '../support/nock';
+import { freePort } from '../support/ports';
 
-/* `npm run ledger`: its options, and the service's report as the terminal shows it. */
+/*
+ * `npm run ledger` and `npm run funnel`, the operator commands that call a running service: they
+ * find it where the service's own configuration puts it (CONFIG_FILE, SERVER__HOST,
+ * SERVER__PORT; --url above all), name the address they tried when nothing answers there, and
+ * list every option on --help; the ledger prints the service's report as the terminal shows it.
+ */
+
+const run = promisify(execFile);
+const ROOT = join(__dirname, '..', '..');
+const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+/** The environment a command runs in: the machine's, without what would point it elsewhere. */
+const bare = (extra: Record<string, string>): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LANG: 'C.UTF-8', ...extra };
+  return env;
+};
 
 describe('npm run ledger', () => {
   useNock();
@@ -15,12 +39,14 @@ describe('npm run ledger', () => {
     expect(parseDuration('7d')).toBe(604800);
     expect(parseDuration('30')).toBe(30);
     expect(() => parseDuration('soon')).toThrow(/not a duration/);
+    expect(() => parseDuration('soon', 'it')).toThrow(/non è una durata/);
   });
 
-  it('takes the service and the key from the environment unless given', () => {
-    expect(parseLedgerArgs(['--since', '1h'], { SECURITY__INTERNAL_KEY: 'k', LEDGER_URL: 'http://svc:8080' })).toEqual({ sinceSeconds: 3600, url: 'http://svc:8080', key: 'k', json: false });
+  it('takes the key from the environment unless given, and refuses an option it does not have', () => {
+    expect(parseLedgerArgs(['--since', '1h'], { SECURITY__INTERNAL_KEY: 'k', LANG: 'en_GB.UTF-8' })).toEqual({ sinceSeconds: 3600, url: 'http://127.0.0.1:8080', locale: 'en', key: 'k', json: false });
     expect(parseLedgerArgs(['--url', 'http://x/', '--key', 'y', '--lift', '447911'], {})).toMatchObject({ url: 'http://x', key: 'y', lift: '447911' });
-    expect(() => parseLedgerArgs(['--nope'], {})).toThrow(/unknown option/);
+    expect(() => parseLedgerArgs(['--nope'], { LANG: 'en_US.UTF-8' })).toThrow('unknown option --nope (see --help)');
+    expect(() => parseLedgerArgs(['--since'], { LANG: 'it_IT.UTF-8' })).toThrow('--since vuole un valore (vedi --help)');
   });
 
   it("prints conversion by country and provider from the service's ledger", async () => {
@@ -32,9 +58,81 @@ describe('npm run ledger', () => {
     await request(app).post('/verify_otp').send({ email: '+393331234567', otp_code: first.body.data.otp });
     await new Promise((resolve) => setImmediate(resolve));
     const report = (await request(app).get('/_sms/ledger?since=3600').set('x-internal-key', 'ops-key-123456')).body.data as LedgerReport;
-    const text = formatLedger(report);
-    expect(text).toMatch(/IT\s+gateway\s+sms\s+2\s+0\s+0\s+0\s+1\s+50\.0%/);
-    expect(text).toContain('Blocked ranges: none');
-    expect(text).toContain('Providers: gateway closed');
+    const english = formatLedger(report, 'en');
+    // sent, delivered, failed, waiting, no receipts, receipt late, verified: the gateway posts no receipts.
+    expect(english).toMatch(/IT\s+gateway\s+sms\s+2\s+0\s+0\s+0\s+2\s+0\s+1\s+50\.0%/);
+    expect(english).toContain('No range blocked.');
+    expect(english).toContain('gateway: working; no receipts');
+    const italian = formatLedger(report, 'it');
+    expect(italian).toMatch(/IT\s+gateway\s+sms\s+2\s+0\s+0\s+0\s+2\s+0\s+1\s+50,0%/);
+    expect(italian).toContain('gateway: in funzione; senza ricevute');
+  });
+});
+
+describe('operator commands find the service', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'commands-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('take the address from SERVER__HOST and SERVER__PORT, from CONFIG_FILE, and from --url above both', () => {
+    expect(readCommand(LEDGER_COMMAND, [], { SERVER__PORT: '19200' })).toMatchObject({ url: 'http://127.0.0.1:19200' });
+    expect(readCommand(FUNNEL_COMMAND, [], { SERVER__HOST: '0.0.0.0', SERVER__PORT: '19201' })).toMatchObject({ url: 'http://127.0.0.1:19201' });
+    expect(readCommand(FUNNEL_COMMAND, [], { SERVER__HOST: '::', SERVER__PORT: '19202' })).toMatchObject({ url: 'http://[::1]:19202' });
+    // A production configuration the service itself would refuse here (a short secret, NODE_ENV unset): a command only needs the address.
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, 'server:\n  host: 10.1.2.3\n  port: 19300\nsecurity:\n  secret: short\nmail:\n  default_locale: en\n');
+    expect(readCommand(LEDGER_COMMAND, [], { CONFIG_FILE: file })).toMatchObject({ url: 'http://10.1.2.3:19300', locale: 'en' });
+    expect(readCommand(LEDGER_COMMAND, [], { CONFIG_FILE: file, SERVER__PORT: '19301' })).toMatchObject({ url: 'http://10.1.2.3:19301' });
+    expect(readCommand(LEDGER_COMMAND, ['--url', 'http://elsewhere:1/'], { CONFIG_FILE: file })).toMatchObject({ url: 'http://elsewhere:1' });
+    expect(() => readCommand(LEDGER_COMMAND, [], { SERVER__PORT: 'eighty', LANG: 'en_US.UTF-8' })).toThrow(/server\.port/);
+    expect(() => readCommand(LEDGER_COMMAND, ['--url', '127.0.0.1:19200'], { LANG: 'en_US.UTF-8' })).toThrow('--url 127.0.0.1:19200: an http(s) address such as http://127.0.0.1:8080');
+  });
+
+  it('answer --help with every option, in the language chosen', () => {
+    for (const command of [LEDGER_COMMAND, FUNNEL_COMMAND] as Array<CommandSpec<Record<string, CommandOption>>>) {
+      for (const LANG of ['en_US.UTF-8', 'it_IT.UTF-8']) {
+        const answer = readCommand(command, ['--help'], { LANG, SERVER__PORT: '19200' });
+        expect('help' in answer).toBe(true);
+        const help = (answer as { help: string }).help;
+        for (const option of [...Object.keys(command.options), 'url', 'locale', 'help']) expect(help).toContain(`--${option}`);
+        expect(help).toContain('http://127.0.0.1:19200');
+        expect(help).toContain(LANG.startsWith('en') ? 'Options:' : 'Opzioni:');
+      }
+    }
+  });
+
+  it('name the address they tried when nothing answers there', async () => {
+    const port = await freePort();
+    const command = readCommand(LEDGER_COMMAND, [], { SERVER__PORT: String(port), LANG: 'en_US.UTF-8' });
+    if ('help' in command) throw new Error('no help asked');
+    await expect(callService(command, '/_sms/ledger')).rejects.toThrow(`no answer from http://127.0.0.1:${port} (ECONNREFUSED)`);
+  });
+
+  describe('run as npm runs them, against a service on a port that is not 8080', () => {
+    let service: Service;
+    beforeAll(async () => {
+      service = await startService(loadConfig({ env: { SERVER__PORT: '0', LOG__LEVEL: 'silent', OTP__LOG_FILE: '' } }));
+      await fetch(`${service.url}/?action=otp_generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"uid":"+393331234567"}' });
+    });
+    afterAll(() => service.close());
+
+    it('ledger and funnel find it from SERVER__PORT alone', async () => {
+      const port = new URL(service.url).port;
+      const ledger = await run(TSX, ['scripts/ledger.ts', '--since', '1h'], { cwd: ROOT, env: bare({ SERVER__PORT: port, LANG: 'en_US.UTF-8' }) });
+      expect(ledger.stdout).toMatch(/IT\s+gateway\s+sms\s+1\s+/);
+      const funnel = await run(TSX, ['scripts/funnel.ts', '--since', '1h'], { cwd: ROOT, env: bare({ SERVER__PORT: port }) });
+      expect(funnel.stdout).toContain('Accesso con il telefono');
+    }, 60_000);
+
+    it('and say where they looked when it is not there', async () => {
+      const port = String(await freePort());
+      const failed = await run(TSX, ['scripts/ledger.ts'], { cwd: ROOT, env: bare({ SERVER__PORT: port, LANG: 'it_IT.UTF-8' }) }).catch((err: { code: number; stderr: string }) => err);
+      expect(failed).toMatchObject({ code: 1, stderr: expect.stringContaining(`ledger: nessuna risposta da http://127.0.0.1:${port} (ECONNREFUSED)`) });
+      const help = await run(TSX, ['scripts/funnel.ts', '--help'], { cwd: ROOT, env: bare({ SERVER__PORT: port, LANG: 'en_US.UTF-8' }) });
+      expect(help.stdout).toContain(`--url <base>`);
+      expect(help.stdout).toContain(`http://127.0.0.1:${port}`);
+    }, 60_000);
   });
 });

@@ -11,7 +11,7 @@ import { feedCode, feedOf, headlineCode, headlineOf, LIST_ID, type Feed, type He
 export const listId = z
   .union([z.string(), z.number().int().nonnegative()])
   .transform((v) => String(v).trim())
-  .pipe(z.string().min(1, { error: 'is empty', abort: true }).regex(LIST_ID, 'must be a numeric list id'));
+  .pipe(z.string().min(1, { error: 'must not be empty', abort: true }).regex(LIST_ID, 'must be a numeric list id'));
 
 /** `"101, 102"` -> ['101', '102'], each id checked and named by its position (`mlids.1`). */
 export const listIds = z
@@ -19,12 +19,12 @@ export const listIds = z
   .max(2000)
   .transform((value, ctx) => {
     if (value.trim() === '') {
-      ctx.addIssue({ code: 'custom', message: 'is empty' });
+      ctx.addIssue({ code: 'custom', message: 'must not be empty' });
       return z.NEVER;
     }
     const ids = value.split(',').map((id) => id.trim());
     ids.forEach((id, i) => {
-      if (!LIST_ID.test(id)) ctx.addIssue({ code: 'custom', path: [i], message: id === '' ? 'is empty' : 'must be a numeric list id' });
+      if (!LIST_ID.test(id)) ctx.addIssue({ code: 'custom', path: [i], message: id === '' ? 'must not be empty' : 'must be a numeric list id' });
     });
     return ids;
   });

@@ -125,6 +125,17 @@ export const SANDBOX_LIMITS: Tree = {
   sms: { pumping: { prefix_sends_per_hour: 600 } },
 };
 
+/**
+ * Defaults aside, what the service would read: CONFIG_FILE <- overrides <- environment, merged
+ * and not yet validated. Operator commands read one section of it (scripts/lib/service.ts: the
+ * address and the language) without being refused what production refuses.
+ */
+export function configTree(options: LoadOptions = {}): Tree {
+  const env = options.env ?? process.env;
+  const fromFile = env.CONFIG_FILE ? readConfigFile(env.CONFIG_FILE) : {};
+  return deepMerge(deepMerge(fromFile, options.overrides ?? {}), envOverrides(env));
+}
+
 /** What a configuration run needs besides the keys: the environment it runs in. */
 export interface LoadedConfig {
   config: Config;
@@ -142,9 +153,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
 /** loadConfig, and the environment it was judged for (production refusals, the start banner). */
 export function loadConfiguration(options: LoadOptions = {}): LoadedConfig {
   const env = options.env ?? process.env;
-  const fromFile = env.CONFIG_FILE ? readConfigFile(env.CONFIG_FILE) : {};
   const fromEnv = envOverrides(env);
-  const merged = deepMerge(deepMerge(fromFile, options.overrides ?? {}), fromEnv);
+  const merged = configTree(options);
 
   const configured = Boolean(env.CONFIG_FILE) || options.overrides !== undefined ||
     upstreamUrlKeys.some((key) => Boolean(getPath(fromEnv, key)));

@@ -56,13 +56,10 @@ export function createSmsServices(config: Config, options: SmsServicesOptions): 
   const ledger = createLedger(config, store, { now, secret: options.secret, metrics });
   const router = createSmsRouter(config, { log, now, ledger, metrics, providers: options.providers, random: options.random, clients: options.clients });
   const pumping = createPumpingDefence(config, store, { now, log, metrics });
-  const receiptsAsked = config.sms.receipts.callback_base_url !== '';
-
   /** The last SMS did not arrive: a failed receipt, or none in time from a provider that was asked for one. */
   const undelivered = (entry: LedgerEntry) => {
     const state = ledger.stateOf(entry);
-    if (state === 'failed') return true;
-    return state === 'unknown' && receiptsAsked && router.provider(entry.provider)?.receipts === true;
+    return state === 'failed' || state === 'unknown';
   };
 
   return {

@@ -12,7 +12,13 @@ import type { LedgerEntry, SmsStore } from './store';
  * keyed digest, so the store never holds a plain phone or email.
  */
 
-export type DeliveryState = 'accepted' | 'delivered' | 'failed' | 'unknown';
+/**
+ * Where a message is, one of five, so a group's counts add up to what it sent:
+ * `waiting` for a receipt that is not late yet; `delivered` or `failed` by a receipt; `unknown`
+ * when the receipt asked for is later than `sms.receipts.timeout_seconds`; `no_receipt` when
+ * none was asked for (a provider that posts none, no `sms.receipts.callback_base_url`, an email).
+ */
+export type DeliveryState = 'waiting' | 'delivered' | 'failed' | 'unknown' | 'no_receipt';
 
 export interface SmsAccepted {
   id: string;
@@ -22,6 +28,8 @@ export interface SmsAccepted {
   range: string;
   provider: string;
   messageId?: string;
+  /** The provider was asked for a delivery receipt (it posts them, and a callback URL was given). */
+  receiptAsked: boolean;
 }
 
 /** Conversion of one group (a country and a provider). */
@@ -29,9 +37,12 @@ export interface LedgerGroup {
   country: string;
   provider: string;
   channel: LedgerEntry['channel'];
+  /** delivered + failed + waiting + no_receipt + unknown. */
   sent: number;
   delivered: number;
   failed: number;
+  waiting: number;
+  no_receipt: number;
   unknown: number;
   verified: number;
   /** verified / sent, 0 to 1. */
@@ -49,7 +60,7 @@ export interface Ledger {
   /** The newest entry of a phone or email. */
   latest(address: string): Promise<LedgerEntry | null>;
   markFallback(id: string): Promise<void>;
-  /** delivered / failed, or unknown once the receipt is later than `sms.receipts.timeout_seconds` (accepted before that). */
+  /** See DeliveryState. */
   stateOf(entry: LedgerEntry): DeliveryState;
   since(sinceMs: number, limit?: number): Promise<LedgerEntry[]>;
   summary(entries: LedgerEntry[]): LedgerGroup[];
@@ -68,8 +79,8 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
   const stateOf = (entry: LedgerEntry): DeliveryState => {
     if (entry.delivered_at !== undefined) return 'delivered';
     if (entry.failed_at !== undefined) return 'failed';
-    if (entry.channel === 'sms' && now() - entry.accepted_at >= receiptTimeoutMs) return 'unknown';
-    return 'accepted';
+    if (entry.receipt_due_at === undefined) return 'no_receipt';
+    return now() >= entry.receipt_due_at ? 'unknown' : 'waiting';
   };
 
   const ledger: Ledger = {
@@ -86,6 +97,7 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
         provider: sent.provider,
         ...(sent.messageId ? { message_id: sent.messageId } : {}),
         accepted_at: at,
+        ...(sent.receiptAsked ? { receipt_due_at: at + receiptTimeoutMs } : {}),
       };
       await store.addEntry(entry, retentionMs, at);
       await store.setLatest(digest(sent.e164), sent.id, latestTtlMs);
@@ -135,12 +147,11 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
         const key = `${entry.channel}|${entry.country}|${entry.provider}`;
         let group = groups.get(key);
         if (!group) {
-          group = { country: entry.country, provider: entry.provider, channel: entry.channel, sent: 0, delivered: 0, failed: 0, unknown: 0, verified: 0, conversion: 0 };
+          group = { country: entry.country, provider: entry.provider, channel: entry.channel, sent: 0, delivered: 0, failed: 0, waiting: 0, no_receipt: 0, unknown: 0, verified: 0, conversion: 0 };
           groups.set(key, group);
         }
         group.sent += 1;
-        const state = stateOf(entry);
-        if (state === 'delivered' || state === 'failed' || state === 'unknown') group[state] += 1;
+        group[stateOf(entry)] += 1;
         if (entry.verified_at !== undefined) group.verified += 1;
       }
       return [...groups.values()]

@@ -7,7 +7,7 @@ import type { ClientOptions } from '../../clients/http';
 import { createGatewayProvider, type SmsClient, type SmsMessage, type SmsProvider, type SmsSent } from '../../clients/sms';
 import { createTwilioProvider } from '../../clients/twilio';
 import { numberFacts } from '../phone';
-import { createBreaker, type Breaker } from './breaker';
+import { createBreaker, type Breaker, type BreakerState } from './breaker';
 import type { Ledger } from './ledger';
 
 /*
@@ -25,7 +25,8 @@ export const RECEIPT_PATH = '/_sms/receipts/';
 export interface SmsRouter extends SmsClient {
   readonly providers: readonly SmsProvider[];
   provider(name: string): SmsProvider | undefined;
-  breakerStates(): Array<{ provider: string; state: string }>;
+  /** Each provider's circuit, and whether its messages get receipts (it posts them and `sms.receipts.callback_base_url` is set). */
+  breakerStates(): Array<{ provider: string; state: BreakerState; receipts: boolean }>;
 }
 
 export interface SmsRouterOptions {
@@ -88,7 +89,7 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
     configured: providers.length > 0,
     providers,
     provider: (name) => providers.find((p) => p.name === name),
-    breakerStates: () => providers.map((p) => ({ provider: p.name, state: breakers.get(p.name)!.state(now()) })),
+    breakerStates: () => providers.map((p) => ({ provider: p.name, state: breakers.get(p.name)!.state(now()), receipts: p.receipts && callbackBase !== '' })),
     async send(ctx: CallContext, message: SmsMessage): Promise<SmsSent> {
       // The number's facts are cached in src/domain/phone.ts: the OTP service parsed this number already.
       const { region: country, type } = numberFacts(message.to);
@@ -125,7 +126,7 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
         if (ledger && id) {
           // Accepted is final: a ledger that cannot write costs the record, never a second SMS.
           await ledger
-            .recordSms({ id, e164: message.to, country, numberType: type, range: message.to.slice(1, 1 + prefixDigits), provider: provider.name, messageId: sent.messageId })
+            .recordSms({ id, e164: message.to, country, numberType: type, range: message.to.slice(1, 1 + prefixDigits), provider: provider.name, messageId: sent.messageId, receiptAsked: callbackUrl !== undefined })
             .catch((err: unknown) => log.error({ err: isApiError(err) ? err.reason : 'error', provider: provider.name }, 'sms ledger: could not record an accepted message'));
         }
         return { ...sent, provider: provider.name };

@@ -25,6 +25,8 @@ export interface LedgerEntry {
   provider: string;
   message_id?: string;
   accepted_at: number;
+  /** When a receipt asked for is late (accepted_at + `sms.receipts.timeout_seconds`); absent when none was asked for. */
+  receipt_due_at?: number;
   delivered_at?: number;
   failed_at?: number;
   error_code?: string;
@@ -114,7 +116,7 @@ function tallyFields(fields: Map<string, number>, now: number, event: RangeEvent
   return { sends: sum('js'), verified: sum('jv'), watchedSince: fields.get('watch') ?? null };
 }
 
-const NUMBER_FIELDS = ['accepted_at', 'delivered_at', 'failed_at', 'verified_at', 'fallback_at'] as const;
+const NUMBER_FIELDS = ['accepted_at', 'receipt_due_at', 'delivered_at', 'failed_at', 'verified_at', 'fallback_at'] as const;
 
 function fromHash(hash: Record<string, string>): LedgerEntry | null {
   if (!hash.id) return null;

@@ -102,16 +102,16 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
     nock('https://twilio.example.test').post(twilioPath).times(3).reply(201, { sid: 'SM' });
     await sms.router.send(testCtx, { to: TO, body: 'a' });
     await sms.router.send(testCtx, { to: TO, body: 'b' });
-    expect(sms.router.breakerStates()).toContainEqual({ provider: 'gateway', state: 'open' });
+    expect(sms.router.breakerStates()).toContainEqual(expect.objectContaining({ provider: 'gateway', state: 'open' }));
     // Open: the gateway is not asked at all (nock would refuse an unexpected call to it).
     expect(await sms.router.send(testCtx, { to: TO, body: 'c' })).toMatchObject({ provider: 'twilio' });
 
     clock.now += 30_000;
-    expect(sms.router.breakerStates()).toContainEqual({ provider: 'gateway', state: 'half_open' });
+    expect(sms.router.breakerStates()).toContainEqual(expect.objectContaining({ provider: 'gateway', state: 'half_open' }));
     const probe = nock('https://gw.example.test').post('/send').reply(200, {});
     expect(await sms.router.send(testCtx, { to: TO, body: 'd' })).toMatchObject({ provider: 'gateway' });
     expect(probe.isDone()).toBe(true);
-    expect(sms.router.breakerStates()).toContainEqual({ provider: 'gateway', state: 'closed' });
+    expect(sms.router.breakerStates()).toContainEqual(expect.objectContaining({ provider: 'gateway', state: 'closed' }));
   });
 
   it('routes by destination country: a provider listed for other countries is never asked', async () => {

@@ -19,8 +19,8 @@ const $ = (selector) => document.querySelector(selector);
 
 let setup = { sandbox: false, outbox: null, sandboxPassword: null, diagram: { screens: [], actions: [], journeys: [], start: {} } };
 /** The API's side of the journey: flow, uid, identifiers and proofs, carried from answer to answer. */
-// The page is Italian: its answers (errors, issue texts, the code's message) are asked in Italian, whatever the browser's language.
-const api = createJourney(createClient({ headers: { 'Accept-Language': 'it' } }));
+// Answers (errors, issue texts, the code's message) are asked in the page's own language, whatever the browser's: one language on the page.
+const api = createJourney(createClient({ headers: { 'Accept-Language': document.documentElement.lang || 'it' } }));
 let journey = freshJourney();
 let countdown = null;
 /** Aborts the pending WebOTP read when the code view closes. */
