@@ -54,7 +54,7 @@ describe.each(['it', 'en'] as TextLocale[])('one language per surface: %s', (loc
     const clock = { now: Date.now() };
     const config = testConfig({
       otp: { debug: true },
-      server: { trust_proxy: true },
+      server: { trust_proxy_hops: 1 },
       security: { internal_key: KEY },
       mail: { default_locale: locale },
       sms: {
@@ -64,7 +64,7 @@ describe.each(['it', 'en'] as TextLocale[])('one language per surface: %s', (loc
           { kind: 'gateway', name: 'gateway', countries: ['GB'], api_url: 'https://gateway.example.test/send', api_key: 'k', sender: 'Login' },
         ],
         receipts: { callback_base_url: 'https://login.example.com', timeout_seconds: 60 },
-        pumping: { block_min_sends: 5, block_min_conversion: 0.5, block_window_seconds: 600, block_seconds: 900 },
+        pumping: { block_min_sends: 5, block_min_conversion: 0.5, block_window_seconds: 600, block_seconds: 900, judge_after_seconds: 1, watch_sends_per_hour: 100 },
       },
     });
     app = testApp(testDeps(config, { now: () => clock.now })).callback();
@@ -75,8 +75,12 @@ describe.each(['it', 'en'] as TextLocale[])('one language per surface: %s', (loc
     await send('+393331234561');
     clock.now += 61_000;
     await send('+393331234562');
-    // A pumping campaign on one British range: blocked.
+    // A pumping campaign on one British range: judged once its codes are past the grace, watched, then blocked.
     for (let i = 0; i < 6; i += 1) await send(`+4475206${String(10000 + i).slice(-5)}`);
+    for (let i = 6; i < 8; i += 1) {
+      clock.now += 2_000;
+      await send(`+4475206${String(10000 + i).slice(-5)}`);
+    }
     server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
