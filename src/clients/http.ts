@@ -81,6 +81,13 @@ const MAX_SOCKETS = 128;
  * them once per connection.
  */
 const TCP_KEEPALIVE_MS = 60_000;
+/**
+ * An idle pooled connection is closed by us after this long, before an upstream's own idle
+ * timeout does it (Node's server default is 5 s; nginx 75 s, load balancers 60 s): a request
+ * written on a socket the upstream is closing at that instant fails with ECONNRESET, and a
+ * POST cannot be sent again. Seen once in the soak under load, a registration's token call.
+ */
+const IDLE_SOCKET_MS = 4_000;
 
 /** The body is read as text and parsed here, so a non-JSON reply is a clear `bad_reply`. */
 const passThrough = (body: unknown) => body;
@@ -110,8 +117,8 @@ export const envNamesProxy = (env: NodeJS.ProcessEnv = process.env): boolean => 
 function createInstance(timeoutMs: number, transport: UpstreamOptions['transport']): InstanceType<typeof axios.Axios> {
   return new axios.Axios({
     adapter: transport === 'axios-http' ? 'http' : upstreamAdapter,
-    httpAgent: new http.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: MAX_SOCKETS }),
-    httpsAgent: new https.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: MAX_SOCKETS }),
+    httpAgent: new http.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: MAX_SOCKETS, timeout: IDLE_SOCKET_MS }),
+    httpsAgent: new https.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: MAX_SOCKETS, timeout: IDLE_SOCKET_MS }),
     ...(envNamesProxy() ? {} : { proxy: false as const }),
     timeout: timeoutMs,
     responseType: 'text',

@@ -128,3 +128,24 @@ describe('the upstream client behind a proxy', () => {
     expect(seen[0]!.headers).toEqual(expect.arrayContaining(['host', 'idp.example.test']));
   });
 });
+
+describe('idle pooled connections', () => {
+  it('closes an idle connection itself within 4 s, before an upstream with the usual 5 s idle timeout would, so no call is written on a socket being closed', async () => {
+    const closedBy: string[] = [];
+    const upstreamServer = createServer((_req, res) => res.end('{}'));
+    // An upstream that keeps idle connections far longer than we do: whoever closes first shows.
+    upstreamServer.keepAliveTimeout = 30_000;
+    upstreamServer.on('connection', (socket) => socket.on('end', () => closedBy.push('client')));
+    await new Promise<void>((resolve) => upstreamServer.listen(0, '127.0.0.1', resolve));
+    const { port } = upstreamServer.address() as AddressInfo;
+    const idle = createUpstream({ name: 'idle', label: 'di prova', timeoutMs: 10_000, log: pino({ level: 'silent' }) });
+    try {
+      await idle.call(testCtx, { endpoint: 'one', method: 'GET', url: `http://127.0.0.1:${port}/` });
+      await new Promise((resolve) => setTimeout(resolve, 4_600));
+      expect(closedBy).toEqual(['client']);
+    } finally {
+      upstreamServer.closeAllConnections();
+      await new Promise((resolve) => upstreamServer.close(resolve));
+    }
+  }, 15_000);
+});
