@@ -233,6 +233,27 @@ ${diagrams.map((d) => section(d, funnel?.stats)).join('\n')}
 `;
 }
 
+/** CSS pixels per unit of a diagram's viewBox: one scale for every journey, so their text is one size (15 px, Mermaid's). */
+export const DIAGRAM_SCALE = 1;
+
+/**
+ * The diagram at DIAGRAM_SCALE: Mermaid sizes its SVG `width="100%"`, which as an image fills the
+ * column, so a short journey's text came out twice as large as a tall one's (capped in height).
+ * Sized from its viewBox instead (the one with the funnel's figures drawn, when it has them), a
+ * journey is as wide and tall as it needs: the page scrolls past a tall one.
+ */
+export function atDiagramScale(svg: string): string {
+  const root = /<svg\b[^>]*>/.exec(svg);
+  const view = root && /\bviewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"/.exec(root[0]);
+  if (!root || !view) return svg;
+  const size = (units: string) => String(Math.ceil(Number(units) * DIAGRAM_SCALE));
+  const sized = root[0]
+    .replace(/\s(?:width|height)="[^"]*"/g, '')
+    .replace(/\sstyle="max-width:[^"]*"/, '')
+    .replace(/^<svg\b/, `<svg width="${size(view[1]!)}" height="${size(view[2]!)}"`);
+  return svg.slice(0, root.index) + sized + svg.slice(root.index + root[0].length);
+}
+
 /** The rendered SVG of a journey, as committed by `npm run docs`; undefined when it was never generated. */
 export function journeySvg(id: string): string | undefined {
   const path = join(JOURNEY_SVG_DIR, `${id}.svg`);

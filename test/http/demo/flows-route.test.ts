@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { JOURNEY_IDS, journeyDiagrams, replayJourney, journeys } from '../../../machines';
 import { mountDemo } from '../../../src/http/demo';
-import { exampleAnswer } from '../../../src/http/demo/flows';
+import { atDiagramScale, exampleAnswer } from '../../../src/http/demo/flows';
 import { edgeField, refusalField } from '../../../src/flows/funnel';
 import { testApp, testConfig, testDeps } from '../../support/app';
 
@@ -65,12 +65,18 @@ describe('GET /flows', () => {
     expect(html).not.toContain('In the contract');
   });
 
-  it('serves each journey’s SVG as committed in docs/journeys/, as an image that loads nothing', async () => {
+  it('serves each journey’s SVG as committed in docs/journeys/, sized at one scale, as an image that loads nothing', async () => {
     for (const id of JOURNEY_IDS) {
       const res = await request(sandbox.server).get(`/flows/${id}.svg`);
       expect({ id, status: res.status, type: res.headers['content-type'] }).toEqual({ id, status: 200, type: 'image/svg+xml; charset=utf-8' });
       expect(res.headers['content-security-policy']).toContain("default-src 'none'");
-      expect(res.body.toString('utf8')).toBe(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', `${id}.svg`), 'utf8'));
+      const committed = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', `${id}.svg`), 'utf8');
+      const served = res.body.toString('utf8');
+      expect(served).toBe(atDiagramScale(committed));
+      // Its size is its viewBox's, one unit one pixel: never `width="100%"`, which an image stretches to its column.
+      const [, , width, height] = /<svg[^>]*viewBox="([-\d.]+) ([-\d.]+) ([\d.]+) ([\d.]+)"/.exec(committed)!.slice(1).map(Number);
+      expect(/<svg[^>]*>/.exec(served)![0]).toMatch(new RegExp(`^<svg width="${Math.ceil(width!)}" height="${Math.ceil(height!)}" `));
+      expect(/<svg[^>]*>/.exec(served)![0]).not.toMatch(/100%|max-width/);
     }
   });
 
@@ -112,7 +118,7 @@ describe('GET /flows with the funnel', () => {
       expect(res.text).toBe(plain);
       expect(res.headers['cache-control']).toBe('no-cache');
       const svg = await get(`/flows/phone-login.svg?from=${Date.now() - 3_600_000}&to=${Date.now()}`, headers);
-      expect(svg.body.toString('utf8')).toBe(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', 'phone-login.svg'), 'utf8'));
+      expect(svg.body.toString('utf8')).toBe(atDiagramScale(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', 'phone-login.svg'), 'utf8')));
     }
     expect(plain).not.toMatch(/funnel-range|funnel-figures|class="ranges"/);
   });
@@ -210,11 +216,15 @@ describe('GET /flows with the demo off', () => {
       const plain = await get('/flows/phone-login.svg', headers);
       expect(plain.status).toBe(200);
       expect(plain.headers['cache-control']).toBe('no-store');
-      expect(plain.body.toString('utf8')).toBe(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', 'phone-login.svg'), 'utf8'));
+      expect(plain.body.toString('utf8')).toBe(atDiagramScale(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', 'phone-login.svg'), 'utf8')));
       const drawn = await get(`/flows/phone-login.svg?${hour()}`, headers);
       expect([drawn.status, drawn.headers['content-type']]).toEqual([200, 'image/svg+xml; charset=utf-8']);
       expect(drawn.headers['content-security-policy']).toContain("default-src 'none'");
       expect(drawn.body.toString('utf8')).toMatch(/data-edge="awaitingPhoneCode&gt;loggedIn">.*?<text class="people"[^>]*>3 persone<\/text>/);
+      // With figures the viewBox grows: the image is sized from that one, at the same scale.
+      const grown = /<svg[^>]*>/.exec(drawn.body.toString('utf8'))![0];
+      const view = /viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"/.exec(grown)!;
+      expect(grown).toMatch(new RegExp(`^<svg width="${Math.ceil(Number(view[1]))}" height="${Math.ceil(Number(view[2]))}" `));
     }
   });
 
