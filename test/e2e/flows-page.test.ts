@@ -42,8 +42,11 @@ describe('the journeys page', () => {
       expect(await cells(1)).toEqual(['14', 'Inserisci il codice SMS', expect.stringContaining('otp_sms'), '«inserisce il telefono» FeLogin']);
       expect(await cells(2)).toEqual(['90', 'Accesso effettuato', expect.stringContaining('success'), '«invia il codice» FeVerifyOtp']);
 
-      // Its refusals and its example requests.
+      // Its refusals and its example requests, one click away, recorded by Mario.
       expect(await page.locator('section#phone-login table.refusals').innerText()).toContain('OTP non valido.');
+      expect(await page.locator('section#phone-login pre.request').first().isVisible()).toBe(false);
+      await page.locator('section#phone-login details.examples summary').click();
+      expect(await page.locator('section#phone-login p.person').innerText()).toContain('Mario Rossi (uid PNIa7Xk2mR0ssi, mario.rossi@example.com, +393331234567)');
       const requests = page.locator('section#phone-login pre.request');
       expect(await requests.count()).toBe(2);
       expect(await requests.nth(1).innerText()).toContain('POST /FeVerifyOtp');

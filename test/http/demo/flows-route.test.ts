@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { JOURNEY_IDS, journeyDiagrams, replayJourney, journeys } from '../../../machines';
+import { JOURNEY_IDS, journeyDiagrams } from '../../../machines';
 import { mountDemo } from '../../../src/http/demo';
-import { atDiagramScale, exampleAnswer } from '../../../src/http/demo/flows';
+import { atDiagramScale } from '../../../src/http/demo/flows';
+import { journeyExamples } from '../../../src/http/demo/flow-examples';
 import { edgeField, refusalField } from '../../../src/flows/funnel';
 import { testApp, testConfig, testDeps } from '../../support/app';
 
@@ -16,6 +17,8 @@ function appWith(overrides: Record<string, unknown>) {
   const deps = testDeps(testConfig({ ...GUESSES_ALLOWED, ...overrides }));
   return { deps, server: testApp(deps, { routes: (router) => mountDemo(router, deps) }).callback() };
 }
+
+const escapeQuotes = (text: string) => text.replace(/"/g, '&quot;');
 
 describe('GET /flows', () => {
   const sandbox = appWith({ sandbox: { enabled: true } });
@@ -80,13 +83,22 @@ describe('GET /flows', () => {
     }
   });
 
-  it('shapes the example answers as the Fe* actions do, proofs shown by what they bind', async () => {
-    const replayed = await replayJourney(journeys.find((j) => j.id === 'phone-registration')!);
-    const atEmail = exampleAnswer(replayed[1]!.answer) as { success: boolean; data: Record<string, unknown> };
-    expect(atEmail).toMatchObject({ success: true, error: null, data: { next_step: 24, flow: 'phone_register' } });
-    expect(atEmail.data.phone_proof).toMatch(/^‹prova firmata: phone; .*phone \+393331234567/);
-    const done = exampleAnswer(replayed[4]!.answer) as { data: Record<string, unknown> };
-    expect(done.data).toMatchObject({ next_step: 90, done: true, screen: 'success', access_token: expect.any(String) });
+  it('shows each journey’s examples as one person recorded them in the sandbox, proofs and tokens by what they bind', async () => {
+    const html = (await request(sandbox.server).get('/flows')).text;
+    const examples = journeyExamples();
+    for (const id of JOURNEY_IDS) {
+      const section = html.slice(html.indexOf(`<section class="journey" id="${id}"`), html.indexOf('</section>', html.indexOf(`id="${id}"`)));
+      const { person, requests } = examples.get(id)!;
+      expect(section).toContain(`<strong>${person.name}</strong> (uid <code>${person.uid}</code>`);
+      expect(section.match(/<pre class="answer">/g)).toHaveLength(requests.length);
+      expect(section).toContain(escapeQuotes(`"${requests[0]!.action === 'FeLogin' ? 'identifier' : 'email'}": "${String(requests[0]!.body.identifier ?? requests[0]!.body.email)}"`));
+    }
+    const phoneLogin = html.slice(html.indexOf('<section class="journey" id="phone-login"'), html.indexOf('</section>', html.indexOf('id="phone-login"')));
+    expect(phoneLogin).toContain('‹token firmato: sub PNIa7Xk2mR0ssi, email mario.rossi@example.com');
+    expect(phoneLogin).toContain('‹prova firmata: verified; flow phone, step 90, uid PNIa7Xk2mR0ssi, email mario.rossi@example.com, phone +393331234567');
+    expect(phoneLogin).toContain('‹il codice inviato a +393331234567, in /_sandbox/outbox›');
+    // Nobody of the machine's fake world, whose tokens the seeded people used to be shown with.
+    expect(html).not.toMatch(/anna@|uid-anna|bruno@|carla@|token-for-|uid-new-/);
   });
 });
 
