@@ -15,6 +15,8 @@ const ROOT = join(__dirname, '..');
 const SHIPPED: ReadonlyArray<{ path: string; ext?: string }> = [
   // /flows's diagrams, served to funnel readers wherever the service runs.
   { path: 'docs/journeys', ext: '.svg' },
+  // Their example requests and answers (docs/journeys/examples.json).
+  { path: 'docs/journeys/examples.json' },
   // /flows's stylesheet (the rest of src/http/demo/page/ is the demo's, off in production).
   { path: 'src/http/demo/page/flows.css' },
 ];

@@ -1,7 +1,9 @@
 import { actionsInto, journeyDiagrams, renderJourneyMermaid, type JourneyDiagram } from '../../machines/journey-diagrams';
 import { JOURNEY_IDS } from '../../machines/journeys';
 import { failureError } from '../../src/flows/answer';
+import type { JourneyExample } from '../../src/http/demo/flow-examples';
 import type { DocGenerator } from './generator';
+import { journeyExamplesOnce } from './journey-examples';
 import { renderMermaidSvgs } from './mermaid-svg';
 
 /*
@@ -44,7 +46,34 @@ function refusalRows(diagram: JourneyDiagram): string {
   return ['| On screen | Request | Mistake | Text shown (`error`) | `reason` |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 
-function section(diagram: JourneyDiagram): string {
+function exampleBlock(diagram: JourneyDiagram, example: JourneyExample | undefined): string {
+  if (!example) throw new Error(`journeys: no examples for ${diagram.id}`);
+  const { person } = example;
+  const identifiers = [code(person.uid), code(person.email), ...person.phones.map(code)].join(', ');
+  const json = (value: unknown) => ['   ```json', ...JSON.stringify(value, null, 2).split('\n').map((l) => `   ${l}`), '   ```'];
+  const exchanges = example.requests.map((r, i) =>
+    [
+      `${i + 1}. ${code(`POST /${r.action}`)} → ${r.answer.success ? `step ${String(r.answer.data.next_step)}` : code(String(r.answer.data.reason))}. Request:`,
+      '',
+      ...json(r.body),
+      '',
+      '   Answer:',
+      '',
+      ...json(r.answer),
+      '',
+    ].join('\n'),
+  );
+  return [
+    `Walked in the sandbox by ${person.name} (${identifiers}): every identifier below is theirs.`,
+    'A code is shown by whom it went to (read it in `/_sandbox/outbox`); a proof a request sends, by',
+    'the answer that handed it out; a proof or token in an answer, by what it binds. They replay as',
+    'written after `POST /_sandbox/reset`.',
+    '',
+    ...exchanges,
+  ].join('\n').trimEnd();
+}
+
+function section(diagram: JourneyDiagram, example?: JourneyExample): string {
   return [
     `<a id="${diagram.id}"></a>`,
     '',
@@ -63,11 +92,16 @@ function section(diagram: JourneyDiagram): string {
     'The user stays on the screen and sees the text.',
     '',
     refusalRows(diagram),
+    '',
+    '### Example requests and answers',
+    '',
+    exampleBlock(diagram, example),
   ].join('\n');
 }
 
 export async function renderJourneys(): Promise<string> {
   const all = await journeyDiagramsOnce();
+  const examples = await journeyExamplesOnce();
   const index = all.map((d) => `| [${d.title}](#${d.id}) | ${d.screens.length} | ${d.actions.length} | [${d.id}.svg](journeys/${d.id}.svg) |`);
   return [
     '# Login journeys',
@@ -87,6 +121,10 @@ export async function renderJourneys(): Promise<string> {
     'The engineering diagram of the whole machine, with every state, guard and refusal, is in',
     '[flows.md](flows.md).',
     '',
+    "Each journey's example requests and answers below (and on `/flows`) are one person walking it in",
+    'the sandbox, recorded by `npm run docs` into [journeys/examples.json](journeys/examples.json):',
+    'every phone, email, uid, proof and token of a journey is that one person’s.',
+    '',
     'Besides the refusals below, a request that sends a code may be refused as `otp_generate`',
     'refuses (`already_sent` during the resend cooldown, `phone_not_mobile`, ...), and a proof that',
     'is tampered with, expired or already spent is `invalid_proof` before the machine runs',
@@ -96,7 +134,7 @@ export async function renderJourneys(): Promise<string> {
     '|---|---|---|---|',
     ...index,
     '',
-    ...all.flatMap((d) => [section(d), '']),
+    ...all.flatMap((d) => [section(d, examples.find((e) => e.id === d.id)), '']),
   ].join('\n');
 }
 

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import accessListFixture from './fixtures/identity/access-list.json';
 import doiFixture from './fixtures/identity/doi-status.json';
 import errorCodeListFixture from './fixtures/identity/error-code-list.json';
@@ -43,6 +43,13 @@ interface SandboxUser {
   custom: Partial<Record<'otp_phone' | 'city' | 'birth_date', string>>;
   password?: string;
 }
+
+/**
+ * The uid the fake gives an email it registers: the same after every reset, so a registration in
+ * /flows's examples (docs/journeys/examples.json) answers the uid it shows. A fake's, never a
+ * provider's: the real one chooses.
+ */
+export const sandboxUidFor = (email: string): string => `PNI${createHash('sha256').update(email.trim().toLowerCase()).digest('base64url').slice(0, 11)}`;
 
 /**
  * A user with a phone, one without, one whose email is not confirmed yet, and two accounts made
@@ -182,7 +189,7 @@ export function createIdentityFake(): SandboxFake {
         const email = ctx.query.email;
         if (typeof email !== 'string' || !email.includes('@')) return void (ctx.body = errorList('Email is not valid'));
         if (byEmail(email)) return void (ctx.body = errorList('Email already registered', '409'));
-        const user: SandboxUser = { uid: `PNI${randomBytes(8).toString('base64url')}`, email, first_name: '', last_name: '', email_confirmation_state: 'unconfirmed', custom: {} };
+        const user: SandboxUser = { uid: sandboxUidFor(email), email, first_name: '', last_name: '', email_confirmation_state: 'unconfirmed', custom: {} };
         users.set(user.uid, user);
         ctx.body = { ...registerFixture, ...tokens(user), pub_id: `pub_${randomBytes(4).toString('hex')}` };
       });

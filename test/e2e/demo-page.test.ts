@@ -85,6 +85,9 @@ describe('the reference login page', () => {
       await page.keyboard.type(email);
       await page.keyboard.press('Enter');
       await expectStep(page, '23', 'awaitingRegistrationEmailCode');
+      // The panel names the journey the person chose, from the first screen to the last.
+      const chosen = "Percorso: Registrazione da «Registrati con l'email»";
+      expect(await page.locator('#journey-current').innerText()).toBe(chosen);
       await page.keyboard.type(await codeFromOutbox(run, 'email', email));
       await page.keyboard.press('Enter');
 
@@ -103,10 +106,13 @@ describe('the reference login page', () => {
       await page.keyboard.type('+39 333 777 0808');
       await page.keyboard.press('Enter');
       await expectStep(page, '62', 'awaitingNewPhoneCode');
+      expect(await page.locator('#journey-current').innerText()).toBe(chosen);
       await page.keyboard.type(await codeFromOutbox(run, 'sms', '+393337770808'));
       await page.keyboard.press('Enter');
 
       await expectStep(page, '90', 'loggedIn');
+      // A phone added after the registration is not another journey: the label stays the one chosen.
+      expect(await page.locator('#journey-current').innerText()).toBe(chosen);
       expect(await page.getByRole('button', { name: 'Aggiungi un telefono' }).isHidden()).toBe(true);
       await page.getByRole('button', { name: 'Completa il profilo' }).click();
       expect(await page.locator('#profile-otp-phone').inputValue()).toBe('+39 333 777 0808');

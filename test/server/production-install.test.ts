@@ -112,6 +112,9 @@ describe('the journeys with their figures, demo off', () => {
     const sources = [...html.matchAll(/<img src="([^"]+)"/g)].map((m) => m[1]!.replace(/&amp;/g, '&'));
     expect(sources.map((src) => src.split('?')[0])).toEqual(JOURNEY_IDS.map((id) => `/flows/${id}.svg`));
     expect(sources.every((src) => /\?from=\d{13}&to=\d{13}$/.test(src))).toBe(true);
+    // The examples the build carries (docs/journeys/examples.json): one recorded person per journey.
+    expect(html.match(/<details class="examples">/g)).toHaveLength(JOURNEY_IDS.length);
+    expect(html).toContain('<strong>Mario Rossi</strong>');
     expect((await get('/flows/flows.css', reader)).status).toBe(200);
   });
 

@@ -1,24 +1,22 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { actionsInto, JOURNEY_CODE, type JourneyDiagram, type ProofField, type ReplayedRequest, type StepAnswer } from '../../../machines';
-import type { ServiceContext } from '../../domain/deps';
-import { answerData, failureError } from '../../flows/answer';
-import { deriveProofKey } from '../../domain/proofs';
+import { actionsInto, type JourneyDiagram } from '../../../machines';
+import { failureError } from '../../flows/answer';
 import { shippedPath } from '../../core/paths';
-import { sandboxSeedUsers } from '../../sandbox/identity';
 import type { FunnelStats, JourneyFigures } from '../../flows/funnel-figures';
 import { OUTBOX_PAGE_PATH as OUTBOX_PATH } from '../sandbox-routes';
 import { journeyFigureBlocks, RANGES } from './funnel-page';
 import { when } from './funnel-format';
+import { journeyExamples, type JourneyExample } from './flow-examples';
 
 /*
  * GET /flows: the login journeys for product and QA (docs/demo.md). One section per journey: its
  * diagram (the SVG `npm run docs` rendered into docs/journeys/, which the build carries, served beside the page), its
  * steps (number, screen, what the frontend shows, the action that leads there), its refusals
- * with the API's texts, and its requests with an example body and answer each. Everything is
- * read from the journey diagrams (machines/journey-diagrams.ts); the examples are the replays
- * those diagrams are drawn from (machines/journeys.ts against the machine with a fake world),
- * so the examples, the diagrams and the machine tests cannot disagree. Built once, as HTML
+ * with the API's texts, and its requests with an example body and answer each. Everything but
+ * the examples is read from the journey diagrams (machines/journey-diagrams.ts); the examples
+ * are one person walking the journey in the sandbox (docs/journeys/examples.json, recorded by
+ * `npm run docs`, which checks they take the steps the diagram draws). Built once, as HTML
  * without any script or inline style (the page's CSP is /demo's).
  */
 
@@ -29,63 +27,6 @@ export const flowsSvgPath = (id: string) => `/flows/${id}.svg`;
 
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const html = (strings: TemplateStringsArray, ...values: Array<string | number>) => strings.reduce((out, part, i) => out + part + (i < values.length ? String(values[i]) : ''), '');
-
-/** What a proof stands for in an example: signed tokens are random, so the example names what the proof binds instead. */
-function proofPlaceholder(answer: StepAnswer): string {
-  const claims = answer.proof!.claims;
-  const bound = Object.entries(claims)
-    .filter(([key, value]) => value !== undefined && key !== 'kind')
-    .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join('/') : String(value)}`);
-  return `‹prova firmata: ${claims.kind}; ${bound.join(', ')}›`;
-}
-
-/** The example's deps for the answer's shaping: no proof is really signed (its value is replaced by what it binds). */
-const EXAMPLE_CONTEXT = { deps: { now: () => 0, secret: 'example', proofKey: deriveProofKey('example'), config: { security: { proof_ttl_seconds: 900 } } } } as unknown as Pick<ServiceContext, 'deps'>;
-
-/** The envelope the request would be answered with, shaped as the Fe* actions shape it (src/flows/answer.ts). */
-export function exampleAnswer(answer: StepAnswer): Record<string, unknown> {
-  if (!answer.ok) {
-    const error = failureError(answer.failure ?? { reason: 'invalid_request' });
-    return { success: false, error: error.message, data: { reason: error.reason, ...error.data } };
-  }
-  const data: Record<string, unknown> = asSeeded({ ...answerData(answer, EXAMPLE_CONTEXT) });
-  if (answer.proof) data[answer.proof.field] = asSeeded(proofPlaceholder(answer));
-  return { success: true, error: null, data };
-}
-
-/*
- * The journeys are replayed with users of their own (machines/journeys.ts); the page shows them as
- * the sandbox's seeded users, so that an example runs as written against `npm start`: the holder
- * of +393331234567 is Mario, the account without a phone is Giulia, the two accounts whose email
- * was never confirmed are Elena (her phone) and Francesca (someone else's). The code is whatever
- * the sandbox sent, read in the outbox.
- */
-const [mario, giulia, , elena, francesca] = sandboxSeedUsers;
-const AS_SEEDED: ReadonlyArray<[string, string]> = [
-  ['anna@example.com', mario!.email],
-  ['bruno@example.com', mario!.email],
-  ['carla@example.com', giulia!.email],
-  ['uid-anna', mario!.uid],
-  ['uid-bruno', mario!.uid],
-  ['uid-carla', giulia!.uid],
-  ['elena@example.com', elena!.email],
-  ['uid-elena', elena!.uid],
-  ['francesca@example.com', francesca!.email],
-  ['uid-francesca', francesca!.uid],
-  [JOURNEY_CODE, `‹il codice in ${OUTBOX_PATH}›`],
-];
-const asSeeded = <T>(value: T): T => {
-  let text = JSON.stringify(value);
-  for (const [replayed, seeded] of AS_SEEDED) text = text.split(JSON.stringify(replayed)).join(JSON.stringify(seeded));
-  return JSON.parse(text) as T;
-};
-
-/** The body the frontend sends: the request of the journey, with the proof an earlier answer handed out. */
-export function exampleRequest(request: ReplayedRequest, proofFrom: Map<ProofField, number>): Record<string, unknown> {
-  const body: Record<string, unknown> = asSeeded({ ...request.body });
-  if (request.proofUsed) body[request.proofUsed] = `‹la ${request.proofUsed} della risposta ${proofFrom.get(request.proofUsed)}›`;
-  return body;
-}
 
 function stepsTable(diagram: JourneyDiagram): string {
   const rows = diagram.screens.map((screen) => {
@@ -118,32 +59,41 @@ ${rows.join('\n')}
 </table>`;
 }
 
-function exchanges(diagram: JourneyDiagram): string {
-  const proofFrom = new Map<ProofField, number>();
+/** The journey's requests: the steps each passes (the diagram's), and one person's recorded request and answer (docs/journeys/examples.json). */
+function exchanges(diagram: JourneyDiagram, example: JourneyExample | undefined): string {
+  if (!example) return '<h3>Richieste e risposte di esempio</h3>\n<p class="note">Esempi non generati: <code>npm run docs</code>.</p>';
   const items = diagram.replayed.map((request, i) => {
     const action = diagram.actions.find((a) => a.requests.includes(i + 1));
-    const body = exampleRequest(request, proofFrom);
-    if (request.answer.proof) proofFrom.set(request.answer.proof.field, i + 1);
+    const recorded = example.requests[i];
     const to = diagram.screens.find((s) => s.state === request.states[request.states.length - 1]);
     return html`<li>
 <h4>«${escapeHtml(action?.label ?? request.action)}» → ${escapeHtml(to?.title ?? '')}</h4>
 <p class="passed">Passi attraversati: ${request.steps.join(' → ') || '–'}${action?.notes.length ? html`; il servizio: ${escapeHtml(action.notes.join(', '))}` : ''}.</p>
-<p class="label">Richiesta</p>
+<div class="exchange">
+<div><p class="label">Richiesta</p>
 <pre class="request"><code>POST /${request.action}
-${escapeHtml(JSON.stringify(body, null, 2))}</code></pre>
-<p class="label">Risposta</p>
-<pre class="answer"><code>${escapeHtml(JSON.stringify(exampleAnswer(request.answer), null, 2))}</code></pre>
+${escapeHtml(JSON.stringify(recorded?.body ?? {}, null, 2))}</code></pre></div>
+<div><p class="label">Risposta</p>
+<pre class="answer"><code>${escapeHtml(JSON.stringify(recorded?.answer ?? {}, null, 2))}</code></pre></div>
+</div>
 </li>`;
   });
-  return html`<ol class="exchanges">
+  const { person } = example;
+  const who = html`<p class="person">Registrate nel sandbox da <strong>${escapeHtml(person.name)}</strong> (uid <code>${person.uid}</code>, <code>${escapeHtml(person.email)}</code>${person.phones.map((p) => html`, <code>${p}</code>`).join('')}): ogni identificativo è suo.</p>`;
+  // Closed at first: the page is read for its diagrams; the JSON is one click away, and half the page's height.
+  return html`<details class="examples">
+<summary><h3>Richieste e risposte di esempio <span class="count">(${items.length}, di ${escapeHtml(person.name)})</span></h3></summary>
+${who}
+<ol class="exchanges">
 ${items.join('\n')}
-</ol>`;
+</ol>
+</details>`;
 }
 
 /** The diagram's address: with a range, the SVG with that range's figures drawn on it (same access rule as the page). */
 const svgSource = (id: string, stats: FunnelStats | undefined) => (stats ? `${flowsSvgPath(id)}?from=${Date.parse(stats.from)}&amp;to=${Date.parse(stats.to)}` : flowsSvgPath(id));
 
-function section(diagram: JourneyDiagram, stats?: FunnelStats): string {
+function section(diagram: JourneyDiagram, example: JourneyExample | undefined, stats?: FunnelStats): string {
   const figures: JourneyFigures | undefined = stats?.journeys.find((j) => j.id === diagram.id);
   const alt = `Diagramma di «${diagram.title}»: ${diagram.screens.map((s) => s.title).join(' → ')}${figures ? '; con le persone su ogni freccia e le cifre di ogni schermata, elencate anche sotto' : ''}`;
   const counted = figures
@@ -163,8 +113,7 @@ ${journeyFigureBlocks(figures)}
 ${stepsTable(diagram)}
 <h3>Errori</h3>
 ${refusalsTable(diagram)}
-<h3>Richieste e risposte di esempio</h3>
-${exchanges(diagram)}
+${exchanges(diagram, example)}
 </section>`;
 }
 
@@ -205,7 +154,7 @@ export interface FlowsLinks {
 }
 
 /** The page's HTML; with `funnel` (a funnel reader, docs/funnel.md), the range control and the chosen range's figures. */
-export function flowsPage(diagrams: readonly JourneyDiagram[], links: FlowsLinks, funnel?: FlowsFunnel): string {
+export function flowsPage(diagrams: readonly JourneyDiagram[], links: FlowsLinks, funnel?: FlowsFunnel, examples: ReadonlyMap<string, JourneyExample> = committedExamples()): string {
   const nav = diagrams.map((d) => html`<li><a href="#${d.id}">${escapeHtml(d.title)}</a> <span class="count">(${d.screens.length} schermate)</span></li>`);
   return html`<!doctype html>
 <html lang="it">
@@ -220,18 +169,43 @@ export function flowsPage(diagrams: readonly JourneyDiagram[], links: FlowsLinks
 <header class="top">
 <h1>Percorsi di accesso <span class="subtitle">diagrammi per prodotto e QA, generati dalla macchina dei flussi</span></h1>
 <p>Ogni percorso: il diagramma (schermate con il numero di passo, l'azione dell'utente su ogni freccia, le chiamate del servizio nei riquadri gialli), la tabella dei passi, gli errori con il testo che l'API risponde, e le richieste con una risposta di esempio.${links.demo ? ' Provali su <a href="/demo">/demo</a>.' : ''} Cosa fanno le persone su ogni percorso (per gli operatori): <a href="/flows/funnel">/flows/funnel</a>.</p>
-<p class="note">Gli esempi sono i percorsi tipici rigiocati sulla macchina, con gli utenti del sandbox (Mario ha il telefono +393331234567, Giulia nessun telefono; Elena e Francesca non hanno mai confermato l’email: il telefono di Elena è suo, quello sull’account di Francesca no): si possono ripetere così come sono contro <code>npm start</code>, con il codice che il sandbox ha inviato, ${links.outbox ? html`in <a href="${links.outbox}">${links.outbox}</a>` : html`nella sua posta in uscita (<code>${OUTBOX_PATH}</code>, solo con il sandbox)`}. Stesse risposte del servizio; le prove firmate sono mostrate come ‹…› con ciò che legano.</p>
+<p class="note">Gli esempi sono registrati nel sandbox: una persona per percorso (Mario, che ha il telefono +393331234567; Giulia, senza telefono; Elena e Francesca, che non hanno mai confermato l’email: il telefono di Elena è suo, quello sull’account di Francesca no; e chi si registra), e ogni telefono, email, uid, prova e token di un percorso è suo. Si ripetono così come sono contro <code>npm start</code>, dopo <code>POST /_sandbox/reset</code>, con il codice che il sandbox ha inviato, ${links.outbox ? html`in <a href="${links.outbox}">${links.outbox}</a>` : html`nella sua posta in uscita (<code>${OUTBOX_PATH}</code>, solo con il sandbox)`}, e la prova della risposta indicata. Le prove e i token firmati cambiano a ogni richiesta: sono mostrati come ‹…› con ciò che legano.</p>
 ${funnel ? rangeControl(funnel) : ''}<nav aria-label="Percorsi"><ul id="journey-index">
 ${nav.join('\n')}
 </ul></nav>
 </header>
 <main>
-${diagrams.map((d) => section(d, funnel?.stats)).join('\n')}
+${diagrams.map((d) => section(d, examples.get(d.id), funnel?.stats)).join('\n')}
 </main>
 </body>
 </html>
 `;
 }
+
+/** CSS pixels per unit of a diagram's viewBox: one scale for every journey, so their text is one size (15 px, Mermaid's). */
+export const DIAGRAM_SCALE = 1;
+
+/**
+ * The diagram at DIAGRAM_SCALE: Mermaid sizes its SVG `width="100%"`, which as an image fills the
+ * column, so a short journey's text came out twice as large as a tall one's (capped in height).
+ * Sized from its viewBox instead (the one with the funnel's figures drawn, when it has them), a
+ * journey is as wide and tall as it needs: the page scrolls past a tall one.
+ */
+export function atDiagramScale(svg: string): string {
+  const root = /<svg\b[^>]*>/.exec(svg);
+  const view = root && /\bviewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"/.exec(root[0]);
+  if (!root || !view) return svg;
+  const size = (units: string) => String(Math.ceil(Number(units) * DIAGRAM_SCALE));
+  const sized = root[0]
+    .replace(/\s(?:width|height)="[^"]*"/g, '')
+    .replace(/\sstyle="max-width:[^"]*"/, '')
+    .replace(/^<svg\b/, `<svg width="${size(view[1]!)}" height="${size(view[2]!)}"`);
+  return svg.slice(0, root.index) + sized + svg.slice(root.index + root[0].length);
+}
+
+let examplesRead: ReadonlyMap<string, JourneyExample> | undefined;
+/** docs/journeys/examples.json, read once. */
+const committedExamples = () => (examplesRead ??= journeyExamples());
 
 /** The rendered SVG of a journey, as committed by `npm run docs`; undefined when it was never generated. */
 export function journeySvg(id: string): string | undefined {

@@ -8,7 +8,7 @@ import { apiError } from '../../core/errors';
 import { projectPath } from '../../core/paths';
 import { SANDBOX_PASSWORD } from '../../sandbox/identity';
 import { demoDiagramOf } from './diagram';
-import { FLOWS_CSS_PATH, flowsPage, flowsSvgPath, journeySvg, type FlowsLinks } from './flows';
+import { atDiagramScale, FLOWS_CSS_PATH, flowsPage, flowsSvgPath, journeySvg, type FlowsLinks } from './flows';
 import { OUTBOX_PAGE_PATH } from '../sandbox-routes';
 import { DEMO_CSP } from '../page-csp';
 import type { Deps } from '../../domain/deps';
@@ -164,7 +164,8 @@ export function mountDemo(router: Router, deps: Deps): void {
       const counted = view ? await view(ctx) : undefined;
       const served = counted ?? { type: asset.type, body: await asset.body(), ...(asset.csp ? { csp: asset.csp } : {}) };
       ctx.type = served.type;
-      ctx.body = served.body;
+      // Every diagram at one scale, figures drawn or not: one text size across the journeys.
+      ctx.body = served.type.startsWith('image/svg+xml') ? atDiagramScale(served.body) : served.body;
       ctx.set('X-Content-Type-Options', 'nosniff');
       // Counts of who logs in when: no cache keeps them, nor what only a funnel reader is shown.
       ctx.set('Cache-Control', counted || readerOnly ? 'no-store' : 'no-cache');

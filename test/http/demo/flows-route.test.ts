@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { JOURNEY_IDS, journeyDiagrams, replayJourney, journeys } from '../../../machines';
+import { JOURNEY_IDS, journeyDiagrams } from '../../../machines';
 import { mountDemo } from '../../../src/http/demo';
-import { exampleAnswer } from '../../../src/http/demo/flows';
+import { atDiagramScale } from '../../../src/http/demo/flows';
+import { journeyExamples } from '../../../src/http/demo/flow-examples';
 import { edgeField, refusalField } from '../../../src/flows/funnel';
 import { testApp, testConfig, testDeps } from '../../support/app';
 
@@ -16,6 +17,8 @@ function appWith(overrides: Record<string, unknown>) {
   const deps = testDeps(testConfig({ ...GUESSES_ALLOWED, ...overrides }));
   return { deps, server: testApp(deps, { routes: (router) => mountDemo(router, deps) }).callback() };
 }
+
+const escapeQuotes = (text: string) => text.replace(/"/g, '&quot;');
 
 describe('GET /flows', () => {
   const sandbox = appWith({ sandbox: { enabled: true } });
@@ -65,22 +68,37 @@ describe('GET /flows', () => {
     expect(html).not.toContain('In the contract');
   });
 
-  it('serves each journey’s SVG as committed in docs/journeys/, as an image that loads nothing', async () => {
+  it('serves each journey’s SVG as committed in docs/journeys/, sized at one scale, as an image that loads nothing', async () => {
     for (const id of JOURNEY_IDS) {
       const res = await request(sandbox.server).get(`/flows/${id}.svg`);
       expect({ id, status: res.status, type: res.headers['content-type'] }).toEqual({ id, status: 200, type: 'image/svg+xml; charset=utf-8' });
       expect(res.headers['content-security-policy']).toContain("default-src 'none'");
-      expect(res.body.toString('utf8')).toBe(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', `${id}.svg`), 'utf8'));
+      const committed = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', `${id}.svg`), 'utf8');
+      const served = res.body.toString('utf8');
+      expect(served).toBe(atDiagramScale(committed));
+      // Its size is its viewBox's, one unit one pixel: never `width="100%"`, which an image stretches to its column.
+      const [, , width, height] = /<svg[^>]*viewBox="([-\d.]+) ([-\d.]+) ([\d.]+) ([\d.]+)"/.exec(committed)!.slice(1).map(Number);
+      expect(/<svg[^>]*>/.exec(served)![0]).toMatch(new RegExp(`^<svg width="${Math.ceil(width!)}" height="${Math.ceil(height!)}" `));
+      expect(/<svg[^>]*>/.exec(served)![0]).not.toMatch(/100%|max-width/);
     }
   });
 
-  it('shapes the example answers as the Fe* actions do, proofs shown by what they bind', async () => {
-    const replayed = await replayJourney(journeys.find((j) => j.id === 'phone-registration')!);
-    const atEmail = exampleAnswer(replayed[1]!.answer) as { success: boolean; data: Record<string, unknown> };
-    expect(atEmail).toMatchObject({ success: true, error: null, data: { next_step: 24, flow: 'phone_register' } });
-    expect(atEmail.data.phone_proof).toMatch(/^‹prova firmata: phone; .*phone \+393331234567/);
-    const done = exampleAnswer(replayed[4]!.answer) as { data: Record<string, unknown> };
-    expect(done.data).toMatchObject({ next_step: 90, done: true, screen: 'success', access_token: expect.any(String) });
+  it('shows each journey’s examples as one person recorded them in the sandbox, proofs and tokens by what they bind', async () => {
+    const html = (await request(sandbox.server).get('/flows')).text;
+    const examples = journeyExamples();
+    for (const id of JOURNEY_IDS) {
+      const section = html.slice(html.indexOf(`<section class="journey" id="${id}"`), html.indexOf('</section>', html.indexOf(`id="${id}"`)));
+      const { person, requests } = examples.get(id)!;
+      expect(section).toContain(`<strong>${person.name}</strong> (uid <code>${person.uid}</code>`);
+      expect(section.match(/<pre class="answer">/g)).toHaveLength(requests.length);
+      expect(section).toContain(escapeQuotes(`"${requests[0]!.action === 'FeLogin' ? 'identifier' : 'email'}": "${String(requests[0]!.body.identifier ?? requests[0]!.body.email)}"`));
+    }
+    const phoneLogin = html.slice(html.indexOf('<section class="journey" id="phone-login"'), html.indexOf('</section>', html.indexOf('id="phone-login"')));
+    expect(phoneLogin).toContain('‹token firmato: sub PNIa7Xk2mR0ssi, email mario.rossi@example.com');
+    expect(phoneLogin).toContain('‹prova firmata: verified; flow phone, step 90, uid PNIa7Xk2mR0ssi, email mario.rossi@example.com, phone +393331234567');
+    expect(phoneLogin).toContain('‹il codice inviato a +393331234567, in /_sandbox/outbox›');
+    // Nobody of the machine's fake world, whose tokens the seeded people used to be shown with.
+    expect(html).not.toMatch(/anna@|uid-anna|bruno@|carla@|token-for-|uid-new-/);
   });
 });
 
@@ -112,7 +130,7 @@ describe('GET /flows with the funnel', () => {
       expect(res.text).toBe(plain);
       expect(res.headers['cache-control']).toBe('no-cache');
       const svg = await get(`/flows/phone-login.svg?from=${Date.now() - 3_600_000}&to=${Date.now()}`, headers);
-      expect(svg.body.toString('utf8')).toBe(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', 'phone-login.svg'), 'utf8'));
+      expect(svg.body.toString('utf8')).toBe(atDiagramScale(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', 'phone-login.svg'), 'utf8')));
     }
     expect(plain).not.toMatch(/funnel-range|funnel-figures|class="ranges"/);
   });
@@ -210,11 +228,15 @@ describe('GET /flows with the demo off', () => {
       const plain = await get('/flows/phone-login.svg', headers);
       expect(plain.status).toBe(200);
       expect(plain.headers['cache-control']).toBe('no-store');
-      expect(plain.body.toString('utf8')).toBe(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', 'phone-login.svg'), 'utf8'));
+      expect(plain.body.toString('utf8')).toBe(atDiagramScale(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', 'phone-login.svg'), 'utf8')));
       const drawn = await get(`/flows/phone-login.svg?${hour()}`, headers);
       expect([drawn.status, drawn.headers['content-type']]).toEqual([200, 'image/svg+xml; charset=utf-8']);
       expect(drawn.headers['content-security-policy']).toContain("default-src 'none'");
       expect(drawn.body.toString('utf8')).toMatch(/data-edge="awaitingPhoneCode&gt;loggedIn">.*?<text class="people"[^>]*>3 persone<\/text>/);
+      // With figures the viewBox grows: the image is sized from that one, at the same scale.
+      const grown = /<svg[^>]*>/.exec(drawn.body.toString('utf8'))![0];
+      const view = /viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"/.exec(grown)!;
+      expect(grown).toMatch(new RegExp(`^<svg width="${Math.ceil(Number(view[1]))}" height="${Math.ceil(Number(view[2]))}" `));
     }
   });
 

@@ -203,18 +203,26 @@ function renderDiagram() {
 }
 
 /**
- * The journeys the screens seen since the start follow: those that take every step between
- * them; failing that (a path that mixes journeys), those that take the last step; failing that,
- * those that show the current screen.
+ * The journeys the person chose: those that take every step seen since the start; once the path
+ * leaves every journey (a phone added after «Registrati con l'email»), those that followed it
+ * furthest from the start, so the label stays the journey chosen, not the one whose last arrow
+ * matches; with no start in common, those that show the current screen.
  */
 function possibleJourneys() {
   const seen = journey.visited;
+  if (seen.length === 0) return [];
   const takes = (j, from, to) => setup.diagram.actions.some((a) => a.from === from && a.to === to && a.journeys.includes(j.id));
   const all = setup.diagram.journeys;
-  const following = all.filter((j) => seen.length > 0 && j.screens.includes(seen[0]) && seen.slice(1).every((to, i) => takes(j, seen[i], to)));
-  if (following.length || seen.length === 0) return following;
-  const last = seen.length > 1 ? all.filter((j) => takes(j, seen[seen.length - 2], seen[seen.length - 1])) : [];
-  return last.length ? last : all.filter((j) => j.screens.includes(seen[seen.length - 1]));
+  /** How many of the screens seen the journey follows from the start (0: it does not start there). */
+  const followed = (j) => {
+    if (!j.screens.includes(seen[0])) return 0;
+    let n = 1;
+    while (n < seen.length && takes(j, seen[n - 1], seen[n])) n++;
+    return n;
+  };
+  const furthest = Math.max(...all.map(followed));
+  if (furthest > 0) return all.filter((j) => followed(j) === furthest);
+  return all.filter((j) => j.screens.includes(seen[seen.length - 1]));
 }
 
 function highlight(stateId) {

@@ -1,0 +1,286 @@
+import pino from 'pino';
+import { ACTION_ENTRY, journeyDiagrams, proofFieldFor, type FeAction, type JourneyId } from '../../machines';
+import { loadConfig } from '../../src/core/config/load';
+import { codePlaceholder, proofReference, type ExamplePerson, type ExampleExchange, type JourneyExample } from '../../src/http/demo/flow-examples';
+import { sandboxSeedUsers, sandboxUidFor } from '../../src/sandbox/identity';
+import { startService } from '../../src/service';
+import type { DocGenerator } from './generator';
+
+/*
+ * docs/journeys/examples.json: each journey of /flows and docs/journeys.md walked by one person in
+ * the sandbox, over HTTP as a frontend does (the service started in-process, as `npm start` runs
+ * it; POST /_sandbox/reset before each journey, codes read from GET /_sandbox/outbox). Mario logs
+ * in, Giulia adds a phone, Elena proves hers, Francesca declines the one on her account, and three
+ * newcomers register: every phone, email, uid, proof and token of a journey's examples is that
+ * person's (test/sandbox/flows-examples.test.ts replays them and checks). What changes on every
+ * run (codes, proofs, tokens) is recorded as what it stands for, so the file is the same on every
+ * run and `npm run docs` can check it.
+ */
+
+/** A code the person received: the request sends the code that went to `to`. */
+interface Code {
+  code: string;
+}
+const codeTo = (to: string): Code => ({ code: to });
+const isCode = (value: unknown): value is Code => typeof value === 'object' && value !== null && 'code' in value;
+
+interface Walk {
+  id: JourneyId;
+  person: Omit<ExamplePerson, 'uid'> & { uid?: string };
+  /** The bodies the frontend sends, a code where the person types one; proofs are attached as the frontend does. */
+  requests: Array<{ action: FeAction; body: Record<string, unknown> }>;
+}
+
+const seeded = (email: string) => {
+  const user = sandboxSeedUsers.find((u) => u.email === email);
+  if (!user) throw new Error(`journey examples: no seeded person ${email}`);
+  return { name: `${user.first_name} ${user.last_name}`, uid: user.uid, email: user.email, phone: user.custom.otp_phone ? `+${user.custom.otp_phone}` : undefined };
+};
+const MARIO = seeded('mario.rossi@example.com');
+const GIULIA = seeded('giulia.bianchi@example.com');
+const ELENA = seeded('elena.neri@example.com');
+const FRANCESCA = seeded('francesca.galli@example.com');
+/** The phones the journeys add, and the newcomers. */
+const GIULIA_NEW_PHONE = '+393335550101';
+const FRANCESCA_OWN_PHONE = '+393336660808';
+const PAOLO = { name: 'Paolo Gialli', email: 'paolo.gialli@example.com', phone: '+393334440404' };
+const SARA = { name: 'Sara Neri', email: 'sara.neri@example.com', phone: '+393337770707' };
+const DARIO = { name: 'Dario Bianchi', email: 'dario.bianchi@example.com' };
+
+/** One walk per journey of machines/journeys.ts, the same requests, by the sandbox's people. */
+export const EXAMPLE_WALKS: Walk[] = [
+  {
+    id: 'phone-login',
+    person: { name: MARIO.name, uid: MARIO.uid, email: MARIO.email, phones: [MARIO.phone!] },
+    requests: [
+      { action: 'FeLogin', body: { identifier: MARIO.phone } },
+      { action: 'FeVerifyOtp', body: { flow: 'phone', phone: MARIO.phone, otp_code: codeTo(MARIO.phone!) } },
+    ],
+  },
+  {
+    id: 'phone-registration',
+    person: { name: PAOLO.name, email: PAOLO.email, phones: [PAOLO.phone] },
+    requests: [
+      { action: 'FeLogin', body: { identifier: PAOLO.phone } },
+      { action: 'FeVerifyOtp', body: { flow: 'phone', phone: PAOLO.phone, otp_code: codeTo(PAOLO.phone) } },
+      { action: 'FeRegister', body: { phase: 'email_otp', email: PAOLO.email, phone: PAOLO.phone, otp: true } },
+      { action: 'FeVerifyOtp', body: { flow: 'phone_register', email: PAOLO.email, phone: PAOLO.phone, otp_code: codeTo(PAOLO.email) } },
+      {
+        action: 'FeRegister',
+        body: { phase: 'register', email: PAOLO.email, phone: PAOLO.phone, first_name: 'Paolo', last_name: 'Gialli', city: 'Torino', birth_date: '1988-03-02', consents: { terms_conditions: true } },
+      },
+    ],
+  },
+  {
+    id: 'email-registration',
+    person: { name: SARA.name, email: SARA.email, phones: [SARA.phone] },
+    requests: [
+      { action: 'FeLogin', body: { identifier: SARA.email } },
+      { action: 'FeVerifyOtp', body: { flow: 'email', email: SARA.email, otp_code: codeTo(SARA.email) } },
+      { action: 'FeRegister', body: { phase: 'register', email: SARA.email, first_name: 'Sara', last_name: 'Neri', consents: { terms_conditions: true } } },
+      { action: 'FeAddPhone', body: { flow: 'email_register_phone', phone: SARA.phone, uid: sandboxUidFor(SARA.email), email: SARA.email } },
+      { action: 'FeVerifyOtp', body: { flow: 'email_register_phone', phone: SARA.phone, uid: sandboxUidFor(SARA.email), email: SARA.email, otp_code: codeTo(SARA.phone) } },
+      { action: 'FeUpdateProfile', body: { uid: sandboxUidFor(SARA.email), city: 'Bologna', birth_date: '1992-06-15' } },
+    ],
+  },
+  {
+    id: 'email-login-with-phone',
+    person: { name: MARIO.name, uid: MARIO.uid, email: MARIO.email, phones: [MARIO.phone!] },
+    requests: [
+      { action: 'FeLogin', body: { identifier: MARIO.email } },
+      { action: 'FeVerifyOtp', body: { flow: 'email', email: MARIO.email, otp_code: codeTo(MARIO.email) } },
+    ],
+  },
+  {
+    id: 'email-login-unconfirmed-phone',
+    person: { name: ELENA.name, uid: ELENA.uid, email: ELENA.email, phones: [ELENA.phone!] },
+    requests: [
+      { action: 'FeLogin', body: { identifier: ELENA.email } },
+      { action: 'FeVerifyOtp', body: { flow: 'email', email: ELENA.email, otp_code: codeTo(ELENA.email) } },
+      { action: 'FeVerifyOtp', body: { flow: 'email_with_phone', otp_code: codeTo(ELENA.phone!) } },
+    ],
+  },
+  {
+    id: 'email-login-phone-declined',
+    // The phone on her account is someone else's (she declines it at 65); the one she adds is hers.
+    person: { name: FRANCESCA.name, uid: FRANCESCA.uid, email: FRANCESCA.email, phones: [FRANCESCA.phone!, FRANCESCA_OWN_PHONE] },
+    requests: [
+      { action: 'FeLogin', body: { identifier: FRANCESCA.email } },
+      { action: 'FeVerifyOtp', body: { flow: 'email', email: FRANCESCA.email, otp_code: codeTo(FRANCESCA.email) } },
+      { action: 'FeVerifyOtp', body: { flow: 'email_phone_declined' } },
+      { action: 'FeAddPhone', body: { flow: 'email_add_phone', phone: FRANCESCA_OWN_PHONE, uid: FRANCESCA.uid, email: FRANCESCA.email } },
+      { action: 'FeVerifyOtp', body: { flow: 'email_add_phone', phone: FRANCESCA_OWN_PHONE, uid: FRANCESCA.uid, email: FRANCESCA.email, otp_code: codeTo(FRANCESCA_OWN_PHONE) } },
+    ],
+  },
+  {
+    id: 'email-login-add-phone',
+    person: { name: GIULIA.name, uid: GIULIA.uid, email: GIULIA.email, phones: [GIULIA_NEW_PHONE] },
+    requests: [
+      { action: 'FeLogin', body: { identifier: GIULIA.email } },
+      { action: 'FeVerifyOtp', body: { flow: 'email', email: GIULIA.email, otp_code: codeTo(GIULIA.email) } },
+      { action: 'FeAddPhone', body: { flow: 'email_add_phone', phone: GIULIA_NEW_PHONE, uid: GIULIA.uid, email: GIULIA.email } },
+      { action: 'FeVerifyOtp', body: { flow: 'email_add_phone', phone: GIULIA_NEW_PHONE, uid: GIULIA.uid, email: GIULIA.email, otp_code: codeTo(GIULIA_NEW_PHONE) } },
+    ],
+  },
+  {
+    id: 'email-signup',
+    person: { name: DARIO.name, email: DARIO.email, phones: [] },
+    requests: [
+      { action: 'FeRegister', body: { phase: 'email_otp', email: DARIO.email, otp: true } },
+      { action: 'FeVerifyOtp', body: { flow: 'email_register', email: DARIO.email, otp_code: codeTo(DARIO.email) } },
+      { action: 'FeRegister', body: { phase: 'register', email: DARIO.email, first_name: 'Dario', last_name: 'Bianchi', consents: { terms_conditions: true } } },
+    ],
+  },
+  {
+    id: 'password',
+    person: { name: GIULIA.name, uid: GIULIA.uid, email: GIULIA.email, phones: [] },
+    requests: [{ action: 'FeLogin', body: { identifier: GIULIA.email, method: 'password' } }],
+  },
+];
+
+const PROOF_FIELDS = ['proof', 'phone_proof', 'pending_proof', 'register_proof'] as const;
+const TOKEN_FIELDS = ['access_token', 'refresh_token', 'id_token'] as const;
+/** What a proof or token carries that changes on every run, left out of what it is shown by. */
+const RANDOM_CLAIMS = new Set(['jti', 'iat', 'exp', 'nbf', 'shown']);
+
+/** The claims of a signed proof (`v1.<claims>.<mac>`) or a JWT (`<header>.<claims>.<signature>`); undefined when unreadable. */
+export function readableClaims(signed: unknown): Record<string, unknown> | undefined {
+  if (typeof signed !== 'string') return undefined;
+  const part = signed.split('.')[1];
+  if (part === undefined) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as unknown;
+    return typeof claims === 'object' && claims !== null ? (claims as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const bound = (claims: Record<string, unknown>, leave: string[]) =>
+  Object.entries(claims)
+    .filter(([key, value]) => value !== undefined && !RANDOM_CLAIMS.has(key) && !leave.includes(key))
+    .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join('/') : typeof value === 'object' ? JSON.stringify(value) : String(value)}`)
+    .join(', ');
+
+/** A proof in an answer, shown by what it binds. */
+export function proofPlaceholder(proof: unknown): string {
+  const claims = readableClaims(proof);
+  if (!claims) throw new Error('journey examples: a proof whose claims cannot be read');
+  return `‹prova firmata: ${String(claims.kind)}; ${bound(claims, ['kind'])}›`;
+}
+
+/** A token in an answer, shown by its subject. */
+export function tokenPlaceholder(token: unknown): string {
+  const claims = readableClaims(token);
+  return claims ? `‹token firmato: ${bound(claims, ['iss', 'aud'])}›` : '‹token›';
+}
+
+/** The answer as the examples show it: proofs and tokens by what they stand for. */
+export function exampleAnswer(envelope: ExampleExchange['answer']): ExampleExchange['answer'] {
+  const data: Record<string, unknown> = { ...envelope.data };
+  for (const field of PROOF_FIELDS) if (typeof data[field] === 'string') data[field] = proofPlaceholder(data[field]);
+  for (const field of TOKEN_FIELDS) if (typeof data[field] === 'string') data[field] = tokenPlaceholder(data[field]);
+  return { success: envelope.success, error: envelope.error, data };
+}
+
+/** A client of a running sandbox: POST an action, the newest code to an address, reset. */
+export function examplesClient(baseUrl: string) {
+  const read = new Map<string, number>();
+  return {
+    async post(action: string, body: Record<string, unknown>): Promise<ExampleExchange['answer']> {
+      const res = await fetch(`${baseUrl}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return (await res.json()) as ExampleExchange['answer'];
+    },
+    /** The code of the next message to `to` (a mail reaches the outbox a moment after the SMTP reply: polled). */
+    async code(to: string): Promise<string> {
+      const seen = read.get(to) ?? 0;
+      for (let attempt = 0; attempt < 100; attempt++) {
+        const res = await fetch(`${baseUrl}/_sandbox/outbox?to=${encodeURIComponent(to)}`);
+        const { data } = (await res.json()) as { data: { code: string | null; messages: unknown[] } };
+        if (data.messages.length > seen && data.code) {
+          read.set(to, data.messages.length);
+          return data.code;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error(`journey examples: no new code for ${to} in the outbox`);
+    },
+    async reset(): Promise<void> {
+      const res = await fetch(`${baseUrl}/_sandbox/reset`, { method: 'POST' });
+      if (!res.ok) throw new Error(`journey examples: POST /_sandbox/reset answered ${res.status}`);
+      read.clear();
+    },
+  };
+}
+
+/** Walks one journey from a reset sandbox and records it as the examples show it. */
+async function recordWalk(client: ReturnType<typeof examplesClient>, walk: Walk): Promise<JourneyExample> {
+  await client.reset();
+  const handedOut = new Map<string, { value: unknown; answer: number }>();
+  const requests: ExampleExchange[] = [];
+  let uid = walk.person.uid;
+  for (const [i, { action, body }] of walk.requests.entries()) {
+    const shown: Record<string, unknown> = {};
+    const sent: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(body)) {
+      shown[key] = isCode(value) ? codePlaceholder(value.code) : value;
+      sent[key] = isCode(value) ? await client.code(value.code) : value;
+    }
+    // The proof the frontend sends on: the one the latest answer handed out in the field the action reads.
+    const field = proofFieldFor(ACTION_ENTRY[action], body);
+    const proof = field ? handedOut.get(field) : undefined;
+    if (field && proof) {
+      shown[field] = proofReference(field, proof.answer);
+      sent[field] = proof.value;
+    }
+    const answer = await client.post(action, sent);
+    if (!answer.success) throw new Error(`journey examples: ${walk.id} request ${i + 1} (${action}) was refused: ${JSON.stringify(answer)}`);
+    for (const key of Object.keys(answer.data)) if ((PROOF_FIELDS as readonly string[]).includes(key)) handedOut.set(key, { value: answer.data[key], answer: i + 1 });
+    if (typeof answer.data.uid === 'string') uid ??= answer.data.uid;
+    requests.push({ action, body: shown, answer: exampleAnswer(answer) });
+  }
+  if (uid === undefined) throw new Error(`journey examples: ${walk.id} never names the person's uid`);
+  return { id: walk.id, person: { ...walk.person, uid }, requests };
+}
+
+/** Every journey's examples, walked in a sandbox started for them; each answer checked against the journey's diagram. */
+export async function recordJourneyExamples(): Promise<JourneyExample[]> {
+  const silent = pino({ level: 'silent' });
+  const config = loadConfig({
+    env: { NODE_ENV: 'development' },
+    overrides: { sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' }, otp: { log_file: '' } },
+  });
+  const service = await startService(config, { log: silent, otpLog: silent });
+  try {
+    const client = examplesClient(service.url);
+    const diagrams = await journeyDiagrams();
+    const examples: JourneyExample[] = [];
+    for (const diagram of diagrams) {
+      const walk = EXAMPLE_WALKS.find((w) => w.id === diagram.id);
+      if (!walk) throw new Error(`journey examples: no walk for ${diagram.id}`);
+      const example = await recordWalk(client, walk);
+      // The examples are of the journey the diagram draws: the same actions, the same steps.
+      const drawn = diagram.replayed.map((r) => `${r.action} → ${r.answer.nextStep}`);
+      const walked = example.requests.map((r) => `${r.action} → ${String(r.answer.data.next_step)}`);
+      if (drawn.join(', ') !== walked.join(', ')) throw new Error(`journey examples: ${diagram.id} walked ${walked.join(', ')} where its diagram draws ${drawn.join(', ')}`);
+      examples.push(example);
+    }
+    return examples;
+  } finally {
+    await service.close();
+  }
+}
+
+let recorded: Promise<JourneyExample[]> | undefined;
+/** The examples, walked once per process. */
+export const journeyExamplesOnce = () => (recorded ??= recordJourneyExamples());
+
+export const journeyExamplesDoc: DocGenerator = {
+  path: 'docs/journeys/examples.json',
+  render: async () =>
+    `${JSON.stringify(
+      { generated: 'Generated by `npm run docs` from one person walking each journey in the sandbox (scripts/docs/journey-examples.ts). Do not edit by hand.', journeys: await journeyExamplesOnce() },
+      null,
+      2,
+    )}\n`,
+};
