@@ -1,8 +1,8 @@
 /*
  * What `--against <ref> --strict` holds each service case to: its own work per answer (own µs)
  * over the base build's, median of the paired rounds. `floor` is what a run must meet today:
- * set so that today's build passes against itself and against perf-base, a tenth of slack for
- * what a quiet machine's pair cannot resolve (A/A pairs read 1.00-1.04, docs/performance.md).
+ * set so that today's build passes against itself, with a tenth of slack for what a quiet
+ * machine's pair of instances cannot resolve (A/A pairs read 1.00-1.04, docs/performance.md).
  * `target` is issue 36's aim, half the base's own work on every hot path, not yet met: when a
  * round meets it, the floor moves down to what was met.
  */

@@ -246,7 +246,7 @@ export function formatAgainst(figures: readonly AgainstFigures[]): string {
     const result = f.noisy ? `${f.result} NOISY` : f.result;
     return [f.name, cell(round(f.own_us_base, 0)), cell(round(f.own_us_new, 0)), cell(f.ratio), percent(f.spread), f.floor === null ? '' : `<= ${f.floor}`, f.target === null ? '' : `${f.target}`, `${cell(round(f.cpu_us_base, 0))} -> ${cell(round(f.cpu_us_new, 0))}`, `${cell(f.p99_ms_base)} -> ${cell(f.p99_ms_new)}`, result];
   });
-  return table(['case', 'base own µs', 'new own µs', 'ratio', 'spread', 'floor', 'target', 'app CPU µs', 'p99 ms', 'result'], rows);
+  return table(['case', 'base own µs', 'new own µs', 'ratio', 'spread', 'floor', 'target', 'app CPU µs', 'p99 ms', 'result'], rows, 1);
 }
 
 export const AGAINST_LEGEND = [
@@ -289,9 +289,9 @@ export function jsonReport(outcomes: readonly CaseOutcome[], memory: MemoryResul
   };
 }
 
-function table(header: string[], rows: string[][]): string {
+function table(header: string[], rows: string[][], leftColumns = 2): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i === 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) => cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
