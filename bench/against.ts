@@ -71,7 +71,7 @@ export const pairOrder = (round: number): [Build, Build] => (round % 2 === 0 ? [
 export const lockKey = (lock: string | Buffer) => createHash('sha256').update(lock).digest('hex').slice(0, 16);
 
 /** Where installs are kept between runs: node_modules/.cache, which every install already ignores. */
-export const DEPS_CACHE = join(REPO_ROOT, 'node_modules', '.cache', 'bench-builds');
+const DEPS_CACHE = join(REPO_ROOT, 'node_modules', '.cache', 'bench-builds');
 
 export interface BaseBuild extends ResolvedRef {
   /** The base's checkout, with its node_modules linked in. */
