@@ -16,6 +16,8 @@ export interface ChildOptions {
   stdout?: 'ignore' | 'inherit';
   /** How long to wait for the announcement. */
   timeoutMs?: number;
+  /** Its working directory, where `--import tsx` is resolved from: another build's checkout runs on its own tsx and node_modules. */
+  cwd?: string;
   /** CPUs to pin the child to (`taskset -c` list, e.g. `0` or `1-3`); taskset execs node, so the pid stays node's. */
   cpus?: string;
 }
@@ -61,6 +63,7 @@ export function startChild<A>(file: string, args: string[] = [], options: ChildO
   const child = spawn(command[0]!, command.slice(1), {
     stdio: ['ignore', options.stdout ?? 'ignore', 'inherit', 'ipc'],
     env: { ...process.env, ...options.env },
+    cwd: options.cwd,
   });
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>();
   let nextId = 1;

@@ -16,7 +16,14 @@ import { CASES, REF_NODE_HTTP } from './cases';
  *                       always runs)
  *   --skip-redis        skip the Redis cases (without it, a missing redis-server is an error
  *                       that says how to install it); `--no-redis` is the same
- *   --strict            exit 1 when a ratio's rounds spread by more than 15% (NOISY)
+ *   --strict            exit 1 when a ratio's rounds spread by more than 15% (NOISY); with
+ *                       --against, also when a case's own work over the base's is above its
+ *                       floor (bench/base-floors.ts) or its rounds spread by more than 10%
+ *   --against <ref>     also run every service case on the build of <ref> (a commit, branch or
+ *                       tag; `perf-base` is the commit bench/perf-base holds), checked out in a
+ *                       temporary worktree with its own `npm ci` (kept per lock file), the two
+ *                       builds alternating round by round on fresh instances; reports each
+ *                       one's own µs and their ratio (new / base) with its spread
  *   --no-pin            do not pin processes to CPUs (by default, with taskset and 2+ CPUs, the
  *                       app under load gets CPU 0 and everything else the other CPUs)
  *   --json <file>       also write the figures as JSON (baseline, every case with its multiple,
@@ -43,6 +50,8 @@ export interface BenchOptions {
   pin: boolean;
   profileDir: string | null;
   jsonFile: string | null;
+  /** The ref to measure this checkout against (`--against`), as given. */
+  against: string | null;
 }
 
 export class UsageError extends Error {}
@@ -70,6 +79,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     pin: true,
     profileDir: null,
     jsonFile: null,
+    against: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -113,6 +123,10 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       case '--json':
         options.jsonFile = value() ?? null;
         if (!options.jsonFile) throw new UsageError('--json needs a file');
+        break;
+      case '--against':
+        options.against = value() ?? null;
+        if (!options.against || options.against.startsWith('-')) throw new UsageError('--against needs a git ref (a commit, branch or tag) or perf-base');
         break;
       case '--profile':
         options.profileDir = value() ?? null;

@@ -1,3 +1,4 @@
+import { BASE_FLOORS, BASE_NOISY_SPREAD } from './base-floors';
 import { MEMORY_TARGET_BYTES, NOISY_SPREAD, REFERENCE_NAMES, type BenchCase, type RatioTo } from './cases';
 import type { CpuUse } from './cpu';
 import type { LoadResult } from './load';
@@ -20,6 +21,8 @@ export interface CaseOutcome {
   paired?: Run[];
   /** Why the case did not run (an action not registered, no redis-server). */
   skipped?: string;
+  /** With --against: the same case on the base build, its runs in round order (each round's pair ran back to back). */
+  base?: { runs: Run[]; skipped?: string };
 }
 
 export interface Verdict {
@@ -128,9 +131,7 @@ export function caseFigures(outcomes: readonly CaseOutcome[], judge = true): Cas
     else if (benchCase.floor === undefined) verdict = 'reference';
     else if (judge && judged !== undefined) verdict = judged <= benchCase.floor ? 'ok' : 'over floor';
     const cpu = medianCpu(runs);
-    const perCall = runMedians.ref_upstream_call !== undefined && baseline !== undefined ? runMedians.ref_upstream_call - baseline : undefined;
-    const calls = benchCase.service ? benchCase.upstreamCalls : undefined;
-    const own = cpu !== undefined && baseline !== undefined && calls !== undefined && (calls === 0 || perCall !== undefined) ? cpu - baseline - calls * (perCall ?? 0) : undefined;
+    const own = ownWork(outcomes)(benchCase, cpu);
     const names: readonly string[] = benchCase.ratioTo && !(named as readonly string[]).includes(benchCase.ratioTo) ? [...named, benchCase.ratioTo] : named;
     const references = Object.fromEntries(
       names.map((name) => [name, round(name === benchCase.ratioTo ? medianCpu(outcome.paired) : name === benchCase.name ? cpu : runMedians[name as (typeof named)[number]], 1)]),
@@ -156,6 +157,103 @@ export function caseFigures(outcomes: readonly CaseOutcome[], judge = true): Cas
     };
   });
 }
+
+/**
+ * The service's own work per answer, µs, of a case's CPU per answer: less the echo and, per
+ * upstream call, less what one call through the service's client adds to the echo (medians of
+ * this run's references). Undefined for a reference app, or when a reference it needs did not run.
+ */
+export function ownWork(outcomes: readonly CaseOutcome[]): (benchCase: BenchCase, cpu: number | undefined) => number | undefined {
+  const baseline = baselineCpu(outcomes);
+  const upstreamCall = medianCpu(allRuns(outcomes, 'ref_upstream_call'));
+  const perCall = upstreamCall !== undefined && baseline !== undefined ? upstreamCall - baseline : undefined;
+  return (benchCase, cpu) => {
+    const calls = benchCase.service ? benchCase.upstreamCalls : undefined;
+    if (cpu === undefined || baseline === undefined || calls === undefined || (calls > 0 && perCall === undefined)) return undefined;
+    return cpu - baseline - calls * (perCall ?? 0);
+  };
+}
+
+/** One service case on both builds of an --against run, as the table shows it and `--json` writes it (`against.cases`). */
+export interface AgainstFigures {
+  name: string;
+  /** Own µs per answer (ownWork), median of the rounds, of the base build and of this one. */
+  own_us_base: number | null;
+  own_us_new: number | null;
+  /** This build's own µs over the base's, median of the rounds' ratios (each round's pair ran back to back). */
+  ratio: number | null;
+  /** (largest - smallest) / median of the rounds' ratios; NOISY above BASE_NOISY_SPREAD. */
+  spread: number | null;
+  round_ratios: number[];
+  cpu_us_base: number | null;
+  cpu_us_new: number | null;
+  req_per_s_base: number | null;
+  req_per_s_new: number | null;
+  p99_ms_base: number | null;
+  p99_ms_new: number | null;
+  /** The most the ratio may be today (bench/base-floors.ts), and issue 36's aim where it sets one. */
+  floor: number | null;
+  target: number | null;
+  result: CaseResult;
+  noisy: boolean;
+}
+
+/** Every case that ran on the base build too, its own work on each build and their ratio, judged against bench/base-floors.ts. */
+export function againstFigures(outcomes: readonly CaseOutcome[], judge = true): AgainstFigures[] {
+  const own = ownWork(outcomes);
+  return outcomes.flatMap((outcome) => {
+    const { benchCase, runs = [], base } = outcome;
+    if (!base) return [];
+    const ownOf = (run: Run | undefined) => (run ? own(benchCase, cpuOf(run)) : undefined);
+    const ratios = defined(runs.map((run, i) => {
+      const mine = ownOf(run);
+      const theirs = ownOf(base.runs[i]);
+      return mine !== undefined && theirs !== undefined && theirs > 0 ? mine / theirs : undefined;
+    }));
+    const ratio = median(ratios);
+    const spread = spreadOf(ratios);
+    const { floor, target } = BASE_FLOORS[benchCase.name] ?? {};
+    let result: CaseResult = 'not judged';
+    if (base.skipped || base.runs.length === 0 || runs.length === 0) result = 'skipped';
+    else if (failed(runs) || failed(base.runs)) result = 'failed';
+    else if (judge && ratio !== undefined && floor !== undefined) result = ratio <= floor ? 'ok' : 'over floor';
+    return [
+      {
+        name: benchCase.name,
+        own_us_base: round(median(defined(base.runs.map(ownOf))), 1),
+        own_us_new: round(median(defined(runs.map(ownOf))), 1),
+        ratio: round(ratio, 2),
+        spread: round(spread, 3),
+        round_ratios: ratios.map((r) => round(r, 3)!),
+        cpu_us_base: round(medianCpu(base.runs), 1),
+        cpu_us_new: round(medianCpu(runs), 1),
+        req_per_s_base: round(median(base.runs.map((r) => r.result.rps)), 0),
+        req_per_s_new: round(median(runs.map((r) => r.result.rps)), 0),
+        p99_ms_base: round(median(base.runs.map((r) => r.result.p99)), 2),
+        p99_ms_new: round(median(runs.map((r) => r.result.p99)), 2),
+        floor: floor ?? null,
+        target: target ?? null,
+        result,
+        noisy: spread !== undefined && spread > BASE_NOISY_SPREAD,
+      },
+    ];
+  });
+}
+
+/** The printed table of an --against run. */
+export function formatAgainst(figures: readonly AgainstFigures[]): string {
+  const rows = figures.map((f) => {
+    const result = f.noisy ? `${f.result} NOISY` : f.result;
+    return [f.name, cell(round(f.own_us_base, 0)), cell(round(f.own_us_new, 0)), cell(f.ratio), percent(f.spread), f.floor === null ? '' : `<= ${f.floor}`, f.target === null ? '' : `${f.target}`, `${cell(round(f.cpu_us_base, 0))} -> ${cell(round(f.cpu_us_new, 0))}`, `${cell(f.p99_ms_base)} -> ${cell(f.p99_ms_new)}`, result];
+  });
+  return table(['case', 'base own µs', 'new own µs', 'ratio', 'spread', 'floor', 'target', 'app CPU µs', 'p99 ms', 'result'], rows, 1);
+}
+
+export const AGAINST_LEGEND = [
+  "base / new own µs: each build's own work per answer (the case's app CPU less the echo and its upstream calls, both read against this run's references), median of the rounds;",
+  `ratio: new over base, median of the rounds' ratios, each round's two runs back to back, the first of the pair swapping each round; spread as above, NOISY above ${BASE_NOISY_SPREAD * 100}%;`,
+  "floor: the most the ratio may be today (bench/base-floors.ts); target: issue 36's aim, not yet met.",
+].join('\n');
 
 /** The references themselves (the bare echo and node:http call are never judged; the others are cases too). */
 export function referenceFigures(outcomes: readonly CaseOutcome[]) {
@@ -191,9 +289,9 @@ export function jsonReport(outcomes: readonly CaseOutcome[], memory: MemoryResul
   };
 }
 
-function table(header: string[], rows: string[][]): string {
+function table(header: string[], rows: string[][], leftColumns = 2): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i === 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) => cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -267,8 +365,9 @@ export function verdict(outcomes: readonly CaseOutcome[], memory?: MemoryResult)
     }
     if (result.exhausted) problems.push(`${name}: ran out of pre-issued codes`);
   };
-  for (const { benchCase, runs, paired } of outcomes) {
+  for (const { benchCase, runs, paired, base } of outcomes) {
     for (const run of runs ?? []) check(benchCase.name, run.result);
+    for (const run of base?.runs ?? []) check(`${benchCase.name} (base build)`, run.result);
     for (const run of paired ?? []) check(benchCase.ratioTo ?? 'reference', run.result);
   }
   if (memory && !(memory.bytesPerRecord > 0)) problems.push('memory: no growth measured');

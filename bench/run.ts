@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
+import { AgainstError, BASE_MEMORY, BASE_SERVICE, pairOrder, prepareBase, resolveRef, type BaseBuild } from './against';
+import { BASE_NOISY_SPREAD } from './base-floors';
 import { BASELINE, CASES, MEMORY_TARGET_BYTES, NOISY_SPREAD, PAIRING, REF_NODE_HTTP, phonePrefix, type BenchCase, type ServiceVariant } from './cases';
 import { benchFile, startChild, type Child } from './child';
 import type { LoadResult, LoadSpec } from './load';
@@ -10,7 +12,7 @@ import { parseOptions, UsageError, type BenchOptions } from './options';
 import { formatHotFunctions } from './profile';
 import { redisInstalled, startRedis, type BenchRedis } from './redis';
 import { watchCpu } from './cpu';
-import { caseFigures, CPU_LEGEND, formatMemory, formatTable, jsonReport, verdict, type CaseOutcome, type Run } from './report';
+import { AGAINST_LEGEND, againstFigures, caseFigures, CPU_LEGEND, formatAgainst, formatMemory, formatTable, jsonReport, verdict, type CaseOutcome, type Run } from './report';
 import { BENCH_INTERNAL_KEY, type ServiceOptions } from './service';
 
 /*
@@ -61,7 +63,22 @@ export const machine = (): Machine => ({ cpus: availableParallelism(), node: pro
 export interface BenchReport {
   outcomes: CaseOutcome[];
   memory?: MemoryResult;
+  /** The base build's memory per pending code, with --against (when its checkout has the probe). */
+  baseMemory?: MemoryResult;
   profiles: string[];
+}
+
+/** The other build of an --against run: its checkout, where its own service child is started from. */
+export type BaseCheckout = Pick<BaseBuild, 'dir'>;
+
+/**
+ * The cases a run measures. With a base build, `ref_upstream_call` joins any selection with a
+ * case that makes upstream calls: both builds' own µs take that call's cost off.
+ */
+export function selectCases(options: Pick<BenchOptions, 'cases'>, withBase: boolean): BenchCase[] {
+  const wanted = (c: BenchCase) => !options.cases || options.cases.includes(c.name);
+  const callsUpstream = CASES.some((c) => wanted(c) && c.service && (c.upstreamCalls ?? 0) > 0);
+  return CASES.filter((c) => wanted(c) || (withBase && callsUpstream && c.name === 'ref_upstream_call'));
 }
 
 /** The bench cannot run as asked (a Redis case without redis-server): said to the user, exit 1. */
@@ -76,11 +93,11 @@ export function setupRefusal(options: BenchOptions, installed: () => boolean = r
   return wantsRedis && options.redis && !installed() ? REDIS_MISSING : undefined;
 }
 
-export async function runBench(options: BenchOptions, say: Say = (line) => process.stdout.write(`${line}\n`)): Promise<BenchReport> {
+export async function runBench(options: BenchOptions, say: Say = (line) => process.stdout.write(`${line}\n`), base?: BaseCheckout): Promise<BenchReport> {
   const stoppers: Array<() => Promise<void>> = [];
   const outcomes: CaseOutcome[] = [];
   const profiles: string[] = [];
-  const selected = CASES.filter((c) => !options.cases || options.cases.includes(c.name));
+  const selected = selectCases(options, Boolean(base));
   const wantsRedis = selected.some((c) => c.service?.store === 'redis');
   const refusal = setupRefusal(options);
   if (refusal) throw new BenchSetupError(refusal);
@@ -92,6 +109,8 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
     const load = await startChild<unknown>(benchFile('load.ts'), [], { cpus: cpus.rest });
     stoppers.push(() => load.stop());
     let redis: BenchRedis | undefined;
+    // The base build's Redis cases get a redis-server of their own: both builds use the same phones and key prefix.
+    let baseRedis: BenchRedis | undefined;
     const spec = (benchCase: BenchCase, url: string, extra: Partial<LoadSpec> = {}): LoadSpec => ({
       kind: benchCase.kind,
       url,
@@ -101,14 +120,14 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       ...extra,
     });
     /** Warm-up (answers not counted), then the measured window with the CPU each process used in it. */
-    const measure = async (benchCase: BenchCase, loadSpec: LoadSpec, app: Child<unknown>, profileFile?: string): Promise<{ run: Run; nextIndex: number }> => {
-      say(`.. ${benchCase.name}: ${benchCase.label} (${options.warmup > 0 ? `${options.warmup} s warm-up + ` : ''}${loadSpec.duration} s, ${options.connections} connections)`);
+    const measure = async (benchCase: BenchCase, loadSpec: LoadSpec, app: Child<unknown>, profileFile?: string, build = ''): Promise<{ run: Run; nextIndex: number }> => {
+      say(`.. ${benchCase.name}${build}: ${benchCase.label} (${options.warmup > 0 ? `${options.warmup} s warm-up + ` : ''}${loadSpec.duration} s, ${options.connections} connections)`);
       if (options.warmup > 0) {
         const warm = await load.call<LoadResult>({ type: 'run', spec: { ...loadSpec, duration: options.warmup } });
         loadSpec = { ...loadSpec, firstIndex: warm.nextIndex };
       }
       if (profileFile) await app.call({ type: 'profile-start' });
-      const cpu = watchCpu(app.process.pid, load.process.pid, [upstreams.process.pid, redis?.pid]);
+      const cpu = watchCpu(app.process.pid, load.process.pid, [upstreams.process.pid, redis?.pid, baseRedis?.pid]);
       const result = await load.call<LoadResult>({ type: 'run', spec: loadSpec });
       const run = { result, cpu: cpu.stop(result.requests) };
       if (profileFile) profiles.push(await app.call<string>({ type: 'profile-stop', file: profileFile }));
@@ -164,6 +183,10 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       else {
         redis = await startRedis(cpus.rest);
         stoppers.push(() => redis!.stop());
+        if (base) {
+          baseRedis = await startRedis(cpus.rest);
+          stoppers.push(() => baseRedis!.stop());
+        }
       }
     }
 
@@ -172,13 +195,16 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
     // login pair then ran on a heap grown by the codes of the cases before it and read 17% dearer
     // than the same code on a fresh instance (docs/performance.md), so a figure depended on order.
     const services = new Map<string, Child<{ url: string }>>();
-    const serviceFor = async (owner: string, variant: ServiceVariant) => {
-      let child = services.get(owner);
+    const serviceFor = async (owner: string, variant: ServiceVariant, build: 'new' | 'base' = 'new') => {
+      const key = build === 'base' ? `base:${owner}` : owner;
+      let child = services.get(key);
       if (!child) {
-        say(`.. ${owner}: a fresh service instance (${variant.store}, ${variant.logLevel}${variant.floor ? ', noop action' : ''}${variant.funnel === false ? ', funnel off' : ''})`);
-        const serviceOptions: ServiceOptions = { upstreams: upstreams.ready.url, store: variant.store, logLevel: variant.logLevel, redisUrl: redis?.url, floor: variant.floor, funnel: variant.funnel !== false };
-        child = await startChild<{ url: string }>(benchFile('service.ts'), [JSON.stringify(serviceOptions)], { cpus: cpus.app });
-        services.set(owner, child);
+        say(`.. ${owner}: a fresh service instance (${variant.store}, ${variant.logLevel}${variant.floor ? ', noop action' : ''}${variant.funnel === false ? ', funnel off' : ''})${build === 'base' ? ' of the base build' : ''}`);
+        const onBase = build === 'base' && base;
+        const serviceOptions: ServiceOptions = { upstreams: upstreams.ready.url, store: variant.store, logLevel: variant.logLevel, redisUrl: (onBase ? baseRedis : redis)?.url, floor: variant.floor, funnel: variant.funnel !== false };
+        const file = onBase ? join(onBase.dir, BASE_SERVICE) : benchFile('service.ts');
+        child = await startChild<{ url: string }>(file, [JSON.stringify(serviceOptions)], { cpus: cpus.app, cwd: onBase ? onBase.dir : undefined });
+        services.set(key, child);
       }
       return child;
     };
@@ -200,50 +226,97 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       // Every instance but this case's reference's stops (an idle one on the app's core is not measured, but holds memory); when profiling, that one too, so a profile holds one case's work.
       await stopServices((owner) => !options.profileDir && owner === reference.name);
       const app = benchCase.service ? await serviceFor(benchCase.name, benchCase.service) : await referenceApp(benchCase);
-      if (benchCase.requires) {
-        const registered = new Set(await app.call<string[]>({ type: 'actions' }));
-        const missing = benchCase.requires.filter((name) => !registered.has(name));
-        if (missing.length > 0) {
-          say(`.. ${benchCase.name}: skipped: ${missing.join(', ')} not registered`);
-          outcomes.push({ benchCase, skipped: `${missing.join(', ')} not registered` });
-          continue;
+      const missingOn = async (child: Child<unknown>) => {
+        if (!benchCase.requires) return [];
+        const registered = new Set(await child.call<string[]>({ type: 'actions' }));
+        return benchCase.requires.filter((name) => !registered.has(name));
+      };
+      const missing = await missingOn(app);
+      if (missing.length > 0) {
+        say(`.. ${benchCase.name}: skipped: ${missing.join(', ')} not registered`);
+        outcomes.push({ benchCase, skipped: `${missing.join(', ')} not registered` });
+        continue;
+      }
+      // The base build runs every service case too, on a fresh instance of its own beside this one's.
+      let baseApp = base && benchCase.service ? await serviceFor(benchCase.name, benchCase.service, 'base') : undefined;
+      const outcome: CaseOutcome = { benchCase, runs: [], paired: [] };
+      if (baseApp) {
+        const baseMissing = await missingOn(baseApp);
+        outcome.base = { runs: [], skipped: baseMissing.length > 0 ? `${baseMissing.join(', ')} not registered in the base build` : undefined };
+        if (baseMissing.length > 0) {
+          say(`.. ${benchCase.name}: not on the base build: ${outcome.base.skipped}`);
+          baseApp = undefined;
         }
       }
       const extra: Partial<LoadSpec> = {};
       if (benchCase.kind === 'verify_otp') {
-        // One-shot codes: enough for the baseline's pace over every round, with a margin.
-        const keys = Math.ceil(Math.max(baseline.result.rps, 1000) * ((options.duration + options.warmup) * options.rounds + options.warmup * SETTLE_WARMUPS) * 1.3) + options.connections * 4;
-        await app.call({ type: 'preissue', prefix: phonePrefix(benchCase), count: keys, code: PREISSUED_CODE });
+        // One-shot codes: enough for the baseline's pace over every round, with a margin. A smoke
+        // run's one cold second of the echo on a loaded machine read 1,018 req/s while verify_otp
+        // then answered 1,851 and ran out: a smoke run counts on at least 5,000.
+        const keys = Math.ceil(Math.max(baseline.result.rps, options.smoke ? 5000 : 1000) * ((options.duration + options.warmup) * options.rounds + options.warmup * SETTLE_WARMUPS) * 1.3) + options.connections * 4;
+        for (const child of [app, baseApp]) await child?.call({ type: 'preissue', prefix: phonePrefix(benchCase), count: keys, code: PREISSUED_CODE });
         Object.assign(extra, { keys, code: PREISSUED_CODE });
       }
       if (benchCase.kind === 'get_user') Object.assign(extra, { internalKey: BENCH_INTERNAL_KEY, uid: BENCH_UID });
-      const outcome: CaseOutcome = { benchCase, runs: [], paired: [] };
       outcomes.push(outcome);
       let firstIndex = benchCase.service ? await settle(benchCase, spec(benchCase, app.ready.url, { ...extra, firstIndex: 0 })) : 0;
+      let baseIndex = baseApp ? await settle(benchCase, spec(benchCase, baseApp.ready.url, { ...extra, firstIndex: 0 })) : 0;
       // A case that asks for more (a small difference to resolve) gets more rounds and longer runs, its reference too.
       const rounds = options.smoke ? options.rounds : Math.max(options.rounds, benchCase.rounds ?? 0);
       const duration = options.smoke ? options.duration : Math.max(options.duration, benchCase.duration ?? 0);
       for (let round = 0; round < rounds; round++) {
         outcome.paired!.push(await referenceRun(reference, duration));
-        // The profile covers the first round only: the profiler's own cost would skew the rounds after it.
-        const profileFile = options.profileDir && benchCase.service && round === 0 ? join(options.profileDir, `${benchCase.name.replace(/[^\w.-]/g, '_')}.cpuprofile`) : undefined;
-        const { run, nextIndex } = await measure(benchCase, spec(benchCase, app.ready.url, { ...extra, firstIndex, duration }), app, profileFile);
-        outcome.runs!.push(run);
-        firstIndex = nextIndex;
+        // With a base build, the two run back to back, the first of the pair swapping each round.
+        for (const build of baseApp ? pairOrder(round) : (['new'] as const)) {
+          if (build === 'base') {
+            const { run, nextIndex } = await measure(benchCase, spec(benchCase, baseApp!.ready.url, { ...extra, firstIndex: baseIndex, duration }), baseApp!, undefined, ' [base]');
+            outcome.base!.runs.push(run);
+            baseIndex = nextIndex;
+            continue;
+          }
+          // The profile covers the first round only: the profiler's own cost would skew the rounds after it.
+          const profileFile = options.profileDir && benchCase.service && round === 0 ? join(options.profileDir, `${benchCase.name.replace(/[^\w.-]/g, '_')}.cpuprofile`) : undefined;
+          const { run, nextIndex } = await measure(benchCase, spec(benchCase, app.ready.url, { ...extra, firstIndex, duration }), app, profileFile, base && benchCase.service ? ' [new]' : '');
+          outcome.runs!.push(run);
+          firstIndex = nextIndex;
+        }
       }
     }
     await stopServices();
 
     let memory: MemoryResult | undefined;
+    let baseMemory: MemoryResult | undefined;
     if (!options.cases || options.cases.includes('memory')) {
       say(`.. memory: ${options.records.toLocaleString('en')} pending codes in the memory store`);
       const probe = await startChild<unknown>(benchFile('memory.ts'), [], { nodeArgs: ['--expose-gc'] });
       stoppers.push(() => probe.stop());
       memory = await probe.call<MemoryResult>({ type: 'measure', records: options.records });
+      if (base && existsSync(join(base.dir, BASE_MEMORY))) {
+        say('.. memory: the same in the base build');
+        const baseProbe = await startChild<unknown>(join(base.dir, BASE_MEMORY), [], { nodeArgs: ['--expose-gc'], cwd: base.dir });
+        stoppers.push(() => baseProbe.stop());
+        baseMemory = await baseProbe.call<MemoryResult>({ type: 'measure', records: options.records });
+      }
     }
-    return { outcomes, memory, profiles };
+    return { outcomes, memory, baseMemory, profiles };
   } finally {
     for (const stop of stoppers.reverse()) await stop().catch(() => undefined);
+  }
+}
+
+/** Checks out and installs the build `--against` names; said to the user and exit 1 when it cannot be. */
+function baseBuild(options: BenchOptions, say: Say): BaseBuild | undefined {
+  if (!options.against) return undefined;
+  try {
+    const resolved = resolveRef(options.against);
+    say(`.. base: ${resolved.ref}${resolved.ref === resolved.commit ? '' : ` = ${resolved.commit.slice(0, 12)}`}, checked out in a temporary worktree`);
+    const build = prepareBase(resolved, say);
+    say(`.. base: dependencies: ${build.deps}`);
+    return build;
+  } catch (err) {
+    if (!(err instanceof AgainstError)) throw err;
+    process.stderr.write(`bench: ${err.message}\n`);
+    process.exit(1);
   }
 }
 
@@ -263,32 +336,53 @@ async function main(): Promise<void> {
   const host = machine();
   const say = (line: string) => process.stdout.write(`${line}\n`);
   say(`bench: ${options.smoke ? 'smoke' : 'full'} run; ${host.cpus} CPUs, node ${host.node}, load average ${host.load}`);
+  const base = baseBuild(options, say);
+  // Ctrl-C or a kill still removes the base's checkout (the worktree would otherwise stay registered).
+  const interrupted = () => {
+    base?.close();
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
   let report: BenchReport;
   try {
-    report = await runBench(options, say);
+    report = await runBench(options, say, base);
   } catch (err) {
     if (!(err instanceof BenchSetupError)) throw err;
     process.stderr.write(`bench: ${err.message}\n`);
-    process.exit(1);
+    process.exitCode = 1;
+    return;
+  } finally {
+    base?.close();
   }
+  const judge = !options.smoke;
   say('');
-  say(formatTable(report.outcomes, !options.smoke));
+  say(formatTable(report.outcomes, judge));
   if (options.smoke) say('smoke run: cold, short and unpaired, so the floors are not judged (run `npm run bench` for figures)');
   say(CPU_LEGEND);
+  const against = base ? againstFigures(report.outcomes, judge) : [];
+  if (base) {
+    say(`\nagainst ${base.ref} (${base.commit.slice(0, 12)}): each service case on both builds, alternating round by round`);
+    say(formatAgainst(against));
+    say(AGAINST_LEGEND);
+  }
   if (report.memory) say(`\n${formatMemory(report.memory)}`);
+  if (report.baseMemory) say(`base build: ${formatMemory(report.baseMemory)}`);
   for (const file of report.profiles) say(`\n${formatHotFunctions(file)}`);
   const { ok, problems } = verdict(report.outcomes, report.memory);
   say(`\nload average after: ${machine().load}`);
   for (const problem of problems) say(`FAILED ${problem}`);
   // A full run also holds every case to its floor; a smoke run is cold and short, so only to answering.
-  const figures = caseFigures(report.outcomes, !options.smoke);
-  const over = options.smoke ? [] : figures.filter((c) => c.result === 'over floor').map((c) => c.name);
-  if (!options.smoke && report.memory && report.memory.bytesPerRecord > MEMORY_TARGET_BYTES) over.push('memory');
-  if (over.length > 0) say(`OVER FLOOR: ${over.join(', ')}`);
-  const noisy = options.smoke ? [] : figures.filter((c) => c.noisy).map((c) => `${c.name} (${((c.spread ?? 0) * 100).toFixed(0)}%)`);
-  if (noisy.length > 0) say(`NOISY: the rounds of ${noisy.join(', ')} disagree by more than ${NOISY_SPREAD * 100}%; rerun on a quieter machine${options.strict ? ' (--strict: exit 1)' : ''}`);
+  // Against a base build, the floors are those over the base (bench/base-floors.ts); the ratios to the references describe the machine.
+  const figures = caseFigures(report.outcomes, judge);
+  const over = !judge ? [] : base ? against.filter((c) => c.result === 'over floor').map((c) => c.name) : figures.filter((c) => c.result === 'over floor').map((c) => c.name);
+  if (judge && report.memory && report.memory.bytesPerRecord > MEMORY_TARGET_BYTES) over.push('memory');
+  if (over.length > 0) say(`OVER FLOOR${base ? ` (new / base, bench/base-floors.ts)` : ''}: ${over.join(', ')}`);
+  const noisyOf = (list: Array<{ name: string; noisy: boolean; spread: number | null }>) => list.filter((c) => c.noisy).map((c) => `${c.name} (${((c.spread ?? 0) * 100).toFixed(0)}%)`);
+  const noisy = !judge ? [] : noisyOf(base ? against : figures);
+  if (noisy.length > 0) say(`NOISY: the rounds of ${noisy.join(', ')} disagree by more than ${(base ? BASE_NOISY_SPREAD : NOISY_SPREAD) * 100}%; rerun on a quieter machine${options.strict ? ' (--strict: exit 1)' : ''}`);
   if (options.jsonFile) {
-    writeFileSync(options.jsonFile, `${JSON.stringify(jsonReport(report.outcomes, report.memory, !options.smoke), null, 2)}\n`);
+    const againstJson = base ? { ref: base.ref, commit: base.commit, deps: base.deps, cases: against, memory_bytes_per_code: report.baseMemory ? Number(report.baseMemory.bytesPerRecord.toFixed(1)) : null } : undefined;
+    writeFileSync(options.jsonFile, `${JSON.stringify({ ...jsonReport(report.outcomes, report.memory, judge), ...(againstJson ? { against: againstJson } : {}) }, null, 2)}\n`);
     say(`figures written to ${options.jsonFile}`);
   }
   process.exitCode = ok && over.length === 0 && !(options.strict && noisy.length > 0) ? 0 : 1;
