@@ -1,14 +1,14 @@
 import type { Logger } from '../../core/logger';
-import { addInto, type FunnelCounts, type FunnelStore } from './store';
+import type { FunnelEntry, FunnelStore } from './store';
 
 /*
- * Gathers an instance's funnel counts and writes them to the store in one call per
- * `funnel.flush_ms` (one round trip on Redis, whatever the traffic), never on an answer's path.
- * A failed write is logged and its counts are dropped: statistics never fail or slow a login,
- * and a store that is down must not grow this instance's memory.
+ * Gathers an instance's funnel entries and writes them to the store once per `funnel.flush_ms`
+ * (one write on Redis, whatever the traffic), never on an answer's path. A failed write is
+ * logged and its entries are dropped: statistics never fail or slow a login, and a store that is
+ * down must not grow this instance's memory.
  */
 export interface FunnelTally {
-  add(counts: FunnelCounts): void;
+  add(entry: FunnelEntry): void;
   /** Writes what is gathered now (the stats route before it reads, shutdown, tests). */
   flush(): Promise<void>;
   read: FunnelStore['read'];
@@ -16,18 +16,16 @@ export interface FunnelTally {
 }
 
 export function createFunnelTally(store: FunnelStore, options: { flushMs: number; now: () => number; log: Logger }): FunnelTally {
-  let pending: FunnelCounts = {};
-  let empty = true;
+  let pending: FunnelEntry[] = [];
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> = Promise.resolve();
 
   const flush = (): Promise<void> => {
     if (timer) clearTimeout(timer);
     timer = undefined;
-    if (empty) return writing;
+    if (pending.length === 0) return writing;
     const batch = pending;
-    pending = {};
-    empty = true;
+    pending = [];
     // Batches are written in order: a read after flush() sees every one before it.
     writing = writing.then(() =>
       store.add(batch, options.now()).catch((err: unknown) => {
@@ -38,14 +36,13 @@ export function createFunnelTally(store: FunnelStore, options: { flushMs: number
   };
 
   return {
-    add(counts) {
-      addInto(pending, counts);
-      empty = false;
+    add(entry) {
+      pending.push(entry);
       // unref: a pending flush never keeps a process alive; close() writes it.
       timer ??= setTimeout(() => void flush(), options.flushMs).unref();
     },
     flush,
-    read: (fromMs, toMs, nowMs) => flush().then(() => store.read(fromMs, toMs, nowMs)),
+    read: (range, nowMs) => flush().then(() => store.read(range, nowMs)),
     close: flush,
   };
 }

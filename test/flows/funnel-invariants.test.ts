@@ -1,0 +1,127 @@
+import fc from 'fast-check';
+import type { JourneyDiagram } from '../../machines';
+import { createMemoryFunnelStore } from '../../src/domain/funnel/memory-store';
+import { alignRange, CONVERSION_WINDOW_MS, MINUTE_MS } from '../../src/domain/funnel/store';
+import { diagramTrail, entryOf, funnelDiagrams, knownTrails, stepLabel, TRAIL_SEP } from '../../src/flows/funnel';
+import { funnelFigures, type FunnelFigures } from '../../src/flows/funnel-figures';
+import { eventsOf, type JourneyPlan } from '../support/funnel-journeys';
+
+/*
+ * The funnel's figures cannot contradict one another: thousands of random mixes of journeys
+ * (generated along the diagrams' paths, each stopping anywhere, with resends, wrong codes and
+ * starts on either side of a range's edges), their requests counted in any order, and on every
+ * diagram, for every screen: arrived = Σ people on its arrows in (the first: started) = went on
+ * + elsewhere + stopped + in progress (+ completed at the end); the end shows no drop-off; each
+ * diagram position counts exactly the journeys whose path began so and which started in the
+ * range; and two adjacent ranges add up to the range they make.
+ */
+
+let diagrams: JourneyDiagram[];
+let known: Map<string, string[]>;
+beforeAll(async () => {
+  diagrams = await funnelDiagrams();
+  known = knownTrails(diagrams);
+});
+
+const BASE = Date.UTC(2026, 0, 5, 10, 0, 0);
+
+const plan = (count: number) =>
+  fc.record({
+    diagram: fc.nat({ max: count - 1 }),
+    requests: fc.nat({ max: 7 }),
+    startMs: fc.integer({ min: BASE - 30 * MINUTE_MS, max: BASE + 90 * MINUTE_MS }),
+    repeats: fc.array(fc.nat({ max: 2 }), { maxLength: 7 }),
+    wrong: fc.array(fc.nat({ max: 2 }), { maxLength: 7 }),
+    gapSeconds: fc.integer({ min: 0, max: 200 }),
+  });
+
+function invariants(figures: FunnelFigures): void {
+  for (const journey of figures.journeys) {
+    journey.screens.forEach((screen, i) => {
+      const into = journey.edges.filter((e) => e.to === screen.state).reduce((sum, e) => sum + e.people, 0);
+      const context = { journey: journey.id, state: screen.state };
+      expect({ ...context, arrived: screen.arrived }).toEqual({ ...context, arrived: i === 0 ? journey.started : into });
+      expect({ ...context, sum: screen.continued + screen.elsewhere + screen.stopped + screen.inProgress + screen.completed }).toEqual({ ...context, sum: screen.arrived });
+      expect(screen.split.reduce((sum, way) => sum + way.people, 0)).toBe(screen.arrived - screen.completed);
+      if (screen.last && screen.arrived === screen.completed) expect(screen.dropOff).toBeNull();
+      if (!screen.last) expect(screen.completed).toBe(0);
+      for (const refusal of screen.refusals) expect(refusal.people).toBeLessThanOrEqual(Math.min(refusal.count, screen.arrived - screen.completed));
+    });
+  }
+}
+
+describe('the funnel figures over generated journeys', () => {
+  it('hold their invariants and count each journey once, in the range where it started', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(plan(diagrams.length), { maxLength: 40 }), fc.integer({ min: 0, max: 179 }), fc.nat(), async (plans: JourneyPlan[], split, seed) => {
+        const store = createMemoryFunnelStore();
+        const generated = plans.map((p) => eventsOf(diagrams, p));
+        // Requests arrive in any order (two instances flush at different times): the counts do not care.
+        const events = generated.flatMap((g) => g.events);
+        const shuffled = events.map((event, i) => ({ event, key: (i * 7919 + seed) % 10007 })).sort((a, b) => a.key - b.key).map((e) => e.event);
+        // Every request lies within its journey's window (at most 7 x 202 s after it started), and before now.
+        const now = BASE + 120 * MINUTE_MS;
+        const entries = shuffled.flatMap((event) => {
+          const entry = entryOf({ ...event, from: event.from! }, known);
+          return entry ? [entry] : [];
+        });
+        expect(entries.length).toBe(events.length);
+        await store.add(entries, now);
+
+        const edge = BASE - 60 * MINUTE_MS + split * MINUTE_MS;
+        const ranges = [
+          alignRange(BASE - 60 * MINUTE_MS, BASE + 120 * MINUTE_MS, now, 'minute'),
+          alignRange(BASE - 60 * MINUTE_MS, edge, now, 'minute'),
+          alignRange(edge, BASE + 120 * MINUTE_MS, now, 'minute'),
+        ];
+        const figures = await Promise.all(ranges.map(async (range) => funnelFigures(diagrams, await store.read(range, now))));
+        figures.forEach(invariants);
+
+        // Exact: each position of a diagram counts the journeys whose trail began so and which started in the range, once.
+        figures.forEach((range, r) => {
+          const { from, to } = ranges[r]!;
+          const inRange = (j: number) => plans[j]!.startMs >= from && plans[j]!.startMs < to;
+          const isOpen = (j: number) => Math.floor(plans[j]!.startMs / MINUTE_MS) * MINUTE_MS + CONVERSION_WINDOW_MS > now;
+          const people = (prefix: string[], open?: boolean) =>
+            generated.filter(({ trail }, j) => {
+              const { startMs } = plans[j]!;
+              if (startMs < from || startMs >= to || (open !== undefined && open !== Math.floor(startMs / MINUTE_MS) * MINUTE_MS + CONVERSION_WINDOW_MS > now)) return false;
+              return trail.slice(0, prefix.length).join(TRAIL_SEP) === prefix.join(TRAIL_SEP) && trail.length >= prefix.length;
+            }).length;
+          for (const journey of range.journeys) {
+            const trail = diagramTrail(diagrams.find((d) => d.id === journey.id)!);
+            const at = (k: number) => trail.slice(0, k + 1);
+            expect({ journey: journey.id, started: journey.started, completed: journey.completed }).toEqual({ journey: journey.id, started: people(at(0)), completed: people(at(trail.length - 1)) });
+            const action = diagrams.find((d) => d.id === journey.id)!.actions;
+            journey.edges.forEach((e, i) => {
+              let expected = 0;
+              trail.forEach((label, k) => {
+                if (k > 0 && label === stepLabel(action[i]!.to) && trail[k - 1] === stepLabel(action[i]!.from)) expected += people(at(k));
+              });
+              expect({ journey: journey.id, edge: `${e.from}>${e.to}`, people: e.people }).toEqual({ journey: journey.id, edge: `${e.from}>${e.to}`, people: expected });
+            });
+            // Stopped and in progress: those last seen at a position, by whether their window is still open.
+            const lastSeen = (prefix: string[], open: boolean) => people(prefix, open) - generated.filter(({ trail: t }, j) => t.length > prefix.length && inRange(j) && isOpen(j) === open && t.slice(0, prefix.length).join(TRAIL_SEP) === prefix.join(TRAIL_SEP)).length;
+            for (const screen of journey.screens) {
+              let stopped = 0;
+              let inProgress = 0;
+              trail.forEach((label, k) => {
+                if (label !== stepLabel(screen.state) || k === trail.length - 1) return;
+                stopped += lastSeen(at(k), false);
+                inProgress += lastSeen(at(k), true);
+              });
+              expect({ journey: journey.id, state: screen.state, stopped: screen.stopped, inProgress: screen.inProgress }).toEqual({ journey: journey.id, state: screen.state, stopped, inProgress });
+            }
+          }
+        });
+        // Two adjacent ranges add up to the range they make: no journey in both, none in neither.
+        figures[0]!.journeys.forEach((journey, j) => {
+          const [a, b] = [figures[1]!.journeys[j]!, figures[2]!.journeys[j]!];
+          expect([journey.started, journey.completed]).toEqual([a.started + b.started, a.completed + b.completed]);
+          journey.screens.forEach((screen, k) => expect(screen.arrived).toBe(a.screens[k]!.arrived + b.screens[k]!.arrived));
+        });
+      }),
+      { numRuns: Number(process.env.FUNNEL_RUNS ?? 1000) },
+    );
+  }, 300_000);
+});
