@@ -1,19 +1,27 @@
-import { addInto, bucketStarts, CONVERSION_WINDOW_MS, fieldsOf, HOUR_MS, HOUR_RETENTION_MS, MINUTE_MS, MINUTE_RETENTION_MS, openMinutes, type FunnelCounts, type FunnelStore } from './store';
+import { LRUCache } from 'lru-cache';
 import { journeyStart } from './journey-id';
+import { addInto, bucketStarts, fieldsOf, HOUR_MS, HOUR_RETENTION_MS, journeyUntil, MINUTE_MS, MINUTE_RETENTION_MS, openMinutes, type FunnelCounts, type FunnelStore, type FunnelStoreOptions } from './store';
+
+/**
+ * Journeys whose sets one instance keeps at most (the least recently active go first; one such
+ * journey's later requests would count it again). At ~200 B a journey, 20 MB.
+ */
+export const MEMORY_JOURNEYS = 100_000;
+const SEP = '\n';
 
 /** One instance's funnel counts (otp.store memory): the same buckets and journey sets as Redis, dropped as they age out. */
-export function createMemoryFunnelStore(): FunnelStore {
+export function createMemoryFunnelStore(options: FunnelStoreOptions = { idleMs: 15 * 60_000 }): FunnelStore {
   const minutes = new Map<number, FunnelCounts>();
   const hours = new Map<number, FunnelCounts>();
-  /** Per journey: what it was counted for, until its window closes. */
-  const journeys = new Map<string, { counted: Set<string>; until: number }>();
+  // Per journey: until when it is kept, then what it was counted for, one flat string (`until\nfield\nfield`).
+  // maxSize with a unit size, so the cache grows with use instead of being preallocated.
+  const journeys = new LRUCache<string, string>({ maxSize: MEMORY_JOURNEYS, sizeCalculation: () => 1 });
   let pruned = 0;
   const prune = (nowMs: number) => {
     if (nowMs - pruned < MINUTE_MS) return;
     pruned = nowMs;
     for (const at of minutes.keys()) if (at < nowMs - MINUTE_RETENTION_MS - MINUTE_MS) minutes.delete(at);
     for (const at of hours.keys()) if (at < nowMs - HOUR_RETENTION_MS - HOUR_MS) hours.delete(at);
-    for (const [id, state] of journeys) if (state.until <= nowMs) journeys.delete(id);
   };
   const bucket = (map: Map<number, FunnelCounts>, at: number) => {
     let counts = map.get(at);
@@ -31,17 +39,21 @@ export function createMemoryFunnelStore(): FunnelStore {
   return {
     async add(entries, nowMs) {
       for (const entry of entries) {
-        let counted: Set<string> | undefined;
+        let counted: string[] | undefined;
         if (entry.journey !== undefined) {
-          const state = journeys.get(entry.journey) ?? { counted: new Set<string>(), until: Math.floor(journeyStart(entry.journey) / MINUTE_MS) * MINUTE_MS + CONVERSION_WINDOW_MS };
-          journeys.set(entry.journey, state);
-          counted = state.counted;
+          const kept = journeys.get(entry.journey)?.split(SEP);
+          counted = kept && Number(kept[0]) > nowMs ? kept.slice(1) : [];
         }
         const fields = fieldsOf(entry, (field) => {
-          if (!counted || counted.has(field)) return false;
-          counted.add(field);
+          if (!counted || counted.includes(field)) return false;
+          counted.push(field);
           return true;
         });
+        if (entry.journey !== undefined && counted) {
+          const until = journeyUntil(journeyStart(entry.journey), nowMs, options.idleMs);
+          if (until > nowMs) journeys.set(entry.journey, [String(until), ...counted].join(SEP));
+          else journeys.delete(entry.journey);
+        }
         if (fields.length === 0) continue;
         const minute = bucket(minutes, Math.floor(entry.at / MINUTE_MS) * MINUTE_MS);
         const hour = bucket(hours, Math.floor(entry.at / HOUR_MS) * HOUR_MS);

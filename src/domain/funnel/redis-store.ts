@@ -1,5 +1,5 @@
 import type { RedisConnection } from '../../core/redis';
-import { addInto, bucketStarts, CONVERSION_WINDOW_MS, DAY_MS, fieldsOf, HOUR_MS, HOUR_RETENTION_MS, MINUTE_MS, MINUTE_RETENTION_MS, openMinutes, type FunnelCounts, type FunnelEntry, type FunnelStore } from './store';
+import { addInto, bucketStarts, DAY_MS, fieldsOf, HOUR_MS, HOUR_RETENTION_MS, journeyUntil, MINUTE_MS, MINUTE_RETENTION_MS, openMinutes, type FunnelCounts, type FunnelEntry, type FunnelStore, type FunnelStoreOptions } from './store';
 
 /*
  * The funnel's counts on Redis or a Redis Cluster. One entry (one request) is one script: the
@@ -7,7 +7,8 @@ import { addInto, bucketStarts, CONVERSION_WINDOW_MS, DAY_MS, fieldsOf, HOUR_MS,
  * minute and hour buckets, with their lifetimes, in one atomic step, so two instances serving
  * one journey never count it twice. The three keys share a hash tag (the day the journey
  * started), so the script runs unchanged on a cluster. The entries of a flush are sent together
- * (one write); the answer never waits for them (src/domain/funnel/tally.ts).
+ * (one write); the answer never waits for them (src/domain/funnel/tally.ts). A journey's set
+ * lives as long as its proofs and codes can still be presented (journeyUntil), no longer.
  *
  * ARGV: minute ttl, hour ttl, journey ttl ('' without a journey), then per once-count:
  * field, repeat ('' for none), n, then-fields...; then '|', then the always-fields.
@@ -39,7 +40,7 @@ return #fields
 
 type AddScript = (minuteKey: string, hourKey: string, journeyKey: string, ...args: Array<string | number>) => Promise<number>;
 
-export function createRedisFunnelStore(redis: RedisConnection, prefix: string): FunnelStore {
+export function createRedisFunnelStore(redis: RedisConnection, prefix: string, options: FunnelStoreOptions = { idleMs: 15 * 60_000 }): FunnelStore {
   redis.defineCommand('lfaFunnelJourney', { numberOfKeys: 3, lua: ADD });
   const addScript = (redis as unknown as { lfaFunnelJourney: AddScript }).lfaFunnelJourney.bind(redis);
   const day = (at: number) => Math.floor(at / DAY_MS);
@@ -57,8 +58,8 @@ export function createRedisFunnelStore(redis: RedisConnection, prefix: string): 
     const minute = Math.floor(entry.at / MINUTE_MS) * MINUTE_MS;
     const hour = Math.floor(entry.at / HOUR_MS) * HOUR_MS;
     const args: Array<string | number> = [MINUTE_RETENTION_MS + MINUTE_MS, HOUR_RETENTION_MS + HOUR_MS];
-    // The journey's set lives until its window closes, and at least a minute (a late request finds it, adds nothing new).
-    args.push(entry.journey === undefined ? '' : Math.max(MINUTE_MS, minute + CONVERSION_WINDOW_MS - nowMs));
+    // The journey's set lives as long as what it carries can still be presented, and at least a second.
+    args.push(entry.journey === undefined ? '' : Math.max(1000, journeyUntil(entry.at, nowMs, options.idleMs) - nowMs));
     for (const once of entry.once) args.push(once.field, once.repeat ?? '', once.then?.length ?? 0, ...(once.then ?? []));
     args.push('|', ...entry.always);
     if (entry.journey === undefined && fieldsOf(entry, () => false).length === 0) return Promise.resolve(0);

@@ -23,6 +23,23 @@ export const MINUTE_READ_LIMIT_MS = 6 * HOUR_MS;
  */
 export const CONVERSION_WINDOW_MS = HOUR_MS;
 
+/**
+ * How long a journey's set is kept after its last request: as long as the longest of a proof's
+ * and a code's lifetimes, after which none of what it carries is accepted any more (so it can
+ * make no request that counts), and never past its window.
+ */
+export const journeyIdleMs = (config: { security: { proof_ttl_seconds: number }; otp: { ttl_seconds: number } }): number =>
+  Math.max(config.security.proof_ttl_seconds, config.otp.ttl_seconds) * 1000;
+
+export interface FunnelStoreOptions {
+  /** journeyIdleMs. */
+  idleMs: number;
+}
+
+/** When a journey's set may be forgotten: `idleMs` after its last request, and at the latest when its window closes. */
+export const journeyUntil = (startMs: number, nowMs: number, idleMs: number): number =>
+  Math.min(Math.floor(startMs / MINUTE_MS) * MINUTE_MS + CONVERSION_WINDOW_MS, nowMs + idleMs);
+
 export type FunnelCounts = Record<string, number>;
 
 /** A count a journey brings once: `field` and `then` the first time, `repeat` (if any) every later time. */

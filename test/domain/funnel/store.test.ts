@@ -92,10 +92,10 @@ describe('a range', () => {
 });
 
 describe.each(targets)('the funnel store’s keys on $name', (target) => {
-  it('writes an entry in one script to its minute and its hour, each kept its retention, and the journey’s set until its window closes', async () => {
+  it('writes an entry in one script to its minute and its hour, each kept its retention, and the journey’s set as long as its proofs', async () => {
     const journey = newJourneyId(T0 + 90_000);
     const ns = prefix();
-    await createRedisFunnelStore(target.client(), ns).add([reached(journey, 'i.14')], T0 + 90_000);
+    await createRedisFunnelStore(target.client(), ns, { idleMs: 15 * MINUTE_MS }).add([reached(journey, 'i.14')], T0 + 90_000);
     const day = Math.floor(T0 / DAY_MS);
     const minute = `${ns}funnel:{${day}}:m${T0 + MINUTE_MS}`;
     const hour = `${ns}funnel:{${day}}:h${T0}`;
@@ -108,8 +108,14 @@ describe.each(targets)('the funnel store’s keys on $name', (target) => {
     expect(minuteTtl).toBeLessThanOrEqual(MINUTE_RETENTION_MS + MINUTE_MS);
     expect(hourTtl).toBeGreaterThan(HOUR_RETENTION_MS);
     expect(hourTtl).toBeLessThanOrEqual(HOUR_RETENTION_MS + HOUR_MS);
-    expect(setTtl).toBeGreaterThan(CONVERSION_WINDOW_MS - 2 * MINUTE_MS);
-    expect(setTtl).toBeLessThanOrEqual(CONVERSION_WINDOW_MS);
+    expect(setTtl).toBeGreaterThan(14 * MINUTE_MS);
+    expect(setTtl).toBeLessThanOrEqual(15 * MINUTE_MS);
+    // Near the end of its window, no longer than the window.
+    const late = newJourneyId(T0);
+    await createRedisFunnelStore(target.client(), ns, { idleMs: 15 * MINUTE_MS }).add([reached(late, 'i.14')], T0 + CONVERSION_WINDOW_MS - 5 * MINUTE_MS);
+    const lateTtl = await target.client().pttl(`${ns}funnel:{${day}}:j${late}`);
+    expect(lateTtl).toBeGreaterThan(4 * MINUTE_MS);
+    expect(lateTtl).toBeLessThanOrEqual(5 * MINUTE_MS);
   });
 
   it('counts a journey once when two instances bring the same count at once', async () => {
