@@ -35,17 +35,23 @@ const plan = (count: number) =>
     gapSeconds: fc.integer({ min: 0, max: 200 }),
   });
 
-function invariants(figures: FunnelFigures): void {
+/** What differs from what it should be, in words (one expect per run: thousands of expects would be most of the test's time). */
+type Problems = string[];
+const check = (problems: Problems, what: string, actual: unknown, expected: unknown) => {
+  if (JSON.stringify(actual) !== JSON.stringify(expected)) problems.push(`${what}: ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
+};
+
+function invariants(figures: FunnelFigures, problems: Problems): void {
   for (const journey of figures.journeys) {
     journey.screens.forEach((screen, i) => {
       const into = journey.edges.filter((e) => e.to === screen.state).reduce((sum, e) => sum + e.people, 0);
-      const context = { journey: journey.id, state: screen.state };
-      expect({ ...context, arrived: screen.arrived }).toEqual({ ...context, arrived: i === 0 ? journey.started : into });
-      expect({ ...context, sum: screen.continued + screen.elsewhere + screen.stopped + screen.inProgress + screen.completed }).toEqual({ ...context, sum: screen.arrived });
-      expect(screen.split.reduce((sum, way) => sum + way.people, 0)).toBe(screen.arrived - screen.completed);
-      if (screen.last && screen.arrived === screen.completed) expect(screen.dropOff).toBeNull();
-      if (!screen.last) expect(screen.completed).toBe(0);
-      for (const refusal of screen.refusals) expect(refusal.people).toBeLessThanOrEqual(Math.min(refusal.count, screen.arrived - screen.completed));
+      const where = `${journey.id} ${screen.state}`;
+      check(problems, `${where} arrived = arrows in`, screen.arrived, i === 0 ? journey.started : into);
+      check(problems, `${where} arrived = went on + elsewhere + stopped + in progress + completed`, screen.continued + screen.elsewhere + screen.stopped + screen.inProgress + screen.completed, screen.arrived);
+      check(problems, `${where} split`, screen.split.reduce((sum, way) => sum + way.people, 0), screen.arrived - screen.completed);
+      if (screen.last && screen.arrived === screen.completed) check(problems, `${where} no drop-off at the end`, screen.dropOff, null);
+      if (!screen.last) check(problems, `${where} completed only at the end`, screen.completed, 0);
+      for (const refusal of screen.refusals) if (refusal.people > Math.min(refusal.count, screen.arrived - screen.completed)) problems.push(`${where} ${refusal.reason}: more people than requests or arrivals`);
     });
   }
 }
@@ -56,17 +62,18 @@ describe('the funnel figures over generated journeys', () => {
       fc.asyncProperty(fc.array(plan(diagrams.length), { maxLength: 40 }), fc.integer({ min: 0, max: 179 }), fc.nat(), async (plans: JourneyPlan[], split, seed) => {
         const store = createMemoryFunnelStore();
         const generated = plans.map((p) => eventsOf(diagrams, p));
-        // Requests arrive in any order (two instances flush at different times): the counts do not care.
+        const keys = generated.map((g) => g.trail.join(TRAIL_SEP));
+        // Requests are written out of order (instances flush up to 5 s apart, whichever served them): the counts do not care.
         const events = generated.flatMap((g) => g.events);
-        const shuffled = events.map((event, i) => ({ event, key: (i * 7919 + seed) % 10007 })).sort((a, b) => a.key - b.key).map((e) => e.event);
+        const shuffled = events.map((event, i) => ({ event, writeAt: event.at + ((i * 7919 + seed) % 5000) })).sort((a, b) => a.writeAt - b.writeAt);
         // Every request lies within its journey's window (at most 7 x 202 s after it started), and before now.
         const now = BASE + 120 * MINUTE_MS;
-        const entries = shuffled.flatMap((event) => {
+        const entries = shuffled.flatMap(({ event, writeAt }) => {
           const entry = entryOf({ ...event, from: event.from! }, known);
-          return entry ? [entry] : [];
+          return entry ? [{ entry, writeAt }] : [];
         });
         expect(entries.length).toBe(events.length);
-        await store.add(entries, now);
+        for (const { entry, writeAt } of entries) await store.add([entry], writeAt);
 
         const edge = BASE - 60 * MINUTE_MS + split * MINUTE_MS;
         const ranges = [
@@ -75,33 +82,33 @@ describe('the funnel figures over generated journeys', () => {
           alignRange(edge, BASE + 120 * MINUTE_MS, now, 'minute'),
         ];
         const figures = await Promise.all(ranges.map(async (range) => funnelFigures(diagrams, await store.read(range, now))));
-        figures.forEach(invariants);
+        const problems: Problems = [];
+        figures.forEach((f) => invariants(f, problems));
 
         // Exact: each position of a diagram counts the journeys whose trail began so and which started in the range, once.
         figures.forEach((range, r) => {
           const { from, to } = ranges[r]!;
           const inRange = (j: number) => plans[j]!.startMs >= from && plans[j]!.startMs < to;
           const isOpen = (j: number) => Math.floor(plans[j]!.startMs / MINUTE_MS) * MINUTE_MS + CONVERSION_WINDOW_MS > now;
-          const people = (prefix: string[], open?: boolean) =>
-            generated.filter(({ trail }, j) => {
-              const { startMs } = plans[j]!;
-              if (startMs < from || startMs >= to || (open !== undefined && open !== Math.floor(startMs / MINUTE_MS) * MINUTE_MS + CONVERSION_WINDOW_MS > now)) return false;
-              return trail.slice(0, prefix.length).join(TRAIL_SEP) === prefix.join(TRAIL_SEP) && trail.length >= prefix.length;
-            }).length;
+          /** The journeys in the range (and open or closed) whose trail begins with `prefix` (and is longer, with `longer`). */
+          const people = (prefix: string[], open?: boolean, longer = false) => {
+            const key = prefix.join(TRAIL_SEP);
+            return keys.filter((trail, j) => inRange(j) && (open === undefined || open === isOpen(j)) && (trail === key ? !longer : trail.startsWith(key + TRAIL_SEP))).length;
+          };
           for (const journey of range.journeys) {
             const trail = diagramTrail(diagrams.find((d) => d.id === journey.id)!);
             const at = (k: number) => trail.slice(0, k + 1);
-            expect({ journey: journey.id, started: journey.started, completed: journey.completed }).toEqual({ journey: journey.id, started: people(at(0)), completed: people(at(trail.length - 1)) });
+            check(problems, `${journey.id} range ${r} started, completed`, [journey.started, journey.completed], [people(at(0)), people(at(trail.length - 1))]);
             const action = diagrams.find((d) => d.id === journey.id)!.actions;
             journey.edges.forEach((e, i) => {
               let expected = 0;
               trail.forEach((label, k) => {
                 if (k > 0 && label === stepLabel(action[i]!.to) && trail[k - 1] === stepLabel(action[i]!.from)) expected += people(at(k));
               });
-              expect({ journey: journey.id, edge: `${e.from}>${e.to}`, people: e.people }).toEqual({ journey: journey.id, edge: `${e.from}>${e.to}`, people: expected });
+              check(problems, `${journey.id} range ${r} ${e.from}>${e.to}`, e.people, expected);
             });
             // Stopped and in progress: those last seen at a position, by whether their window is still open.
-            const lastSeen = (prefix: string[], open: boolean) => people(prefix, open) - generated.filter(({ trail: t }, j) => t.length > prefix.length && inRange(j) && isOpen(j) === open && t.slice(0, prefix.length).join(TRAIL_SEP) === prefix.join(TRAIL_SEP)).length;
+            const lastSeen = (prefix: string[], open: boolean) => people(prefix, open) - people(prefix, open, true);
             for (const screen of journey.screens) {
               let stopped = 0;
               let inProgress = 0;
@@ -110,18 +117,19 @@ describe('the funnel figures over generated journeys', () => {
                 stopped += lastSeen(at(k), false);
                 inProgress += lastSeen(at(k), true);
               });
-              expect({ journey: journey.id, state: screen.state, stopped: screen.stopped, inProgress: screen.inProgress }).toEqual({ journey: journey.id, state: screen.state, stopped, inProgress });
+              check(problems, `${journey.id} range ${r} ${screen.state} stopped, in progress`, [screen.stopped, screen.inProgress], [stopped, inProgress]);
             }
           }
         });
         // Two adjacent ranges add up to the range they make: no journey in both, none in neither.
         figures[0]!.journeys.forEach((journey, j) => {
           const [a, b] = [figures[1]!.journeys[j]!, figures[2]!.journeys[j]!];
-          expect([journey.started, journey.completed]).toEqual([a.started + b.started, a.completed + b.completed]);
-          journey.screens.forEach((screen, k) => expect(screen.arrived).toBe(a.screens[k]!.arrived + b.screens[k]!.arrived));
+          check(problems, `${journey.id} started, completed of the two halves`, [journey.started, journey.completed], [a.started + b.started, a.completed + b.completed]);
+          journey.screens.forEach((screen, k) => check(problems, `${journey.id} ${screen.state} arrived of the two halves`, screen.arrived, a.screens[k]!.arrived + b.screens[k]!.arrived));
         });
+        expect(problems).toEqual([]);
       }),
-      { numRuns: Number(process.env.FUNNEL_RUNS ?? 1000) },
+      { numRuns: Number(process.env.FUNNEL_RUNS ?? 3000) },
     );
   }, 300_000);
 });
