@@ -217,8 +217,20 @@ export const funnelDiagrams = (): Promise<JourneyDiagram[]> => (diagrams ??= jou
 export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'funnel' | 'log'>): FunnelRecorder | undefined {
   if (!deps.config.funnel.enabled) return undefined;
   let queued: FunnelEvent[] = [];
-  let ready: { index: JourneyIndex; known: Map<string, string[]> } | undefined;
-  const readyNow = funnelDiagrams().then((found) => (ready = { index: journeyIndexOf(found), known: knownTrails(found) }));
+  let ready: { index: JourneyIndex; known: Map<string, string[]>; trails: Array<{ id: string; key: string }> } | undefined;
+  const readyNow = funnelDiagrams().then(
+    (found) => (ready = { index: journeyIndexOf(found), known: knownTrails(found), trails: found.map((d) => ({ id: d.id, key: diagramTrail(d).join(TRAIL_SEP) })) }),
+  );
+  // The people the store counted, once each across the fleet: labelled with every diagram whose path begins with the trail reached.
+  deps.funnel.onStored((fields) => {
+    for (const field of fields) {
+      const parsed = parseField(field);
+      if (parsed?.kind !== 'reached' || !ready) continue;
+      const journeys = ready.trails.filter((t) => t.key === parsed.trail || t.key.startsWith(parsed.trail + TRAIL_SEP)).map((t) => t.id);
+      const step = parsed.trail.slice(parsed.trail.lastIndexOf(TRAIL_SEP) + 1);
+      for (const journey of journeys.length > 0 ? journeys : OTHER) deps.metrics.funnelReached(journey, step);
+    }
+  });
   const drain = () => {
     const events = queued;
     queued = [];
@@ -228,12 +240,11 @@ export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'fu
       if (from === undefined) continue;
       const entry = entryOf({ ...event, from }, known);
       if (entry) deps.funnel.add(entry);
-      // Prometheus counts requests (its rates and alerts); people are the store's (docs/funnel.md).
+      // Prometheus counts requests here (rates, alerts); the people it counts are the store's (onStored below).
       const accepted = event.outcome === 'ok' && event.to !== undefined;
       const journeys = (accepted ? index.edges.get(`${from}>${event.to}`) : index.screens.get(from)) ?? OTHER;
       const step = stepLabel(from);
-      const reached = event.to === undefined ? undefined : stepLabel(event.to);
-      for (const journey of journeys) deps.metrics.funnelRequest(journey, step, event.outcome, reached, event.seconds);
+      for (const journey of journeys) deps.metrics.funnelRequest(journey, step, event.outcome, event.seconds);
     }
   };
   const schedule = () => {

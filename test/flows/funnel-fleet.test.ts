@@ -294,6 +294,18 @@ describe('the journey funnel across two instances on Redis', () => {
     }
   });
 
+  it('counts the same people in Prometheus, summed over the instances', async () => {
+    const reached = new Map<string, number>();
+    for (const deps of fleet) {
+      const metric = await deps.metrics.registry.getSingleMetric('lfa_funnel_steps_reached_total')!.get();
+      for (const { labels, value } of metric.values) reached.set(`${labels.journey} ${labels.step}`, (reached.get(`${labels.journey} ${labels.step}`) ?? 0) + value);
+    }
+    // Each instance counts the people its own requests brought first: together, each person once.
+    expect(['enteringIdentifier', '14', '24', '23', '25', '90'].map((step) => reached.get(`phone-registration ${step}`))).toEqual([210, 200, 90, 60, 60, 40]);
+    expect(reached.get('phone-login 90')).toBe(40);
+    expect(reached.get('email-login-add-phone 61')).toBe(10);
+  });
+
   it('shows the same figures on the page, in Italian', async () => {
     const page = await request(nodes[0]!).get('/flows/funnel?since=1h').set('x-funnel-key', READ_KEY);
     expect(page.status).toBe(200);

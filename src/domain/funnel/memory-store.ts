@@ -38,6 +38,7 @@ export function createMemoryFunnelStore(options: FunnelStoreOptions = { idleMs: 
   };
   return {
     async add(entries, nowMs) {
+      const added: string[][] = [];
       for (const entry of entries) {
         let counted: string[] | undefined;
         if (entry.journey !== undefined) {
@@ -54,6 +55,7 @@ export function createMemoryFunnelStore(options: FunnelStoreOptions = { idleMs: 
           if (until > nowMs) journeys.set(entry.journey, [String(until), ...counted].join(SEP));
           else journeys.delete(entry.journey);
         }
+        added.push(fields);
         if (fields.length === 0) continue;
         const minute = bucket(minutes, Math.floor(entry.at / MINUTE_MS) * MINUTE_MS);
         const hour = bucket(hours, Math.floor(entry.at / HOUR_MS) * HOUR_MS);
@@ -63,6 +65,7 @@ export function createMemoryFunnelStore(options: FunnelStoreOptions = { idleMs: 
         }
       }
       prune(nowMs);
+      return added;
     },
     async read(range, nowMs) {
       return { counts: sum(range.resolution === 'minute' ? minutes : hours, bucketStarts(range)), open: sum(minutes, openMinutes(range, nowMs)), range };

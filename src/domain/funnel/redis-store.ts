@@ -4,7 +4,7 @@ import { addInto, bucketStarts, DAY_MS, fieldsOf, HOUR_MS, HOUR_RETENTION_MS, jo
 /*
  * The funnel's counts on Redis or a Redis Cluster. One entry (one request) is one script: the
  * journey's set of what it was counted for (SADD says whether a `once` count is new), then its
- * minute and hour buckets, with their lifetimes, in one atomic step, so two instances serving
+ * minute and hour buckets, with their lifetimes, in one atomic step (answering the fields it added), so two instances serving
  * one journey never count it twice. The three keys share a hash tag (the day the journey
  * started), so the script runs unchanged on a cluster. The entries of a flush are sent together
  * (one write); the answer never waits for them (src/domain/funnel/tally.ts). A journey's set
@@ -28,17 +28,17 @@ while ARGV[i] ~= '|' do
 end
 for j = i + 1, #ARGV do fields[#fields + 1] = ARGV[j] end
 if ARGV[3] ~= '' then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
-if #fields == 0 then return 0 end
+if #fields == 0 then return fields end
 for _, field in ipairs(fields) do
   redis.call('HINCRBY', KEYS[1], field, 1)
   redis.call('HINCRBY', KEYS[2], field, 1)
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
-return #fields
+return fields
 `;
 
-type AddScript = (minuteKey: string, hourKey: string, journeyKey: string, ...args: Array<string | number>) => Promise<number>;
+type AddScript = (minuteKey: string, hourKey: string, journeyKey: string, ...args: Array<string | number>) => Promise<string[]>;
 
 export function createRedisFunnelStore(redis: RedisConnection, prefix: string, options: FunnelStoreOptions = { idleMs: 15 * 60_000 }): FunnelStore {
   redis.defineCommand('lfaFunnelJourney', { numberOfKeys: 3, lua: ADD });
@@ -62,13 +62,11 @@ export function createRedisFunnelStore(redis: RedisConnection, prefix: string, o
     args.push(entry.journey === undefined ? '' : Math.max(1000, journeyUntil(entry.at, nowMs, options.idleMs) - nowMs));
     for (const once of entry.once) args.push(once.field, once.repeat ?? '', once.then?.length ?? 0, ...(once.then ?? []));
     args.push('|', ...entry.always);
-    if (entry.journey === undefined && fieldsOf(entry, () => false).length === 0) return Promise.resolve(0);
+    if (entry.journey === undefined && fieldsOf(entry, () => false).length === 0) return Promise.resolve([]);
     return addScript(minuteKey(minute), hourKey(hour), journeyKey(minute, entry.journey ?? '-'), ...args);
   };
   return {
-    async add(entries, nowMs) {
-      await Promise.all(entries.map((entry) => write(entry, nowMs)));
-    },
+    add: (entries, nowMs) => Promise.all(entries.map((entry) => write(entry, nowMs))),
     async read(range, nowMs) {
       const [counts, open] = await Promise.all([read(range.resolution === 'minute' ? minuteKey : hourKey, bucketStarts(range)), read(minuteKey, openMinutes(range, nowMs))]);
       return { counts, open, range };

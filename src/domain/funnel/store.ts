@@ -76,8 +76,8 @@ export interface FunnelRead {
 }
 
 export interface FunnelStore {
-  /** `nowMs`: the clock the journeys' sets expire by. */
-  add(entries: readonly FunnelEntry[], nowMs: number): Promise<void>;
+  /** `nowMs`: the clock the journeys' sets expire by. Answers, per entry, the fields it added. */
+  add(entries: readonly FunnelEntry[], nowMs: number): Promise<string[][]>;
   /** The counts of the journeys that started in `range` (aligned: alignRange). */
   read(range: FunnelRange, nowMs: number): Promise<FunnelRead>;
 }

@@ -9,6 +9,8 @@ import type { FunnelEntry, FunnelStore } from './store';
  */
 export interface FunnelTally {
   add(entry: FunnelEntry): void;
+  /** Hears the fields each stored entry added (the people newly counted: the Prometheus side of the same count). */
+  onStored(listener: (fields: readonly string[]) => void): void;
   /** Writes what is gathered now (the stats route before it reads, shutdown, tests). */
   flush(): Promise<void>;
   read: FunnelStore['read'];
@@ -19,6 +21,7 @@ export function createFunnelTally(store: FunnelStore, options: { flushMs: number
   let pending: FunnelEntry[] = [];
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> = Promise.resolve();
+  const listeners: Array<(fields: readonly string[]) => void> = [];
 
   const flush = (): Promise<void> => {
     if (timer) clearTimeout(timer);
@@ -28,9 +31,14 @@ export function createFunnelTally(store: FunnelStore, options: { flushMs: number
     pending = [];
     // Batches are written in order: a read after flush() sees every one before it.
     writing = writing.then(() =>
-      store.add(batch, options.now()).catch((err: unknown) => {
-        options.log.warn({ err: { message: err instanceof Error ? err.message : 'error' } }, 'funnel counts not stored');
-      }),
+      store.add(batch, options.now()).then(
+        (added) => {
+          for (const listener of listeners) for (const fields of added) if (fields.length > 0) listener(fields);
+        },
+        (err: unknown) => {
+          options.log.warn({ err: { message: err instanceof Error ? err.message : 'error' } }, 'funnel counts not stored');
+        },
+      ),
     );
     return writing;
   };
@@ -41,6 +49,7 @@ export function createFunnelTally(store: FunnelStore, options: { flushMs: number
       // unref: a pending flush never keeps a process alive; close() writes it.
       timer ??= setTimeout(() => void flush(), options.flushMs).unref();
     },
+    onStored: (listener) => void listeners.push(listener),
     flush,
     read: (range, nowMs) => flush().then(() => store.read(range, nowMs)),
     close: flush,

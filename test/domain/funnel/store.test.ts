@@ -143,7 +143,7 @@ describe('the funnel tally', () => {
   const empty = async () => ({ counts: {}, open: {}, range: { from: 0, to: 0, resolution: 'minute' as const } });
   it('writes what it gathered in one batch, and logs a store that fails without throwing', async () => {
     const added: FunnelEntry[][] = [];
-    const tally = createFunnelTally({ add: async (entries) => void added.push([...entries]), read: empty }, { flushMs: 60_000, now: () => T0, log: pino({ level: 'silent' }) });
+    const tally = createFunnelTally({ add: async (entries) => (added.push([...entries]), entries.map(() => [])), read: empty }, { flushMs: 60_000, now: () => T0, log: pino({ level: 'silent' }) });
     tally.add({ at: T0, once: [], always: ['a'] });
     tally.add({ at: T0, once: [], always: ['b'] });
     await tally.flush();
