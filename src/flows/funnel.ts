@@ -182,6 +182,14 @@ export function trailTo(journey: FunnelJourney, from: string, known: ReadonlyMap
   return known.get(label) ?? [label];
 }
 
+/**
+ * Whether the journey is counted: one it carried in, or a new one on a first screen. A request
+ * with no journey in the middle of a path (a trusted caller without proofs, a proof or code from
+ * before the journeys had ids) would be a journey seen from its middle: it is left out, and so
+ * are the requests that continue it (its answer carries no journey).
+ */
+export const counts = (journey: FunnelJourney): boolean => !journey.fresh || journey.trail.length <= 1;
+
 /** The window of a journey closes CONVERSION_WINDOW_MS after the minute it started in (the minute buckets' edge). */
 export const windowClosesAt = (journeyId: string): number => Math.floor(journeyStart(journeyId) / MINUTE_MS) * MINUTE_MS + CONVERSION_WINDOW_MS;
 
@@ -189,8 +197,9 @@ export const windowClosesAt = (journeyId: string): number => Math.floor(journeyS
 export function entryOf(event: FunnelEvent & { from: string }, known: ReadonlyMap<string, string[]>): FunnelEntry | undefined {
   const from = stepLabel(event.from);
   const accepted = event.outcome === 'ok' && event.to !== undefined;
-  const journey = event.journey && (accepted || !event.journey.fresh) ? event.journey : undefined;
-  const trail = journey ? trailTo(journey, event.from, known) : (known.get(from) ?? [from]);
+  const found = event.journey && (accepted || !event.journey.fresh) ? { ...event.journey, trail: trailTo(event.journey, event.from, known) } : undefined;
+  const journey = found && counts(found) ? found : undefined;
+  const trail = journey ? journey.trail : (known.get(from) ?? [from]);
   const key = trail.join(TRAIL_SEP);
   if (!journey) return { at: event.at, once: [], always: accepted ? [] : [refusalField(key, event.outcome)] };
   if (event.at >= windowClosesAt(journey.id)) return undefined;

@@ -24,7 +24,7 @@ import { invalidProof, verifyProof } from '../domain/proofs';
 import { answerData, failureError, type FlowAnswerData, type NextProofLineage } from './answer';
 import { createFlowEffects, type EffectsSeen, type SendFieldNames } from './effects';
 import { journeyRecorderFor, type RequestRecording } from './journey-recorder';
-import { createFunnelRecorder, funnelKnownTrails, journeyClaims, journeyOfClaims, nextTrail, stepLabel, trailTo, type FunnelRecorder } from './funnel';
+import { counts, createFunnelRecorder, funnelKnownTrails, journeyClaims, journeyOfClaims, nextTrail, stepLabel, trailTo, type FunnelRecorder } from './funnel';
 
 /*
  * One request of an optimised action (docs/flows-http.md): normalise the phones, verify the
@@ -191,7 +191,7 @@ async function runFlowAction(
       counted = true;
       const journey = seen.journey;
       journey.trail = trailTo(journey, result.from, await funnelKnownTrails());
-      if (output.ok && output.state !== undefined) carried = journeyClaims({ ...journey, trail: nextTrail(journey.trail, stepLabel(output.state)) });
+      if (output.ok && output.state !== undefined && counts(journey)) carried = journeyClaims({ ...journey, trail: nextTrail(journey.trail, stepLabel(output.state)) });
       funnel({
         at: deps.now(),
         journey,

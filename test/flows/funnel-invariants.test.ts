@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import type { JourneyDiagram } from '../../machines';
+import { newJourneyId } from '../../src/domain/funnel/journey-id';
 import { createMemoryFunnelStore } from '../../src/domain/funnel/memory-store';
 import { alignRange, CONVERSION_WINDOW_MS, MINUTE_MS } from '../../src/domain/funnel/store';
 import { diagramTrail, entryOf, funnelDiagrams, knownTrails, stepLabel, TRAIL_SEP } from '../../src/flows/funnel';
@@ -132,4 +133,15 @@ describe('the funnel figures over generated journeys', () => {
       { numRuns: Number(process.env.FUNNEL_RUNS ?? 3000) },
     );
   }, 300_000);
+});
+
+describe('a journey first seen in its middle', () => {
+  it('is not counted: a request with no journey past the first screen (a trusted caller, a code from before the ids) brings no person', () => {
+    const at = BASE;
+    const fresh = { id: newJourneyId(at), trail: [], fresh: true };
+    const middle = entryOf({ at, journey: fresh, from: 'awaitingPhoneCode', to: 'loggedIn', outcome: 'ok' }, known);
+    expect(middle).toEqual({ at, once: [], always: [] });
+    const start = entryOf({ at, journey: { ...fresh, id: newJourneyId(at) }, from: 'enteringIdentifier', to: 'awaitingPhoneCode', outcome: 'ok' }, known);
+    expect(start?.once.map((o) => o.field)).toEqual(['p|enteringIdentifier', 'p|enteringIdentifier.14']);
+  });
 });
