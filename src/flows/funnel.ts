@@ -223,6 +223,8 @@ export type FunnelRecorder = (event: FunnelEvent) => void;
 let diagrams: Promise<JourneyDiagram[]> | undefined;
 export const funnelDiagrams = (): Promise<JourneyDiagram[]> => (diagrams ??= journeyDiagrams());
 
+const heard = new WeakSet<object>();
+
 export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'funnel' | 'log'>): FunnelRecorder | undefined {
   if (!deps.config.funnel.enabled) return undefined;
   let queued: FunnelEvent[] = [];
@@ -231,15 +233,19 @@ export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'fu
     (found) => (ready = { index: journeyIndexOf(found), known: knownTrails(found), trails: found.map((d) => ({ id: d.id, key: diagramTrail(d).join(TRAIL_SEP) })) }),
   );
   // The people the store counted, once each across the fleet: labelled with every diagram whose path begins with the trail reached.
-  deps.funnel.onStored((fields) => {
-    for (const field of fields) {
-      const parsed = parseField(field);
-      if (parsed?.kind !== 'reached' || !ready) continue;
-      const journeys = ready.trails.filter((t) => t.key === parsed.trail || t.key.startsWith(parsed.trail + TRAIL_SEP)).map((t) => t.id);
-      const step = parsed.trail.slice(parsed.trail.lastIndexOf(TRAIL_SEP) + 1);
-      for (const journey of journeys.length > 0 ? journeys : OTHER) deps.metrics.funnelReached(journey, step);
-    }
-  });
+  // Heard once per tally, however many apps share these dependencies.
+  if (!heard.has(deps.funnel)) {
+    heard.add(deps.funnel);
+    deps.funnel.onStored((fields) => {
+      for (const field of fields) {
+        const parsed = parseField(field);
+        if (parsed?.kind !== 'reached' || !ready) continue;
+        const journeys = ready.trails.filter((t) => t.key === parsed.trail || t.key.startsWith(parsed.trail + TRAIL_SEP)).map((t) => t.id);
+        const step = parsed.trail.slice(parsed.trail.lastIndexOf(TRAIL_SEP) + 1);
+        for (const journey of journeys.length > 0 ? journeys : OTHER) deps.metrics.funnelReached(journey, step);
+      }
+    });
+  }
   const drain = () => {
     const events = queued;
     queued = [];
@@ -248,8 +254,8 @@ export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'fu
       const from = event.from ?? (event.input ? (resumePointFor(event.input)?.state ?? 'refused') : undefined);
       if (from === undefined) continue;
       const entry = entryOf({ ...event, from }, known);
-      if (entry) deps.funnel.add(entry);
-      // Prometheus counts requests here (rates, alerts); the people it counts are the store's (onStored below).
+      if (entry && (entry.once.length > 0 || entry.always.length > 0)) deps.funnel.add(entry);
+      // Prometheus counts requests here (rates, alerts); the people it counts are the store's (onStored above).
       const accepted = event.outcome === 'ok' && event.to !== undefined;
       const journeys = (accepted ? index.edges.get(`${from}>${event.to}`) : index.screens.get(from)) ?? OTHER;
       const step = stepLabel(from);
