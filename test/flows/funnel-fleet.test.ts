@@ -235,6 +235,8 @@ describe('the journey funnel across two instances on Redis', () => {
         // The end shows who completed, never a drop-off.
         expect({ state, completed: line(state, 'completed'), stopped: line(state, 'stopped') }).toEqual({ state, completed: `completano 40 (${pct((40 / 210) * 100)} dei partiti)`, stopped: undefined });
         expect(cell(state, 'stopped')).toBe('–');
+        // From the first code asked to the form sent: 4 + 7 + 25 + 100 s.
+        expect(line(state, 'complete-time')).toBe('per completare: mediana ≤ 3 min, p90 ≤ 3 min');
         continue;
       }
       expect({ state, continued: line(state, 'continued'), elsewhere: line(state, 'elsewhere'), stopped: line(state, 'stopped') }).toEqual({
@@ -266,7 +268,7 @@ describe('the journey funnel across two instances on Redis', () => {
       expect(res.status).toBe(200);
       expect(res.body.data.journeys.map((j: { id: string }) => j.id)).toEqual(['phone-registration']);
       for (const [state, figures] of Object.entries(PHONE_REGISTRATION)) expect({ state, ...screen(res.body, 'phone-registration', state) }).toMatchObject({ state, ...figures });
-      expect(res.body.data.journeys[0]).toMatchObject({ started: 210, completed: 40, completionRate: 40 / 210 });
+      expect(res.body.data.journeys[0]).toMatchObject({ started: 210, completed: 40, completionRate: 40 / 210, medianCompleteSeconds: 180, p90CompleteSeconds: 180 });
       expect(res.body.data.journeys[0].edges.map((e: { people: number }) => e.people)).toEqual([200, 90, 60, 60, 40]);
       // Where the 200 on the code screen went: 90 this way, 40 to the login's end, 70 not yet anywhere.
       expect(screen(res.body, 'phone-registration', 'awaitingPhoneCode').split).toEqual([

@@ -96,7 +96,10 @@ function screenLines(screen: ScreenFigures, first: boolean, journey: JourneyFigu
     lines.push(['stopped', `in corso ${screen.inProgress} · si fermano ${screen.stopped} (${percent(screen.dropOff)})`]);
     lines.push(['time', `tempo: mediana ${seconds(screen.medianSeconds)}, p90 ${seconds(screen.p90Seconds)}`]);
   }
-  if (screen.last) lines.push(['completed', `completano ${screen.completed} (${percent(journey.completionRate)} dei partiti)`]);
+  if (screen.last) {
+    lines.push(['completed', `completano ${screen.completed} (${percent(journey.completionRate)} dei partiti)`]);
+    lines.push(['complete-time', `per completare: mediana ${seconds(journey.medianCompleteSeconds)}, p90 ${seconds(journey.p90CompleteSeconds)}`]);
+  }
   if (screen.repeats > 0) lines.push(['repeats', `richieste ripetute ${screen.repeats}`]);
   for (const refusal of screen.refusals) lines.push(['refusal', `${refusal.mistake}: ${people(refusal.people)}, ${refusal.count} ${refusal.count === 1 ? 'volta' : 'volte'}`]);
   return lines;
