@@ -44,8 +44,9 @@ export function createRedisFunnelStore(redis: RedisConnection, prefix: string, o
   redis.defineCommand('lfaFunnelJourney', { numberOfKeys: 3, lua: ADD });
   const addScript = (redis as unknown as { lfaFunnelJourney: AddScript }).lfaFunnelJourney.bind(redis);
   const day = (at: number) => Math.floor(at / DAY_MS);
-  const minuteKey = (at: number) => `${prefix}funnel:{${day(at)}}:m${at}`;
-  const hourKey = (at: number) => `${prefix}funnel:{${day(at)}}:h${at}`;
+  // `pm`/`ph`: the buckets of people; the request counts of before (`m`/`h`) are not read, and age out.
+  const minuteKey = (at: number) => `${prefix}funnel:{${day(at)}}:pm${at}`;
+  const hourKey = (at: number) => `${prefix}funnel:{${day(at)}}:ph${at}`;
   const journeyKey = (at: number, id: string) => `${prefix}funnel:{${day(at)}}:j${id}`;
   const read = async (key: (at: number) => string, starts: number[]) => {
     // Buckets of different days live on different nodes of a cluster: one HGETALL each, in parallel (reads are rare: operators).

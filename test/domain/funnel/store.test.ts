@@ -97,8 +97,8 @@ describe.each(targets)('the funnel store’s keys on $name', (target) => {
     const ns = prefix();
     await createRedisFunnelStore(target.client(), ns, { idleMs: 15 * MINUTE_MS }).add([reached(journey, 'i.14')], T0 + 90_000);
     const day = Math.floor(T0 / DAY_MS);
-    const minute = `${ns}funnel:{${day}}:m${T0 + MINUTE_MS}`;
-    const hour = `${ns}funnel:{${day}}:h${T0}`;
+    const minute = `${ns}funnel:{${day}}:pm${T0 + MINUTE_MS}`;
+    const hour = `${ns}funnel:{${day}}:ph${T0}`;
     const set = `${ns}funnel:{${day}}:j${journey}`;
     expect(await target.client().hgetall(minute)).toEqual({ 'p|i.14': '1' });
     expect(await target.client().hgetall(hour)).toEqual({ 'p|i.14': '1' });
