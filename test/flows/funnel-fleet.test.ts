@@ -248,8 +248,9 @@ describe('the journey funnel across two instances on Redis', () => {
       expect({ state, stopped: cell(state, 'stopped'), inProgress: cell(state, 'in-progress') }).toEqual({ state, stopped: String(figures.stopped), inProgress: String(figures.inProgress) });
     }
     expect(line('fillingPhoneRegistrationForm', 'time')).toBe('tempo: mediana ≤ 2 min, p90 ≤ 2 min');
-    expect(line('awaitingPhoneCode', 'refusal')).toBe('codice sbagliato: 40 persone, 40 volte');
-    expect(line('awaitingPhoneCode', 'repeats')).toBe('richieste ripetute 10');
+    // 1 in 5 of those who reached the code typed a wrong one; 210 codes for 200 people.
+    expect(line('awaitingPhoneCode', 'refusal')).toBe('codice sbagliato: 40 persone (20 %), 40 volte');
+    expect(line('awaitingPhoneCode', 'repeats')).toBe('richieste ripetute 10 (1,1 a persona)');
     expect(line('awaitingPhoneCode', 'time')).toBe('tempo: mediana ≤ 5 s, p90 ≤ 5 s');
     // The shared code screen says where its people went: 40 to the login's end.
     expect(line('awaitingPhoneCode', 'split')).toBe('  → 90 · Accesso effettuato: 40');
@@ -321,8 +322,9 @@ describe('the journey funnel across two instances on Redis', () => {
     }
     expect(figure('awaitingPhoneCode', 'continued')).toBe('90');
     expect(row('awaitingPhoneCode')).toContain('45 %');
-    expect(row('awaitingPhoneCode')).toContain('codice sbagliato (<code>invalid</code>): 40 persone, 40 volte');
+    expect(row('awaitingPhoneCode')).toContain('codice sbagliato: 40 persone (20 %), 40 volte (<code>invalid</code>)');
     expect(figure('awaitingPhoneCode', 'repeats')).toBe('10');
+    expect(row('awaitingPhoneCode')).toContain('(1,1 a persona)');
     expect(figure('loggedIn', 'stopped')).toBe('–');
     expect(figure('loggedIn', 'completed')).toBe('40');
     expect(figure('fillingPhoneRegistrationForm', 'median')).toBe('≤ 2 min');
@@ -335,7 +337,7 @@ describe('the journey funnel across two instances on Redis', () => {
     await expectDrawn(1, '1h', PHONE_REGISTRATION);
     const { edges, line } = await drawn(1, 'email-login-add-phone', '1h');
     expect(edges.length).toBeGreaterThan(0);
-    expect(line('askingPhone', 'refusal')).toBe('il telefono è di un altro account: 10 persone, 10 volte');
+    expect(line('askingPhone', 'refusal')).toBe('il telefono è di un altro account: 10 persone (100 %), 10 volte');
     // Without a key, and without the demo, there is no /flows at all.
     const open = await request(nodes[0]!).get('/flows?since=1h');
     expect([open.status, open.body.data?.reason]).toEqual([404, 'unknown_action']);

@@ -1,6 +1,6 @@
 import type { JourneyDiagram } from '../../../machines';
 import type { JourneyFigures, ScreenFigures } from '../../flows/funnel-figures';
-import { percent, seconds } from './funnel-format';
+import { percent, refusalText, repeatsText, seconds } from './funnel-format';
 
 /*
  * The funnel's figures drawn on a journey's diagram (GET /flows/<id>.svg with a range, for
@@ -100,8 +100,8 @@ function screenLines(screen: ScreenFigures, first: boolean, journey: JourneyFigu
     lines.push(['completed', `completano ${screen.completed} (${percent(journey.completionRate)} dei partiti)`]);
     lines.push(['complete-time', `per completare: mediana ${seconds(journey.medianCompleteSeconds)}, p90 ${seconds(journey.p90CompleteSeconds)}`]);
   }
-  if (screen.repeats > 0) lines.push(['repeats', `richieste ripetute ${screen.repeats}`]);
-  for (const refusal of screen.refusals) lines.push(['refusal', `${refusal.mistake}: ${people(refusal.people)}, ${refusal.count} ${refusal.count === 1 ? 'volta' : 'volte'}`]);
+  if (screen.repeats > 0) lines.push(['repeats', repeatsText(screen.repeats, screen.arrived)]);
+  for (const refusal of screen.refusals) lines.push(['refusal', refusalText(refusal, screen.arrived)]);
   return lines;
 }
 

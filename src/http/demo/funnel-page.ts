@@ -1,5 +1,5 @@
 import type { FunnelStats, JourneyFigures, ScreenFigures } from '../../flows/funnel-figures';
-import { percent, seconds, when } from './funnel-format';
+import { percent, refusalText, repeatsText, seconds, when } from './funnel-format';
 
 /*
  * GET /flows/funnel: what people do on each journey of /flows, for a time range (docs/funnel.md).
@@ -16,8 +16,6 @@ export const RANGES = [
   { since: '7d', label: 'Ultimi 7 giorni' },
 ] as const;
 
-const people = (n: number) => `${n} ${n === 1 ? 'persona' : 'persone'}`;
-
 /** Where the people who arrived went next, where more than one way was taken (a shared screen). */
 export function splitText(screen: ScreenFigures): string {
   const ways = screen.split.filter((w) => w.people > 0);
@@ -26,7 +24,7 @@ export function splitText(screen: ScreenFigures): string {
 }
 
 function refusalsText(screen: ScreenFigures): string {
-  return screen.refusals.map((r) => `${escapeHtml(r.mistake)} (<code>${r.reason}</code>): ${people(r.people)}, ${r.count} ${r.count === 1 ? 'volta' : 'volte'}`).join('<br>') || '–';
+  return screen.refusals.map((r) => `${escapeHtml(refusalText(r, screen.arrived))} (<code>${r.reason}</code>)`).join('<br>') || '–';
 }
 
 function screenRow(screen: ScreenFigures, first: boolean, journey: JourneyFigures): string {
@@ -43,7 +41,7 @@ ${conversion}
 <td class="num" data-figure="in-progress">${going ? screen.inProgress : '–'}</td>
 <td class="num" data-figure="stopped">${going ? `${screen.stopped} <span class="pct">${percent(screen.dropOff)}</span>` : '–'}</td>
 <td class="num" data-figure="completed">${screen.last ? `${screen.completed} <span class="pct">${percent(journey.completionRate)} dei partiti</span>` : '–'}</td>
-<td class="num" data-figure="repeats">${screen.repeats}</td>
+<td class="num" data-figure="repeats">${screen.repeats}${screen.repeats > 0 && screen.arrived > 0 ? ` <span class="pct">${escapeHtml(repeatsText(screen.repeats, screen.arrived).replace(/^richieste ripetute \d+ /, ''))}</span>` : ''}</td>
 <td class="num" data-figure="median">${seconds(screen.medianSeconds)}</td>
 <td class="num" data-figure="p90">${seconds(screen.p90Seconds)}</td>
 <td data-figure="refusals">${refusalsText(screen)}</td>

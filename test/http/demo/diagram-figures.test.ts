@@ -5,6 +5,7 @@ import { alignRange } from '../../../src/domain/funnel/store';
 import { funnelFigures, type FunnelFigures } from '../../../src/flows/funnel-figures';
 import { entriesOf } from '../../support/funnel-journeys';
 import { diagramLayout, drawFigures, FIGURE_COLOURS, labelIds } from '../../../src/http/demo/diagram-figures';
+import { percent } from '../../../src/http/demo/funnel-format';
 import { journeySvg } from '../../../src/http/demo/flows';
 
 /*
@@ -70,7 +71,7 @@ describe('the funnel drawn on the journey diagrams', () => {
     expect(line('split')).toEqual([`  → 24 · ${screen.split.find((w) => w.to === 'askingRegistrationEmail')!.title.replace(/^24 · /, '')}: ${screen.elsewhere}`]);
     expect(line('stopped')[0]).toMatch(new RegExp(`^in corso ${screen.inProgress} · si fermano ${screen.stopped} \\(.+\\)$`));
     expect(line('time')).toEqual([`tempo: mediana ≤ ${SCREEN_SECONDS_BUCKETS[2]} s, p90 ≤ ${SCREEN_SECONDS_BUCKETS[2]} s`]);
-    expect(line('refusal')).toEqual(['codice sbagliato: 3 persone, 30 volte', 'codice scaduto: 2 persone, 2 volte']);
+    expect(line('refusal')).toEqual([`codice sbagliato: 3 persone (${percent(3 / screen.arrived)}), 30 volte`, `codice scaduto: 2 persone (${percent(2 / screen.arrived)}), 2 volte`]);
     // The end: who arrived completed; no one stops there.
     const last = drawn.slice(drawn.indexOf('data-state="loggedIn"'), drawn.indexOf('</g>', drawn.indexOf('data-state="loggedIn"')));
     const end = figuresOf('phone-login').screens.find((s) => s.state === 'loggedIn')!;

@@ -157,7 +157,7 @@ describe('GET /flows with the funnel', () => {
     expect(text).toMatch(/data-edge="awaitingPhoneCode&gt;loggedIn">.*?<text class="people"[^>]*>7 persone<\/text>/);
     expect(text).toMatch(/data-state="awaitingPhoneCode">.*?data-figure="arrived"[^>]*>arrivati 12</);
     expect(text).toMatch(/data-state="awaitingPhoneCode">.*?data-figure="continued"[^>]*>proseguono 7 \(58,3 %\)</);
-    expect(text).toMatch(/data-state="awaitingPhoneCode">.*?data-figure="refusal"[^>]*>codice sbagliato: 4 persone, 4 volte</);
+    expect(text).toMatch(/data-state="awaitingPhoneCode">.*?data-figure="refusal"[^>]*>codice sbagliato: 4 persone \(33,3 %\), 4 volte</);
   });
 
   it('answers a reader’s malformed range with the usual refusal', async () => {
