@@ -212,6 +212,9 @@ export interface FlowClaims {
   shown?: number;
   /** Start of the proof's chain, ms since the epoch. */
   iat?: number;
+  /** The funnel's anonymous journey id (src/), and the screens the journey went through to this proof's: the machine reads neither. */
+  journey?: string;
+  trail?: string;
 }
 
 /** Which request field carries a proof, and which the answer hands out. */

@@ -31,6 +31,12 @@ export interface OtpRecord {
    * space. Knowing the code proves control of one of these, never of the key the caller chose.
    */
   to: string;
+  /**
+   * The funnel's anonymous id of the journey that asked for the code (src/domain/funnel/journey-id.ts):
+   * random, never derived from the key. A resend within the code's lifetime keeps it, as it keeps
+   * the wrong-guess count, so one journey's codes stay one journey.
+   */
+  journey?: string;
 }
 
 export type OtpOutcome =
@@ -51,7 +57,7 @@ export interface OtpRecordContext {
 }
 
 export type OtpRecordEvent =
-  | { type: 'GENERATE'; now: number; hash: string; to: string; policy: OtpPolicy }
+  | { type: 'GENERATE'; now: number; hash: string; to: string; policy: OtpPolicy; journey?: string }
   | { type: 'VERIFY'; now: number; hash: string; policy: OtpPolicy }
   /** Every channel refused the code `hash`: put back the record it replaced, unless a newer one took its place. */
   | { type: 'SEND_FAILED'; hash: string; previous: OtpRecord | null };
@@ -101,10 +107,12 @@ export const otpUpdates = {
    */
   replaceCode: (context, event) => {
     if (event.type !== 'GENERATE') return {};
-    const carried = isLive(context.record, event.now) ? Math.min(context.record.attempts, event.policy.maxAttempts - 1) : 0;
+    const live = isLive(context.record, event.now);
+    const carried = live ? Math.min(context.record!.attempts, event.policy.maxAttempts - 1) : 0;
+    const journey = (live ? context.record!.journey : undefined) ?? event.journey;
     return {
       previous: context.record,
-      record: { hash: event.hash, sentAt: event.now, expiresAt: event.now + event.policy.ttlMs, attempts: carried, to: event.to },
+      record: { hash: event.hash, sentAt: event.now, expiresAt: event.now + event.policy.ttlMs, attempts: carried, to: event.to, ...(journey ? { journey } : {}) },
       outcome: 'issued' as const,
       retryAfterMs: event.policy.cooldownMs,
     };

@@ -28,15 +28,18 @@ const secs = (v: number | null) => (v === null ? '–' : `≤${v}s`);
 const pad = (text: string, width: number) => (text.length >= width ? text.slice(0, width) : text + ' '.repeat(width - text.length));
 
 export function renderFunnel(stats: FunnelStats): string {
-  const lines = [`${stats.from} – ${stats.to} (${stats.resolution} buckets)`];
-  const head = `  ${pad('screen', 44)} ${pad('arrived', 8)} ${pad('on', 14)} ${pad('elsewhere', 9)} ${pad('stopped', 14)} ${pad('median', 7)} ${pad('p90', 7)} refusals`;
+  const lines = [`[${stats.from}, ${stats.to}) (${stats.resolution} buckets; people, each journey in the range where it started)`];
+  const head = `  ${pad('screen', 44)} ${pad('arrived', 8)} ${pad('on', 14)} ${pad('elsewhere', 9)} ${pad('open', 6)} ${pad('stopped', 14)} ${pad('completed', 10)} ${pad('repeats', 8)} ${pad('median', 7)} ${pad('p90', 7)} refusals (people/requests)`;
   for (const journey of stats.journeys) {
-    lines.push('', journey.title, head);
+    lines.push('', `${journey.title}: started ${journey.started}, completed ${journey.completed} ${pct(journey.completionRate)}, time to complete median ${secs(journey.medianCompleteSeconds)} p90 ${secs(journey.p90CompleteSeconds)}`, head);
     for (const s of journey.screens as ScreenFigures[]) {
-      const refusals = s.refusals.map((r) => `${r.reason} ${r.count}`).join(', ');
+      const going = s.arrived > s.completed;
+      const refusals = s.refusals.map((r) => `${r.reason} ${r.people}/${r.count}`).join(', ');
       lines.push(
-        `  ${pad(s.title, 44)} ${pad(String(s.arrived), 8)} ${pad(s.last ? '–' : `${s.continued} ${pct(s.conversion)}`, 14)} ${pad(String(s.elsewhere), 9)} ${pad(`${s.stopped} ${pct(s.dropOff)}`, 14)} ${pad(secs(s.medianSeconds), 7)} ${pad(secs(s.p90Seconds), 7)} ${refusals}`,
+        `  ${pad(s.title, 44)} ${pad(String(s.arrived), 8)} ${pad(going ? `${s.continued} ${pct(s.conversion)}` : '–', 14)} ${pad(going ? String(s.elsewhere) : '–', 9)} ${pad(going ? String(s.inProgress) : '–', 6)} ${pad(going ? `${s.stopped} ${pct(s.dropOff)}` : '–', 14)} ${pad(s.last ? String(s.completed) : '–', 10)} ${pad(String(s.repeats), 8)} ${pad(secs(s.medianSeconds), 7)} ${pad(secs(s.p90Seconds), 7)} ${refusals}`,
       );
+      const ways = s.split.filter((w) => w.people > 0);
+      if (ways.length > 1) lines.push(`    split: ${ways.map((w) => `${w.to === null ? w.title : `→ ${w.title}`}: ${w.people}`).join(', ')}`);
     }
   }
   return lines.join('\n');

@@ -151,7 +151,7 @@ export const metricDefinitions = [
     name: 'lfa_funnel_steps_reached_total',
     type: 'counter',
     labels: ['journey', 'step'],
-    help: 'Screens of the login journeys reached by a request, by journey and step.',
+    help: 'People (journeys, once each across every instance sharing the store) who reached a screen of a login journey, by journey (every diagram of /flows whose path the journey took so far; other when none) and step; the first screen counts who started. Counted when the count is stored. docs/funnel.md.',
   },
   {
     name: 'lfa_funnel_step_seconds',
@@ -185,8 +185,10 @@ export interface Metrics {
   smsBreaker(provider: string, state: SmsBreakerState): void;
   smsRefused(reason: string, country: string): void;
   smsRangeVerdict(verdict: 'watched' | 'blocked' | 'cleared' | 'unblocked', country: string): void;
-  /** One login-journey request: the screen acted on, its outcome, the screen reached (ok only), the time spent on the first. */
-  funnelRequest(journey: string, step: string, outcome: string, reached?: string, seconds?: number): void;
+  /** One login-journey request: the screen acted on, its outcome, the time spent on it. */
+  funnelRequest(journey: string, step: string, outcome: string, seconds?: number): void;
+  /** One person (a journey, counted once by the store) reached a screen. */
+  funnelReached(journey: string, step: string): void;
 }
 
 /** Time on a screen, seconds: the funnel's own buckets (src/flows/funnel.ts) so both tell the same medians. */
@@ -248,7 +250,8 @@ export function createMetrics(): Metrics {
   const funnelRequests = new Counter({ ...definition('lfa_funnel_requests_total'), registers: [registry] });
   const funnelReached = new Counter({ ...definition('lfa_funnel_steps_reached_total'), registers: [registry] });
   const funnelSeconds = new Histogram({ ...definition('lfa_funnel_step_seconds'), buckets: SCREEN_SECONDS_BUCKETS, registers: [registry] });
-  const funnelChildren = new Map<string, { requests: { inc(): void }; reached?: { inc(): void }; seconds: { observe(value: number): void } }>();
+  const funnelChildren = new Map<string, { requests: { inc(): void }; seconds: { observe(value: number): void } }>();
+  const funnelReachedChildren = new Map<string, { inc(): void }>();
   const defaults = defaultMetricsRegistry();
   // Provider names are the configuration's slugs and countries ISO regions: bounded, but checked like every label.
   const bounded = (value: string) => (LABEL_VALUE.test(value) ? value : 'other');
@@ -295,22 +298,26 @@ export function createMetrics(): Metrics {
     smsBreaker: (provider, state) => smsBreaker.set({ provider: bounded(provider) }, breakerValue[state]),
     smsRefused: (reason, region) => smsRefusals.inc({ reason: REASON.test(reason) ? reason : 'other', country: country(region) }),
     smsRangeVerdict: (verdict, region) => smsRangeVerdicts.inc({ verdict, country: country(region) }),
-    funnelRequest: (journey, step, outcome, reached, seconds) => {
+    funnelRequest: (journey, step, outcome, seconds) => {
       // The label sets are few (journeys x screens x reasons): their children are kept, so a count is a Map lookup, not a label hash.
-      const key = `${journey}|${step}|${outcome}|${reached ?? ''}`;
+      const key = `${journey}|${step}|${outcome}`;
       let child = funnelChildren.get(key);
       if (!child) {
         const label = { journey: bounded(journey), step: bounded(step) };
-        child = {
-          requests: funnelRequests.labels({ ...label, outcome: REASON.test(outcome) ? outcome : 'other' }),
-          reached: reached === undefined ? undefined : funnelReached.labels({ journey: label.journey, step: bounded(reached) }),
-          seconds: funnelSeconds.labels(label),
-        };
+        child = { requests: funnelRequests.labels({ ...label, outcome: REASON.test(outcome) ? outcome : 'other' }), seconds: funnelSeconds.labels(label) };
         if (funnelChildren.size < 10_000) funnelChildren.set(key, child);
       }
       child.requests.inc();
-      child.reached?.inc();
       if (seconds !== undefined) child.seconds.observe(seconds);
+    },
+    funnelReached: (journey, step) => {
+      const key = `${journey}|${step}`;
+      let child = funnelReachedChildren.get(key);
+      if (!child) {
+        child = funnelReached.labels({ journey: bounded(journey), step: bounded(step) });
+        if (funnelReachedChildren.size < 10_000) funnelReachedChildren.set(key, child);
+      }
+      child.inc();
     },
   };
 }

@@ -27,6 +27,7 @@ import { isApiError } from '../core/errors';
 import { createFunnelTally } from './funnel/tally';
 import { createMemoryFunnelStore } from './funnel/memory-store';
 import { createRedisFunnelStore } from './funnel/redis-store';
+import { journeyIdleMs } from './funnel/store';
 
 import type { Deps, DepsOverrides } from './service-context';
 
@@ -111,7 +112,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   const loginIngest = overrides.loginIngest ?? createLoginIngest(config, log, { collector, observer: metrics, redis });
   const funnel =
     overrides.funnel ??
-    createFunnelTally(redis ? createRedisFunnelStore(redis, prefix) : createMemoryFunnelStore(), { flushMs: config.funnel.flush_ms, now, log });
+    createFunnelTally(redis ? createRedisFunnelStore(redis, prefix, { idleMs: journeyIdleMs(config) }) : createMemoryFunnelStore({ idleMs: journeyIdleMs(config) }), { flushMs: config.funnel.flush_ms, now, log });
   // Before the connection closes (closers run in reverse): the last counts are written.
   if (!overrides.funnel) closers.push(() => funnel.close());
   // Closed first (closers run in reverse): pending ingests get the grace period, still counted.

@@ -10,6 +10,7 @@ import { searchPhone } from '../domain/accounts/phone-owner';
 import { reducedProfile } from '../domain/accounts/profile';
 import { claimAccount, claimableAccount } from '../domain/accounts/email-claim';
 import { reachedOnly } from '../domain/otp/reached';
+import type { FunnelJourney } from './funnel';
 
 /*
  * The login journey's effects (machines/effects.ts) over the real dependencies: the OTP
@@ -38,16 +39,33 @@ function flowUser(user: V3User | IdentityProfile, fallback: V3User | IdentityPro
 export interface EffectsSeen {
   /** When the code this request had accepted was issued (epoch ms). */
   codeSentAt?: number;
+  /** The funnel's journey of the request: a code record it sent or checked may name the one it belongs to. */
+  journey?: FunnelJourney;
 }
+
+/** The code record named the journey of a request that had none: it is that one, not a new one (a proof's journey stays). */
+const joinJourney = (seen: EffectsSeen, id: string | undefined) => {
+  if (!seen.journey?.fresh || id === undefined || id === seen.journey.id) return;
+  seen.journey.id = id;
+  seen.journey.fresh = false;
+};
 
 /** The effects for one request: every upstream call is made on its behalf (its id, trace and limits). */
 export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendFieldNames = {}, seen: EffectsSeen = {}): FlowEffects {
   const region = () => deps.config.sms.default_region;
   return {
-    sendOtp: ({ key, phone, email }) => deps.otp.generate(ctx, { key, phone, email, fields: { key: fields.key ?? 'phone', phone: fields.phone ?? 'phone', email: fields.email ?? 'email' } }),
+    sendOtp: ({ key, phone, email }) =>
+      deps.otp.generate(ctx, {
+        key,
+        phone,
+        email,
+        fields: { key: fields.key ?? 'phone', phone: fields.phone ?? 'phone', email: fields.email ?? 'email' },
+        ...(seen.journey ? { journey: { id: seen.journey.id, kept: (id: string) => joinJourney(seen, id) } } : {}),
+      }),
 
     async verifyOtp({ key, code }) {
       const result = await deps.otp.verify(ctx, { key, code });
+      joinJourney(seen, result.journey);
       if (result.outcome !== 'ok') return result.outcome;
       // The code screens (14, 33) hand out no proof to time them by: their time runs from the code's issue.
       seen.codeSentAt = result.sentAt;

@@ -1,53 +1,77 @@
-import { refusalLabel, type JourneyDiagram } from '../../machines';
+import { refusalLabel, type JourneyDiagram, type JourneyScreen } from '../../machines';
 import { SCREEN_SECONDS_BUCKETS } from '../core/metrics';
-import type { FunnelCounts, FunnelRange } from '../domain/funnel/store';
-import { parseField } from './funnel';
+import type { FunnelCounts, FunnelRead, FunnelRange } from '../domain/funnel/store';
+import { diagramTrail, parseField, stepLabel, TRAIL_SEP } from './funnel';
 
 /*
- * The funnel's figures for one journey, read from the machine-wide counts of a time range
- * (src/flows/funnel.ts) along the journey's diagram. Each figure is a count of requests:
- *   - people on an edge: requests that took that transition (a person who asks for a new code
- *     takes the edge into the code screen again);
- *   - arrived at a screen: requests that settled there, from any screen of any journey (the
- *     first screen of a journey shows without a request: its figure is who left it, `started`);
- *   - conversion: the requests that went on along this journey's edge out of the screen, over
- *     those that arrived; went elsewhere: along an edge of another journey;
- *   - drop-off: arrived and never went on along any edge (stopped there);
- *   - time on the screen: median and p90 as the upper bound of the bucket they fall in.
- * The same figures feed GET /flows/stats, the /flows/funnel page and `npm run funnel`.
+ * The funnel's figures for one journey's diagram, read from the counts of the journeys that
+ * started in a range (src/flows/funnel.ts counts them). Every figure is a number of people (of
+ * journeys) unless it says requests, and each follows from one count, `reached[trail]`: the
+ * journeys whose trail began with that one. A diagram is a trail d0 → d1 → ... → dn; at its
+ * position k:
+ *   - arrived = reached[d0..dk] = the people on the arrow into it (the first screen: started);
+ *   - went on = reached[d0..dk+1]; went elsewhere = the journeys whose trail went from d0..dk
+ *     to another screen (another diagram's way); what is left was last seen there: in progress
+ *     while its conversion window is open, stopped once it has closed;
+ *   - at the end (dn) everyone arrived has completed: no drop-off there, by definition.
+ * So arrived = went on + elsewhere + stopped + in progress (+ completed at the end) on every
+ * screen, and a screen a diagram passes twice (the email registration's 90) adds both passes.
+ * The same figures feed GET /flows/stats, /flows (the diagrams and their tables), /flows/funnel
+ * and `npm run funnel`.
  */
 
 export interface RefusalFigure {
   reason: string;
   /** The mistake in product's words (machines/labels.ts). */
   mistake: string;
+  /** Requests refused so (each wrong code is one). */
   count: number;
+  /** People who met it at least once. */
+  people: number;
+}
+
+/** Where the people who arrived at a screen went next: one row per screen, and who is still there or stopped. */
+export interface SplitFigure {
+  /** The next screen's state, or null for "still there or stopped". */
+  to: string | null;
+  title: string;
+  people: number;
+  /** Whether that is this journey's way on. */
+  own: boolean;
 }
 
 export interface ScreenFigures {
   state: string;
   step: string | number | null;
   title: string;
-  /** Requests that settled on the screen; for the journey's first screen, those that left it. */
+  /** People who reached the screen on this journey's way (the first screen: who started). */
   arrived: number;
-  /** Went on along this journey's edges. */
+  /** Went on along this journey's way. */
   continued: number;
-  /** Went on along another journey's edge. */
+  /** Went on to another journey's screen. */
   elsewhere: number;
-  /** Arrived and went on nowhere (never below 0: a range can cut a journey in two). */
+  /** Last seen here, their conversion window closed. */
   stopped: number;
-  /** continued / arrived, 0..1; null when nobody arrived. */
+  /** Last seen here, their conversion window still open. */
+  inProgress: number;
+  /** Reached the end here (only on the journey's end screen). */
+  completed: number;
+  /** continued / arrived, 0..1; null when nobody arrived or at the end. */
   conversion: number | null;
-  /** stopped / arrived, 0..1; null when nobody arrived. */
+  /** stopped / arrived, 0..1; null when nobody arrived, and always at the end (arriving there is completing). */
   dropOff: number | null;
-  /** Requests that carried the screen's proof, so their time on it is known. */
+  /** Requests that took an arrow into the screen again (a code asked again, a form sent again): not people. */
+  repeats: number;
+  /** Where the people who arrived went next, every way the machine has (a shared screen shows how people split). */
+  split: SplitFigure[];
+  /** People timed on the screen (those whose request carried the screen's proof or code). */
   timed: number;
   /** Seconds: the upper bound of the bucket holding the median (p90); null when nobody was timed or beyond the last bucket. */
   medianSeconds: number | null;
   p90Seconds: number | null;
   /** The refusals met on the screen, most frequent first (at most 3). */
   refusals: RefusalFigure[];
-  /** Whether this is where the journey ends (nothing leads on in its diagram). */
+  /** Whether this is the journey's end screen. */
   last: boolean;
 }
 
@@ -56,17 +80,30 @@ export interface EdgeFigure {
   to: string;
   /** The user's action in product's words. */
   label: string;
+  /** People who took the arrow on this journey's way. */
   people: number;
+  /** Requests that took it again. */
+  repeats: number;
 }
 
 export interface JourneyFigures {
   id: string;
   title: string;
+  /** People who started at the journey's first screen (shared with every journey that starts there). */
+  started: number;
+  /** People who reached its end. */
+  completed: number;
+  /** completed / started; null when nobody started. */
+  completionRate: number | null;
+  /** Time from start to the end, seconds (bucket upper bounds). */
+  medianCompleteSeconds: number | null;
+  p90CompleteSeconds: number | null;
   screens: ScreenFigures[];
   edges: EdgeFigure[];
 }
 
 export interface FunnelFigures {
+  /** The range, `[from, to)`: journeys that started in it. */
   from: string;
   to: string;
   resolution: FunnelRange['resolution'];
@@ -74,32 +111,42 @@ export interface FunnelFigures {
 }
 
 interface Tallies {
-  edges: Map<string, number>;
-  into: Map<string, number>;
-  out: Map<string, number>;
-  refusals: Map<string, Map<string, number>>;
+  reached: Map<string, number>;
+  /** Trail -> the trails one screen longer that were reached. */
+  children: Map<string, string[]>;
+  repeats: Map<string, number>;
+  refusals: Map<string, Map<string, { count: number; people: number }>>;
   times: Map<string, number[]>;
+  sinceStart: Map<string, number[]>;
 }
 
 function tally(counts: FunnelCounts): Tallies {
-  const t: Tallies = { edges: new Map(), into: new Map(), out: new Map(), refusals: new Map(), times: new Map() };
+  const t: Tallies = { reached: new Map(), children: new Map(), repeats: new Map(), refusals: new Map(), times: new Map(), sinceStart: new Map() };
   const add = (map: Map<string, number>, key: string, n: number) => map.set(key, (map.get(key) ?? 0) + n);
+  const histogram = (map: Map<string, number[]>, key: string, bucket: number, n: number) => {
+    const buckets = map.get(key) ?? new Array<number>(SCREEN_SECONDS_BUCKETS.length + 1).fill(0);
+    if (bucket < buckets.length) buckets[bucket]! += n;
+    map.set(key, buckets);
+  };
   for (const [field, n] of Object.entries(counts)) {
     const parsed = parseField(field);
     if (!parsed || !(n > 0)) continue;
-    if (parsed.kind === 'edge') {
-      add(t.edges, `${parsed.from}>${parsed.to}`, n);
-      add(t.into, parsed.to, n);
-      add(t.out, parsed.from, n);
-    } else if (parsed.kind === 'refusal') {
-      const reasons = t.refusals.get(parsed.from) ?? new Map<string, number>();
-      add(reasons, parsed.reason, n);
-      t.refusals.set(parsed.from, reasons);
-    } else {
-      const buckets = t.times.get(parsed.from) ?? new Array<number>(SCREEN_SECONDS_BUCKETS.length + 1).fill(0);
-      if (parsed.bucket < buckets.length) buckets[parsed.bucket]! += n;
-      t.times.set(parsed.from, buckets);
-    }
+    if (parsed.kind === 'reached') {
+      add(t.reached, parsed.trail, n);
+      const cut = parsed.trail.lastIndexOf(TRAIL_SEP);
+      if (cut > 0) {
+        const parent = parsed.trail.slice(0, cut);
+        t.children.set(parent, [...(t.children.get(parent) ?? []), parsed.trail]);
+      }
+    } else if (parsed.kind === 'repeat') add(t.repeats, parsed.trail, n);
+    else if (parsed.kind === 'refusal' || parsed.kind === 'refusedPeople') {
+      const reasons = t.refusals.get(parsed.trail) ?? new Map<string, { count: number; people: number }>();
+      const figure = reasons.get(parsed.reason) ?? { count: 0, people: 0 };
+      if (parsed.kind === 'refusal') figure.count += n;
+      else figure.people += n;
+      reasons.set(parsed.reason, figure);
+      t.refusals.set(parsed.trail, reasons);
+    } else if (parsed.kind === 'time' || parsed.kind === 'sinceStart') histogram(parsed.kind === 'time' ? t.times : t.sinceStart, parsed.trail, parsed.bucket, n);
   }
   return t;
 }
@@ -117,49 +164,129 @@ export function quantileBound(buckets: readonly number[], q: number): number | n
 }
 
 const ratio = (part: number, whole: number) => (whole > 0 ? part / whole : null);
+const sumInto = (into: number[], from: readonly number[] | undefined) => from?.forEach((n, i) => (into[i] = (into[i] ?? 0) + n));
 
-export function journeyFigures(diagram: JourneyDiagram, t: Tallies): JourneyFigures {
-  const edges = diagram.actions.map((a) => ({ from: a.from, to: a.to, label: a.label, people: t.edges.get(`${a.from}>${a.to}`) ?? 0 }));
-  const first = diagram.screens[0]?.state;
+/** What one position of a diagram's trail holds: the journeys on its way there, and where they went. */
+function position(t: Tallies, open: Tallies, key: string, next: string | undefined) {
+  const arrived = t.reached.get(key) ?? 0;
+  const ways = (t.children.get(key) ?? []).map((child) => ({ child, people: t.reached.get(child) ?? 0 }));
+  const continued = next === undefined ? 0 : (t.reached.get(next) ?? 0);
+  const elsewhere = ways.filter((w) => w.child !== next).reduce((sum, w) => sum + w.people, 0);
+  const left = Math.max(0, arrived - continued - elsewhere);
+  const openLeft = (open.reached.get(key) ?? 0) - (open.children.get(key) ?? []).reduce((sum, child) => sum + (open.reached.get(child) ?? 0), 0);
+  const inProgress = Math.min(left, Math.max(0, openLeft));
+  return { arrived, continued, elsewhere, inProgress, stopped: left - inProgress, ways };
+}
+
+/** Every screen of every diagram by its step label: where a shared screen's people went may be another journey's screen. */
+export function screensByLabel(diagrams: readonly JourneyDiagram[]): Map<string, JourneyScreen> {
+  const screens = new Map<string, JourneyScreen>();
+  for (const screen of diagrams.flatMap((d) => d.screens)) if (!screens.has(stepLabel(screen.state))) screens.set(stepLabel(screen.state), screen);
+  return screens;
+}
+
+export function journeyFigures(diagram: JourneyDiagram, t: Tallies, open: Tallies, everyScreen: ReadonlyMap<string, JourneyScreen> = screensByLabel([diagram])): JourneyFigures {
+  const trail = diagramTrail(diagram);
+  const keys = trail.map((_, i) => trail.slice(0, i + 1).join(TRAIL_SEP));
+  const end = trail.length - 1;
+
   const screens = diagram.screens.map((screen): ScreenFigures => {
-    const out = edges.filter((e) => e.from === screen.state);
-    const continued = out.reduce((sum, e) => sum + e.people, 0);
-    const left = t.out.get(screen.state) ?? 0;
-    const arrived = screen.state === first ? left : (t.into.get(screen.state) ?? 0);
-    const stopped = Math.max(0, arrived - left);
-    const buckets = t.times.get(screen.state) ?? [];
-    const reasons = [...(t.refusals.get(screen.state) ?? new Map<string, number>())]
-      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-      .slice(0, 3)
-      .map(([reason, count]) => ({ reason, mistake: refusalLabel(reason) ?? reason, count }));
+    const label = stepLabel(screen.state);
+    const figures = { arrived: 0, continued: 0, elsewhere: 0, stopped: 0, inProgress: 0, completed: 0, repeats: 0 };
+    const split = new Map<string | null, SplitFigure>();
+    const times: number[] = [];
+    const refusals = new Map<string, { count: number; people: number }>();
+    trail.forEach((at, k) => {
+      if (at !== label) return;
+      const key = keys[k]!;
+      const p = position(t, open, key, k < end ? keys[k + 1] : undefined);
+      figures.arrived += p.arrived;
+      figures.repeats += k > 0 ? (t.repeats.get(key) ?? 0) : 0;
+      if (k === end) {
+        // Arriving at the end is completing: whatever they did after is another story.
+        figures.completed += p.arrived;
+        return;
+      }
+      figures.continued += p.continued;
+      figures.elsewhere += p.elsewhere;
+      figures.stopped += p.stopped;
+      figures.inProgress += p.inProgress;
+      sumInto(times, t.times.get(key));
+      for (const [reason, figure] of t.refusals.get(key) ?? []) {
+        const into = refusals.get(reason) ?? { count: 0, people: 0 };
+        into.count += figure.count;
+        into.people += figure.people;
+        refusals.set(reason, into);
+      }
+      for (const way of p.ways) {
+        const to = way.child.slice(way.child.lastIndexOf(TRAIL_SEP) + 1);
+        const screen = everyScreen.get(to);
+        const state = screen?.state ?? to;
+        const row = split.get(state) ?? { to: state, title: screen?.title ?? to, people: 0, own: way.child === keys[k + 1] };
+        row.people += way.people;
+        split.set(state, row);
+      }
+      const rest = split.get(null) ?? { to: null, title: 'ancora qui o fermi', people: 0, own: false };
+      rest.people += p.stopped + p.inProgress;
+      split.set(null, rest);
+    });
+    const last = trail[end] === label;
     return {
       state: screen.state,
       step: screen.step,
       title: screen.title,
-      arrived,
-      continued,
-      elsewhere: Math.max(0, left - continued),
-      stopped,
-      conversion: ratio(continued, arrived),
-      dropOff: ratio(stopped, arrived),
-      timed: buckets.reduce((a, b) => a + b, 0),
-      medianSeconds: quantileBound(buckets, 0.5),
-      p90Seconds: quantileBound(buckets, 0.9),
-      refusals: reasons,
-      last: out.length === 0,
+      ...figures,
+      conversion: figures.arrived > figures.completed ? ratio(figures.continued, figures.arrived - figures.completed) : null,
+      dropOff: figures.arrived > figures.completed ? ratio(figures.stopped, figures.arrived - figures.completed) : null,
+      split: [...split.values()].sort((a, b) => (a.to === null ? 1 : b.to === null ? -1 : b.people - a.people)),
+      timed: times.reduce((a, b) => a + b, 0),
+      medianSeconds: quantileBound(times, 0.5),
+      p90Seconds: quantileBound(times, 0.9),
+      refusals: [...refusals]
+        .sort((a, b) => b[1].count - a[1].count || a[0].localeCompare(b[0]))
+        .slice(0, 3)
+        .map(([reason, figure]) => ({ reason, mistake: refusalLabel(reason) ?? reason, ...figure })),
+      last,
     };
   });
-  return { id: diagram.id, title: diagram.title, screens, edges };
+
+  // Each arrow: the people of every position of the trail it leads to (a diagram's arrows are its requests, in order).
+  const edges = diagram.actions.map((action) => {
+    let people = 0;
+    let repeats = 0;
+    trail.forEach((label, k) => {
+      if (k === 0 || label !== stepLabel(action.to) || trail[k - 1] !== stepLabel(action.from)) return;
+      people += t.reached.get(keys[k]!) ?? 0;
+      repeats += t.repeats.get(keys[k]!) ?? 0;
+    });
+    return { from: action.from, to: action.to, label: action.label, people, repeats };
+  });
+  const started = t.reached.get(keys[0] ?? '') ?? 0;
+  const completed = end > 0 ? (t.reached.get(keys[end]!) ?? 0) : 0;
+  const toEnd = t.sinceStart.get(keys[end] ?? '') ?? [];
+  return {
+    id: diagram.id,
+    title: diagram.title,
+    started,
+    completed,
+    completionRate: ratio(completed, started),
+    medianCompleteSeconds: quantileBound(toEnd, 0.5),
+    p90CompleteSeconds: quantileBound(toEnd, 0.9),
+    screens,
+    edges,
+  };
 }
 
-/** Every journey's figures (or one's) for the counts of a range. */
-export function funnelFigures(diagrams: readonly JourneyDiagram[], counts: FunnelCounts, range: FunnelRange, journey?: string): FunnelFigures {
-  const t = tally(counts);
+/** Every journey's figures (or one's) for what a range read. */
+export function funnelFigures(diagrams: readonly JourneyDiagram[], read: FunnelRead, journey?: string): FunnelFigures {
+  const t = tally(read.counts);
+  const open = tally(read.open);
+  const everyScreen = screensByLabel(diagrams);
   return {
-    from: new Date(range.from).toISOString(),
-    to: new Date(range.to).toISOString(),
-    resolution: range.resolution,
-    journeys: diagrams.filter((d) => !journey || d.id === journey).map((d) => journeyFigures(d, t)),
+    from: new Date(read.range.from).toISOString(),
+    to: new Date(read.range.to).toISOString(),
+    resolution: read.range.resolution,
+    journeys: diagrams.filter((d) => !journey || d.id === journey).map((d) => journeyFigures(d, t, open, everyScreen)),
   };
 }
 

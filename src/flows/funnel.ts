@@ -1,25 +1,41 @@
 import type { AnyStateMachine, StateNode } from 'xstate';
-import { journeyDiagrams, loginFlowMachine, resumePointFor, stateNodes, stepOfTag, type JourneyDiagram, type LoginFlowInput, type StepId } from '../../machines';
+import { journeyDiagrams, loginFlowMachine, resumePointFor, stateNodes, stepOfTag, type FlowClaims, type JourneyDiagram, type LoginFlowInput, type StepId } from '../../machines';
 import { SCREEN_SECONDS_BUCKETS } from '../core/metrics';
-import type { FunnelCounts } from '../domain/funnel/store';
+import { isJourneyId, journeyStart, newJourneyId } from '../domain/funnel/journey-id';
+import { CONVERSION_WINDOW_MS, MINUTE_MS, type FunnelEntry, type OnceCount } from '../domain/funnel/store';
 import type { Deps } from '../domain/deps';
 
 /*
- * The journey funnel, counted where the machine moves (docs/funnel.md). Each Fe* request is one
- * transition of the login machine: from the screen it resumed at (runStep's `from`) to the
- * screen it settled on (the last of its `states`), or refused there with a reason. That is
- * what is counted, by state name, so a new screen or transition of the machine is counted with
- * no code here, and a journey is a view chosen at read time: the transitions of its diagram
- * (machines/journey-diagrams.ts), so a new journey in machines/journeys.ts is one more view.
+ * The journey funnel, counted in people (docs/funnel.md). A journey gets an anonymous id when
+ * its first request is answered (src/domain/funnel/journey-id.ts) and carries it, with its
+ * trail (the screens it went through, by step), in every proof it is handed, and in the code
+ * record where a screen hands out no proof (14, 33): a resend keeps the first code's journey.
+ * Each request of the journey is one entry on the store: the trail it reached, counted once per
+ * journey (every prefix of it, so the counts nest), or its repeat (a resend, a second update);
+ * the refusal it met, as a request and once as a person; its time on the screen it left and
+ * since it started. A journey's figures are then read along each diagram's trail
+ * (src/flows/funnel-figures.ts): whoever's trail begins with a diagram's is on that diagram
+ * up to where it parts from it.
  *
- * Nothing about the person is kept: a field names two states, or a state and a reason, or a
- * state and a duration bucket. The request only queues a small record; counting it (Prometheus,
- * the store's batch) runs after the answer has gone (setImmediate), and writing the batch
- * runs on its own clock (src/domain/funnel/tally.ts).
+ * Nothing about the person is kept: a field names screens, a reason or a duration bucket. The
+ * request only queues a small record; counting it (Prometheus, the store's batch) runs after the
+ * answer has gone (setImmediate), and writing the batch runs on its own clock (tally.ts).
  */
+
+/** A journey as one request knows it: its id, and the screens it went through up to the one this request acts on. */
+export interface FunnelJourney {
+  id: string;
+  /** Step labels (`enteringIdentifier`, `14`, ...), the last the screen the request resumed at; empty until known. */
+  trail: string[];
+  /** Made by this request: no proof or code record named a journey. Counted only if the request is answered. */
+  fresh: boolean;
+}
 
 /** One request as the funnel sees it. */
 export interface FunnelEvent {
+  /** When it was answered (ms). */
+  at: number;
+  journey?: FunnelJourney;
   /** The state resumed at; undefined when the request failed before the machine saw it. */
   from?: string;
   /** The machine's input, to find `from` later when the request failed before its transition. */
@@ -33,20 +49,35 @@ export interface FunnelEvent {
 }
 
 const SEP = '|';
-/** Fields of the store: a transition taken, a refusal met, a time on a screen (its bucket's index). */
-export const edgeField = (from: string, to: string) => `e${SEP}${from}${SEP}${to}`;
-export const refusalField = (from: string, reason: string) => `r${SEP}${from}${SEP}${reason}`;
-export const timeField = (from: string, bucket: number) => `t${SEP}${from}${SEP}${bucket}`;
+/** A trail in a field or a proof: its step labels joined. */
+export const TRAIL_SEP = '.';
+/** The longest trail counted: beyond it a journey is counted where it was (no machine path is this long). */
+export const MAX_TRAIL = 16;
+const LABEL = /^[A-Za-z0-9]{1,40}$/;
 
-export type FunnelField = { kind: 'edge'; from: string; to: string } | { kind: 'refusal'; from: string; reason: string } | { kind: 'time'; from: string; bucket: number };
+/** Fields of the store, each about a trail (its step labels joined). */
+export const reachedField = (trail: string) => `p${SEP}${trail}`;
+export const repeatField = (trail: string) => `s${SEP}${trail}`;
+export const refusalField = (trail: string, reason: string) => `r${SEP}${trail}${SEP}${reason}`;
+export const refusedPeopleField = (trail: string, reason: string) => `R${SEP}${trail}${SEP}${reason}`;
+export const timeField = (trail: string, bucket: number) => `t${SEP}${trail}${SEP}${bucket}`;
+export const sinceStartField = (trail: string, bucket: number) => `c${SEP}${trail}${SEP}${bucket}`;
+
+export type FunnelField =
+  | { kind: 'reached' | 'repeat'; trail: string }
+  | { kind: 'refusal' | 'refusedPeople'; trail: string; reason: string }
+  | { kind: 'time' | 'sinceStart'; trail: string; bucket: number };
+
+const KINDS = { p: 'reached', s: 'repeat', r: 'refusal', R: 'refusedPeople', t: 'time', c: 'sinceStart' } as const;
 
 export function parseField(field: string): FunnelField | undefined {
-  const [kind, from, rest] = field.split(SEP);
-  if (!from || rest === undefined) return undefined;
-  if (kind === 'e') return { kind: 'edge', from, to: rest };
-  if (kind === 'r') return { kind: 'refusal', from, reason: rest };
-  if (kind === 't' && /^\d+$/.test(rest)) return { kind: 'time', from, bucket: Number(rest) };
-  return undefined;
+  const [k, trail, rest] = field.split(SEP);
+  const kind = KINDS[k as keyof typeof KINDS];
+  if (!kind || !trail) return undefined;
+  if (kind === 'reached' || kind === 'repeat') return rest === undefined ? { kind, trail } : undefined;
+  if (rest === undefined) return undefined;
+  if (kind === 'refusal' || kind === 'refusedPeople') return { kind, trail, reason: rest };
+  return /^\d+$/.test(rest) ? { kind, trail, bucket: Number(rest) } : undefined;
 }
 
 /** The index of the bucket a duration falls in (the last is everything beyond the last bound). */
@@ -54,6 +85,34 @@ export const timeBucketOf = (seconds: number): number => {
   const i = SCREEN_SECONDS_BUCKETS.findIndex((bound) => seconds <= bound);
   return i === -1 ? SCREEN_SECONDS_BUCKETS.length : i;
 };
+
+/**
+ * The trail after a request settled on `to`: one screen more, unless it stays where it is a
+ * second time (a second profile update is a repeat, not a new screen) or the trail is full.
+ */
+export function nextTrail(trail: readonly string[], to: string): string[] {
+  const last = trail[trail.length - 1];
+  if (to === last && trail[trail.length - 2] === last) return [...trail];
+  if (trail.length >= MAX_TRAIL) return [...trail];
+  return [...trail, to];
+}
+
+/** The trail a proof carries, when it is one. */
+export function trailOfClaim(value: unknown): string[] | undefined {
+  if (typeof value !== 'string' || value === '') return undefined;
+  const trail = value.split(TRAIL_SEP);
+  return trail.length <= MAX_TRAIL && trail.every((label) => LABEL.test(label)) ? trail : undefined;
+}
+
+/** The journey a request belongs to: its proof's, else a new one (a code record may still name one: the effects say). */
+export function journeyOfClaims(claims: FlowClaims | undefined, nowMs: number): FunnelJourney {
+  const trail = trailOfClaim(claims?.trail);
+  if (isJourneyId(claims?.journey) && trail) return { id: claims.journey, trail, fresh: false };
+  return { id: newJourneyId(nowMs), trail: [], fresh: true };
+}
+
+/** The claims an answer's proof carries for the funnel: the journey and its trail up to the screen shown. */
+export const journeyClaims = (journey: FunnelJourney): { journey: string; trail: string } => ({ journey: journey.id, trail: journey.trail.join(TRAIL_SEP) });
 
 type Node = StateNode<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -88,19 +147,73 @@ export function journeyIndexOf(diagrams: readonly JourneyDiagram[]): JourneyInde
 
 const OTHER = ['other'];
 
-/** The counts of one request, and the journeys whose diagram it belongs to. */
-export function countsOf(event: FunnelEvent & { from: string }, index: JourneyIndex): { counts: FunnelCounts; journeys: string[] } {
-  const counts: FunnelCounts = {};
-  let journeys: string[] | undefined;
-  if (event.outcome === 'ok' && event.to !== undefined) {
-    counts[edgeField(event.from, event.to)] = 1;
-    journeys = index.edges.get(`${event.from}>${event.to}`);
-  } else {
-    counts[refusalField(event.from, event.outcome)] = 1;
-    journeys = index.screens.get(event.from);
+/** The trail up to a screen a request reached without one (a code screen's record names only the journey): the shortest diagram trail to it. */
+export function knownTrails(diagrams: readonly JourneyDiagram[]): Map<string, string[]> {
+  const known = new Map<string, string[]>();
+  for (const trail of diagrams.map(diagramTrail)) {
+    trail.forEach((label, i) => {
+      const found = known.get(label);
+      if (!found || found.length > i + 1) known.set(label, trail.slice(0, i + 1));
+    });
   }
-  if (event.seconds !== undefined) counts[timeField(event.from, timeBucketOf(event.seconds))] = 1;
-  return { counts, journeys: journeys ?? OTHER };
+  return known;
+}
+
+/** A diagram's trail: its first screen, then where each of its requests settled, as a journey's grows (nextTrail). */
+export function diagramTrail(diagram: JourneyDiagram): string[] {
+  const first = diagram.replayed[0];
+  if (!first) return [];
+  let trail = [stepLabel(first.from)];
+  for (const request of diagram.replayed) {
+    const to = request.states[request.states.length - 1];
+    if (to !== undefined) trail = nextTrail(trail, stepLabel(to));
+  }
+  return trail;
+}
+
+let known: Promise<Map<string, string[]>> | undefined;
+/** knownTrails of the journey diagrams, once per process. */
+export const funnelKnownTrails = (): Promise<Map<string, string[]>> => (known ??= funnelDiagrams().then(knownTrails));
+
+/** The journey's trail up to `from` (a state): its own when it ends there, else the shortest diagram trail there, else that screen alone. */
+export function trailTo(journey: FunnelJourney, from: string, known: ReadonlyMap<string, string[]>): string[] {
+  const label = stepLabel(from);
+  if (journey.trail[journey.trail.length - 1] === label) return journey.trail;
+  return known.get(label) ?? [label];
+}
+
+/**
+ * Whether the journey is counted: one it carried in, or a new one on a first screen. A request
+ * with no journey in the middle of a path (a trusted caller without proofs, a proof or code from
+ * before the journeys had ids) would be a journey seen from its middle: it is left out, and so
+ * are the requests that continue it (its answer carries no journey).
+ */
+export const counts = (journey: FunnelJourney): boolean => !journey.fresh || journey.trail.length <= 1;
+
+/** The window of a journey closes CONVERSION_WINDOW_MS after the minute it started in (the minute buckets' edge). */
+export const windowClosesAt = (journeyId: string): number => Math.floor(journeyStart(journeyId) / MINUTE_MS) * MINUTE_MS + CONVERSION_WINDOW_MS;
+
+/** The store entry of one request; undefined when it counts for nothing (a journey past its window). */
+export function entryOf(event: FunnelEvent & { from: string }, known: ReadonlyMap<string, string[]>): FunnelEntry | undefined {
+  const from = stepLabel(event.from);
+  const accepted = event.outcome === 'ok' && event.to !== undefined;
+  const found = event.journey && (accepted || !event.journey.fresh) ? { ...event.journey, trail: trailTo(event.journey, event.from, known) } : undefined;
+  const journey = found && counts(found) ? found : undefined;
+  const trail = journey ? journey.trail : (known.get(from) ?? [from]);
+  const key = trail.join(TRAIL_SEP);
+  if (!journey) return { at: event.at, once: [], always: accepted ? [] : [refusalField(key, event.outcome)] };
+  if (event.at >= windowClosesAt(journey.id)) return undefined;
+  const at = journeyStart(journey.id);
+  if (!accepted) return { journey: journey.id, at, once: [{ field: refusedPeopleField(key, event.outcome) }], always: [refusalField(key, event.outcome)] };
+  const next = nextTrail(trail, stepLabel(event.to!));
+  if (next.length === trail.length) return { journey: journey.id, at, once: [], always: [repeatField(key)] };
+  const once: OnceCount[] = [];
+  for (let i = 1; i < next.length; i += 1) once.push({ field: reachedField(next.slice(0, i).join(TRAIL_SEP)) });
+  const reached = next.join(TRAIL_SEP);
+  const then = [sinceStartField(reached, timeBucketOf(Math.max(0, (event.at - at) / 1000)))];
+  if (event.seconds !== undefined) then.push(timeField(key, timeBucketOf(event.seconds)));
+  once.push({ field: reachedField(reached), then, repeat: repeatField(reached) });
+  return { journey: journey.id, at, once, always: [] };
 }
 
 /** What the flow runner calls once per request; `undefined` when `funnel.enabled` is off. */
@@ -110,29 +223,48 @@ export type FunnelRecorder = (event: FunnelEvent) => void;
 let diagrams: Promise<JourneyDiagram[]> | undefined;
 export const funnelDiagrams = (): Promise<JourneyDiagram[]> => (diagrams ??= journeyDiagrams());
 
+const heard = new WeakSet<object>();
+
 export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'funnel' | 'log'>): FunnelRecorder | undefined {
   if (!deps.config.funnel.enabled) return undefined;
   let queued: FunnelEvent[] = [];
-  let index: JourneyIndex | undefined;
-  const indexReady = funnelDiagrams().then((found) => (index = journeyIndexOf(found)));
+  let ready: { index: JourneyIndex; known: Map<string, string[]>; trails: Array<{ id: string; key: string }> } | undefined;
+  const readyNow = funnelDiagrams().then(
+    (found) => (ready = { index: journeyIndexOf(found), known: knownTrails(found), trails: found.map((d) => ({ id: d.id, key: diagramTrail(d).join(TRAIL_SEP) })) }),
+  );
+  // The people the store counted, once each across the fleet: labelled with every diagram whose path begins with the trail reached.
+  // Heard once per tally, however many apps share these dependencies.
+  if (!heard.has(deps.funnel)) {
+    heard.add(deps.funnel);
+    deps.funnel.onStored((fields) => {
+      for (const field of fields) {
+        const parsed = parseField(field);
+        if (parsed?.kind !== 'reached' || !ready) continue;
+        const journeys = ready.trails.filter((t) => t.key === parsed.trail || t.key.startsWith(parsed.trail + TRAIL_SEP)).map((t) => t.id);
+        const step = parsed.trail.slice(parsed.trail.lastIndexOf(TRAIL_SEP) + 1);
+        for (const journey of journeys.length > 0 ? journeys : OTHER) deps.metrics.funnelReached(journey, step);
+      }
+    });
+  }
   const drain = () => {
     const events = queued;
     queued = [];
-    const batch: FunnelCounts = {};
+    const { index, known } = ready!;
     for (const event of events) {
       const from = event.from ?? (event.input ? (resumePointFor(event.input)?.state ?? 'refused') : undefined);
       if (from === undefined) continue;
-      const { counts, journeys } = countsOf({ ...event, from }, index!);
-      for (const k in counts) batch[k] = (batch[k] ?? 0) + counts[k]!;
+      const entry = entryOf({ ...event, from }, known);
+      if (entry && (entry.once.length > 0 || entry.always.length > 0)) deps.funnel.add(entry);
+      // Prometheus counts requests here (rates, alerts); the people it counts are the store's (onStored above).
+      const accepted = event.outcome === 'ok' && event.to !== undefined;
+      const journeys = (accepted ? index.edges.get(`${from}>${event.to}`) : index.screens.get(from)) ?? OTHER;
       const step = stepLabel(from);
-      const reached = event.to === undefined ? undefined : stepLabel(event.to);
-      for (const journey of journeys) deps.metrics.funnelRequest(journey, step, event.outcome, reached, event.seconds);
+      for (const journey of journeys) deps.metrics.funnelRequest(journey, step, event.outcome, event.seconds);
     }
-    deps.funnel.add(batch);
   };
   const schedule = () => {
-    if (index) setImmediate(drain);
-    else void indexReady.then(drain, (err: unknown) => deps.log.warn({ err: { message: err instanceof Error ? err.message : 'error' } }, 'funnel: journey diagrams failed'));
+    if (ready) setImmediate(drain);
+    else void readyNow.then(drain, (err: unknown) => deps.log.warn({ err: { message: err instanceof Error ? err.message : 'error' } }, 'funnel: journey diagrams failed'));
   };
   return (event) => {
     if (queued.push(event) === 1) schedule();

@@ -51,7 +51,7 @@ export interface RecordedRequest {
   answer: RecordedAnswer;
 }
 
-export type RecordedClaims = Omit<FlowClaims, 'jti' | 'exp' | 'iat'>;
+export type RecordedClaims = Omit<FlowClaims, 'jti' | 'exp' | 'iat' | 'journey' | 'trail'>;
 
 export interface RecordedEffect {
   name: EffectName;
@@ -105,8 +105,8 @@ export function maskSecrets(value: unknown, key?: string): unknown {
   return value;
 }
 
-/** The claims a recording keeps: what the proof vouched for, without its id, chain start and expiry. */
+/** The claims a recording keeps: what the proof vouched for, without its id, chain start, expiry and the funnel's journey. */
 export function recordedClaims(claims: FlowClaims): RecordedClaims {
-  const { jti: _jti, exp: _exp, iat: _iat, ...rest } = claims;
+  const { jti: _jti, exp: _exp, iat: _iat, journey: _journey, trail: _trail, ...rest } = claims;
   return maskSecrets(rest) as RecordedClaims;
 }

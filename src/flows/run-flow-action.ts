@@ -21,10 +21,10 @@ import type { Deps } from '../domain/deps';
 import { apiError, isApiError } from '../core/errors';
 import { PROOF_HEADER, refuseIfClaimedSince, trustedCaller } from '../domain/guard';
 import { invalidProof, verifyProof } from '../domain/proofs';
-import { answerData, failureError, type FlowAnswerData } from './answer';
+import { answerData, failureError, type FlowAnswerData, type NextProofLineage } from './answer';
 import { createFlowEffects, type EffectsSeen, type SendFieldNames } from './effects';
 import { journeyRecorderFor, type RequestRecording } from './journey-recorder';
-import { createFunnelRecorder, stepLabel, type FunnelRecorder } from './funnel';
+import { counts, createFunnelRecorder, funnelKnownTrails, journeyClaims, journeyOfClaims, nextTrail, stepLabel, trailTo, type FunnelRecorder } from './funnel';
 
 /*
  * One request of an optimised action (docs/flows-http.md): normalise the phones, verify the
@@ -160,6 +160,8 @@ async function runFlowAction(
   try {
     const body = normalisePhones(request, deps.config.sms.default_region);
     const claims = presentedClaims(entry, body, ctx);
+    // The funnel's journey: the proof's, else a new one unless a code record names one (effects.ts).
+    if (funnel) seen.journey = journeyOfClaims(claims, started);
     const trusted = trustedCaller(ctx);
     const parsed = flowRequest(entry, body, { claims, trusted });
     input = parsed.input;
@@ -184,9 +186,15 @@ async function runFlowAction(
     // Nothing changed (a wrong code, a refusal, the next screen): the proof stays good for a retry.
     if (spends && !changed) await deps.otp.unspendProof(claims.jti);
     const { output } = result;
-    if (funnel) {
+    let carried: NextProofLineage['funnel'];
+    if (funnel && seen.journey) {
       counted = true;
+      const journey = seen.journey;
+      journey.trail = trailTo(journey, result.from, await funnelKnownTrails());
+      if (output.ok && output.state !== undefined && counts(journey)) carried = journeyClaims({ ...journey, trail: nextTrail(journey.trail, stepLabel(output.state)) });
       funnel({
+        at: deps.now(),
+        journey,
         from: result.from,
         outcome: output.ok ? 'ok' : (output.failure?.reason ?? 'invalid_request'),
         ...(output.ok ? { to: output.state } : {}),
@@ -204,12 +212,15 @@ async function runFlowAction(
     // Nothing changed: the next proof continues this one (one phone proof, one registration). A change
     // spent it: a code verified now starts a new chain, else the new proof ends when this one would have.
     const verifiedCode = result.calls.includes('verifyOtp');
-    const lineage =
+    const lineage: NextProofLineage =
       !claims?.jti || !claims.exp ? {} : !changed ? { continues: { jti: claims.jti, exp: claims.exp }, iat: claims.iat } : verifiedCode ? {} : { expires: claims.exp, iat: claims.iat };
-    return { data: answerData(output, ctx, lineage) };
+    return { data: answerData(output, ctx, carried ? { ...lineage, funnel: carried } : lineage) };
   } catch (err) {
     // Refused before or while the machine ran (a bad phone, a spent proof, a limit, an upstream down): counted on the screen it came from.
-    if (funnel && !counted) funnel({ ...(input ? { input } : entry === 'login' ? { from: 'enteringIdentifier' } : {}), outcome: isApiError(err) ? err.reason : 'internal_error' });
+    if (funnel && !counted) {
+      const where = input ? { input } : entry === 'login' ? { from: 'enteringIdentifier' } : {};
+      funnel({ at: deps.now(), ...(seen.journey ? { journey: seen.journey } : {}), ...where, outcome: isApiError(err) ? err.reason : 'internal_error' });
+    }
     // Refusals carry the trace too (the front controller adds it to successes only): that is when it helps most.
     if (isApiError(err) && deps.config.debug && ctx.trace.length > 0) Object.assign(err.extra, { debug: ctx.trace });
     throw err;

@@ -5,7 +5,7 @@ import { JOURNEY_IDS } from '../../machines';
 import { apiError } from '../core/errors';
 import type { Deps } from '../domain/deps';
 import { funnelReader } from '../domain/guard';
-import { DAY_MS, HOUR_MS, MINUTE_MS } from '../domain/funnel/store';
+import { alignRange, DAY_MS, HOUR_MS, MINUTE_MS, MINUTE_READ_LIMIT_MS, MINUTE_RETENTION_MS, type FunnelRange } from '../domain/funnel/store';
 import { funnelDiagrams } from '../flows/funnel';
 import { compareFigures, funnelFigures, type FunnelStats } from '../flows/funnel-figures';
 import { FUNNEL_CSS } from './demo/funnel-css';
@@ -47,34 +47,35 @@ export const funnelStatsQuery = z.strictObject({
 });
 export type FunnelStatsQuery = z.infer<typeof funnelStatsQuery>;
 
-interface Window {
-  from: number;
-  to: number;
-}
-
-function windowsOf(query: FunnelStatsQuery, now: number): { main: Window; other?: Window } {
+/**
+ * The ranges a query asks for, `[from, to)` on whole buckets (alignRange): "the last 24 hours" is
+ * exactly 24 hours, the last one still filling; `previous` is the range of the same length just
+ * before it, so the two never overlap; both share one bucket size, so they compare.
+ */
+export function rangesOf(query: FunnelStatsQuery, now: number): { main: FunnelRange; other?: FunnelRange } {
   const to = query.to ?? now;
   const from = query.from ?? to - durationMs(query.since ?? '24h')!;
-  const main = { from, to };
-  const other =
-    query.compare_from !== undefined ? { from: query.compare_from, to: query.compare_to ?? query.compare_from + (to - from) } : query.compare === 'previous' ? { from: from - (to - from), to: from } : undefined;
-  for (const w of [main, other]) {
-    if (w && !(w.from < w.to && w.to - w.from <= MAX_RANGE_MS)) {
+  const asked = [{ from, to }, ...(query.compare_from !== undefined ? [{ from: query.compare_from, to: query.compare_to ?? query.compare_from + (to - from) }] : [])];
+  for (const w of asked) {
+    if (!(w.from < w.to && w.to - w.from <= MAX_RANGE_MS)) {
       throw apiError('invalid_request', { data: { issues: [{ path: 'from', message: 'from must be before to, at most 30 days apart' }] } });
     }
   }
+  const earliest = Math.min(...asked.map((w) => w.from), query.compare === 'previous' ? from - (to - from) : from);
+  const resolution: FunnelRange['resolution'] = to - from <= MINUTE_READ_LIMIT_MS && earliest >= now - MINUTE_RETENTION_MS + HOUR_MS ? 'minute' : 'hour';
+  const main = alignRange(from, to, now, resolution);
+  const length = main.to - main.from;
+  const other =
+    query.compare_from !== undefined ? alignRange(asked[1]!.from, asked[1]!.to, now, resolution) : query.compare === 'previous' ? { from: main.from - length, to: main.from, resolution } satisfies FunnelRange : undefined;
   return { main, ...(other ? { other } : {}) };
 }
 
 /** The figures a query asks for. */
 export async function funnelStats(deps: Pick<Deps, 'funnel' | 'now'>, query: FunnelStatsQuery): Promise<FunnelStats> {
   const now = deps.now();
-  const { main, other } = windowsOf(query, now);
+  const { main, other } = rangesOf(query, now);
   const diagrams = await funnelDiagrams();
-  const read = async (w: Window) => {
-    const { counts, range } = await deps.funnel.read(w.from, w.to, now);
-    return funnelFigures(diagrams, counts, range, query.journey);
-  };
+  const read = async (range: FunnelRange) => funnelFigures(diagrams, await deps.funnel.read(range, now), query.journey);
   const figures = await read(main);
   if (!other) return figures;
   const compared = await read(other);

@@ -141,9 +141,9 @@ export const configKeyMeanings: Record<string, string> = {
   'sandbox.enabled': 'Embedded fake upstreams for local runs. Defaults to true when no CONFIG_FILE and no upstream URL is given and NODE_ENV is unset, development or test. Refused in production.',
   'demo.enabled': 'Serves the demo page. Refused in production unless `demo.enabled_in_production`.',
   'demo.enabled_in_production': 'Allows `demo.enabled` in production (a staging service run with NODE_ENV=production). The demo page drives real journeys against real accounts.',
-  'funnel.enabled': 'Counts the login journeys from the machine (docs/funnel.md): per screen and transition, refusal reasons and time on screen, into the store of `otp.store` and the `lfa_funnel_*` metrics. Counts and durations only, never an identifier.',
+  'funnel.enabled': 'Counts the login journeys in people (docs/funnel.md): each journey, under an anonymous random id carried in its proofs and code record, once per screen it reaches, its refusals, repeats and times, into the store of `otp.store`; and the requests into the `lfa_funnel_*` metrics. Counts and durations only, never a phone, email, address or account.',
   'funnel.read_key': 'A read-only key for the funnel statistics (`GET /flows/stats`, `/flows/funnel`, the figures on `/flows`), sent as header `x-funnel-key`, so dashboards need not hold `security.internal_key` (which is also accepted). At least 32 characters in production; wrong values are limited per client. Empty: only the internal key (and the sandbox) may read them.',
-  'funnel.flush_ms': 'How long an instance gathers its funnel counts before writing them to the store in one round trip (the answers never wait for it). 0: after every request.',
+  'funnel.flush_ms': 'How long an instance gathers its funnel counts before writing them to the store in one write (the answers never wait for it). 0: after every request.',
 };
 
 export interface ConfigKey {

@@ -1,9 +1,21 @@
-import { addInto, bucketsFor, HOUR_MS, HOUR_RETENTION_MS, MINUTE_MS, MINUTE_RETENTION_MS, type FunnelCounts, type FunnelStore } from './store';
+import { LRUCache } from 'lru-cache';
+import { journeyStart } from './journey-id';
+import { addInto, bucketStarts, fieldsOf, HOUR_MS, HOUR_RETENTION_MS, journeyUntil, MINUTE_MS, MINUTE_RETENTION_MS, openMinutes, type FunnelCounts, type FunnelStore, type FunnelStoreOptions } from './store';
 
-/** One instance's funnel counters (otp.store memory): the same buckets as Redis, dropped as they age out. */
-export function createMemoryFunnelStore(): FunnelStore {
+/**
+ * Journeys whose sets one instance keeps at most (the least recently active go first; one such
+ * journey's later requests would count it again). At ~200 B a journey, 20 MB.
+ */
+export const MEMORY_JOURNEYS = 100_000;
+const SEP = '\n';
+
+/** One instance's funnel counts (otp.store memory): the same buckets and journey sets as Redis, dropped as they age out. */
+export function createMemoryFunnelStore(options: FunnelStoreOptions = { idleMs: 15 * 60_000 }): FunnelStore {
   const minutes = new Map<number, FunnelCounts>();
   const hours = new Map<number, FunnelCounts>();
+  // Per journey: until when it is kept, then what it was counted for, one flat string (`until\nfield\nfield`).
+  // maxSize with a unit size, so the cache grows with use instead of being preallocated.
+  const journeys = new LRUCache<string, string>({ maxSize: MEMORY_JOURNEYS, sizeCalculation: () => 1 });
   let pruned = 0;
   const prune = (nowMs: number) => {
     if (nowMs - pruned < MINUTE_MS) return;
@@ -16,21 +28,47 @@ export function createMemoryFunnelStore(): FunnelStore {
     if (!counts) map.set(at, (counts = {}));
     return counts;
   };
+  const sum = (map: Map<number, FunnelCounts>, starts: number[]) => {
+    const counts: FunnelCounts = {};
+    for (const at of starts) {
+      const found = map.get(at);
+      if (found) addInto(counts, found);
+    }
+    return counts;
+  };
   return {
-    async add(counts, atMs) {
-      addInto(bucket(minutes, Math.floor(atMs / MINUTE_MS) * MINUTE_MS), counts);
-      addInto(bucket(hours, Math.floor(atMs / HOUR_MS) * HOUR_MS), counts);
-      prune(atMs);
-    },
-    async read(fromMs, toMs, nowMs) {
-      const { starts, ...range } = bucketsFor(fromMs, toMs, nowMs);
-      const map = range.resolution === 'minute' ? minutes : hours;
-      const counts: FunnelCounts = {};
-      for (const at of starts) {
-        const found = map.get(at);
-        if (found) addInto(counts, found);
+    async add(entries, nowMs) {
+      const added: string[][] = [];
+      for (const entry of entries) {
+        let counted: string[] | undefined;
+        if (entry.journey !== undefined) {
+          const kept = journeys.get(entry.journey)?.split(SEP);
+          counted = kept && Number(kept[0]) > nowMs ? kept.slice(1) : [];
+        }
+        const fields = fieldsOf(entry, (field) => {
+          if (!counted || counted.includes(field)) return false;
+          counted.push(field);
+          return true;
+        });
+        if (entry.journey !== undefined && counted) {
+          const until = journeyUntil(journeyStart(entry.journey), nowMs, options.idleMs);
+          if (until > nowMs) journeys.set(entry.journey, [String(until), ...counted].join(SEP));
+          else journeys.delete(entry.journey);
+        }
+        added.push(fields);
+        if (fields.length === 0) continue;
+        const minute = bucket(minutes, Math.floor(entry.at / MINUTE_MS) * MINUTE_MS);
+        const hour = bucket(hours, Math.floor(entry.at / HOUR_MS) * HOUR_MS);
+        for (const field of fields) {
+          minute[field] = (minute[field] ?? 0) + 1;
+          hour[field] = (hour[field] ?? 0) + 1;
+        }
       }
-      return { counts, range };
+      prune(nowMs);
+      return added;
+    },
+    async read(range, nowMs) {
+      return { counts: sum(range.resolution === 'minute' ? minutes : hours, bucketStarts(range)), open: sum(minutes, openMinutes(range, nowMs)), range };
     },
   };
 }

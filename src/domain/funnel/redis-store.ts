@@ -1,48 +1,76 @@
 import type { RedisConnection } from '../../core/redis';
-import { addInto, bucketsFor, DAY_MS, HOUR_MS, HOUR_RETENTION_MS, MINUTE_MS, MINUTE_RETENTION_MS, type FunnelCounts, type FunnelStore } from './store';
+import { addInto, bucketStarts, DAY_MS, fieldsOf, HOUR_MS, HOUR_RETENTION_MS, journeyUntil, MINUTE_MS, MINUTE_RETENTION_MS, openMinutes, type FunnelCounts, type FunnelEntry, type FunnelStore, type FunnelStoreOptions } from './store';
 
 /*
- * The funnel's counters on Redis or a Redis Cluster. One batch is one script: both of its
- * buckets (the minute and the hour) get every field added and their lifetime set, in one round
- * trip. The two keys share a hash tag (the day), so the script runs unchanged on a cluster; a
- * day's counters sit on one node, which HINCRBY at one call per instance per flush can afford.
+ * The funnel's counts on Redis or a Redis Cluster. One entry (one request) is one script: the
+ * journey's set of what it was counted for (SADD says whether a `once` count is new), then its
+ * minute and hour buckets, with their lifetimes, in one atomic step (answering the fields it added), so two instances serving
+ * one journey never count it twice. The three keys share a hash tag (the day the journey
+ * started), so the script runs unchanged on a cluster. The entries of a flush are sent together
+ * (one write); the answer never waits for them (src/domain/funnel/tally.ts). A journey's set
+ * lives as long as its proofs and codes can still be presented (journeyUntil), no longer.
+ *
+ * ARGV: minute ttl, hour ttl, journey ttl ('' without a journey), then per once-count:
+ * field, repeat ('' for none), n, then-fields...; then '|', then the always-fields.
  */
 const ADD = `
-for i = 1, #ARGV - 2, 2 do
-  redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])
-  redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
+local fields = {}
+local i = 4
+while ARGV[i] ~= '|' do
+  local field, rep, n = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  if ARGV[3] ~= '' and redis.call('SADD', KEYS[3], field) == 1 then
+    fields[#fields + 1] = field
+    for j = 1, n do fields[#fields + 1] = ARGV[i + 2 + j] end
+  elseif rep ~= '' then
+    fields[#fields + 1] = rep
+  end
+  i = i + 3 + n
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[#ARGV - 1])
-redis.call('PEXPIRE', KEYS[2], ARGV[#ARGV])
-return 1
+for j = i + 1, #ARGV do fields[#fields + 1] = ARGV[j] end
+if ARGV[3] ~= '' then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
+if #fields == 0 then return fields end
+for _, field in ipairs(fields) do
+  redis.call('HINCRBY', KEYS[1], field, 1)
+  redis.call('HINCRBY', KEYS[2], field, 1)
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return fields
 `;
 
-type AddScript = (minuteKey: string, hourKey: string, ...args: Array<string | number>) => Promise<number>;
+type AddScript = (minuteKey: string, hourKey: string, journeyKey: string, ...args: Array<string | number>) => Promise<string[]>;
 
-export function createRedisFunnelStore(redis: RedisConnection, prefix: string): FunnelStore {
-  redis.defineCommand('lfaFunnelAdd', { numberOfKeys: 2, lua: ADD });
-  const addScript = (redis as unknown as { lfaFunnelAdd: AddScript }).lfaFunnelAdd.bind(redis);
+export function createRedisFunnelStore(redis: RedisConnection, prefix: string, options: FunnelStoreOptions = { idleMs: 15 * 60_000 }): FunnelStore {
+  redis.defineCommand('lfaFunnelJourney', { numberOfKeys: 3, lua: ADD });
+  const addScript = (redis as unknown as { lfaFunnelJourney: AddScript }).lfaFunnelJourney.bind(redis);
   const day = (at: number) => Math.floor(at / DAY_MS);
-  const minuteKey = (at: number) => `${prefix}funnel:{${day(at)}}:m${at}`;
-  const hourKey = (at: number) => `${prefix}funnel:{${day(at)}}:h${at}`;
+  // `pm`/`ph`: the buckets of people; the request counts of before (`m`/`h`) are not read, and age out.
+  const minuteKey = (at: number) => `${prefix}funnel:{${day(at)}}:pm${at}`;
+  const hourKey = (at: number) => `${prefix}funnel:{${day(at)}}:ph${at}`;
+  const journeyKey = (at: number, id: string) => `${prefix}funnel:{${day(at)}}:j${id}`;
+  const read = async (key: (at: number) => string, starts: number[]) => {
+    // Buckets of different days live on different nodes of a cluster: one HGETALL each, in parallel (reads are rare: operators).
+    const buckets = await Promise.all(starts.map((at) => redis.hgetall(key(at))));
+    const counts: FunnelCounts = {};
+    for (const bucket of buckets) addInto(counts, Object.fromEntries(Object.entries(bucket).map(([f, n]) => [f, Number(n)])));
+    return counts;
+  };
+  const write = (entry: FunnelEntry, nowMs: number) => {
+    const minute = Math.floor(entry.at / MINUTE_MS) * MINUTE_MS;
+    const hour = Math.floor(entry.at / HOUR_MS) * HOUR_MS;
+    const args: Array<string | number> = [MINUTE_RETENTION_MS + MINUTE_MS, HOUR_RETENTION_MS + HOUR_MS];
+    // The journey's set lives as long as what it carries can still be presented, and at least a second.
+    args.push(entry.journey === undefined ? '' : Math.max(1000, journeyUntil(entry.at, nowMs, options.idleMs) - nowMs));
+    for (const once of entry.once) args.push(once.field, once.repeat ?? '', once.then?.length ?? 0, ...(once.then ?? []));
+    args.push('|', ...entry.always);
+    if (entry.journey === undefined && fieldsOf(entry, () => false).length === 0) return Promise.resolve([]);
+    return addScript(minuteKey(minute), hourKey(hour), journeyKey(minute, entry.journey ?? '-'), ...args);
+  };
   return {
-    async add(counts, atMs) {
-      const args: Array<string | number> = [];
-      for (const [field, n] of Object.entries(counts)) args.push(field, n);
-      if (args.length === 0) return;
-      const minute = Math.floor(atMs / MINUTE_MS) * MINUTE_MS;
-      const hour = Math.floor(atMs / HOUR_MS) * HOUR_MS;
-      // Lifetimes from the bucket's end, so a bucket lives its whole retention after its last count.
-      await addScript(minuteKey(minute), hourKey(hour), ...args, MINUTE_RETENTION_MS + MINUTE_MS, HOUR_RETENTION_MS + HOUR_MS);
-    },
-    async read(fromMs, toMs, nowMs) {
-      const { starts, ...range } = bucketsFor(fromMs, toMs, nowMs);
-      const key = range.resolution === 'minute' ? minuteKey : hourKey;
-      // Buckets of different days live on different nodes of a cluster: one HGETALL each, in parallel (reads are rare: operators).
-      const buckets = await Promise.all(starts.map((at) => redis.hgetall(key(at))));
-      const counts: FunnelCounts = {};
-      for (const bucket of buckets) addInto(counts, Object.fromEntries(Object.entries(bucket).map(([f, n]) => [f, Number(n)])));
-      return { counts, range };
+    add: (entries, nowMs) => Promise.all(entries.map((entry) => write(entry, nowMs))),
+    async read(range, nowMs) {
+      const [counts, open] = await Promise.all([read(range.resolution === 'minute' ? minuteKey : hourKey, bucketStarts(range)), read(minuteKey, openMinutes(range, nowMs))]);
+      return { counts, open, range };
     },
   };
 }

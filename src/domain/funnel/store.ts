@@ -1,10 +1,11 @@
 /*
- * The funnel's counters across instances (docs/funnel.md): named counts added in batches and
- * read back summed over a time range. The store knows nothing of journeys or steps: a field is
- * an opaque bounded name the counter chose (`e|awaitingPhoneCode|loggedIn`), so a new step or
- * journey needs nothing here. Each batch lands in two time buckets: its minute (kept a day) and
- * its hour (kept 30 days); a range is read from minutes when it is short enough to lie within
- * them, from hours otherwise.
+ * The funnel's counts across instances (docs/funnel.md). The unit is a person's journey: each
+ * entry names its journey, and a count marked `once` is added only the first time that journey
+ * brings it (the journey's set of what it was counted for lives as long as the conversion
+ * window), so a resend, a retry or a replayed proof never counts a person twice. Every count of
+ * a journey lands in the buckets of the minute and the hour where it STARTED (its id says when):
+ * a journey is never split across two ranges. Minute buckets are kept a day, hour buckets 30
+ * days. The store knows nothing of screens: a field is an opaque bounded name the counter chose.
  */
 
 export const MINUTE_MS = 60_000;
@@ -15,35 +16,114 @@ export const MINUTE_RETENTION_MS = DAY_MS;
 export const HOUR_RETENTION_MS = 30 * DAY_MS;
 /** Ranges up to this long are read from minute buckets (finer edges); longer ones from hours. */
 export const MINUTE_READ_LIMIT_MS = 6 * HOUR_MS;
+/**
+ * The conversion window: a journey is counted for what it does within this long of its start,
+ * and is "in progress" until it has passed; after it, a journey that did not reach the end has
+ * stopped, and its figures never change again.
+ */
+export const CONVERSION_WINDOW_MS = HOUR_MS;
+
+/**
+ * How long a journey's set is kept after its last request: as long as the longest of a proof's
+ * and a code's lifetimes, after which none of what it carries is accepted any more (so it can
+ * make no request that counts), and never past its window.
+ */
+export const journeyIdleMs = (config: { security: { proof_ttl_seconds: number }; otp: { ttl_seconds: number } }): number =>
+  Math.max(config.security.proof_ttl_seconds, config.otp.ttl_seconds) * 1000;
+
+export interface FunnelStoreOptions {
+  /** journeyIdleMs. */
+  idleMs: number;
+}
+
+/** When a journey's set may be forgotten: `idleMs` after its last request, and at the latest when its window closes. */
+export const journeyUntil = (startMs: number, nowMs: number, idleMs: number): number =>
+  Math.min(Math.floor(startMs / MINUTE_MS) * MINUTE_MS + CONVERSION_WINDOW_MS, nowMs + idleMs);
 
 export type FunnelCounts = Record<string, number>;
 
+/** A count a journey brings once: `field` and `then` the first time, `repeat` (if any) every later time. */
+export interface OnceCount {
+  field: string;
+  then?: string[];
+  repeat?: string;
+}
+
+/** What one request adds: on its journey's start bucket, or on `at` when it belongs to no journey. */
+export interface FunnelEntry {
+  /** The journey's id (journey-id.ts); absent for a request refused before any journey began. */
+  journey?: string;
+  /** The bucket time: the journey's start, or the request's time without a journey. */
+  at: number;
+  once: OnceCount[];
+  /** Counted on every request (refusals met, as requests). */
+  always: string[];
+}
+
 export interface FunnelRange {
-  /** Inclusive start and exclusive end, ms since the epoch, aligned to the buckets read. */
+  /** Inclusive start and exclusive end, ms since the epoch, aligned to whole buckets. */
   from: number;
   to: number;
   resolution: 'minute' | 'hour';
 }
 
-export interface FunnelStore {
-  /** Adds the counts to the buckets of `atMs`. */
-  add(counts: FunnelCounts, atMs: number): Promise<void>;
-  /** The counts summed over the buckets that cover [fromMs, toMs). */
-  read(fromMs: number, toMs: number, nowMs: number): Promise<{ counts: FunnelCounts; range: FunnelRange }>;
+export interface FunnelRead {
+  /** Every journey that started in the range. */
+  counts: FunnelCounts;
+  /** Those whose conversion window was still open when read (started less than CONVERSION_WINDOW_MS ago). */
+  open: FunnelCounts;
+  range: FunnelRange;
 }
 
-/** The buckets a range is read from: aligned outwards to whole buckets, minute ones only where they are still kept. */
-export function bucketsFor(fromMs: number, toMs: number, nowMs: number): FunnelRange & { starts: number[] } {
-  const minutes = toMs - fromMs <= MINUTE_READ_LIMIT_MS && fromMs >= nowMs - MINUTE_RETENTION_MS;
-  const size = minutes ? MINUTE_MS : HOUR_MS;
-  const from = Math.floor(fromMs / size) * size;
+export interface FunnelStore {
+  /** `nowMs`: the clock the journeys' sets expire by. Answers, per entry, the fields it added. */
+  add(entries: readonly FunnelEntry[], nowMs: number): Promise<string[][]>;
+  /** The counts of the journeys that started in `range` (aligned: alignRange). */
+  read(range: FunnelRange, nowMs: number): Promise<FunnelRead>;
+}
+
+const SIZE = { minute: MINUTE_MS, hour: HOUR_MS } as const;
+
+/**
+ * A range as the buckets can hold it: `[from, to)`, its end rounded up to a whole bucket and its
+ * start that many whole buckets before, so "the last 24 hours" is 24 hour buckets (the last one
+ * still filling), never 25. `resolution` may be forced, so two ranges compared share it.
+ */
+export function alignRange(fromMs: number, toMs: number, nowMs: number, resolution?: FunnelRange['resolution']): FunnelRange {
+  const chosen = resolution ?? (toMs - fromMs <= MINUTE_READ_LIMIT_MS && fromMs >= nowMs - MINUTE_RETENTION_MS + HOUR_MS ? 'minute' : 'hour');
+  const size = SIZE[chosen];
   const to = Math.ceil(toMs / size) * size;
+  const from = to - Math.max(1, Math.ceil((toMs - fromMs) / size)) * size;
+  return { from, to, resolution: chosen };
+}
+
+/** The bucket starts of an aligned range. */
+export function bucketStarts(range: FunnelRange): number[] {
+  const size = SIZE[range.resolution];
   const starts: number[] = [];
-  for (let at = from; at < to; at += size) starts.push(at);
-  return { from, to, resolution: minutes ? 'minute' : 'hour', starts };
+  for (let at = range.from; at < range.to; at += size) starts.push(at);
+  return starts;
+}
+
+/** The minute buckets of the range whose journeys' window is still open at `nowMs`. */
+export function openMinutes(range: FunnelRange, nowMs: number): number[] {
+  const from = Math.max(range.from, Math.floor((nowMs - CONVERSION_WINDOW_MS) / MINUTE_MS) * MINUTE_MS + MINUTE_MS);
+  const starts: number[] = [];
+  for (let at = from; at < range.to; at += MINUTE_MS) starts.push(at);
+  return starts;
 }
 
 export const addInto = (into: FunnelCounts, counts: FunnelCounts): FunnelCounts => {
   for (const [field, n] of Object.entries(counts)) into[field] = (into[field] ?? 0) + n;
   return into;
 };
+
+/** The fields one entry adds, given which of its `once` counts its journey brings for the first time. */
+export function fieldsOf(entry: FunnelEntry, isNew: (field: string) => boolean): string[] {
+  const fields = [...entry.always];
+  for (const once of entry.once) {
+    if (isNew(once.field)) fields.push(once.field, ...(once.then ?? []));
+    else if (once.repeat) fields.push(once.repeat);
+  }
+  return fields;
+}

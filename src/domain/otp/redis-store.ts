@@ -9,7 +9,8 @@ import { EXPIRED_RETENTION_MS, type ClaimResult, type IssueResult, type OtpPolic
  * (machines/otp-record.machine.ts) step for step; the shared contract suite
  * (test/otp/store-contract.ts) holds both stores to the same behaviour.
  *
- * Records are `hash|sentAt|expiresAt|attempts|to` (decimal ms; `to` where the code went; a
+ * Records are `hash|sentAt|expiresAt|attempts|to[|journey]` (decimal ms; `to` where the code went;
+ * `journey` the funnel's anonymous journey id, when a flow asked for the code; a
  * record written before `to` existed has none, and its code proves no address), kept EXPIRED_RETENTION_MS past
  * expiry by the key's own TTL. Time comes from the caller (`now`), as in the memory store.
  * Digest comparison in Lua is not constant-time; it compares HMACs of the guess, which an
@@ -18,26 +19,30 @@ import { EXPIRED_RETENTION_MS, type ClaimResult, type IssueResult, type OtpPolic
 
 const PARSE = `
 local function parse(packed)
-  local hash, sentAt, expiresAt, attempts, to = string.match(packed, '^([^|]+)|(%d+)|(%d+)|(%d+)|?([^|]*)$')
+  local hash, sentAt, expiresAt, attempts, to, journey = string.match(packed, '^([^|]+)|(%d+)|(%d+)|(%d+)|?([^|]*)|?([^|]*)$')
   if not hash then return nil end
-  return { hash = hash, sentAt = tonumber(sentAt), expiresAt = tonumber(expiresAt), attempts = tonumber(attempts), to = to }
+  return { hash = hash, sentAt = tonumber(sentAt), expiresAt = tonumber(expiresAt), attempts = tonumber(attempts), to = to, journey = journey }
 end
 local function pack(r)
-  return r.hash .. '|' .. string.format('%d', r.sentAt) .. '|' .. string.format('%d', r.expiresAt) .. '|' .. string.format('%d', r.attempts) .. '|' .. r.to
+  local packed = r.hash .. '|' .. string.format('%d', r.sentAt) .. '|' .. string.format('%d', r.expiresAt) .. '|' .. string.format('%d', r.attempts) .. '|' .. r.to
+  if r.journey and r.journey ~= '' then return packed .. '|' .. r.journey end
+  return packed
 end
 `;
 
-// ARGV: hash, now, ttlMs, cooldownMs, retentionMs, to, maxAttempts
+// ARGV: hash, now, ttlMs, cooldownMs, retentionMs, to, maxAttempts, journey ('' for none)
 const ISSUE = `${PARSE}
 local now, ttl, cooldown, retention, maxAttempts = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7])
 local packed = redis.call('GET', KEYS[1])
 local current = packed and parse(packed)
 local attempts = 0
+local journey = ARGV[8]
 if current and now < current.expiresAt then
   if now - current.sentAt < cooldown then return { 'blocked', string.format('%d', current.sentAt + cooldown - now) } end
   attempts = math.min(current.attempts, maxAttempts - 1)
+  if current.journey ~= '' then journey = current.journey end
 end
-local record = { hash = ARGV[1], sentAt = now, expiresAt = now + ttl, attempts = attempts, to = ARGV[6] }
+local record = { hash = ARGV[1], sentAt = now, expiresAt = now + ttl, attempts = attempts, to = ARGV[6], journey = journey }
 local stored = pack(record)
 redis.call('SET', KEYS[1], stored, 'PX', ttl + retention)
 return { 'issued', stored, current and pack(current) or '' }
@@ -61,13 +66,13 @@ local now, maxAttempts = tonumber(ARGV[2]), tonumber(ARGV[3])
 local packed = redis.call('GET', KEYS[1])
 local current = packed and parse(packed)
 if not current then return { 'invalid' } end
-if now >= current.expiresAt then return { 'expired' } end
-if current.attempts >= maxAttempts then return { 'too_many_attempts' } end
-if current.hash == ARGV[1] then redis.call('DEL', KEYS[1]); return { 'ok', current.to, string.format('%d', current.sentAt) } end
+if now >= current.expiresAt then return { 'expired', current.journey } end
+if current.attempts >= maxAttempts then return { 'too_many_attempts', current.journey } end
+if current.hash == ARGV[1] then redis.call('DEL', KEYS[1]); return { 'ok', current.journey, current.to, string.format('%d', current.sentAt) } end
 current.attempts = current.attempts + 1
 redis.call('SET', KEYS[1], pack(current), 'KEEPTTL')
-if current.attempts >= maxAttempts then return { 'too_many_attempts' } end
-return { 'invalid' }
+if current.attempts >= maxAttempts then return { 'too_many_attempts', current.journey } end
+return { 'invalid', current.journey }
 `;
 
 // ARGV: token, cooldownMs. Answers -1 when claimed, else the holder's time left (ms).
@@ -83,16 +88,16 @@ return 1
 `;
 
 function unpack(packed: string): OtpRecord {
-  const [hash, sentAt, expiresAt, attempts, to] = packed.split('|');
-  return { hash: hash!, sentAt: Number(sentAt), expiresAt: Number(expiresAt), attempts: Number(attempts), to: to ?? '' };
+  const [hash, sentAt, expiresAt, attempts, to, journey] = packed.split('|');
+  return { hash: hash!, sentAt: Number(sentAt), expiresAt: Number(expiresAt), attempts: Number(attempts), to: to ?? '', ...(journey ? { journey } : {}) };
 }
 
-const pack = (record: OtpRecord) => `${record.hash}|${record.sentAt}|${record.expiresAt}|${record.attempts}|${record.to}`;
+const pack = (record: OtpRecord) => `${record.hash}|${record.sentAt}|${record.expiresAt}|${record.attempts}|${record.to}${record.journey ? `|${record.journey}` : ''}`;
 
 interface OtpScripts {
-  lfaOtpIssue(key: string, hash: string, now: number, ttlMs: number, cooldownMs: number, retentionMs: number, to: string, maxAttempts: number): Promise<[string, string, string?]>;
+  lfaOtpIssue(key: string, hash: string, now: number, ttlMs: number, cooldownMs: number, retentionMs: number, to: string, maxAttempts: number, journey: string): Promise<[string, string, string?]>;
   lfaOtpRevert(key: string, hash: string, previous: string): Promise<number>;
-  lfaOtpVerify(key: string, hash: string, now: number, maxAttempts: number): Promise<[string, string?, string?]>;
+  lfaOtpVerify(key: string, hash: string, now: number, maxAttempts: number): Promise<[string, string?, string?, string?]>;
   lfaOtpClaim(key: string, token: string, cooldownMs: number): Promise<number>;
   lfaOtpRelease(key: string, token: string): Promise<number>;
 }
@@ -120,8 +125,8 @@ export function createRedisOtpStore(redis: RedisConnection, options: RedisOtpSto
   const phoneHolderKey = (phone: string) => `${options.prefix}held:phone:${phone}`;
 
   return {
-    async issue(key: string, hash: string, now: number, policy: OtpPolicy, to: string = key): Promise<IssueResult> {
-      const [status, stored, previous] = await scripts.lfaOtpIssue(keyOf(key), hash, now, policy.ttlMs, policy.cooldownMs, EXPIRED_RETENTION_MS, to, policy.maxAttempts);
+    async issue(key: string, hash: string, now: number, policy: OtpPolicy, to: string = key, journey?: string): Promise<IssueResult> {
+      const [status, stored, previous] = await scripts.lfaOtpIssue(keyOf(key), hash, now, policy.ttlMs, policy.cooldownMs, EXPIRED_RETENTION_MS, to, policy.maxAttempts, journey && /^[A-Za-z0-9_-]+$/.test(journey) ? journey : '');
       if (status === 'blocked') return { status: 'blocked', retryAfterMs: Math.max(1, Number(stored)) };
       return { status: 'issued', record: unpack(stored), previous: previous ? unpack(previous) : null };
     },
@@ -131,9 +136,10 @@ export function createRedisOtpStore(redis: RedisConnection, options: RedisOtpSto
     },
 
     async verify(key: string, hash: string, now: number, policy: OtpPolicy): Promise<VerifyResult> {
-      const [outcome, to, sentAt] = await scripts.lfaOtpVerify(keyOf(key), hash, now, policy.maxAttempts);
-      if (outcome === 'ok') return { outcome, to: to ?? '', sentAt: Number(sentAt) };
-      return { outcome: outcome as Exclude<VerifyOutcome, 'ok'> };
+      const [outcome, journey, to, sentAt] = await scripts.lfaOtpVerify(keyOf(key), hash, now, policy.maxAttempts);
+      const carried = journey ? { journey } : {};
+      if (outcome === 'ok') return { outcome, to: to ?? '', sentAt: Number(sentAt), ...carried };
+      return { outcome: outcome as Exclude<VerifyOutcome, 'ok'>, ...carried };
     },
 
     async claimRecipient(address: string, token: string, cooldownMs: number): Promise<ClaimResult> {

@@ -60,6 +60,11 @@ export interface OtpSendRequest {
   email?: string;
   /** Request field names to name in `invalid_request` issues (defaults: uid, phone, notify_email). */
   fields?: { key?: string; phone?: string; email?: string };
+  /**
+   * The funnel's anonymous journey id to store with the code (a login flow's); `kept` hears the
+   * id the record keeps: a resend within the code's lifetime keeps the first code's.
+   */
+  journey?: { id: string; kept(id: string): void };
 }
 
 /** otp_generate's success data (docs/contract.md#one-time-codes), also the `otp` send metadata of the login flows: one type, the machines'. */
@@ -72,7 +77,8 @@ export interface OtpVerifyRequest {
 
 /** One verification; `reached` (with `ok`) is what knowing the code proves: the addresses it went to. */
 /** `sentAt`: when the accepted code was issued (epoch ms), so a flow can time the screen that waited for it. */
-export type Verification = { outcome: 'ok'; reached: Reached; sentAt: number } | { outcome: Exclude<VerifyOutcome, 'ok'> };
+/** `journey`: the funnel's anonymous journey id the code's record carried, whatever the outcome. */
+export type Verification = { outcome: 'ok'; reached: Reached; sentAt: number; journey?: string } | { outcome: Exclude<VerifyOutcome, 'ok'>; journey?: string };
 
 export interface OtpService {
   /** Which channels are configured (the contract's skip rules). */
@@ -316,7 +322,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       const sentAt = now();
       const code = (testIdentifiers.size > 0 ? fixedCodeOf(testIdentifiers, key, recipients) : undefined) ?? generateCode(otp.length);
       const codeHash = hash(key, code);
-      const issued = await guarded(() => store.issue(key, codeHash, sentAt, policy, addressesOf(recipients)));
+      const issued = await guarded(() => store.issue(key, codeHash, sentAt, policy, addressesOf(recipients), request.journey?.id));
       if (issued.status === 'blocked') {
         await releaseRecipients(budgets, token);
         const retryAfter = Math.max(1, Math.ceil(issued.retryAfterMs / 1000));
@@ -334,6 +340,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
         logGenerate({ outcome: isApiError(err) ? err.reason : 'rate_limited' });
         throw err;
       }
+      if (request.journey && issued.record.journey) request.journey.kept(issued.record.journey);
       const debugCode = otp.debug ? { debug_code: code } : {};
       logGenerate({ outcome: 'issued', ...debugCode });
 
@@ -381,7 +388,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       if (reached.phone === undefined && reached.email === undefined) return { outcome: 'invalid' };
       // The owner of the addresses is acting, not being bombed: their next code need not wait.
       await guarded(() => Promise.all([reached.phone, reached.email].flatMap((address) => (address ? [store.clearRecipient(budgetOf(address))] : []))));
-      return { outcome: 'ok', reached, sentAt: result.sentAt };
+      return { outcome: 'ok', reached, sentAt: result.sentAt, ...(result.journey ? { journey: result.journey } : {}) };
     },
 
     async verifyOrThrow(ctx, request) {

@@ -14,8 +14,11 @@ export type IssueResult =
 
 export type VerifyOutcome = 'ok' | 'invalid' | 'expired' | 'too_many_attempts';
 
-/** One verification: `to` (where the accepted code went) and `sentAt` (when it was issued, epoch ms) only with `ok`. */
-export type VerifyResult = { outcome: 'ok'; to: string; sentAt: number } | { outcome: Exclude<VerifyOutcome, 'ok'> };
+/**
+ * One verification: `to` (where the accepted code went) and `sentAt` (when it was issued, epoch ms) only with `ok`;
+ * `journey` (the funnel's anonymous journey id the record carries) whenever a record was there.
+ */
+export type VerifyResult = { outcome: 'ok'; to: string; sentAt: number; journey?: string } | { outcome: Exclude<VerifyOutcome, 'ok'>; journey?: string };
 
 export type ClaimResult = { claimed: true } | { claimed: false; retryAfterMs: number };
 
@@ -25,8 +28,9 @@ export interface OtpStore {
    * `policy.cooldownMs` ago blocks (nothing changes); otherwise the new record replaces it,
    * carrying over the wrong-guess count while the replaced code was still live.
    * `previous` is what was replaced, for `revert`. `to` lists where the code goes (default: the key).
+   * `journey` is stored with the code unless the replaced code was live and had one (then that one stays).
    */
-  issue(key: string, hash: string, now: number, policy: OtpPolicy, to?: string): Promise<IssueResult>;
+  issue(key: string, hash: string, now: number, policy: OtpPolicy, to?: string, journey?: string): Promise<IssueResult>;
   /**
    * Compare-and-set back after every channel refused the code: when the key still holds `hash`,
    * restore `previous` (keeping the higher wrong-guess count) or delete the record when there

@@ -1,6 +1,6 @@
 import type { JourneyDiagram } from '../../../machines';
 import type { JourneyFigures, ScreenFigures } from '../../flows/funnel-figures';
-import { percent, seconds } from './funnel-format';
+import { percent, refusalText, repeatsText, seconds } from './funnel-format';
 
 /*
  * The funnel's figures drawn on a journey's diagram (GET /flows/<id>.svg with a range, for
@@ -86,15 +86,22 @@ export function labelIds(diagram: JourneyDiagram): string[] {
 const people = (n: number) => `${n} ${n === 1 ? 'persona' : 'persone'}`;
 
 /** The lines of a screen's box: each a figure name (for tests and tools) and its text. */
-function screenLines(screen: ScreenFigures, first: boolean): Array<[string, string]> {
+function screenLines(screen: ScreenFigures, first: boolean, journey: JourneyFigures): Array<[string, string]> {
   const lines: Array<[string, string]> = [['arrived', `${first ? 'partiti' : 'arrivati'} ${screen.arrived}`]];
-  // Where the journey ends, people arrived: going on, stopping and time there mean nothing.
-  if (!screen.last) {
+  // Arriving at the end is completing: going on, stopping and time there would mean nothing.
+  if (screen.arrived > screen.completed || !screen.last) {
     lines.push(['continued', `proseguono ${screen.continued} (${percent(screen.conversion)})`]);
-    lines.push(['stopped', `si fermano ${screen.stopped} (${percent(screen.dropOff)}) · altrove ${screen.elsewhere}`]);
+    lines.push(['elsewhere', `altrove ${screen.elsewhere}`]);
+    for (const way of screen.split) if (!way.own && way.to !== null && way.people > 0) lines.push(['split', `  → ${way.title}: ${way.people}`]);
+    lines.push(['stopped', `in corso ${screen.inProgress} · si fermano ${screen.stopped} (${percent(screen.dropOff)})`]);
     lines.push(['time', `tempo: mediana ${seconds(screen.medianSeconds)}, p90 ${seconds(screen.p90Seconds)}`]);
   }
-  for (const refusal of screen.refusals) lines.push(['refusal', `${refusal.mistake}: ${refusal.count}`]);
+  if (screen.last) {
+    lines.push(['completed', `completano ${screen.completed} (${percent(journey.completionRate)} dei partiti)`]);
+    lines.push(['complete-time', `per completare: mediana ${seconds(journey.medianCompleteSeconds)}, p90 ${seconds(journey.p90CompleteSeconds)}`]);
+  }
+  if (screen.repeats > 0) lines.push(['repeats', repeatsText(screen.repeats, screen.arrived)]);
+  for (const refusal of screen.refusals) lines.push(['refusal', refusalText(refusal, screen.arrived)]);
   return lines;
 }
 
@@ -133,7 +140,7 @@ export function drawFigures(svg: string, diagram: JourneyDiagram, figures: Journ
     .filter((s): s is typeof s & { node: Box } => s.node !== undefined)
     .sort((a, b) => a.node.y - b.node.y);
   for (const { screen, first, node } of placed) {
-    const lines = screenLines(screen, first);
+    const lines = screenLines(screen, first, figures);
     const boxWidth = Math.max(...lines.map(([, text]) => text.length)) * CHAR + 16;
     const boxHeight = lines.length * LINE + 10;
     const top = Math.max(node.y - node.halfHeight, bottom + 8);

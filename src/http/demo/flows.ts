@@ -107,7 +107,7 @@ ${journeyFigureBlocks(figures)}
 <p class="spec">Nel contratto (la sequenza citata com’è): <q lang="en">${escapeHtml(diagram.spec)}</q>.</p>
 <figure class="diagram">
 <img src="${svgSource(diagram.id, figures ? stats : undefined)}" alt="${escapeHtml(alt)}">
-<figcaption>${diagram.screens.length} schermate, ${diagram.actions.length} azioni. Nei riquadri gialli le chiamate del servizio; gli errori sono nella tabella sotto.${figures ? ' Sulle frecce le persone del periodo; a destra, per ogni schermata, conversione, abbandono, tempi ed errori principali.' : ''}</figcaption>
+<figcaption>${diagram.screens.length} schermate, ${diagram.actions.length} azioni. Nei riquadri gialli le chiamate del servizio; gli errori sono nella tabella sotto.${figures ? ' Sulle frecce le persone del periodo; a destra, per ogni schermata, chi prosegue (conversione), chi va altrove e dove, chi è in corso, chi si ferma (abbandono), chi completa, tempi ed errori principali.' : ''}</figcaption>
 </figure>${counted}
 <h3>Passi</h3>
 ${stepsTable(diagram)}
@@ -130,8 +130,8 @@ function rangeControl(funnel: FlowsFunnel): string {
   const links = RANGES.map((r) => html`<li><a href="/flows?since=${r.since}"${r.since === current ? ' aria-current="page"' : ''}>${r.label}</a></li>`).join('\n');
   const since = current ?? '24h';
   const period = stats
-    ? html`Periodo: <span id="range">${when(stats.from)} – ${when(stats.to)}</span> (a blocchi di ${stats.resolution === 'minute' ? 'un minuto' : "un'ora"}). Sulle frecce dei diagrammi le persone che le hanno percorse; accanto a ogni schermata chi arriva, chi prosegue, chi si ferma, i tempi e gli errori principali. Si contano le richieste, senza sapere chi le ha fatte.`
-    : 'Scegli un periodo per vedere sui diagrammi quante persone percorrono ogni freccia e, per ogni schermata, conversione, abbandono, tempi ed errori principali.';
+    ? html`Periodo: <span id="range">${when(stats.from)} – ${when(stats.to)}</span> (dall'inizio compreso alla fine esclusa, a blocchi di ${stats.resolution === 'minute' ? 'un minuto' : "un'ora"}). Sulle frecce dei diagrammi le persone che le hanno percorse; accanto a ogni schermata chi arriva, chi prosegue, chi va altrove, chi è in corso, chi si ferma, chi completa, i tempi e gli errori principali. Si contano le persone, una volta ciascuna (un percorso con un identificativo anonimo), nel periodo in cui hanno iniziato; richieste ripetute ed errori a parte.`
+    : 'Scegli un periodo per vedere sui diagrammi quante persone percorrono ogni freccia e, per ogni schermata, conversione, abbandono, completamento, tempi ed errori principali.';
   return html`<section class="funnel-range" aria-labelledby="funnel-title">
 <h2 id="funnel-title">Cosa fanno le persone</h2>
 <p>${period}</p>

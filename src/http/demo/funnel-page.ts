@@ -1,5 +1,5 @@
 import type { FunnelStats, JourneyFigures, ScreenFigures } from '../../flows/funnel-figures';
-import { percent, seconds, when } from './funnel-format';
+import { percent, refusalText, repeatsText, seconds, when } from './funnel-format';
 
 /*
  * GET /flows/funnel: what people do on each journey of /flows, for a time range (docs/funnel.md).
@@ -16,41 +16,58 @@ export const RANGES = [
   { since: '7d', label: 'Ultimi 7 giorni' },
 ] as const;
 
-function screenRow(screen: ScreenFigures, first: boolean): string {
-  const refusals = screen.refusals.map((r) => `${escapeHtml(r.mistake)} (<code>${r.reason}</code>): ${r.count}`).join('<br>') || '–';
-  const conversion = screen.last
-    ? '<td class="num">–</td>'
-    : `<td class="num">${screen.continued} <span class="pct">${percent(screen.conversion)}</span>${screen.conversion === null ? '' : ` <meter min="0" max="1" value="${screen.conversion.toFixed(3)}" aria-hidden="true"></meter>`}</td>`;
+/** Where the people who arrived went next, where more than one way was taken (a shared screen). */
+export function splitText(screen: ScreenFigures): string {
+  const ways = screen.split.filter((w) => w.people > 0);
+  if (ways.length < 2) return '';
+  return ways.map((w) => (w.to === null ? `${w.title}: ${w.people}` : `→ ${w.title}: ${w.people}`)).join(', ');
+}
+
+function refusalsText(screen: ScreenFigures): string {
+  return screen.refusals.map((r) => `${escapeHtml(refusalText(r, screen.arrived))} (<code>${r.reason}</code>)`).join('<br>') || '–';
+}
+
+function screenRow(screen: ScreenFigures, first: boolean, journey: JourneyFigures): string {
+  const going = screen.arrived > screen.completed;
+  const conversion = !going
+    ? '<td class="num" data-figure="continued">–</td>'
+    : `<td class="num" data-figure="continued">${screen.continued} <span class="pct">${percent(screen.conversion)}</span>${screen.conversion === null ? '' : ` <meter min="0" max="1" value="${screen.conversion.toFixed(3)}" aria-hidden="true"></meter>`}</td>`;
+  const split = splitText(screen);
   return `<tr data-state="${screen.state}">
-<th scope="row">${escapeHtml(screen.title)}</th>
+<th scope="row">${escapeHtml(screen.title)}${split ? `<br><span class="split" data-figure="split">${escapeHtml(split)}</span>` : ''}</th>
 <td class="num" data-figure="arrived">${screen.arrived}${first ? ' <span class="pct">partiti</span>' : ''}</td>
-${conversion.replace('<td class="num">', '<td class="num" data-figure="continued">')}
-<td class="num" data-figure="elsewhere">${screen.elsewhere}</td>
-<td class="num" data-figure="stopped">${screen.stopped} <span class="pct">${percent(screen.dropOff)}</span></td>
+${conversion}
+<td class="num" data-figure="elsewhere">${going ? screen.elsewhere : '–'}</td>
+<td class="num" data-figure="in-progress">${going ? screen.inProgress : '–'}</td>
+<td class="num" data-figure="stopped">${going ? `${screen.stopped} <span class="pct">${percent(screen.dropOff)}</span>` : '–'}</td>
+<td class="num" data-figure="completed">${screen.last ? `${screen.completed} <span class="pct">${percent(journey.completionRate)} dei partiti</span>` : '–'}</td>
+<td class="num" data-figure="repeats">${screen.repeats}${screen.repeats > 0 && screen.arrived > 0 ? ` <span class="pct">${escapeHtml(repeatsText(screen.repeats, screen.arrived).replace(/^richieste ripetute \d+ /, ''))}</span>` : ''}</td>
 <td class="num" data-figure="median">${seconds(screen.medianSeconds)}</td>
 <td class="num" data-figure="p90">${seconds(screen.p90Seconds)}</td>
-<td data-figure="refusals">${refusals}</td>
+<td data-figure="refusals">${refusalsText(screen)}</td>
 </tr>`;
 }
 
-/** A journey's figures as text: the people on each arrow, and the table of its screens (also under each diagram of /flows). */
+/** A journey's figures as text: its outcome, the people on each arrow, and the table of its screens (also under each diagram of /flows). */
 export function journeyFigureBlocks(journey: JourneyFigures): string {
   const path = journey.edges
     .map((e) => {
       const from = journey.screens.find((s) => s.state === e.from)?.title ?? e.from;
       const to = journey.screens.find((s) => s.state === e.to)?.title ?? e.to;
-      return `<li data-edge="${e.from}>${e.to}"><span class="screen">${escapeHtml(from)}</span> <span class="arrow">→ «${escapeHtml(e.label)}» →</span> <span class="screen">${escapeHtml(to)}</span>: <strong class="people">${e.people}</strong> ${e.people === 1 ? 'persona' : 'persone'}</li>`;
+      const again = e.repeats > 0 ? ` <span class="repeats">(e ${e.repeats} ${e.repeats === 1 ? 'richiesta ripetuta' : 'richieste ripetute'})</span>` : '';
+      return `<li data-edge="${e.from}>${e.to}"><span class="screen">${escapeHtml(from)}</span> <span class="arrow">→ «${escapeHtml(e.label)}» →</span> <span class="screen">${escapeHtml(to)}</span>: <strong class="people">${e.people}</strong> ${e.people === 1 ? 'persona' : 'persone'}${again}</li>`;
     })
     .join('\n');
-  return `<h3>Persone su ogni freccia</h3>
+  return `<p class="outcome" data-figure="outcome">Partiti <strong data-figure="started">${journey.started}</strong>, arrivati alla fine <strong data-figure="completed">${journey.completed}</strong> (${percent(journey.completionRate)}); tempo per arrivare alla fine: mediana ${seconds(journey.medianCompleteSeconds)}, p90 ${seconds(journey.p90CompleteSeconds)}.</p>
+<h3>Persone su ogni freccia</h3>
 <ol class="edges">
 ${path}
 </ol>
 <table class="funnel">
-<caption>Passi di «${escapeHtml(journey.title)}»: chi arriva, chi prosegue su questo percorso, chi va altrove, chi si ferma, quanto resta sulla schermata, gli errori più frequenti</caption>
-<thead><tr><th scope="col">Schermata</th><th scope="col">Arrivati</th><th scope="col">Proseguono (conversione)</th><th scope="col">Altrove</th><th scope="col">Si fermano (abbandono)</th><th scope="col">Tempo mediano</th><th scope="col">Tempo p90</th><th scope="col">Errori principali</th></tr></thead>
+<caption>Passi di «${escapeHtml(journey.title)}»: chi arriva, chi prosegue su questo percorso, chi va altrove, chi è ancora in corso, chi si ferma, chi arriva alla fine, le richieste ripetute, quanto resta sulla schermata, gli errori più frequenti</caption>
+<thead><tr><th scope="col">Schermata</th><th scope="col">Arrivati</th><th scope="col">Proseguono (conversione)</th><th scope="col">Altrove</th><th scope="col">In corso</th><th scope="col">Si fermano (abbandono)</th><th scope="col">Completano</th><th scope="col">Richieste ripetute</th><th scope="col">Tempo mediano</th><th scope="col">Tempo p90</th><th scope="col">Errori principali</th></tr></thead>
 <tbody>
-${journey.screens.map((s, i) => screenRow(s, i === 0)).join('\n')}
+${journey.screens.map((s, i) => screenRow(s, i === 0, journey)).join('\n')}
 </tbody>
 </table>`;
 }
@@ -105,11 +122,11 @@ export function funnelPage(stats: FunnelStats, current: string | undefined): str
 <body>
 <header class="top">
 <h1>Percorsi di accesso: cosa fanno le persone <span class="subtitle">contato dalla macchina dei flussi, su tutte le istanze</span></h1>
-<p>Periodo: <span id="range">${when(stats.from)} – ${when(stats.to)}</span> (a blocchi di ${stats.resolution === 'minute' ? 'un minuto' : "un'ora"}). Le schermate e le frecce sono quelle dei <a href="/flows">diagrammi dei percorsi</a>; i numeri contano le richieste, senza sapere chi le ha fatte.</p>
+<p>Periodo: <span id="range">${when(stats.from)} – ${when(stats.to)}</span> (dall'inizio compreso alla fine esclusa, a blocchi di ${stats.resolution === 'minute' ? 'un minuto' : "un'ora"}): ogni percorso è contato nel periodo in cui è iniziato, per intero. Le schermate e le frecce sono quelle dei <a href="/flows">diagrammi dei percorsi</a>; i numeri contano le persone (un percorso ciascuna, con un identificativo anonimo), non le richieste.</p>
 <nav aria-label="Periodo"><ul class="ranges">
 ${ranges}
 </ul>${compareLink ? `<p>${compareLink}</p>` : ''}</nav>
-<p class="note">Arrivati: le risposte che hanno mostrato la schermata (chi chiede un nuovo codice arriva di nuovo). Proseguono: verso la schermata seguente di questo percorso; altrove: verso un altro percorso. Il tempo è quello tra la risposta che mostra la schermata e la richiesta seguente, dove la schermata consegna una prova; sulle schermate del codice, dall'invio del codice accettato. Mediana e p90 sono il limite superiore della fascia in cui cadono.</p>
+<p class="note">Arrivati: le persone arrivate alla schermata per questo percorso, una volta sola (chi chiede un nuovo codice o sbaglia il codice resta una persona: sono richieste ripetute ed errori). Proseguono: verso la schermata seguente di questo percorso; altrove: verso un altro percorso (una schermata condivisa dice come si dividono). In corso: ultime viste lì, entro un'ora dall'inizio; si fermano: ultime viste lì, passata l'ora. Arrivati = proseguono + altrove + in corso + si fermano; sulla schermata finale arrivare è completare. Il tempo è quello tra la risposta che mostra la schermata e la richiesta seguente, dove la schermata consegna una prova; sulle schermate del codice, dall'invio del codice accettato. Mediana e p90 sono il limite superiore della fascia in cui cadono.</p>
 <nav aria-label="Percorsi"><ul id="journey-index">
 ${stats.journeys.map((j) => `<li><a href="#${j.id}">${escapeHtml(j.title)}</a></li>`).join('\n')}
 </ul></nav>

@@ -111,6 +111,21 @@ export function describeOtpStore(name: string, makeStore: () => OtpStore | Promi
       expect((await store.verify(key, WRONG, T0 + 62_000, policy)).outcome).toBe('too_many_attempts');
     });
 
+    it('keeps the journey that asked for the code over a resend within its lifetime, and names it to every verification', async () => {
+      const [first, second] = ['AAECAwQFBgcICQoL', 'DA0ODxAREhMUFRYX'];
+      await store.issue(key, A, T0, policy, key, first);
+      expect(await store.verify(key, WRONG, T0 + 1, policy)).toEqual({ outcome: 'invalid', journey: first });
+      // A resend names a new journey (the request could not know its own): the live code's stays.
+      const resent = await store.issue(key, B, T0 + policy.cooldownMs, policy, key, second);
+      expect(resent.status === 'issued' && resent.record.journey).toBe(first);
+      expect(await store.verify(key, B, T0 + policy.cooldownMs + 1, policy)).toEqual({ outcome: 'ok', to: key, sentAt: T0 + policy.cooldownMs, journey: first });
+      // Once the code is gone, the next one is the next journey's.
+      await store.issue(key, A, T0 + policy.cooldownMs * 2, policy, key, second);
+      expect(await store.verify(key, A, T0 + policy.cooldownMs * 2 + 1, policy)).toMatchObject({ outcome: 'ok', journey: second });
+      await store.issue(key, B, T0 + policy.cooldownMs * 3, policy, key, first);
+      expect(await store.verify(key, A, T0 + policy.cooldownMs * 3 + policy.ttlMs, policy)).toEqual({ outcome: 'expired', journey: first });
+    });
+
     it('starts a fresh count when the code is resent after it expired', async () => {
       await store.issue(key, A, T0, policy);
       for (let i = 0; i < 4; i++) await store.verify(key, WRONG, T0 + i, policy);

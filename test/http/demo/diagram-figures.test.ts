@@ -1,8 +1,11 @@
 import { journeyDiagrams, type JourneyDiagram } from '../../../machines';
 import { SCREEN_SECONDS_BUCKETS } from '../../../src/core/metrics';
-import { edgeField, refusalField, timeField } from '../../../src/flows/funnel';
+import { createMemoryFunnelStore } from '../../../src/domain/funnel/memory-store';
+import { alignRange } from '../../../src/domain/funnel/store';
 import { funnelFigures, type FunnelFigures } from '../../../src/flows/funnel-figures';
+import { entriesOf } from '../../support/funnel-journeys';
 import { diagramLayout, drawFigures, FIGURE_COLOURS, labelIds } from '../../../src/http/demo/diagram-figures';
+import { percent } from '../../../src/http/demo/funnel-format';
 import { journeySvg } from '../../../src/http/demo/flows';
 
 /*
@@ -15,13 +18,15 @@ let diagrams: JourneyDiagram[];
 let figures: FunnelFigures;
 beforeAll(async () => {
   diagrams = await journeyDiagrams();
-  // A distinct count per arrow, so a label drawn on the wrong arrow shows.
-  const counts: Record<string, number> = {};
-  diagrams.flatMap((d) => d.actions).forEach((a, i) => (counts[edgeField(a.from, a.to)] = 100 + i));
-  counts[refusalField('awaitingPhoneCode', 'invalid')] = 30;
-  counts[refusalField('awaitingPhoneCode', 'expired')] = 2;
-  counts[timeField('awaitingPhoneCode', 2)] = 5;
-  figures = funnelFigures(diagrams, counts, { from: 0, to: 60_000, resolution: 'minute' });
+  // On each journey, fewer people at each step than at the one before, so a label drawn on the wrong arrow shows.
+  const plans: Array<{ journey: string; requests: number; wrong?: number[] }> = diagrams.flatMap((d) => d.replayed.flatMap((_, stop) => Array.from({ length: stop + 1 }, () => ({ journey: d.id as string, requests: stop + 1 }))));
+  // On the phone login's code screen: 3 people type a wrong code (30 times), 2 let a code expire; 3 s on each screen.
+  plans.push(...Array.from({ length: 3 }, () => ({ journey: 'phone-login', requests: 1, wrong: [10] })));
+  const entries = await entriesOf(plans);
+  for (let i = 0; i < 2; i++) entries.push({ ...entries[entries.length - 1]!, once: [{ field: `R|enteringIdentifier.14|expired` }], always: ['r|enteringIdentifier.14|expired'], journey: `${'x'.repeat(15)}${i}`, at: Date.now() });
+  const store = createMemoryFunnelStore();
+  await store.add(entries, Date.now());
+  figures = funnelFigures(diagrams, await store.read(alignRange(Date.now() - 3_600_000, Date.now(), Date.now()), Date.now()));
 });
 
 const svgOf = (id: string) => {
@@ -46,7 +51,7 @@ describe('the funnel drawn on the journey diagrams', () => {
     for (const diagram of diagrams) {
       const drawn = drawFigures(svgOf(diagram.id), diagram, figuresOf(diagram.id));
       const edges = [...drawn.matchAll(/<g class="funnel-edge" data-edge="([^"]+)">.*?<text class="people"[^>]*>([^<]+)<\/text>/g)].map((m) => [m[1]!.replace('&gt;', '>'), m[2]]);
-      expect(edges).toEqual(figuresOf(diagram.id).edges.map((e) => [`${e.from}>${e.to}`, `${e.people} persone`]));
+      expect(edges).toEqual(figuresOf(diagram.id).edges.map((e) => [`${e.from}>${e.to}`, `${e.people} ${e.people === 1 ? 'persona' : 'persone'}`]));
       const screens = [...drawn.matchAll(/<g class="funnel-screen" data-state="([^"]+)">/g)].map((m) => m[1]);
       expect(screens.sort()).toEqual(diagram.screens.map((s) => s.state).sort());
     }
@@ -60,11 +65,18 @@ describe('the funnel drawn on the journey diagrams', () => {
     const screen = figuresOf('phone-login').screens.find((s) => s.state === 'awaitingPhoneCode')!;
     expect(line('arrived')).toEqual([`arrivati ${screen.arrived}`]);
     expect(line('continued')[0]).toMatch(new RegExp(`^proseguono ${screen.continued} \\(\\d+(,\\d)? %\\)$`));
-    expect(line('stopped')[0]).toMatch(new RegExp(`^si fermano ${screen.stopped} \\(.+\\) · altrove ${screen.elsewhere}$`));
+    expect(line('elsewhere')).toEqual([`altrove ${screen.elsewhere}`]);
+    expect(screen.elsewhere).toBeGreaterThan(0);
+    // The people who went another way (the phone registration's), by screen.
+    expect(line('split')).toEqual([`  → 24 · ${screen.split.find((w) => w.to === 'askingRegistrationEmail')!.title.replace(/^24 · /, '')}: ${screen.elsewhere}`]);
+    expect(line('stopped')[0]).toMatch(new RegExp(`^in corso ${screen.inProgress} · si fermano ${screen.stopped} \\(.+\\)$`));
     expect(line('time')).toEqual([`tempo: mediana ≤ ${SCREEN_SECONDS_BUCKETS[2]} s, p90 ≤ ${SCREEN_SECONDS_BUCKETS[2]} s`]);
-    expect(line('refusal')).toEqual(['codice sbagliato: 30', 'codice scaduto: 2']);
+    expect(line('refusal')).toEqual([`codice sbagliato: 3 persone (${percent(3 / screen.arrived)}), 30 volte`, `codice scaduto: 2 persone (${percent(2 / screen.arrived)}), 2 volte`]);
+    // The end: who arrived completed; no one stops there.
     const last = drawn.slice(drawn.indexOf('data-state="loggedIn"'), drawn.indexOf('</g>', drawn.indexOf('data-state="loggedIn"')));
-    expect(last).toContain('data-figure="arrived"');
+    const end = figuresOf('phone-login').screens.find((s) => s.state === 'loggedIn')!;
+    expect(last).toContain(`>arrivati ${end.arrived}<`);
+    expect(last).toMatch(new RegExp(`data-figure="completed"[^>]*>completano ${end.arrived} \\(`));
     expect(last).not.toContain('data-figure="stopped"');
   });
 

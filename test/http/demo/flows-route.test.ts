@@ -5,7 +5,7 @@ import { JOURNEY_IDS, journeyDiagrams } from '../../../machines';
 import { mountDemo } from '../../../src/http/demo';
 import { atDiagramScale } from '../../../src/http/demo/flows';
 import { journeyExamples } from '../../../src/http/demo/flow-examples';
-import { edgeField, refusalField } from '../../../src/flows/funnel';
+import { entriesOf } from '../../support/funnel-journeys';
 import { testApp, testConfig, testDeps } from '../../support/app';
 
 /* GET /flows through the real app: the journeys for product and QA, served where /demo is, under the same CSP. */
@@ -113,8 +113,13 @@ describe('GET /flows with the funnel', () => {
   const { deps, server } = appWith({ demo: { enabled: true }, security: { internal_key: INTERNAL_KEY }, funnel: { read_key: READ_KEY, flush_ms: 0 } });
   const sandbox = appWith({ sandbox: { enabled: true } });
   const reader = { 'x-funnel-key': READ_KEY };
-  beforeAll(() => {
-    deps.funnel.add({ [edgeField('enteringIdentifier', 'awaitingPhoneCode')]: 12, [edgeField('awaitingPhoneCode', 'loggedIn')]: 7, [refusalField('awaitingPhoneCode', 'invalid')]: 4 });
+  beforeAll(async () => {
+    // 12 people reach the code screen of the phone login, 7 log in; 4 typed a wrong code once.
+    const entries = await entriesOf([
+      ...Array.from({ length: 7 }, () => ({ journey: 'phone-login' })),
+      ...Array.from({ length: 5 }, (_, i) => ({ journey: 'phone-login', requests: 1, wrong: [i < 4 ? 1 : 0] })),
+    ]);
+    for (const entry of entries) deps.funnel.add(entry);
   });
   afterAll(async () => {
     await deps.close();
@@ -159,7 +164,9 @@ describe('GET /flows with the funnel', () => {
     const section = res.text.slice(res.text.indexOf('<section class="journey" id="phone-login"'), res.text.indexOf('</section>', res.text.indexOf('id="phone-login"')));
     expect(section).toContain('<div class="funnel-figures" data-figures="phone-login">');
     expect(section).toMatch(/data-edge="awaitingPhoneCode>loggedIn">.*<strong class="people">7<\/strong> persone/);
-    expect(section).toMatch(/<tr data-state="awaitingPhoneCode">\s*<th scope="row">[^<]+<\/th>\s*<td class="num" data-figure="arrived">12<\/td>/);
+    expect(section).toMatch(/<tr data-state="awaitingPhoneCode">\s*<th scope="row">[^<]+(<br><span[^>]*>[^<]*<\/span>)?<\/th>\s*<td class="num" data-figure="arrived">12<\/td>/);
+    // The people who went nowhere yet: still within their hour, so in progress, not stopped.
+    expect(section).toMatch(/<tr data-state="awaitingPhoneCode">[\s\S]*?data-figure="in-progress">5<\/td>[\s\S]*?data-figure="stopped">0 /);
     const src = /<img src="([^"]+)"/.exec(section)![1]!.replace(/&amp;/g, '&');
     expect(src).toMatch(/^\/flows\/phone-login\.svg\?from=\d{13}&to=\d{13}$/);
 
@@ -171,7 +178,7 @@ describe('GET /flows with the funnel', () => {
     expect(text).toMatch(/data-edge="awaitingPhoneCode&gt;loggedIn">.*?<text class="people"[^>]*>7 persone<\/text>/);
     expect(text).toMatch(/data-state="awaitingPhoneCode">.*?data-figure="arrived"[^>]*>arrivati 12</);
     expect(text).toMatch(/data-state="awaitingPhoneCode">.*?data-figure="continued"[^>]*>proseguono 7 \(58,3 %\)</);
-    expect(text).toMatch(/data-state="awaitingPhoneCode">.*?data-figure="refusal"[^>]*>codice sbagliato: 4</);
+    expect(text).toMatch(/data-state="awaitingPhoneCode">.*?data-figure="refusal"[^>]*>codice sbagliato: 4 persone \(33,3 %\), 4 volte</);
   });
 
   it('answers a reader’s malformed range with the usual refusal', async () => {
@@ -198,8 +205,9 @@ describe('GET /flows with the demo off', () => {
   const INTERNAL_KEY = 'internal-key-demo-off';
   const { deps, server } = appWith({ security: { internal_key: INTERNAL_KEY }, funnel: { read_key: READ_KEY, flush_ms: 0 } });
   const reader = { 'x-funnel-key': READ_KEY };
-  beforeAll(() => {
-    deps.funnel.add({ [edgeField('enteringIdentifier', 'awaitingPhoneCode')]: 5, [edgeField('awaitingPhoneCode', 'loggedIn')]: 3 });
+  beforeAll(async () => {
+    const entries = await entriesOf([...Array.from({ length: 3 }, () => ({ journey: 'phone-login' })), ...Array.from({ length: 2 }, () => ({ journey: 'phone-login', requests: 1 }))]);
+    for (const entry of entries) deps.funnel.add(entry);
   });
   afterAll(() => deps.close());
   const get = (path: string, headers: Record<string, string> = {}) => request(server).get(path).set(headers);

@@ -1,0 +1,24 @@
+import { randomBytes } from 'node:crypto';
+
+/*
+ * The funnel's anonymous journey id (docs/funnel.md): 12 bytes, base64url (16 characters), made
+ * when a journey starts and carried in what the journey already keeps between requests (its
+ * signed proofs, and the code record of a screen that hands out no proof). The first 6 bytes
+ * are when it started (ms), so every figure of the journey lands in the range where it started
+ * and its per-journey state can live on the same Redis Cluster slot as that range's counts; the
+ * other 6 are random. Nothing in it comes from a phone, an email, an address or an account.
+ */
+
+const ID = /^[A-Za-z0-9_-]{16}$/;
+
+export function newJourneyId(startMs: number): string {
+  const bytes = Buffer.alloc(12);
+  bytes.writeUIntBE(Math.max(0, Math.min(startMs, 2 ** 48 - 1)), 0, 6);
+  randomBytes(6).copy(bytes, 6);
+  return bytes.toString('base64url');
+}
+
+export const isJourneyId = (value: unknown): value is string => typeof value === 'string' && ID.test(value);
+
+/** When the journey started (ms since the epoch). */
+export const journeyStart = (id: string): number => Buffer.from(id, 'base64url').readUIntBE(0, 6);
