@@ -141,7 +141,8 @@ export const EXAMPLE_WALKS: Walk[] = [
 const PROOF_FIELDS = ['proof', 'phone_proof', 'pending_proof', 'register_proof'] as const;
 const TOKEN_FIELDS = ['access_token', 'refresh_token', 'id_token'] as const;
 /** What a proof or token carries that changes on every run, left out of what it is shown by. */
-const RANDOM_CLAIMS = new Set(['jti', 'iat', 'exp', 'nbf', 'shown']);
+// Made anew at each walk (the funnel's anonymous journey id among them, and its trail beside it): an example shows what a proof binds.
+const RANDOM_CLAIMS = new Set(['jti', 'iat', 'exp', 'nbf', 'shown', 'journey', 'trail']);
 
 /** The claims of a signed proof (`v1.<claims>.<mac>`) or a JWT (`<header>.<claims>.<signature>`); undefined when unreadable. */
 export function readableClaims(signed: unknown): Record<string, unknown> | undefined {
