@@ -1,5 +1,6 @@
 import { durationMs } from '../src/http/funnel';
 import type { FunnelStats, ScreenFigures } from '../src/flows/funnel-figures';
+import type { TextLocale } from '../src/core/text-locale';
 import { callService, readCommand, runCommand, type CommandOption, type CommandSpec } from './lib/service';
 
 /*
@@ -23,23 +24,68 @@ export const FUNNEL_COMMAND = {
   },
 } satisfies CommandSpec<Record<string, CommandOption>>;
 
-const pct = (v: number | null) => (v === null ? '–' : `${(v * 100).toFixed(1)}%`);
+const pct = (v: number | null, locale: TextLocale) => (v === null ? '–' : `${(v * 100).toFixed(1).replace('.', locale === 'it' ? ',' : '.')} %`);
 const secs = (v: number | null) => (v === null ? '–' : `≤${v}s`);
-const pad = (text: string, width: number) => (text.length >= width ? text.slice(0, width) : text + ' '.repeat(width - text.length));
 
-export function renderFunnel(stats: FunnelStats): string {
-  const lines = [`[${stats.from}, ${stats.to}) (${stats.resolution} buckets; people, each journey in the range where it started)`];
-  const head = `  ${pad('screen', 44)} ${pad('arrived', 8)} ${pad('on', 14)} ${pad('elsewhere', 9)} ${pad('open', 6)} ${pad('stopped', 14)} ${pad('completed', 10)} ${pad('repeats', 8)} ${pad('median', 7)} ${pad('p90', 7)} refusals (people/requests)`;
+/*
+ * One language per report. The screens' and journeys' names are the diagrams' (Italian, as the
+ * pages): in English the report names them as the machine does (`14 · awaitingPhoneCode`,
+ * `phone-login`), so no line mixes the two. Names are never cut: the column fits the longest.
+ */
+const WORDS = {
+  it: {
+    range: (from: string, to: string, resolution: string) => `[${from}, ${to}) (intervalli di ${resolution === 'minute' ? 'un minuto' : 'un’ora'}; persone, ogni percorso nel periodo in cui è iniziato)`,
+    journey: (started: number, completed: number, rate: string, median: string, p90: string) => `partiti ${started}, arrivati alla fine ${completed} (${rate}), tempo per finire mediana ${median} p90 ${p90}`,
+    columns: ['schermata', 'arrivati', 'proseguono', 'altrove', 'in corso', 'si fermano', 'finiscono', 'ripetute', 'mediana', 'p90', 'errori (persone/richieste)'],
+    split: 'si dividono',
+  },
+  en: {
+    range: (from: string, to: string, resolution: string) => `[${from}, ${to}) (${resolution} buckets; people, each journey in the range where it started)`,
+    journey: (started: number, completed: number, rate: string, median: string, p90: string) => `started ${started}, completed ${completed} (${rate}), time to complete median ${median} p90 ${p90}`,
+    columns: ['screen', 'arrived', 'went on', 'elsewhere', 'open', 'stopped', 'completed', 'repeats', 'median', 'p90', 'refusals (people/requests)'],
+    split: 'split',
+  },
+} as const;
+
+/** A screen's name in the report's language: its title (Italian), or its step and state. */
+const screenName = (screen: { title: string; state: string }, locale: TextLocale) => {
+  if (locale === 'it') return screen.title;
+  const step = /^(\w+) · /.exec(screen.title)?.[1];
+  return step ? `${step} · ${screen.state}` : screen.state;
+};
+
+export function renderFunnel(stats: FunnelStats, locale: TextLocale = 'it'): string {
+  const words = WORDS[locale];
+  const lines = [words.range(stats.from, stats.to, stats.resolution)];
+  const names = stats.journeys.flatMap((journey) => (journey.screens as ScreenFigures[]).map((s) => screenName(s, locale)));
+  const widths = [Math.max(words.columns[0].length, ...names.map((n) => n.length)), 9, 15, 10, 9, 15, 11, 9, 8, 8];
+  const row = (cells: string[]) => `  ${cells.map((cell, i) => (i < widths.length ? cell.padEnd(widths[i]!) : cell)).join(' ')}`.trimEnd();
   for (const journey of stats.journeys) {
-    lines.push('', `${journey.title}: started ${journey.started}, completed ${journey.completed} ${pct(journey.completionRate)}, time to complete median ${secs(journey.medianCompleteSeconds)} p90 ${secs(journey.p90CompleteSeconds)}`, head);
+    const title = locale === 'it' ? journey.title : journey.id;
+    lines.push('', `${title}: ${words.journey(journey.started, journey.completed, pct(journey.completionRate, locale), secs(journey.medianCompleteSeconds), secs(journey.p90CompleteSeconds))}`, row([...words.columns]));
     for (const s of journey.screens as ScreenFigures[]) {
       const going = s.arrived > s.completed;
       const refusals = s.refusals.map((r) => `${r.reason} ${r.people}/${r.count}`).join(', ');
       lines.push(
-        `  ${pad(s.title, 44)} ${pad(String(s.arrived), 8)} ${pad(going ? `${s.continued} ${pct(s.conversion)}` : '–', 14)} ${pad(going ? String(s.elsewhere) : '–', 9)} ${pad(going ? String(s.inProgress) : '–', 6)} ${pad(going ? `${s.stopped} ${pct(s.dropOff)}` : '–', 14)} ${pad(s.last ? String(s.completed) : '–', 10)} ${pad(String(s.repeats), 8)} ${pad(secs(s.medianSeconds), 7)} ${pad(secs(s.p90Seconds), 7)} ${refusals}`,
+        row([
+          screenName(s, locale),
+          String(s.arrived),
+          going ? `${s.continued} ${pct(s.conversion, locale)}` : '–',
+          going ? String(s.elsewhere) : '–',
+          going ? String(s.inProgress) : '–',
+          going ? `${s.stopped} ${pct(s.dropOff, locale)}` : '–',
+          s.last ? String(s.completed) : '–',
+          String(s.repeats),
+          secs(s.medianSeconds),
+          secs(s.p90Seconds),
+          refusals,
+        ]),
       );
       const ways = s.split.filter((w) => w.people > 0);
-      if (ways.length > 1) lines.push(`    split: ${ways.map((w) => `${w.to === null ? w.title : `→ ${w.title}`}: ${w.people}`).join(', ')}`);
+      if (ways.length > 1) {
+        const where = (w: (typeof ways)[number]) => (w.to === null ? (locale === 'it' ? w.title : 'still here or stopped') : `→ ${locale === 'it' ? w.title : w.to}`);
+        lines.push(`    ${words.split}: ${ways.map((w) => `${where(w)}: ${w.people}`).join(', ')}`);
+      }
     }
   }
   return lines.join('\n');
@@ -65,7 +111,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${command.url}: ${status} ${body.error ?? ''} (FUNNEL_KEY, INTERNAL_KEY)\n`);
     return 1;
   }
-  process.stdout.write(`${renderFunnel(body.data)}\n`);
+  process.stdout.write(`${renderFunnel(body.data, command.locale)}\n`);
   return 0;
 }
 

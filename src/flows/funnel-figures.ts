@@ -9,7 +9,8 @@ import { diagramTrail, parseField, stepLabel, TRAIL_SEP } from './funnel';
  * journeys) unless it says requests, and each follows from one count, `reached[trail]`: the
  * journeys whose trail began with that one. A diagram is a trail d0 → d1 → ... → dn; at its
  * position k:
- *   - arrived = reached[d0..dk] = the people on the arrow into it (the first screen: started);
+ *   - arrived = reached[d0..dk] = the people on the arrow into it (the first screen, every
+ *     journey's, has everyone who began; who went on from it this way started the journey);
  *   - went on = reached[d0..dk+1]; went elsewhere = the journeys whose trail went from d0..dk
  *     to another screen (another diagram's way); what is left was last seen there: in progress
  *     while its conversion window is open, stopped once it has closed;
@@ -89,7 +90,11 @@ export interface EdgeFigure {
 export interface JourneyFigures {
   id: string;
   title: string;
-  /** People who started at the journey's first screen (shared with every journey that starts there). */
+  /**
+   * People who started this journey: who left its first screen its way. The first screen (the
+   * identifier) is every journey's, so its arrivals are everyone's and its split says where they
+   * went; a journey's own figures begin with its first arrow.
+   */
   started: number;
   /** People who reached its end. */
   completed: number;
@@ -261,7 +266,7 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, open: Tallie
     });
     return { from: action.from, to: action.to, label: action.label, people, repeats };
   });
-  const started = t.reached.get(keys[0] ?? '') ?? 0;
+  const started = t.reached.get(keys[keys.length > 1 ? 1 : 0] ?? '') ?? 0;
   const completed = end > 0 ? (t.reached.get(keys[end]!) ?? 0) : 0;
   const toEnd = t.sinceStart.get(keys[end] ?? '') ?? [];
   return {

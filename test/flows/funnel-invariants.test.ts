@@ -11,7 +11,7 @@ import { eventsOf, type JourneyPlan } from '../support/funnel-journeys';
  * The funnel's figures cannot contradict one another: thousands of random mixes of journeys
  * (generated along the diagrams' paths, each stopping anywhere, with resends, wrong codes and
  * starts on either side of a range's edges), their requests counted in any order, and on every
- * diagram, for every screen: arrived = Σ people on its arrows in (the first: started) = went on
+ * diagram, for every screen: arrived = Σ people on its arrows in (the first screen is every journey's: who went on from it its way started it) = went on
  * + elsewhere + stopped + in progress (+ completed at the end); the end shows no drop-off; each
  * diagram position counts exactly the journeys whose path began so and which started in the
  * range; and two adjacent ranges add up to the range they make.
@@ -47,7 +47,9 @@ function invariants(figures: FunnelFigures, problems: Problems): void {
     journey.screens.forEach((screen, i) => {
       const into = journey.edges.filter((e) => e.to === screen.state).reduce((sum, e) => sum + e.people, 0);
       const where = `${journey.id} ${screen.state}`;
-      check(problems, `${where} arrived = arrows in`, screen.arrived, i === 0 ? journey.started : into);
+      // The first screen is every journey's: its arrivals are everyone's, and those who went on its way started this journey.
+      if (i === 0) check(problems, `${where} went on = started`, screen.continued, journey.started);
+      else check(problems, `${where} arrived = arrows in`, screen.arrived, into);
       check(problems, `${where} arrived = went on + elsewhere + stopped + in progress + completed`, screen.continued + screen.elsewhere + screen.stopped + screen.inProgress + screen.completed, screen.arrived);
       check(problems, `${where} split`, screen.split.reduce((sum, way) => sum + way.people, 0), screen.arrived - screen.completed);
       if (screen.last && screen.arrived === screen.completed) check(problems, `${where} no drop-off at the end`, screen.dropOff, null);
@@ -99,7 +101,7 @@ describe('the funnel figures over generated journeys', () => {
           for (const journey of range.journeys) {
             const trail = diagramTrail(diagrams.find((d) => d.id === journey.id)!);
             const at = (k: number) => trail.slice(0, k + 1);
-            check(problems, `${journey.id} range ${r} started, completed`, [journey.started, journey.completed], [people(at(0)), people(at(trail.length - 1))]);
+            check(problems, `${journey.id} range ${r} started, completed`, [journey.started, journey.completed], [people(at(Math.min(1, trail.length - 1))), people(at(trail.length - 1))]);
             const action = diagrams.find((d) => d.id === journey.id)!.actions;
             journey.edges.forEach((e, i) => {
               let expected = 0;

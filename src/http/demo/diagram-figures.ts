@@ -87,7 +87,8 @@ const people = (n: number) => `${n} ${n === 1 ? 'persona' : 'persone'}`;
 
 /** The lines of a screen's box: each a figure name (for tests and tools) and its text. */
 function screenLines(screen: ScreenFigures, first: boolean, journey: JourneyFigures): Array<[string, string]> {
-  const lines: Array<[string, string]> = [['arrived', `${first ? 'partiti' : 'arrivati'} ${screen.arrived}`]];
+  // The first screen is every journey's: its arrivals are everyone's; those who went on its way started this one.
+  const lines: Array<[string, string]> = [['arrived', first ? `arrivati ${screen.arrived} (tutti i percorsi)` : `arrivati ${screen.arrived}`]];
   // Arriving at the end is completing: going on, stopping and time there would mean nothing.
   if (screen.arrived > screen.completed || !screen.last) {
     lines.push(['continued', `proseguono ${screen.continued} (${percent(screen.conversion)})`]);

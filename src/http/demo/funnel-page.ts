@@ -35,7 +35,7 @@ function screenRow(screen: ScreenFigures, first: boolean, journey: JourneyFigure
   const split = splitText(screen);
   return `<tr data-state="${screen.state}">
 <th scope="row">${escapeHtml(screen.title)}${split ? `<br><span class="split" data-figure="split">${escapeHtml(split)}</span>` : ''}</th>
-<td class="num" data-figure="arrived">${screen.arrived}${first ? ' <span class="pct">partiti</span>' : ''}</td>
+<td class="num" data-figure="arrived">${screen.arrived}${first ? ' <span class="pct">tutti i percorsi</span>' : ''}</td>
 ${conversion}
 <td class="num" data-figure="elsewhere">${going ? screen.elsewhere : '–'}</td>
 <td class="num" data-figure="in-progress">${going ? screen.inProgress : '–'}</td>
