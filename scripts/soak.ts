@@ -6,7 +6,7 @@ import { loadConfig } from '../src/core/config/load';
 import { startSoakCluster } from './soak/cluster';
 import { Fleet } from './soak/fleet';
 import { Journeys } from './soak/journeys';
-import { Pumping, PUMPED_RANGE, SOAK_BLOCK_MIN_SENDS, SOAK_JUDGE_AFTER_SECONDS } from './soak/pumping';
+import { Pumping, PUMPED_RANGE, SOAK_BLOCK_MIN_SENDS, soakJudgeAfterSeconds } from './soak/pumping';
 import { parseSoakOptions, type SoakOptions } from './soak/options';
 import { killAll, killChildrenOnExit } from './soak/reaper';
 import { startSoakRedis, type SoakRedis } from './soak/redis';
@@ -37,7 +37,7 @@ const INGEST_DRAIN_MS = 30_000;
  */
 const OPENING_BURST = 24;
 
-function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams): Record<string, unknown> {
+function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams, judgeAfterSeconds: number): Record<string, unknown> {
   const plenty = 1_000_000;
   return {
     server: { host: '127.0.0.1', shutdown_grace_seconds: 5 },
@@ -67,7 +67,7 @@ function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams): Record<stri
     sms: {
       ...upstreams.config.sms,
       allowed_regions: ['IT', 'GB'],
-      pumping: { ...upstreams.config.sms.pumping, country_sends_per_hour: plenty, prefix_sends_per_hour: plenty, block_min_sends: SOAK_BLOCK_MIN_SENDS, judge_after_seconds: SOAK_JUDGE_AFTER_SECONDS },
+      pumping: { ...upstreams.config.sms.pumping, country_sends_per_hour: plenty, prefix_sends_per_hour: plenty, block_min_sends: SOAK_BLOCK_MIN_SENDS, judge_after_seconds: judgeAfterSeconds },
     },
     sandbox: { enabled: false },
   };
@@ -85,7 +85,7 @@ async function main(): Promise<number> {
   const store = await startStore(options, join(dir, 'redis'));
   const upstreams = await startUpstreams(loadConfig({ env: { NODE_ENV: 'development' }, overrides: {} }));
   const configFile = join(dir, 'config.json');
-  writeFileSync(configFile, JSON.stringify(instanceConfig(store, upstreams), null, 2));
+  writeFileSync(configFile, JSON.stringify(instanceConfig(store, upstreams, soakJudgeAfterSeconds(options.outage)), null, 2));
   const fleet = new Fleet(configFile, dir);
   await fleet.start(options.instances);
   say(`soak: ${options.instances} instances on ${store.describe}, ${options.concurrency} journeys at a time for ${options.duration} s (logs in ${dir})`);
@@ -125,7 +125,7 @@ async function main(): Promise<number> {
   };
   const opening = Array.from({ length: OPENING_BURST }, () => journeys.runNext());
   const workers = Promise.all([...opening, ...Array.from({ length: options.concurrency }, worker)]);
-  const pumping = new Pumping(tally, fleet);
+  const pumping = new Pumping(tally, fleet, soakJudgeAfterSeconds(options.outage));
   const campaign = pumping.run(endAt);
   await Promise.race([Promise.all([workers, faults, campaign]), sleep(durationMs + JOURNEYS_FINISH_MS).then(() => say('soak: journeys still running after the run: not waited for'))]);
 
