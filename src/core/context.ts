@@ -39,6 +39,10 @@ export interface CallContext {
   idpExchanges?: Array<Record<string, unknown>>;
   /** The language of what the person reads (code messages, error texts): `it`, `en`...; absent, `mail.default_locale`. */
   readonly locale?: string;
+  /** The action this request called (`otp_generate`, `FeLogin`...): a bot challenge's solution holds for it only. */
+  readonly action?: string;
+  /** The bot challenge's solution the request carries (its `challenge` field), when it does. */
+  readonly challenge?: string;
 }
 
 /** The context of work that serves no request. */

@@ -14,6 +14,8 @@ import { createMailer } from '../clients/mailer';
 import { createMemoryRateLimiter } from './limits/rate-limiter';
 import { createRedisRateLimiter } from './limits/redis-rate-limiter';
 import { createAbuseLimits } from './limits/abuse-limits';
+import { createChallengeGate } from './limits/challenge';
+import { createCaptchaClient } from '../clients/captcha';
 import { createKeyChecks } from './keys';
 import { createCollectorClient } from '../clients/collector';
 import { createSmsServices } from './sms';
@@ -74,6 +76,19 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       clients,
       confirmedEmailOf: (ctx, phone) => confirmedEmailOfPhone({ identity, config }, ctx, phone) });
   const otpStore = overrides.otpStore ?? (redis ? createRedisOtpStore(redis, { prefix }) : forgettable(createMemoryOtpStore({ maxRecords: config.otp.max_records, now })));
+  const challenge =
+    overrides.challenge ??
+    createChallengeGate(config, {
+      limiter: rateLimiter,
+      now,
+      secret,
+      log,
+      metrics,
+      // Spent where proofs are: once across every instance sharing the store.
+      spend: (id, untilMs) => otpStore.spendProof(id, untilMs),
+      rangeFlagged: (e164) => sms.pumping.flagged(e164),
+      captcha: createCaptchaClient(config, log, clients),
+    });
   const otp =
     overrides.otp ??
     createOtpService(config, {
@@ -82,6 +97,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       now,
       secret,
       limits,
+      challenge,
       metrics,
       store: {
         ...otpStore,
@@ -136,6 +152,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     redis,
     rateLimiter,
     limits,
+    challenge,
     keys,
     funnel,
     ready: overrides.ready ?? (() => otp.ready()),

@@ -51,6 +51,8 @@ class RequestActionContext implements ActionContext {
     readonly flows: FlowRunner,
     private readonly koa: Context,
     private readonly localeOf: LocaleOf,
+    readonly action: string,
+    readonly challenge: string | undefined,
   ) {
     this.requestId = koa.state.requestId as string;
     this.ip = koa.ip;
@@ -93,7 +95,9 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     const body = ctx.request.body ?? {};
     checkBodyShape(body);
     const input = parseRequest(action.request, body, localeOf(ctx));
-    const actionCtx = new RequestActionContext(deps, flows, ctx, localeOf);
+    // The bot challenge's solution, where the action takes one (src/domain/limits/challenge.ts).
+    const solution = (input as { challenge?: unknown }).challenge;
+    const actionCtx = new RequestActionContext(deps, flows, ctx, localeOf, action.name, typeof solution === 'string' && solution !== '' ? solution : undefined);
     const { trace } = actionCtx;
     // Identity exchanges are collected (masked) only when `debug` is on: `idp_debug`.
     const idpExchanges = deps.config.debug ? [] : undefined;

@@ -30,6 +30,8 @@ export interface PumpingDefence {
   rangeOf(e164: string): string;
   /** Counts a code SMS to `e164` (in `country`) or throws `sms_destination_blocked` / `sms_destination_limited`. */
   admit(e164: string, country: string): Promise<void>;
+  /** Whether this phone's range is blocked or on watch (nothing counted): a bot challenge is asked before a code goes there (src/domain/limits/challenge.ts). */
+  flagged(e164: string): Promise<boolean>;
   /** A code sent to this phone (at `sent.at`, now when unknown) was verified: its range converts. */
   verified(e164: string, sent?: { at: number; country: string }): Promise<void>;
   blocks(): Promise<Array<{ range: string; until: number }>>;
@@ -106,8 +108,8 @@ export function createPumpingDefence(config: Config, store: SmsStore, options: {
         if (countrySends > settings.country_sends_per_hour) {
           refuse('sms_destination_limited', country, range, { limit: 'country' }, destinationLimited(retryAfter, 'country'));
         }
-        // A range on watch gets fewer codes until its codes are judged again. This is where a bot challenge,
-        // once the service has one, is asked instead: the refusal's `limit: "watch"` names the place.
+        // A range on watch gets fewer codes until its codes are judged again; before this, a bot
+        // challenge was asked of every code to it (challenge.mode adaptive: `flagged`).
         const [cap, limit] = watched ? [settings.watch_sends_per_hour, 'watch' as const] : [settings.prefix_sends_per_hour, 'prefix' as const];
         if (prefixSends > cap) refuse('sms_destination_limited', country, range, { limit }, destinationLimited(retryAfter, limit));
       } catch (err) {
@@ -115,6 +117,13 @@ export function createPumpingDefence(config: Config, store: SmsStore, options: {
         await store.tally(range, at, { kind: 'unsent', at }, judging);
         throw err;
       }
+    },
+    async flagged(e164) {
+      if (!settings.enabled) return false;
+      const at = now();
+      const range = rangeOf(e164);
+      const [until, judged] = await Promise.all([store.blockedUntil(range, at), store.tally(range, at, null, judging)]);
+      return until !== null || judged.watchedSince !== null;
     },
     async verified(e164, sent) {
       if (!settings.enabled) return;
