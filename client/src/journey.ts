@@ -46,6 +46,10 @@ export type UpdateProfileInput = Carried<'FeUpdateProfile', 'uid' | 'proof'>;
 
 export interface Journey {
   readonly state: Readonly<JourneyState>;
+  /**
+   * Step 13 or 32. Answered `challenge_required` (see `challengeOf`), call it again with the same
+   * body and `challenge` set to the solution; so for `register` and `addPhone`.
+   */
   login(body: RequestOf<'FeLogin'>): Promise<Envelope<'FeLogin'>>;
   verifyOtp(body: VerifyOtpInput): Promise<Envelope<'FeVerifyOtp'>>;
   register(body: RegisterInput): Promise<Envelope<'FeRegister'>>;
@@ -72,6 +76,12 @@ const initial = (): JourneyState => ({ step: null, flow: null, screen: null, don
 
 /** The steps whose answer hands out the `pending_proof` the next FeVerifyOtp presents. */
 const PENDING_STEPS: readonly Step[] = [23, 62, 65];
+
+/** A request as `resend` repeats it: a bot challenge's solution is good for one send, so it is not sent again. */
+function withoutSolution<T extends { challenge?: unknown }>(body: T): T {
+  const { challenge: _spent, ...rest } = body;
+  return rest as T;
+}
 
 /** Drops absent fields so that what is carried never overrides an explicit value with nothing. */
 function defined<T>(body: T): T {
@@ -114,7 +124,7 @@ export function createJourney(client: Client): Journey {
       const envelope = await send('FeLogin', body);
       if (!envelope.success) return envelope;
       state = initial();
-      sender = () => journey.login(body);
+      sender = () => journey.login(withoutSolution(body));
       // A phone is answered with 14 (an SMS code); an email with 33 or 60.
       return remember(envelope, envelope.data.next_step === 14 ? { phone: body.identifier } : { email: body.identifier });
     },
@@ -148,7 +158,7 @@ export function createJourney(client: Client): Journey {
           : { email: state.email, phone: step === 25 ? state.phone : undefined, flow: state.flow, register_proof: state.proofs.register_proof };
       const request = { ...defined(carried), ...defined(body) } as RequestOf<'FeRegister'>;
       const envelope = await send('FeRegister', request);
-      if (envelope.success && request.phase === 'email_otp') sender = () => journey.register(body);
+      if (envelope.success && request.phase === 'email_otp') sender = () => journey.register(withoutSolution(body));
       return remember(envelope, envelope.success ? { email: request.email } : {});
     },
 
@@ -161,7 +171,7 @@ export function createJourney(client: Client): Journey {
       };
       const request = { ...defined(carried), ...defined(body) } as RequestOf<'FeAddPhone'>;
       const envelope = await send('FeAddPhone', request);
-      if (envelope.success) sender = () => journey.addPhone(body);
+      if (envelope.success) sender = () => journey.addPhone(withoutSolution(body));
       return remember(envelope, envelope.success ? { phone: request.phone } : {});
     },
 
