@@ -25,6 +25,7 @@ import { createLoginIngest } from './ingest';
 import { phoneBelongsToEmail } from './accounts/phone-owner';
 import { deriveProofKey } from './proofs';
 import { reachedOf } from './otp/reached';
+import { smsFacts } from './phone';
 import { isApiError } from '../core/errors';
 import { createFunnelTally } from './funnel/tally';
 import { createMemoryFunnelStore } from './funnel/memory-store';
@@ -86,7 +87,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       metrics,
       // Spent where proofs are: once across every instance sharing the store.
       spend: (id, untilMs) => otpStore.spendProof(id, untilMs),
-      rangeFlagged: (e164) => sms.pumping.flagged(e164),
+      rangeFlagged: (e164) => sms.pumping.flagged(e164, smsFacts(e164).region ?? ''),
       captcha: createCaptchaClient(config, log, clients),
     });
   const otp =

@@ -26,7 +26,7 @@ describe('the bot challenge in the reference login page', () => {
       await page.keyboard.press('Enter');
       await page.locator('#challenge:not([hidden]) altcha-widget input[type="checkbox"]').waitFor();
       expect(await page.locator('#challenge-text').innerText()).toBe('Verifica anti-bot richiesta: completa la verifica e riprova.');
-      await page.waitForFunction(() => document.activeElement?.getAttribute('type') === 'checkbox');
+      await page.waitForFunction('document.activeElement && document.activeElement.getAttribute("type") === "checkbox"');
       expect(await focusedTag(page)).toBe('input:checkbox');
 
       const started = Date.now();

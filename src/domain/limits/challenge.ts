@@ -80,7 +80,7 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
   const { limiter, now, log, metrics } = options;
   const windowMs = settings.window_seconds * 1000;
   const key = createHmac('sha256', options.secret).update('challenge').digest();
-  // An identifier is never in a counter's name, a challenge or a log line: a keyed digest of it is.
+  // An identifier is never in a challenge or a log line: a keyed digest of it is.
   const digest = (text: string) => createHmac('sha256', key).update(text).digest('base64url').slice(0, 22);
   const pow: Pow | undefined = settings.provider === 'pow' ? createPow(settings, key, now) : undefined;
 
@@ -88,7 +88,8 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
   async function crossed(ctx: CallContext, ask: ChallengeAsk): Promise<ChallengeSignal | undefined> {
     const at = now();
     const ip = ctx.ip;
-    const who = digest(ask.identifier);
+    // Named as the other limits name their subjects (abuse-limits.ts): every spelling of one inbox is one identifier.
+    const who = budgetOf(ask.identifier);
     // A password login sends nothing: it is asked about its failures, not counted among the client's sends.
     const sends = !ask.password;
     const client = ip
@@ -108,7 +109,7 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     if (over >= 0) return CLIENT_SIGNALS[over];
     if (ask.password) {
       const limit = settings.password_failures - 1;
-      const failures = await Promise.all([limiter.peek(`challenge_password_failures:${digest(inboxKey(ask.identifier))}`, limit, at), ...(ip ? [limiter.peek(`challenge_password_failures:${ip}`, limit, at)] : [])]);
+      const failures = await Promise.all([limiter.peek(`challenge_password_failures:${inboxKey(ask.identifier)}`, limit, at), ...(ip ? [limiter.peek(`challenge_password_failures:${ip}`, limit, at)] : [])]);
       if (failures.some((decision) => !decision.allowed)) return 'password_failures';
     }
     if (ask.phone && options.rangeFlagged && (await options.rangeFlagged(ask.phone))) return 'range_flagged';
@@ -157,9 +158,10 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     async check(ctx, ask) {
       if (mode === 'off' || passed.has(ctx)) return;
       passed.add(ctx);
-      const id = digest(`${ask.action}\n${ask.identifier}`);
       const signal = mode === 'always' ? 'always' : await crossed(ctx, ask);
       if (!signal) return;
+      // What a solution is bound to: made only when one is asked for or checked.
+      const id = digest(`${ask.action}\n${ask.identifier}`);
       const solution = ctx.challenge;
       if (solution === undefined) {
         decided(ctx, 'challenged', signal, ask);
@@ -177,7 +179,7 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     async passwordFailed(ip, email) {
       if (mode !== 'adaptive') return;
       const at = now();
-      await Promise.all([email, ...(ip ? [ip] : [])].map((subject) => limiter.hit(`challenge_password_failures:${subject === ip ? ip : digest(inboxKey(subject))}`, Number.MAX_SAFE_INTEGER, windowMs, at)));
+      await Promise.all([email, ...(ip ? [ip] : [])].map((subject) => limiter.hit(`challenge_password_failures:${subject === ip ? ip : inboxKey(subject)}`, Number.MAX_SAFE_INTEGER, windowMs, at)));
     },
     async refused(ip) {
       if (mode !== 'adaptive' || !ip) return;

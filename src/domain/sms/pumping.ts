@@ -1,5 +1,5 @@
 import type { Config } from '../../core/config/schema';
-import { apiError } from '../../core/errors';
+import { apiError, isApiError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
 import type { Metrics } from '../../core/metrics';
 import type { RangeJudging, RangeTally, SmsStore } from './store';
@@ -30,8 +30,13 @@ export interface PumpingDefence {
   rangeOf(e164: string): string;
   /** Counts a code SMS to `e164` (in `country`) or throws `sms_destination_blocked` / `sms_destination_limited`. */
   admit(e164: string, country: string): Promise<void>;
-  /** Whether this phone's range is blocked or on watch (nothing counted): a bot challenge is asked before a code goes there (src/domain/limits/challenge.ts). */
-  flagged(e164: string): Promise<boolean>;
+  /**
+   * Whether this phone's range (in `country`) is blocked or on watch, judged now on its figures
+   * without counting a send: a bot challenge is asked before a code goes there
+   * (src/domain/limits/challenge.ts). Judged here too, a range whose bots stopped sending because
+   * they cannot solve it is still blocked once its watch has lasted a grace.
+   */
+  flagged(e164: string, country: string): Promise<boolean>;
   /** A code sent to this phone (at `sent.at`, now when unknown) was verified: its range converts. */
   verified(e164: string, sent?: { at: number; country: string }): Promise<void>;
   blocks(): Promise<Array<{ range: string; until: number }>>;
@@ -118,12 +123,21 @@ export function createPumpingDefence(config: Config, store: SmsStore, options: {
         throw err;
       }
     },
-    async flagged(e164) {
+    async flagged(e164, country) {
       if (!settings.enabled) return false;
       const at = now();
       const range = rangeOf(e164);
       const [until, judged] = await Promise.all([store.blockedUntil(range, at), store.tally(range, at, null, judging)]);
-      return until !== null || judged.watchedSince !== null;
+      if (until !== null) return true;
+      // Nothing to judge on a range never watched with no finding: the common case costs the two reads.
+      if (judged.watchedSince === null && !finding(judged)) return false;
+      try {
+        return await judge(range, country, judged, at);
+      } catch (err) {
+        // Blocked just now: flagged all the more.
+        if (isApiError(err) && err.reason === 'sms_destination_blocked') return true;
+        throw err;
+      }
     },
     async verified(e164, sent) {
       if (!settings.enabled) return;
