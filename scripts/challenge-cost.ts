@@ -57,7 +57,7 @@ async function solving(difficulty: number, runs: number) {
 async function checking(rounds: number) {
   const config = configWith({ challenge: { mode: 'adaptive' }, sms: { allowed_regions: ['IT'] }, rate_limits: { sends_per_ip_per_hour: 1e9, sends_per_identifier_per_hour: 1e9, sends_per_recipient: 1e9 } });
   const limiter = createMemoryRateLimiter();
-  const gate = createChallengeGate(config, { limiter, now: Date.now, secret: 's', log: silent, spend: async () => true, rangeFlagged: async () => false });
+  const gate = createChallengeGate(config, { limiter, now: Date.now, secret: 's', log: silent, spend: async () => true, destination: async () => ({ flagged: false, rangeSends: 0, countrySends: 0 }) });
   const check: number[] = [];
   for (let i = 0; i < rounds; i += 1) {
     const ctx = { requestId: 'r', ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, action: 'otp_generate' };

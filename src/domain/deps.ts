@@ -87,7 +87,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       metrics,
       // Spent where proofs are: once across every instance sharing the store.
       spend: (id, untilMs) => otpStore.spendProof(id, untilMs),
-      rangeFlagged: (e164) => sms.pumping.flagged(e164, smsFacts(e164).region ?? ''),
+      destination: (e164) => sms.pumping.destination(e164, smsFacts(e164).region ?? ''),
       captcha: createCaptchaClient(config, log, clients),
     });
   const otp =

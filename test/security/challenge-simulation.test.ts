@@ -13,7 +13,7 @@ import { testApp, testConfig, testDeps } from '../support/app';
  * at the same time, 6 a minute in Italy and 1 a minute in other British ranges, each from their
  * own address, and nine in ten verify 30 s later. Once the pumping defence watches the range,
  * every bot request is challenged and no SMS goes there; the range is blocked one grace later
- * though the bots stopped costing SMS; no honest request is challenged.
+ * though the bots stopped costing SMS; fewer than 1 % of honest requests are challenged.
  * PUMPING_REPORT=1 prints the figures docs/security.md quotes.
  */
 
@@ -28,7 +28,7 @@ function random(seed: number) {
 }
 
 describe('an SMS pumping campaign mixed with real users, with the bot challenge adaptive', () => {
-  it('sends the bots no SMS once their range is watched, blocks it, and challenges no real user', async () => {
+  it('sends the bots no SMS once their range is watched, blocks it, and challenges under 1 % of real users', async () => {
     const clock = { now: Date.UTC(2030, 0, 7, 9, 0, 0) };
     const now = () => clock.now;
     const config = testConfig({ otp: { debug: true }, server: { trust_proxy_hops: 1 }, challenge: { mode: 'adaptive' }, sms: { allowed_regions: ['IT', 'GB'] } });
@@ -85,7 +85,8 @@ describe('an SMS pumping campaign mixed with real users, with the bot challenge 
     expect(bots.smsAfterChallenge).toBe(0);
     expect(bots.smsBeforeChallenge).toBeLessThan(25);
     expect(blocks.map((b) => b.range)).toEqual([BOT_RANGE]);
-    expect(honest.challenged).toBe(0);
+    // Under 1 %: the people asked are those in a range past half its hourly cap (range_rate).
+    expect(honest.challenged).toBeLessThan(honest.asked * 0.01);
     expect(honest.refused).toEqual([]);
     expect(honest.verified).toBeGreaterThan(honest.asked * 0.8);
     if (process.env.PUMPING_REPORT) {

@@ -122,11 +122,22 @@ describe('the bot challenge in adaptive mode', () => {
     const { post, metrics } = appWith();
     for (let i = 0; i < 50; i += 1) {
       const ip = `192.0.2.${i}`;
-      const sent = (await post('otp_generate', { uid: phone(100 + i) }, ip)).body;
+      // Numbers across Italian ranges, as people's are.
+      const number = `+393${30 + (i % 20)}${String(1_000_000 + i * 7919).slice(-7)}`;
+      const sent = (await post('otp_generate', { uid: number }, ip)).body;
       expect(sent.success).toBe(true);
-      expect((await post('verify_otp', { email: phone(100 + i), otp_code: sent.data.otp }, ip)).body.data.valid).toBe(true);
+      expect((await post('verify_otp', { email: number, otp_code: sent.data.otp }, ip)).body.data.valid).toBe(true);
     }
     expect(await metrics.render()).not.toMatch(/lfa_challenge_decisions_total\{/);
+  });
+
+  it('challenges codes to a range past half its hourly cap, whoever asks (range_rate)', async () => {
+    const { post, sent, metrics } = appWith({ sms: { allowed_regions: ['IT', 'GB'], pumping: { prefix_sends_per_hour: 10 } } });
+    const answers = [];
+    for (let i = 0; i < 8; i += 1) answers.push((await post('otp_generate', { uid: phone(200 + i) }, `198.51.100.${i}`)).body);
+    expect(answers.map((a) => a.success)).toEqual([true, true, true, true, true, false, false, false]);
+    expect(sent).toHaveLength(5);
+    expect(await metrics.render()).toContain('lfa_challenge_decisions_total{decision="challenged",signal="range_rate"} 3');
   });
 
   it('challenges a client after its wrong codes, and after a limit refused it', async () => {

@@ -147,6 +147,7 @@ export const configKeyMeanings: Record<string, string> = {
   'challenge.client_identifiers': 'Adaptive signal: distinct identifiers (phones, emails) one client asks codes or mails for within the window before the next is challenged. A person uses one or two.',
   'challenge.client_verify_failures': 'Adaptive signal: wrong codes from one client within the window after which its sends are challenged.',
   'challenge.password_failures': 'Adaptive signal: wrong passwords for one email, or from one client, within the window after which a password login is challenged.',
+  'challenge.destination_share': 'Adaptive signal: the share of a destination\'s hourly cap (`sms.pumping.prefix_sends_per_hour` for its range, `country_sends_per_hour` for its country) after which the next code SMS to it are challenged: 0.5 challenges the second half of the cap instead of letting it go to whoever asks. Raising the caps for your volume raises these with them. 0 challenges every SMS; 1 never on this signal.',
   'challenge.window_seconds': 'The window the adaptive signals are counted in.',
   'challenge.refusal_seconds': 'Adaptive signal: how long a client refused by a limit (`rate_limited`, a wrong key) has its sends challenged.',
   'metrics.token': 'Bearer token that `GET /metrics` on the service port requires; at least 32 characters in production. Empty: /metrics is not served on the service port (use `metrics.port`).',

@@ -319,6 +319,7 @@ export const configSchema = z
         client_identifiers: z.number().int().min(1).default(3),
         client_verify_failures: z.number().int().min(1).default(5),
         password_failures: z.number().int().min(1).default(3),
+        destination_share: z.number().min(0).max(1).default(0.5),
         window_seconds: seconds.default(3600),
         refusal_seconds: seconds.default(900),
       })

@@ -19,14 +19,16 @@ import { createPow, type Pow, type SolutionFault } from './pow';
  *   client_verify_failures wrong codes from the client in the window;
  *   password_failures     wrong passwords for this email in the window (password login only);
  *   client_refused        the client had a request refused by a limit or a wrong key lately;
- *   range_flagged         the destination phone's range is on watch or blocked (SMS pumping).
+ *   range_flagged         the destination phone's range is on watch or blocked (SMS pumping);
+ *   range_rate, country_rate  code SMS this hour to the destination's range, or its country, past
+ *                         `challenge.destination_share` of its pumping cap (`sms.pumping.*_sends_per_hour`).
  * A refused request answers `challenge_required` with what to solve in `data.challenge`; it is
  * repeated with the solution in `challenge`. A solution is spent in the store (once, across
  * instances), expires, and holds only for the action and identifier it was issued for.
  * With `rate_limits.enabled: false`, or mode off, nothing is asked or counted.
  */
 
-export type ChallengeSignal = 'always' | 'client_sends' | 'client_identifiers' | 'client_verify_failures' | 'password_failures' | 'client_refused' | 'range_flagged';
+export type ChallengeSignal = 'always' | 'client_sends' | 'client_identifiers' | 'client_verify_failures' | 'password_failures' | 'client_refused' | 'range_flagged' | 'range_rate' | 'country_rate';
 
 export type { SolutionFault };
 
@@ -60,8 +62,8 @@ export interface ChallengeGateOptions {
   log: Logger;
   /** Records a solution's id as spent until a time; false when it already was (the OTP store's proofs). */
   spend(id: string, untilMs: number): Promise<boolean>;
-  /** Whether a phone's range is on watch or blocked (the pumping defence). */
-  rangeFlagged?(e164: string): Promise<boolean>;
+  /** A phone's destination as the pumping defence sees it: its range flagged, the SMS this hour to its range and country. */
+  destination?(e164: string): Promise<{ flagged: boolean; rangeSends: number; countrySends: number }>;
   captcha?: CaptchaClient;
   metrics?: Pick<Metrics, 'challenge'>;
 }
@@ -79,6 +81,9 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
   const mode = config.rate_limits.enabled ? (settings.mode ?? 'off') : 'off';
   const { limiter, now, log, metrics } = options;
   const windowMs = settings.window_seconds * 1000;
+  const pumping = config.sms.pumping;
+  const rangeRate = Math.ceil(settings.destination_share * pumping.prefix_sends_per_hour);
+  const countryRate = Math.ceil(settings.destination_share * pumping.country_sends_per_hour);
   const key = createHmac('sha256', options.secret).update('challenge').digest();
   // An identifier is never in a challenge or a log line: a keyed digest of it is.
   const digest = (text: string) => createHmac('sha256', key).update(text).digest('base64url').slice(0, 22);
@@ -112,7 +117,11 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
       const failures = await Promise.all([limiter.peek(`challenge_password_failures:${inboxKey(ask.identifier)}`, limit, at), ...(ip ? [limiter.peek(`challenge_password_failures:${ip}`, limit, at)] : [])]);
       if (failures.some((decision) => !decision.allowed)) return 'password_failures';
     }
-    if (ask.phone && options.rangeFlagged && (await options.rangeFlagged(ask.phone))) return 'range_flagged';
+    if (!ask.phone || !options.destination) return undefined;
+    const destination = await options.destination(ask.phone);
+    if (destination.flagged) return 'range_flagged';
+    if (destination.rangeSends >= rangeRate) return 'range_rate';
+    if (destination.countrySends >= countryRate) return 'country_rate';
     return undefined;
   }
 

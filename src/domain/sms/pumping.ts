@@ -31,12 +31,13 @@ export interface PumpingDefence {
   /** Counts a code SMS to `e164` (in `country`) or throws `sms_destination_blocked` / `sms_destination_limited`. */
   admit(e164: string, country: string): Promise<void>;
   /**
-   * Whether this phone's range (in `country`) is blocked or on watch, judged now on its figures
-   * without counting a send: a bot challenge is asked before a code goes there
-   * (src/domain/limits/challenge.ts). Judged here too, a range whose bots stopped sending because
-   * they cannot solve it is still blocked once its watch has lasted a grace.
+   * This phone's destination as the bot challenge reads it (src/domain/limits/challenge.ts), nothing
+   * counted: whether its range (in `country`) is blocked or on watch, judged now on its figures,
+   * and the code SMS this hour to its range and its country. Judged here too, a range whose bots
+   * stopped sending because they cannot solve a challenge is still blocked once its watch has
+   * lasted a grace.
    */
-  flagged(e164: string, country: string): Promise<boolean>;
+  destination(e164: string, country: string): Promise<DestinationState>;
   /** A code sent to this phone (at `sent.at`, now when unknown) was verified: its range converts. */
   verified(e164: string, sent?: { at: number; country: string }): Promise<void>;
   blocks(): Promise<Array<{ range: string; until: number }>>;
@@ -45,6 +46,14 @@ export interface PumpingDefence {
 }
 
 export type DestinationLimit = 'country' | 'prefix' | 'watch';
+
+export interface DestinationState {
+  /** The range is blocked or on watch. */
+  flagged: boolean;
+  /** Code SMS this hour to the range, and to the country. */
+  rangeSends: number;
+  countrySends: number;
+}
 
 export const destinationLimited = (retryAfter: number, limit: DestinationLimit) =>
   apiError('sms_destination_limited', { params: { retryAfter }, data: { retry_after: retryAfter, limit } });
@@ -114,7 +123,7 @@ export function createPumpingDefence(config: Config, store: SmsStore, options: {
           refuse('sms_destination_limited', country, range, { limit: 'country' }, destinationLimited(retryAfter, 'country'));
         }
         // A range on watch gets fewer codes until its codes are judged again; before this, a bot
-        // challenge was asked of every code to it (challenge.mode adaptive: `flagged`).
+        // challenge was asked of every code to it (challenge.mode adaptive: `destination`).
         const [cap, limit] = watched ? [settings.watch_sends_per_hour, 'watch' as const] : [settings.prefix_sends_per_hour, 'prefix' as const];
         if (prefixSends > cap) refuse('sms_destination_limited', country, range, { limit }, destinationLimited(retryAfter, limit));
       } catch (err) {
@@ -123,19 +132,27 @@ export function createPumpingDefence(config: Config, store: SmsStore, options: {
         throw err;
       }
     },
-    async flagged(e164, country) {
-      if (!settings.enabled) return false;
+    async destination(e164, country) {
+      if (!settings.enabled) return { flagged: false, rangeSends: 0, countrySends: 0 };
       const at = now();
       const range = rangeOf(e164);
-      const [until, judged] = await Promise.all([store.blockedUntil(range, at), store.tally(range, at, null, judging)]);
-      if (until !== null) return true;
-      // Nothing to judge on a range never watched with no finding: the common case costs the two reads.
-      if (judged.watchedSince === null && !finding(judged)) return false;
+      const hour = Math.floor(at / HOUR);
+      // One round trip of reads: the velocity counters admit() counts, the block, the figures.
+      const [until, judged, rangeSends, countrySends] = await Promise.all([
+        store.blockedUntil(range, at),
+        store.tally(range, at, null, judging),
+        store.count(`vel:p:${range}:${hour}`, at),
+        store.count(`vel:c:${country}:${hour}`, at),
+      ]);
+      const state = (flagged: boolean): DestinationState => ({ flagged, rangeSends, countrySends });
+      if (until !== null) return state(true);
+      // Nothing to judge on a range never watched with no finding: the common case costs the reads.
+      if (judged.watchedSince === null && !finding(judged)) return state(false);
       try {
-        return await judge(range, country, judged, at);
+        return state(await judge(range, country, judged, at));
       } catch (err) {
         // Blocked just now: flagged all the more.
-        if (isApiError(err) && err.reason === 'sms_destination_blocked') return true;
+        if (isApiError(err) && err.reason === 'sms_destination_blocked') return state(true);
         throw err;
       }
     },
