@@ -31,6 +31,7 @@ describe('the bot challenge in the reference login page', () => {
       expect(await page.locator('#challenge-text').innerText()).toBe('Verifica anti-bot richiesta: completa la verifica e riprova.');
       await page.waitForFunction('document.activeElement && document.activeElement.getAttribute("type") === "checkbox"');
       expect(await focusedTag(page)).toBe('input:checkbox');
+      expect(await page.locator('#challenge altcha-widget label').first().innerText()).toBe('Non sono un robot');
 
       const started = Date.now();
       await page.keyboard.press('Space');

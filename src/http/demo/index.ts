@@ -41,6 +41,8 @@ const ALTCHA_FILES = [
   ['/demo/altcha/altcha.js', join(ALTCHA_DIST, 'external', 'altcha.min.js'), 'text/javascript; charset=utf-8'],
   ['/demo/altcha/altcha.css', join(ALTCHA_DIST, 'external', 'altcha.css'), 'text/css; charset=utf-8'],
   ['/demo/altcha/sha.js', join(ALTCHA_DIST, 'workers', 'sha.js'), 'text/javascript; charset=utf-8'],
+  // The page is Italian: the widget's own words too.
+  ['/demo/altcha/it.js', join(ALTCHA_DIST, 'i18n', 'it.js'), 'text/javascript; charset=utf-8'],
 ] as const;
 /** The outbox as a page for people (the JSON stays at /_sandbox/outbox, for scripts). */
 export const OUTBOX_PATH = OUTBOX_PAGE_PATH;

@@ -11,6 +11,7 @@
  */
 
 import './altcha/altcha.js';
+import './altcha/it.js';
 import { challengeOf, ClientError, createClient, createJourney } from './client/index.js';
 
 // ALTCHA's CSP-strict build makes no worker of its own: its SHA-256 worker is a file served beside it.
@@ -78,6 +79,7 @@ function solveChallenge(challenge, text) {
   const widget = document.createElement('altcha-widget');
   widget.setAttribute('challenge', JSON.stringify({ parameters: challenge.parameters, signature: challenge.signature }));
   widget.setAttribute('auto', 'off');
+  widget.setAttribute('language', 'it');
   return new Promise((resolve) => {
     const close = (payload) => {
       dropChallenge = null;
