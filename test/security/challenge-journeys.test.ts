@@ -61,6 +61,26 @@ describe('journeys in always mode', () => {
     expect(done.success).toBe(true);
   });
 
+  it('never asks FeVerifyOtp, which takes no solution: its SMS at 65 is authorised by the email code just verified', async () => {
+    const registrant = '+393337770021';
+    const email = 'victim.new@example.com';
+    const solved = async (action: string, body: Record<string, unknown>) => {
+      const asked = (await app().post(action, body)).body;
+      expect(asked.data.reason).toBe('challenge_required');
+      return (await app().post(action, { ...body, challenge: await solvePow(asked.data.challenge) })).body;
+    };
+    // A phone registers someone else's email and attaches the phone (security.md, "An email registered on a phone proof alone").
+    await solved('otp_generate', { uid: registrant });
+    const verified = (await app().post('verify_otp', { email: registrant, otp_code: app().codeFor(registrant) })).body;
+    const registered = (await app().post('register', { email, phone: registrant, proof: verified.data.proof, send_otp: false })).body;
+    await app().post('update_profile', { uid: registered.data.uid, otp_phone: registrant, proof: registered.data.proof });
+    app().tick(61_000);
+    // The email's owner logs in by email code: FeLogin is asked, FeVerifyOtp's SMS to the phone on file is not.
+    await solved('FeLogin', { identifier: email });
+    const at65 = (await app().post('FeVerifyOtp', { flow: 'email', email, otp_code: app().codeFor(email) })).body;
+    expect(at65.data).toMatchObject({ next_step: 65, pending_proof: expect.any(String) });
+  });
+
   it('asks register before the account is made when it is to send a code, and keeps the proof for the repeated request', async () => {
     const email = 'nuovo@example.com';
     const post = async (action: string, body: Record<string, unknown>) => {

@@ -293,7 +293,8 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       }
 
       // Before anything is counted or sent: a bot that cannot solve it costs nothing but this check.
-      if (challenge) await guarded(() => challenge.check(ctx, { action: ctx.action ?? 'otp_generate', identifier: key, ...(useSms ? { phone: smsTo } : {}) }));
+      const action = ctx.action;
+      if (challenge && action !== undefined) await guarded(() => challenge.check(ctx, { action, identifier: key, ...(useSms ? { phone: smsTo } : {}) }));
       await guarded(() => limits.sendFromIp(ctx.ip));
       // The last SMS to this phone did not arrive: this code goes to the account's confirmed email too, as rule 2 pairs them (docs/sms.md).
       const fallback = useSms && !useEmail && mailer.configured && smsPolicy ? await smsPolicy.fallbackEmail(ctx, smsTo) : undefined;
