@@ -69,6 +69,9 @@ function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams, judgeAfterSe
       allowed_regions: ['IT', 'GB'],
       pumping: { ...upstreams.config.sms.pumping, country_sends_per_hour: plenty, prefix_sends_per_hour: plenty, block_min_sends: SOAK_BLOCK_MIN_SENDS, judge_after_seconds: judgeAfterSeconds },
     },
+    // Off, acknowledged: every journey comes from 127.0.0.1, and the pumping campaign's blocks are what the verdict
+    // counts. The challenge's own figures come from test/security/challenge-simulation.test.ts (docs/security.md).
+    challenge: { mode: 'off', off_in_production: true },
     sandbox: { enabled: false },
   };
 }

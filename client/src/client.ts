@@ -27,6 +27,19 @@ export type Envelope<A extends ActionName> = AnswerOf<A> | TransportFailure;
 /** The data of an action's successful answer. */
 export type DataOf<A extends ActionName> = Extract<AnswerOf<A>, { success: true }> extends { data: infer D } ? D : never;
 
+/** What a `challenge_required` answer asks to solve (`data.challenge`): ALTCHA's proof of work, or a hosted widget's site key. */
+export type Challenge = components['schemas']['Challenge'];
+
+/**
+ * The challenge a refusal asks for, when it is `challenge_required`: solve it (ALTCHA's widget,
+ * or the provider's) and repeat the request with `challenge` set to the solution.
+ */
+export function challengeOf(envelope: { success: boolean; data?: unknown }): Challenge | undefined {
+  if (envelope.success) return undefined;
+  const data = envelope.data as { reason?: unknown; challenge?: Challenge } | null | undefined;
+  return data?.reason === 'challenge_required' ? data.challenge : undefined;
+}
+
 /** The part of fetch the client uses: the browser's, Node's, or a test double. */
 export type Fetch = (
   url: string,

@@ -46,13 +46,17 @@ export type UpdateProfileInput = Carried<'FeUpdateProfile', 'uid' | 'proof'>;
 
 export interface Journey {
   readonly state: Readonly<JourneyState>;
+  /**
+   * Step 13 or 32. Answered `challenge_required` (see `challengeOf`), call it again with the same
+   * body and `challenge` set to the solution; so for `register` and `addPhone`.
+   */
   login(body: RequestOf<'FeLogin'>): Promise<Envelope<'FeLogin'>>;
   verifyOtp(body: VerifyOtpInput): Promise<Envelope<'FeVerifyOtp'>>;
   register(body: RegisterInput): Promise<Envelope<'FeRegister'>>;
   addPhone(body: AddPhoneInput): Promise<Envelope<'FeAddPhone'>>;
   updateProfile(body: UpdateProfileInput): Promise<Envelope<'FeUpdateProfile'>>;
-  /** Step 60: the `login` primitive with the journey's email; its `proof` opens FeAddPhone and FeUpdateProfile. */
-  password(password: string): Promise<Envelope<'login'>>;
+  /** Step 60: the `login` primitive with the journey's email; its `proof` opens FeAddPhone and FeUpdateProfile. After wrong passwords it may answer `challenge_required`: call it again with the solution. */
+  password(password: string, challenge?: string): Promise<Envelope<'login'>>;
   /**
    * Step 65, "not my phone": the phone on file stays dropped from the account and the answer
    * asks for the user's own phone (61).
@@ -61,9 +65,9 @@ export interface Journey {
   /**
    * Repeats the request that sent the current step's code (a new code once the cooldown is over).
    * Step 65 has none: its code went out with the email proof, which is spent; "not my phone"
-   * or a new email login are the ways on.
+   * or a new email login are the ways on. Answered `challenge_required`, call it again with the solution.
    */
-  resend(): Promise<Envelope<'FeLogin' | 'FeRegister' | 'FeAddPhone'>>;
+  resend(challenge?: string): Promise<Envelope<'FeLogin' | 'FeRegister' | 'FeAddPhone'>>;
   /** Forgets everything: a new journey. */
   reset(): void;
 }
@@ -73,6 +77,12 @@ const initial = (): JourneyState => ({ step: null, flow: null, screen: null, don
 /** The steps whose answer hands out the `pending_proof` the next FeVerifyOtp presents. */
 const PENDING_STEPS: readonly Step[] = [23, 62, 65];
 
+/** A request as `resend` repeats it: a bot challenge's solution is good for one send, so it is not sent again. */
+function withoutSolution<T extends { challenge?: unknown }>(body: T): T {
+  const { challenge: _spent, ...rest } = body;
+  return rest as T;
+}
+
 /** Drops absent fields so that what is carried never overrides an explicit value with nothing. */
 function defined<T>(body: T): T {
   return Object.fromEntries(Object.entries(body as object).filter(([, v]) => v !== undefined && v !== null && v !== '')) as T;
@@ -80,7 +90,7 @@ function defined<T>(body: T): T {
 
 export function createJourney(client: Client): Journey {
   let state = initial();
-  let sender: (() => Promise<Envelope<'FeLogin' | 'FeRegister' | 'FeAddPhone'>>) | null = null;
+  let sender: ((challenge?: string) => Promise<Envelope<'FeLogin' | 'FeRegister' | 'FeAddPhone'>>) | null = null;
 
   /** Takes what a successful answer hands out; `changes` are the identifiers the request established. */
   function remember<E extends { success: boolean; data?: unknown }>(envelope: E, changes: Partial<JourneyState> = {}): E {
@@ -114,7 +124,7 @@ export function createJourney(client: Client): Journey {
       const envelope = await send('FeLogin', body);
       if (!envelope.success) return envelope;
       state = initial();
-      sender = () => journey.login(body);
+      sender = (challenge) => journey.login({ ...withoutSolution(body), challenge });
       // A phone is answered with 14 (an SMS code); an email with 33 or 60.
       return remember(envelope, envelope.data.next_step === 14 ? { phone: body.identifier } : { email: body.identifier });
     },
@@ -148,7 +158,7 @@ export function createJourney(client: Client): Journey {
           : { email: state.email, phone: step === 25 ? state.phone : undefined, flow: state.flow, register_proof: state.proofs.register_proof };
       const request = { ...defined(carried), ...defined(body) } as RequestOf<'FeRegister'>;
       const envelope = await send('FeRegister', request);
-      if (envelope.success && request.phase === 'email_otp') sender = () => journey.register(body);
+      if (envelope.success && request.phase === 'email_otp') sender = (challenge) => journey.register({ ...withoutSolution(body), challenge });
       return remember(envelope, envelope.success ? { email: request.email } : {});
     },
 
@@ -161,7 +171,7 @@ export function createJourney(client: Client): Journey {
       };
       const request = { ...defined(carried), ...defined(body) } as RequestOf<'FeAddPhone'>;
       const envelope = await send('FeAddPhone', request);
-      if (envelope.success) sender = () => journey.addPhone(body);
+      if (envelope.success) sender = (challenge) => journey.addPhone({ ...withoutSolution(body), challenge });
       return remember(envelope, envelope.success ? { phone: request.phone } : {});
     },
 
@@ -170,14 +180,14 @@ export function createJourney(client: Client): Journey {
       return remember(await send('FeUpdateProfile', { ...defined(carried), ...defined(body) } as RequestOf<'FeUpdateProfile'>));
     },
 
-    async password(password) {
-      const envelope = await client.login({ email: state.email ?? '', password } as RequestOf<'login'>);
+    async password(password, challenge) {
+      const envelope = await client.login(defined({ email: state.email ?? '', password, challenge }) as RequestOf<'login'>);
       return remember(envelope);
     },
 
-    async resend() {
+    async resend(challenge) {
       if (!sender) throw new Error(state.step === 65 ? 'step 65 has no resend: decline the phone or log in by email again' : 'no code was sent in this journey');
-      return sender();
+      return sender(challenge);
     },
 
     reset() {

@@ -16,7 +16,7 @@ export interface paths {
         put?: never;
         /**
          * Generates a one-time code for a key and sends it by SMS and/or email (who receives it: docs/contract.md#one-time-codes).
-         * @description Also callable as `POST /?action=otp_generate` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `channel_not_configured`, `delivery_failed`, `invalid_request`, `region_not_allowed`, `store_unavailable`, `upstream_error`.
+         * @description Also callable as `POST /?action=otp_generate` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `challenge_required`, `channel_not_configured`, `delivery_failed`, `invalid_request`, `region_not_allowed`, `store_unavailable`, `upstream_error`.
          */
         post: operations["otp_generate"];
         delete?: never;
@@ -136,7 +136,7 @@ export interface paths {
         put?: never;
         /**
          * Identity login: passwordless (needs a verification proof for the email) or with password.
-         * @description Also callable as `POST /?action=login` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_credentials`, `invalid_proof`, `invalid_request`, `proof_required`, `rate_limited`, `upstream_error`.
+         * @description Also callable as `POST /?action=login` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `challenge_required`, `invalid_credentials`, `invalid_proof`, `invalid_request`, `proof_required`, `rate_limited`, `upstream_error`.
          */
         post: operations["login"];
         delete?: never;
@@ -156,7 +156,7 @@ export interface paths {
         put?: never;
         /**
          * Passwordless registration; needs a verification proof for the email or the phone given.
-         * @description Also callable as `POST /?action=register` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `proof_required`, `rate_limited`, `registration_refused`, `upstream_error`.
+         * @description Also callable as `POST /?action=register` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `challenge_required`, `invalid_proof`, `invalid_request`, `proof_required`, `rate_limited`, `registration_refused`, `upstream_error`.
          */
         post: operations["register"];
         delete?: never;
@@ -276,7 +276,7 @@ export interface paths {
         put?: never;
         /**
          * Starts a login: a phone gets an SMS code (13, next 14), an email a mail code (32, next 33); method password answers 60.
-         * @description Also callable as `POST /?action=FeLogin` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `channel_not_configured`, `delivery_failed`, `invalid_request`, `rate_limited`, `region_not_allowed`, `store_unavailable`, `upstream_error`.
+         * @description Also callable as `POST /?action=FeLogin` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `challenge_required`, `channel_not_configured`, `delivery_failed`, `invalid_request`, `rate_limited`, `region_not_allowed`, `store_unavailable`, `upstream_error`.
          */
         post: operations["FeLogin"];
         delete?: never;
@@ -316,7 +316,7 @@ export interface paths {
         put?: never;
         /**
          * Phase email_otp sends the email code (next 23, pending_proof); phase register registers, confirms DOI (36), saves the profile (40, 42) and logs in (90).
-         * @description Also callable as `POST /?action=FeRegister` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `channel_not_configured`, `delivery_failed`, `invalid_proof`, `invalid_request`, `phone_taken`, `proof_required`, `rate_limited`, `store_unavailable`, `upstream_error`, `user_not_found`.
+         * @description Also callable as `POST /?action=FeRegister` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `challenge_required`, `channel_not_configured`, `delivery_failed`, `invalid_proof`, `invalid_request`, `phone_taken`, `proof_required`, `rate_limited`, `store_unavailable`, `upstream_error`, `user_not_found`.
          */
         post: operations["FeRegister"];
         delete?: never;
@@ -336,7 +336,7 @@ export interface paths {
         put?: never;
         /**
          * Checks the phone is held by no other account (phone_taken), then sends it an SMS code: next 62, screen otp_phone.
-         * @description Also callable as `POST /?action=FeAddPhone` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `channel_not_configured`, `delivery_failed`, `invalid_proof`, `invalid_request`, `phone_taken`, `proof_required`, `rate_limited`, `region_not_allowed`, `store_unavailable`, `upstream_error`.
+         * @description Also callable as `POST /?action=FeAddPhone` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `challenge_required`, `channel_not_configured`, `delivery_failed`, `invalid_proof`, `invalid_request`, `phone_taken`, `proof_required`, `rate_limited`, `region_not_allowed`, `store_unavailable`, `upstream_error`.
          */
         post: operations["FeAddPhone"];
         delete?: never;
@@ -376,7 +376,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribes an email to mailing lists, one call per headline with its own key.
-         * @description Also callable as `POST /?action=newsletter_subscribe` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `not_configured`, `partial_failure`, `rate_limited`, `subscription_failed`, `upstream_error`.
+         * @description Also callable as `POST /?action=newsletter_subscribe` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `challenge_required`, `invalid_request`, `not_configured`, `partial_failure`, `rate_limited`, `subscription_failed`, `upstream_error`.
          */
         post: operations["newsletter_subscribe"];
         delete?: never;
@@ -617,7 +617,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome: any reason of the service.
                  * @enum {string}
                  */
-                reason: "already_sent" | "channel_not_configured" | "delivery_failed" | "expired" | "form_expected" | "internal_error" | "invalid" | "invalid_credentials" | "invalid_proof" | "invalid_request" | "invalid_token" | "malformed_json" | "method_not_allowed" | "metrics_not_enabled" | "not_configured" | "partial_failure" | "payload_too_large" | "phone_not_mobile" | "phone_not_verified" | "phone_on_hold" | "phone_taken" | "proof_required" | "rate_limited" | "region_not_allowed" | "registration_refused" | "sms_destination_blocked" | "sms_destination_limited" | "store_unavailable" | "subscription_failed" | "token_required" | "too_many_attempts" | "unauthorized" | "unknown_action" | "unsupported_media_type" | "upstream_error" | "user_not_found";
+                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "expired" | "form_expected" | "internal_error" | "invalid" | "invalid_credentials" | "invalid_proof" | "invalid_request" | "invalid_token" | "malformed_json" | "method_not_allowed" | "metrics_not_enabled" | "not_configured" | "partial_failure" | "payload_too_large" | "phone_not_mobile" | "phone_not_verified" | "phone_on_hold" | "phone_taken" | "proof_required" | "rate_limited" | "region_not_allowed" | "registration_refused" | "sms_destination_blocked" | "sms_destination_limited" | "store_unavailable" | "subscription_failed" | "token_required" | "too_many_attempts" | "unauthorized" | "unknown_action" | "unsupported_media_type" | "upstream_error" | "user_not_found";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -647,6 +647,8 @@ export interface components {
             email?: "" | string | null;
             /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
             locale?: string | null;
+            /** @description solution of the bot challenge an earlier `challenge_required` answer asked for (data.challenge): the ALTCHA payload, or the Turnstile / hCaptcha token */
+            challenge?: string | null;
         };
         "otp_generate.Data": {
             /** @description the plain code, only when otp.debug is on */
@@ -701,16 +703,54 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "already_sent" | "channel_not_configured" | "delivery_failed" | "invalid_request" | "region_not_allowed" | "store_unavailable" | "upstream_error";
+                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "invalid_request" | "region_not_allowed" | "store_unavailable" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
                     path: string;
                     message: string;
                 }[];
+                challenge?: components["schemas"]["Challenge"];
+                /**
+                 * @description With challenge_required after a solution was given: why it was refused (spent: used already; mismatch: issued for another action or identifier; unverified: the provider could not be asked).
+                 * @enum {string}
+                 */
+                solution?: "malformed" | "invalid" | "expired" | "spent" | "mismatch" | "unverified";
             } & {
                 [key: string]: unknown;
             };
+        };
+        /** @description With challenge_required: what to solve before repeating the request with `challenge`. */
+        Challenge: {
+            /** @enum {string} */
+            provider: "pow";
+            /** @description ALTCHA's challenge parameters (protocol v2), signed. */
+            parameters: {
+                algorithm: string;
+                nonce: string;
+                salt: string;
+                cost: number;
+                keyLength: number;
+                keyPrefix: string;
+                keySignature?: string;
+                /** @description Seconds since the epoch. */
+                expiresAt?: number;
+                /** @description The action and a digest of the identifier the challenge is bound to. */
+                data?: {
+                    [key: string]: string | number | boolean | null;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            signature: string;
+        } | {
+            /** @enum {string} */
+            provider: "turnstile" | "hcaptcha";
+            site_key: string;
+            /** @description Turnstile: render the widget with this action. */
+            action: string;
+            /** @description Turnstile: render the widget with this customer data. */
+            cdata?: string;
         };
         "verify_otp.Request": {
             otp_code: string;
@@ -1033,6 +1073,8 @@ export interface components {
             stay_logged_in?: boolean | null;
             /** @description verification proof; also accepted as header x-verification-proof */
             proof?: string | null;
+            /** @description solution of the bot challenge an earlier `challenge_required` answer asked for (data.challenge): the ALTCHA payload, or the Turnstile / hCaptcha token */
+            challenge?: string | null;
         };
         "login.Data": {
             access_token?: string | null;
@@ -1076,13 +1118,19 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "invalid_credentials" | "invalid_proof" | "invalid_request" | "proof_required" | "rate_limited" | "upstream_error";
+                reason: "challenge_required" | "invalid_credentials" | "invalid_proof" | "invalid_request" | "proof_required" | "rate_limited" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
                     path: string;
                     message: string;
                 }[];
+                challenge?: components["schemas"]["Challenge"];
+                /**
+                 * @description With challenge_required after a solution was given: why it was refused (spent: used already; mismatch: issued for another action or identifier; unverified: the provider could not be asked).
+                 * @enum {string}
+                 */
+                solution?: "malformed" | "invalid" | "expired" | "spent" | "mismatch" | "unverified";
             } & {
                 [key: string]: unknown;
             };
@@ -1100,6 +1148,8 @@ export interface components {
             proof?: string | null;
             /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
             locale?: string | null;
+            /** @description solution of the bot challenge an earlier `challenge_required` answer asked for (data.challenge): the ALTCHA payload, or the Turnstile / hCaptcha token */
+            challenge?: string | null;
         };
         "register.Data": {
             access_token: string | null;
@@ -1148,13 +1198,19 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "invalid_proof" | "invalid_request" | "proof_required" | "rate_limited" | "registration_refused" | "upstream_error";
+                reason: "challenge_required" | "invalid_proof" | "invalid_request" | "proof_required" | "rate_limited" | "registration_refused" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
                     path: string;
                     message: string;
                 }[];
+                challenge?: components["schemas"]["Challenge"];
+                /**
+                 * @description With challenge_required after a solution was given: why it was refused (spent: used already; mismatch: issued for another action or identifier; unverified: the provider could not be asked).
+                 * @enum {string}
+                 */
+                solution?: "malformed" | "invalid" | "expired" | "spent" | "mismatch" | "unverified";
             } & {
                 [key: string]: unknown;
             };
@@ -1486,6 +1542,8 @@ export interface components {
             method?: "otp" | "password" | null;
             /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
             locale?: string | null;
+            /** @description solution of the bot challenge an earlier `challenge_required` answer asked for (data.challenge): the ALTCHA payload, or the Turnstile / hCaptcha token */
+            challenge?: string | null;
         };
         "FeLogin.Data": {
             /**
@@ -1553,13 +1611,19 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "already_sent" | "channel_not_configured" | "delivery_failed" | "invalid_request" | "rate_limited" | "region_not_allowed" | "store_unavailable" | "upstream_error";
+                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "invalid_request" | "rate_limited" | "region_not_allowed" | "store_unavailable" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
                     path: string;
                     message: string;
                 }[];
+                challenge?: components["schemas"]["Challenge"];
+                /**
+                 * @description With challenge_required after a solution was given: why it was refused (spent: used already; mismatch: issued for another action or identifier; unverified: the provider could not be asked).
+                 * @enum {string}
+                 */
+                solution?: "malformed" | "invalid" | "expired" | "spent" | "mismatch" | "unverified";
             } & {
                 [key: string]: unknown;
             };
@@ -1707,6 +1771,8 @@ export interface components {
             city?: string | null;
             /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
             locale?: string | null;
+            /** @description solution of the bot challenge an earlier `challenge_required` answer asked for (data.challenge): the ALTCHA payload, or the Turnstile / hCaptcha token */
+            challenge?: string | null;
         };
         "FeRegister.Data": {
             /**
@@ -1792,13 +1858,19 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "already_sent" | "channel_not_configured" | "delivery_failed" | "invalid_proof" | "invalid_request" | "phone_taken" | "proof_required" | "rate_limited" | "store_unavailable" | "upstream_error" | "user_not_found";
+                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "invalid_proof" | "invalid_request" | "phone_taken" | "proof_required" | "rate_limited" | "store_unavailable" | "upstream_error" | "user_not_found";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
                     path: string;
                     message: string;
                 }[];
+                challenge?: components["schemas"]["Challenge"];
+                /**
+                 * @description With challenge_required after a solution was given: why it was refused (spent: used already; mismatch: issued for another action or identifier; unverified: the provider could not be asked).
+                 * @enum {string}
+                 */
+                solution?: "malformed" | "invalid" | "expired" | "spent" | "mismatch" | "unverified";
             } & {
                 [key: string]: unknown;
             };
@@ -1815,6 +1887,8 @@ export interface components {
             proof?: string | null;
             /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
             locale?: string | null;
+            /** @description solution of the bot challenge an earlier `challenge_required` answer asked for (data.challenge): the ALTCHA payload, or the Turnstile / hCaptcha token */
+            challenge?: string | null;
         };
         "FeAddPhone.Data": {
             /**
@@ -1891,13 +1965,19 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "already_sent" | "channel_not_configured" | "delivery_failed" | "invalid_proof" | "invalid_request" | "phone_taken" | "proof_required" | "rate_limited" | "region_not_allowed" | "store_unavailable" | "upstream_error";
+                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "invalid_proof" | "invalid_request" | "phone_taken" | "proof_required" | "rate_limited" | "region_not_allowed" | "store_unavailable" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
                     path: string;
                     message: string;
                 }[];
+                challenge?: components["schemas"]["Challenge"];
+                /**
+                 * @description With challenge_required after a solution was given: why it was refused (spent: used already; mismatch: issued for another action or identifier; unverified: the provider could not be asked).
+                 * @enum {string}
+                 */
+                solution?: "malformed" | "invalid" | "expired" | "spent" | "mismatch" | "unverified";
             } & {
                 [key: string]: unknown;
             };
@@ -2008,6 +2088,8 @@ export interface components {
             /** @enum {string|null} */
             testata?: "head_a" | "head_b" | "head_c" | "head_d" | null;
             mlids?: string | null;
+            /** @description solution of the bot challenge an earlier `challenge_required` answer asked for (data.challenge): the ALTCHA payload, or the Turnstile / hCaptcha token */
+            challenge?: string | null;
         } & (({
             selections: unknown[];
         } | {
@@ -2073,13 +2155,19 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "invalid_request" | "not_configured" | "partial_failure" | "rate_limited" | "subscription_failed" | "upstream_error";
+                reason: "challenge_required" | "invalid_request" | "not_configured" | "partial_failure" | "rate_limited" | "subscription_failed" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
                     path: string;
                     message: string;
                 }[];
+                challenge?: components["schemas"]["Challenge"];
+                /**
+                 * @description With challenge_required after a solution was given: why it was refused (spent: used already; mismatch: issued for another action or identifier; unverified: the provider could not be asked).
+                 * @enum {string}
+                 */
+                solution?: "malformed" | "invalid" | "expired" | "spent" | "mismatch" | "unverified";
             } & {
                 [key: string]: unknown;
             };

@@ -39,6 +39,14 @@ export interface CallContext {
   idpExchanges?: Array<Record<string, unknown>>;
   /** The language of what the person reads (code messages, error texts): `it`, `en`...; absent, `mail.default_locale`. */
   readonly locale?: string;
+  /**
+   * The action this request called (`otp_generate`, `FeLogin`...) when its request takes a bot
+   * challenge's solution (a `challenge` field): a solution holds for it only, and a send made
+   * without it (another action, work that serves no request) is never asked for one.
+   */
+  readonly action?: string;
+  /** The bot challenge's solution the request carries (its `challenge` field), when it does. */
+  readonly challenge?: string;
 }
 
 /** The context of work that serves no request. */

@@ -46,6 +46,8 @@ export const catalogue = {
   // SMS pumping defence (docs/security.md): too many codes to one country or number range, or a range blocked for codes nobody verifies.
   sms_destination_limited: { status: 200, message: ({ retryAfter }: { retryAfter: number }) => `Troppi SMS verso questa destinazione. Riprova tra ${retryAfter} secondi.` },
   sms_destination_blocked: { status: 200, message: 'Invio SMS verso questa numerazione temporaneamente sospeso.' },
+  /** The bot challenge (docs/security.md): `data.challenge` says what to solve; the request is repeated with `challenge`. */
+  challenge_required: { status: 200, message: 'Verifica anti-bot richiesta: completa la verifica e riprova.' },
   phone_taken: { status: 200, message: 'Telefono già registrato su un altro account' },
   phone_not_verified: { status: 200, message: 'Telefono non verificato: conferma prima il codice inviato al numero.' },
   /** A phone an email claim dropped, held while the email's owner proves or declines it (step 65). */
@@ -109,6 +111,7 @@ export const englishTexts: EnglishTexts = {
   phone_not_mobile: 'This number is not a mobile number: enter a mobile number.',
   sms_destination_limited: ({ retryAfter }) => `Too many text messages to this destination. Try again in ${retryAfter} seconds.`,
   sms_destination_blocked: 'Text messages to this number range are suspended for now.',
+  challenge_required: 'A bot check is required: complete it and try again.',
   phone_taken: 'Phone number already registered to another account',
   phone_not_verified: 'Phone number not verified: first confirm the code sent to it.',
   phone_on_hold: "This number is waiting for the owner of the account's email to confirm it: sign in with the email.",

@@ -136,6 +136,12 @@ export const metricDefinitions = [
     help: 'Code SMS refused before any provider was asked, by reason (region_not_allowed, phone_not_mobile, sms_destination_limited, sms_destination_blocked) and country.',
   },
   {
+    name: 'lfa_challenge_decisions_total',
+    type: 'counter',
+    labels: ['decision', 'signal'],
+    help: 'Bot challenge decisions before a code or a mail is sent (docs/security.md, "Bot challenge"): challenged (asked, no solution given), solved (a valid, unspent, bound solution let the send go on), failed (a solution refused), by the signal that asked for it (always, client_sends, client_identifiers, client_verify_failures, password_failures, client_refused, range_flagged).',
+  },
+  {
     name: 'lfa_sms_range_verdicts_total',
     type: 'counter',
     labels: ['verdict', 'country'],
@@ -161,6 +167,8 @@ export const metricDefinitions = [
   },
 ] as const satisfies readonly MetricDefinition[];
 
+/** challenged: asked, no solution given; solved: a solution taken; failed: a solution refused. */
+export type ChallengeDecision = 'challenged' | 'solved' | 'failed';
 export type SmsSendResult = 'accepted' | 'failed' | 'failover';
 export type SmsBreakerState = 'closed' | 'open' | 'half_open';
 
@@ -185,6 +193,8 @@ export interface Metrics {
   smsBreaker(provider: string, state: SmsBreakerState): void;
   smsRefused(reason: string, country: string): void;
   smsRangeVerdict(verdict: 'watched' | 'blocked' | 'cleared' | 'unblocked', country: string): void;
+  /** One bot challenge decision and the signal that asked for it (src/domain/limits/challenge.ts). */
+  challenge(decision: ChallengeDecision, signal: string): void;
   /** One login-journey request: the screen acted on, its outcome, the time spent on it. */
   funnelRequest(journey: string, step: string, outcome: string, seconds?: number): void;
   /** One person (a journey, counted once by the store) reached a screen. */
@@ -247,6 +257,7 @@ export function createMetrics(): Metrics {
   const smsBreaker = new Gauge({ ...definition('lfa_sms_breaker_state'), registers: [registry] });
   const smsRefusals = new Counter({ ...definition('lfa_sms_refusals_total'), registers: [registry] });
   const smsRangeVerdicts = new Counter({ ...definition('lfa_sms_range_verdicts_total'), registers: [registry] });
+  const challenges = new Counter({ ...definition('lfa_challenge_decisions_total'), registers: [registry] });
   const funnelRequests = new Counter({ ...definition('lfa_funnel_requests_total'), registers: [registry] });
   const funnelReached = new Counter({ ...definition('lfa_funnel_steps_reached_total'), registers: [registry] });
   const funnelSeconds = new Histogram({ ...definition('lfa_funnel_step_seconds'), buckets: SCREEN_SECONDS_BUCKETS, registers: [registry] });
@@ -298,6 +309,7 @@ export function createMetrics(): Metrics {
     smsBreaker: (provider, state) => smsBreaker.set({ provider: bounded(provider) }, breakerValue[state]),
     smsRefused: (reason, region) => smsRefusals.inc({ reason: REASON.test(reason) ? reason : 'other', country: country(region) }),
     smsRangeVerdict: (verdict, region) => smsRangeVerdicts.inc({ verdict, country: country(region) }),
+    challenge: (decision, signal) => challenges.inc({ decision, signal }),
     funnelRequest: (journey, step, outcome, seconds) => {
       // The label sets are few (journeys x screens x reasons): their children are kept, so a count is a Map lookup, not a label hash.
       const key = `${journey}|${step}|${outcome}`;

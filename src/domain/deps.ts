@@ -14,6 +14,8 @@ import { createMailer } from '../clients/mailer';
 import { createMemoryRateLimiter } from './limits/rate-limiter';
 import { createRedisRateLimiter } from './limits/redis-rate-limiter';
 import { createAbuseLimits } from './limits/abuse-limits';
+import { createChallengeGate } from './limits/challenge';
+import { createCaptchaClient } from '../clients/captcha';
 import { createKeyChecks } from './keys';
 import { createCollectorClient } from '../clients/collector';
 import { createSmsServices } from './sms';
@@ -23,6 +25,7 @@ import { createLoginIngest } from './ingest';
 import { phoneBelongsToEmail } from './accounts/phone-owner';
 import { deriveProofKey } from './proofs';
 import { reachedOf } from './otp/reached';
+import { smsFacts } from './phone';
 import { isApiError } from '../core/errors';
 import { createFunnelTally } from './funnel/tally';
 import { createMemoryFunnelStore } from './funnel/memory-store';
@@ -75,6 +78,19 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       clients,
       confirmedEmailOf: (ctx, phone) => confirmedEmailOfPhone({ identity, config }, ctx, phone) });
   const otpStore = overrides.otpStore ?? (redis ? createRedisOtpStore(redis, { prefix }) : forgettable(createMemoryOtpStore({ maxRecords: config.otp.max_records, now })));
+  const challenge =
+    overrides.challenge ??
+    createChallengeGate(config, {
+      limiter: rateLimiter,
+      now,
+      secret,
+      log,
+      metrics,
+      // Spent where proofs are: once across every instance sharing the store.
+      spend: (id, untilMs) => otpStore.spendProof(id, untilMs),
+      destination: (e164) => sms.pumping.destination(e164, smsFacts(e164).region ?? ''),
+      captcha: createCaptchaClient(config, log, clients),
+    });
   const otp =
     overrides.otp ??
     createOtpService(config, {
@@ -83,6 +99,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       now,
       secret,
       limits,
+      challenge,
       metrics,
       store: {
         ...otpStore,
@@ -137,6 +154,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     redis,
     rateLimiter,
     limits,
+    challenge,
     keys,
     funnel,
     ready: overrides.ready ?? (() => otp.ready()),

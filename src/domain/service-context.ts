@@ -11,6 +11,7 @@ import type { Metrics } from '../core/metrics';
 import type { FunnelTally } from './funnel/tally';
 import type { LoginIngest } from './ingest';
 import type { AbuseLimits } from './limits/abuse-limits';
+import type { ChallengeGate } from './limits/challenge';
 import type { KeyChecks } from './keys';
 import type { RateLimiter } from './limits/rate-limiter';
 import type { OtpService } from './otp/service';
@@ -58,6 +59,8 @@ export interface Deps {
   rateLimiter: RateLimiter;
   /** The abuse limits of docs/abuse.md, counted in `rateLimiter`. */
   limits: AbuseLimits;
+  /** The bot challenge asked before a code or a mail is sent (src/domain/limits/challenge.ts), its signals counted in `rateLimiter`. */
+  challenge: ChallengeGate;
   /** The keys that open internal surfaces, compared and their wrong guesses counted in `rateLimiter` (src/domain/keys.ts). */
   keys: KeyChecks;
   /** The journey funnel's counters (docs/funnel.md), in the same store as the codes so they add up across instances. */

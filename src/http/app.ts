@@ -127,6 +127,8 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
       if (failure.status >= 500) ctx.state.log.error({ err }, 'unhandled error');
       answerFailure(ctx, failure, localeOf(ctx));
       ctx.state.reason = failure.reason;
+      // A client refused by a limit or for a wrong key is asked to prove work before its next send (challenge.mode adaptive).
+      if (failure.reason === 'rate_limited') deps.challenge?.refused(ctx.ip).catch(() => {});
     }
     ctx.state.outcome = ctx.state.reason ?? (isFailure(ctx.body) ? failureReason(ctx.body) : 'ok');
     if (!deps.log.isLevelEnabled('info')) return;

@@ -51,6 +51,8 @@ class RequestActionContext implements ActionContext {
     readonly flows: FlowRunner,
     private readonly koa: Context,
     private readonly localeOf: LocaleOf,
+    readonly action: string | undefined,
+    readonly challenge: string | undefined,
   ) {
     this.requestId = koa.state.requestId as string;
     this.ip = koa.ip;
@@ -93,7 +95,9 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     const body = ctx.request.body ?? {};
     checkBodyShape(body);
     const input = parseRequest(action.request, body, localeOf(ctx));
-    const actionCtx = new RequestActionContext(deps, flows, ctx, localeOf);
+    // The bot challenge's solution, where the action takes one (src/domain/limits/challenge.ts): only such an action's sends are asked for one.
+    const solution = (input as { challenge?: unknown }).challenge;
+    const actionCtx = new RequestActionContext(deps, flows, ctx, localeOf, takesChallenge(action) ? action.name : undefined, typeof solution === 'string' && solution !== '' ? solution : undefined);
     const { trace } = actionCtx;
     // Identity exchanges are collected (masked) only when `debug` is on: `idp_debug`.
     const idpExchanges = deps.config.debug ? [] : undefined;
@@ -117,6 +121,18 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     if (deps.config.debug && trace.length > 0) extra.debug = trace;
     ctx.body = successEnvelope(result.data ?? null, extra);
   };
+}
+
+const challengeTakers = new WeakMap<Action, boolean>();
+/**
+ * Whether an action's request has a `challenge` field. A send made by one that has none (FeVerifyOtp's
+ * code to the phone on file at 65, authorised by the code just verified) is never asked for a solution
+ * its caller could not send.
+ */
+function takesChallenge(action: Action): boolean {
+  let takes = challengeTakers.get(action);
+  if (takes === undefined) challengeTakers.set(action, (takes = (action.request as { shape?: Record<string, unknown> }).shape?.challenge !== undefined));
+  return takes;
 }
 
 /**

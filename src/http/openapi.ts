@@ -73,6 +73,51 @@ const transportData = {
   keys: z.array(z.string()).optional().describe('With metrics_not_enabled: the configuration keys that serve the metrics.'),
 };
 
+/**
+ * What `challenge_required` adds to `data` (src/domain/limits/challenge.ts): the bot challenge to
+ * solve, and after a refused solution why it was refused. The request is repeated with its
+ * `challenge` field set to the solution (docs/flows-http.md, "Bot challenge").
+ */
+const challengeData = {
+  challenge: z
+    .union([
+      z
+        .object({
+          provider: z.literal('pow'),
+          parameters: z
+            .looseObject({
+              algorithm: z.string(),
+              nonce: z.string(),
+              salt: z.string(),
+              cost: z.number(),
+              keyLength: z.number(),
+              keyPrefix: z.string(),
+              keySignature: z.string().optional(),
+              expiresAt: z.number().optional().describe('Seconds since the epoch.'),
+              data: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional().describe('The action and a digest of the identifier the challenge is bound to.'),
+            })
+            .describe("ALTCHA's challenge parameters (protocol v2), signed."),
+          signature: z.string(),
+        })
+        .describe("A proof of work to solve with ALTCHA's widget (or its library): the solution is the widget's payload."),
+      z
+        .object({
+          provider: z.enum(['turnstile', 'hcaptcha']),
+          site_key: z.string(),
+          action: z.string().describe('Turnstile: render the widget with this action.'),
+          cdata: z.string().optional().describe('Turnstile: render the widget with this customer data.'),
+        })
+        .describe("A hosted challenge: render the provider's widget with the site key; the solution is its token."),
+    ])
+    .openapi('Challenge')
+    .optional()
+    .describe('With challenge_required: what to solve before repeating the request with `challenge`.'),
+  solution: z
+    .enum(['malformed', 'invalid', 'expired', 'spent', 'mismatch', 'unverified'])
+    .optional()
+    .describe('With challenge_required after a solution was given: why it was refused (spent: used already; mismatch: issued for another action or identifier; unverified: the provider could not be asked).'),
+};
+
 const failureEnvelope = (reason: z.ZodType, data: z.ZodRawShape = {}) =>
   z.object({
     success: z.literal(false),
@@ -123,7 +168,7 @@ function registerAction(registry: OpenAPIRegistry, fallbacks: Map<string, object
   const success = registry.register(`${name}.Success`, successEnvelope(data));
   const failure = registry.register(
     `${name}.Failure`,
-    failureEnvelope(z.enum(reasons as [string, ...string[]]).describe('Stable snake_case code of the outcome.')),
+    failureEnvelope(z.enum(reasons as [string, ...string[]]).describe('Stable snake_case code of the outcome.'), reasons.includes('challenge_required') ? challengeData : {}),
   );
   registry.registerPath({
     method: 'post',

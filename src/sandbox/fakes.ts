@@ -1,4 +1,5 @@
 import type { SandboxFake } from './fake';
+import { createCaptchaFake } from './captcha';
 import { createCollectorFake } from './collector';
 import { createFeedsFake } from './feeds';
 import { createIdentityFake } from './identity';
@@ -18,4 +19,5 @@ export const sandboxFakes: Array<() => SandboxFake> = [
   createRecommendationsFake,
   createIdentityFake,
   createCollectorFake,
+  createCaptchaFake,
 ];

@@ -7,6 +7,7 @@ import { maskSecret } from '../../core/logger';
 import { defineAction } from '../action';
 import { feedCode, headlineCode } from './headlines';
 import { planSubscription, selectionFields, type HeadlinePlan } from './subscription-plan';
+import { challengeField } from '../otp/fields';
 
 const text = { type: 'string' } as const;
 
@@ -19,6 +20,7 @@ export const newsletterSubscribeRequest = z
   .object({
     email: mailbox(),
     ...selectionFields,
+    challenge: challengeField,
   })
   .meta({
     allOf: [
@@ -70,7 +72,7 @@ export const newsletterSubscribe = defineAction({
   summary: 'Subscribes an email to mailing lists, one call per headline with its own key.',
   request: newsletterSubscribeRequest,
   response: newsletterSubscribeResponse,
-  reasons: ['partial_failure', 'subscription_failed', 'not_configured', 'rate_limited'],
+  reasons: ['partial_failure', 'subscription_failed', 'not_configured', 'rate_limited', 'challenge_required'],
   async handler(input, ctx) {
     const { deps } = ctx;
     const plans = planSubscription(input, deps.config.newsletter.api_keys);
@@ -78,6 +80,8 @@ export const newsletterSubscribe = defineAction({
       throw apiError('not_configured', { params: { key: 'newsletter.esp_url' }, data: { key: 'newsletter.esp_url' } });
     }
     // No proof is asked (the contract), and each call mails the address's owner: counted per client and per email.
+    // A bot challenge first when the client's traffic looks wrong (docs/security.md): a subscription mails whoever owns the address.
+    await deps.challenge.check(ctx, { action: 'newsletter_subscribe', identifier: input.email });
     await deps.limits.subscription(ctx.ip, input.email);
     const results = await Promise.all(plans.map((plan) => subscribe(ctx, deps.mailingList, input.email, plan)));
     const data = {

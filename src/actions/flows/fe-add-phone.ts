@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
 import { defineAction } from '../action';
-import { localeField, optionalEmail, proofField } from './fields';
+import { challengeField, localeField, optionalEmail, proofField } from './fields';
 
 export const feAddPhoneRequest = z.object({
   phone: z.string().trim().min(1).max(32).describe('the phone to add, any form (normalised to E.164)'),
@@ -11,6 +11,7 @@ export const feAddPhoneRequest = z.object({
   flow: z.preprocess((v) => (v === '' || v === null ? undefined : v), z.enum(['email_add_phone', 'email_register_phone']).optional()),
   proof: proofField,
   locale: localeField,
+  challenge: challengeField,
 });
 
 export const feAddPhone = defineAction({
@@ -18,6 +19,6 @@ export const feAddPhone = defineAction({
   summary: 'Checks the phone is held by no other account (phone_taken), then sends it an SMS code: next 62, screen otp_phone.',
   request: feAddPhoneRequest,
   response: flowAnswerShape.pick({ next_step: true, flow: true, screen: true, uid: true, otp: true, pending_proof: true }),
-  reasons: ['phone_taken', 'proof_required', 'invalid_proof', 'already_sent', 'delivery_failed', 'channel_not_configured', 'region_not_allowed', 'rate_limited', 'store_unavailable'],
+  reasons: ['phone_taken', 'proof_required', 'invalid_proof', 'already_sent', 'delivery_failed', 'channel_not_configured', 'region_not_allowed', 'rate_limited', 'store_unavailable', 'challenge_required'],
   handler: (input, ctx) => ctx.flows.run(ACTION_ENTRY.FeAddPhone, input, ctx),
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { recipientKey } from '../../core/address';
-import { localeField } from './fields';
+import { challengeField, localeField } from './fields';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
 import { defineAction } from '../action';
@@ -9,6 +9,7 @@ export const feLoginRequest = z.object({
   identifier: recipientKey().describe('an email, or a phone in any form (normalised to E.164)'),
   method: z.enum(['otp', 'password']).nullish().describe('`password` (email only) answers step 60 and sends no code; default `otp`'),
   locale: localeField,
+  challenge: challengeField,
 });
 
 export const feLogin = defineAction({
@@ -16,6 +17,6 @@ export const feLogin = defineAction({
   summary: 'Starts a login: a phone gets an SMS code (13, next 14), an email a mail code (32, next 33); method password answers 60.',
   request: feLoginRequest,
   response: flowAnswerShape.pick({ next_step: true, flow: true, otp: true }),
-  reasons: ['already_sent', 'delivery_failed', 'channel_not_configured', 'region_not_allowed', 'rate_limited', 'store_unavailable'],
+  reasons: ['already_sent', 'delivery_failed', 'channel_not_configured', 'region_not_allowed', 'rate_limited', 'store_unavailable', 'challenge_required'],
   handler: (input, ctx) => ctx.flows.run(ACTION_ENTRY.FeLogin, input, ctx),
 });

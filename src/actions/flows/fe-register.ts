@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
 import { defineAction } from '../action';
-import { emailField, flowField, flowProofField, localeField, optionalDate, optionalPhone, optionalText } from './fields';
+import { challengeField, emailField, flowField, flowProofField, localeField, optionalDate, optionalPhone, optionalText } from './fields';
 
 export const feRegisterRequest = z.object({
   email: emailField,
@@ -19,6 +19,7 @@ export const feRegisterRequest = z.object({
   birth_date: optionalDate,
   city: optionalText,
   locale: localeField,
+  challenge: challengeField,
 });
 
 export const feRegister = defineAction({
@@ -26,6 +27,6 @@ export const feRegister = defineAction({
   summary: 'Phase email_otp sends the email code (next 23, pending_proof); phase register registers, confirms DOI (36), saves the profile (40, 42) and logs in (90).',
   request: feRegisterRequest,
   response: flowAnswerShape.pick({ next_step: true, flow: true, otp: true, pending_proof: true, screen: true, done: true, uid: true, access_token: true, proof: true }),
-  reasons: ['proof_required', 'invalid_proof', 'phone_taken', 'already_sent', 'delivery_failed', 'channel_not_configured', 'rate_limited', 'store_unavailable', 'user_not_found'],
+  reasons: ['proof_required', 'invalid_proof', 'phone_taken', 'already_sent', 'delivery_failed', 'channel_not_configured', 'rate_limited', 'store_unavailable', 'user_not_found', 'challenge_required'],
   handler: (input, ctx) => ctx.flows.run(ACTION_ENTRY.FeRegister, input, ctx),
 });

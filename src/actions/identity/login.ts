@@ -3,6 +3,8 @@ import { jwtSubject } from '../../clients/identity/jwt';
 import { codeVerified, issueVerifiedProof, requireVerified, spending } from '../../domain/guard';
 import { claimAccountByProvenEmail } from '../../domain/accounts/email-claim';
 import { emailField, proofField } from './fields';
+import { challengeField } from '../otp/fields';
+import { isApiError } from '../../core/errors';
 import { storeReturnedToken } from '../../domain/accounts/tokens';
 import { defineAction } from '../action';
 
@@ -11,6 +13,7 @@ export const loginRequest = z.object({
   password: z.string().max(256).nullish(),
   stay_logged_in: z.boolean().nullish(),
   proof: proofField,
+  challenge: challengeField,
 });
 
 /**
@@ -28,11 +31,15 @@ export const login = defineAction({
   summary: 'Identity login: passwordless (needs a verification proof for the email) or with password.',
   request: loginRequest,
   response: z.looseObject({ access_token: z.string().nullish(), proof: z.string().optional() }),
-  reasons: ['proof_required', 'invalid_proof', 'invalid_credentials', 'rate_limited'],
+  reasons: ['proof_required', 'invalid_proof', 'invalid_credentials', 'rate_limited', 'challenge_required'],
   async handler(input, ctx) {
     const password = input.password || undefined;
     const stayLoggedIn = input.stay_logged_in ?? false;
-    if (password) await ctx.deps.limits.passwordLogin(ctx.ip, input.email);
+    if (password) {
+      // After wrong passwords for this email or from this client, a bot challenge first (docs/security.md).
+      await ctx.deps.challenge.check(ctx, { action: 'login', identifier: input.email, password: true });
+      await ctx.deps.limits.passwordLogin(ctx.ip, input.email);
+    }
     const claims = password ? null : requireVerified(ctx, { email: input.email }, input.proof);
     let claimed = false;
     const reply = await spending(ctx, claims, async () => {
@@ -41,6 +48,9 @@ export const login = defineAction({
         if (found) claimed = (await claimAccountByProvenEmail(ctx.deps, ctx, found, null)).claimed;
       }
       return ctx.deps.identity.login(ctx, { email: input.email, password, stayLoggedIn });
+    }).catch(async (err: unknown) => {
+      if (password && isApiError(err) && err.reason === 'invalid_credentials') await ctx.deps.challenge.passwordFailed(ctx.ip, input.email);
+      throw err;
     });
     storeReturnedToken(ctx, reply, stayLoggedIn);
     const uid = reply.access_token ? jwtSubject(reply.access_token) : undefined;

@@ -5,7 +5,7 @@ import { invalidProof } from '../../domain/proofs';
 import { isApiError } from '../../core/errors';
 import type { ActionContext } from '../action';
 import { emailField, optionalPhone, proofField, requirePhone } from './fields';
-import { localeField } from '../otp/fields';
+import { challengeField, localeField } from '../otp/fields';
 import { storeReturnedToken } from '../../domain/accounts/tokens';
 import { defineAction } from '../action';
 
@@ -18,6 +18,7 @@ export const registerRequest = z.object({
   send_otp: z.boolean().nullish(),
   proof: proofField,
   locale: localeField,
+  challenge: challengeField,
 });
 
 export const registerResponse = z.object({
@@ -54,11 +55,13 @@ export const register = defineAction({
   summary: 'Passwordless registration; needs a verification proof for the email or the phone given.',
   request: registerRequest,
   response: registerResponse,
-  reasons: ['proof_required', 'invalid_proof', 'registration_refused', 'rate_limited'],
+  reasons: ['proof_required', 'invalid_proof', 'registration_refused', 'rate_limited', 'challenge_required'],
   async handler(input, ctx) {
     const phone = input.phone ? requirePhone(input.phone, 'phone', ctx.deps.config.sms.default_region) : undefined;
     const claims = requireVerified(ctx, { email: input.email, phone }, input.proof, 'any');
     if (claims?.uid) throw invalidProof('registered');
+    // Asked before the account is made, not at the code's send after it: the repeated request must find nothing done.
+    if (input.send_otp !== false) await ctx.deps.challenge.check(ctx, { action: 'register', identifier: input.email });
     const { reply, uid } = await spending(ctx, claims, () => registerAccount(ctx.deps, ctx, { email: input.email, consents: input.consents, isMagicLinkSent: input.is_magic_link_sent ?? false }));
     storeReturnedToken(ctx, reply, true);
     const otp = input.send_otp === false ? { otp_sent: false } : await sendRegistrationOtp(ctx, input.email);

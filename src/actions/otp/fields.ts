@@ -17,4 +17,13 @@ export const localeField = z
   .preprocess((v) => (v === '' || v === null ? undefined : v), z.string().trim().max(35).regex(/^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$/, 'a language tag such as it, en or en-GB').optional())
   .describe('language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale');
 
+/**
+ * The bot challenge's solution (docs/security.md, "Bot challenge"): absent until an answer was
+ * `challenge_required`; then the same request again with the widget's payload (pow) or token
+ * (turnstile, hcaptcha), good for one send of this action to this identifier.
+ */
+export const challengeField = z
+  .preprocess((v) => (v === '' || v === null ? undefined : v), z.string().max(4096).optional())
+  .describe('solution of the bot challenge an earlier `challenge_required` answer asked for (data.challenge): the ALTCHA payload, or the Turnstile / hCaptcha token');
+
 export { otpSendResponse } from '../../domain/otp/send-result';

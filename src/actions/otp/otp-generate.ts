@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineAction } from '../action';
-import { emailField, localeField, otpKeyField, otpSendResponse, phoneField } from './fields';
+import { challengeField, emailField, localeField, otpKeyField, otpSendResponse, phoneField } from './fields';
 
 export const otpGenerateRequest = z.object({
   /** The OTP key: a phone or an email. */
@@ -10,6 +10,7 @@ export const otpGenerateRequest = z.object({
   /** Backward-compatible alias of notify_email. */
   email: emailField.nullish(),
   locale: localeField,
+  challenge: challengeField,
 });
 
 export const otpGenerate = defineAction({
@@ -17,7 +18,7 @@ export const otpGenerate = defineAction({
   summary: 'Generates a one-time code for a key and sends it by SMS and/or email (who receives it: docs/contract.md#one-time-codes).',
   request: otpGenerateRequest,
   response: otpSendResponse,
-  reasons: ['already_sent', 'delivery_failed', 'channel_not_configured', 'region_not_allowed', 'store_unavailable'],
+  reasons: ['already_sent', 'delivery_failed', 'channel_not_configured', 'region_not_allowed', 'store_unavailable', 'challenge_required'],
   async handler(input, ctx) {
     const { deps } = ctx;
     const sent = await deps.otp.generate(ctx, {

@@ -163,6 +163,10 @@ export function loadConfiguration(options: LoadOptions = {}): LoadedConfig {
     merged.sandbox = { ...(isTree(merged.sandbox) ? merged.sandbox : {}), enabled: true };
   }
   const sized = getPath(merged, 'sandbox.enabled') === true ? deepMerge(SANDBOX_LIMITS, merged) : merged;
+  // The bot challenge is asked only when traffic looks wrong in production unless configured; elsewhere it is off unless configured (docs/security.md).
+  if (environment === 'production' && getPath(sized, 'challenge.mode') === undefined) {
+    sized.challenge = { ...(isTree(sized.challenge) ? sized.challenge : {}), mode: 'adaptive' };
+  }
 
   const result = configSchema.safeParse(sized);
   if (!result.success) {
@@ -218,6 +222,9 @@ function productionRefusals(cfg: Config): string[] {
   }
   if (!cfg.rate_limits.enabled && !cfg.rate_limits.disabled_in_production) {
     problems.push('rate_limits.enabled: false (sends and guesses unmetered) is refused in production unless rate_limits.disabled_in_production is true');
+  }
+  if (cfg.challenge.mode === 'off' && cfg.rate_limits.enabled && !cfg.challenge.off_in_production) {
+    problems.push('challenge.mode: off (codes sent to bots that never prove any work) is refused in production unless challenge.off_in_production is true');
   }
   if (cfg.demo.enabled && !cfg.demo.enabled_in_production) {
     problems.push('demo.enabled: the demo page is refused in production unless demo.enabled_in_production is true');

@@ -302,6 +302,34 @@ export const configSchema = z
       wrong_keys_per_ip: z.number().int().min(1).default(5),
       wrong_key_lockout_seconds: seconds.default(900),
     }),
+    // The bot challenge before a code or a mail is sent (docs/security.md, "Bot challenge").
+    challenge: z
+      .strictObject({
+        // Unset: adaptive in production, off elsewhere (load.ts decides, knowing the environment).
+        mode: z.enum(['off', 'adaptive', 'always']).optional(),
+        off_in_production: z.boolean().default(false),
+        provider: z.enum(['pow', 'turnstile', 'hcaptcha']).default('pow'),
+        ttl_seconds: seconds.default(300),
+        pow_difficulty: z.number().int().min(1000).max(10_000_000).default(100_000),
+        site_key: text.default(''),
+        secret_key: text.default(''),
+        verify_url: url.default(''),
+        timeout_seconds: seconds.default(5),
+        client_sends: z.number().int().min(1).default(5),
+        client_identifiers: z.number().int().min(1).default(3),
+        client_verify_failures: z.number().int().min(1).default(5),
+        password_failures: z.number().int().min(1).default(3),
+        destination_share: z.number().min(0).max(1).default(0.5),
+        window_seconds: seconds.default(3600),
+        refusal_seconds: seconds.default(900),
+      })
+      .superRefine((challenge, check) => {
+        if (challenge.provider === 'pow') return;
+        for (const key of ['site_key', 'secret_key'] as const) {
+          if (challenge[key] === '') check.addIssue({ code: 'custom', path: [key], message: `is required with provider ${challenge.provider}` });
+        }
+      })
+      .prefault({}),
     metrics: section({
       token: text.default(''),
       host: text.default('127.0.0.1'),
@@ -338,6 +366,7 @@ export const secretKeys = [
   'security.internal_key',
   'metrics.token',
   'funnel.read_key',
+  'challenge.secret_key',
   'redis.password',
   // A Redis URL may carry the password (`redis://:pass@host`).
   'redis.url',

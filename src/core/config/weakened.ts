@@ -50,6 +50,7 @@ export function weakenedDefences(config: Config): WeakenedDefence[] {
   add(config.otp.debug, 'otp.debug', 'plain codes in answers');
   add(!config.rate_limits.enabled, 'rate_limits.enabled', 'codes sent and guessed without any limit, the SMS pumping defence with them');
   add(config.rate_limits.enabled && !config.sms.pumping.enabled, 'sms.pumping.enabled', 'codes to premium-rate number ranges unchecked');
+  add(config.rate_limits.enabled && config.challenge.mode === 'off', 'challenge.mode', 'codes and mails sent to bots that never prove any work, however wrong their traffic looks');
   add(!config.security.guard_primitives, 'security.guard_primitives', 'tokens issued and profiles read or changed for any uid without a proof');
   add(config.demo.enabled, 'demo.enabled', 'a demo page that drives real journeys against real accounts');
   add(Object.keys(config.otp.test_numbers).length > 0, 'otp.test_numbers', 'fixed codes: whoever learns one logs in as that account');

@@ -14,6 +14,7 @@ import { createKeyNormaliser, maskOtpKey } from './key';
 import type { OtpPolicy, OtpStore, VerifyOutcome } from './store';
 import { addressesOf, reachedOf, type Reached } from './reached';
 import type { AbuseLimits } from '../limits/abuse-limits';
+import type { ChallengeGate } from '../limits/challenge';
 import type { Metrics } from '../../core/metrics';
 import { loadLocalizedTemplates, renderOtpMessage, type LocalizedTemplates, type OtpMessage } from './templates';
 import { fixedCodeOf, loadTestIdentifiers } from './test-numbers';
@@ -32,6 +33,8 @@ export interface OtpServiceEnv {
   secret: string;
   /** The abuse limits (deps.limits, docs/abuse.md). */
   limits: AbuseLimits;
+  /** The bot challenge asked before a code is sent; none: never asked. */
+  challenge?: ChallengeGate;
   metrics?: Pick<Metrics, 'codeSent' | 'verification' | 'rateLimitRefused'>;
 }
 
@@ -182,7 +185,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     if (first && key === given) return { key, result: first };
     return { key, result: await guarded(() => store.verify(key, hash(key, code), now(), policy)) };
   };
-  const { limits } = options;
+  const { limits, challenge } = options;
   const metrics = options.metrics;
   // A locale without templates (the request's is one we have; a caller's may not be) reads as the default's.
   const message = (code: string, locale?: string) =>
@@ -295,6 +298,9 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
         throw channelNotConfigured();
       }
 
+      // Before anything is counted or sent: a bot that cannot solve it costs nothing but this check.
+      const action = ctx.action;
+      if (challenge && action !== undefined) await guarded(() => challenge.check(ctx, { action, identifier: key, ...(useSms ? { phone: smsTo } : {}) }));
       await guarded(() => limits.sendFromIp(ctx.ip));
       // The last SMS to this phone did not arrive: this code goes to the account's confirmed email too, as rule 2 pairs them (docs/sms.md).
       const fallback = useSms && !useEmail && mailer.configured && smsPolicy ? await smsPolicy.fallbackEmail(ctx, smsTo) : undefined;
@@ -382,7 +388,11 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       const { key, result } = await verifyUnderKey(rawKey, code.trim());
       if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome: result.outcome }, 'verify');
       metrics?.verification(result.outcome);
-      if (result.outcome !== 'ok') return result;
+      if (result.outcome !== 'ok') {
+        // Wrong codes from one client are a reason to ask it to prove work before its next send.
+        if (challenge) await guarded(() => challenge.verifyFailed(ctx.ip));
+        return result;
+      }
       const reached = reachedOf(result.to);
       // A record that cannot say where its code went vouches for no one (it is spent all the same).
       if (reached.phone === undefined && reached.email === undefined) return { outcome: 'invalid' };

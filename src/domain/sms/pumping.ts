@@ -1,5 +1,5 @@
 import type { Config } from '../../core/config/schema';
-import { apiError } from '../../core/errors';
+import { apiError, isApiError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
 import type { Metrics } from '../../core/metrics';
 import type { RangeJudging, RangeTally, SmsStore } from './store';
@@ -30,6 +30,14 @@ export interface PumpingDefence {
   rangeOf(e164: string): string;
   /** Counts a code SMS to `e164` (in `country`) or throws `sms_destination_blocked` / `sms_destination_limited`. */
   admit(e164: string, country: string): Promise<void>;
+  /**
+   * This phone's destination as the bot challenge reads it (src/domain/limits/challenge.ts), nothing
+   * counted: whether its range (in `country`) is blocked or on watch, judged now on its figures,
+   * and the code SMS this hour to its range and its country. Judged here too, a range whose bots
+   * stopped sending because they cannot solve a challenge is still blocked once its watch has
+   * lasted a grace.
+   */
+  destination(e164: string, country: string): Promise<DestinationState>;
   /** A code sent to this phone (at `sent.at`, now when unknown) was verified: its range converts. */
   verified(e164: string, sent?: { at: number; country: string }): Promise<void>;
   blocks(): Promise<Array<{ range: string; until: number }>>;
@@ -38,6 +46,14 @@ export interface PumpingDefence {
 }
 
 export type DestinationLimit = 'country' | 'prefix' | 'watch';
+
+export interface DestinationState {
+  /** The range is blocked or on watch. */
+  flagged: boolean;
+  /** Code SMS this hour to the range, and to the country. */
+  rangeSends: number;
+  countrySends: number;
+}
 
 export const destinationLimited = (retryAfter: number, limit: DestinationLimit) =>
   apiError('sms_destination_limited', { params: { retryAfter }, data: { retry_after: retryAfter, limit } });
@@ -106,13 +122,37 @@ export function createPumpingDefence(config: Config, store: SmsStore, options: {
         if (countrySends > settings.country_sends_per_hour) {
           refuse('sms_destination_limited', country, range, { limit: 'country' }, destinationLimited(retryAfter, 'country'));
         }
-        // A range on watch gets fewer codes until its codes are judged again. This is where a bot challenge,
-        // once the service has one, is asked instead: the refusal's `limit: "watch"` names the place.
+        // A range on watch gets fewer codes until its codes are judged again; before this, a bot
+        // challenge was asked of every code to it (challenge.mode adaptive: `destination`).
         const [cap, limit] = watched ? [settings.watch_sends_per_hour, 'watch' as const] : [settings.prefix_sends_per_hour, 'prefix' as const];
         if (prefixSends > cap) refuse('sms_destination_limited', country, range, { limit }, destinationLimited(retryAfter, limit));
       } catch (err) {
         // Refused: no SMS goes out, so the code must not count as one nobody verified.
         await store.tally(range, at, { kind: 'unsent', at }, judging);
+        throw err;
+      }
+    },
+    async destination(e164, country) {
+      if (!settings.enabled) return { flagged: false, rangeSends: 0, countrySends: 0 };
+      const at = now();
+      const range = rangeOf(e164);
+      const hour = Math.floor(at / HOUR);
+      // One round trip of reads: the velocity counters admit() counts, the block, the figures.
+      const [until, judged, rangeSends, countrySends] = await Promise.all([
+        store.blockedUntil(range, at),
+        store.tally(range, at, null, judging),
+        store.count(`vel:p:${range}:${hour}`, at),
+        store.count(`vel:c:${country}:${hour}`, at),
+      ]);
+      const state = (flagged: boolean): DestinationState => ({ flagged, rangeSends, countrySends });
+      if (until !== null) return state(true);
+      // Nothing to judge on a range never watched with no finding: the common case costs the reads.
+      if (judged.watchedSince === null && !finding(judged)) return state(false);
+      try {
+        return state(await judge(range, country, judged, at));
+      } catch (err) {
+        // Blocked just now: flagged all the more.
+        if (isApiError(err) && err.reason === 'sms_destination_blocked') return state(true);
         throw err;
       }
     },

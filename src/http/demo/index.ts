@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { JOURNEY_IDS, journeyDiagrams, type JourneyDiagram } from '../../../machines';
@@ -32,6 +32,18 @@ const PAGE_DIR = projectPath('src', 'http', 'demo', 'page');
 /** The typed client (client/), compiled by `npm run build` (and `npm start`, `npm run build:client`). */
 const CLIENT_SRC = projectPath('client', 'src');
 const CLIENT_DIST = projectPath('client', 'dist');
+/**
+ * ALTCHA's widget (the `altcha` package), its CSP-strict build: no inline style, no worker made
+ * from a blob; its stylesheet and its SHA worker are files of their own, served beside it.
+ */
+const ALTCHA_DIST = join(dirname(require.resolve('altcha/external')), '..');
+const ALTCHA_FILES = [
+  ['/demo/altcha/altcha.js', join(ALTCHA_DIST, 'external', 'altcha.min.js'), 'text/javascript; charset=utf-8'],
+  ['/demo/altcha/altcha.css', join(ALTCHA_DIST, 'external', 'altcha.css'), 'text/css; charset=utf-8'],
+  ['/demo/altcha/sha.js', join(ALTCHA_DIST, 'workers', 'sha.js'), 'text/javascript; charset=utf-8'],
+  // The page is Italian: the widget's own words too.
+  ['/demo/altcha/it.js', join(ALTCHA_DIST, 'i18n', 'it.js'), 'text/javascript; charset=utf-8'],
+] as const;
 /** The outbox as a page for people (the JSON stays at /_sandbox/outbox, for scripts). */
 export const OUTBOX_PATH = OUTBOX_PAGE_PATH;
 
@@ -85,6 +97,8 @@ function demoAssets(config: Config, journeys: Journeys): Map<string, Asset> {
     });
     assets.set(`/demo/client/${name}`, { type: 'text/javascript; charset=utf-8', body });
   }
+  // The bot challenge's widget (docs/security.md, "Bot challenge"), read on first use like the client.
+  for (const [path, file, type] of ALTCHA_FILES) assets.set(path, { type, body: once(() => readFileSync(file, 'utf8')) });
   return assets;
 }
 

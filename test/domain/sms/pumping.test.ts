@@ -46,12 +46,27 @@ function setup(pumping: Record<string, unknown> = {}, extra: Record<string, unkn
     const blocked = (await generate(botNumber(6))).body;
     return { watched, blocked };
   };
-  return { clock, app, sent, metrics, generate, verify, events, blockBots };
+  return { clock, app, sent, metrics, generate, verify, events, blockBots, sms };
 }
 
 const botNumber = (i: number) => `+4475206${String(10000 + i).slice(-5)}`;
 
 describe('SMS pumping defence', () => {
+  it('says a range is flagged once watched, counts its SMS this hour,, and blocks it one grace later though no code was sent since (the bots could not solve a challenge)', async () => {
+    const { generate, clock, sms, events } = setup();
+    for (let i = 0; i < 5; i += 1) await generate(botNumber(i));
+    expect(await sms.pumping.destination(botNumber(9), 'GB')).toEqual({ flagged: false, rangeSends: 5, countrySends: 5 });
+    clock.now += GRACE_MS + 1000;
+    expect((await sms.pumping.destination(botNumber(9), 'GB')).flagged).toBe(true);
+    expect(events()).toEqual(['sms_range_watched']);
+    clock.now += GRACE_MS;
+    expect((await sms.pumping.destination(botNumber(9), 'GB')).flagged).toBe(true);
+    expect(events()).toEqual(['sms_range_watched', 'sms_range_blocked']);
+    expect((await sms.pumping.blocks()).map((b) => b.range)).toEqual(['447520']);
+    // Another range: not flagged; the country's five SMS are counted for it, the range's for none.
+    expect(await sms.pumping.destination('+447400123456', 'GB')).toEqual({ flagged: false, rangeSends: 0, countrySends: 5 });
+  });
+
   it('judges no code seconds old: 30 codes to one range in a burst, none verified yet, are all sent', async () => {
     const { generate, sent, events } = setup();
     for (let i = 0; i < 30; i += 1) expect((await generate(botNumber(i))).body.success).toBe(true);

@@ -1,4 +1,4 @@
-/* global document, window, navigator, fetch, setInterval, clearInterval, AbortController, CSS */
+/* global document, window, navigator, fetch, setInterval, clearInterval, AbortController, CSS, Worker */
 /*
  * The reference login page: drives FeLogin, FeVerifyOtp, FeRegister, FeAddPhone and
  * FeUpdateProfile (and the `login` primitive for the password step) through every next_step
@@ -6,10 +6,16 @@
  * the client's journey helper keeps what the next request needs (flow, uid, the proofs each
  * answer hands out) and sends it in the fields docs/flows-http.md names; this page keeps only
  * what it shows. Codes come only from what the user types, or from the SMS itself where the
- * browser reads it (WebOTP). Error texts are the API's, shown as given.
+ * browser reads it (WebOTP). Error texts are the API's, shown as given. A request answered
+ * `challenge_required` shows ALTCHA's widget with the challenge and goes again once it is solved.
  */
 
-import { ClientError, createClient, createJourney } from './client/index.js';
+import './altcha/altcha.js';
+import './altcha/it.js';
+import { challengeOf, ClientError, createClient, createJourney } from './client/index.js';
+
+// ALTCHA's CSP-strict build makes no worker of its own: its SHA-256 worker is a file served beside it.
+globalThis.$altcha.algorithms.set('SHA-256', () => new Worker('/demo/altcha/sha.js'));
 
 /** FeAddPhone accepts only these flows: after another one the page does not offer it. */
 const ADD_PHONE_FLOWS = ['email_add_phone', 'email_register_phone'];
@@ -49,6 +55,45 @@ async function reach(request) {
     if (err instanceof ClientError) return { success: false, error: UNREACHABLE, data: { reason: 'network' } };
     throw err;
   }
+}
+
+/** Gives the pending bot challenge up (the page restarted): its request answers as refused. */
+let dropChallenge = null;
+
+/**
+ * A request that sends a code, which the API may answer `challenge_required` (docs/security.md,
+ * "Bot challenge"): the challenge is shown in ALTCHA's widget, the person ticks it (Space on its
+ * checkbox, focused), the browser does the work, and the request goes again with the solution.
+ * `send(challenge)` makes the request, with the solution when there is one.
+ */
+async function withChallenge(send) {
+  const envelope = await reach(send(undefined));
+  const challenge = challengeOf(envelope);
+  // The hosted widgets (Turnstile, hCaptcha) load from their providers: not on this page, whose CSP allows none.
+  if (!challenge || challenge.provider !== 'pow') return envelope;
+  const solution = await solveChallenge(challenge, envelope.error);
+  return solution ? reach(send(solution)) : envelope;
+}
+
+function solveChallenge(challenge, text) {
+  const widget = document.createElement('altcha-widget');
+  widget.setAttribute('challenge', JSON.stringify({ parameters: challenge.parameters, signature: challenge.signature }));
+  widget.setAttribute('auto', 'off');
+  widget.setAttribute('language', 'it');
+  return new Promise((resolve) => {
+    const close = (payload) => {
+      dropChallenge = null;
+      $('#challenge').hidden = true;
+      $('#challenge-widget').replaceChildren();
+      resolve(payload);
+    };
+    dropChallenge = () => close(null);
+    widget.addEventListener('load', () => widget.querySelector('input[type="checkbox"]')?.focus(), { once: true });
+    widget.addEventListener('verified', (event) => close(event.detail.payload), { once: true });
+    $('#challenge-text').textContent = text;
+    $('#challenge-widget').replaceChildren(widget);
+    $('#challenge').hidden = false;
+  });
 }
 
 /** Runs one request from a form: busy while it runs, the error region cleared first. */
@@ -386,7 +431,7 @@ const value = (form, name) => {
 async function onIdentifier(form, submitter) {
   const identifier = value(form, 'identifier');
   const method = submitter && submitter.value === 'password' ? 'password' : undefined;
-  const envelope = await reach(api.login(method ? { identifier, method } : { identifier }));
+  const envelope = await withChallenge((challenge) => api.login(method ? { identifier, method, challenge } : { identifier, challenge }));
   if (!envelope.success) return showFailure(envelope);
   journey = { ...freshJourney(), visited: journey.visited };
   advance(envelope.data);
@@ -394,7 +439,7 @@ async function onIdentifier(form, submitter) {
 
 async function onRegisterEmail(form) {
   // At 24 the journey helper sends the verified phone and its phone_proof with it (phone-first registration).
-  const envelope = await reach(api.register({ phase: 'email_otp', email: value(form, 'email'), otp: true }));
+  const envelope = await withChallenge((challenge) => api.register({ phase: 'email_otp', email: value(form, 'email'), otp: true, challenge }));
   if (!envelope.success) return showFailure(envelope);
   advance(envelope.data);
 }
@@ -417,7 +462,7 @@ async function onDeclinePhone() {
 
 async function onResend() {
   // The request that sent the current code, repeated.
-  const envelope = await reach(api.resend());
+  const envelope = await withChallenge((challenge) => api.resend(challenge));
   if (!envelope.success) return showFailure(envelope);
   startCountdown(envelope.data.otp && Number.isInteger(envelope.data.otp.retry_after) ? envelope.data.otp.retry_after : 0);
   say('Nuovo codice inviato.');
@@ -425,7 +470,8 @@ async function onResend() {
 }
 
 async function onPassword(form) {
-  const envelope = await reach(api.password(form.elements.namedItem('password').value));
+  const password = form.elements.namedItem('password').value;
+  const envelope = await withChallenge((challenge) => api.password(password, challenge));
   if (!envelope.success) return showFailure(envelope);
   form.reset();
   showSuccess(envelope.data, { passwordLogin: true });
@@ -448,7 +494,7 @@ async function onRegisterForm(form) {
 
 async function onAddPhone(form) {
   // The journey helper adds the uid, the email, the flow when FeAddPhone takes it, and the proof.
-  const envelope = await reach(api.addPhone({ phone: value(form, 'phone') }));
+  const envelope = await withChallenge((challenge) => api.addPhone({ phone: value(form, 'phone'), challenge }));
   if (!envelope.success) return showFailure(envelope);
   advance(envelope.data);
 }
@@ -494,6 +540,7 @@ function go(view) {
 }
 
 function restart() {
+  dropChallenge?.();
   stopCountdown();
   stopSmsRead();
   clearMessages();

@@ -1,0 +1,198 @@
+import { createHash, createHmac } from 'node:crypto';
+import type { CaptchaClient } from '../../clients/captcha';
+import { budgetOf } from '../../core/address';
+import type { Config } from '../../core/config/schema';
+import type { CallContext } from '../../core/context';
+import { apiError, isApiError } from '../../core/errors';
+import type { Logger } from '../../core/logger';
+import type { ChallengeDecision, Metrics } from '../../core/metrics';
+import type { RateLimiter } from './rate-limiter';
+import { createPow, type Pow, type SolutionFault } from './pow';
+
+/*
+ * The bot challenge (docs/security.md, "Bot challenge"): one step of the abuse defences, run
+ * before every action sends a code or a mail. `challenge.mode` `always` asks it of every such
+ * request; `adaptive` only when one of the signals below has crossed its threshold, each counted
+ * in the rate limiter's store so they hold across instances:
+ *   client_sends          requests to send (codes, subscriptions, password logins) from the client in the window;
+ *   client_identifiers    distinct identifiers the client asked for in the window;
+ *   client_verify_failures wrong codes from the client in the window;
+ *   password_failures     wrong passwords for this email in the window (password login only);
+ *   client_refused        the client had a request refused by a limit or a wrong key lately;
+ *   range_flagged         the destination phone's range is on watch or blocked (SMS pumping);
+ *   range_rate, country_rate  code SMS this hour to the destination's range, or its country, past
+ *                         `challenge.destination_share` of its pumping cap (`sms.pumping.*_sends_per_hour`).
+ * A refused request answers `challenge_required` with what to solve in `data.challenge`; it is
+ * repeated with the solution in `challenge`. A solution is spent in the store (once, across
+ * instances), expires, and holds only for the action and identifier it was issued for.
+ * With `rate_limits.enabled: false`, or mode off, nothing is asked or counted.
+ */
+
+export type ChallengeSignal = 'always' | 'client_sends' | 'client_identifiers' | 'client_verify_failures' | 'password_failures' | 'client_refused' | 'range_flagged' | 'range_rate' | 'country_rate';
+
+export type { SolutionFault };
+
+export interface ChallengeAsk {
+  /** The action the send serves (`otp_generate`, `FeLogin`...): a solution holds for this one only. */
+  action: string;
+  /** Who is sent to (the OTP key, the email subscribed or logging in), as canonical: a solution holds for this one only. */
+  identifier: string;
+  /** The phone a code SMS would go to: its range's pumping verdict is a signal. */
+  phone?: string;
+  /** A password login: the email's wrong passwords are a signal. */
+  password?: boolean;
+}
+
+export interface ChallengeGate {
+  readonly mode: 'off' | 'adaptive' | 'always';
+  /** Lets the request go on, or throws `challenge_required`. The solution is `ctx.challenge`. */
+  check(ctx: CallContext, ask: ChallengeAsk): Promise<void>;
+  /** A wrong code from this client. */
+  verifyFailed(ip: string | undefined): Promise<void>;
+  /** A wrong password for this email, from this client. */
+  passwordFailed(ip: string | undefined, email: string): Promise<void>;
+  /** A request from this client was refused by a limit or a wrong key. */
+  refused(ip: string | undefined): Promise<void>;
+}
+
+export interface ChallengeGateOptions {
+  limiter: RateLimiter;
+  now: () => number;
+  secret: string;
+  log: Logger;
+  /** Records a solution's id as spent until a time; false when it already was (the OTP store's proofs). */
+  spend(id: string, untilMs: number): Promise<boolean>;
+  /** A phone's destination as the pumping defence sees it: its range flagged, the SMS this hour to its range and country. */
+  destination?(e164: string): Promise<{ flagged: boolean; rangeSends: number; countrySends: number }>;
+  captcha?: CaptchaClient;
+  metrics?: Pick<Metrics, 'challenge'>;
+}
+
+export const challengeRequired = (challenge: Record<string, unknown>, fault?: SolutionFault) =>
+  apiError('challenge_required', { data: { challenge, ...(fault ? { solution: fault } : {}) } });
+
+/** Every spelling of one inbox counts as one. */
+const inboxKey = (identifier: string) => budgetOf(identifier.trim().toLowerCase());
+
+const CLIENT_SIGNALS = ['client_sends', 'client_identifiers', 'client_verify_failures', 'client_refused'] as const;
+
+export function createChallengeGate(config: Config, options: ChallengeGateOptions): ChallengeGate {
+  const settings = config.challenge;
+  const mode = config.rate_limits.enabled ? (settings.mode ?? 'off') : 'off';
+  const { limiter, now, log, metrics } = options;
+  const windowMs = settings.window_seconds * 1000;
+  const pumping = config.sms.pumping;
+  const rangeRate = Math.ceil(settings.destination_share * pumping.prefix_sends_per_hour);
+  const countryRate = Math.ceil(settings.destination_share * pumping.country_sends_per_hour);
+  const key = createHmac('sha256', options.secret).update('challenge').digest();
+  // An identifier is never in a challenge or a log line: a keyed digest of it is.
+  const digest = (text: string) => createHmac('sha256', key).update(text).digest('base64url').slice(0, 22);
+  const pow: Pow | undefined = settings.provider === 'pow' ? createPow(settings, key, now) : undefined;
+
+  /** The first signal over its threshold, or undefined. Reads (and counts this request) in one parallel step. */
+  async function crossed(ctx: CallContext, ask: ChallengeAsk): Promise<ChallengeSignal | undefined> {
+    const at = now();
+    const ip = ctx.ip;
+    // Named as the other limits name their subjects (abuse-limits.ts): every spelling of one inbox is one identifier.
+    const who = budgetOf(ask.identifier);
+    // A password login sends nothing: it is asked about its failures, not counted among the client's sends.
+    const sends = !ask.password;
+    const client = ip
+      ? await Promise.all([
+          sends ? limiter.hit(`challenge_sends:${ip}`, settings.client_sends, windowMs, at) : undefined,
+          // A new identifier for this client (its first hit in the window) is counted among its identifiers.
+          sends
+            ? limiter.hit(`challenge_seen:${ip}:${who}`, 1, windowMs, at).then((seen) =>
+                seen.allowed ? limiter.hit(`challenge_ids:${ip}`, settings.client_identifiers, windowMs, at) : limiter.peek(`challenge_ids:${ip}`, settings.client_identifiers, at),
+              )
+            : undefined,
+          limiter.peek(`challenge_verify_failures:${ip}`, settings.client_verify_failures - 1, at),
+          limiter.peek(`challenge_refused:${ip}`, 0, at),
+        ])
+      : [];
+    const over = client.findIndex((decision) => decision !== undefined && !decision.allowed);
+    if (over >= 0) return CLIENT_SIGNALS[over];
+    if (ask.password) {
+      const limit = settings.password_failures - 1;
+      const failures = await Promise.all([limiter.peek(`challenge_password_failures:${inboxKey(ask.identifier)}`, limit, at), ...(ip ? [limiter.peek(`challenge_password_failures:${ip}`, limit, at)] : [])]);
+      if (failures.some((decision) => !decision.allowed)) return 'password_failures';
+    }
+    if (!ask.phone || !options.destination) return undefined;
+    const destination = await options.destination(ask.phone);
+    if (destination.flagged) return 'range_flagged';
+    if (destination.rangeSends >= rangeRate) return 'range_rate';
+    if (destination.countrySends >= countryRate) return 'country_rate';
+    return undefined;
+  }
+
+  /** What the caller must solve, bound to this action and identifier. */
+  async function issue(ctx: CallContext, ask: ChallengeAsk, id: string): Promise<Record<string, unknown>> {
+    if (pow) return { provider: 'pow', ...(await pow.issue(ask.action, id)) };
+    // Turnstile renders its widget with an action and customer data, and siteverify echoes both: the token is bound to them.
+    return { provider: settings.provider, site_key: settings.site_key, action: ask.action, ...(settings.provider === 'turnstile' ? { cdata: id } : {}) };
+  }
+
+  /** Checks the solution and spends it; answers why it was not taken, or undefined when it was. */
+  async function redeem(ctx: CallContext, ask: ChallengeAsk, id: string, solution: string): Promise<SolutionFault | undefined> {
+    if (pow) {
+      const checked = await pow.verify(solution, ask.action, id);
+      if (checked.fault) return checked.fault;
+      return (await options.spend(`challenge:${checked.id}`, checked.expiresAt)) ? undefined : 'spent';
+    }
+    const captcha = options.captcha;
+    if (!captcha || solution.length > 4096) return 'malformed';
+    let answer;
+    try {
+      answer = await captcha.verify(ctx, solution);
+    } catch (err) {
+      // The provider unreachable: the send is refused (a challenge was due), the caller may try again.
+      log.warn({ event: 'challenge', provider: captcha.provider, err: isApiError(err) ? err.reason : 'error' }, 'challenge: siteverify failed');
+      return 'unverified';
+    }
+    if (!answer.success) return answer.errors.includes('timeout-or-duplicate') ? 'spent' : 'invalid';
+    if (captcha.provider === 'turnstile' && (answer.action !== ask.action || answer.cdata !== id)) return 'mismatch';
+    const spentId = createHash('sha256').update(solution).digest('base64url');
+    return (await options.spend(`challenge:${spentId}`, now() + settings.ttl_seconds * 1000)) ? undefined : 'spent';
+  }
+
+  const decided = (ctx: CallContext, decision: ChallengeDecision, signal: ChallengeSignal, ask: ChallengeAsk, fault?: SolutionFault) => {
+    metrics?.challenge(decision, signal);
+    if (log.isLevelEnabled('info')) log.info({ event: 'challenge', decision, signal, action: ask.action, request_id: ctx.requestId, ...(fault ? { fault } : {}) }, `challenge ${decision}`);
+  };
+
+  // Requests that already passed: a request that checks before its own work (register) and sends after is asked, and counted, once.
+  const passed = new WeakSet<CallContext>();
+  return {
+    mode,
+    async check(ctx, ask) {
+      if (mode === 'off' || passed.has(ctx)) return;
+      passed.add(ctx);
+      const signal = mode === 'always' ? 'always' : await crossed(ctx, ask);
+      if (!signal) return;
+      // What a solution is bound to: made only when one is asked for or checked.
+      const id = digest(`${ask.action}\n${ask.identifier}`);
+      const solution = ctx.challenge;
+      if (solution === undefined) {
+        decided(ctx, 'challenged', signal, ask);
+        throw challengeRequired(await issue(ctx, ask, id));
+      }
+      const fault = await redeem(ctx, ask, id, solution);
+      if (!fault) return decided(ctx, 'solved', signal, ask);
+      decided(ctx, 'failed', signal, ask, fault);
+      throw challengeRequired(await issue(ctx, ask, id), fault);
+    },
+    async verifyFailed(ip) {
+      if (mode !== 'adaptive' || !ip) return;
+      await limiter.hit(`challenge_verify_failures:${ip}`, Number.MAX_SAFE_INTEGER, windowMs, now());
+    },
+    async passwordFailed(ip, email) {
+      if (mode !== 'adaptive') return;
+      const at = now();
+      await Promise.all([email, ...(ip ? [ip] : [])].map((subject) => limiter.hit(`challenge_password_failures:${subject === ip ? ip : inboxKey(subject)}`, Number.MAX_SAFE_INTEGER, windowMs, at)));
+    },
+    async refused(ip) {
+      if (mode !== 'adaptive' || !ip) return;
+      await limiter.hit(`challenge_refused:${ip}`, Number.MAX_SAFE_INTEGER, settings.refusal_seconds * 1000, now());
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { createHmac } from 'node:crypto';
+import { createChallenge, randomInt, verifySolution, type Challenge, type Solution } from 'altcha-lib';
+import { deriveKey } from 'altcha-lib/algorithms/sha';
+import type { Config } from '../../core/config/schema';
+
+/*
+ * The self-hosted proof of work: ALTCHA's protocol (v2) through its own library, so the page's
+ * `altcha` widget solves what this issues with no third party. SHA-256 in ALTCHA's
+ * deterministic mode: the server draws the counter the solver must reach (between half of
+ * `challenge.pow_difficulty` and all of it) and signs the key it derives, so a solution costs
+ * the client that many hashes and the server one hash and two HMACs to check. The challenge's
+ * signed `data` names the action and a keyed digest of the identifier it was issued for, and it
+ * expires after `challenge.ttl_seconds`.
+ */
+
+/** Why a solution given was not taken: said in `data.solution` beside the fresh challenge. */
+export type SolutionFault = 'malformed' | 'invalid' | 'expired' | 'spent' | 'mismatch' | 'unverified';
+
+export interface Pow {
+  /** A challenge for this action and identifier digest, as the widget takes it (`parameters`, `signature`). */
+  issue(action: string, id: string): Promise<Challenge>;
+  /**
+   * Checks a solution (the widget's payload: base64 of `{ challenge, solution }`) for this action
+   * and identifier digest; answers the id to spend it under and until when, or why it fails.
+   */
+  verify(payload: string, action: string, id: string): Promise<{ fault: SolutionFault } | { fault?: undefined; id: string; expiresAt: number }>;
+}
+
+const ALGORITHM = 'SHA-256';
+/** Longest payload taken: a challenge and its solution are under 1 KB. */
+const MAX_PAYLOAD = 4096;
+
+interface Payload {
+  challenge: Challenge;
+  solution: Solution;
+}
+
+function parsePayload(text: string): Payload | undefined {
+  if (text.length > MAX_PAYLOAD) return undefined;
+  try {
+    const parsed = JSON.parse(Buffer.from(text, 'base64').toString('utf8')) as Partial<Payload> | null;
+    const parameters = parsed?.challenge?.parameters;
+    const solution = parsed?.solution;
+    if (!parameters || typeof parameters !== 'object' || typeof parsed.challenge?.signature !== 'string') return undefined;
+    if (!solution || typeof solution.counter !== 'number' || typeof solution.derivedKey !== 'string') return undefined;
+    return parsed as Payload;
+  } catch {
+    return undefined;
+  }
+}
+
+export function createPow(settings: Config['challenge'], key: Buffer, now: () => number): Pow {
+  // Two secrets, as ALTCHA's deterministic mode asks: one signs the challenge, one the derived key.
+  const secretOf = (use: string) => createHmac('sha256', key).update(use).digest('hex');
+  const secrets = { hmacSignatureSecret: secretOf('pow-challenge'), hmacKeySignatureSecret: secretOf('pow-key') };
+  const difficulty = settings.pow_difficulty;
+  return {
+    issue: (action, id) =>
+      createChallenge({
+        algorithm: ALGORITHM,
+        cost: 1,
+        counter: randomInt(difficulty, Math.ceil(difficulty / 2)),
+        deriveKey,
+        expiresAt: Math.floor(now() / 1000) + settings.ttl_seconds,
+        data: { a: action, i: id },
+        ...secrets,
+      }),
+    async verify(text, action, id) {
+      const payload = parsePayload(text);
+      if (!payload) return { fault: 'malformed' };
+      const { data, expiresAt } = payload.challenge.parameters;
+      // The binding is read before any hashing; the signature checked next covers it.
+      if (data?.a !== action || data?.i !== id || payload.challenge.parameters.algorithm !== ALGORITHM) return { fault: 'mismatch' };
+      if (typeof expiresAt !== 'number' || expiresAt * 1000 <= now()) return { fault: 'expired' };
+      let result;
+      try {
+        result = await verifySolution({ challenge: payload.challenge, solution: payload.solution, deriveKey, ...secrets });
+      } catch {
+        return { fault: 'malformed' };
+      }
+      if (result.expired) return { fault: 'expired' };
+      if (!result.verified) return { fault: 'invalid' };
+      return { id: payload.challenge.signature!, expiresAt: expiresAt * 1000 };
+    },
+  };
+}
