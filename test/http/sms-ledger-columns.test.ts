@@ -79,8 +79,8 @@ describe('the SMS ledger columns', () => {
       ]),
     );
     expect(early.breakers).toEqual([
-      { provider: 'twilio', state: 'closed', receipts: true },
-      { provider: 'gateway', state: 'closed', receipts: false },
+      { provider: 'twilio', channel: 'sms', state: 'closed', receipts: true },
+      { provider: 'gateway', channel: 'sms', state: 'closed', receipts: false },
     ]);
 
     clock.now += 60_000;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
 import { defineAction } from '../action';
-import { localeField, optionalEmail, proofField } from './fields';
+import { channelField, localeField, optionalEmail, proofField } from './fields';
 
 export const feAddPhoneRequest = z.object({
   phone: z.string().trim().min(1).max(32).describe('the phone to add, any form (normalised to E.164)'),
@@ -11,6 +11,7 @@ export const feAddPhoneRequest = z.object({
   flow: z.preprocess((v) => (v === '' || v === null ? undefined : v), z.enum(['email_add_phone', 'email_register_phone']).optional()),
   proof: proofField,
   locale: localeField,
+  channel: channelField,
 });
 
 export const feAddPhone = defineAction({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { recipientKey } from '../../core/address';
-import { localeField } from './fields';
+import { channelField, localeField } from './fields';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
 import { defineAction } from '../action';
@@ -9,6 +9,7 @@ export const feLoginRequest = z.object({
   identifier: recipientKey().describe('an email, or a phone in any form (normalised to E.164)'),
   method: z.enum(['otp', 'password']).nullish().describe('`password` (email only) answers step 60 and sends no code; default `otp`'),
   locale: localeField,
+  channel: channelField,
 });
 
 export const feLogin = defineAction({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { mailbox, recipientKey } from '../../core/address';
+import { PHONE_CHANNELS } from '../../core/config/schema';
 
 /* Request fields shared by the OTP actions. Legacy frontends send null or '' for "absent": both are accepted. */
 
@@ -16,5 +17,13 @@ export const emailField = z.union([z.literal(''), mailbox()]);
 export const localeField = z
   .preprocess((v) => (v === '' || v === null ? undefined : v), z.string().trim().max(35).regex(/^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$/, 'a language tag such as it, en or en-GB').optional())
   .describe('language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale');
+
+/**
+ * The phone's channel the caller asks for (`sms`, `whatsapp`), where `sms.channel_choice` lets
+ * callers choose and the number's region offers it (`sms.channels`); otherwise `invalid_request`.
+ */
+export const channelField = z
+  .preprocess((v) => (v === '' || v === null ? undefined : v), z.enum(PHONE_CHANNELS).optional())
+  .describe("the phone's channel to try first: `sms` or `whatsapp`; only where sms.channel_choice is on and the number's region offers it (sms.channels), else invalid_request. Default: the region's channels in their configured order");
 
 export { otpSendResponse } from '../../domain/otp/send-result';

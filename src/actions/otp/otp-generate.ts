@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineAction } from '../action';
-import { emailField, localeField, otpKeyField, otpSendResponse, phoneField } from './fields';
+import { channelField, emailField, localeField, otpKeyField, otpSendResponse, phoneField } from './fields';
 
 export const otpGenerateRequest = z.object({
   /** The OTP key: a phone or an email. */
@@ -10,6 +10,7 @@ export const otpGenerateRequest = z.object({
   /** Backward-compatible alias of notify_email. */
   email: emailField.nullish(),
   locale: localeField,
+  channel: channelField,
 });
 
 export const otpGenerate = defineAction({
@@ -24,6 +25,7 @@ export const otpGenerate = defineAction({
       key: input.uid,
       phone: input.phone || undefined,
       email: input.notify_email || input.email || undefined,
+      channel: input.channel,
       fields: { email: input.notify_email ? 'notify_email' : 'email' },
     });
     return { data: { ...sent } };
