@@ -130,7 +130,7 @@ describe('otp.test_numbers', () => {
       expect(sent.body).toEqual({
         success: true,
         error: null,
-        data: { next_step: 14, flow: 'phone', otp: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { sms: true, email: false } } },
+        data: { next_step: 14, flow: 'phone', otp: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { sms: true, email: false, channel: 'sms' } } },
       });
 
       intercept('POST', paths.search, 200, searchReply(test));
