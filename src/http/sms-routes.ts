@@ -16,7 +16,9 @@ import { readablePercent, readableTime, textLocale, type TextLocale } from '../c
  * The SMS endpoints beside the actions (docs/sms.md):
  *   POST /_sms/receipts/<provider>   a provider's delivery receipt, authenticated as that
  *                                    provider signs its callbacks (Twilio: X-Twilio-Signature);
- *                                    403 otherwise. Form-encoded, as providers post them.
+ *                                    403 otherwise. Form-encoded, as Twilio posts them; JSON
+ *                                    for Meta's WhatsApp webhook (X-Hub-Signature-256 over the raw body)
+ *   GET  /_sms/receipts/<provider>   Meta's webhook handshake (hub.verify_token; hub.challenge echoed)
  *   GET  /_sms/ledger?since=<s>      the ledger: conversion by country and provider, blocked
  *                                    ranges, breakers, the newest entries (JSON; npm run ledger)
  *   GET  /sms                        the same as a page, beside /flows
@@ -30,6 +32,8 @@ const LEDGER_PATH = '/_sms/ledger';
 const LIFT_PATH = '/_sms/blocks/lift';
 /** Providers post a handful of fields; anything larger is not a receipt. */
 const RECEIPT_LIMIT = 16 * 1024;
+/** Meta batches statuses in one post: larger, still bounded. */
+const JSON_RECEIPT_LIMIT = 256 * 1024;
 const DEFAULT_SINCE_SECONDS = 24 * 3600;
 const NEWEST = 50;
 
@@ -68,6 +72,7 @@ const shown = (entry: LedgerEntry) => ({
   ...entry,
   accepted_at: iso(entry.accepted_at),
   delivered_at: iso(entry.delivered_at),
+  read_at: iso(entry.read_at),
   failed_at: iso(entry.failed_at),
   verified_at: iso(entry.verified_at),
   fallback_at: iso(entry.fallback_at),
@@ -84,15 +89,32 @@ export function createSmsRoutes(deps: Deps) {
     if (!path.startsWith('/_sms/') && path !== SMS_PAGE_PATH) return next();
     ctx.state.action = path.startsWith(RECEIPT_PATH) ? RECEIPT_PATH : path;
 
+    if (path.startsWith(RECEIPT_PATH) && ctx.method === 'GET') {
+      // A webhook's subscription handshake (Meta): the challenge echoed as text when the verify token holds.
+      const answer = deps.sms.handshake(path.slice(RECEIPT_PATH.length), new URLSearchParams(ctx.querystring));
+      if (answer === 'unknown_provider') throw apiError('unknown_action');
+      if (answer === 'refused') {
+        ctx.state.reason = 'unauthorized';
+        ctx.status = 403;
+        ctx.body = { success: false, error: 'verify token refused', data: { reason: 'unauthorized' } };
+        return;
+      }
+      ctx.type = 'text/plain';
+      ctx.body = answer;
+      return;
+    }
     if (path.startsWith(RECEIPT_PATH) && ctx.method === 'POST') {
       const provider = path.slice(RECEIPT_PATH.length);
-      if (!ctx.is('application/x-www-form-urlencoded')) throw apiError('form_expected');
-      const form = Object.fromEntries(new URLSearchParams(await readText(ctx, RECEIPT_LIMIT)));
+      // Meta posts JSON signed over its raw bytes; Twilio posts forms signed over the URL and fields.
+      const json = deps.sms.router.provider(provider)?.webhook !== undefined;
+      if (json ? !ctx.is('application/json') : !ctx.is('application/x-www-form-urlencoded')) throw apiError(json ? 'unsupported_media_type' : 'form_expected');
+      const rawBody = await readText(ctx, json ? JSON_RECEIPT_LIMIT : RECEIPT_LIMIT);
       const base = deps.config.sms.receipts.callback_base_url.replace(/\/+$/, '') || ctx.origin;
       const outcome = await deps.sms.receipt(provider, new URLSearchParams(ctx.querystring).get('m') ?? undefined, {
         url: `${base}${ctx.originalUrl}`,
         header: (name) => ctx.get(name) || undefined,
-        form,
+        form: json ? {} : Object.fromEntries(new URLSearchParams(rawBody)),
+        rawBody,
       });
       if (outcome === 'unknown_provider') throw apiError('unknown_action');
       if (outcome === 'refused') {
