@@ -61,6 +61,7 @@ export async function ledgerReport(deps: Deps, sinceSeconds: number) {
   return {
     since: new Date(at - sinceSeconds * 1000).toISOString(),
     totals: sms.ledger.summary(entries),
+    by_channel: sms.ledger.summary(entries, 'channel'),
     blocks: (await sms.pumping.blocks()).map((b) => ({ range: b.range, until: new Date(b.until).toISOString() })),
     breakers: sms.router.breakerStates(),
     entries: newest.map((entry) => ({ ...shown(entry), state: sms.ledger.stateOf(entry) })),
@@ -176,10 +177,13 @@ const heads = (names: string[]) => `<tr>${names.map((name) => `<th>${escapeHtml(
 
 type LedgerReportData = Awaited<ReturnType<typeof ledgerReport>>;
 
+const t = (locale: TextLocale) => SMS_TEXTS[locale];
+
 function groupRow(group: LedgerGroup, locale: TextLocale): string {
   const low = group.sent >= 10 && group.conversion < 0.5;
   const counts = GROUP_COLUMNS.map((column) => group[column]);
-  return `<tr>${cells([group.country || '—', group.provider, group.channel])}${cells(counts, counts.map(() => true))}<td class="n${low ? ' low' : ''}">${readablePercent(group.conversion, locale)}</td></tr>`;
+  const channel = t(locale).channelNames[group.channel];
+  return `<tr>${cells(group.provider ? [group.country || '—', group.provider, channel] : [group.country || '—', channel])}${cells(counts, counts.map(() => true))}<td class="n${low ? ' low' : ''}">${readablePercent(group.conversion, locale)}</td></tr>`;
 }
 
 /**
@@ -194,14 +198,17 @@ export function smsPage(report: LedgerReportData, sinceSeconds: number, language
   const totals = report.totals.length
     ? `<table><thead>${heads([t.columns.country, t.columns.provider, t.columns.channel, ...GROUP_COLUMNS.map((c) => t.columns[c]), t.columns.conversion])}</thead><tbody>${report.totals.map((g) => groupRow(g, locale)).join('')}</tbody></table><p class="muted">${escapeHtml(t.legend)}</p>`
     : `<p>${escapeHtml(t.nothingSent)}</p>`;
+  const byChannel = report.by_channel.length
+    ? `<table><thead>${heads([t.columns.country, t.columns.channel, ...GROUP_COLUMNS.map((c) => t.columns[c]), t.columns.conversion])}</thead><tbody>${report.by_channel.map((g) => groupRow(g, locale)).join('')}</tbody></table>`
+    : '';
   const blocks = report.blocks.length ? `<ul>${report.blocks.map((b) => `<li>${escapeHtml(t.block(b.range, when(b.until)))}</li>`).join('')}</ul>` : `<p>${escapeHtml(t.noBlocks)}</p>`;
-  const providers = `<table><thead>${heads([t.providerColumns.provider, t.providerColumns.circuit, t.providerColumns.receipts])}</thead><tbody>${report.breakers
-    .map((b) => `<tr>${cells([b.provider, t.circuit[b.state], t.receipts(b.receipts)])}</tr>`)
+  const providers = `<table><thead>${heads([t.providerColumns.provider, t.providerColumns.channel, t.providerColumns.circuit, t.providerColumns.receipts])}</thead><tbody>${report.breakers
+    .map((b) => `<tr>${cells([b.provider, t.channelNames[b.channel], t.circuit[b.state], t.receipts(b.receipts)])}</tr>`)
     .join('')}</tbody></table>`;
   const c = t.entryColumns;
   const entries = report.entries.length
     ? `<table><thead>${heads([c.accepted, c.recipient, c.country, c.type, c.channel, c.provider, c.state, c.verified])}</thead><tbody>${report.entries
-        .map((e) => `<tr>${cells([when(e.accepted_at), e.recipient, e.country, t.numberTypes[e.number_type as PhoneNumberType] ?? e.number_type, e.channel, e.provider, t.states[e.state], when(e.verified_at)])}</tr>`)
+        .map((e) => `<tr>${cells([when(e.accepted_at), e.recipient, e.country, t.numberTypes[e.number_type as PhoneNumberType] ?? e.number_type, t.channelNames[e.channel], e.provider, t.states[e.state], when(e.verified_at)])}</tr>`)
         .join('')}</tbody></table>`
     : '';
   return [
@@ -212,6 +219,8 @@ export function smsPage(report: LedgerReportData, sinceSeconds: number, language
     `<style>${STYLE}</style></head><body>`,
     `<h1>${escapeHtml(t.heading(hours))}</h1>`,
     `<p class="muted">${escapeHtml(t.since(when(report.since)))} ${escapeHtml(t.otherPeriods)}: <code>?since=&lt;s&gt;</code>; JSON: <code>${LEDGER_PATH}</code>; <code>npm run ledger -- --since 1h</code>.</p>`,
+    `<h2>${escapeHtml(t.byChannel)}</h2>`,
+    byChannel,
     `<h2>${escapeHtml(t.byGroup)}</h2>`,
     totals,
     `<h2>${escapeHtml(t.blocksHeading)}</h2>`,

@@ -39,7 +39,7 @@ function setup(sms: Record<string, unknown> = {}) {
   const deps = testDeps(config, { now: () => clock.now });
   const app = testApp(deps).callback();
   const sent = { whatsapp: [] as string[], sms: [] as string[] };
-  const meta = (reply: [number, unknown] = [200, { messages: [{ id: `wamid.${sent.whatsapp.length + 1}` }] }]) =>
+  const meta = (reply: [number, nock.Body] = [200, { messages: [{ id: `wamid.${sent.whatsapp.length + 1}` }] }]) =>
     nock(GRAPH)
       .post(MESSAGES, (body: { to: string; template: { components: Array<{ parameters: Array<{ text: string }> }> } }) => {
         sent.whatsapp.push(body.template.components[0]!.parameters[0]!.text);
@@ -97,7 +97,7 @@ describe('codes by WhatsApp, with SMS behind it', () => {
     ['Meta down', [503, { error: { message: 'Service temporarily unavailable', code: 2 } }]],
   ] as const)('falls back to SMS in the same request when WhatsApp refuses: %s; one SMS, the same code', async (_name, reply) => {
     const { sent, meta, gateway, generate } = setup();
-    meta(reply as [number, unknown]);
+    meta([reply[0], reply[1]]);
     gateway();
     const res = await generate();
     expect(res.body).toMatchObject({ success: true, data: { notified: { sms: true, channel: 'sms' }, fallback: 'sms' } });
@@ -171,6 +171,37 @@ describe('codes by WhatsApp, with SMS behind it', () => {
     expect(ok.text).toBe('1158201444');
     const bad = await request(app).get('/_sms/receipts/meta').query({ 'hub.mode': 'subscribe', 'hub.verify_token': 'vx', 'hub.challenge': '1' });
     expect(bad.status).toBe(403);
+  });
+
+  it('shows both channels in the ledger with their conversion per channel and country, on /sms beside the provider', async () => {
+    const { app, meta, gateway, generate } = setup();
+    meta();
+    const first = await generate();
+    await request(app).post('/?action=verify_otp').send({ uid: TO, otp_code: first.body.data.otp });
+    await new Promise((resolve) => setImmediate(resolve));
+    meta([400, { error: { code: 131026 } }]);
+    gateway();
+    await generate({ uid: '+393331234568' });
+    const report = (await request(app).get('/_sms/ledger').set('x-internal-key', KEY)).body.data;
+    expect(report.by_channel).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ channel: 'whatsapp', country: 'IT', provider: '', sent: 1, verified: 1, conversion: 1 }),
+        expect.objectContaining({ channel: 'sms', country: 'IT', provider: '', sent: 1, verified: 0, conversion: 0 }),
+      ]),
+    );
+    expect(report.breakers).toEqual([expect.objectContaining({ provider: 'meta', channel: 'whatsapp' }), expect.objectContaining({ provider: 'gateway', channel: 'sms' })]);
+    const page = (await request(app).get('/sms').set('x-internal-key', KEY)).text;
+    expect(page).toMatch(/<tr><td>IT<\/td><td>meta<\/td><td>WhatsApp<\/td><td class="n">1<\/td>/);
+    expect(page).toMatch(/<tr><td>IT<\/td><td>WhatsApp<\/td><td class="n">1<\/td>/);
+  });
+
+  it("counts WhatsApp codes in the pumping defence's range caps as SMS ones: the phone's range, whatever the channel", async () => {
+    const { sent, meta, generate } = setup({ pumping: { prefix_digits: 9, prefix_sends_per_hour: 1 } });
+    meta();
+    expect((await generate()).body.data.notified.channel).toBe('whatsapp');
+    const next = await generate({ uid: '+393331234568' });
+    expect(next.body.data.reason).toBe('sms_destination_limited');
+    expect(sent.whatsapp).toHaveLength(1);
   });
 
   describe('one code, one message, per phone whatever the channel', () => {

@@ -67,7 +67,8 @@ export interface Ledger {
   /** See DeliveryState. */
   stateOf(entry: LedgerEntry): DeliveryState;
   since(sinceMs: number, limit?: number): Promise<LedgerEntry[]>;
-  summary(entries: LedgerEntry[]): LedgerGroup[];
+  /** Conversion per channel, country and provider; `by: 'channel'`: per channel and country, every provider together (provider empty). */
+  summary(entries: LedgerEntry[], by?: 'provider' | 'channel'): LedgerGroup[];
 }
 
 const DEFAULT_LIMIT = 10_000;
@@ -151,13 +152,14 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
     },
     stateOf,
     since: (sinceMs, limit = DEFAULT_LIMIT) => store.entriesSince(sinceMs, limit),
-    summary(entries) {
+    summary(entries, by = 'provider') {
       const groups = new Map<string, LedgerGroup>();
       for (const entry of entries) {
-        const key = `${entry.channel}|${entry.country}|${entry.provider}`;
+        const provider = by === 'provider' ? entry.provider : '';
+        const key = `${entry.channel}|${entry.country}|${provider}`;
         let group = groups.get(key);
         if (!group) {
-          group = { country: entry.country, provider: entry.provider, channel: entry.channel, sent: 0, delivered: 0, failed: 0, waiting: 0, no_receipt: 0, unknown: 0, verified: 0, conversion: 0 };
+          group = { country: entry.country, provider, channel: entry.channel, sent: 0, delivered: 0, failed: 0, waiting: 0, no_receipt: 0, unknown: 0, verified: 0, conversion: 0 };
           groups.set(key, group);
         }
         group.sent += 1;
