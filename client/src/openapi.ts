@@ -647,6 +647,11 @@ export interface components {
             email?: "" | string | null;
             /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
             locale?: string | null;
+            /**
+             * @description the phone's channel to try first: `sms` or `whatsapp`; only where sms.channel_choice is on and the number's region offers it (sms.channels), else invalid_request. Default: the region's channels in their configured order
+             * @enum {string|null}
+             */
+            channel?: "sms" | "whatsapp" | null;
         };
         "otp_generate.Data": {
             /** @description the plain code, only when otp.debug is on */
@@ -657,13 +662,19 @@ export interface components {
             expires_in: number;
             notified: {
                 email: boolean;
+                /** @description the phone got the code, by SMS or WhatsApp (see channel) */
                 sms: boolean;
+                /**
+                 * @description how the phone got the code, when it did: `whatsapp` ("ti abbiamo scritto su WhatsApp") or `sms`
+                 * @enum {string}
+                 */
+                channel?: "sms" | "whatsapp";
             };
             /**
-             * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+             * @description `email`: the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email. `sms` (or `whatsapp`): the code went by another channel than the phone's first, because that one refused it (not on WhatsApp, a template rejected, its providers down) or its last message there was not read in time
              * @enum {string}
              */
-            fallback?: "email";
+            fallback?: "email" | "sms" | "whatsapp";
         };
         "otp_generate.Success": {
             /** @enum {boolean} */
@@ -1486,6 +1497,11 @@ export interface components {
             method?: "otp" | "password" | null;
             /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
             locale?: string | null;
+            /**
+             * @description the phone's channel to try first: `sms` or `whatsapp`; only where sms.channel_choice is on and the number's region offers it (sms.channels), else invalid_request. Default: the region's channels in their configured order
+             * @enum {string|null}
+             */
+            channel?: "sms" | "whatsapp" | null;
         };
         "FeLogin.Data": {
             /**
@@ -1508,13 +1524,19 @@ export interface components {
                 expires_in: number;
                 notified: {
                     email: boolean;
+                    /** @description the phone got the code, by SMS or WhatsApp (see channel) */
                     sms: boolean;
+                    /**
+                     * @description how the phone got the code, when it did: `whatsapp` ("ti abbiamo scritto su WhatsApp") or `sms`
+                     * @enum {string}
+                     */
+                    channel?: "sms" | "whatsapp";
                 };
                 /**
-                 * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+                 * @description `email`: the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email. `sms` (or `whatsapp`): the code went by another channel than the phone's first, because that one refused it (not on WhatsApp, a template rejected, its providers down) or its last message there was not read in time
                  * @enum {string}
                  */
-                fallback?: "email";
+                fallback?: "email" | "sms" | "whatsapp";
             };
         };
         "FeLogin.Success": {
@@ -1615,13 +1637,19 @@ export interface components {
                 expires_in: number;
                 notified: {
                     email: boolean;
+                    /** @description the phone got the code, by SMS or WhatsApp (see channel) */
                     sms: boolean;
+                    /**
+                     * @description how the phone got the code, when it did: `whatsapp` ("ti abbiamo scritto su WhatsApp") or `sms`
+                     * @enum {string}
+                     */
+                    channel?: "sms" | "whatsapp";
                 };
                 /**
-                 * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+                 * @description `email`: the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email. `sms` (or `whatsapp`): the code went by another channel than the phone's first, because that one refused it (not on WhatsApp, a template rejected, its providers down) or its last message there was not read in time
                  * @enum {string}
                  */
-                fallback?: "email";
+                fallback?: "email" | "sms" | "whatsapp";
             };
             /** @description when this request issued a token (also set as cookie __utp) */
             access_token?: string;
@@ -1729,13 +1757,19 @@ export interface components {
                 expires_in: number;
                 notified: {
                     email: boolean;
+                    /** @description the phone got the code, by SMS or WhatsApp (see channel) */
                     sms: boolean;
+                    /**
+                     * @description how the phone got the code, when it did: `whatsapp` ("ti abbiamo scritto su WhatsApp") or `sms`
+                     * @enum {string}
+                     */
+                    channel?: "sms" | "whatsapp";
                 };
                 /**
-                 * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+                 * @description `email`: the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email. `sms` (or `whatsapp`): the code went by another channel than the phone's first, because that one refused it (not on WhatsApp, a template rejected, its providers down) or its last message there was not read in time
                  * @enum {string}
                  */
-                fallback?: "email";
+                fallback?: "email" | "sms" | "whatsapp";
             };
             /** @description at 23, 62 and 65: send it as `pending_proof` to FeVerifyOtp */
             pending_proof?: string;
@@ -1815,6 +1849,11 @@ export interface components {
             proof?: string | null;
             /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
             locale?: string | null;
+            /**
+             * @description the phone's channel to try first: `sms` or `whatsapp`; only where sms.channel_choice is on and the number's region offers it (sms.channels), else invalid_request. Default: the region's channels in their configured order
+             * @enum {string|null}
+             */
+            channel?: "sms" | "whatsapp" | null;
         };
         "FeAddPhone.Data": {
             /**
@@ -1844,13 +1883,19 @@ export interface components {
                 expires_in: number;
                 notified: {
                     email: boolean;
+                    /** @description the phone got the code, by SMS or WhatsApp (see channel) */
                     sms: boolean;
+                    /**
+                     * @description how the phone got the code, when it did: `whatsapp` ("ti abbiamo scritto su WhatsApp") or `sms`
+                     * @enum {string}
+                     */
+                    channel?: "sms" | "whatsapp";
                 };
                 /**
-                 * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+                 * @description `email`: the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email. `sms` (or `whatsapp`): the code went by another channel than the phone's first, because that one refused it (not on WhatsApp, a template rejected, its providers down) or its last message there was not read in time
                  * @enum {string}
                  */
-                fallback?: "email";
+                fallback?: "email" | "sms" | "whatsapp";
             };
             /** @description at 23, 62 and 65: send it as `pending_proof` to FeVerifyOtp */
             pending_proof?: string;
