@@ -226,7 +226,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       const field = request.fields?.channel ?? 'channel';
       if (!smsTo) throw invalidField(field, 'a channel is for a phone; this code goes by mail');
       if (smsPolicy) smsPolicy.checkChannel(smsFacts(smsTo).region ?? '', request.channel, field);
-      else if (request.channel !== 'sms') throw invalidField(field, 'not offered for this number: sms');
+      else if (request.channel !== 'sms') throw invalidField(field, `not offered for this number: sms`);
     }
     return { key: key.value, smsTo, emailTo };
   }
