@@ -106,7 +106,9 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
     configured: providers.length > 0,
     providers,
     provider: (name) => providers.find((p) => p.name === name),
-    breakerStates: () => providers.map((p) => ({ provider: p.name, channel: p.channel ?? 'sms', state: breakers.get(p.name)!.state(now()), receipts: p.receipts && callbackBase !== '' })),
+    breakerStates: () =>
+      // A per-message callback needs our public URL; an app-wide webhook (Meta) is registered with the provider instead.
+      providers.map((p) => ({ provider: p.name, channel: p.channel ?? 'sms', state: breakers.get(p.name)!.state(now()), receipts: p.receipts && (p.webhook !== undefined || callbackBase !== '') })),
     async send(ctx, { channels = ['sms'], ...message }) {
       // The number's facts are cached in src/domain/phone.ts: the OTP service parsed this number already.
       const { region: country, type } = numberFacts(message.to);
