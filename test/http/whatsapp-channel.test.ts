@@ -164,6 +164,18 @@ describe('codes by WhatsApp, with SMS behind it', () => {
     expect((await generate()).body.data.notified.channel).toBe('whatsapp');
   });
 
+  it("records a genuine webhook only for the message it names: another message id, another number's statuses, a form post change nothing", async () => {
+    const { app, meta, generate } = setup();
+    meta();
+    await generate();
+    expect((await webhook(app, 'wamid.not-ours', 'failed')).status).toBe(204);
+    const otherNumber = JSON.stringify({ entry: [{ changes: [{ value: { metadata: { phone_number_id: '999' }, statuses: [{ id: 'wamid.1', status: 'failed' }] } }] }] });
+    expect((await request(app).post('/_sms/receipts/meta').set('content-type', 'application/json').set('X-Hub-Signature-256', metaSignature(SECRET, otherNumber)).send(otherNumber)).status).toBe(204);
+    const form = 'MessageSid=wamid.1&MessageStatus=failed';
+    expect((await request(app).post('/_sms/receipts/meta').type('form').set('X-Hub-Signature-256', metaSignature(SECRET, form)).send(form)).status).toBe(415);
+    expect((await entries(app))[0]).toMatchObject({ channel: 'whatsapp', state: 'waiting' });
+  });
+
   it("answers Meta's handshake with the challenge only for the verify token", async () => {
     const { app } = setup();
     const ok = await request(app).get('/_sms/receipts/meta').query({ 'hub.mode': 'subscribe', 'hub.verify_token': 'vt', 'hub.challenge': '1158201444' });
