@@ -1,8 +1,10 @@
 import nock from 'nock';
 import request from 'supertest';
 import { metaSignature } from '../../src/clients/whatsapp-cloud';
+import { redisReady } from '../../src/core/redis';
 import { testApp, testConfig, testDeps } from '../support/app';
 import { useNock } from '../support/nock';
+import { startRedisServer, type RedisServer } from '../support/redis-server';
 
 /*
  * WhatsApp as a channel of a phone's code, end to end over the real app: Italy configured
@@ -18,10 +20,11 @@ const SECRET = 'meta-app-secret';
 const GRAPH = 'https://graph.example.test';
 const MESSAGES = '/v21.0/106540352242922/messages';
 
-function setup(sms: Record<string, unknown> = {}) {
+function setup(sms: Record<string, unknown> = {}, store: Record<string, unknown> = {}) {
   const clock = { now: 1_900_000_000_000 };
   const config = testConfig({
-    otp: { debug: true, resend_cooldown_seconds: 30 },
+    ...store,
+    otp: { debug: true, resend_cooldown_seconds: 30, ...(store.otp as object) },
     security: { internal_key: KEY },
     sms: {
       api_url: 'https://sms.example.test/send',
@@ -265,3 +268,29 @@ describe('codes by WhatsApp, with SMS behind it', () => {
   });
 });
 
+describe('codes by WhatsApp over Redis: the webhook finds its message by the index the ledger keeps there', () => {
+  useNock();
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(() => server.stop());
+
+  it('marks the message failed by its Meta id and sends the next code by SMS', async () => {
+    const { app, deps, meta, gateway, generate, clock } = setup({}, { otp: { store: 'redis', resend_cooldown_seconds: 1 }, redis: { url: server.url, key_prefix: `wa${Date.now()}:` } });
+    try {
+      await redisReady(deps.redis!, 15_000);
+      meta();
+      expect((await generate()).body.data.notified.channel).toBe('whatsapp');
+      expect((await webhook(app, 'wamid.1', 'failed')).status).toBe(204);
+      expect((await entries(app))[0]).toMatchObject({ channel: 'whatsapp', state: 'failed' });
+      // Redis keeps the cooldown in its own time.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      clock.now += 1100;
+      gateway();
+      expect((await generate()).body.data).toMatchObject({ notified: { channel: 'sms' }, fallback: 'sms' });
+    } finally {
+      await deps.close();
+    }
+  });
+});
