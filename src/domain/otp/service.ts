@@ -343,10 +343,14 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
         logGenerate({ outcome: 'blocked', retry_after: retryAfter });
         throw alreadySent(retryAfter, otp.resend_cooldown_seconds);
       }
+      // The same code, one message, on whichever of the phone's channels takes it first.
+      let plan: { channels: PhoneChannel[]; preferred: PhoneChannel } = { channels: ['sms'], preferred: 'sms' };
       // Counted only for codes really issued: requests refused by a cooldown cost the key and its recipients nothing.
       try {
         for (const subject of new Set([budgetOf(key), ...budgets])) await guarded(() => limits.sendToIdentifier(subject));
-        // The pumping defence counts codes really issued too, and refuses before any provider is paid.
+        // Which of the phone's channels (sms, whatsapp) to try, in order: read here, so a store that cannot answer takes the code back.
+        if (useSms && smsPolicy) plan = await guarded(() => smsPolicy.channels(smsTo, smsFacts(smsTo).region ?? '', request.channel));
+        // The pumping defence counts codes really issued too, whatever their channel, and refuses before any provider is paid.
         if (useSms && smsPolicy) await guarded(() => smsPolicy.admit(smsTo, smsFacts(smsTo).region ?? ''));
       } catch (err) {
         await guarded(() => store.revert(key, codeHash, issued.previous));
@@ -358,8 +362,6 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       logGenerate({ outcome: 'issued', ...debugCode });
 
       const text = message(code, ctx.locale);
-      // Which of the phone's channels (sms, whatsapp) to try, in order: the same code, one message, whichever takes it.
-      const plan = useSms && smsPolicy ? await guarded(() => smsPolicy.channels(smsTo, smsFacts(smsTo).region ?? '', request.channel)) : { channels: ['sms' as const], preferred: 'sms' as const };
       let phoneChannel: PhoneChannel | undefined;
       const sendToPhone = async () => {
         const sent = await sms.send(ctx, { to: smsTo!, body: text.sms, code, locale: ctx.locale ?? config.mail.default_locale, channels: plan.channels });
