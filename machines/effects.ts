@@ -24,7 +24,8 @@ export interface OtpSendMetadata {
   retry_after: number;
   cooldown: number;
   expires_in: number;
-  notified: { email: boolean; sms: boolean };
+  /** `channel`: how the phone got it (`sms`, `whatsapp`), when it did. */
+  notified: { email: boolean; sms: boolean; channel?: 'sms' | 'whatsapp' };
 }
 
 /** The OTP service's generate: `key` is the OTP key; a phone gets an SMS, an email a mail. */

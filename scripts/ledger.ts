@@ -1,5 +1,6 @@
 import type { LedgerGroup, DeliveryState } from '../src/domain/sms/ledger';
 import type { BreakerState } from '../src/domain/sms/breaker';
+import type { PhoneChannel } from '../src/core/config/schema';
 import { readablePercent, readableTime, type TextLocale } from '../src/core/text-locale';
 import { GROUP_COLUMNS, SMS_TEXTS } from '../src/http/sms-texts';
 import { CommandError, callService, readCommand, runCommand, type CommandOption, type CommandSpec } from './lib/service';
@@ -25,7 +26,8 @@ export interface LedgerReport {
   since: string;
   totals: LedgerGroup[];
   blocks: Array<{ range: string; until: string }>;
-  breakers: Array<{ provider: string; state: BreakerState; receipts: boolean }>;
+  by_channel?: LedgerGroup[];
+  breakers: Array<{ provider: string; channel?: PhoneChannel; state: BreakerState; receipts: boolean }>;
   entries?: Array<{ state: DeliveryState }>;
 }
 
@@ -84,11 +86,16 @@ export function formatLedger(report: LedgerReport, locale: TextLocale): string {
     const header = [t.columns.country, t.columns.provider, t.columns.channel, ...GROUP_COLUMNS.map((c) => t.columns[c]), t.columns.conversion];
     const rows = report.totals.map((g) => [g.country || '-', g.provider, g.channel, ...GROUP_COLUMNS.map((c) => String(g[c])), readablePercent(g.conversion, locale)]);
     lines.push(pad([header, ...rows]), '', t.legend);
+    if (report.by_channel?.length) {
+      const channelHeader = [t.columns.country, t.columns.channel, '', ...GROUP_COLUMNS.map((c) => t.columns[c]), t.columns.conversion];
+      const channelRows = report.by_channel.map((g) => [g.country || '-', g.channel, '', ...GROUP_COLUMNS.map((c) => String(g[c])), readablePercent(g.conversion, locale)]);
+      lines.push('', `${t.byChannel}:`, pad([channelHeader, ...channelRows]));
+    }
   }
   lines.push('', `${t.blocksHeading}:`);
   lines.push(...(report.blocks.length === 0 ? [`  ${t.noBlocks}`] : report.blocks.map((b) => `  ${t.block(b.range, readableTime(b.until, locale))}`)));
   lines.push('', `${t.providersHeading}:`);
-  lines.push(...report.breakers.map((b) => `  ${b.provider}: ${t.circuit[b.state]}; ${t.receipts(b.receipts)}`));
+  lines.push(...report.breakers.map((b) => `  ${b.provider} (${t.channelNames[b.channel ?? 'sms']}): ${t.circuit[b.state]}; ${t.receipts(b.receipts)}`));
   return lines.join('\n');
 }
 

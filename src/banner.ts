@@ -16,11 +16,17 @@ export const showsBanner = ({ sandbox, production, terminal }: BannerSituation):
 
 /** The sandbox's SMS fakes as the configuration points at them, with the keys to point another service at them (the Twilio fake's are made per start). */
 function fakeLines(sms: Config['sms']): string[] {
-  const lines = sms.providers.map((provider) =>
-    provider.kind === 'twilio'
-      ? `Twilio        ${provider.api_url}   account ${provider.account_sid}, auth token ${provider.auth_token} (new at each start)`
-      : `SMS gateway   ${provider.api_url || sms.api_url}   Bearer ${provider.api_key || sms.api_key}`,
-  );
+  const lines = sms.providers.map((provider) => {
+    switch (provider.kind) {
+      case 'twilio':
+      case 'twilio_whatsapp':
+        return `Twilio        ${provider.api_url}   account ${provider.account_sid}, auth token ${provider.auth_token} (new at each start)`;
+      case 'whatsapp_cloud':
+        return `WhatsApp      ${provider.api_url}   Bearer ${provider.access_token}, app secret ${provider.app_secret} (new at each start)`;
+      default:
+        return `SMS gateway   ${provider.api_url || sms.api_url}   Bearer ${provider.api_key || sms.api_key}`;
+    }
+  });
   return lines.map((line, i) => `  ${i === 0 ? 'Fakes' : '     '}         ${line}`);
 }
 

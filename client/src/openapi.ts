@@ -649,6 +649,11 @@ export interface components {
             locale?: string | null;
             /** @description solution of the bot challenge an earlier `challenge_required` answer asked for (data.challenge): the ALTCHA payload, or the Turnstile / hCaptcha token */
             challenge?: string | null;
+            /**
+             * @description the phone's channel to try first: `sms` or `whatsapp`; only where sms.channel_choice is on and the number's region offers it (sms.channels), else invalid_request. Default: the region's channels in their configured order
+             * @enum {string|null}
+             */
+            channel?: "sms" | "whatsapp" | null;
         };
         "otp_generate.Data": {
             /** @description the plain code, only when otp.debug is on */
@@ -659,13 +664,19 @@ export interface components {
             expires_in: number;
             notified: {
                 email: boolean;
+                /** @description the phone got the code, by SMS or WhatsApp (see channel) */
                 sms: boolean;
+                /**
+                 * @description how the phone got the code, when it did: `whatsapp` ("ti abbiamo scritto su WhatsApp") or `sms`
+                 * @enum {string}
+                 */
+                channel?: "sms" | "whatsapp";
             };
             /**
-             * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+             * @description `email`: the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email. `sms` (or `whatsapp`): the code went by another channel than the phone's first, because that one refused it (not on WhatsApp, a template rejected, its providers down) or its last message there was not read in time
              * @enum {string}
              */
-            fallback?: "email";
+            fallback?: "email" | "sms" | "whatsapp";
         };
         "otp_generate.Success": {
             /** @enum {boolean} */
@@ -1544,6 +1555,11 @@ export interface components {
             locale?: string | null;
             /** @description solution of the bot challenge an earlier `challenge_required` answer asked for (data.challenge): the ALTCHA payload, or the Turnstile / hCaptcha token */
             challenge?: string | null;
+            /**
+             * @description the phone's channel to try first: `sms` or `whatsapp`; only where sms.channel_choice is on and the number's region offers it (sms.channels), else invalid_request. Default: the region's channels in their configured order
+             * @enum {string|null}
+             */
+            channel?: "sms" | "whatsapp" | null;
         };
         "FeLogin.Data": {
             /**
@@ -1566,13 +1582,19 @@ export interface components {
                 expires_in: number;
                 notified: {
                     email: boolean;
+                    /** @description the phone got the code, by SMS or WhatsApp (see channel) */
                     sms: boolean;
+                    /**
+                     * @description how the phone got the code, when it did: `whatsapp` ("ti abbiamo scritto su WhatsApp") or `sms`
+                     * @enum {string}
+                     */
+                    channel?: "sms" | "whatsapp";
                 };
                 /**
-                 * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+                 * @description `email`: the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email. `sms` (or `whatsapp`): the code went by another channel than the phone's first, because that one refused it (not on WhatsApp, a template rejected, its providers down) or its last message there was not read in time
                  * @enum {string}
                  */
-                fallback?: "email";
+                fallback?: "email" | "sms" | "whatsapp";
             };
         };
         "FeLogin.Success": {
@@ -1679,13 +1701,19 @@ export interface components {
                 expires_in: number;
                 notified: {
                     email: boolean;
+                    /** @description the phone got the code, by SMS or WhatsApp (see channel) */
                     sms: boolean;
+                    /**
+                     * @description how the phone got the code, when it did: `whatsapp` ("ti abbiamo scritto su WhatsApp") or `sms`
+                     * @enum {string}
+                     */
+                    channel?: "sms" | "whatsapp";
                 };
                 /**
-                 * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+                 * @description `email`: the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email. `sms` (or `whatsapp`): the code went by another channel than the phone's first, because that one refused it (not on WhatsApp, a template rejected, its providers down) or its last message there was not read in time
                  * @enum {string}
                  */
-                fallback?: "email";
+                fallback?: "email" | "sms" | "whatsapp";
             };
             /** @description when this request issued a token (also set as cookie __utp) */
             access_token?: string;
@@ -1795,13 +1823,19 @@ export interface components {
                 expires_in: number;
                 notified: {
                     email: boolean;
+                    /** @description the phone got the code, by SMS or WhatsApp (see channel) */
                     sms: boolean;
+                    /**
+                     * @description how the phone got the code, when it did: `whatsapp` ("ti abbiamo scritto su WhatsApp") or `sms`
+                     * @enum {string}
+                     */
+                    channel?: "sms" | "whatsapp";
                 };
                 /**
-                 * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+                 * @description `email`: the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email. `sms` (or `whatsapp`): the code went by another channel than the phone's first, because that one refused it (not on WhatsApp, a template rejected, its providers down) or its last message there was not read in time
                  * @enum {string}
                  */
-                fallback?: "email";
+                fallback?: "email" | "sms" | "whatsapp";
             };
             /** @description at 23, 62 and 65: send it as `pending_proof` to FeVerifyOtp */
             pending_proof?: string;
@@ -1889,6 +1923,11 @@ export interface components {
             locale?: string | null;
             /** @description solution of the bot challenge an earlier `challenge_required` answer asked for (data.challenge): the ALTCHA payload, or the Turnstile / hCaptcha token */
             challenge?: string | null;
+            /**
+             * @description the phone's channel to try first: `sms` or `whatsapp`; only where sms.channel_choice is on and the number's region offers it (sms.channels), else invalid_request. Default: the region's channels in their configured order
+             * @enum {string|null}
+             */
+            channel?: "sms" | "whatsapp" | null;
         };
         "FeAddPhone.Data": {
             /**
@@ -1918,13 +1957,19 @@ export interface components {
                 expires_in: number;
                 notified: {
                     email: boolean;
+                    /** @description the phone got the code, by SMS or WhatsApp (see channel) */
                     sms: boolean;
+                    /**
+                     * @description how the phone got the code, when it did: `whatsapp` ("ti abbiamo scritto su WhatsApp") or `sms`
+                     * @enum {string}
+                     */
+                    channel?: "sms" | "whatsapp";
                 };
                 /**
-                 * @description present when the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email
+                 * @description `email`: the last SMS to this phone failed to deliver or had no receipt in time, so this code also went to the account's confirmed email. `sms` (or `whatsapp`): the code went by another channel than the phone's first, because that one refused it (not on WhatsApp, a template rejected, its providers down) or its last message there was not read in time
                  * @enum {string}
                  */
-                fallback?: "email";
+                fallback?: "email" | "sms" | "whatsapp";
             };
             /** @description at 23, 62 and 65: send it as `pending_proof` to FeVerifyOtp */
             pending_proof?: string;

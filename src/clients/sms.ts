@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Config, SmsProviderConfig } from '../core/config/schema';
+import type { Config, PhoneChannel, SmsProviderConfig } from '../core/config/schema';
 import type { Logger } from '../core/logger';
 import type { CallContext } from '../core/context';
 import { createUpstream, type ClientOptions } from './http';
@@ -20,6 +20,10 @@ export interface SmsMessage {
   /** E.164, already normalised by the caller. */
   to: string;
   body: string;
+  /** The code alone: WhatsApp templates carry it as a parameter (and in their copy-code button), not in a text of ours. */
+  code?: string;
+  /** The language the body is in (templates/<locale>/): a WhatsApp template is sent in its language. */
+  locale?: string;
   /** Where the provider should post this message's delivery receipt (providers that send them). */
   callbackUrl?: string;
 }
@@ -31,6 +35,10 @@ export interface SmsSent {
   messageId?: string;
   /** Which provider accepted it (`sms.providers` name). */
   provider?: string;
+  /** The channel it went by (the router's answer). */
+  channel?: PhoneChannel;
+  /** The channels tried before it that refused the message or could not take it (the router's answer). */
+  refused?: PhoneChannel[];
 }
 
 export interface SmsClient {
@@ -41,7 +49,7 @@ export interface SmsClient {
 }
 
 /** Delivery as a provider's receipt tells it; `pending` for the intermediate states that say nothing yet. */
-export type ReceiptStatus = 'delivered' | 'failed' | 'pending' | 'unknown';
+export type ReceiptStatus = 'delivered' | 'read' | 'failed' | 'pending' | 'unknown';
 
 export interface SmsReceipt {
   messageId: string;
@@ -55,13 +63,17 @@ export interface ReceiptRequest {
   /** The full URL the provider called (its signature covers it): the public base URL and the path with its query. */
   url: string;
   header(name: string): string | undefined;
-  /** The form parameters of the body. */
+  /** The form parameters of the body (empty for a JSON body). */
   form: Record<string, string>;
+  /** The body as received, byte for byte (a signature over the raw body checks this). */
+  rawBody?: string;
 }
 
 export interface SmsProvider extends SmsClient {
   readonly name: string;
   readonly kind: SmsProviderConfig['kind'];
+  /** The channel it delivers on (absent: `sms`): the router tries a phone's channels in order, each with its own providers. */
+  readonly channel?: PhoneChannel;
   /** Regions it serves; empty: every region. */
   readonly countries: readonly string[];
   readonly weight: number;
@@ -69,6 +81,13 @@ export interface SmsProvider extends SmsClient {
   readonly receipts: boolean;
   /** The receipt of an authentic callback, or null when its signature does not hold (or it is not a receipt). */
   receipt?(request: ReceiptRequest): SmsReceipt | null;
+  /**
+   * A webhook that names messages by the provider's id rather than by our callback URL (Meta's
+   * is one URL per app): its receipts, or null when its signature does not hold.
+   */
+  webhook?(request: ReceiptRequest): SmsReceipt[] | null;
+  /** The webhook's subscription handshake (Meta's GET with hub.verify_token): the challenge to echo, or null. */
+  handshake?(query: URLSearchParams): string | null;
 }
 
 export function createSmsClient(config: Config, log: Logger, options: ClientOptions = {}): SmsClient {
@@ -87,6 +106,7 @@ export function createGatewayProvider(config: Config, provider: Extract<SmsProvi
   return {
     name,
     kind: 'gateway',
+    channel: 'sms',
     countries: provider.countries,
     weight: provider.weight,
     receipts: false,

@@ -39,6 +39,8 @@ export const ITALIAN_ISSUES: Readonly<Record<string, string>> = {
   'not the phone verified in this journey': 'non è il telefono verificato in questo percorso',
   'neither an email nor a phone number': 'né un’email né un numero di telefono',
   'is required at this step': 'è obbligatorio a questo passo',
+  'a channel is for a phone; this code goes by mail': 'il canale vale per un telefono; questo codice va per email',
+  'the channel is chosen by the service here': 'qui il canale lo sceglie il servizio',
 };
 
 /** Texts that carry a value (a depth, a feed): the pattern and its Italian. */
@@ -46,6 +48,7 @@ const ITALIAN_PATTERNS: ReadonlyArray<[RegExp, (...parts: string[]) => string]> 
   [/^nested deeper than (\d+) levels$/, (depth) => `annidato oltre ${depth} livelli`],
   [/^does not match feed (.+) \((.+)\)$/, (feed, testata) => `non corrisponde al feed ${feed} (${testata})`],
   [/^no mailing-list key is configured for (.+)$/, (testata) => `nessuna chiave di lista è configurata per ${testata}`],
+  [/^not offered for this number: (.+)$/, (channels) => `non disponibile per questo numero: ${channels}`],
 ];
 
 /** An issue text in the answer's language. */

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Context, Middleware, Next } from 'koa';
-import type { Config } from './config/schema';
+import type { Config, PhoneChannel } from './config/schema';
 
 /*
  * Prometheus metrics. Each app has its own Registry (tests stay isolated); the process-level
@@ -26,7 +26,7 @@ export interface UpstreamCall {
 
 export const METRIC_PREFIX = 'lfa_';
 
-export type CodeChannel = 'sms' | 'email';
+export type CodeChannel = 'sms' | 'whatsapp' | 'email';
 /** `skipped`: channel not configured; `refused`: number outside `sms.allowed_regions`. */
 export type CodeSendResult = 'sent' | 'failed' | 'skipped' | 'refused';
 /** `missing`: no pending code for the key. */
@@ -73,7 +73,7 @@ export const metricDefinitions = [
     name: 'lfa_otp_codes_sent_total',
     type: 'counter',
     labels: ['channel', 'result'],
-    help: 'One-time codes handed to a channel, by channel (sms, email) and result (sent, failed, skipped when the channel is not configured, refused when the number is outside sms.allowed_regions).',
+    help: 'One-time codes handed to a channel, by channel (sms, whatsapp, email) and result (sent, failed, skipped when the channel is not configured, refused when the number is outside sms.allowed_regions).',
   },
   {
     name: 'lfa_otp_verifications_total',
@@ -102,20 +102,20 @@ export const metricDefinitions = [
   {
     name: 'lfa_sms_sends_total',
     type: 'counter',
-    labels: ['provider', 'country', 'result'],
-    help: 'Code SMS handed to a provider, by provider (sms.providers name), destination country (ISO region) and result (accepted, failed: refused or unreachable, failover: failed and passed to the next provider).',
+    labels: ['provider', 'channel', 'country', 'result'],
+    help: 'Code SMS handed to a provider, by provider (sms.providers name), channel (sms, whatsapp), destination country (ISO region) and result (accepted, failed: refused or unreachable, failover: failed and passed to the next provider).',
   },
   {
     name: 'lfa_sms_receipts_total',
     type: 'counter',
-    labels: ['provider', 'country', 'status'],
-    help: 'Delivery receipts recorded, by provider, country and status (delivered, failed, unknown).',
+    labels: ['provider', 'channel', 'country', 'status'],
+    help: 'Delivery receipts recorded, by provider, channel (sms, whatsapp), country and status (delivered, read: a WhatsApp message opened, failed, unknown).',
   },
   {
     name: 'lfa_sms_verified_total',
     type: 'counter',
-    labels: ['provider', 'country'],
-    help: 'Code SMS whose code was then verified, by provider and country: conversion is this over lfa_sms_sends_total{result="accepted"}.',
+    labels: ['provider', 'channel', 'country'],
+    help: 'Code SMS whose code was then verified, by provider, channel and country: conversion is this over lfa_sms_sends_total{result="accepted"}.',
   },
   {
     name: 'lfa_sms_provider_duration_seconds',
@@ -187,9 +187,9 @@ export interface Metrics {
   /** One upstream call (the clients report each one here). */
   observeUpstream(call: UpstreamCall): void;
   /** One attempt of a code SMS at one provider, and how long the provider took. */
-  smsSend(provider: string, country: string, result: SmsSendResult, durationMs: number): void;
-  smsReceipt(provider: string, country: string, status: 'delivered' | 'failed' | 'unknown'): void;
-  smsVerified(provider: string, country: string): void;
+  smsSend(provider: string, country: string, result: SmsSendResult, durationMs: number, channel?: PhoneChannel): void;
+  smsReceipt(provider: string, country: string, status: 'delivered' | 'read' | 'failed' | 'unknown', channel?: PhoneChannel): void;
+  smsVerified(provider: string, country: string, channel?: PhoneChannel): void;
   smsBreaker(provider: string, state: SmsBreakerState): void;
   smsRefused(reason: string, country: string): void;
   smsRangeVerdict(verdict: 'watched' | 'blocked' | 'cleared' | 'unblocked', country: string): void;
@@ -300,12 +300,12 @@ export function createMetrics(): Metrics {
     ingest: (result) => ingestEvents.inc({ result }),
     rateLimitRefused: (limit) => refusals.inc({ limit }),
     observeUpstream,
-    smsSend(provider, region, result, durationMs) {
-      smsSends.inc({ provider: bounded(provider), country: country(region), result });
+    smsSend(provider, region, result, durationMs, channel = 'sms') {
+      smsSends.inc({ provider: bounded(provider), channel, country: country(region), result });
       smsDuration.observe({ provider: bounded(provider), outcome: result === 'accepted' ? 'accepted' : 'failed' }, durationMs / 1000);
     },
-    smsReceipt: (provider, region, status) => smsReceipts.inc({ provider: bounded(provider), country: country(region), status }),
-    smsVerified: (provider, region) => smsVerified.inc({ provider: bounded(provider), country: country(region) }),
+    smsReceipt: (provider, region, status, channel = 'sms') => smsReceipts.inc({ provider: bounded(provider), channel, country: country(region), status }),
+    smsVerified: (provider, region, channel = 'sms') => smsVerified.inc({ provider: bounded(provider), channel, country: country(region) }),
     smsBreaker: (provider, state) => smsBreaker.set({ provider: bounded(provider) }, breakerValue[state]),
     smsRefused: (reason, region) => smsRefusals.inc({ reason: REASON.test(reason) ? reason : 'other', country: country(region) }),
     smsRangeVerdict: (verdict, region) => smsRangeVerdicts.inc({ verdict, country: country(region) }),

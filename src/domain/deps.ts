@@ -116,6 +116,8 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       smsPolicy: {
         admit: (e164, region) => sms.pumping.admit(e164, region),
         fallbackEmail: (ctx, phone) => sms.fallbackEmail(ctx, phone),
+        checkChannel: (region, requested, field) => sms.channels.check(region, requested, field),
+        channels: (e164, region, requested) => sms.channels.plan(e164, region, requested),
         emailSent: (email) => sms.ledger.recordEmail(email),
         refused: (reason, region) => {
           metrics.smsRefused(reason, region);

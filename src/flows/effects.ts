@@ -2,6 +2,7 @@ import type { FlowEffects, UserLookupOutput } from '../../machines/effects';
 import { STEP } from '../../machines/steps';
 import { identityFailure, type V3User, type IdentityProfile } from '../clients/identity';
 import type { Deps, ServiceContext } from '../domain/deps';
+import type { PhoneChannel } from '../core/config/schema';
 import { issueAccessToken } from '../domain/accounts/tokens';
 import { saveProfile } from '../domain/accounts/profile-save';
 import { registerAccount } from '../domain/accounts/registration';
@@ -28,6 +29,11 @@ export interface SendFieldNames {
   email?: string;
 }
 
+/** How this request's code is to be sent: the phone's channel the caller asked for (FeLogin, FeAddPhone `channel`). */
+export interface SendChoice {
+  channel?: PhoneChannel;
+}
+
 /** A user as the flows know it: the phone on file back in E.164 (stored digits may lack the `+`). */
 function flowUser(user: V3User | IdentityProfile, fallback: V3User | IdentityProfile | null, region: string): UserLookupOutput & { found: true } {
   const profile = reducedProfile(user, fallback);
@@ -51,7 +57,7 @@ const joinJourney = (seen: EffectsSeen, id: string | undefined) => {
 };
 
 /** The effects for one request: every upstream call is made on its behalf (its id, trace and limits). */
-export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendFieldNames = {}, seen: EffectsSeen = {}): FlowEffects {
+export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendFieldNames = {}, seen: EffectsSeen = {}, choice: SendChoice = {}): FlowEffects {
   const region = () => deps.config.sms.default_region;
   return {
     sendOtp: ({ key, phone, email }) =>
@@ -59,6 +65,7 @@ export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendF
         key,
         phone,
         email,
+        ...(choice.channel ? { channel: choice.channel } : {}),
         fields: { key: fields.key ?? 'phone', phone: fields.phone ?? 'phone', email: fields.email ?? 'email' },
         ...(seen.journey ? { journey: { id: seen.journey.id, kept: (id: string) => joinJourney(seen, id) } } : {}),
       }),

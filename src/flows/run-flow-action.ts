@@ -16,7 +16,7 @@ import {
 import { fromPromise } from 'xstate';
 import type { ServiceContext } from '../domain/deps';
 import { looksLikePhone, requirePhone } from '../domain/phone';
-import type { Config } from '../core/config/schema';
+import type { Config, PhoneChannel } from '../core/config/schema';
 import type { Deps } from '../domain/deps';
 import { apiError, isApiError } from '../core/errors';
 import { PROOF_HEADER, refuseIfClaimedSince, trustedCaller } from '../domain/guard';
@@ -132,11 +132,13 @@ export function createFlowRunner(deps: Deps): FlowRunner {
   return {
     run: (entry, request, ctx) => {
       const seen: EffectsSeen = {};
-      if (!recorder) return runFlowAction(machine, (system) => serving.set(system, createFlowEffects(deps, ctx, SEND_FIELDS[entry], seen)), entry, request, ctx, seen, undefined, funnel);
+      // The phone's channel the caller asked for (validated by the action's schema): the sends of this request use it.
+      const choice = typeof request.channel === 'string' ? { channel: request.channel as PhoneChannel } : {};
+      if (!recorder) return runFlowAction(machine, (system) => serving.set(system, createFlowEffects(deps, ctx, SEND_FIELDS[entry], seen, choice)), entry, request, ctx, seen, undefined, funnel);
       const recording = recorder.begin(entry, request, ctx);
       const attach = (system: object) => {
         recording.attach(system);
-        serving.set(system, recording.wrap(createFlowEffects(deps, ctx, SEND_FIELDS[entry], seen)));
+        serving.set(system, recording.wrap(createFlowEffects(deps, ctx, SEND_FIELDS[entry], seen, choice)));
       };
       return recording.finish(runFlowAction(machine, attach, entry, request, ctx, seen, recording, funnel));
     },

@@ -16,7 +16,9 @@ import { readablePercent, readableTime, textLocale, type TextLocale } from '../c
  * The SMS endpoints beside the actions (docs/sms.md):
  *   POST /_sms/receipts/<provider>   a provider's delivery receipt, authenticated as that
  *                                    provider signs its callbacks (Twilio: X-Twilio-Signature);
- *                                    403 otherwise. Form-encoded, as providers post them.
+ *                                    403 otherwise. Form-encoded, as Twilio posts them; JSON
+ *                                    for Meta's WhatsApp webhook (X-Hub-Signature-256 over the raw body)
+ *   GET  /_sms/receipts/<provider>   Meta's webhook handshake (hub.verify_token; hub.challenge echoed)
  *   GET  /_sms/ledger?since=<s>      the ledger: conversion by country and provider, blocked
  *                                    ranges, breakers, the newest entries (JSON; npm run ledger)
  *   GET  /sms                        the same as a page, beside /flows
@@ -30,6 +32,8 @@ const LEDGER_PATH = '/_sms/ledger';
 const LIFT_PATH = '/_sms/blocks/lift';
 /** Providers post a handful of fields; anything larger is not a receipt. */
 const RECEIPT_LIMIT = 16 * 1024;
+/** Meta batches statuses in one post: larger, still bounded. */
+const JSON_RECEIPT_LIMIT = 256 * 1024;
 const DEFAULT_SINCE_SECONDS = 24 * 3600;
 const NEWEST = 50;
 
@@ -57,6 +61,7 @@ export async function ledgerReport(deps: Deps, sinceSeconds: number) {
   return {
     since: new Date(at - sinceSeconds * 1000).toISOString(),
     totals: sms.ledger.summary(entries),
+    by_channel: sms.ledger.summary(entries, 'channel'),
     blocks: (await sms.pumping.blocks()).map((b) => ({ range: b.range, until: new Date(b.until).toISOString() })),
     breakers: sms.router.breakerStates(),
     entries: newest.map((entry) => ({ ...shown(entry), state: sms.ledger.stateOf(entry) })),
@@ -68,6 +73,7 @@ const shown = (entry: LedgerEntry) => ({
   ...entry,
   accepted_at: iso(entry.accepted_at),
   delivered_at: iso(entry.delivered_at),
+  read_at: iso(entry.read_at),
   failed_at: iso(entry.failed_at),
   verified_at: iso(entry.verified_at),
   fallback_at: iso(entry.fallback_at),
@@ -84,15 +90,32 @@ export function createSmsRoutes(deps: Deps) {
     if (!path.startsWith('/_sms/') && path !== SMS_PAGE_PATH) return next();
     ctx.state.action = path.startsWith(RECEIPT_PATH) ? RECEIPT_PATH : path;
 
+    if (path.startsWith(RECEIPT_PATH) && ctx.method === 'GET') {
+      // A webhook's subscription handshake (Meta): the challenge echoed as text when the verify token holds.
+      const answer = deps.sms.handshake(path.slice(RECEIPT_PATH.length), new URLSearchParams(ctx.querystring));
+      if (answer === 'unknown_provider') throw apiError('unknown_action');
+      if (answer === 'refused') {
+        ctx.state.reason = 'unauthorized';
+        ctx.status = 403;
+        ctx.body = { success: false, error: 'verify token refused', data: { reason: 'unauthorized' } };
+        return;
+      }
+      ctx.type = 'text/plain';
+      ctx.body = answer;
+      return;
+    }
     if (path.startsWith(RECEIPT_PATH) && ctx.method === 'POST') {
       const provider = path.slice(RECEIPT_PATH.length);
-      if (!ctx.is('application/x-www-form-urlencoded')) throw apiError('form_expected');
-      const form = Object.fromEntries(new URLSearchParams(await readText(ctx, RECEIPT_LIMIT)));
+      // Meta posts JSON signed over its raw bytes; Twilio posts forms signed over the URL and fields.
+      const json = deps.sms.router.provider(provider)?.webhook !== undefined;
+      if (json ? !ctx.is('application/json') : !ctx.is('application/x-www-form-urlencoded')) throw apiError(json ? 'unsupported_media_type' : 'form_expected');
+      const rawBody = await readText(ctx, json ? JSON_RECEIPT_LIMIT : RECEIPT_LIMIT);
       const base = deps.config.sms.receipts.callback_base_url.replace(/\/+$/, '') || ctx.origin;
       const outcome = await deps.sms.receipt(provider, new URLSearchParams(ctx.querystring).get('m') ?? undefined, {
         url: `${base}${ctx.originalUrl}`,
         header: (name) => ctx.get(name) || undefined,
-        form,
+        form: json ? {} : Object.fromEntries(new URLSearchParams(rawBody)),
+        rawBody,
       });
       if (outcome === 'unknown_provider') throw apiError('unknown_action');
       if (outcome === 'refused') {
@@ -154,10 +177,13 @@ const heads = (names: string[]) => `<tr>${names.map((name) => `<th>${escapeHtml(
 
 type LedgerReportData = Awaited<ReturnType<typeof ledgerReport>>;
 
+const t = (locale: TextLocale) => SMS_TEXTS[locale];
+
 function groupRow(group: LedgerGroup, locale: TextLocale): string {
   const low = group.sent >= 10 && group.conversion < 0.5;
   const counts = GROUP_COLUMNS.map((column) => group[column]);
-  return `<tr>${cells([group.country || '—', group.provider, group.channel])}${cells(counts, counts.map(() => true))}<td class="n${low ? ' low' : ''}">${readablePercent(group.conversion, locale)}</td></tr>`;
+  const channel = t(locale).channelNames[group.channel];
+  return `<tr>${cells(group.provider ? [group.country || '—', group.provider, channel] : [group.country || '—', channel])}${cells(counts, counts.map(() => true))}<td class="n${low ? ' low' : ''}">${readablePercent(group.conversion, locale)}</td></tr>`;
 }
 
 /**
@@ -172,14 +198,17 @@ export function smsPage(report: LedgerReportData, sinceSeconds: number, language
   const totals = report.totals.length
     ? `<table><thead>${heads([t.columns.country, t.columns.provider, t.columns.channel, ...GROUP_COLUMNS.map((c) => t.columns[c]), t.columns.conversion])}</thead><tbody>${report.totals.map((g) => groupRow(g, locale)).join('')}</tbody></table><p class="muted">${escapeHtml(t.legend)}</p>`
     : `<p>${escapeHtml(t.nothingSent)}</p>`;
+  const byChannel = report.by_channel.length
+    ? `<table><thead>${heads([t.columns.country, t.columns.channel, ...GROUP_COLUMNS.map((c) => t.columns[c]), t.columns.conversion])}</thead><tbody>${report.by_channel.map((g) => groupRow(g, locale)).join('')}</tbody></table>`
+    : '';
   const blocks = report.blocks.length ? `<ul>${report.blocks.map((b) => `<li>${escapeHtml(t.block(b.range, when(b.until)))}</li>`).join('')}</ul>` : `<p>${escapeHtml(t.noBlocks)}</p>`;
-  const providers = `<table><thead>${heads([t.providerColumns.provider, t.providerColumns.circuit, t.providerColumns.receipts])}</thead><tbody>${report.breakers
-    .map((b) => `<tr>${cells([b.provider, t.circuit[b.state], t.receipts(b.receipts)])}</tr>`)
+  const providers = `<table><thead>${heads([t.providerColumns.provider, t.providerColumns.channel, t.providerColumns.circuit, t.providerColumns.receipts])}</thead><tbody>${report.breakers
+    .map((b) => `<tr>${cells([b.provider, t.channelNames[b.channel], t.circuit[b.state], t.receipts(b.receipts)])}</tr>`)
     .join('')}</tbody></table>`;
   const c = t.entryColumns;
   const entries = report.entries.length
     ? `<table><thead>${heads([c.accepted, c.recipient, c.country, c.type, c.channel, c.provider, c.state, c.verified])}</thead><tbody>${report.entries
-        .map((e) => `<tr>${cells([when(e.accepted_at), e.recipient, e.country, t.numberTypes[e.number_type as PhoneNumberType] ?? e.number_type, e.channel, e.provider, t.states[e.state], when(e.verified_at)])}</tr>`)
+        .map((e) => `<tr>${cells([when(e.accepted_at), e.recipient, e.country, t.numberTypes[e.number_type as PhoneNumberType] ?? e.number_type, t.channelNames[e.channel], e.provider, t.states[e.state], when(e.verified_at)])}</tr>`)
         .join('')}</tbody></table>`
     : '';
   return [
@@ -190,6 +219,8 @@ export function smsPage(report: LedgerReportData, sinceSeconds: number, language
     `<style>${STYLE}</style></head><body>`,
     `<h1>${escapeHtml(t.heading(hours))}</h1>`,
     `<p class="muted">${escapeHtml(t.since(when(report.since)))} ${escapeHtml(t.otherPeriods)}: <code>?since=&lt;s&gt;</code>; JSON: <code>${LEDGER_PATH}</code>; <code>npm run ledger -- --since 1h</code>.</p>`,
+    `<h2>${escapeHtml(t.byChannel)}</h2>`,
+    byChannel,
     `<h2>${escapeHtml(t.byGroup)}</h2>`,
     totals,
     `<h2>${escapeHtml(t.blocksHeading)}</h2>`,

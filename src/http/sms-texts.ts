@@ -25,7 +25,11 @@ export interface SmsTexts {
   /** A blocked range in words: why, until when, how to lift it. */
   block(range: string, until: string): string;
   providersHeading: string;
-  providerColumns: { provider: string; circuit: string; receipts: string };
+  providerColumns: { provider: string; channel: string; circuit: string; receipts: string };
+  /** The heading of the conversion per channel (sms, whatsapp, email) and country. */
+  byChannel: string;
+  /** How a channel is named on the page. */
+  channelNames: Record<'sms' | 'whatsapp' | 'email', string>;
   circuit: Record<BreakerState, string>;
   receipts(posted: boolean): string;
   newestHeading: string;
@@ -62,7 +66,9 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
     noBlocks: 'Nessuna numerazione bloccata.',
     block: (range, until) => `+${range}… bloccata fino al ${until}: molti codici verso questa numerazione e quasi nessuno verificato. Sblocco: npm run ledger -- --lift ${range}`,
     providersHeading: 'Fornitori',
-    providerColumns: { provider: 'Fornitore', circuit: 'Circuito', receipts: 'Ricevute' },
+    providerColumns: { provider: 'Fornitore', channel: 'Canale', circuit: 'Circuito', receipts: 'Ricevute' },
+    byChannel: 'Per canale e paese',
+    channelNames: { sms: 'SMS', whatsapp: 'WhatsApp', email: 'email' },
     circuit: {
       closed: 'in funzione',
       open: 'escluso dopo troppi errori di fila, riprovato più tardi',
@@ -118,7 +124,9 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
     noBlocks: 'No range blocked.',
     block: (range, until) => `+${range}… blocked until ${until}: many codes to this range and hardly any verified. Lift it: npm run ledger -- --lift ${range}`,
     providersHeading: 'Providers',
-    providerColumns: { provider: 'Provider', circuit: 'Circuit', receipts: 'Receipts' },
+    providerColumns: { provider: 'Provider', channel: 'Channel', circuit: 'Circuit', receipts: 'Receipts' },
+    byChannel: 'By channel and country',
+    channelNames: { sms: 'SMS', whatsapp: 'WhatsApp', email: 'email' },
     circuit: {
       closed: 'working',
       open: 'taken out after too many failures in a row, tried again later',

@@ -12,6 +12,8 @@ export interface SandboxContext {
   baseUrl: string;
   /** Failures the SMS fakes show when told (failover demos and tests). */
   smsFaults?: SmsFaults;
+  /** The service's base URL for receipts (`sms.receipts.callback_base_url` once configured; empty: none): where an app-wide webhook (Meta's) posts. */
+  receiptsBase?: () => string;
 }
 
 /**

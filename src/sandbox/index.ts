@@ -9,7 +9,7 @@ import type { Logger } from '../core/logger';
 import { Outbox } from './outbox';
 import type { SandboxContext, SandboxFake } from './fake';
 import { sandboxFakes } from './fakes';
-import { SMS_FAULTS, SmsFaults, type SmsFault } from './sms-faults';
+import { SMS_FAULTS, SmsFaults, WHATSAPP_STATES, type SmsFault, type WhatsAppState } from './sms-faults';
 
 export interface Sandbox {
   /** The configuration with every upstream pointed at its fake. */
@@ -40,7 +40,8 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
   });
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const smsFaults = new SmsFaults();
-  const sandbox: SandboxContext = { outbox, log: log.child({ component: 'sandbox' }), baseUrl, smsFaults };
+  let receiptsBase = '';
+  const sandbox: SandboxContext = { outbox, log: log.child({ component: 'sandbox' }), baseUrl, smsFaults, receiptsBase: () => receiptsBase };
   router.post('/faults/sms/:provider/:fault', (ctx) => {
     const fault = ctx.params.fault as SmsFault;
     if (!SMS_FAULTS.includes(fault)) {
@@ -52,12 +53,23 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
     ctx.body = { provider: ctx.params.provider, fault };
   });
 
+  router.post('/faults/whatsapp/:phone/:state', (ctx) => {
+    const state = ctx.params.state as WhatsAppState;
+    if (!WHATSAPP_STATES.includes(state)) {
+      ctx.status = 400;
+      ctx.body = { error: `state must be one of ${WHATSAPP_STATES.join(', ')}` };
+      return;
+    }
+    smsFaults.setWhatsApp(ctx.params.phone ?? '', state);
+    ctx.body = { phone: ctx.params.phone, state };
+  });
+
   const started = fakes.map((make) => make());
   let patch: Record<string, unknown> = {};
   for (const fake of started) {
     fake.mount?.(router, sandbox);
-    if (fake.configure) patch = deepMerge(patch, fake.configure(sandbox));
-    if (fake.start) patch = deepMerge(patch, await fake.start(sandbox));
+    if (fake.configure) patch = withProviders(patch, fake.configure(sandbox));
+    if (fake.start) patch = withProviders(patch, await fake.start(sandbox));
   }
 
   // Receipts come back to the service's own port when it is known before it listens (a fixed server.port).
@@ -65,6 +77,7 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
     patch = deepMerge(patch, { sms: { receipts: { callback_base_url: `http://${config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host}:${config.server.port}` } } });
   }
   const merged = configSchema.parse(deepMerge(config as unknown as Record<string, unknown>, patch));
+  receiptsBase = merged.sms.receipts.callback_base_url.replace(/\/+$/, '');
   // The fakes' own address: the service calls them there. What a person opens (the demo, the outbox) is on the service's port.
   log.info({ upstreams: baseUrl, fakes: started.map((f) => f.name) }, 'sandbox upstreams started');
   return {
@@ -83,4 +96,12 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Fakes' patches merged; their `sms.providers` lists add up (each fake brings its own providers), where a merge would keep the last. */
+function withProviders(patch: Record<string, unknown>, add: Record<string, unknown>): Record<string, unknown> {
+  const providersOf = (tree: Record<string, unknown>) => ((tree.sms as { providers?: unknown[] } | undefined)?.providers ?? []);
+  const providers = [...providersOf(patch), ...providersOf(add)];
+  const merged = deepMerge(patch, add);
+  return providers.length > 0 ? { ...merged, sms: { ...(merged.sms as Record<string, unknown>), providers } } : merged;
 }

@@ -1,6 +1,6 @@
 /** What the sandbox's fake SMS gateway and SMTP server received, newest first, so a person can log in by hand. */
 export interface OutboxMessage {
-  channel: 'sms' | 'email' | 'collector' | 'newsletter';
+  channel: 'sms' | 'whatsapp' | 'email' | 'collector' | 'newsletter';
   to: string;
   subject?: string;
   body: string;

@@ -11,8 +11,29 @@ import type { Context } from 'koa';
 export const SMS_FAULTS = ['none', 'error_5xx', 'timeout', 'reset'] as const;
 export type SmsFault = (typeof SMS_FAULTS)[number];
 
+/**
+ * How a phone behaves on the sandbox's WhatsApp: `reads` its messages (the default: sent,
+ * delivered, read come back), is `absent` from WhatsApp (the fakes refuse the message, as Meta's
+ * 131026 and Twilio's 63003 do), or leaves them `unread` (delivered, never read).
+ * POST <sandbox upstreams>/faults/whatsapp/<phone digits>/<reads|absent|unread>.
+ */
+export const WHATSAPP_STATES = ['reads', 'absent', 'unread'] as const;
+export type WhatsAppState = (typeof WHATSAPP_STATES)[number];
+
 export class SmsFaults {
   private readonly faults = new Map<string, SmsFault>();
+  private readonly whatsapp = new Map<string, WhatsAppState>();
+
+  /** How the phone (any spelling: its digits count) behaves on WhatsApp from now on. */
+  setWhatsApp(phone: string, state: WhatsAppState): void {
+    const digits = phone.replace(/\D/g, '');
+    if (state === 'reads') this.whatsapp.delete(digits);
+    else this.whatsapp.set(digits, state);
+  }
+
+  whatsAppState(phone: string): WhatsAppState {
+    return this.whatsapp.get(phone.replace(/\D/g, '')) ?? 'reads';
+  }
 
   set(provider: string, fault: SmsFault): void {
     if (fault === 'none') this.faults.delete(provider);
@@ -22,6 +43,7 @@ export class SmsFaults {
   /** Every provider working again. */
   clear(): void {
     this.faults.clear();
+    this.whatsapp.clear();
   }
 
   get(provider: string): SmsFault {

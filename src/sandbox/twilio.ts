@@ -2,10 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { twilioSignature, TWILIO_SIGNATURE_HEADER } from '../clients/twilio';
 import type { SandboxFake } from './fake';
 import { codeIn } from './sms';
+import { templateText } from './whatsapp';
 
 const PREFIX = '/twilio';
 export const SANDBOX_TWILIO_SID = 'ACsandbox000000000000000000000000';
 export const SANDBOX_TWILIO_FROM = '+15005550006';
+/** The Content Template of the WhatsApp code (its variable 1 is the code). */
+export const SANDBOX_TWILIO_CONTENT_SID = 'HXb5b62575e6e4ff6129ad7c8efe1f983e';
 /** Between the reply and each status callback: a receipt comes after the acceptance, as Twilio's do. */
 const CALLBACK_DELAY_MS = 50;
 
@@ -33,7 +36,10 @@ export function createTwilioFake(): SandboxFake {
           return;
         }
         const form = (ctx.request.body ?? {}) as Record<string, string | undefined>;
-        if (!ctx.is('application/x-www-form-urlencoded') || typeof form.To !== 'string' || !/^\+\d{6,15}$/.test(form.To)) {
+        // WhatsApp through Twilio: `whatsapp:` addresses, and a Content Template instead of a Body.
+        const whatsapp = typeof form.To === 'string' && form.To.startsWith('whatsapp:');
+        const to = whatsapp ? form.To!.slice('whatsapp:'.length) : form.To;
+        if (!ctx.is('application/x-www-form-urlencoded') || typeof to !== 'string' || !/^\+\d{6,15}$/.test(to)) {
           ctx.status = 400;
           ctx.body = twilioError(400, 21211, "The 'To' number is not a valid phone number.");
           return;
@@ -43,13 +49,36 @@ export function createTwilioFake(): SandboxFake {
           ctx.body = twilioError(400, 21603, "A 'From' or 'MessagingServiceSid' parameter is required to send a message.");
           return;
         }
-        if (!form.Body) {
+        let body = form.Body;
+        let code = body ? codeIn(body) : undefined;
+        if (whatsapp) {
+          const variables = (() => {
+            try {
+              return JSON.parse(form.ContentVariables ?? '{}') as Record<string, unknown>;
+            } catch {
+              return {};
+            }
+          })();
+          if (form.ContentSid !== SANDBOX_TWILIO_CONTENT_SID || typeof variables['1'] !== 'string' || (form.From !== undefined && !form.From.startsWith('whatsapp:'))) {
+            ctx.status = 400;
+            ctx.body = twilioError(400, 63027, 'Template does not exist for a language and locale');
+            return;
+          }
+          if (smsFaults?.whatsAppState(to) === 'absent') {
+            ctx.status = 400;
+            ctx.body = twilioError(400, 63003, 'Channel could not find To address');
+            return;
+          }
+          code = variables['1'];
+          body = templateText('it', code);
+        }
+        if (!body) {
           ctx.status = 400;
           ctx.body = twilioError(400, 21602, 'Message body is required.');
           return;
         }
-        const sid = `SM${randomBytes(16).toString('hex')}`;
-        outbox.add({ channel: 'sms', to: form.To, body: form.Body, code: codeIn(form.Body) });
+        const sid = `${whatsapp ? 'MM' : 'SM'}${randomBytes(16).toString('hex')}`;
+        outbox.add({ channel: whatsapp ? 'whatsapp' : 'sms', to, body, code });
         ctx.status = 201;
         ctx.body = {
           sid,
@@ -58,7 +87,7 @@ export function createTwilioFake(): SandboxFake {
           to: form.To,
           from: form.From ?? null,
           messaging_service_sid: form.MessagingServiceSid ?? null,
-          body: form.Body,
+          body,
           status: form.MessagingServiceSid ? 'accepted' : 'queued',
           num_segments: '1',
           direction: 'outbound-api',
@@ -77,7 +106,8 @@ export function createTwilioFake(): SandboxFake {
               body: new URLSearchParams(params).toString(),
             }).catch((err: unknown) => log.warn({ err: { message: (err as Error).message } }, 'sandbox twilio: status callback failed'));
           };
-          setTimeout(() => void post('sent').then(() => new Promise((resolve) => setTimeout(resolve, CALLBACK_DELAY_MS))).then(() => post('delivered')), CALLBACK_DELAY_MS).unref();
+          const statuses = whatsapp && smsFaults?.whatsAppState(to) !== 'unread' ? ['sent', 'delivered', 'read'] : ['sent', 'delivered'];
+          void statuses.reduce((previous, status) => previous.then(() => new Promise((resolve) => setTimeout(resolve, CALLBACK_DELAY_MS).unref())).then(() => post(status)), Promise.resolve());
         }
       });
     },
@@ -87,6 +117,8 @@ export function createTwilioFake(): SandboxFake {
         providers: [
           { kind: 'gateway', name: 'gateway' },
           { kind: 'twilio', name: 'twilio', weight: 0, account_sid: SANDBOX_TWILIO_SID, auth_token: authToken, from: SANDBOX_TWILIO_FROM, api_url: `${baseUrl}${PREFIX}` },
+          // WhatsApp's backup, behind the Cloud API fake (src/sandbox/whatsapp.ts): used only where sms.channels names whatsapp.
+          { kind: 'twilio_whatsapp', name: 'twilio-whatsapp', weight: 0, account_sid: SANDBOX_TWILIO_SID, auth_token: authToken, from: SANDBOX_TWILIO_FROM, content_sid: SANDBOX_TWILIO_CONTENT_SID, api_url: `${baseUrl}${PREFIX}` },
         ],
       },
     }),

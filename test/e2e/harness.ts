@@ -122,7 +122,7 @@ export async function withPage(e2e: E2e, title: string, body: (run: PageRun) => 
  * people, /_sandbox/outbox.html), opened in another tab of the same browser as its JSON twin
  * (/_sandbox/outbox), which also counts the messages a test waits past.
  */
-export async function codeFromOutbox(run: PageRun, channel: 'sms' | 'email', to: string, after = 0): Promise<string> {
+export async function codeFromOutbox(run: PageRun, channel: 'sms' | 'whatsapp' | 'email', to: string, after = 0): Promise<string> {
   const page = await run.page.locator('#outbox-link').evaluate((link) => (link as unknown as { href: string }).href);
   expect(new URL(page).pathname).toBe('/_sandbox/outbox.html');
   const href = page.replace(/\.html$/, '');

@@ -79,8 +79,8 @@ describe('the SMS ledger columns', () => {
       ]),
     );
     expect(early.breakers).toEqual([
-      { provider: 'twilio', state: 'closed', receipts: true },
-      { provider: 'gateway', state: 'closed', receipts: false },
+      { provider: 'twilio', channel: 'sms', state: 'closed', receipts: true },
+      { provider: 'gateway', channel: 'sms', state: 'closed', receipts: false },
     ]);
 
     clock.now += 60_000;
@@ -97,12 +97,12 @@ describe('the SMS ledger columns', () => {
     const page = (await request(app).get('/sms').set('x-internal-key', KEY)).text;
     expect(page).toMatch(/<th>Inviati<\/th><th>Consegnati<\/th><th>Falliti<\/th><th>In attesa<\/th><th>Senza ricevute<\/th><th>Ricevuta in ritardo<\/th>/);
     expect(page).toContain('Inviati = Consegnati + Falliti + In attesa');
-    expect(page).toMatch(/<tr><td>gateway<\/td><td>in funzione<\/td><td>senza ricevute<\/td><\/tr>/);
-    expect(page).toMatch(/<tr><td>twilio<\/td><td>in funzione<\/td><td>con ricevute<\/td><\/tr>/);
+    expect(page).toMatch(/<tr><td>gateway<\/td><td>SMS<\/td><td>in funzione<\/td><td>senza ricevute<\/td><\/tr>/);
+    expect(page).toMatch(/<tr><td>twilio<\/td><td>SMS<\/td><td>in funzione<\/td><td>con ricevute<\/td><\/tr>/);
     const terminal = formatLedger(late, 'en');
     expect(terminal).toMatch(/IT\s+twilio\s+sms\s+3\s+1\s+1\s+0\s+0\s+1\s+0\s+0\.0%/);
     expect(terminal).toMatch(/GB\s+gateway\s+sms\s+2\s+0\s+0\s+0\s+2\s+0\s+0\s+0\.0%/);
-    expect(terminal).toContain('gateway: working; no receipts');
+    expect(terminal).toContain('gateway (SMS): working; no receipts');
   });
 
   it('shows a pumping block and an open circuit in words, with local readable times', async () => {
@@ -113,7 +113,7 @@ describe('the SMS ledger columns', () => {
       { since: new Date(Date.UTC(2026, 10, 27, 13, 0)).toISOString(), totals: [], blocks: [{ range: '447520', until: new Date(Date.UTC(2026, 10, 27, 14, 3)).toISOString() }], breakers: (await report(app)).breakers },
       'it',
     );
-    expect(text).toContain('twilio: escluso dopo troppi errori di fila, riprovato più tardi; con ricevute');
+    expect(text).toContain('twilio (SMS): escluso dopo troppi errori di fila, riprovato più tardi; con ricevute');
     expect(text).toMatch(/\+447520… bloccata fino al 27 nov 2026, \d\d:03:00 \S+: molti codici verso questa numerazione e quasi nessuno verificato/);
     expect(text).not.toMatch(/\d{4}-\d\d-\d\dT/);
   });

@@ -67,7 +67,7 @@ describe('SMS delivery receipts and the email fallback', () => {
     const { app, twilio, callbacks } = setup();
     twilio('SM1');
     const sent = await request(app).post('/?action=otp_generate').send({ uid: TO });
-    expect(sent.body.data.notified).toEqual({ email: false, sms: true });
+    expect(sent.body.data.notified).toEqual({ email: false, sms: true, channel: 'sms' });
     expect(callbacks[0]).toMatch(/^https:\/\/login\.example\.com\/_sms\/receipts\/twilio\?m=[\w-]+$/);
 
     expect((await receipt(app, callbacks[0]!, 'SM1', 'sent')).status).toBe(204);
@@ -149,7 +149,7 @@ describe('SMS delivery receipts and the email fallback', () => {
     twilio('SM3');
     const third = await request(app).post('/?action=otp_generate').send({ uid: TO });
     expect(third.body.data.fallback).toBeUndefined();
-    expect(third.body.data.notified).toEqual({ email: false, sms: true });
+    expect(third.body.data.notified).toEqual({ email: false, sms: true, channel: 'sms' });
     expect(mails).toHaveLength(1);
   });
 
@@ -190,6 +190,6 @@ describe('SMS delivery receipts and the email fallback', () => {
     await new Promise((resolve) => setImmediate(resolve));
     const report = (await ledger(app)).body.data;
     expect(report.totals[0]).toMatchObject({ sent: 1, verified: 1, conversion: 1 });
-    expect(await deps.metrics.render()).toMatch(/lfa_sms_verified_total\{provider="twilio",country="IT"\} 1/);
+    expect(await deps.metrics.render()).toMatch(/lfa_sms_verified_total\{provider="twilio",channel="sms",country="IT"\} 1/);
   });
 });

@@ -82,7 +82,7 @@ describe('Fe* journeys on the sandbox', () => {
     const uid = registered.body.data.uid as string;
 
     const added = await fe('FeAddPhone', { flow: 'email_register_phone', phone, uid, email, proof: registered.body.data.proof });
-    expect(added.body.data).toMatchObject({ next_step: 62, screen: 'otp_phone', otp: expect.objectContaining({ notified: { sms: true, email: false } }) });
+    expect(added.body.data).toMatchObject({ next_step: 62, screen: 'otp_phone', otp: expect.objectContaining({ notified: { sms: true, email: false, channel: 'sms' } }) });
     const phoneDone = await fe('FeVerifyOtp', { flow: 'email_register_phone', phone, uid, email, otp_code: codeFor('sms', phone), pending_proof: added.body.data.pending_proof });
     expect(phoneDone.body.data).toMatchObject({ next_step: 90, uid, proof: expect.any(String) });
 

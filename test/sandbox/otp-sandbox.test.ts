@@ -41,7 +41,7 @@ describe('sandbox SMS gateway and SMTP server', () => {
 
   it('delivers an SMS code to the outbox that verify_otp accepts', async () => {
     const sent = await request(app.callback()).post('/?action=otp_generate').send({ uid: '+39 333 000 1111' });
-    expect(sent.body.data.notified).toEqual({ email: false, sms: true });
+    expect(sent.body.data.notified).toEqual({ email: false, sms: true, channel: 'sms' });
     const [sms] = sandbox.outbox.list('sms');
     expect(sms).toMatchObject({ channel: 'sms', to: '+393330001111', code: expect.stringMatching(/^\d{6}$/) });
     expect(sms!.body).toContain(sms!.code);

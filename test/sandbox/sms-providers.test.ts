@@ -29,11 +29,15 @@ describe('sandbox SMS providers: failover and receipts', () => {
     service.sandbox!.outbox.clear();
   });
 
-  it('configures the gateway first and Twilio as its backup, with receipts to the service', () => {
+  it('configures the gateway first and Twilio as its backup, with receipts to the service; WhatsApp idle', () => {
     expect(service.config.sms.providers.map((p) => [p.kind, p.weight])).toEqual([
       ['gateway', 1],
       ['twilio', 0],
+      // WhatsApp's providers (test/sandbox/whatsapp.test.ts), idle: the sandbox's channels are SMS everywhere unless configured.
+      ['twilio_whatsapp', 0],
+      ['whatsapp_cloud', 1],
     ]);
+    expect(service.config.sms.channels).toEqual({});
     expect(service.config.sms.receipts.callback_base_url).toBe(service.url);
   });
 

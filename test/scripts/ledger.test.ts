@@ -62,10 +62,10 @@ describe('npm run ledger', () => {
     // sent, delivered, failed, waiting, no receipts, receipt late, verified: the gateway posts no receipts.
     expect(english).toMatch(/IT\s+gateway\s+sms\s+2\s+0\s+0\s+0\s+2\s+0\s+1\s+50\.0%/);
     expect(english).toContain('No range blocked.');
-    expect(english).toContain('gateway: working; no receipts');
+    expect(english).toContain('gateway (SMS): working; no receipts');
     const italian = formatLedger(report, 'it');
     expect(italian).toMatch(/IT\s+gateway\s+sms\s+2\s+0\s+0\s+0\s+2\s+0\s+1\s+50,0%/);
-    expect(italian).toContain('gateway: in funzione; senza ricevute');
+    expect(italian).toContain('gateway (SMS): in funzione; senza ricevute');
   });
 });
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
 import { defineAction } from '../action';
-import { challengeField, localeField, optionalEmail, proofField } from './fields';
+import { challengeField, channelField, localeField, optionalEmail, proofField } from './fields';
 
 export const feAddPhoneRequest = z.object({
   phone: z.string().trim().min(1).max(32).describe('the phone to add, any form (normalised to E.164)'),
@@ -12,6 +12,7 @@ export const feAddPhoneRequest = z.object({
   proof: proofField,
   locale: localeField,
   challenge: challengeField,
+  channel: channelField,
 });
 
 export const feAddPhone = defineAction({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { recipientKey } from '../../core/address';
-import { challengeField, localeField } from './fields';
+import { challengeField, channelField, localeField } from './fields';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
 import { defineAction } from '../action';
@@ -10,6 +10,7 @@ export const feLoginRequest = z.object({
   method: z.enum(['otp', 'password']).nullish().describe('`password` (email only) answers step 60 and sends no code; default `otp`'),
   locale: localeField,
   challenge: challengeField,
+  channel: channelField,
 });
 
 export const feLogin = defineAction({

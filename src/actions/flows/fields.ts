@@ -17,4 +17,4 @@ export const flowProofField = (answeredBy: string) => z.preprocess(blankToUndefi
 export const proofField = verifiedProofField.describe('signed `verified` proof from the answer at step 61 or 90; also accepted as header x-verification-proof');
 
 export { emailField, optionalDate, optionalEmail, optionalPhone, optionalText, uidField } from '../identity/fields';
-export { challengeField, localeField } from '../otp/fields';
+export { challengeField, channelField, localeField } from '../otp/fields';

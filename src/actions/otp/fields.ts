@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { mailbox, recipientKey } from '../../core/address';
+import { PHONE_CHANNELS } from '../../core/config/schema';
 
 /* Request fields shared by the OTP actions. Legacy frontends send null or '' for "absent": both are accepted. */
 
@@ -25,5 +26,13 @@ export const localeField = z
 export const challengeField = z
   .preprocess((v) => (v === '' || v === null ? undefined : v), z.string().max(4096).optional())
   .describe('solution of the bot challenge an earlier `challenge_required` answer asked for (data.challenge): the ALTCHA payload, or the Turnstile / hCaptcha token');
+
+/**
+ * The phone's channel the caller asks for (`sms`, `whatsapp`), where `sms.channel_choice` lets
+ * callers choose and the number's region offers it (`sms.channels`); otherwise `invalid_request`.
+ */
+export const channelField = z
+  .preprocess((v) => (v === '' || v === null ? undefined : v), z.enum(PHONE_CHANNELS).optional())
+  .describe("the phone's channel to try first: `sms` or `whatsapp`; only where sms.channel_choice is on and the number's region offers it (sms.channels), else invalid_request. Default: the region's channels in their configured order");
 
 export { otpSendResponse } from '../../domain/otp/send-result';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineAction } from '../action';
-import { challengeField, emailField, localeField, otpKeyField, otpSendResponse, phoneField } from './fields';
+import { challengeField, channelField, emailField, localeField, otpKeyField, otpSendResponse, phoneField } from './fields';
 
 export const otpGenerateRequest = z.object({
   /** The OTP key: a phone or an email. */
@@ -11,6 +11,7 @@ export const otpGenerateRequest = z.object({
   email: emailField.nullish(),
   locale: localeField,
   challenge: challengeField,
+  channel: channelField,
 });
 
 export const otpGenerate = defineAction({
@@ -25,6 +26,7 @@ export const otpGenerate = defineAction({
       key: input.uid,
       phone: input.phone || undefined,
       email: input.notify_email || input.email || undefined,
+      channel: input.channel,
       fields: { email: input.notify_email ? 'notify_email' : 'email' },
     });
     return { data: { ...sent } };

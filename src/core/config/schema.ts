@@ -79,9 +79,58 @@ const smsProvider = z.discriminatedUnion('kind', [
     messaging_service_sid: text.default(''),
     api_url: url.default('https://api.twilio.com'),
   }).refine((p) => p.from !== '' || p.messaging_service_sid !== '', { message: 'needs from or messaging_service_sid', path: ['from'] }),
+  // WhatsApp through Meta's Cloud API: an approved authentication template (the code and its copy-code button).
+  z.strictObject({
+    kind: z.literal('whatsapp_cloud'),
+    ...smsProviderCommon,
+    phone_number_id: text.pipe(z.string().regex(/^\d{1,32}$/, 'must be the digits of the WhatsApp phone-number id')),
+    access_token: text.pipe(z.string().min(1, 'is required')),
+    template: text.pipe(z.string().regex(/^[a-z0-9_]{1,512}$/, 'must be the template name (lower case, digits, _)')),
+    language: text.default(''),
+    app_secret: text.default(''),
+    verify_token: text.default(''),
+    api_url: url.default('https://graph.facebook.com'),
+    api_version: text.pipe(z.string().regex(/^v\d+\.\d+$/, 'must be a Graph API version such as v21.0')).default('v21.0'),
+  }),
+  // WhatsApp through Twilio: `whatsapp:` addresses and a Content Template (its SID) with the code as variable 1.
+  z.strictObject({
+    kind: z.literal('twilio_whatsapp'),
+    ...smsProviderCommon,
+    account_sid: text.pipe(z.string().min(1, 'is required')),
+    auth_token: text.pipe(z.string().min(1, 'is required')),
+    from: text.default(''),
+    messaging_service_sid: text.default(''),
+    content_sid: text.pipe(z.string().regex(/^HX[0-9a-fA-F]{32}$/, 'must be a Content Template SID (HX...)')),
+    api_url: url.default('https://api.twilio.com'),
+  }).refine((p) => p.from !== '' || p.messaging_service_sid !== '', { message: 'needs from or messaging_service_sid', path: ['from'] }),
 ]);
 export type SmsProviderConfig = z.infer<typeof smsProvider>;
 export const smsProviderName = (provider: SmsProviderConfig): string => provider.name || provider.kind;
+
+/** How a code reaches a phone: a text message, or a WhatsApp authentication message. */
+export const PHONE_CHANNELS = ['sms', 'whatsapp'] as const;
+export type PhoneChannel = (typeof PHONE_CHANNELS)[number];
+/**
+ * `sms.channels`: per region (or `default`), the channels a phone's code is tried on, in order.
+ * From the environment one JSON object (`SMS__CHANNELS='{"IT":["whatsapp","sms"]}'`).
+ */
+const phoneChannels = z.preprocess(
+  (v) => {
+    if (typeof v !== 'string') return v;
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      return v;
+    }
+  },
+  z.record(
+    z.string().trim().toUpperCase().regex(/^([A-Z]{2}|DEFAULT)$/, 'must be an ISO 3166 alpha-2 region such as IT, or default'),
+    z
+      .array(z.enum(PHONE_CHANNELS))
+      .min(1)
+      .refine((channels) => new Set(channels).size === channels.length, 'names each channel once'),
+  ),
+);
 
 /**
  * `server.trust_proxy`, the boolean before `server.trust_proxy_hops`, read for one release in its
@@ -213,6 +262,8 @@ export const configSchema = z
       providers: jsonList(smsProvider)
         .refine((providers) => new Set(providers.map(smsProviderName)).size === providers.length, 'provider names must be unique (set name on providers of one kind)')
         .default([]),
+      channels: phoneChannels.default({}),
+      channel_choice: z.boolean().default(false),
       breaker: section({
         failures: z.number().int().min(1).default(5),
         open_seconds: seconds.default(30),

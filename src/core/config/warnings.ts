@@ -25,6 +25,18 @@ export function configWarnings(config: Config): ConfigWarning[] {
   add(identityUrls.every((url) => url === ''), 'identity.base_url', `no identity provider: lookups, logins, registrations and tokens answer upstream_error${hint}`);
   add(mail.host === '', 'mail.host', `no mail transport: a code to an email address is refused (channel_not_configured)${hint}`);
   add(sms.api_url === '' && sms.providers.length === 0, 'sms.providers', `no SMS provider: a code to a phone is refused (channel_not_configured)${hint}`);
+  // WhatsApp named for a region no WhatsApp provider serves: its phones silently get SMS.
+  const whatsappProviders = sms.providers.filter((p) => p.kind === 'whatsapp_cloud' || p.kind === 'twilio_whatsapp');
+  const unserved = Object.entries(sms.channels)
+    .filter(([region, channels]) => channels.includes('whatsapp') && !whatsappProviders.some((p) => p.countries.length === 0 || region === 'DEFAULT' || p.countries.includes(region)))
+    .map(([region]) => region);
+  add(unserved.length > 0, 'sms.channels', `whatsapp is named for ${unserved.join(', ')} but no WhatsApp provider (whatsapp_cloud, twilio_whatsapp) serves it: those phones get SMS`);
+  // Without receipts a WhatsApp message is never known unread or failed: the next code cannot move to SMS.
+  add(
+    sms.providers.some((p) => p.kind === 'whatsapp_cloud' && p.app_secret === ''),
+    'sms.providers',
+    'a whatsapp_cloud provider has no app_secret: its webhook is refused, so an unread or failed WhatsApp message never sends the next code by SMS',
+  );
   add(collector.base_url === '', 'user_collector.base_url', `no user collector: logins are not posted anywhere${hint}`);
   add(
     otp.ttl_seconds < otp.resend_cooldown_seconds,

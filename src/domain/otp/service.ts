@@ -1,8 +1,8 @@
 import type { OtpSendMetadata } from '../../../machines/effects';
-import type { Config } from '../../core/config/schema';
+import type { Config, PhoneChannel } from '../../core/config/schema';
 import type { CallContext } from '../../core/context';
 import type { Mailer } from '../../clients/mailer';
-import type { SmsClient } from '../../clients/sms';
+import type { SmsClient, SmsMessage, SmsSent } from '../../clients/sms';
 import { isApiError } from '../../core/errors';
 import { maskEmail, maskPhone, type Logger } from '../../core/logger';
 import { budgetOf } from '../../core/address';
@@ -52,6 +52,16 @@ export interface SmsSendPolicy {
   emailSent(email: string): Promise<void>;
   /** A code SMS refused before any provider was asked (counted per reason and country). */
   refused(reason: 'region_not_allowed' | 'phone_not_mobile', region: string): void;
+  /** Throws `invalid_request` naming `field` when the caller may not choose `requested` for a phone of `region`. */
+  checkChannel(region: string, requested: PhoneChannel | undefined, field: string): void;
+  /** The channels this phone's code is tried on, in order, and the one it would get had nothing gone wrong. */
+  channels(e164: string, region: string, requested?: PhoneChannel): Promise<{ channels: PhoneChannel[]; preferred: PhoneChannel }>;
+}
+
+/** What the service hands the phone's channel: a message, with the channels to try it on in order. */
+export interface PhoneSender {
+  readonly configured: boolean;
+  send(ctx: CallContext, message: SmsMessage & { channels?: readonly PhoneChannel[] }): Promise<SmsSent>;
 }
 
 export interface OtpSendRequest {
@@ -61,8 +71,10 @@ export interface OtpSendRequest {
   phone?: string;
   /** Where to send a mail. */
   email?: string;
-  /** Request field names to name in `invalid_request` issues (defaults: uid, phone, notify_email). */
-  fields?: { key?: string; phone?: string; email?: string };
+  /** The phone's channel the caller asks for (`sms.channel_choice`); absent: the region's `sms.channels`. */
+  channel?: PhoneChannel;
+  /** Request field names to name in `invalid_request` issues (defaults: uid, phone, notify_email, channel). */
+  fields?: { key?: string; phone?: string; email?: string; channel?: string };
   /**
    * The funnel's anonymous journey id to store with the code (a login flow's); `kept` hears the
    * id the record keeps: a resend within the code's lifetime keeps the first code's.
@@ -71,7 +83,7 @@ export interface OtpSendRequest {
 }
 
 /** otp_generate's success data (docs/contract.md#one-time-codes), also the `otp` send metadata of the login flows: one type, the machines'. */
-export type OtpSendResult = OtpSendMetadata & { fallback?: 'email' };
+export type OtpSendResult = OtpSendMetadata & { fallback?: 'email' | PhoneChannel };
 
 export interface OtpVerifyRequest {
   key: string;
@@ -86,7 +98,7 @@ export type Verification = { outcome: 'ok'; reached: Reached; sentAt: number; jo
 export interface OtpService {
   /** Which channels are configured (the contract's skip rules). */
   readonly channels: { sms: boolean; email: boolean };
-  readonly sms: SmsClient;
+  readonly sms: PhoneSender;
   readonly mailer: Mailer;
   /** The languages codes can be sent in (templates/<locale>/), `mail.default_locale` among them. */
   readonly locales: readonly string[];
@@ -134,7 +146,7 @@ export interface OtpServiceOptions extends OtpServiceEnv {
    */
   sameAccount?: (ctx: CallContext, phone: string, email: string) => Promise<boolean>;
   templates?: LocalizedTemplates;
-  sms: SmsClient;
+  sms: PhoneSender | SmsClient;
   mailer: Mailer;
   smsPolicy?: SmsSendPolicy;
 }
@@ -219,6 +231,12 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     const smsTo = request.phone !== undefined ? smsReceiver(request.phone, fields.phone) : key.kind === 'phone' ? smsReceiver(key.value, fields.key, true) : undefined;
     const emailTo = request.email?.trim().toLowerCase() || (key.kind === 'email' && !smsTo ? key.value : undefined);
     if (!smsTo && !emailTo) throw invalidField(fields.phone, 'give a phone or an email to send the code to');
+    if (request.channel !== undefined) {
+      const field = request.fields?.channel ?? 'channel';
+      if (!smsTo) throw invalidField(field, 'a channel is for a phone; this code goes by mail');
+      if (smsPolicy) smsPolicy.checkChannel(smsFacts(smsTo).region ?? '', request.channel, field);
+      else if (request.channel !== 'sms') throw invalidField(field, `not offered for this number: sms`);
+    }
     return { key: key.value, smsTo, emailTo };
   }
 
@@ -252,15 +270,17 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
 
   async function deliver(channel: 'sms' | 'email', to: string, send: () => Promise<unknown>): Promise<boolean> {
     const masked = () => (channel === 'sms' ? maskPhone(to) : maskEmail(to));
+    // The phone's channel is the router's answer (sms or whatsapp); the mail's is the mail.
+    const used = (sent: unknown) => (sent as Partial<SmsSent> | undefined)?.channel ?? channel;
     // A test identifier (otp.test_numbers) receives nothing; the answer still reads as a delivery, so the wire does not tell it apart.
     if (testIdentifiers.size > 0 && testIdentifiers.has(to)) {
       if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'send', channel, to: masked(), outcome: 'test_identifier' }, 'send');
       return true;
     }
     try {
-      await send();
-      if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'send', channel, to: masked(), outcome: 'sent' }, 'send');
-      metrics?.codeSent(channel, 'sent');
+      const sent = await send();
+      if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'send', channel: used(sent), to: masked(), outcome: 'sent' }, 'send');
+      metrics?.codeSent(used(sent), 'sent');
       return true;
     } catch (err) {
       const reason = isApiError(err) ? err.reason : 'error';
@@ -335,10 +355,14 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
         logGenerate({ outcome: 'blocked', retry_after: retryAfter });
         throw alreadySent(retryAfter, otp.resend_cooldown_seconds);
       }
+      // The same code, one message, on whichever of the phone's channels takes it first.
+      let plan: { channels: PhoneChannel[]; preferred: PhoneChannel } = { channels: ['sms'], preferred: 'sms' };
       // Counted only for codes really issued: requests refused by a cooldown cost the key and its recipients nothing.
       try {
         for (const subject of new Set([budgetOf(key), ...budgets])) await guarded(() => limits.sendToIdentifier(subject));
-        // The pumping defence counts codes really issued too, and refuses before any provider is paid.
+        // Which of the phone's channels (sms, whatsapp) to try, in order: read here, so a store that cannot answer takes the code back.
+        if (useSms && smsPolicy) plan = await guarded(() => smsPolicy.channels(smsTo, smsFacts(smsTo).region ?? '', request.channel));
+        // The pumping defence counts codes really issued too, whatever their channel, and refuses before any provider is paid.
         if (useSms && smsPolicy) await guarded(() => smsPolicy.admit(smsTo, smsFacts(smsTo).region ?? ''));
       } catch (err) {
         await guarded(() => store.revert(key, codeHash, issued.previous));
@@ -351,10 +375,18 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       logGenerate({ outcome: 'issued', ...debugCode });
 
       const text = message(code, ctx.locale);
+      let phoneChannel: PhoneChannel | undefined;
+      const sendToPhone = async () => {
+        const sent = await sms.send(ctx, { to: smsTo!, body: text.sms, code, locale: ctx.locale ?? config.mail.default_locale, channels: plan.channels });
+        phoneChannel = sent.channel ?? 'sms';
+        return sent;
+      };
       const [smsSent, emailSent] = await Promise.all([
-        useSms ? deliver('sms', smsTo, () => sms.send(ctx, { to: smsTo, body: text.sms })) : false,
+        useSms ? deliver('sms', smsTo, sendToPhone) : false,
         useEmail ? deliver('email', emailTo!, () => mailer.send(ctx, { to: emailTo!, subject: text.subject, html: text.html, text: text.text })) : false,
       ]);
+      // A test identifier receives nothing: it reads as a send on the phone's first channel, as a real one would.
+      if (smsSent && !phoneChannel) phoneChannel = plan.channels[0];
       if (!smsSent && !emailSent) {
         // Nobody received this code: put the previous record back, so no cooldown is charged.
         await guarded(() => store.revert(key, codeHash, issued.previous));
@@ -377,9 +409,10 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
         retry_after: otp.resend_cooldown_seconds,
         cooldown: otp.resend_cooldown_seconds,
         expires_in: otp.ttl_seconds,
-        notified: { email: emailSent, sms: smsSent },
-        // The answer says the code also went by mail because the last SMS did not arrive.
-        ...(fallback && emailSent ? { fallback: 'email' as const } : {}),
+        notified: { email: emailSent, sms: smsSent, ...(smsSent && phoneChannel ? { channel: phoneChannel } : {}) },
+        // The answer says the code also went by mail because the last SMS did not arrive,
+        // or went by another channel than the phone's first (WhatsApp refused it, or its last message was not read).
+        ...(fallback && emailSent ? { fallback: 'email' as const } : phoneChannel && phoneChannel !== plan.preferred ? { fallback: phoneChannel } : {}),
       };
     },
 

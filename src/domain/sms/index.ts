@@ -6,13 +6,14 @@ import type { Metrics } from '../../core/metrics';
 import type { RedisConnection } from '../../core/redis';
 import type { ClientOptions } from '../../clients/http';
 import type { ReceiptRequest, SmsProvider } from '../../clients/sms';
+import { createChannelPlanner, type ChannelPlanner } from './channels';
 import { createLedger, type Ledger } from './ledger';
 import { createPumpingDefence, type PumpingDefence } from './pumping';
 import { createSmsRouter, type SmsRouter } from './router';
 import { createMemorySmsStore, createRedisSmsStore, type LedgerEntry, type SmsStore } from './store';
 
 /*
- * The SMS side of the service (docs/sms.md): the providers behind one channel (router.ts), the
+ * The SMS side of the service (docs/sms.md): a phone's channels (channels.ts: sms, whatsapp), the providers behind them (router.ts), the
  * message ledger (ledger.ts), delivery receipts, the email fallback, and the pumping defence
  * (pumping.ts), built once over the store the codes use.
  */
@@ -21,12 +22,16 @@ export interface SmsServices {
   router: SmsRouter;
   ledger: Ledger;
   pumping: PumpingDefence;
+  /** Which channels (sms, whatsapp) a phone's code is tried on (channels.ts). */
+  channels: ChannelPlanner;
   /**
    * A provider's callback: `unknown_provider` for a name no provider has, `refused` when it is
    * not authentic (the provider's signature does not hold), else recorded (or ignored when it
    * names no message of ours).
    */
   receipt(providerName: string, entryId: string | undefined, request: ReceiptRequest): Promise<'recorded' | 'ignored' | 'refused' | 'unknown_provider'>;
+  /** A provider's webhook handshake (Meta's GET): the challenge to echo, `refused`, or `unknown_provider` for a name with no webhook. */
+  handshake(providerName: string, query: URLSearchParams): string | 'refused' | 'unknown_provider';
   /**
    * The confirmed email of the account holding `phone`, when the last code SMS to it failed to
    * deliver or had no receipt in time and no fallback was made for it yet (once per SMS).
@@ -56,6 +61,7 @@ export function createSmsServices(config: Config, options: SmsServicesOptions): 
   const ledger = createLedger(config, store, { now, secret: options.secret, metrics });
   const router = createSmsRouter(config, { log, now, ledger, metrics, providers: options.providers, random: options.random, clients: options.clients });
   const pumping = createPumpingDefence(config, store, { now, log, metrics });
+  const channels = createChannelPlanner(config, ledger, now);
   /** The last SMS did not arrive: a failed receipt, or none in time from a provider that was asked for one. */
   const undelivered = (entry: LedgerEntry) => {
     const state = ledger.stateOf(entry);
@@ -66,8 +72,28 @@ export function createSmsServices(config: Config, options: SmsServicesOptions): 
     router,
     ledger,
     pumping,
+    channels,
+    handshake(providerName, query) {
+      const provider = router.provider(providerName);
+      if (!provider?.handshake) return 'unknown_provider';
+      return provider.handshake(query) ?? 'refused';
+    },
     async receipt(providerName, entryId, request) {
       const provider = router.provider(providerName);
+      if (provider?.webhook) {
+        const receipts = provider.webhook(request);
+        if (!receipts) {
+          log.warn({ event: 'sms_receipt_refused', provider: providerName }, 'sms receipt refused: signature does not hold');
+          return 'refused';
+        }
+        let recorded = false;
+        for (const receipt of receipts) {
+          // The webhook names the provider's message id; the ledger found its entry by it when the message was accepted.
+          const id = await ledger.entryOfMessage(provider.name, receipt.messageId);
+          if (id && (await ledger.receipt(id, provider.name, receipt))) recorded = true;
+        }
+        return recorded ? 'recorded' : 'ignored';
+      }
       if (!provider?.receipt) return 'unknown_provider';
       const receipt = provider.receipt(request);
       if (!receipt) {
@@ -94,7 +120,7 @@ export function createSmsServices(config: Config, options: SmsServicesOptions): 
     async verified(reached) {
       const [phoneEntry] = await Promise.all([reached.phone ? ledger.verified(reached.phone) : null, reached.email ? ledger.verified(reached.email) : null]);
       // The range's conversion counts the code by when it was sent (its ledger entry), as its sends are.
-      const sent = phoneEntry?.channel === 'sms' ? { at: phoneEntry.accepted_at, country: phoneEntry.country } : undefined;
+      const sent = phoneEntry && phoneEntry.channel !== 'email' ? { at: phoneEntry.accepted_at, country: phoneEntry.country } : undefined;
       if (reached.phone) await pumping.verified(reached.phone, sent);
     },
   };

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { Config } from '../../core/config/schema';
+import type { Config, PhoneChannel } from '../../core/config/schema';
 import type { Metrics } from '../../core/metrics';
 import { maskEmail, maskPhone } from '../../core/logger';
 import type { SmsReceipt } from '../../clients/sms';
@@ -27,6 +27,8 @@ export interface SmsAccepted {
   numberType: string;
   range: string;
   provider: string;
+  /** The phone's channel it went by (absent: sms). */
+  channel?: PhoneChannel;
   messageId?: string;
   /** The provider was asked for a delivery receipt (it posts them, and a callback URL was given). */
   receiptAsked: boolean;
@@ -55,6 +57,8 @@ export interface Ledger {
   recordEmail(email: string): Promise<void>;
   /** A provider's receipt for entry `id`: recorded when that provider sent that message; the entry, or null. */
   receipt(id: string, provider: string, receipt: SmsReceipt): Promise<LedgerEntry | null>;
+  /** The entry of a provider's message id (a webhook names only that), or null. */
+  entryOfMessage(provider: string, messageId: string): Promise<string | null>;
   /** The code sent to this phone or email was verified: its newest entry converts. */
   verified(address: string): Promise<LedgerEntry | null>;
   /** The newest entry of a phone or email. */
@@ -63,7 +67,8 @@ export interface Ledger {
   /** See DeliveryState. */
   stateOf(entry: LedgerEntry): DeliveryState;
   since(sinceMs: number, limit?: number): Promise<LedgerEntry[]>;
-  summary(entries: LedgerEntry[]): LedgerGroup[];
+  /** Conversion per channel, country and provider; `by: 'channel'`: per channel and country, every provider together (provider empty). */
+  summary(entries: LedgerEntry[], by?: 'provider' | 'channel'): LedgerGroup[];
 }
 
 const DEFAULT_LIMIT = 10_000;
@@ -74,6 +79,8 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
   const receiptTimeoutMs = config.sms.receipts.timeout_seconds * 1000;
   // Long enough for a receipt to find its phone's entry and for the next code to ask for a fallback.
   const latestTtlMs = Math.max(retentionMs, 1000);
+  // A provider's message id is not personal, but it is the provider's: keyed apart from the addresses' digests.
+  const messageKey = (provider: string, messageId: string) => `message:${provider}:${messageId.slice(0, 128)}`;
   const digest = (address: string) => createHmac('sha256', options.secret).update(`sms-ledger:${address}`).digest('base64url').slice(0, 27);
 
   const stateOf = (entry: LedgerEntry): DeliveryState => {
@@ -89,7 +96,7 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
       const at = now();
       const entry: LedgerEntry = {
         id: sent.id,
-        channel: 'sms',
+        channel: sent.channel ?? 'sms',
         recipient: maskPhone(sent.e164),
         country: sent.country,
         number_type: sent.numberType,
@@ -101,6 +108,7 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
       };
       await store.addEntry(entry, retentionMs, at);
       await store.setLatest(digest(sent.e164), sent.id, latestTtlMs);
+      if (sent.messageId) await store.setLatest(messageKey(sent.provider, sent.messageId), sent.id, latestTtlMs);
     },
     async recordEmail(email) {
       const at = now();
@@ -115,12 +123,14 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
       if (receipt.status === 'pending') return entry;
       const at = now();
       const update =
-        receipt.status === 'delivered'
+        receipt.status === 'read'
+          ? { read_at: at, ...(entry.delivered_at === undefined ? { delivered_at: at } : {}) }
+          : receipt.status === 'delivered'
           ? { delivered_at: at }
           : receipt.status === 'failed'
             ? { failed_at: at, ...(receipt.errorCode ? { error_code: receipt.errorCode.slice(0, 16) } : {}) }
             : {};
-      metrics?.smsReceipt(provider, entry.country, receipt.status);
+      metrics?.smsReceipt(provider, entry.country, receipt.status, entry.channel === 'email' ? undefined : entry.channel);
       return Object.keys(update).length > 0 ? store.updateEntry(id, update) : entry;
     },
     async verified(address) {
@@ -129,9 +139,10 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
       const entry = await store.entry(id);
       if (!entry || entry.verified_at !== undefined) return entry;
       const updated = await store.updateEntry(id, { verified_at: now() });
-      if (updated?.channel === 'sms') metrics?.smsVerified(updated.provider, updated.country);
+      if (updated && updated.channel !== 'email') metrics?.smsVerified(updated.provider, updated.country, updated.channel);
       return updated;
     },
+    entryOfMessage: (provider, messageId) => store.latest(messageKey(provider, messageId)),
     async latest(address) {
       const id = await store.latest(digest(address));
       return id ? store.entry(id) : null;
@@ -141,13 +152,14 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
     },
     stateOf,
     since: (sinceMs, limit = DEFAULT_LIMIT) => store.entriesSince(sinceMs, limit),
-    summary(entries) {
+    summary(entries, by = 'provider') {
       const groups = new Map<string, LedgerGroup>();
       for (const entry of entries) {
-        const key = `${entry.channel}|${entry.country}|${entry.provider}`;
+        const provider = by === 'provider' ? entry.provider : '';
+        const key = `${entry.channel}|${entry.country}|${provider}`;
         let group = groups.get(key);
         if (!group) {
-          group = { country: entry.country, provider: entry.provider, channel: entry.channel, sent: 0, delivered: 0, failed: 0, waiting: 0, no_receipt: 0, unknown: 0, verified: 0, conversion: 0 };
+          group = { country: entry.country, provider, channel: entry.channel, sent: 0, delivered: 0, failed: 0, waiting: 0, no_receipt: 0, unknown: 0, verified: 0, conversion: 0 };
           groups.set(key, group);
         }
         group.sent += 1;

@@ -1,4 +1,4 @@
-import type { Config, SmsProviderConfig } from '../../core/config/schema';
+import type { Config, PhoneChannel, SmsProviderConfig } from '../../core/config/schema';
 import type { CallContext } from '../../core/context';
 import { apiError, isApiError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
@@ -6,6 +6,7 @@ import type { Metrics } from '../../core/metrics';
 import type { ClientOptions } from '../../clients/http';
 import { createGatewayProvider, type SmsClient, type SmsMessage, type SmsProvider, type SmsSent } from '../../clients/sms';
 import { createTwilioProvider } from '../../clients/twilio';
+import { createWhatsAppCloudProvider } from '../../clients/whatsapp-cloud';
 import { numberFacts } from '../phone';
 import { createBreaker, type Breaker, type BreakerState } from './breaker';
 import type { Ledger } from './ledger';
@@ -18,6 +19,11 @@ import type { Ledger } from './ledger';
  * and a 2xx is the only acceptance: once one provider accepted, no other is asked (one code,
  * one SMS). Each provider has a circuit breaker (breaker.ts), so an outage costs one timeout
  * per `sms.breaker.failures` sends, not one per send. Every accepted message becomes a ledger entry.
+ *
+ * A phone has channels too (`sms.channels`: `whatsapp`, `sms`), tried in the order the message
+ * names them, each with its own providers (a provider serves one channel). A channel none of whose
+ * providers took the message, for any reason (refused: not on WhatsApp, a template rejected; down;
+ * circuits open), passes it to the next channel at once: still one message, the first accepted.
  */
 
 export const RECEIPT_PATH = '/_sms/receipts/';
@@ -26,7 +32,8 @@ export interface SmsRouter extends SmsClient {
   readonly providers: readonly SmsProvider[];
   provider(name: string): SmsProvider | undefined;
   /** Each provider's circuit, and whether its messages get receipts (it posts them and `sms.receipts.callback_base_url` is set). */
-  breakerStates(): Array<{ provider: string; state: BreakerState; receipts: boolean }>;
+  breakerStates(): Array<{ provider: string; channel: PhoneChannel; state: BreakerState; receipts: boolean }>;
+  send(ctx: CallContext, message: SmsMessage & { channels?: readonly PhoneChannel[] }): Promise<SmsSent>;
 }
 
 export interface SmsRouterOptions {
@@ -44,7 +51,17 @@ export interface SmsRouterOptions {
 /** The providers of the configuration; with `sms.providers` empty, the contract's one gateway of `sms.api_url`. */
 export function configuredProviders(config: Config, log: Logger, clients: ClientOptions = {}): SmsProvider[] {
   const listed: SmsProviderConfig[] = config.sms.providers.length > 0 ? config.sms.providers : [{ kind: 'gateway', name: 'gateway', countries: [], weight: 1, api_url: '', api_key: '', sender: '' }];
-  return listed.map((provider) => (provider.kind === 'twilio' ? createTwilioProvider(config, provider, log, clients) : createGatewayProvider(config, provider, log, clients)));
+  return listed.map((provider) => {
+    switch (provider.kind) {
+      case 'twilio':
+      case 'twilio_whatsapp':
+        return createTwilioProvider(config, provider, log, clients);
+      case 'whatsapp_cloud':
+        return createWhatsAppCloudProvider(config, provider, log, clients);
+      default:
+        return createGatewayProvider(config, provider, log, clients);
+    }
+  });
 }
 
 /** No answer, a timeout, a 5xx or a 429: the provider accepted nothing, so another may be asked. */
@@ -76,8 +93,8 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
   const prefixDigits = config.sms.pumping.prefix_digits;
 
   /** The eligible providers in the order they are tried: one picked by weight, then the rest as configured. */
-  function order(country: string): SmsProvider[] {
-    const eligible = providers.filter((p) => p.countries.length === 0 || p.countries.includes(country));
+  function order(country: string, channel: PhoneChannel): SmsProvider[] {
+    const eligible = providers.filter((p) => (p.channel ?? 'sms') === channel && (p.countries.length === 0 || p.countries.includes(country)));
     const total = eligible.reduce((sum, p) => sum + p.weight, 0);
     if (total === 0 || eligible.length < 2) return eligible;
     let pick = random() * total;
@@ -89,47 +106,58 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
     configured: providers.length > 0,
     providers,
     provider: (name) => providers.find((p) => p.name === name),
-    breakerStates: () => providers.map((p) => ({ provider: p.name, state: breakers.get(p.name)!.state(now()), receipts: p.receipts && callbackBase !== '' })),
-    async send(ctx: CallContext, message: SmsMessage): Promise<SmsSent> {
+    breakerStates: () =>
+      // A per-message callback needs our public URL; an app-wide webhook (Meta) is registered with the provider instead.
+      providers.map((p) => ({ provider: p.name, channel: p.channel ?? 'sms', state: breakers.get(p.name)!.state(now()), receipts: p.receipts && (p.webhook !== undefined || callbackBase !== '') })),
+    async send(ctx, { channels = ['sms'], ...message }) {
       // The number's facts are cached in src/domain/phone.ts: the OTP service parsed this number already.
       const { region: country, type } = numberFacts(message.to);
-      const candidates = order(country);
-      if (candidates.length === 0) {
+      const plans = channels.map((channel) => ({ channel, candidates: order(country, channel) }));
+      if (plans.every((plan) => plan.candidates.length === 0)) {
         throw apiError('upstream_error', { params: { service: 'SMS' }, data: { upstream: 'sms', detail: 'no provider serves this country' } });
       }
       const id = ledger?.newId();
       let lastError: unknown;
-      for (const provider of candidates) {
-        const breaker = breakers.get(provider.name)!;
-        if (!breaker.tryAcquire(now())) continue;
-        const callbackUrl = provider.receipts && callbackBase && id ? `${callbackBase}${RECEIPT_PATH}${provider.name}?m=${id}` : undefined;
-        const started = performance.now();
-        let sent: SmsSent;
-        try {
-          sent = await provider.send(ctx, { ...message, ...(callbackUrl ? { callbackUrl } : {}) });
-        } catch (err) {
-          const durationMs = performance.now() - started;
-          if (!failsOver(err)) {
-            // The provider answered: it is up, and it refused this message (a bad number, a bad sender). Another would be asked the same.
-            breaker.success();
-            metrics?.smsSend(provider.name, country, 'failed', durationMs);
-            throw err;
+      const refused: PhoneChannel[] = [];
+      for (const { channel, candidates } of plans) {
+        for (const provider of candidates) {
+          const breaker = breakers.get(provider.name)!;
+          if (!breaker.tryAcquire(now())) continue;
+          // A provider that posts per message is told where; one with a webhook per app (Meta) knows already.
+          const callbackUrl = provider.receipts && !provider.webhook && callbackBase && id ? `${callbackBase}${RECEIPT_PATH}${provider.name}?m=${id}` : undefined;
+          const started = performance.now();
+          let sent: SmsSent;
+          try {
+            sent = await provider.send(ctx, { ...message, ...(callbackUrl ? { callbackUrl } : {}) });
+          } catch (err) {
+            const durationMs = performance.now() - started;
+            lastError = err;
+            if (!failsOver(err)) {
+              // The provider answered: it is up, and it refused this message (a bad number, not on WhatsApp, a template rejected). Another of this channel would be asked the same.
+              breaker.success();
+              metrics?.smsSend(provider.name, country, 'failed', durationMs, channel);
+              break;
+            }
+            breaker.failure(now());
+            metrics?.smsSend(provider.name, country, 'failover', durationMs, channel);
+            log.warn({ provider: provider.name, channel, reason: isApiError(err) ? err.reason : 'error', status: isApiError(err) ? err.data.upstream_status : undefined }, 'sms provider failed, trying the next');
+            continue;
           }
-          breaker.failure(now());
-          metrics?.smsSend(provider.name, country, 'failover', durationMs);
-          log.warn({ provider: provider.name, reason: isApiError(err) ? err.reason : 'error', status: isApiError(err) ? err.data.upstream_status : undefined }, 'sms provider failed, trying the next');
-          lastError = err;
-          continue;
+          breaker.success();
+          metrics?.smsSend(provider.name, country, 'accepted', performance.now() - started, channel);
+          // A webhook per app (Meta) names the provider's message id, not our entry: the ledger indexes it.
+          const receiptAsked = callbackUrl !== undefined || (provider.webhook !== undefined && provider.receipts);
+          if (ledger && id) {
+            // Accepted is final: a ledger that cannot write costs the record, never a second message.
+            await ledger
+              .recordSms({ id, e164: message.to, country, numberType: type, range: message.to.slice(1, 1 + prefixDigits), provider: provider.name, channel, messageId: sent.messageId, receiptAsked })
+              .catch((err: unknown) => log.error({ err: isApiError(err) ? err.reason : 'error', provider: provider.name }, 'sms ledger: could not record an accepted message'));
+          }
+          if (refused.length > 0) log.warn({ channel, refused, country }, 'code sent by a later channel: the first refused it or could not take it');
+          return { ...sent, provider: provider.name, channel, ...(refused.length > 0 ? { refused } : {}) };
         }
-        breaker.success();
-        metrics?.smsSend(provider.name, country, 'accepted', performance.now() - started);
-        if (ledger && id) {
-          // Accepted is final: a ledger that cannot write costs the record, never a second SMS.
-          await ledger
-            .recordSms({ id, e164: message.to, country, numberType: type, range: message.to.slice(1, 1 + prefixDigits), provider: provider.name, messageId: sent.messageId, receiptAsked: callbackUrl !== undefined })
-            .catch((err: unknown) => log.error({ err: isApiError(err) ? err.reason : 'error', provider: provider.name }, 'sms ledger: could not record an accepted message'));
-        }
-        return { ...sent, provider: provider.name };
+        // A channel with no provider for this country was never a choice; one whose providers all failed is a refusal.
+        if (candidates.length > 0) refused.push(channel);
       }
       throw lastError ?? apiError('upstream_error', { params: { service: 'SMS' }, data: { upstream: 'sms', detail: 'every provider is unavailable (circuit open)' } });
     },

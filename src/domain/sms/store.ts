@@ -13,7 +13,8 @@ import { storeUnavailable } from '../otp/errors';
 /** One code sent: what the operator sees. Never the plain recipient, never the code. */
 export interface LedgerEntry {
   id: string;
-  channel: 'sms' | 'email';
+  /** How it went: by SMS, by WhatsApp (both to a phone), or by mail. */
+  channel: 'sms' | 'whatsapp' | 'email';
   /** Masked (`+39333*****67`, `g***@example.com`). */
   recipient: string;
   /** ISO region of the number; empty for email. */
@@ -28,6 +29,8 @@ export interface LedgerEntry {
   /** When a receipt asked for is late (accepted_at + `sms.receipts.timeout_seconds`); absent when none was asked for. */
   receipt_due_at?: number;
   delivered_at?: number;
+  /** When a WhatsApp receipt said the message was read (it was delivered too). */
+  read_at?: number;
   failed_at?: number;
   error_code?: string;
   verified_at?: number;
@@ -58,7 +61,7 @@ export interface RangeTally {
   watchedSince: number | null;
 }
 
-export type LedgerUpdate = Partial<Pick<LedgerEntry, 'delivered_at' | 'failed_at' | 'error_code' | 'verified_at' | 'fallback_at'>>;
+export type LedgerUpdate = Partial<Pick<LedgerEntry, 'delivered_at' | 'read_at' | 'failed_at' | 'error_code' | 'verified_at' | 'fallback_at'>>;
 
 export interface SmsStore {
   addEntry(entry: LedgerEntry, retentionMs: number, now: number): Promise<void>;
@@ -116,7 +119,7 @@ function tallyFields(fields: Map<string, number>, now: number, event: RangeEvent
   return { sends: sum('js'), verified: sum('jv'), watchedSince: fields.get('watch') ?? null };
 }
 
-const NUMBER_FIELDS = ['accepted_at', 'receipt_due_at', 'delivered_at', 'failed_at', 'verified_at', 'fallback_at'] as const;
+const NUMBER_FIELDS = ['accepted_at', 'receipt_due_at', 'delivered_at', 'read_at', 'failed_at', 'verified_at', 'fallback_at'] as const;
 
 function fromHash(hash: Record<string, string>): LedgerEntry | null {
   if (!hash.id) return null;

@@ -23,7 +23,7 @@ describe('FeAddPhone', () => {
         flow: 'email_add_phone',
         screen: 'otp_phone',
         uid: GIULIA.uid,
-        otp: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { sms: true, email: false } },
+        otp: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { sms: true, email: false, channel: 'sms' } },
         pending_proof: expect.any(String),
       },
     });

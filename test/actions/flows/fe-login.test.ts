@@ -16,7 +16,7 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
       expect(res.body).toEqual({
         success: true,
         error: null,
-        data: { next_step: 14, flow: 'phone', otp: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { sms: true, email: false } } },
+        data: { next_step: 14, flow: 'phone', otp: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { sms: true, email: false, channel: 'sms' } } },
       });
       expect(sms.sent).toEqual([expect.objectContaining({ receiver: MARIO.phone, authorization: `Bearer ${SMS_KEY}` })]);
       expect(smtp.mails).toHaveLength(0);
@@ -157,7 +157,7 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
         flow: 'email_with_phone',
         uid: ELENA.uid,
         phone_hint: '+39 *******606',
-        otp: expect.objectContaining({ notified: { sms: true, email: false } }),
+        otp: expect.objectContaining({ notified: { sms: true, email: false, channel: 'sms' } }),
         pending_proof: expect.any(String),
       });
       expect(drop.seen.map((s) => s.body)).toEqual([{ otp_phone: null }]);

@@ -37,7 +37,7 @@ describe('otp_generate', () => {
       expect(res.body).toEqual({
         success: true,
         error: null,
-        data: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { email: false, sms: true } },
+        data: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { email: false, sms: true, channel: 'sms' } },
       });
     });
 
@@ -45,7 +45,7 @@ describe('otp_generate', () => {
       await start();
       const gateway = smsGateway();
       const res = await app.post('otp_generate', { uid: '3331234567' });
-      expect(res.body.data.notified).toEqual({ email: false, sms: true });
+      expect(res.body.data.notified).toEqual({ email: false, sms: true, channel: 'sms' });
       expect(gateway.sent.map((s) => s.receiver)).toEqual([E164]);
     });
 
@@ -53,7 +53,7 @@ describe('otp_generate', () => {
       await start();
       const gateway = smsGateway();
       const res = await app.post('otp_generate', { uid: 'mario@example.test', phone: PHONE });
-      expect(res.body.data.notified).toEqual({ email: false, sms: true });
+      expect(res.body.data.notified).toEqual({ email: false, sms: true, channel: 'sms' });
       expect(gateway.sent).toHaveLength(1);
       expect(smtp.mails).toHaveLength(0);
     });
@@ -79,7 +79,7 @@ describe('otp_generate', () => {
       const gateway = smsGateway();
       const holder = phoneHolder('mario@example.test');
       const res = await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' });
-      expect(res.body.data.notified).toEqual({ email: true, sms: true });
+      expect(res.body.data.notified).toEqual({ email: true, sms: true, channel: 'sms' });
       expect(smtp.mails).toHaveLength(1);
       expect(smtp.mails[0]!.to).toEqual(['mario@example.test']);
       expect(smtp.codes()).toEqual(gateway.codes());
@@ -91,7 +91,7 @@ describe('otp_generate', () => {
       const gateway = smsGateway();
       phoneHolder('mario@example.test');
       const res = await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'attacker@example.test' });
-      expect(res.body.data.notified).toEqual({ email: false, sms: true });
+      expect(res.body.data.notified).toEqual({ email: false, sms: true, channel: 'sms' });
       expect(smtp.mails).toHaveLength(0);
       expect(gateway.sent).toHaveLength(1);
     });
@@ -100,10 +100,10 @@ describe('otp_generate', () => {
       await start();
       smsGateway();
       phoneHolder(null);
-      expect((await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' })).body.data.notified).toEqual({ email: false, sms: true });
+      expect((await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' })).body.data.notified).toEqual({ email: false, sms: true, channel: 'sms' });
       app.tick(60_000);
       nock('https://idp.otp.test').post('/api/v3/publisher/user/search').reply(503, 'down');
-      expect((await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' })).body.data.notified).toEqual({ email: false, sms: true });
+      expect((await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' })).body.data.notified).toEqual({ email: false, sms: true, channel: 'sms' });
       expect(smtp.mails).toHaveLength(0);
     });
 
@@ -126,7 +126,7 @@ describe('otp_generate', () => {
       smsGateway();
       phoneHolder('mario@example.test');
       const res = await app.post('otp_generate', { uid: PHONE, phone: PHONE, email: 'mario@example.test' });
-      expect(res.body.data.notified).toEqual({ email: true, sms: true });
+      expect(res.body.data.notified).toEqual({ email: true, sms: true, channel: 'sms' });
       expect(smtp.mails).toHaveLength(1);
     });
 
@@ -222,7 +222,7 @@ describe('otp_generate', () => {
       await start({ mail: { from_address: '' } });
       smsGateway();
       const res = await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' });
-      expect(res.body.data.notified).toEqual({ email: false, sms: true });
+      expect(res.body.data.notified).toEqual({ email: false, sms: true, channel: 'sms' });
       expect(smtp.mails).toHaveLength(0);
     });
 

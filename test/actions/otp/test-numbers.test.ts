@@ -42,7 +42,7 @@ describe('otp.test_numbers', () => {
       expect(res.body).toEqual({
         success: true,
         error: null,
-        data: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { email: false, sms: true } },
+        data: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { email: false, sms: true, channel: 'sms' } },
       });
       expect(gateway.sent).toEqual([]);
       expect((await verify(TEST_PHONE, TEST_CODE)).body.data).toEqual({ valid: true, doi: null, access_token: null, proof: expect.any(String) });
@@ -106,7 +106,7 @@ describe('otp.test_numbers', () => {
       await start();
       const gateway = smsGateway();
       const res = await app.post('otp_generate', { uid: 'someone@example.test', phone: TEST_PHONE });
-      expect(res.body.data.notified).toEqual({ email: false, sms: true });
+      expect(res.body.data.notified).toEqual({ email: false, sms: true, channel: 'sms' });
       expect(gateway.sent).toEqual([]);
       expect((await verify('someone@example.test', TEST_CODE)).body.data.reason).toBe('invalid');
     });
@@ -130,7 +130,7 @@ describe('otp.test_numbers', () => {
       expect(sent.body).toEqual({
         success: true,
         error: null,
-        data: { next_step: 14, flow: 'phone', otp: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { sms: true, email: false } } },
+        data: { next_step: 14, flow: 'phone', otp: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { sms: true, email: false, channel: 'sms' } } },
       });
 
       intercept('POST', paths.search, 200, searchReply(test));

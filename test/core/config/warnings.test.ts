@@ -31,4 +31,14 @@ describe('configuration warnings', () => {
     const [warning] = configWarnings(testConfig({ ...upstreams, otp: { ttl_seconds: 2, resend_cooldown_seconds: 60 } }));
     expect(warning).toEqual({ key: 'otp.ttl_seconds', says: 'a code lives 2 s but the next may be asked only after 60 s (otp.resend_cooldown_seconds): whoever lets one expire waits 58 s for another' });
   });
+
+  it('warns of WhatsApp named for a region no WhatsApp provider serves, and of a Cloud API provider without its webhook secret', () => {
+    const meta = { kind: 'whatsapp_cloud', name: 'meta', countries: ['BR'], phone_number_id: '1', access_token: 't', template: 'otp_code' };
+    const warnings = configWarnings(testConfig({ ...upstreams, sms: { ...upstreams.sms, providers: [meta], channels: { IT: ['whatsapp', 'sms'], BR: ['whatsapp', 'sms'] } } }));
+    expect(warnings).toEqual([
+      { key: 'sms.channels', says: 'whatsapp is named for IT but no WhatsApp provider (whatsapp_cloud, twilio_whatsapp) serves it: those phones get SMS' },
+      { key: 'sms.providers', says: 'a whatsapp_cloud provider has no app_secret: its webhook is refused, so an unread or failed WhatsApp message never sends the next code by SMS' },
+    ]);
+    expect(configWarnings(testConfig({ ...upstreams, sms: { ...upstreams.sms, providers: [{ ...meta, countries: [], app_secret: 's' }], channels: { IT: ['whatsapp', 'sms'] } } }))).toEqual([]);
+  });
 });

@@ -68,8 +68,8 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
     expect(entries[0]).toMatchObject({ provider: 'twilio', country: 'IT', number_type: 'MOBILE', range: '393331', message_id: 'SM1' });
     expect(JSON.stringify(entries)).not.toContain('3331234567');
     const text = await metrics.render();
-    expect(text).toMatch(/lfa_sms_sends_total\{provider="gateway",country="IT",result="failover"\} 1/);
-    expect(text).toMatch(/lfa_sms_sends_total\{provider="twilio",country="IT",result="accepted"\} 1/);
+    expect(text).toMatch(/lfa_sms_sends_total\{provider="gateway",channel="sms",country="IT",result="failover"\} 1/);
+    expect(text).toMatch(/lfa_sms_sends_total\{provider="twilio",channel="sms",country="IT",result="accepted"\} 1/);
   });
 
   it('passes the message on when nothing listens at the first provider (a real refused connection)', async () => {

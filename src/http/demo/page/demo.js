@@ -351,17 +351,23 @@ function advance(data) {
 function showCode(step, channel, destination, otp) {
   const form = $('#view-code');
   form.reset();
-  $('#code-title').textContent = channel === 'sms' ? 'Inserisci il codice ricevuto per SMS' : "Inserisci il codice ricevuto per email";
+  // A phone's code may have gone by WhatsApp (sms.channels): the answer names the channel, and a fallback to SMS.
+  const whatsapp = channel === 'sms' && otp && otp.notified && otp.notified.channel === 'whatsapp';
+  const by = whatsapp ? 'su WhatsApp' : 'per SMS';
+  $('#code-title').textContent = channel === 'sms' ? `Inserisci il codice ricevuto ${by}` : "Inserisci il codice ricevuto per email";
   const onFile = String(step) === '65';
+  const fellBack = channel === 'sms' && otp && otp.fallback === 'sms' ? 'Su WhatsApp non ti abbiamo raggiunto: ' : '';
   $('#code-sent').textContent = onFile
-    ? `Il tuo account ha il numero ${destination}: abbiamo inviato lì un codice per SMS. Se il numero non è tuo, scegli «Non è il mio numero» e aggiungi il tuo.`
-    : `Abbiamo inviato un codice ${channel === 'sms' ? 'per SMS al numero' : "all'indirizzo"} ${destination}.`;
+    ? `Il tuo account ha il numero ${destination}: abbiamo inviato lì un codice ${by}. Se il numero non è tuo, scegli «Non è il mio numero» e aggiungi il tuo.`
+    : whatsapp
+      ? `Ti abbiamo scritto su WhatsApp al numero ${destination}.`
+      : `${fellBack}${fellBack ? 'abbiamo' : 'Abbiamo'} inviato un codice ${channel === 'sms' ? 'per SMS al numero' : "all'indirizzo"} ${destination}.`;
   // At 65 the code went out with the email proof: no resend, but the user may say the phone is not theirs.
   $('#resend').hidden = onFile;
   $('#decline-phone').hidden = !onFile;
   show('code', { step });
   startCountdown(otp && Number.isInteger(otp.retry_after) ? otp.retry_after : 0);
-  if (channel === 'sms') readSmsCode(form);
+  if (channel === 'sms' && !whatsapp) readSmsCode(form);
 }
 
 /*
