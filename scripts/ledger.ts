@@ -26,6 +26,7 @@ export interface LedgerReport {
   since: string;
   totals: LedgerGroup[];
   blocks: Array<{ range: string; until: string }>;
+  challenges?: { challenged: number; solved: number; failed: number };
   by_channel?: LedgerGroup[];
   breakers: Array<{ provider: string; channel?: PhoneChannel; state: BreakerState; receipts: boolean }>;
   entries?: Array<{ state: DeliveryState }>;
@@ -94,6 +95,7 @@ export function formatLedger(report: LedgerReport, locale: TextLocale): string {
   }
   lines.push('', `${t.blocksHeading}:`);
   lines.push(...(report.blocks.length === 0 ? [`  ${t.noBlocks}`] : report.blocks.map((b) => `  ${t.block(b.range, readableTime(b.until, locale))}`)));
+  if (report.challenges) lines.push(`  ${t.challenges(report.challenges)}`);
   lines.push('', `${t.providersHeading}:`);
   lines.push(...report.breakers.map((b) => `  ${b.provider} (${t.channelNames[b.channel ?? 'sms']}): ${t.circuit[b.state]}; ${t.receipts(b.receipts)}`));
   return lines.join('\n');

@@ -88,6 +88,8 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       metrics,
       // Spent where proofs are: once across every instance sharing the store.
       spend: (id, untilMs) => otpStore.spendProof(id, untilMs),
+      // Beside the SMS it saved, for the operator: never in the request's way.
+      record: (decision) => void sms.ledger.recordChallenge(decision).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a challenge')),
       destination: (e164) => sms.pumping.destination(e164, smsFacts(e164).region ?? ''),
       captcha: createCaptchaClient(config, log, clients),
     });

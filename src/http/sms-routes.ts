@@ -63,6 +63,7 @@ export async function ledgerReport(deps: Deps, sinceSeconds: number) {
     totals: sms.ledger.summary(entries),
     by_channel: sms.ledger.summary(entries, 'channel'),
     blocks: (await sms.pumping.blocks()).map((b) => ({ range: b.range, until: new Date(b.until).toISOString() })),
+    challenges: await sms.ledger.challenges(at - sinceSeconds * 1000),
     breakers: sms.router.breakerStates(),
     entries: newest.map((entry) => ({ ...shown(entry), state: sms.ledger.stateOf(entry) })),
   };
@@ -225,6 +226,7 @@ export function smsPage(report: LedgerReportData, sinceSeconds: number, language
     totals,
     `<h2>${escapeHtml(t.blocksHeading)}</h2>`,
     blocks,
+    `<p>${escapeHtml(t.challenges(report.challenges))}</p>`,
     `<h2>${escapeHtml(t.providersHeading)}</h2>`,
     providers,
     `<h2>${escapeHtml(t.newestHeading)}</h2>`,

@@ -24,6 +24,8 @@ export interface SmsTexts {
   noBlocks: string;
   /** A blocked range in words: why, until when, how to lift it. */
   block(range: string, until: string): string;
+  /** The bot challenge's decisions over the period (whole hours). */
+  challenges(counts: { challenged: number; solved: number; failed: number }): string;
   providersHeading: string;
   providerColumns: { provider: string; channel: string; circuit: string; receipts: string };
   /** The heading of the conversion per channel (sms, whatsapp, email) and country. */
@@ -64,6 +66,7 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
     nothingSent: 'Nessun codice inviato in questo periodo.',
     blocksHeading: 'Numerazioni bloccate (difesa dal pumping)',
     noBlocks: 'Nessuna numerazione bloccata.',
+    challenges: ({ challenged, solved, failed }) => `Verifica anti-bot (per ore intere): chiesta ${challenged}, superata ${solved}, fallita ${failed}.`,
     block: (range, until) => `+${range}… bloccata fino al ${until}: molti codici verso questa numerazione e quasi nessuno verificato. Sblocco: npm run ledger -- --lift ${range}`,
     providersHeading: 'Fornitori',
     providerColumns: { provider: 'Fornitore', channel: 'Canale', circuit: 'Circuito', receipts: 'Ricevute' },
@@ -122,6 +125,7 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
     nothingSent: 'No code sent in this period.',
     blocksHeading: 'Blocked ranges (pumping defence)',
     noBlocks: 'No range blocked.',
+    challenges: ({ challenged, solved, failed }) => `Bot challenge (whole hours): asked ${challenged}, solved ${solved}, failed ${failed}.`,
     block: (range, until) => `+${range}… blocked until ${until}: many codes to this range and hardly any verified. Lift it: npm run ledger -- --lift ${range}`,
     providersHeading: 'Providers',
     providerColumns: { provider: 'Provider', channel: 'Channel', circuit: 'Circuit', receipts: 'Receipts' },

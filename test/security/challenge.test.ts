@@ -6,6 +6,7 @@ import { weakenedDefences } from '../../src/core/config/weakened';
 import { createMetrics } from '../../src/core/metrics';
 import { createSmsServices } from '../../src/domain/sms';
 import { testApp, testConfig, testDeps } from '../support/app';
+import { ledgerReport, smsPage } from '../../src/http/sms-routes';
 import { solvePow } from '../support/challenge';
 
 /*
@@ -67,6 +68,25 @@ describe('the bot challenge in adaptive mode', () => {
     const replay = (await post('otp_generate', { uid: phone(1), challenge: solution })).body;
     expect(replay.data).toEqual({ reason: 'challenge_required', challenge: expect.any(Object), solution: 'spent' });
     expect(sent).toHaveLength(6);
+  });
+
+  it("counts each decision in the SMS ledger's report, beside the SMS it saved", async () => {
+    const { post, clock, deps } = appWith();
+    let last;
+    for (let i = 0; i < 6; i += 1) {
+      last = (await post('otp_generate', { uid: phone(1) })).body;
+      clock.now += 121_000;
+    }
+    const solution = await solvePow(last.data.challenge);
+    await post('otp_generate', { uid: phone(1), challenge: solution });
+    clock.now += 121_000;
+    await post('otp_generate', { uid: phone(1), challenge: solution });
+    // Recorded after the answer, never in its way.
+    await new Promise((resolve) => setImmediate(resolve));
+    const report = await ledgerReport(deps, 3600);
+    // Asked once without a solution, solved once, the replay refused once.
+    expect(report.challenges).toEqual({ challenged: 1, solved: 1, failed: 1 });
+    expect(smsPage(report, 3600, 'it')).toContain('Verifica anti-bot (per ore intere): chiesta 1, superata 1, fallita 1.');
   });
 
   it('refuses a solution issued for another identifier or another action', async () => {

@@ -66,6 +66,8 @@ export interface ChallengeGateOptions {
   destination?(e164: string): Promise<{ flagged: boolean; rangeSends: number; countrySends: number }>;
   captcha?: CaptchaClient;
   metrics?: Pick<Metrics, 'challenge'>;
+  /** Where each decision is kept for operators beside the SMS it saved (the SMS ledger). */
+  record?(decision: ChallengeDecision): void;
 }
 
 export const challengeRequired = (challenge: Record<string, unknown>, fault?: SolutionFault) =>
@@ -157,6 +159,7 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
 
   const decided = (ctx: CallContext, decision: ChallengeDecision, signal: ChallengeSignal, ask: ChallengeAsk, fault?: SolutionFault) => {
     metrics?.challenge(decision, signal);
+    options.record?.(decision);
     if (log.isLevelEnabled('info')) log.info({ event: 'challenge', decision, signal, action: ask.action, request_id: ctx.requestId, ...(fault ? { fault } : {}) }, `challenge ${decision}`);
   };
 

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Config, PhoneChannel } from '../../core/config/schema';
-import type { Metrics } from '../../core/metrics';
+import type { ChallengeDecision, Metrics } from '../../core/metrics';
 import { maskEmail, maskPhone } from '../../core/logger';
 import type { SmsReceipt } from '../../clients/sms';
 import type { LedgerEntry, SmsStore } from './store';
@@ -67,11 +67,17 @@ export interface Ledger {
   /** See DeliveryState. */
   stateOf(entry: LedgerEntry): DeliveryState;
   since(sinceMs: number, limit?: number): Promise<LedgerEntry[]>;
+  /** One bot challenge decision, counted per hour for the ledger's report. */
+  recordChallenge(decision: ChallengeDecision): Promise<void>;
+  /** Bot challenges asked, solved and failed in the hours from `sinceMs`'s to now's (whole hours). */
+  challenges(sinceMs: number): Promise<Record<ChallengeDecision, number>>;
   /** Conversion per channel, country and provider; `by: 'channel'`: per channel and country, every provider together (provider empty). */
   summary(entries: LedgerEntry[], by?: 'provider' | 'channel'): LedgerGroup[];
 }
 
 const DEFAULT_LIMIT = 10_000;
+const HOUR = 3_600_000;
+const CHALLENGE_DECISIONS = ['challenged', 'solved', 'failed'] as const satisfies readonly ChallengeDecision[];
 
 export function createLedger(config: Config, store: SmsStore, options: { now: () => number; secret: string; metrics?: Pick<Metrics, 'smsReceipt' | 'smsVerified'> }): Ledger {
   const { now, metrics } = options;
@@ -90,7 +96,21 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
     return now() >= entry.receipt_due_at ? 'unknown' : 'waiting';
   };
 
+  const challengeKey = (decision: ChallengeDecision, hour: number) => `chal:${decision}:${hour}`;
+
   const ledger: Ledger = {
+    async recordChallenge(decision) {
+      const at = now();
+      await store.increment(challengeKey(decision, Math.floor(at / HOUR)), retentionMs, at);
+    },
+    async challenges(sinceMs) {
+      const at = now();
+      const hours: number[] = [];
+      for (let hour = Math.floor(Math.max(sinceMs, at - retentionMs) / HOUR); hour <= Math.floor(at / HOUR); hour++) hours.push(hour);
+      const total = async (decision: ChallengeDecision) => (await Promise.all(hours.map((hour) => store.count(challengeKey(decision, hour), at)))).reduce((a, b) => a + b, 0);
+      const [challenged, solved, failed] = await Promise.all(CHALLENGE_DECISIONS.map(total));
+      return { challenged: challenged!, solved: solved!, failed: failed! };
+    },
     newId: () => randomBytes(12).toString('base64url'),
     async recordSms(sent) {
       const at = now();
