@@ -4,6 +4,7 @@ import { loadConfig } from '../../src/core/config/load';
 import { codePlaceholder, proofReference, type ExamplePerson, type ExampleExchange, type JourneyExample } from '../../src/http/demo/flow-examples';
 import { sandboxSeedUsers, sandboxUidFor } from '../../src/sandbox/identity';
 import { startService } from '../../src/service';
+import { sandboxClient } from '../record-journeys';
 import type { DocGenerator } from './generator';
 
 /*
@@ -184,32 +185,20 @@ export function exampleAnswer(envelope: ExampleExchange['answer']): ExampleExcha
   return { success: envelope.success, error: envelope.error, data };
 }
 
-/** A client of a running sandbox: POST an action, the newest code to an address, reset. */
+/** A client of a running sandbox: POST an action, the newest code to an address (the recorder's), reset. */
 export function examplesClient(baseUrl: string) {
-  const read = new Map<string, number>();
+  // What the outbox held is forgotten with it: a fresh reader after each reset.
+  let outbox = sandboxClient(baseUrl);
   return {
     async post(action: string, body: Record<string, unknown>): Promise<ExampleExchange['answer']> {
       const res = await fetch(`${baseUrl}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       return (await res.json()) as ExampleExchange['answer'];
     },
-    /** The code of the next message to `to` (a mail reaches the outbox a moment after the SMTP reply: polled). */
-    async code(to: string): Promise<string> {
-      const seen = read.get(to) ?? 0;
-      for (let attempt = 0; attempt < 100; attempt++) {
-        const res = await fetch(`${baseUrl}/_sandbox/outbox?to=${encodeURIComponent(to)}`);
-        const { data } = (await res.json()) as { data: { code: string | null; messages: unknown[] } };
-        if (data.messages.length > seen && data.code) {
-          read.set(to, data.messages.length);
-          return data.code;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      throw new Error(`journey examples: no new code for ${to} in the outbox`);
-    },
+    code: (to: string): Promise<string> => outbox.nextCode(to),
     async reset(): Promise<void> {
       const res = await fetch(`${baseUrl}/_sandbox/reset`, { method: 'POST' });
       if (!res.ok) throw new Error(`journey examples: POST /_sandbox/reset answered ${res.status}`);
-      read.clear();
+      outbox = sandboxClient(baseUrl);
     },
   };
 }
