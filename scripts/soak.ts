@@ -4,12 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/core/config/load';
 import { startSoakCluster } from './soak/cluster';
+import { Flood, SolvingBot } from './soak/bots';
 import { Fleet } from './soak/fleet';
 import { Journeys } from './soak/journeys';
 import { Pumping, PUMPED_RANGE, SOAK_BLOCK_MIN_SENDS, soakJudgeAfterSeconds } from './soak/pumping';
 import { parseSoakOptions, type SoakOptions } from './soak/options';
 import { killAll, killChildrenOnExit } from './soak/reaper';
 import { startSoakRedis, type SoakRedis } from './soak/redis';
+import { PowSolver } from './soak/solver';
 import { Tally, verdict } from './soak/tally';
 import { startUpstreams, type SoakUpstreams } from './soak/upstreams';
 
@@ -19,7 +21,9 @@ import { startUpstreams, type SoakUpstreams } from './soak/upstreams';
  * journeys spread round-robin over the instances for a fixed time. Partway through, Redis is
  * restarted and one instance is killed with SIGKILL and replaced. At the end, once the login
  * ingests have reached the collector, it prints its figures and checks, and exits 1 when a
- * check fails. docs/operations.md explains the figures.
+ * check fails. Beside the journeys, bots ask for SMS they never verify: a pumping campaign from
+ * many addresses, a flood from one, and a bot that solves the bot challenge, which runs as in
+ * production (`adaptive`, its default thresholds). docs/operations.md explains the figures.
  */
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -37,16 +41,17 @@ const INGEST_DRAIN_MS = 30_000;
  */
 const OPENING_BURST = 24;
 
-function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams, judgeAfterSeconds: number): Record<string, unknown> {
+function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams, judgeAfterSeconds: number, internalKey: string): Record<string, unknown> {
   const plenty = 1_000_000;
   return {
-    server: { host: '127.0.0.1', shutdown_grace_seconds: 5 },
+    // The soak is the instances' load balancer: it forwards each journey's and each bot's own address.
+    server: { host: '127.0.0.1', shutdown_grace_seconds: 5, trust_proxy_hops: 1 },
     log: { level: 'warn' },
     otp: { store: 'redis', resend_cooldown_seconds: 1, log_file: '' },
     redis: { ...store.config, key_prefix: 'soak:' },
     ...upstreams.config,
-    security: { secret: randomBytes(32).toString('base64url'), internal_key: randomBytes(32).toString('base64url') },
-    // On, so their Redis counters are part of the load; high, because every journey comes from 127.0.0.1.
+    security: { secret: randomBytes(32).toString('base64url'), internal_key: internalKey },
+    // On, so their Redis counters are part of the load; high, because all journeys share one range and a few thousand people log in again and again within a minute.
     rate_limits: {
       enabled: true,
       sends_per_identifier_per_hour: plenty,
@@ -61,17 +66,15 @@ function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams, judgeAfterSe
       subscriptions_per_ip_per_hour: plenty,
       subscriptions_per_email_per_day: plenty,
     },
-    // Every journey's phone is in one range (+39333...): the velocity caps would refuse the load. The conversion check
-    // stays on, with a grace for journeys that type their code at once, and Great Britain is allowed for the pumping
-    // campaign (scripts/soak/pumping.ts).
+    // Every journey's phone is in one range (+39333...): the velocity caps would refuse the load (and the bot challenge's
+    // range_rate and country_rate, shares of these caps, would ask every journey). The conversion check stays on, with a
+    // grace for journeys that type their code at once, and Great Britain is allowed for the bots (scripts/soak/pumping.ts, bots.ts).
     sms: {
       ...upstreams.config.sms,
       allowed_regions: ['IT', 'GB'],
       pumping: { ...upstreams.config.sms.pumping, country_sends_per_hour: plenty, prefix_sends_per_hour: plenty, block_min_sends: SOAK_BLOCK_MIN_SENDS, judge_after_seconds: judgeAfterSeconds },
     },
-    // Off, acknowledged: every journey comes from 127.0.0.1, and the pumping campaign's blocks are what the verdict
-    // counts. The challenge's own figures come from test/security/challenge-simulation.test.ts (docs/security.md).
-    challenge: { mode: 'off', off_in_production: true },
+    // No `challenge` section: production's default, `adaptive` at the default thresholds (checked at start).
     sandbox: { enabled: false },
   };
 }
@@ -88,12 +91,17 @@ async function main(): Promise<number> {
   const store = await startStore(options, join(dir, 'redis'));
   const upstreams = await startUpstreams(loadConfig({ env: { NODE_ENV: 'development' }, overrides: {} }));
   const configFile = join(dir, 'config.json');
-  writeFileSync(configFile, JSON.stringify(instanceConfig(store, upstreams, soakJudgeAfterSeconds(options.outage)), null, 2));
+  const internalKey = randomBytes(32).toString('base64url');
+  writeFileSync(configFile, JSON.stringify(instanceConfig(store, upstreams, soakJudgeAfterSeconds(options.outage), internalKey), null, 2));
+  // What the instances make of it: the challenge must be production's default.
+  const { challenge } = loadConfig({ env: { NODE_ENV: 'production', CONFIG_FILE: configFile } });
+  if (challenge.mode !== 'adaptive') throw new Error(`the instances would run the bot challenge in mode ${challenge.mode}, not adaptive`);
   const fleet = new Fleet(configFile, dir);
   await fleet.start(options.instances);
   say(`soak: ${options.instances} instances on ${store.describe}, ${options.concurrency} journeys at a time for ${options.duration} s (logs in ${dir})`);
 
-  const journeys = new Journeys(tally, fleet, upstreams.outbox);
+  const honestSolver = new PowSolver();
+  const journeys = new Journeys(tally, fleet, upstreams.outbox, honestSolver);
   const startedAt = Date.now();
   const durationMs = options.duration * 1000;
   const endAt = startedAt + durationMs;
@@ -128,9 +136,12 @@ async function main(): Promise<number> {
   };
   const opening = Array.from({ length: OPENING_BURST }, () => journeys.runNext());
   const workers = Promise.all([...opening, ...Array.from({ length: options.concurrency }, worker)]);
-  const pumping = new Pumping(tally, fleet, soakJudgeAfterSeconds(options.outage));
-  const campaign = pumping.run(endAt);
-  await Promise.race([Promise.all([workers, faults, campaign]), sleep(durationMs + JOURNEYS_FINISH_MS).then(() => say('soak: journeys still running after the run: not waited for'))]);
+  const pumping = new Pumping(tally, fleet, soakJudgeAfterSeconds(options.outage), upstreams.outbox, internalKey);
+  const flood = new Flood(tally, fleet, upstreams.outbox, challenge.client_identifiers);
+  const botSolver = new PowSolver();
+  const solving = new SolvingBot(tally, fleet, upstreams.outbox, botSolver);
+  const bots = Promise.all([pumping.run(endAt), flood.run(endAt), solving.run(endAt)]);
+  await Promise.race([Promise.all([workers, faults, bots]), sleep(durationMs + JOURNEYS_FINISH_MS).then(() => say('soak: journeys still running after the run: not waited for'))]);
 
   // The ingest queue drains: every login answered with a token reaches the collector, or the wait ends.
   state = 'load over, waiting for the ingests';
@@ -142,6 +153,8 @@ async function main(): Promise<number> {
   await fleet.stop();
   await store.stop();
   await upstreams.close();
+  honestSolver.close();
+  botSolver.close();
 
   const result = verdict(tally, {
     codesIssued: upstreams.outbox.issued,
@@ -150,6 +163,7 @@ async function main(): Promise<number> {
     redisRestarted,
     instanceReplaced,
     pumping: { ...pumping.figures, smsSpent: upstreams.outbox.codesTo(PUMPED_RANGE) },
+    challenge: { flood: flood.settle(), solver: solving.settle() },
   });
   for (const line of result.lines) say(`  ${line}`);
   for (const violation of result.violations) say(`soak: FAILED: ${violation}`);

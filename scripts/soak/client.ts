@@ -5,7 +5,9 @@ import type { Tally } from './tally';
  * One request to one instance, classified: an answer in the envelope (any status), a
  * connection cut (the instance was killed: refused, reset, closed mid-answer), or a timeout.
  * Anything else the service says (not JSON, not the envelope, a 5xx other than a 503
- * `store_unavailable` during the Redis outage) is counted as unexpected.
+ * `store_unavailable` during the Redis outage) is counted as unexpected. The soak plays the
+ * instances' load balancer (`server.trust_proxy_hops: 1`): `from` is the client's address it
+ * forwards, which the bot challenge counts its signals by.
  */
 
 const envelopeSchema = z
@@ -26,7 +28,7 @@ const REQUEST_TIMEOUT_MS = 20_000;
 
 export const reasonOf = (envelope: Envelope) => (typeof envelope.data?.reason === 'string' ? envelope.data.reason : undefined);
 
-export async function post(tally: Tally, baseUrl: string, action: string, body: Record<string, unknown>): Promise<Outcome> {
+export async function post(tally: Tally, baseUrl: string, action: string, body: Record<string, unknown>, from?: string): Promise<Outcome> {
   const sentAt = Date.now();
   tally.requests.sent += 1;
   let response: Response;
@@ -34,7 +36,7 @@ export async function post(tally: Tally, baseUrl: string, action: string, body: 
   try {
     response = await fetch(`${baseUrl}/?action=${action}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...(from ? { 'x-forwarded-for': from } : {}) },
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });

@@ -1,5 +1,6 @@
 import { post, reasonOf, type Envelope } from './client';
 import type { Fleet, Instance } from './fleet';
+import type { PowSolver } from './solver';
 import type { JourneyKind, Tally } from './tally';
 import type { SoakOutbox } from './upstreams';
 
@@ -10,6 +11,9 @@ import type { SoakOutbox } from './upstreams';
  * exactly one may be accepted. A step that meets a fault (503 during the Redis outage, a
  * connection cut by the killed instance) is retried on the next instance, as a user presses
  * again; if the journey cannot go on after a fault it is "interrupted", not failed.
+ * Each journey comes from an address of its own, as each person comes from theirs; a step asked
+ * to solve the bot challenge (`challenge_required`) is solved, as the page's widget does, and
+ * repeated with the solution: the journey counts as challenged.
  */
 
 /** A step is retried through a fault at most this often, and for at most this long. */
@@ -37,6 +41,9 @@ class Stop extends Error {
 interface Journey {
   kind: JourneyKind;
   sawFault: boolean;
+  /** The person's address, which the fleet forwards (the challenge's client signals count by it). */
+  from: string;
+  challenged: boolean;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -50,6 +57,7 @@ export class Journeys {
   private readonly people: Person[] = [];
   private serial = 0;
   private mixTurn = 0;
+  private addresses = 0;
   /** Every answer that carried a token: each must reach the collector (uid and token). */
   readonly logins: Array<{ uid: string; token: string }> = [];
 
@@ -57,6 +65,7 @@ export class Journeys {
     private readonly tally: Tally,
     private readonly fleet: Fleet,
     private readonly outbox: SoakOutbox,
+    private readonly solver: PowSolver,
   ) {}
 
   /** Runs one journey of the next kind in the mix, start to end; never throws. */
@@ -64,7 +73,9 @@ export class Journeys {
     let kind = MIX[this.mixTurn++ % MIX.length]!;
     const person = kind.endsWith('registration') ? undefined : this.people.shift();
     if (!kind.endsWith('registration') && !person) kind = 'phone_registration';
-    const journey: Journey = { kind, sawFault: false };
+    this.addresses += 1;
+    const n = this.addresses;
+    const journey: Journey = { kind, sawFault: false, from: `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`, challenged: false };
     this.tally.journeyStarted(kind);
     try {
       const registered = await this.run(journey, person);
@@ -103,15 +114,21 @@ export class Journeys {
 
   /**
    * One action, retried through faults on the next instance. Answers the envelope, whether it
-   * succeeded or not; `already_sent` (a resend met its cooldown) is waited out and retried.
+   * succeeded or not; `already_sent` (a resend met its cooldown) is waited out and retried, and
+   * `challenge_required` solved and sent again with the solution.
    */
-  private async call(journey: Journey, action: string, body: Record<string, unknown>, first?: Instance): Promise<Envelope> {
+  private async call(journey: Journey, action: string, given: Record<string, unknown>, first?: Instance): Promise<Envelope> {
+    let body = given;
     const deadline = Date.now() + STEP_DEADLINE_MS;
     let instance = first ?? this.fleet.next();
     for (let attempt = 1; attempt <= STEP_ATTEMPTS && Date.now() < deadline; attempt++) {
-      const outcome = await post(this.tally, instance.url, action, body);
+      const outcome = await post(this.tally, instance.url, action, body, journey.from);
       switch (outcome.kind) {
         case 'answer':
+          if (reasonOf(outcome.envelope) === 'challenge_required' && dataOf(outcome.envelope).challenge) {
+            body = { ...given, challenge: await this.solve(journey, dataOf(outcome.envelope).challenge) };
+            break;
+          }
           if (reasonOf(outcome.envelope) !== 'already_sent') return outcome.envelope;
           await sleep(Math.min(3_000, Number(dataOf(outcome.envelope).retry_after ?? 1) * 1000));
           break;
@@ -128,6 +145,14 @@ export class Journeys {
       instance = this.fleet.next();
     }
     throw new Stop(`${action} gave up`, `no answer after ${STEP_ATTEMPTS} attempts or ${STEP_DEADLINE_MS} ms`);
+  }
+
+  private async solve(journey: Journey, challenge: unknown): Promise<string> {
+    if (!journey.challenged) this.tally.challenge.journeysChallenged += 1;
+    journey.challenged = true;
+    const solution = await this.solver.solve(challenge);
+    this.tally.challenge.solved += 1;
+    return solution;
   }
 
   /** `call`, which must succeed at one of `steps`. */
@@ -160,7 +185,7 @@ export class Journeys {
    */
   private async verify(journey: Journey, body: Record<string, unknown>, steps: number[]): Promise<Record<string, unknown>> {
     const first = this.fleet.next();
-    const [main, probe] = await Promise.all([this.call(journey, 'FeVerifyOtp', body, first), post(this.tally, this.fleet.other(first).url, 'FeVerifyOtp', body)]);
+    const [main, probe] = await Promise.all([this.call(journey, 'FeVerifyOtp', body, first), post(this.tally, this.fleet.other(first).url, 'FeVerifyOtp', body, journey.from)]);
     // The duplicate may have spent the code or proof before meeting the fault: the journey met it too.
     if (probe.kind === 'cut' || probe.kind === 'store_unavailable') journey.sawFault = true;
     const accepted = [main, probe.kind === 'answer' ? probe.envelope : undefined].filter((e): e is Envelope => e?.success === true);

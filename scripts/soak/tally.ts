@@ -23,6 +23,8 @@ export class Tally {
   codes = { accepted: 0, doubleAccepted: 0, wrongAccepted: 0 };
   requests = { sent: 0, answered: 0, connectionErrors: 0, timeouts: 0, outage503: 0, unexpected: 0 };
   readonly unexpectedExamples: string[] = [];
+  /** Honest journeys asked to solve the bot challenge at least once, and the solutions they gave. */
+  challenge = { journeysChallenged: 0, solved: 0 };
   private readonly latencies: number[] = [];
 
   /** The Redis outage: when Redis was stopped and when it answered PING again. */
@@ -107,9 +109,50 @@ export interface PumpingFigures {
   blockDueAfterSeconds?: number;
   /** Seconds the campaign ran. */
   ranSeconds?: number;
-  /** Seconds from the campaign's start to its first refusal `sms_destination_blocked`. */
+  /** Seconds from the campaign's start to when its range was first seen blocked (a refusal `sms_destination_blocked`, or the ledger's blocks). */
   blockedAfterSeconds?: number;
+  /** Its answers `challenge_required` (the campaign never solves one); unset when the challenge was off. */
+  challenged?: number;
+  /** SMS to the range when the campaign was first challenged (unset: never challenged). */
+  smsBeforeChallenge?: number;
+  firstChallengeAfterSeconds?: number;
 }
+
+/** A bot that never solves the challenge, from one client address (scripts/soak/bots.ts). */
+export interface NonSolverFigures {
+  asked: number;
+  challenged: number;
+  /** SMS it got before its first challenge, and after it (must be 0). */
+  smsBefore: number;
+  smsAfter: number;
+  firstChallengeAfterSeconds?: number;
+  /** The most SMS it may get before a signal crosses: challenge.client_identifiers, one number each. */
+  allowedBefore: number;
+}
+
+/** A bot that solves every challenge it is asked (scripts/soak/bots.ts). */
+export interface SolverFigures {
+  asked: number;
+  challenged: number;
+  /** SMS it got unasked (before its signals crossed), and with a solution. */
+  smsFree: number;
+  smsPaid: number;
+  solves: number;
+  /** CPU its solutions cost, user and system (scripts/soak/solver.ts). */
+  cpuMs: number;
+}
+
+/** The bot challenge in `adaptive` mode, as the soak met it. */
+export interface ChallengeFigures {
+  flood: NonSolverFigures;
+  solver: SolverFigures;
+}
+
+/** Honest journeys must be asked to solve in under this share of journeys (the issue's bar). */
+export const HONEST_CHALLENGED_CEILING = 0.01;
+
+const percent = (n: number, of: number) => (of === 0 ? 0 : (100 * n) / of);
+const ms = (value: number) => value.toFixed(value < 10 ? 1 : 0);
 
 export interface Verdict {
   lines: string[];
@@ -128,6 +171,8 @@ export function verdict(
     instanceReplaced: boolean;
     /** The pumping campaign beside the journeys (scripts/soak/pumping.ts), when it ran. */
     pumping?: PumpingFigures & { smsSpent: number };
+    /** The bots beside it and the challenge's toll on the journeys, when the challenge was on. */
+    challenge?: ChallengeFigures;
   },
 ): Verdict {
   const { p50, p99 } = tally.latency();
@@ -147,9 +192,11 @@ export function verdict(
     ...tally.unexpectedExamples.map((e) => `unexpected answer: ${e}`),
     ...(figures.pumping
       ? [
-          `pumping: ${figures.pumping.asked} codes asked to one range, ${figures.pumping.smsSpent} SMS spent on it, ${figures.pumping.blocked} refused as blocked${figures.pumping.blockedAfterSeconds === undefined ? '' : `, the first ${figures.pumping.blockedAfterSeconds.toFixed(1)} s into the campaign`}`,
+          `pumping: ${figures.pumping.asked} codes asked to one range, ${figures.pumping.smsSpent} SMS spent on it, ${figures.pumping.blocked} refused as blocked${figures.pumping.blockedAfterSeconds === undefined ? '' : `, the range blocked ${figures.pumping.blockedAfterSeconds.toFixed(1)} s into the campaign`}`,
+          ...(figures.challenge ? [pumpingChallengeLine(figures.pumping)] : []),
         ]
       : []),
+    ...(figures.challenge ? challengeLines(tally, figures.challenge) : []),
   ];
   const violations: string[] = [];
   const mustBeZero = (name: string, n: number) => n !== 0 && violations.push(`${name}: ${n} (must be 0)`);
@@ -164,12 +211,60 @@ export function verdict(
   if (!figures.instanceReplaced) violations.push('no instance was killed and replaced');
   if (recovery === undefined) violations.push('no success after Redis returned');
   if (figures.pumping) {
-    const { asked, blocked, smsSpent, blockDueAfterSeconds, ranSeconds } = figures.pumping;
+    const { asked, smsSpent, blockDueAfterSeconds, blockedAfterSeconds, ranSeconds } = figures.pumping;
     if (smsSpent >= PUMPING_SMS_CEILING) violations.push(`pumping: ${smsSpent} SMS spent on the pumped range (must be under ${PUMPING_SMS_CEILING})`);
     // Only a campaign that ran past the time its block was due must have met it (the graces, or a Redis outage, may eat the rest of a short run).
     const due = blockDueAfterSeconds !== undefined && (ranSeconds ?? 0) >= blockDueAfterSeconds;
-    if (due && blocked === 0) violations.push(`pumping: ${asked} codes asked, ${smsSpent} SMS spent, ${ranSeconds!.toFixed(0)} s, and the range never blocked (due after ${blockDueAfterSeconds.toFixed(0)} s)`);
+    if (due && blockedAfterSeconds === undefined) violations.push(`pumping: ${asked} codes asked, ${smsSpent} SMS spent, ${ranSeconds!.toFixed(0)} s, and the range never blocked (due after ${blockDueAfterSeconds.toFixed(0)} s)`);
   }
-  const last = `soak: ${j.started} journeys, ${tally.codes.doubleAccepted} double-accepted, ${figures.lostIngests} lost ingests, ${r.unexpected} unexpected 5xx, recovered in ${recovery === undefined ? 'never' : recovery.toFixed(2)} s`;
+  if (figures.challenge) violations.push(...challengeViolations(tally, figures.challenge, figures.pumping));
+  const last = `soak: ${j.started} journeys, ${tally.codes.doubleAccepted} double-accepted, ${figures.lostIngests} lost ingests, ${r.unexpected} unexpected 5xx, recovered in ${recovery === undefined ? 'never' : recovery.toFixed(2)} s${figures.challenge ? `; ${challengeSummary(tally, figures.challenge, figures.pumping)}` : ''}`;
   return { lines, violations, last };
+}
+
+const cpuPerSms = (solver: SolverFigures) => (solver.smsPaid === 0 ? 'no SMS paid for' : `${ms(solver.cpuMs / solver.smsPaid)} ms CPU per SMS`);
+
+/** SMS the bots that never solve got after they were first challenged: the campaign's (its range's SMS since) and the flood's. */
+function nonSolverSms(challenge: ChallengeFigures, pumping?: PumpingFigures & { smsSpent: number }): { before: number; after: number } {
+  const campaignBefore = pumping ? (pumping.smsBeforeChallenge ?? pumping.smsSpent) : 0;
+  const campaignAfter = pumping ? pumping.smsSpent - campaignBefore : 0;
+  return { before: campaignBefore + challenge.flood.smsBefore, after: campaignAfter + challenge.flood.smsAfter };
+}
+
+function pumpingChallengeLine(pumping: PumpingFigures & { smsSpent: number }): string {
+  if (pumping.smsBeforeChallenge === undefined) return `  challenge: never asked of the campaign (it never solves one)`;
+  return `  challenge: ${pumping.challenged ?? 0} of its requests asked to solve one (it never does), the first ${pumping.firstChallengeAfterSeconds!.toFixed(1)} s into the campaign; ${pumping.smsBeforeChallenge} SMS before it, ${pumping.smsSpent - pumping.smsBeforeChallenge} after`;
+}
+
+function challengeLines(tally: Tally, { flood, solver }: ChallengeFigures): string[] {
+  const { journeysChallenged, solved } = tally.challenge;
+  const started = tally.journeys.started;
+  return [
+    `challenge: ${journeysChallenged} of ${started} journeys asked to solve one (${percent(journeysChallenged, started).toFixed(2)} %), ${solved} solutions given`,
+    `flood from one client (never solves): ${flood.asked} codes asked, ${flood.challenged} challenged${flood.firstChallengeAfterSeconds === undefined ? '' : `, the first ${flood.firstChallengeAfterSeconds.toFixed(1)} s in`}; ${flood.smsBefore} SMS before its first challenge, ${flood.smsAfter} after`,
+    `bot that solves: ${solver.asked} codes asked, ${solver.challenged} challenged, ${solver.solves} solved; ${solver.smsFree} SMS unasked, ${solver.smsPaid} paid with ${ms(solver.cpuMs)} ms of CPU: ${cpuPerSms(solver)}`,
+  ];
+}
+
+function challengeViolations(tally: Tally, challenge: ChallengeFigures, pumping?: PumpingFigures & { smsSpent: number }): string[] {
+  const violations: string[] = [];
+  const { journeysChallenged } = tally.challenge;
+  const started = tally.journeys.started;
+  if (journeysChallenged >= HONEST_CHALLENGED_CEILING * started) {
+    violations.push(`challenge: ${journeysChallenged} of ${started} journeys asked to solve one, ${percent(journeysChallenged, started).toFixed(2)} % (must be under ${100 * HONEST_CHALLENGED_CEILING} %)`);
+  }
+  const { flood } = challenge;
+  if (flood.smsAfter !== 0) violations.push(`challenge: the flood from one client got ${flood.smsAfter} SMS after its first challenge, never solving one (must be 0)`);
+  if (flood.smsBefore > flood.allowedBefore) violations.push(`challenge: the flood from one client got ${flood.smsBefore} SMS before it was challenged (must be at most ${flood.allowedBefore}, one per identifier under challenge.client_identifiers)`);
+  if (pumping?.smsBeforeChallenge !== undefined && pumping.smsSpent > pumping.smsBeforeChallenge) {
+    violations.push(`challenge: the pumping campaign got ${pumping.smsSpent - pumping.smsBeforeChallenge} SMS after its first challenge, never solving one (must be 0)`);
+  }
+  return violations;
+}
+
+/** The challenge's figures on the closing line: honest journeys asked, the bots that never solve, the price for the one that does. */
+function challengeSummary(tally: Tally, challenge: ChallengeFigures, pumping?: PumpingFigures & { smsSpent: number }): string {
+  const { journeysChallenged } = tally.challenge;
+  const { before, after } = nonSolverSms(challenge, pumping);
+  return `challenged ${journeysChallenged} journeys (${percent(journeysChallenged, tally.journeys.started).toFixed(2)} %), non-solving bots ${before} SMS before the challenge and ${after} after, solving bot ${cpuPerSms(challenge.solver)}`;
 }

@@ -1,12 +1,17 @@
-import { createServer, type Server } from 'node:http';
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import axios from 'axios';
 import { loadConfig } from '../../src/core/config/load';
 import { SANDBOX_COLLECTOR_TOKEN } from '../../src/sandbox/collector';
 import { SANDBOX_SMS_KEY } from '../../src/sandbox/sms';
+import { createPow } from '../../src/domain/limits/pow';
 import { post } from '../../scripts/soak/client';
-import { Tally, verdict } from '../../scripts/soak/tally';
-import { startUpstreams, type SoakUpstreams } from '../../scripts/soak/upstreams';
+import type { Fleet } from '../../scripts/soak/fleet';
+import { Journeys } from '../../scripts/soak/journeys';
+import { PowSolver } from '../../scripts/soak/solver';
+import { Tally, verdict, type ChallengeFigures } from '../../scripts/soak/tally';
+import { SoakOutbox, startUpstreams, type SoakUpstreams } from '../../scripts/soak/upstreams';
 import { freePort } from '../support/ports';
 
 /*
@@ -16,6 +21,7 @@ import { freePort } from '../support/ports';
  */
 
 const LAST_LINE = /^soak: \d+ journeys, \d+ double-accepted, \d+ lost ingests, \d+ unexpected 5xx, recovered in (\d+\.\d\d|never) s$/;
+const CHALLENGE_SUMMARY = /; challenged \d+ journeys \(\d+\.\d\d %\), non-solving bots \d+ SMS before the challenge and \d+ after, solving bot (\d+(\.\d)? ms CPU per SMS|no SMS paid for)$/;
 const clean = { codesIssued: 10, ingestsExpected: 4, lostIngests: 0, redisRestarted: true, instanceReplaced: true };
 
 function cleanTally(): Tally {
@@ -55,7 +61,7 @@ describe('soak verdict', () => {
   it('passes a pumping campaign blocked under the ceiling, and reports it', () => {
     const result = verdict(cleanTally(), { ...clean, pumping: { asked: 60, blocked: 40, minSends: 10, smsSpent: 10, blockedAfterSeconds: 1.5 } });
     expect(result.violations).toEqual([]);
-    expect(result.lines).toContain('pumping: 60 codes asked to one range, 10 SMS spent on it, 40 refused as blocked, the first 1.5 s into the campaign');
+    expect(result.lines).toContain('pumping: 60 codes asked to one range, 10 SMS spent on it, 40 refused as blocked, the range blocked 1.5 s into the campaign');
   });
 
   it.each([
@@ -68,6 +74,64 @@ describe('soak verdict', () => {
   it('does not ask a campaign cut short by the faults or the graces to have met the block', () => {
     expect(verdict(cleanTally(), { ...clean, pumping: { asked: 30, blocked: 0, minSends: 10, smsSpent: 8, ranSeconds: 30 } }).violations).toEqual([]);
     expect(verdict(cleanTally(), { ...clean, pumping: { asked: 30, blocked: 0, minSends: 10, smsSpent: 14, blockDueAfterSeconds: 12, ranSeconds: 8 } }).violations).toEqual([]);
+  });
+
+  describe('with the bot challenge adaptive', () => {
+    const challenged = (journeys: number, challengedJourneys: number) => {
+      const tally = cleanTally();
+      for (let i = 1; i < journeys; i += 1) tally.journeyStarted('email_login');
+      tally.challenge = { journeysChallenged: challengedJourneys, solved: challengedJourneys };
+      return tally;
+    };
+    const bots = (spoil: Partial<ChallengeFigures['flood']> = {}): ChallengeFigures => ({
+      flood: { asked: 60, challenged: 57, smsBefore: 3, smsAfter: 0, firstChallengeAfterSeconds: 3.2, allowedBefore: 3, ...spoil },
+      solver: { asked: 55, challenged: 52, smsFree: 3, smsPaid: 52, solves: 52, cpuMs: 6760 },
+    });
+    // The campaign from many addresses: 12 SMS before its range was watched and it was first challenged.
+    const campaign = { asked: 60, blocked: 0, minSends: 5, smsSpent: 12, challenged: 45, smsBeforeChallenge: 12, firstChallengeAfterSeconds: 14.1, blockedAfterSeconds: 22.4 };
+
+    it('passes a run whose honest journeys were rarely asked and whose non-solving bots got nothing once asked, and reports the figures', () => {
+      const result = verdict(challenged(1000, 9), { ...clean, pumping: campaign, challenge: bots() });
+      expect(result.violations).toEqual([]);
+      expect(result.lines).toEqual(
+        expect.arrayContaining([
+          '  challenge: 45 of its requests asked to solve one (it never does), the first 14.1 s into the campaign; 12 SMS before it, 0 after',
+          'challenge: 9 of 1000 journeys asked to solve one (0.90 %), 9 solutions given',
+          'flood from one client (never solves): 60 codes asked, 57 challenged, the first 3.2 s in; 3 SMS before its first challenge, 0 after',
+          'bot that solves: 55 codes asked, 52 challenged, 52 solved; 3 SMS unasked, 52 paid with 6760 ms of CPU: 130 ms CPU per SMS',
+        ]),
+      );
+      expect(result.last).toBe('soak: 1000 journeys, 0 double-accepted, 0 lost ingests, 0 unexpected 5xx, recovered in 0.60 s; challenged 9 journeys (0.90 %), non-solving bots 15 SMS before the challenge and 0 after, solving bot 130 ms CPU per SMS');
+      expect(result.last.replace(CHALLENGE_SUMMARY, '')).toMatch(LAST_LINE);
+    });
+
+    it('fails the run when 1 % of the journeys or more were asked to solve one', () => {
+      expect(verdict(challenged(1000, 10), { ...clean, challenge: bots() }).violations).toEqual(['challenge: 10 of 1000 journeys asked to solve one, 1.00 % (must be under 1 %)']);
+      expect(verdict(challenged(1000, 9), { ...clean, challenge: bots() }).violations).toEqual([]);
+    });
+
+    it('fails the run when the flood got an SMS after its first challenge, or more before it than its signal allows', () => {
+      expect(verdict(challenged(100, 0), { ...clean, challenge: bots({ smsAfter: 1 }) }).violations.join('\n')).toMatch(/flood from one client got 1 SMS after its first challenge, never solving one \(must be 0\)/);
+      expect(verdict(challenged(100, 0), { ...clean, challenge: bots({ smsBefore: 4, challenged: 0, firstChallengeAfterSeconds: undefined }) }).violations.join('\n')).toMatch(/got 4 SMS before it was challenged \(must be at most 3/);
+    });
+
+    it('fails the run when the pumping campaign got an SMS after its first challenge', () => {
+      const result = verdict(challenged(100, 0), { ...clean, pumping: { ...campaign, smsSpent: 13 }, challenge: bots() });
+      expect(result.violations).toEqual(['challenge: the pumping campaign got 1 SMS after its first challenge, never solving one (must be 0)']);
+      expect(result.last).toMatch(/non-solving bots 15 SMS before the challenge and 1 after/);
+    });
+
+    it('reads the block from the ledger: a campaign challenged, never refused as blocked, passes once its range was seen blocked', () => {
+      expect(verdict(challenged(100, 0), { ...clean, pumping: { ...campaign, blockDueAfterSeconds: 20, ranSeconds: 60 }, challenge: bots() }).violations).toEqual([]);
+      const unblocked = { ...campaign, blockDueAfterSeconds: 20, ranSeconds: 60, blockedAfterSeconds: undefined };
+      expect(verdict(challenged(100, 0), { ...clean, pumping: unblocked, challenge: bots() }).violations.join('\n')).toMatch(/range never blocked/);
+    });
+
+    it('says when a solving bot got no SMS for its solutions', () => {
+      const result = verdict(challenged(100, 0), { ...clean, challenge: { ...bots(), solver: { asked: 3, challenged: 0, smsFree: 3, smsPaid: 0, solves: 0, cpuMs: 0 } } });
+      expect(result.last).toMatch(/solving bot no SMS paid for$/);
+      expect(result.last).toMatch(CHALLENGE_SUMMARY);
+    });
   });
 
   it('fails a run with no success after Redis returned, and says never', () => {
@@ -85,8 +149,9 @@ describe('soak client: how answers are classified', () => {
   let server: Server;
   let url: string;
   let reply: { status: number; body: string };
+  let heard: IncomingHttpHeaders = {};
   beforeAll(async () => {
-    server = createServer((_req, res) => res.writeHead(reply.status, { 'content-type': 'application/json' }).end(reply.body));
+    server = createServer((req, res) => ((heard = req.headers), res.writeHead(reply.status, { 'content-type': 'application/json' }).end(reply.body)));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -101,6 +166,14 @@ describe('soak client: how answers are classified', () => {
     const tally = new Tally();
     await expect(post(tally, url, 'FeLogin', {})).resolves.toMatchObject({ kind: 'answer', status: 200 });
     expect(tally.requests).toMatchObject({ sent: 1, answered: 1, unexpected: 0 });
+  });
+
+  it('forwards the client address it is given, as the balancer of the fleet, and none otherwise', async () => {
+    reply = { status: 200, body: JSON.stringify({ success: true, error: null, data: { next_step: 14 } }) };
+    await post(new Tally(), url, 'FeLogin', {}, '10.0.0.7');
+    expect(heard['x-forwarded-for']).toBe('10.0.0.7');
+    await post(new Tally(), url, 'FeLogin', {});
+    expect(heard['x-forwarded-for']).toBeUndefined();
   });
 
   it('counts an answer that is not the envelope as unexpected', async () => {
@@ -159,4 +232,86 @@ describe('soak upstreams: codes and ingests as the fakes received them', () => {
     expect(upstreams.outbox.ingestsOf('PNIsoak1', 'token-two-bbbb')).toBe(0);
     expect(upstreams.outbox.ingestsOf('PNIsoak2', 'token-one-aaaa')).toBe(0);
   });
+});
+
+describe('soak solver: the proof of work a challenged journey or bot solves', () => {
+  const solver = new PowSolver();
+  afterAll(() => solver.close());
+
+  it('solves what the service issues, one at a time in its own process, and counts the CPU it cost', async () => {
+    const settings = loadConfig({ env: { NODE_ENV: 'test' }, overrides: { challenge: { pow_difficulty: 20_000 } } }).challenge;
+    const pow = createPow(settings, createHmac('sha256', 'k').update('challenge').digest(), Date.now);
+    const challenges = await Promise.all([pow.issue('otp_generate', 'id-1'), pow.issue('otp_generate', 'id-2')]);
+    const [first, second] = await Promise.all(challenges.map((c) => solver.solve(c)));
+    await expect(pow.verify(first!, 'otp_generate', 'id-1')).resolves.toMatchObject({ id: expect.any(String) });
+    await expect(pow.verify(second!, 'otp_generate', 'id-2')).resolves.toMatchObject({ id: expect.any(String) });
+    // Bound to what it was issued for, as the service checks.
+    await expect(pow.verify(first!, 'otp_generate', 'id-2')).resolves.toEqual({ fault: 'mismatch' });
+    expect(solver.solves).toBe(2);
+    expect(solver.cpuMs).toBeGreaterThan(0);
+  }, 30_000);
+});
+
+describe('soak journeys: a step asked to solve the bot challenge', () => {
+  let server: Server;
+  const solver = new PowSolver();
+  const outbox = new SoakOutbox();
+  const addresses = new Set<string>();
+  const settings = loadConfig({ env: { NODE_ENV: 'test' }, overrides: { challenge: { pow_difficulty: 5_000 } } }).challenge;
+  const pow = createPow(settings, createHmac('sha256', 'k').update('challenge').digest(), Date.now);
+  const spentCodes = new Set<string>();
+  const answer = (data: Record<string, unknown>) => ({ success: true, error: null, data });
+
+  // A fake instance of the phone-first registration: FeLogin asks for a solved challenge before it sends the code.
+  async function act(action: string, body: Record<string, unknown>): Promise<unknown> {
+    const send = (to: string) => (outbox.add({ channel: to.includes('@') ? 'email' : 'sms', to, body: 'Codice 123456', code: '123456' }), undefined);
+    if (action === 'FeLogin') {
+      if (typeof body.challenge !== 'string') return { success: false, error: 'bot check', data: { reason: 'challenge_required', challenge: await pow.issue('FeLogin', String(body.identifier)) } };
+      if ((await pow.verify(body.challenge, 'FeLogin', String(body.identifier))).fault) return { success: false, error: 'bad solution', data: { reason: 'challenge_required' } };
+      send(String(body.identifier));
+      return answer({ next_step: 14 });
+    }
+    if (action === 'FeVerifyOtp') {
+      const to = String(body.email ?? body.phone);
+      if (spentCodes.has(to)) return { success: false, error: 'spent', data: { reason: 'invalid' } };
+      spentCodes.add(to);
+      return answer(body.pending_proof ? { next_step: 25, flow: 'f', register_proof: 'r' } : { next_step: 24, flow: 'f', phone_proof: 'p' });
+    }
+    if (body.phase === 'email_otp') {
+      send(String(body.email));
+      return answer({ next_step: 23, flow: 'f', pending_proof: 'q' });
+    }
+    return answer({ next_step: 90, uid: 'PNIsoak9' });
+  }
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      addresses.add(String(req.headers['x-forwarded-for']));
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const action = new URL(req.url!, 'http://x').searchParams.get('action')!;
+        void act(action, JSON.parse(Buffer.concat(chunks).toString())).then((body) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(async () => {
+    solver.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('solves it as the page would, repeats the step with the solution, and counts the journey as challenged once', async () => {
+    const instance = { name: 'fake', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+    const fleet = { next: () => instance, other: () => instance } as unknown as Fleet;
+    const tally = new Tally();
+    await new Journeys(tally, fleet, outbox, solver).runNext();
+    expect(tally.failureExamples).toEqual([]);
+    expect(tally.journeys).toMatchObject({ started: 1, completed: 1, failed: 0 });
+    expect(tally.challenge).toEqual({ journeysChallenged: 1, solved: 1 });
+    expect(solver.solves).toBe(1);
+    // Every request of the journey came from its one address.
+    expect([...addresses]).toEqual(['10.0.0.1']);
+  }, 30_000);
 });
