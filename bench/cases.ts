@@ -21,6 +21,13 @@ export interface ServiceVariant {
   floor?: boolean;
   /** `funnel.enabled` off: the login case without the journey funnel, to measure what counting costs. */
   funnel?: false;
+  /**
+   * `challenge.mode`, on an instance with the abuse defences on (rate limits, the pumping
+   * defence, the challenge's signals) at thresholds no bench load reaches, so nothing is refused
+   * or challenged: what the check costs when it lets a request through (issue 37). Absent: the
+   * defences off, as every other case runs.
+   */
+  challenge?: 'off' | 'adaptive';
 }
 
 /**
@@ -31,7 +38,7 @@ export interface ServiceVariant {
 export type Transport = 'node:http' | 'upstream' | 'axios-http';
 
 /** What a case's ratio is taken against: a reference app, or (for what a setting costs) the service with it off. */
-export type RatioTo = 'ref_node_http_call' | 'baseline' | 'login-funnel-off';
+export type RatioTo = 'ref_node_http_call' | 'baseline' | 'login-funnel-off' | 'otp_generate-challenge-off';
 
 export interface BenchCase {
   name: string;
@@ -63,6 +70,11 @@ export interface BenchCase {
    * service's own work (`own_us`).
    */
   upstreamCalls?: number;
+  /**
+   * Run on this build only, never on an --against base: the pair measures a setting inside one
+   * build, and a base without the setting would ignore it and run another case under its name.
+   */
+  thisBuildOnly?: true;
 }
 
 const memory: ServiceVariant = { store: 'memory', logLevel: 'warn' };
@@ -87,8 +99,23 @@ export const LOGIN_FUNNEL_OFF: BenchCase = {
   requires: ['FeLogin', 'FeVerifyOtp'],
 };
 
+/**
+ * otp_generate with the abuse defences on and `challenge.mode: off`: the reference of
+ * `otp_generate+challenge`, built as the funnel pair is (the same phones on two fresh instances one
+ * setting apart). Its phones are otp_generate's (`+3931`, an Italian mobile range): the pair runs
+ * on the memory store only, each half on an instance of its own, so no store is shared.
+ */
+export const CHALLENGE_OFF: BenchCase = {
+  name: 'otp_generate-challenge-off',
+  label: '(r) otp_generate with the abuse defences on, challenge.mode off',
+  kind: 'otp_generate',
+  service: { store: 'memory', logLevel: 'warn', challenge: 'off' },
+  phoneDigit: 1,
+  thisBuildOnly: true,
+};
+
 /** The apps a case can be paired with, by the name its `ratioTo` gives. */
-export const PAIRING: Readonly<Record<RatioTo, BenchCase>> = { baseline: BASELINE, ref_node_http_call: REF_NODE_HTTP, 'login-funnel-off': LOGIN_FUNNEL_OFF };
+export const PAIRING: Readonly<Record<RatioTo, BenchCase>> = { baseline: BASELINE, ref_node_http_call: REF_NODE_HTTP, 'login-funnel-off': LOGIN_FUNNEL_OFF, 'otp_generate-challenge-off': CHALLENGE_OFF };
 
 const viaNodeHttp = 'ref_node_http_call' as const;
 const viaEcho = 'baseline' as const;
@@ -150,6 +177,20 @@ export const CASES: readonly BenchCase[] = [
     requires: ['FeLogin', 'FeVerifyOtp'],
     upstreamCalls: 2.5,
   },
+  // The same phones as its other half, as the funnel pair: two fresh instances, one setting apart.
+  {
+    name: 'otp_generate+challenge',
+    label: '(b) otp_generate with challenge.mode adaptive, never challenged, each round right after the same with it off: what the check costs (issue 37: at most 5%)',
+    kind: 'otp_generate',
+    service: { ...memory, challenge: 'adaptive' },
+    phoneDigit: 1,
+    ratioTo: 'otp_generate-challenge-off',
+    floor: 1.05,
+    rounds: 5,
+    duration: 8,
+    upstreamCalls: 1,
+    thisBuildOnly: true,
+  },
   { name: 'get_user', label: '(e) get_user via the identity client', kind: 'get_user', service: memory, phoneDigit: 8, ratioTo: viaNodeHttp, floor: 1.5, upstreamCalls: 1 },
   { name: 'otp_generate+info', label: '(b) with info logs to /dev/null', kind: 'otp_generate', service: memoryInfo, phoneDigit: 4, ratioTo: viaNodeHttp, floor: 1.15, relativeTo: 'otp_generate', upstreamCalls: 1 },
   { name: 'verify_otp+info', label: '(c) with info logs to /dev/null', kind: 'verify_otp', service: memoryInfo, phoneDigit: 5, ratioTo: viaEcho, floor: 1.15, relativeTo: 'verify_otp', upstreamCalls: 0 },
@@ -167,3 +208,23 @@ export const phonePrefix = (benchCase: BenchCase) => `+393${benchCase.phoneDigit
 export const MEMORY_TARGET_BYTES = 160;
 /** A ratio whose rounds differ by more than this share of their median is NOISY. */
 export const NOISY_SPREAD = 0.15;
+
+/**
+ * The tail-latency figure (issue 36): after its closed-loop rounds, this case runs paced at
+ * these shares of its saturating rate (the lower of the two builds' with --against), each
+ * build in turn, and reports p50/p99 per build.
+ */
+export const TAIL_CASE = 'login';
+export const TAIL_LOADS: readonly number[] = [0.5, 0.9];
+/** Seconds of each paced run in a full run (a smoke run: its --duration), and rounds (a smoke run: 1). */
+export const TAIL_DURATION = 8;
+export const TAIL_ROUNDS = 3;
+/**
+ * The rule --against holds the tail to: the new build's p99 at 90% load over the base's, median
+ * of the rounds' ratios, at most TAIL_P99_FLOOR, unless the two are within TAIL_P99_SLACK_MS
+ * (autocannon's histogram counts whole milliseconds); NOISY when the rounds' ratios spread by
+ * more than TAIL_NOISY_SPREAD (docs/performance.md, "Tail latency").
+ */
+export const TAIL_P99_FLOOR = 1.1;
+export const TAIL_P99_SLACK_MS = 1;
+export const TAIL_NOISY_SPREAD = 0.2;

@@ -18,7 +18,8 @@ import { CASES, REF_NODE_HTTP } from './cases';
  *                       that says how to install it); `--no-redis` is the same
  *   --strict            exit 1 when a ratio's rounds spread by more than 15% (NOISY); with
  *                       --against, also when a case's own work over the base's is above its
- *                       floor (bench/base-floors.ts) or its rounds spread by more than 10%
+ *                       floor (bench/base-floors.ts) or its rounds spread by more than 10%, or
+ *                       the login pair's p99 ratio at 90% load spreads by more than 20%
  *   --against <ref>     also run every service case on the build of <ref> (a commit, branch or
  *                       tag; `perf-base` is the commit bench/perf-base holds), checked out in a
  *                       temporary worktree with its own `npm ci` (kept per lock file), the two
@@ -28,7 +29,8 @@ import { CASES, REF_NODE_HTTP } from './cases';
  *                       app under load gets CPU 0 and everything else the other CPUs)
  *   --json <file>       also write the figures as JSON (baseline, every case with its multiple,
  *                       ratio, ratio_to, spread, references, floor and result; the memory per
- *                       pending code)
+ *                       pending code; `tail`: the login pair's p50/p99 paced at 50% and 90% of
+ *                       its saturating rate, per build)
  *   --profile <dir>     run each service case in its own process with the V8 CPU profiler (the
  *                       one --cpu-prof starts) around its measured window only, write the
  *                       profiles to <dir> and print where each one's time went

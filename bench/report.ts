@@ -1,5 +1,6 @@
 import { BASE_FLOORS, BASE_NOISY_SPREAD } from './base-floors';
-import { MEMORY_TARGET_BYTES, NOISY_SPREAD, REFERENCE_NAMES, type BenchCase, type RatioTo } from './cases';
+import type { Build } from './against';
+import { MEMORY_TARGET_BYTES, NOISY_SPREAD, REFERENCE_NAMES, TAIL_LOADS, TAIL_NOISY_SPREAD, TAIL_P99_FLOOR, TAIL_P99_SLACK_MS, type BenchCase, type RatioTo } from './cases';
 import type { CpuUse } from './cpu';
 import type { LoadResult } from './load';
 import type { MemoryResult } from './memory';
@@ -23,6 +24,26 @@ export interface CaseOutcome {
   skipped?: string;
   /** With --against: the same case on the base build, its runs in round order (each round's pair ran back to back). */
   base?: { runs: Run[]; skipped?: string };
+  /** The tail-latency runs (TAIL_CASE only): paced at shares of the saturating rate, after the closed-loop rounds. */
+  tail?: TailOutcome;
+}
+
+/** One paced run of the tail figure. */
+export interface TailRun {
+  /** The share of the saturating rate offered (0.5, 0.9). */
+  load: number;
+  /** Answers per second offered (autocannon's overallRate). */
+  rate: number;
+  build: Build;
+  result: LoadResult;
+}
+
+export interface TailOutcome {
+  /** The closed-loop answers per second of each build (median of its rounds): what it reaches with the bench's connections. */
+  saturating: { new: number; base?: number };
+  /** What the paced rates are shares of: the lower of the two, so both builds are offered the same load. */
+  basis: number;
+  runs: TailRun[];
 }
 
 export interface Verdict {
@@ -255,6 +276,122 @@ export const AGAINST_LEGEND = [
   "floor: the most the ratio may be today (bench/base-floors.ts); target: issue 36's aim, not yet met.",
 ].join('\n');
 
+/** One load level of the tail figure, as the table shows it and `--json` writes it (`tail.levels`). */
+export interface TailLevelFigures {
+  /** The share of the saturating rate offered, and that rate in answers per second. */
+  load: number;
+  rate: number;
+  /** Answers per second each build did answer (the pacer's rate, unless a build could not keep up). */
+  req_per_s_base: number | null;
+  req_per_s_new: number | null;
+  /** Medians of the rounds, ms (autocannon's histogram counts whole milliseconds). */
+  p50_ms_base: number | null;
+  p50_ms_new: number | null;
+  p99_ms_base: number | null;
+  p99_ms_new: number | null;
+  /** The new build's p99 over the base's, median of the rounds' ratios (each round's two runs back to back), with their spread. */
+  p99_ratio: number | null;
+  spread: number | null;
+  round_p99_ratios: number[];
+  /** Judged at 90% only, and only against a base build (TAIL_P99_FLOOR). */
+  result: CaseResult;
+  noisy: boolean;
+}
+
+export interface TailFigures {
+  case: string;
+  saturating_req_per_s_new: number | null;
+  saturating_req_per_s_base: number | null;
+  /** The rate the levels are shares of (the lower of the two). */
+  basis_req_per_s: number | null;
+  levels: TailLevelFigures[];
+  /** The rule at 90%: ratio at most `floor`, or the two p99s at most `slack_ms` apart; NOISY above `noisy_spread`. */
+  floor: number;
+  slack_ms: number;
+  noisy_spread: number;
+  result: CaseResult;
+}
+
+/** The judged level: p99 at 90% of the saturating rate must not get worse (issue 36). */
+const TAIL_JUDGED_LOAD = TAIL_LOADS[TAIL_LOADS.length - 1]!;
+
+/** The tail figure of a run, or undefined when its case did not run paced. */
+export function tailFigures(outcomes: readonly CaseOutcome[], judge = true): TailFigures | undefined {
+  const outcome = outcomes.find((o) => o.tail);
+  if (!outcome?.tail) return undefined;
+  const { tail } = outcome;
+  const levels = [...new Set(tail.runs.map((r) => r.load))].map((load): TailLevelFigures => {
+    const at = tail.runs.filter((r) => r.load === load);
+    const of = (build: Build) => at.filter((r) => r.build === build).map((r) => r.result);
+    const [mine, theirs] = [of('new'), of('base')];
+    // Each round's two runs are the i-th of each build.
+    const ratios = defined(mine.map((r, i) => (theirs[i] && theirs[i]!.p99 > 0 ? r.p99 / theirs[i]!.p99 : undefined)));
+    const ratio = median(ratios);
+    const spread = spreadOf(ratios);
+    const p99 = (results: LoadResult[]) => median(results.map((r) => r.p99));
+    let result: CaseResult = 'not judged';
+    if (at.some((r) => r.result.failures > 0)) result = 'failed';
+    else if (judge && load === TAIL_JUDGED_LOAD && theirs.length > 0 && ratio !== undefined) {
+      const apart = p99(mine)! - p99(theirs)!;
+      result = ratio <= TAIL_P99_FLOOR || apart <= TAIL_P99_SLACK_MS ? 'ok' : 'over floor';
+    }
+    return {
+      load,
+      rate: at[0]!.rate,
+      req_per_s_base: round(median(theirs.map((r) => r.rps)), 0),
+      req_per_s_new: round(median(mine.map((r) => r.rps)), 0),
+      p50_ms_base: round(median(theirs.map((r) => r.p50)), 2),
+      p50_ms_new: round(median(mine.map((r) => r.p50)), 2),
+      p99_ms_base: round(p99(theirs), 2),
+      p99_ms_new: round(p99(mine), 2),
+      p99_ratio: round(ratio, 2),
+      spread: round(spread, 3),
+      round_p99_ratios: ratios.map((r) => round(r, 3)!),
+      result,
+      noisy: spread !== undefined && spread > TAIL_NOISY_SPREAD,
+    };
+  });
+  const judged = levels.find((l) => l.load === TAIL_JUDGED_LOAD);
+  const failedLevel = levels.some((l) => l.result === 'failed');
+  return {
+    case: outcome.benchCase.name,
+    saturating_req_per_s_new: round(tail.saturating.new, 0),
+    saturating_req_per_s_base: round(tail.saturating.base, 0),
+    basis_req_per_s: round(tail.basis, 0),
+    levels,
+    floor: TAIL_P99_FLOOR,
+    slack_ms: TAIL_P99_SLACK_MS,
+    noisy_spread: TAIL_NOISY_SPREAD,
+    result: failedLevel ? 'failed' : judged?.result ?? 'not judged',
+  };
+}
+
+/** The printed tail table. */
+export function formatTail(figures: TailFigures): string {
+  const pair = (base: number | null, mine: number | null) => (base === null ? cell(mine) : `${cell(base)} -> ${cell(mine)}`);
+  const rows = figures.levels.map((l) => [
+    `${Math.round(l.load * 100)}%`,
+    cell(l.rate),
+    pair(l.req_per_s_base, l.req_per_s_new),
+    pair(l.p50_ms_base, l.p50_ms_new),
+    pair(l.p99_ms_base, l.p99_ms_new),
+    cell(l.p99_ratio),
+    percent(l.spread),
+    l.load === TAIL_JUDGED_LOAD ? `<= ${figures.floor} or ${figures.slack_ms} ms` : '',
+    l.noisy ? `${l.result} NOISY` : l.result,
+  ]);
+  const saturating = figures.saturating_req_per_s_base === null ? `${cell(figures.saturating_req_per_s_new)} req/s` : `base ${cell(figures.saturating_req_per_s_base)}, new ${cell(figures.saturating_req_per_s_new)} req/s; the lower is the basis`;
+  return [
+    `tail latency, ${figures.case}: paced at shares of the saturating rate (closed loop: ${saturating})`,
+    table(['load', 'offered req/s', 'answered req/s', 'p50 ms', 'p99 ms', 'p99 ratio', 'spread', 'floor', 'result'], rows, 1),
+  ].join('\n');
+}
+
+export const TAIL_LEGEND = [
+  'tail: the case paced (autocannon overallRate: each connection sends its share of a second back to back, then waits for the next second) at each share of the saturating rate, both builds offered the same rate, alternating;',
+  `p50/p99: base -> new, medians of the rounds; p99 ratio: new over base, median of the rounds' ratios, NOISY above ${TAIL_NOISY_SPREAD * 100}%; judged at ${TAIL_JUDGED_LOAD * 100}% only, with a base build.`,
+].join('\n');
+
 /** The references themselves (the bare echo and node:http call are never judged; the others are cases too). */
 export function referenceFigures(outcomes: readonly CaseOutcome[]) {
   const baseline = baselineCpu(outcomes);
@@ -286,6 +423,7 @@ export function jsonReport(outcomes: readonly CaseOutcome[], memory: MemoryResul
     references: referenceFigures(outcomes),
     memory_bytes_per_code: memory ? round(memory.bytesPerRecord, 1) : null,
     memory_floor_bytes: MEMORY_TARGET_BYTES,
+    tail: tailFigures(outcomes, judge) ?? null,
   };
 }
 
@@ -297,7 +435,7 @@ function table(header: string[], rows: string[][], leftColumns = 2): string {
 
 const cell = (value: number | null) => (value === null ? '-' : String(value));
 const percent = (value: number | null) => (value === null ? '-' : `${(value * 100).toFixed(0)}%`);
-const SHORT: Record<RatioTo, string> = { ref_node_http_call: 'node:http', baseline: 'echo', 'login-funnel-off': 'funnel off' };
+const SHORT: Record<RatioTo, string> = { ref_node_http_call: 'node:http', baseline: 'echo', 'login-funnel-off': 'funnel off', 'otp_generate-challenge-off': 'challenge off' };
 
 /** The printed table: each case's ratio to its paired reference, its spread, beside its floor. */
 export function formatTable(outcomes: readonly CaseOutcome[], judge = true): string {
@@ -365,10 +503,11 @@ export function verdict(outcomes: readonly CaseOutcome[], memory?: MemoryResult)
     }
     if (result.exhausted) problems.push(`${name}: ran out of pre-issued codes`);
   };
-  for (const { benchCase, runs, paired, base } of outcomes) {
+  for (const { benchCase, runs, paired, base, tail } of outcomes) {
     for (const run of runs ?? []) check(benchCase.name, run.result);
     for (const run of base?.runs ?? []) check(`${benchCase.name} (base build)`, run.result);
     for (const run of paired ?? []) check(benchCase.ratioTo ?? 'reference', run.result);
+    for (const run of tail?.runs ?? []) check(`${benchCase.name} paced at ${Math.round(run.load * 100)}%${run.build === 'base' ? ' (base build)' : ''}`, run.result);
   }
   if (memory && !(memory.bytesPerRecord > 0)) problems.push('memory: no growth measured');
   return { ok: problems.length === 0, problems };

@@ -4,7 +4,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AgainstError, BASE_MEMORY, BASE_SERVICE, pairOrder, prepareBase, resolveRef, type BaseBuild } from './against';
 import { BASE_NOISY_SPREAD } from './base-floors';
-import { BASELINE, CASES, MEMORY_TARGET_BYTES, NOISY_SPREAD, PAIRING, REF_NODE_HTTP, phonePrefix, type BenchCase, type ServiceVariant } from './cases';
+import { BASELINE, CASES, MEMORY_TARGET_BYTES, NOISY_SPREAD, PAIRING, REF_NODE_HTTP, TAIL_CASE, TAIL_DURATION, TAIL_LOADS, TAIL_NOISY_SPREAD, TAIL_ROUNDS, phonePrefix, type BenchCase, type ServiceVariant } from './cases';
 import { benchFile, startChild, type Child } from './child';
 import type { LoadResult, LoadSpec } from './load';
 import type { MemoryResult } from './memory';
@@ -12,7 +12,7 @@ import { parseOptions, UsageError, type BenchOptions } from './options';
 import { formatHotFunctions } from './profile';
 import { redisInstalled, startRedis, type BenchRedis } from './redis';
 import { watchCpu } from './cpu';
-import { AGAINST_LEGEND, againstFigures, caseFigures, CPU_LEGEND, formatAgainst, formatMemory, formatTable, jsonReport, verdict, type CaseOutcome, type Run } from './report';
+import { AGAINST_LEGEND, againstFigures, caseFigures, CPU_LEGEND, formatAgainst, formatMemory, formatTable, formatTail, jsonReport, median, TAIL_LEGEND, tailFigures, verdict, type CaseOutcome, type Run, type TailOutcome } from './report';
 import { BENCH_INTERNAL_KEY, type ServiceOptions } from './service';
 
 /*
@@ -108,6 +108,7 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
     stoppers.push(() => upstreams.stop());
     const load = await startChild<unknown>(benchFile('load.ts'), [], { cpus: cpus.rest });
     stoppers.push(() => load.stop());
+    const loadRun = (loadSpec: LoadSpec) => load.call<LoadResult>({ type: 'run', spec: loadSpec });
     let redis: BenchRedis | undefined;
     // The base build's Redis cases get a redis-server of their own: both builds use the same phones and key prefix.
     let baseRedis: BenchRedis | undefined;
@@ -199,12 +200,18 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       const key = build === 'base' ? `base:${owner}` : owner;
       let child = services.get(key);
       if (!child) {
-        say(`.. ${owner}: a fresh service instance (${variant.store}, ${variant.logLevel}${variant.floor ? ', noop action' : ''}${variant.funnel === false ? ', funnel off' : ''})${build === 'base' ? ' of the base build' : ''}`);
+        const challenge = variant.challenge ? `, defences on, challenge ${variant.challenge}` : '';
+        say(`.. ${owner}: a fresh service instance (${variant.store}, ${variant.logLevel}${variant.floor ? ', noop action' : ''}${variant.funnel === false ? ', funnel off' : ''}${challenge})${build === 'base' ? ' of the base build' : ''}`);
         const onBase = build === 'base' && base;
-        const serviceOptions: ServiceOptions = { upstreams: upstreams.ready.url, store: variant.store, logLevel: variant.logLevel, redisUrl: (onBase ? baseRedis : redis)?.url, floor: variant.floor, funnel: variant.funnel !== false };
+        const serviceOptions: ServiceOptions = { upstreams: upstreams.ready.url, store: variant.store, logLevel: variant.logLevel, redisUrl: (onBase ? baseRedis : redis)?.url, floor: variant.floor, funnel: variant.funnel !== false, ...(variant.challenge ? { challenge: variant.challenge } : {}) };
         const file = onBase ? join(onBase.dir, BASE_SERVICE) : benchFile('service.ts');
         child = await startChild<{ url: string }>(file, [JSON.stringify(serviceOptions)], { cpus: cpus.app, cwd: onBase ? onBase.dir : undefined });
         services.set(key, child);
+        if (variant.challenge) {
+          // A gate built off (the defences off turn an adaptive setting off) would make the pair measure nothing.
+          const mode = await child.call<string>({ type: 'challenge-mode' });
+          if (mode !== variant.challenge) throw new Error(`${owner}: the service's challenge gate runs in mode ${mode}, the case needs ${variant.challenge}`);
+        }
       }
       return child;
     };
@@ -237,8 +244,9 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
         outcomes.push({ benchCase, skipped: `${missing.join(', ')} not registered` });
         continue;
       }
-      // The base build runs every service case too, on a fresh instance of its own beside this one's.
-      let baseApp = base && benchCase.service ? await serviceFor(benchCase.name, benchCase.service, 'base') : undefined;
+      // The base build runs every service case too, on a fresh instance of its own beside this one's; a setting's pair (thisBuildOnly) runs on this build alone.
+      if (base && benchCase.service && benchCase.thisBuildOnly) say(`.. ${benchCase.name}: this build only (a setting's cost within one build; the base may not have the setting)`);
+      let baseApp = base && benchCase.service && !benchCase.thisBuildOnly ? await serviceFor(benchCase.name, benchCase.service, 'base') : undefined;
       const outcome: CaseOutcome = { benchCase, runs: [], paired: [] };
       if (baseApp) {
         const baseMissing = await missingOn(baseApp);
@@ -279,6 +287,33 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
           const { run, nextIndex } = await measure(benchCase, spec(benchCase, app.ready.url, { ...extra, firstIndex, duration }), app, profileFile, base && benchCase.service ? ' [new]' : '');
           outcome.runs!.push(run);
           firstIndex = nextIndex;
+        }
+      }
+      if (benchCase.name !== TAIL_CASE) continue;
+      // The tail figure: the same instances, paced at shares of what they reached in closed loop.
+      const saturating = { new: median(outcome.runs!.map((r) => r.result.rps)) ?? 0, base: baseApp ? median(outcome.base!.runs.map((r) => r.result.rps)) : undefined };
+      const failedRounds = [...outcome.runs!, ...(outcome.base?.runs ?? [])].some((r) => r.result.failures > 0 || r.result.requests === 0);
+      if (failedRounds) {
+        say(`.. ${benchCase.name}: no tail-latency runs: its closed-loop rounds failed`);
+        continue;
+      }
+      const tail: TailOutcome = { saturating, basis: Math.min(saturating.new, saturating.base ?? Infinity), runs: [] };
+      outcome.tail = tail;
+      const tailRounds = options.smoke ? 1 : TAIL_ROUNDS;
+      const tailDuration = options.smoke ? options.duration : Math.max(options.duration, TAIL_DURATION);
+      if (options.smoke) say(`.. ${benchCase.name}: tail latency, smoke: one ${tailDuration} s paced run per load, not judged`);
+      for (const share of TAIL_LOADS) {
+        const rate = Math.max(1, Math.round(tail.basis * share));
+        for (let round = 0; round < tailRounds; round++) {
+          for (const build of baseApp ? pairOrder(round) : (['new'] as const)) {
+            const onBase = build === 'base';
+            const child = onBase ? baseApp! : app;
+            say(`.. ${benchCase.name}${baseApp ? ` [${build}]` : ''}: paced at ${Math.round(share * 100)}% of ${Math.round(tail.basis)} req/s = ${rate} req/s (${tailDuration} s)`);
+            const result = await loadRun(spec(benchCase, child.ready.url, { ...extra, firstIndex: onBase ? baseIndex : firstIndex, duration: tailDuration, overallRate: rate }));
+            if (onBase) baseIndex = result.nextIndex;
+            else firstIndex = result.nextIndex;
+            tail.runs.push({ load: share, rate, build, result });
+          }
         }
       }
     }
@@ -365,6 +400,11 @@ async function main(): Promise<void> {
     say(formatAgainst(against));
     say(AGAINST_LEGEND);
   }
+  const tail = tailFigures(report.outcomes, judge);
+  if (tail) {
+    say(`\n${formatTail(tail)}`);
+    say(TAIL_LEGEND);
+  }
   if (report.memory) say(`\n${formatMemory(report.memory)}`);
   if (report.baseMemory) say(`base build: ${formatMemory(report.baseMemory)}`);
   for (const file of report.profiles) say(`\n${formatHotFunctions(file)}`);
@@ -374,12 +414,21 @@ async function main(): Promise<void> {
   // A full run also holds every case to its floor; a smoke run is cold and short, so only to answering.
   // Against a base build, the floors are those over the base (bench/base-floors.ts); the ratios to the references describe the machine.
   const figures = caseFigures(report.outcomes, judge);
-  const over = !judge ? [] : base ? against.filter((c) => c.result === 'over floor').map((c) => c.name) : figures.filter((c) => c.result === 'over floor').map((c) => c.name);
+  // A setting's pair (the challenge's cost) runs on this build only: its floor holds with or without a base.
+  const ownPairs = new Set(CASES.filter((c) => c.thisBuildOnly).map((c) => c.name));
+  const judgedHere = base ? [...against, ...figures.filter((c) => ownPairs.has(c.name))] : figures;
+  const over = !judge ? [] : judgedHere.filter((c) => c.result === 'over floor').map((c) => c.name);
   if (judge && report.memory && report.memory.bytesPerRecord > MEMORY_TARGET_BYTES) over.push('memory');
+  const tailJudged = tail?.levels.find((l) => l.result !== 'not judged' && l.result !== 'failed');
+  if (tailJudged?.result === 'over floor') over.push(`${tail!.case} p99 at ${Math.round(tailJudged.load * 100)}% (${tailJudged.p99_ms_base} -> ${tailJudged.p99_ms_new} ms)`);
   if (over.length > 0) say(`OVER FLOOR${base ? ` (new / base, bench/base-floors.ts)` : ''}: ${over.join(', ')}`);
   const noisyOf = (list: Array<{ name: string; noisy: boolean; spread: number | null }>) => list.filter((c) => c.noisy).map((c) => `${c.name} (${((c.spread ?? 0) * 100).toFixed(0)}%)`);
-  const noisy = !judge ? [] : noisyOf(base ? against : figures);
-  if (noisy.length > 0) say(`NOISY: the rounds of ${noisy.join(', ')} disagree by more than ${(base ? BASE_NOISY_SPREAD : NOISY_SPREAD) * 100}%; rerun on a quieter machine${options.strict ? ' (--strict: exit 1)' : ''}`);
+  const noisy = !judge ? [] : noisyOf(judgedHere);
+  if (noisy.length > 0) say(`NOISY: the rounds of ${noisy.join(', ')} disagree by more than ${(base ? BASE_NOISY_SPREAD : NOISY_SPREAD) * 100}%${base && noisy.some((n) => ownPairs.has(n.split(' ')[0]!)) ? ` (a setting's pair: ${NOISY_SPREAD * 100}%)` : ''}; rerun on a quieter machine${options.strict ? ' (--strict: exit 1)' : ''}`);
+  if (tailJudged?.noisy) {
+    noisy.push(`${tail!.case} p99 at ${Math.round(tailJudged.load * 100)}%`);
+    say(`NOISY: the rounds' p99 ratios at ${Math.round(tailJudged.load * 100)}% load disagree by more than ${TAIL_NOISY_SPREAD * 100}%; rerun on a quieter machine${options.strict ? ' (--strict: exit 1)' : ''}`);
+  }
   if (options.jsonFile) {
     const againstJson = base ? { ref: base.ref, commit: base.commit, deps: base.deps, cases: against, memory_bytes_per_code: report.baseMemory ? Number(report.baseMemory.bytesPerRecord.toFixed(1)) : null } : undefined;
     writeFileSync(options.jsonFile, `${JSON.stringify({ ...jsonReport(report.outcomes, report.memory, judge), ...(againstJson ? { against: againstJson } : {}) }, null, 2)}\n`);

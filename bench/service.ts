@@ -42,6 +42,26 @@ export interface ServiceOptions {
   funnel?: boolean;
   /** Serve only `bench_noop`, an action that answers its input: what the pipeline costs around any action. */
   floor?: boolean;
+  /** `challenge.mode`, with the abuse defences on at thresholds no bench load reaches (defencesNeverCrossed); absent: the defences off. */
+  challenge?: 'off' | 'adaptive';
+}
+
+/** More than any bench run sends: a limit, cap or signal that never refuses nor challenges. */
+const NEVER = 1_000_000_000;
+
+/**
+ * The abuse defences on, as in production, with every threshold out of the bench's reach: the
+ * load generator is one client sending to one number range, which the defaults would refuse or
+ * challenge within seconds. So the limits, the pumping defence and the challenge's signals all
+ * run their counters, and none ever crosses: the challenge pair measures the check that lets a
+ * request through.
+ */
+export function defencesNeverCrossed(mode: 'off' | 'adaptive') {
+  return {
+    rate_limits: { enabled: true, sends_per_identifier_per_hour: NEVER, sends_per_ip_per_hour: NEVER, sends_per_recipient: NEVER, verifies_per_ip_per_minute: NEVER, lookups_per_ip_per_minute: NEVER, lookups_per_account_per_hour: NEVER },
+    sms: { pumping: { country_sends_per_hour: NEVER, prefix_sends_per_hour: NEVER, watch_sends_per_hour: NEVER, block_min_sends: NEVER } },
+    challenge: { mode, client_sends: NEVER, client_identifiers: NEVER, client_verify_failures: NEVER, destination_share: 1 },
+  };
 }
 
 /** The action of the `floor` variant: validated input in, the same data out, nothing else. */
@@ -70,6 +90,7 @@ async function startFloor(config: Config, log: Logger): Promise<{ url: string; d
 }
 
 export function benchConfig(options: ServiceOptions): Config {
+  const defences = options.challenge ? defencesNeverCrossed(options.challenge) : undefined;
   return loadConfig({
     // A tool's run, not production: plain codes in answers are how the bench reads them.
     env: { NODE_ENV: 'development' },
@@ -79,11 +100,12 @@ export function benchConfig(options: ServiceOptions): Config {
       log: { level: options.logLevel },
       otp: { debug: true, store: options.store, log_file: options.logLevel === 'info' ? '/dev/null' : '', max_records: 5_000_000 },
       redis: { url: options.redisUrl ?? 'redis://127.0.0.1:6379', key_prefix: 'bench:' },
-      sms: { api_url: `${options.upstreams}/sms`, api_key: BENCH_SMS_KEY, sender: 'Bench' },
+      sms: { api_url: `${options.upstreams}/sms`, api_key: BENCH_SMS_KEY, sender: 'Bench', ...(defences ? defences.sms : {}) },
       identity: { base_url: `${options.upstreams}/idp`, aid: BENCH_AID, api_token: BENCH_API_TOKEN },
       user_collector: { base_url: `${options.upstreams}/collector`, internal_token: BENCH_COLLECTOR_TOKEN },
       security: { secret: BENCH_SECRET, internal_key: BENCH_INTERNAL_KEY },
-      rate_limits: { enabled: false },
+      rate_limits: defences ? defences.rate_limits : { enabled: false },
+      ...(defences ? { challenge: defences.challenge } : {}),
       sandbox: { enabled: false },
       funnel: { enabled: options.funnel ?? true },
     },
@@ -172,6 +194,9 @@ if (require.main === module) {
           return service.preissue(command as unknown as PreissueCommand);
         case 'actions':
           return [...actionsByName.keys()];
+        case 'challenge-mode':
+          // What the gate was built with: `rate_limits.enabled: false` turns an adaptive setting off.
+          return service.deps.challenge.mode;
         case 'profile-start':
           return profiler.start();
         case 'profile-stop':

@@ -5,7 +5,7 @@ import { BASE_FLOORS } from '../../bench/base-floors';
 import { BASELINE, CASES } from '../../bench/cases';
 import type { LoadResult } from '../../bench/load';
 import { parseOptions, UsageError } from '../../bench/options';
-import { againstFigures, formatAgainst, verdict, type CaseOutcome, type Run } from '../../bench/report';
+import { againstFigures, formatAgainst, tailFigures, verdict, type CaseOutcome, type Run } from '../../bench/report';
 import { runBench, selectCases } from '../../bench/run';
 
 /*
@@ -165,4 +165,28 @@ describe('bench --against run', () => {
     expect([noop.runs!.length, noop.base!.runs.length, noop.paired!.length]).toEqual([2, 2, 2]);
     expect(againstFigures(report.outcomes, false)).toEqual([expect.objectContaining({ name: 'noop_action', result: 'not judged', round_ratios: expect.any(Array) })]);
   }, 60_000);
+});
+
+describe('bench --against tail and pairs', () => {
+  it('paces both builds at the lower of their saturating rates, alternating, and runs a setting pair on this build only', async () => {
+    const options = { ...parseOptions(['--smoke']), rounds: 1, duration: 0.5, connections: 5, cases: ['login', 'otp_generate+challenge'] };
+    const lines: string[] = [];
+    const report = await runBench(options, (line) => lines.push(line), { dir: REPO_ROOT });
+    expect(verdict(report.outcomes)).toEqual({ ok: true, problems: [] });
+    const login = report.outcomes.find((o) => o.benchCase.name === 'login')!;
+    const [mine, theirs] = [login.runs![0]!.result.rps, login.base!.runs[0]!.result.rps];
+    expect(login.tail).toMatchObject({ saturating: { new: mine, base: theirs }, basis: Math.min(mine, theirs) });
+    // Both builds offered the same rate at each load, the first of the pair as in the closed-loop rounds.
+    expect(login.tail!.runs.map((r) => [r.load, r.build, r.rate])).toEqual(
+      [0.5, 0.9].flatMap((load) => (['base', 'new'] as const).map((build) => [load, build, Math.max(1, Math.round(Math.min(mine, theirs) * load))])),
+    );
+    expect(lines).toContain(".. otp_generate+challenge: this build only (a setting's cost within one build; the base may not have the setting)");
+    expect(lines.some((l) => l.includes('otp_generate+challenge') && l.includes('of the base build'))).toBe(false);
+    expect(againstFigures(report.outcomes, false).map((f) => f.name)).toEqual(['login']);
+    const tail = tailFigures(report.outcomes, false)!;
+    expect(tail.levels.map((l) => [l.load, typeof l.p99_ms_base, typeof l.p99_ms_new])).toEqual([
+      [0.5, 'number', 'number'],
+      [0.9, 'number', 'number'],
+    ]);
+  }, 90_000);
 });

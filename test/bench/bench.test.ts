@@ -1,9 +1,13 @@
 import { parseOptions, UsageError } from '../../bench/options';
 import { requestsFor, type LoadResult } from '../../bench/load';
 import { hotFunctions } from '../../bench/profile';
-import { caseFigures, formatTable, jsonReport, median, spreadOf, verdict, type CaseOutcome, type Run } from '../../bench/report';
-import { BASELINE, CASES, PAIRING } from '../../bench/cases';
+import { caseFigures, formatTable, formatTail, jsonReport, median, spreadOf, tailFigures, verdict, type CaseOutcome, type Run, type TailRun } from '../../bench/report';
+import { BASELINE, CASES, PAIRING, TAIL_CASE, TAIL_LOADS } from '../../bench/cases';
 import { runBench, setupRefusal } from '../../bench/run';
+import { benchConfig } from '../../bench/service';
+import { createChallengeGate } from '../../src/domain/limits/challenge';
+import { createMemoryRateLimiter } from '../../src/domain/limits/rate-limiter';
+import { createLogger } from '../../src/core/logger';
 
 /*
  * The benchmark is not part of `npm test`, but its parts are, so it cannot rot: a short run of
@@ -239,5 +243,127 @@ describe('bench smoke run', () => {
     const paired = (name: string) => report.outcomes.find((o) => o.benchCase.name === name)!.paired![0];
     expect(paired('otp_generate')).toBe(paired('ref_upstream_call'));
     expect(report.memory!.bytesPerRecord).toBeGreaterThan(0);
+  }, 60_000);
+});
+
+describe('bench tail latency', () => {
+  const login = CASES.find((c) => c.name === 'login')!;
+  const paced = (load: number, build: 'new' | 'base', p99: number, overrides: Partial<LoadResult> = {}): TailRun => ({ load, rate: Math.round(800 * load), build, result: result({ kind: 'login', rps: Math.round(800 * load), p50: 3, p99, ...overrides }) });
+  /** Three rounds per load; each round's base and new runs with the p99s given. */
+  const outcomes = (p99s: Record<number, Array<[number, number]>>, withBase = true): CaseOutcome[] => [
+    { benchCase: BASELINE, runs: [run(40)] },
+    {
+      benchCase: login,
+      runs: [run(1200)],
+      paired: [run(90)],
+      tail: {
+        saturating: { new: 820, ...(withBase ? { base: 800 } : {}) },
+        basis: 800,
+        runs: TAIL_LOADS.flatMap((load) => p99s[load]!.flatMap(([base, mine]) => [...(withBase ? [paced(load, 'base', base)] : []), paced(load, 'new', mine)])),
+      },
+    },
+  ];
+  const steady = { 0.5: [[10, 9], [10, 10], [11, 10]] as Array<[number, number]>, 0.9: [[20, 20], [22, 21], [20, 21]] as Array<[number, number]> };
+
+  it('paces the login pair at 50% and 90% of its saturating rate', () => {
+    expect(TAIL_CASE).toBe('login');
+    expect(TAIL_LOADS).toEqual([0.5, 0.9]);
+  });
+
+  it('reports p50 and p99 per build and load, and judges only the p99 at 90% against the base', () => {
+    const figures = tailFigures(outcomes(steady))!;
+    expect(figures).toMatchObject({ case: 'login', saturating_req_per_s_new: 820, saturating_req_per_s_base: 800, basis_req_per_s: 800, floor: 1.1, slack_ms: 1, result: 'ok' });
+    expect(figures.levels.map((l) => [l.load, l.rate, l.p99_ms_base, l.p99_ms_new, l.p99_ratio, l.result])).toEqual([
+      [0.5, 400, 10, 10, 0.91, 'not judged'],
+      [0.9, 720, 20, 21, 1, 'ok'],
+    ]);
+    expect(figures.levels[1]).toMatchObject({ p50_ms_base: 3, p50_ms_new: 3, req_per_s_base: 720, req_per_s_new: 720, round_p99_ratios: [1, 0.955, 1.05] });
+  });
+
+  it('fails the p99 at 90% above 1.1 of the base and more than 1 ms apart; NOISY when its rounds disagree by more than 20%', () => {
+    const worse = tailFigures(outcomes({ ...steady, 0.9: [[20, 24], [20, 23], [21, 24]] }))!;
+    expect(worse.levels[1]).toMatchObject({ p99_ratio: 1.15, result: 'over floor', noisy: false });
+    expect(worse.result).toBe('over floor');
+    // 4 ms against 5: a quarter more, but one step of autocannon's whole-millisecond histogram.
+    expect(tailFigures(outcomes({ ...steady, 0.9: [[4, 5], [4, 5], [4, 5]] }))!.levels[1]).toMatchObject({ p99_ratio: 1.25, result: 'ok' });
+    expect(tailFigures(outcomes({ ...steady, 0.9: [[20, 16], [20, 21], [20, 22]] }))!.levels[1]).toMatchObject({ noisy: true });
+  });
+
+  it('judges nothing without a base build or in a smoke run, and fails a paced run that failed', () => {
+    expect(tailFigures(outcomes(steady, false))!).toMatchObject({ saturating_req_per_s_base: null, result: 'not judged' });
+    expect(tailFigures(outcomes(steady), false)!.result).toBe('not judged');
+    const failing = outcomes(steady);
+    failing[1]!.tail!.runs[0]!.result = result({ failures: 2, non2xx: 2 });
+    expect(tailFigures(failing)!.result).toBe('failed');
+    expect(verdict(failing).problems).toEqual([expect.stringContaining('login paced at 50% (base build): 2 failed')]);
+  });
+
+  it('prints both builds per load and writes them to the JSON report (`tail`), null when the case did not run paced', () => {
+    expect(formatTail(tailFigures(outcomes(steady))!)).toMatch(/^90% +720 +720 -> 720 +3 -> 3 +20 -> 21 +1 +10% +<= 1\.1 or 1 ms +ok$/m);
+    const report = jsonReport(outcomes(steady), undefined, true);
+    expect(report.tail).toMatchObject({ case: 'login', levels: [expect.objectContaining({ load: 0.5, rate: 400, p50_ms_base: 3, p50_ms_new: 3, p99_ms_base: 10, p99_ms_new: 10 }), expect.objectContaining({ load: 0.9, rate: 720 })] });
+    expect(jsonReport([{ benchCase: BASELINE, runs: [run(40)] }], undefined, true).tail).toBeNull();
+  });
+});
+
+describe("bench challenge's cost", () => {
+  const withChallenge = CASES.find((c) => c.name === 'otp_generate+challenge')!;
+
+  it('reads otp_generate with the challenge adaptive against the same with it off, run right before each round, at most 5% more', () => {
+    expect(PAIRING[withChallenge.ratioTo!]).toMatchObject({ name: 'otp_generate-challenge-off', kind: 'otp_generate', service: { challenge: 'off' }, phoneDigit: withChallenge.phoneDigit });
+    expect(withChallenge).toMatchObject({ kind: 'otp_generate', service: { store: 'memory', challenge: 'adaptive' }, floor: 1.05, thisBuildOnly: true });
+    const figures = (on: number[]) => caseFigures([{ benchCase: BASELINE, runs: [run(40)] }, { benchCase: withChallenge, runs: on.map((m) => run(m)), paired: [run(500), run(520), run(500)] }])[0]!;
+    expect(figures([520, 540, 515])).toMatchObject({ ratio: 1.04, ratio_to: 'otp_generate-challenge-off', result: 'ok' });
+    expect(figures([540, 560, 530]).result).toBe('over floor');
+  });
+
+  it('runs both halves with the defences on, at thresholds no bench load crosses, one setting apart', () => {
+    const config = (challenge: 'off' | 'adaptive') => benchConfig({ upstreams: 'http://127.0.0.1:1', store: 'memory', logLevel: 'warn', challenge });
+    const [on, off] = [config('adaptive'), config('off')];
+    expect([on.challenge.mode, off.challenge.mode]).toEqual(['adaptive', 'off']);
+    expect({ ...on, challenge: { ...on.challenge, mode: 'off' } }).toEqual(off);
+    expect(on.rate_limits.enabled).toBe(true);
+    expect(on.sms.pumping.enabled).toBe(true);
+    // One load generator is one client sending to one number range: the defaults would challenge it within seconds.
+    expect(on.challenge.client_sends).toBeGreaterThan(1e8);
+    expect(on.challenge.client_identifiers).toBeGreaterThan(1e8);
+    expect(on.sms.pumping.prefix_sends_per_hour).toBeGreaterThan(1e8);
+    expect(on.rate_limits.sends_per_ip_per_hour).toBeGreaterThan(1e8);
+    // The other cases keep the defences off.
+    expect(benchConfig({ upstreams: 'http://127.0.0.1:1', store: 'memory', logLevel: 'warn' }).rate_limits.enabled).toBe(false);
+  });
+
+  it('turns an adaptive setting off without the defences on: why the pair turns them on, and asks the service which mode its gate runs in', () => {
+    const gate = createChallengeGate(benchConfig({ upstreams: 'http://127.0.0.1:1', store: 'memory', logLevel: 'warn' }), { limiter: createMemoryRateLimiter(), now: Date.now, secret: 's'.repeat(32), log: createLogger('silent'), spend: async () => true });
+    // Without the defences on, an adaptive setting is off: the reason the case turns them on, and checks.
+    expect(gate.mode).toBe('off');
+  });
+});
+
+describe('bench tail and challenge pair, a short real run', () => {
+  it('paces the login pair at 50% and 90% of its rate, and answers every request of the challenge pair with no challenge', async () => {
+    const options = { ...parseOptions(['--smoke']), duration: 0.5, connections: 10, cases: ['login', 'otp_generate+challenge'] };
+    const lines: string[] = [];
+    const report = await runBench(options, (line) => lines.push(line));
+    // Every answer `success: true`: a `challenge_required` would count as a failure.
+    expect(verdict(report.outcomes)).toEqual({ ok: true, problems: [] });
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        '.. otp_generate+challenge: a fresh service instance (memory, warn, defences on, challenge adaptive)',
+        '.. otp_generate-challenge-off: a fresh service instance (memory, warn, defences on, challenge off)',
+        '.. login: tail latency, smoke: one 0.5 s paced run per load, not judged',
+      ]),
+    );
+    const pair = report.outcomes.find((o) => o.benchCase.name === 'otp_generate+challenge')!;
+    expect([pair.runs!.length, pair.paired!.length, pair.runs![0]!.result.requests > 10]).toEqual([1, 1, true]);
+    const login = report.outcomes.find((o) => o.benchCase.name === 'login')!;
+    const basis = login.runs![0]!.result.rps;
+    expect(login.tail).toMatchObject({ saturating: { new: basis }, basis });
+    expect(login.tail!.runs.map((r) => [r.load, r.build, r.rate])).toEqual([
+      [0.5, 'new', Math.max(1, Math.round(basis * 0.5))],
+      [0.9, 'new', Math.max(1, Math.round(basis * 0.9))],
+    ]);
+    expect(login.tail!.runs.every((r) => r.result.requests > 0)).toBe(true);
+    expect(tailFigures(report.outcomes, false)).toMatchObject({ case: 'login', result: 'not judged' });
   }, 60_000);
 });
