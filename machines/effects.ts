@@ -12,7 +12,7 @@
  *   does not catch it, `runStep` rejects with that same error and the envelope says what it
  *   would say for the primitive action. The one exception is `ingestLogin`, whose failure
  *   never fails a login.
- * - Every effect receives an AbortSignal, aborted when the request's actor stops (timeout).
+ * - Every effect receives an AbortSignal, aborted when the request gives up on it (timeout).
  */
 
 import type { Flow, ProfileStep } from './steps';

@@ -69,14 +69,14 @@ type LeafOf<V> = V extends string ? V : V extends object ? { [K in keyof V]-?: L
 export type LoginFlowState = LeafOf<SnapshotFrom<LoginFlowMachine>['value']>;
 
 /**
- * The machine with effects given as plain async functions (src/ wires the OTP service and the
- * identity client here; tests give fakes). Effects left out keep throwing "not provided". Each
- * effect also receives the request's actor system (runStep's `attach` names it to its caller).
+ * The machine with effects given as plain async functions, for tests and tools that keep one
+ * machine per set of fakes (src/ hands each request its own to runStep instead). Effects left
+ * out keep throwing "not provided".
  */
 export function provideEffects(effects: Partial<FlowEffects>): LoginFlowMachine {
   const actors: Record<string, unknown> = {};
-  for (const [name, effect] of Object.entries(effects) as Array<[EffectName, (input: unknown, signal: AbortSignal, system: object) => Promise<unknown>]>) {
-    actors[name] = fromPromise(({ input, signal, system }) => effect(input, signal, system));
+  for (const [name, effect] of Object.entries(effects) as Array<[EffectName, (input: unknown, signal: AbortSignal) => Promise<unknown>]>) {
+    actors[name] = fromPromise(({ input, signal }) => effect(input, signal));
   }
   return loginFlowMachine.provide({ actors: actors as Parameters<LoginFlowMachine['provide']>[0]['actors'] });
 }

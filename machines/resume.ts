@@ -113,9 +113,8 @@ const nest = (path: string[]): StateValue => (path.length === 1 ? path[0]! : { [
 
 /**
  * The snapshot a request starts from: the state of its resume point, with the identifiers of
- * the proof that resumed it, or `refused` when it resumes nothing. The actor is created from it
- * (`createActor(machine, { snapshot })`); no state is entered on the way, so nothing runs
- * before the request's event.
+ * the proof that resumed it, or `refused` when it resumes nothing. runStep steps the machine
+ * from it; no state is entered on the way, so nothing runs before the request's event.
  */
 export function resumeSnapshot(machine: LoginFlowMachine, input: LoginFlowInput) {
   const context = initialContext(input);

@@ -1,13 +1,16 @@
-import { createActor, waitFor, type AnyMachineSnapshot, type InspectionEvent } from 'xstate';
-import type { NextProof, OtpSendMetadata } from './effects';
+import { createActor, toPromise, type AnyActor, type AnyActorRef, type AnyMachineSnapshot, type EventObject } from 'xstate';
+import type { FlowEffects, NextProof, OtpSendMetadata } from './effects';
 import { ENTRY_EVENT, PROOF_KIND } from './actions';
 import type { FlowFailure, LoginFlowContext, LoginFlowEvent, LoginFlowInput, LoginFlowMachine, LoginFlowStateMeta } from './login-flow.machine';
+import { macrostep, type Spawned } from './macrostep';
 import { resumeSnapshot } from './resume';
 import { CODE_VERIFIED, FAILED, SETTLED, STEP, STEP_INFO, stepOfTag, type Flow, type StepId } from './steps';
 
 /*
- * One request of the login journey: start the machine at the state the request resumes
- * (machines/resume.ts), send its one event, let the effects run until it settles, stop it, and say what to answer.
+ * One request of the login journey: resolve the machine at the state the request resumes
+ * (machines/resume.ts), step it with its one event, run the effects the transitions invoke and
+ * step it with their answers until it settles, and say what to answer. No actor: a request is
+ * a handful of pure transitions (docs/flows-design.md, "One request").
  * No HTTP here: the Fe* handlers shape the envelope from `output`.
  */
 
@@ -68,11 +71,12 @@ export interface RunStepOptions {
   /** Entries are pushed here as they happen (pass the request's debug trace to interleave upstream calls). */
   trace?: Array<{ step: string }>;
   /**
-   * Called with the request's actor system before the machine starts: effects receive the same
-   * system (`fromPromise(({ system }) => ...)`), so a caller can hand them the request they serve
-   * without rebuilding the machine per request.
+   * This request's effects, as plain async functions: each receives a signal aborted when the
+   * request gives up (timeout). Those left out are the machine's own actors (provideEffects).
    */
-  attach?: (system: object) => void;
+  effects?: Partial<FlowEffects>;
+  /** Every state entered is also pushed here as it is entered (a recording keeps them when the request fails). */
+  entered?: string[];
 }
 
 export class FlowTimeoutError extends Error {
@@ -93,8 +97,8 @@ const stepOf = (snapshot: AnyMachineSnapshot): StepId | undefined => {
 };
 
 /*
- * The step of each state, read from its tags once per machine: the inspector below asks on
- * every microstep of every request, and a state's tags never change (state keys are unique
+ * The step of each state, read from its tags once per machine: runStep asks on every
+ * microstep of every request, and a state's tags never change (state keys are unique
  * across the machine, docs/flows-design.md).
  */
 const stepsByMachine = new WeakMap<object, Map<string, StepId | null>>();
@@ -156,77 +160,149 @@ export function answerOf(snapshot: AnyMachineSnapshot): StepAnswer {
   };
 }
 
+/** An effect's answer, fed back to the machine as XState feeds an invoked actor's. */
+const doneEvent = (id: string, output: unknown) => ({ type: `xstate.done.actor.${id}`, output, actorId: id });
+const errorEvent = (id: string, error: unknown) => ({ type: `xstate.error.actor.${id}`, error, actorId: id });
+
+type Effect = (input: unknown, signal: AbortSignal) => Promise<unknown>;
+
 /**
- * Runs one request. Rejects with the effect's own error when an effect throws (an ApiError
- * such as `already_sent` or `upstream_error`), with FlowTimeoutError when nothing settles in
- * time, and with an Error when the resumed state does not take this event (a wiring bug).
+ * Runs the effect a child names: the request's own (`effects`), else whatever actor the machine
+ * was provided with (provideEffects' wrappers, a test's `fromPromise`, or the "not provided"
+ * default), run as XState would run it and stopped when the signal aborts.
+ */
+function runEffect(child: Spawned, effects: Partial<FlowEffects> | undefined, signal: AbortSignal): Promise<unknown> {
+  const effect = (effects as Record<string, Effect | undefined> | undefined)?.[child.src];
+  if (effect) return effect(child.input, signal);
+  const actor = createActor((child.ref as AnyActor).logic, { input: child.input });
+  const answer = toPromise(actor);
+  signal.addEventListener('abort', () => actor.stop(), { once: true });
+  actor.start();
+  return answer;
+}
+
+/**
+ * Runs one request, without an actor: each event's transitions are resolved from the snapshot
+ * (macrostep.ts), the effects they invoke are run here, and each effect's answer is the next
+ * event, until the machine settles. Rejects with the effect's own error when an effect throws
+ * (an ApiError such as `already_sent` or `upstream_error`), with FlowTimeoutError when nothing
+ * settles in time, and with an Error when the resumed state does not take this event (a wiring bug).
  */
 export async function runStep(machine: LoginFlowMachine, options: RunStepOptions): Promise<StepResult> {
-  const { input, event, timeoutMs = 60_000 } = options;
+  const { input, event, timeoutMs = 60_000, effects } = options;
   const trace: FlowTraceEntry[] = [];
   const steps: StepId[] = [];
   const calls: string[] = [];
   const states: string[] = [];
-  let sent = false;
-  let lastState: string | undefined;
-  const started = new Set<string>();
+  const seen = new Set<AnyActorRef>();
 
   const record = (entry: FlowTraceEntry) => {
     trace.push(entry);
     options.trace?.push(entry);
   };
-  const inspect = (inspection: InspectionEvent) => {
-    if (!sent || inspection.type !== '@xstate.microstep' || inspection.actorRef.sessionId !== inspection.rootId) return;
-    const snapshot = inspection.snapshot as AnyMachineSnapshot;
-    const state = stateKeyOf(snapshot);
+
+  if (event.type !== ENTRY_EVENT[input.entry]) throw new Error(`login flow: ${input.entry} sends ${ENTRY_EVENT[input.entry]}, not ${event.type}`);
+  // Resolved directly in the state the request resumes (or `refused`): nothing runs before its event.
+  let snapshot: AnyMachineSnapshot = resumeSnapshot(machine, input);
+  const from = stateKeyOf(snapshot);
+  let lastState = from;
+  if (snapshot.status === 'active' && !snapshot.can(event)) throw new Error(`login flow: state ${from} does not take ${event.type}`);
+
+  /** Steps passed and effects invoked, read from each microstep as it happened. */
+  const observe = (microstep: AnyMachineSnapshot) => {
+    const state = stateKeyOf(microstep);
     if (state !== lastState) {
       lastState = state;
       states.push(state);
-      const step = stepOfState(snapshot, state);
+      options.entered?.push(state);
+      const step = stepOfState(microstep, state);
       if (step !== undefined) {
         steps.push(step);
         record({ step: `step_${step}`, state });
       }
     }
     // Effects are children invoked on entry: a child not seen before is a call made now.
-    const children = snapshot.children as Record<string, { sessionId: string } | undefined>;
+    const children = microstep.children as Record<string, AnyActorRef | undefined>;
     for (const id in children) {
       const child = children[id];
-      if (!child || started.has(child.sessionId)) continue;
-      started.add(child.sessionId);
+      if (!child || seen.has(child)) continue;
+      seen.add(child);
       calls.push(id);
       record({ step: id === INGEST ? 'login_ingestion' : id, state });
     }
   };
 
-  if (event.type !== ENTRY_EVENT[input.entry]) throw new Error(`login flow: ${input.entry} sends ${ENTRY_EVENT[input.entry]}, not ${event.type}`);
-  // Started directly in the state the request resumes (or `refused`): nothing runs before its event.
-  const actor = createActor(machine, { snapshot: resumeSnapshot(machine, input), input, inspect });
-  options.attach?.(actor.system);
-  try {
-    actor.start();
-    const resumed = actor.getSnapshot();
-    const from = stateKeyOf(resumed);
-    if (resumed.status === 'active') {
-      if (!resumed.can(event)) throw new Error(`login flow: state ${stateKeyOf(resumed)} does not take ${event.type}`);
-      sent = true;
-      lastState = stateKeyOf(resumed);
-      actor.send(event);
-    }
-    let settled: AnyMachineSnapshot;
-    try {
-      settled = await waitFor(actor, isSettled, { timeout: timeoutMs });
-    } catch (err) {
-      const now = actor.getSnapshot();
-      if (now.status === 'error') throw now.error;
-      if (err instanceof Error && /timeout/i.test(err.message)) throw new FlowTimeoutError(stateKeyOf(now), timeoutMs);
-      throw err;
-    }
-    if (settled.status === 'error') throw settled.error;
-    const output = answerOf(settled);
-    return { nextStep: output.nextStep, output, trace, steps, calls, from, states };
-  } finally {
-    actor.stop();
-  }
-}
+  return new Promise<StepResult>((resolve, reject) => {
+    /** The children whose answer the machine awaits: an answer of any other is dropped (XState stopped it). */
+    const awaited = new Set<AnyActorRef>();
+    /**
+     * One signal for the request's effects (an AbortController per effect cost about a third of
+     * runStep's own time, its GC included): aborted when the request ends with an effect still
+     * running (a timeout, a failure, an effect whose state the machine left), as XState stops a
+     * running child; an effect that answered never sees it aborted.
+     */
+    let controller: AbortController | undefined;
+    let unsettled = 0;
+    let over = false;
+    const stop = () => {
+      over = true;
+      clearTimeout(timer);
+      awaited.clear();
+      if (unsettled > 0) controller?.abort();
+    };
+    const fail = (error: unknown) => {
+      stop();
+      reject(error);
+    };
+    const settle = () => {
+      stop();
+      try {
+        const output = answerOf(snapshot);
+        resolve({ nextStep: output.nextStep, output, trace, steps, calls, from, states });
+      } catch (err) {
+        reject(err);
+      }
+    };
+    const timer = setTimeout(() => fail(new FlowTimeoutError(stateKeyOf(snapshot), timeoutMs)), timeoutMs);
 
+    const start = (child: Spawned) => {
+      controller ??= new AbortController();
+      awaited.add(child.ref);
+      unsettled += 1;
+      let answer: Promise<unknown>;
+      try {
+        answer = runEffect(child, effects, controller.signal);
+      } catch (err) {
+        answer = Promise.reject(err);
+      }
+      const answered = (event: EventObject) => {
+        unsettled -= 1;
+        if (awaited.delete(child.ref) && !over) send(event);
+      };
+      answer.then(
+        (output) => answered(doneEvent(child.id, output)),
+        (error: unknown) => answered(errorEvent(child.id, error)),
+      );
+    };
+
+    const send = (next: EventObject) => {
+      let spawned: Spawned[];
+      try {
+        const step = macrostep(machine, snapshot, next);
+        for (const microstep of step.microsteps) observe(microstep);
+        snapshot = step.microsteps[step.microsteps.length - 1] ?? snapshot;
+        spawned = step.spawned;
+      } catch (err) {
+        return fail(err);
+      }
+      // An effect's error the machine does not handle fails the request with that error.
+      if (snapshot.status === 'error') return fail(snapshot.error);
+      for (const ref of awaited) if (snapshot.children[ref.id] !== ref) awaited.delete(ref);
+      if (isSettled(snapshot)) return settle();
+      for (const child of spawned) if (snapshot.children[child.id] === child.ref) start(child);
+    };
+
+    if (snapshot.status === 'active') send(event);
+    else settle();
+  });
+}

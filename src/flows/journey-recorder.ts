@@ -1,5 +1,4 @@
-import type { AnyMachineSnapshot, InspectionEvent } from 'xstate';
-import { ENTRY_ACTION, proofFieldFor, resumePointFor, stateKeyOf, type Entry, type FlowClaims, type FlowEffects, type LoginFlowInput, type StepId } from '../../machines';
+import { ENTRY_ACTION, proofFieldFor, resumePointFor, type Entry, type FlowClaims, type FlowEffects, type LoginFlowInput, type StepId } from '../../machines';
 import type { Config } from '../core/config/schema';
 import { isApiError } from '../core/errors';
 import type { Deps, ServiceContext } from '../domain/deps';
@@ -109,17 +108,10 @@ export class RequestRecording {
     this.claims = input.claims ?? undefined;
   }
 
-  /** Called by runStep with the request's actor system, before the machine starts: every state entered is recorded. */
-  attach(system: object): void {
+  /** The machine starts (the request was not refused before it): every state it enters is pushed to the list returned (runStep's `entered`). */
+  machineStarts(): string[] {
     if (this.input) this.resumed = resumePointFor(this.input)?.state ?? 'refused';
-    let last = this.resumed;
-    (system as { inspect?: (observer: (event: InspectionEvent) => void) => unknown }).inspect?.((inspection) => {
-      if (inspection.type !== '@xstate.microstep' || inspection.actorRef.sessionId !== inspection.rootId) return;
-      const state = stateKeyOf(inspection.snapshot as AnyMachineSnapshot);
-      if (state === last) return;
-      last = state;
-      this.states.push(state);
-    });
+    return this.states;
   }
 
   /** The request's effects, each call recorded with its masked input and what it returned or threw. */

@@ -1,5 +1,4 @@
 import {
-  EFFECT_NAMES,
   FlowTimeoutError,
   PROOF_KIND,
   flowRequest,
@@ -11,9 +10,7 @@ import {
   type FlowClaims,
   type FlowEffects,
   type LoginFlowInput,
-  type LoginFlowMachine,
 } from '../../machines';
-import { fromPromise } from 'xstate';
 import type { ServiceContext } from '../domain/deps';
 import { looksLikePhone, requirePhone } from '../domain/phone';
 import type { Config, PhoneChannel } from '../core/config/schema';
@@ -110,22 +107,8 @@ export interface FlowRunner {
   run(entry: Entry, request: Record<string, unknown>, ctx: ServiceContext): Promise<{ data: FlowAnswerData }>;
 }
 
-/**
- * The login machine is provided with its effects once (providing costs about a millisecond);
- * each request's effects find the request they serve through the actor system runStep hands
- * over, which every invoked actor also receives.
- */
+/** The login machine is stepped without an actor (machines/run-step.ts): each request hands it its own effects. */
 export function createFlowRunner(deps: Deps): FlowRunner {
-  const serving = new WeakMap<object, FlowEffects>();
-  const actors: Record<string, unknown> = {};
-  for (const name of EFFECT_NAMES) {
-    actors[name] = fromPromise(({ input, signal, system }: { input: unknown; signal: AbortSignal; system: object }) => {
-      const effects = serving.get(system);
-      if (!effects) throw new Error(`login flow: effect ${name} ran outside a request`);
-      return (effects[name] as (input: unknown, signal: AbortSignal) => Promise<unknown>)(input, signal);
-    });
-  }
-  const machine = loginFlowMachine.provide({ actors: actors as Parameters<LoginFlowMachine['provide']>[0]['actors'] });
   // In the sandbox and with `debug` on, every request is recorded for replay (journey-recorder.ts); otherwise none is.
   const recorder = journeyRecorderFor(deps);
   const funnel = createFunnelRecorder(deps);
@@ -134,20 +117,16 @@ export function createFlowRunner(deps: Deps): FlowRunner {
       const seen: EffectsSeen = {};
       // The phone's channel the caller asked for (validated by the action's schema): the sends of this request use it.
       const choice = typeof request.channel === 'string' ? { channel: request.channel as PhoneChannel } : {};
-      if (!recorder) return runFlowAction(machine, (system) => serving.set(system, createFlowEffects(deps, ctx, SEND_FIELDS[entry], seen, choice)), entry, request, ctx, seen, undefined, funnel);
+      const effects = createFlowEffects(deps, ctx, SEND_FIELDS[entry], seen, choice);
+      if (!recorder) return runFlowAction(effects, entry, request, ctx, seen, undefined, funnel);
       const recording = recorder.begin(entry, request, ctx);
-      const attach = (system: object) => {
-        recording.attach(system);
-        serving.set(system, recording.wrap(createFlowEffects(deps, ctx, SEND_FIELDS[entry], seen, choice)));
-      };
-      return recording.finish(runFlowAction(machine, attach, entry, request, ctx, seen, recording, funnel));
+      return recording.finish(runFlowAction(recording.wrap(effects), entry, request, ctx, seen, recording, funnel));
     },
   };
 }
 
 async function runFlowAction(
-  machine: LoginFlowMachine,
-  attach: (system: object) => void,
+  effects: FlowEffects,
   entry: Entry,
   request: Record<string, unknown>,
   ctx: ServiceContext,
@@ -179,7 +158,7 @@ async function runFlowAction(
     let result;
     try {
       // ctx.trace is the request's debug trace: flow steps and upstream calls land in it in the order they happen.
-      result = await runStep(machine, { input, event, trace: ctx.trace, timeoutMs, attach });
+      result = await runStep(loginFlowMachine, { input, event, effects, trace: ctx.trace, timeoutMs, entered: recording?.machineStarts() });
     } catch (err) {
       if (spends) await deps.otp.unspendProof(claims.jti).catch(() => {});
       throw err instanceof FlowTimeoutError ? flowTimedOut(err, timeoutMs) : err;
