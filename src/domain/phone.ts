@@ -28,6 +28,17 @@ export function toE164(input: string, defaultRegion: string): string | null {
 }
 
 function parseE164(trimmed: string, defaultRegion: string): string | null {
+  // Written as E.164 already (what frontends send back, every stored key): the full metadata's
+  // parse, which the send needs for the number's type anyway, answers both. Its isValid() is
+  // stricter than the default's, so a number it takes, the default takes too, as the same
+  // number; one it refuses goes the default's way below, as before.
+  if (isE164(trimmed)) {
+    const full = parseWithTypes(trimmed);
+    if (full?.isValid() && full.number === trimmed) {
+      remember(trimmed, full.country, full.getType());
+      return trimmed;
+    }
+  }
   const parsed =
     parsePhoneNumberFromString(trimmed, defaultRegion as CountryCode) ??
     // Stored digits may carry the country code without the `+`.
@@ -89,15 +100,17 @@ interface Facts {
  */
 const known = new LRUCache<string, Facts>({ max: 1024 });
 
-function factsOf(e164: string): Facts {
-  let facts = known.get(e164);
-  if (!facts) {
-    const parsed = parseWithTypes(e164);
-    const type = parsed?.getType();
-    facts = { region: parsed?.country, type, mobile: type === 'MOBILE' || type === 'FIXED_LINE_OR_MOBILE' };
-    known.set(e164, facts);
-  }
+function remember(e164: string, region: string | undefined, type: NumberType): Facts {
+  const facts = { region, type, mobile: type === 'MOBILE' || type === 'FIXED_LINE_OR_MOBILE' };
+  known.set(e164, facts);
   return facts;
+}
+
+function factsOf(e164: string): Facts {
+  const facts = known.get(e164);
+  if (facts) return facts;
+  const parsed = parseWithTypes(e164);
+  return remember(e164, parsed?.country, parsed?.getType());
 }
 
 /** Where an E.164 number is and whether it can take an SMS, from one parse with the full metadata. */
