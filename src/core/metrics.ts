@@ -239,30 +239,140 @@ export function outcomeLabel(ctx: Context): string {
   return typeof outcome === 'string' && REASON.test(outcome) ? outcome : 'other';
 }
 
+/*
+ * Counts kept as plain numbers and handed to prom-client when scraped. prom-client hashes a
+ * label set into a string and checks every label name on each `inc`/`observe` (its `labels()`
+ * children too: they only keep the label object); on a request that is most of what counting
+ * costs, and it would happen several times per answer (the request, its upstream calls, the
+ * SMS send). Here a label set finds its series through one Map per label, built once per set;
+ * the metric's `collect()`, which prom-client runs before rendering, writes the totals back. Series
+ * appear in the order they were first counted, as prom-client's own would.
+ */
+
+/** The series of one metric by its label values, one Map level per label (no string built per count). */
+class SeriesTree<S> {
+  private readonly root = new Map<string, unknown>();
+  /** Every series, in the order it was first counted. */
+  readonly all: Array<{ labels: Record<string, string>; series: S }> = [];
+
+  constructor(
+    private readonly labelNames: readonly string[],
+    private readonly create: () => S,
+  ) {}
+
+  /** The series of these label values, in the metric's label order (the unused trailing ones empty). */
+  get(a: string, b = '', c = '', d = ''): S {
+    const values = [a, b, c, d];
+    const last = this.labelNames.length - 1;
+    let level = this.root;
+    for (let i = 0; i < last; i++) {
+      let next = level.get(values[i]!) as Map<string, unknown> | undefined;
+      if (!next) level.set(values[i]!, (next = new Map()));
+      level = next;
+    }
+    let series = level.get(values[last]!) as S | undefined;
+    if (series === undefined) {
+      series = this.create();
+      level.set(values[last]!, series);
+      const labels: Record<string, string> = {};
+      this.labelNames.forEach((name, i) => (labels[name] = values[i]!));
+      this.all.push({ labels, series });
+    }
+    return series;
+  }
+}
+
+interface CountSeries {
+  value: number;
+}
+
+/** A counter counted in plain numbers: `inc(a, b, ...)` with the label values in the metric's label order. */
+function plainCounter(name: (typeof metricDefinitions)[number]['name'], registry: Registry) {
+  const def = definition(name);
+  const tree = new SeriesTree<CountSeries>(def.labelNames, () => ({ value: 0 }));
+  new Counter({
+    ...def,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const { labels, series } of tree.all) this.inc(labels, series.value);
+    },
+  });
+  return (a: string, b?: string, c?: string, d?: string) => {
+    tree.get(a, b, c, d).value += 1;
+  };
+}
+
+interface HistogramSeries {
+  /** Observations per bucket, not cumulative: the last slot holds those above every bound. */
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
+/** How prom-client 15 holds one histogram series (what its `zero()` creates): `collect()` fills it in. */
+interface PromHistogramRecord {
+  bucketValues: Record<string, number>;
+  sum: number;
+  count: number;
+}
+
+/** A histogram counted in plain numbers: `observe(value, a, b, ...)`. */
+function plainHistogram(name: (typeof metricDefinitions)[number]['name'], buckets: readonly number[], registry: Registry) {
+  const def = definition(name);
+  const tree = new SeriesTree<HistogramSeries>(def.labelNames, () => ({ buckets: new Array<number>(buckets.length + 1).fill(0), sum: 0, count: 0 }));
+  new Histogram({
+    ...def,
+    buckets: [...buckets],
+    registers: [registry],
+    collect() {
+      this.reset();
+      // zero() is prom-client's own way to start a series; its record is then the last one of the map.
+      const records = this as unknown as { hashMap: Record<string, PromHistogramRecord> };
+      for (const { labels, series } of tree.all) {
+        this.zero(labels);
+        const record = Object.values(records.hashMap).at(-1)!;
+        buckets.forEach((bound, i) => (record.bucketValues[bound] = series.buckets[i]!));
+        record.sum = series.sum;
+        record.count = series.count;
+      }
+    },
+  });
+  return (value: number, a: string, b?: string, c?: string) => {
+    // As prom-client's observe(): a value that is no number is a bug of the caller, not a count.
+    if (!Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${value}`);
+    const series = tree.get(a, b, c);
+    // The bucket prom-client's observe() would pick: the first bound at or above the value.
+    let i = 0;
+    while (i < buckets.length && !(value <= buckets[i]!)) i++;
+    series.buckets[i]! += 1;
+    series.sum += value;
+    series.count += 1;
+  };
+}
+
 export function createMetrics(): Metrics {
   const registry = new Registry();
-  const requests = new Counter({ ...definition('lfa_requests_total'), registers: [registry] });
-  const requestDuration = new Histogram({ ...definition('lfa_request_duration_seconds'), buckets: REQUEST_BUCKETS, registers: [registry] });
-  const upstreamCalls = new Counter({ ...definition('lfa_upstream_calls_total'), registers: [registry] });
-  const upstreamDuration = new Histogram({ ...definition('lfa_upstream_call_duration_seconds'), buckets: UPSTREAM_BUCKETS, registers: [registry] });
-  const codesSent = new Counter({ ...definition('lfa_otp_codes_sent_total'), registers: [registry] });
-  const verifications = new Counter({ ...definition('lfa_otp_verifications_total'), registers: [registry] });
+  const requests = plainCounter('lfa_requests_total', registry);
+  const requestDuration = plainHistogram('lfa_request_duration_seconds', REQUEST_BUCKETS, registry);
+  const upstreamCalls = plainCounter('lfa_upstream_calls_total', registry);
+  const upstreamDuration = plainHistogram('lfa_upstream_call_duration_seconds', UPSTREAM_BUCKETS, registry);
+  const codesSent = plainCounter('lfa_otp_codes_sent_total', registry);
+  const verifications = plainCounter('lfa_otp_verifications_total', registry);
   const queueDepth = new Gauge({ ...definition('lfa_ingest_queue_depth'), registers: [registry] });
-  const ingestEvents = new Counter({ ...definition('lfa_ingest_events_total'), registers: [registry] });
-  const refusals = new Counter({ ...definition('lfa_rate_limit_refusals_total'), registers: [registry] });
-  const smsSends = new Counter({ ...definition('lfa_sms_sends_total'), registers: [registry] });
-  const smsReceipts = new Counter({ ...definition('lfa_sms_receipts_total'), registers: [registry] });
-  const smsVerified = new Counter({ ...definition('lfa_sms_verified_total'), registers: [registry] });
-  const smsDuration = new Histogram({ ...definition('lfa_sms_provider_duration_seconds'), buckets: UPSTREAM_BUCKETS, registers: [registry] });
+  const ingestEvents = plainCounter('lfa_ingest_events_total', registry);
+  const refusals = plainCounter('lfa_rate_limit_refusals_total', registry);
+  const smsSends = plainCounter('lfa_sms_sends_total', registry);
+  const smsReceipts = plainCounter('lfa_sms_receipts_total', registry);
+  const smsVerified = plainCounter('lfa_sms_verified_total', registry);
+  const smsDuration = plainHistogram('lfa_sms_provider_duration_seconds', UPSTREAM_BUCKETS, registry);
   const smsBreaker = new Gauge({ ...definition('lfa_sms_breaker_state'), registers: [registry] });
-  const smsRefusals = new Counter({ ...definition('lfa_sms_refusals_total'), registers: [registry] });
-  const smsRangeVerdicts = new Counter({ ...definition('lfa_sms_range_verdicts_total'), registers: [registry] });
-  const challenges = new Counter({ ...definition('lfa_challenge_decisions_total'), registers: [registry] });
-  const funnelRequests = new Counter({ ...definition('lfa_funnel_requests_total'), registers: [registry] });
-  const funnelReached = new Counter({ ...definition('lfa_funnel_steps_reached_total'), registers: [registry] });
-  const funnelSeconds = new Histogram({ ...definition('lfa_funnel_step_seconds'), buckets: SCREEN_SECONDS_BUCKETS, registers: [registry] });
-  const funnelChildren = new Map<string, { requests: { inc(): void }; seconds: { observe(value: number): void } }>();
-  const funnelReachedChildren = new Map<string, { inc(): void }>();
+  const smsRefusals = plainCounter('lfa_sms_refusals_total', registry);
+  const smsRangeVerdicts = plainCounter('lfa_sms_range_verdicts_total', registry);
+  const challenges = plainCounter('lfa_challenge_decisions_total', registry);
+  const funnelRequests = plainCounter('lfa_funnel_requests_total', registry);
+  const funnelReached = plainCounter('lfa_funnel_steps_reached_total', registry);
+  const funnelSeconds = plainHistogram('lfa_funnel_step_seconds', SCREEN_SECONDS_BUCKETS, registry);
   const defaults = defaultMetricsRegistry();
   // Provider names are the configuration's slugs and countries ISO regions: bounded, but checked like every label.
   const bounded = (value: string) => (LABEL_VALUE.test(value) ? value : 'other');
@@ -272,8 +382,8 @@ export function createMetrics(): Metrics {
   const observeUpstream = (call: UpstreamCall) => {
     const client = LABEL_VALUE.test(call.client) ? call.client : 'other';
     const endpoint = LABEL_VALUE.test(call.endpoint) ? call.endpoint : 'other';
-    upstreamCalls.inc({ client, endpoint, status: String(call.status), outcome: call.outcome });
-    upstreamDuration.observe({ client, endpoint, outcome: call.outcome }, call.durationMs / 1000);
+    upstreamCalls(client, endpoint, String(call.status), call.outcome);
+    upstreamDuration(call.durationMs / 1000, client, endpoint, call.outcome);
   };
 
   const middleware: Middleware = async function metrics(ctx: Context, next: Next) {
@@ -284,8 +394,8 @@ export function createMetrics(): Metrics {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const action = actionLabel(ctx);
       const outcome = outcomeLabel(ctx);
-      requests.inc({ action, outcome, status: String(ctx.status) });
-      requestDuration.observe({ action, outcome }, seconds);
+      requests(action, outcome, String(ctx.status));
+      requestDuration(seconds, action, outcome);
     }
   };
 
@@ -294,42 +404,26 @@ export function createMetrics(): Metrics {
     middleware,
     contentType: registry.contentType,
     render: async () => `${await registry.metrics()}\n${await defaults.metrics()}`,
-    codeSent: (channel, result) => codesSent.inc({ channel, result }),
-    verification: (result) => verifications.inc({ result }),
+    codeSent: (channel, result) => codesSent(channel, result),
+    verification: (result) => verifications(result),
     ingestQueueDepth: (depth) => queueDepth.set(depth),
-    ingest: (result) => ingestEvents.inc({ result }),
-    rateLimitRefused: (limit) => refusals.inc({ limit }),
+    ingest: (result) => ingestEvents(result),
+    rateLimitRefused: (limit) => refusals(limit),
     observeUpstream,
     smsSend(provider, region, result, durationMs, channel = 'sms') {
-      smsSends.inc({ provider: bounded(provider), channel, country: country(region), result });
-      smsDuration.observe({ provider: bounded(provider), outcome: result === 'accepted' ? 'accepted' : 'failed' }, durationMs / 1000);
+      smsSends(bounded(provider), channel, country(region), result);
+      smsDuration(durationMs / 1000, bounded(provider), result === 'accepted' ? 'accepted' : 'failed');
     },
-    smsReceipt: (provider, region, status, channel = 'sms') => smsReceipts.inc({ provider: bounded(provider), channel, country: country(region), status }),
-    smsVerified: (provider, region, channel = 'sms') => smsVerified.inc({ provider: bounded(provider), channel, country: country(region) }),
+    smsReceipt: (provider, region, status, channel = 'sms') => smsReceipts(bounded(provider), channel, country(region), status),
+    smsVerified: (provider, region, channel = 'sms') => smsVerified(bounded(provider), channel, country(region)),
     smsBreaker: (provider, state) => smsBreaker.set({ provider: bounded(provider) }, breakerValue[state]),
-    smsRefused: (reason, region) => smsRefusals.inc({ reason: REASON.test(reason) ? reason : 'other', country: country(region) }),
-    smsRangeVerdict: (verdict, region) => smsRangeVerdicts.inc({ verdict, country: country(region) }),
-    challenge: (decision, signal) => challenges.inc({ decision, signal }),
+    smsRefused: (reason, region) => smsRefusals(REASON.test(reason) ? reason : 'other', country(region)),
+    smsRangeVerdict: (verdict, region) => smsRangeVerdicts(verdict, country(region)),
+    challenge: (decision, signal) => challenges(decision, signal),
     funnelRequest: (journey, step, outcome, seconds) => {
-      // The label sets are few (journeys x screens x reasons): their children are kept, so a count is a Map lookup, not a label hash.
-      const key = `${journey}|${step}|${outcome}`;
-      let child = funnelChildren.get(key);
-      if (!child) {
-        const label = { journey: bounded(journey), step: bounded(step) };
-        child = { requests: funnelRequests.labels({ ...label, outcome: REASON.test(outcome) ? outcome : 'other' }), seconds: funnelSeconds.labels(label) };
-        if (funnelChildren.size < 10_000) funnelChildren.set(key, child);
-      }
-      child.requests.inc();
-      if (seconds !== undefined) child.seconds.observe(seconds);
+      funnelRequests(bounded(journey), bounded(step), REASON.test(outcome) ? outcome : 'other');
+      if (seconds !== undefined) funnelSeconds(seconds, bounded(journey), bounded(step));
     },
-    funnelReached: (journey, step) => {
-      const key = `${journey}|${step}`;
-      let child = funnelReachedChildren.get(key);
-      if (!child) {
-        child = funnelReached.labels({ journey: bounded(journey), step: bounded(step) });
-        if (funnelReachedChildren.size < 10_000) funnelReachedChildren.set(key, child);
-      }
-      child.inc();
-    },
+    funnelReached: (journey, step) => funnelReached(bounded(journey), bounded(step)),
   };
 }

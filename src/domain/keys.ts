@@ -31,21 +31,37 @@ export function keyMatches(expected: string, given: string): boolean {
   return expected !== '' && timingSafeEqual(digest(expected), digest(given));
 }
 
+/** keyMatches for one configured key, its digest taken once: a request hashes only what it presented. */
+function matcherOf(expected: string): (given: string) => boolean {
+  if (expected === '') return () => false;
+  const want = digest(expected);
+  return (given) => timingSafeEqual(want, digest(given));
+}
+
+/**
+ * Where a wrong key is logged: a request's state, whose child logger is made on first use
+ * (src/http/app.ts), so a request whose keys hold makes none.
+ */
+export interface LogScope {
+  readonly log: Logger;
+}
+
 export interface KeyChecks {
   /**
    * Compares each key the request presented (absent or empty ones are not presented: a public
    * caller sends none) and answers which held; throws `rate_limited` (429, `data.limit:
    * "wrong_keys_per_ip"`) when this client is locked out, whether or not the key was right.
    */
-  check(ip: string, given: Partial<Record<KeyName, string>>, log: Logger): Promise<PresentedKeys>;
+  check(ip: string, given: Partial<Record<KeyName, string>>, scope: LogScope): Promise<PresentedKeys>;
 }
 
 export function createKeyChecks(config: Config, limiter: RateLimiter, now: () => number, onRefused: () => void = () => {}): KeyChecks {
   const expected: Record<KeyName, string> = { internal: config.security.internal_key, funnel: config.funnel.read_key, metrics: config.metrics.token };
+  const matches: Record<KeyName, (given: string) => boolean> = { internal: matcherOf(expected.internal), funnel: matcherOf(expected.funnel), metrics: matcherOf(expected.metrics) };
   const { wrong_keys_per_ip: limit, wrong_key_lockout_seconds: windowSeconds } = config.rate_limits;
   const windowMs = windowSeconds * 1000;
   return {
-    async check(ip, given, log) {
+    async check(ip, given, scope) {
       const counter = `wrong_keys_per_ip:${ip}`;
       const held: Record<KeyName, boolean> = { internal: false, funnel: false, metrics: false };
       let counted: RateDecision | undefined;
@@ -53,11 +69,11 @@ export function createKeyChecks(config: Config, limiter: RateLimiter, now: () =>
         const value = given[name];
         // A key not configured opens nothing: there is nothing to guess, and nothing is counted.
         if (!value || !expected[name]) continue;
-        if (keyMatches(expected[name], value)) {
+        if (matches[name](value)) {
           held[name] = true;
           continue;
         }
-        log.warn({ event: 'wrong_key', header: KEY_HEADERS[name], ip }, 'wrong key refused');
+        scope.log.warn({ event: 'wrong_key', header: KEY_HEADERS[name], ip }, 'wrong key refused');
         counted = await limiter.hit(counter, limit, windowMs, now());
       }
       // A right key is refused too while the client is locked out: a lockout that let the right guess through would not stop guessing.

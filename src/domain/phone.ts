@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { parsePhoneNumberFromString, type CountryCode, type NumberType } from 'libphonenumber-js';
+import { parsePhoneNumberFromString, type CountryCode, type NumberType, type PhoneNumber } from 'libphonenumber-js';
 import { apiError } from '../core/errors';
 // The full metadata knows number types (mobile, landline, premium, VoIP); the default one does not.
 import { parsePhoneNumberFromString as parseWithTypes } from 'libphonenumber-js/max';
@@ -28,6 +28,17 @@ export function toE164(input: string, defaultRegion: string): string | null {
 }
 
 function parseE164(trimmed: string, defaultRegion: string): string | null {
+  // Written as E.164 already (what frontends send back, every stored key): the full metadata's
+  // parse, which the send needs for the number's type anyway, answers both. Its isValid() is
+  // stricter than the default's, so a number it takes, the default takes too, as the same
+  // number; one it refuses goes the default's way below, as before.
+  if (isE164(trimmed)) {
+    const full = parseWithTypes(trimmed);
+    if (full?.isValid() && full.number === trimmed) {
+      known.set(trimmed, { parsed: full });
+      return trimmed;
+    }
+  }
   const parsed =
     parsePhoneNumberFromString(trimmed, defaultRegion as CountryCode) ??
     // Stored digits may carry the country code without the `+`.
@@ -85,19 +96,24 @@ interface Facts {
  * (the OTP service: may this number be texted; the SMS router: which providers serve it), and a
  * resend asks again. A number's facts depend on the number alone, so one cache serves every
  * caller in the process. Validity stays with the default metadata (toE164): the full one's
- * isValid() is stricter and would refuse numbers accepted today.
+ * isValid() is stricter and would refuse numbers accepted today, so toE164 takes its answer only
+ * when it is yes (parseE164).
  */
-const known = new LRUCache<string, Facts>({ max: 1024 });
+// A number toE164 parsed with the full metadata is kept as that parse, its type read on first
+// ask: a key checked and never sent to (a wrong guess's) costs no type lookup.
+const known = new LRUCache<string, Facts | { readonly parsed: PhoneNumber }>({ max: 1024 });
+
+function factsFrom(e164: string, parsed: PhoneNumber | undefined): Facts {
+  const type = parsed?.getType();
+  const facts = { region: parsed?.country, type, mobile: type === 'MOBILE' || type === 'FIXED_LINE_OR_MOBILE' };
+  known.set(e164, facts);
+  return facts;
+}
 
 function factsOf(e164: string): Facts {
-  let facts = known.get(e164);
-  if (!facts) {
-    const parsed = parseWithTypes(e164);
-    const type = parsed?.getType();
-    facts = { region: parsed?.country, type, mobile: type === 'MOBILE' || type === 'FIXED_LINE_OR_MOBILE' };
-    known.set(e164, facts);
-  }
-  return facts;
+  const entry = known.get(e164);
+  if (entry === undefined) return factsFrom(e164, parseWithTypes(e164));
+  return 'parsed' in entry ? factsFrom(e164, entry.parsed) : entry;
 }
 
 /** Where an E.164 number is and whether it can take an SMS, from one parse with the full metadata. */

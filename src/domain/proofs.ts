@@ -1,4 +1,5 @@
-import { createHmac, createSecretKey, randomFillSync, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { randomId } from '../core/random-id';
 import type { FlowClaims } from '../../machines/effects';
 import { apiError } from '../core/errors';
 
@@ -46,23 +47,8 @@ const keyOf = (key: string | ProofKey): ProofKey => (typeof key === 'string' ? d
 
 const mac = (key: ProofKey, body: string) => createHmac('sha256', key).update(`${PREFIX}.${body}`).digest();
 
-/*
- * Proof ids: 12 random bytes each, cut from a pool the CSPRNG refills 128 ids at a time (as
- * Node's randomUUID does): one randomBytes call per id cost as much as the proof's HMAC.
- */
-const ID_BYTES = 12;
-const idPool = Buffer.alloc(ID_BYTES * 128);
-let idOffset = idPool.length;
-
-export function newProofId(): string {
-  if (idOffset === idPool.length) {
-    randomFillSync(idPool);
-    idOffset = 0;
-  }
-  const id = idPool.toString('base64url', idOffset, idOffset + ID_BYTES);
-  idOffset += ID_BYTES;
-  return id;
-}
+/** Proof ids: 12 random bytes each, from the process's pool of random ids (src/core/random-id.ts). */
+export const newProofId = (): string => randomId(12);
 
 export function signProof(key: string | ProofKey, claims: ProofClaims, ttlSeconds: number, nowMs: number): string {
   const { exp: _exp, ...rest } = claims;

@@ -94,7 +94,10 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     }
     const body = ctx.request.body ?? {};
     checkBodyShape(body);
-    const input = parseRequest(action.request, body, localeOf(ctx));
+    // A valid request (nearly every one) is read without its language: only a refusal's issues need
+    // it, and resolving it may negotiate Accept-Language. The issues would read the same either way.
+    const valid = action.request.safeParse(body);
+    const input = valid.success ? valid.data : parseRequest(action.request, body, localeOf(ctx));
     // The bot challenge's solution, where the action takes one (src/domain/limits/challenge.ts): only such an action's sends are asked for one.
     const solution = (input as { challenge?: unknown }).challenge;
     const actionCtx = new RequestActionContext(deps, flows, ctx, localeOf, takesChallenge(action) ? action.name : undefined, typeof solution === 'string' && solution !== '' ? solution : undefined);

@@ -1,8 +1,7 @@
 import type { Context, Next } from 'koa';
 import type { PresentedKeys } from '../core/context';
-import type { Logger } from '../core/logger';
 import type { Deps } from '../domain/deps';
-import { KEY_HEADERS, NO_KEYS } from '../domain/keys';
+import { KEY_HEADERS, NO_KEYS, type LogScope } from '../domain/keys';
 
 /*
  * The HTTP side of the keys (src/domain/keys.ts): every request that presents `x-internal-key`
@@ -16,7 +15,7 @@ export const keysOf = (ctx: Context): PresentedKeys => (ctx.state.keys as Presen
 
 export function checkKeys(deps: Pick<Deps, 'keys'>) {
   const checked = async (ctx: Context, next: Next, given: { internal: string; funnel: string }) => {
-    ctx.state.keys = await deps.keys.check(ctx.ip, given, ctx.state.log as Logger);
+    ctx.state.keys = await deps.keys.check(ctx.ip, given, ctx.state as LogScope);
     await next();
   };
   return function checkKeys(ctx: Context, next: Next): Promise<void> {
@@ -33,5 +32,5 @@ export function checkKeys(deps: Pick<Deps, 'keys'>) {
  */
 export async function metricsTokenHeld(deps: Pick<Deps, 'keys'>, ctx: Context): Promise<boolean> {
   const given = /^Bearer +(\S+)\s*$/i.exec(ctx.get(KEY_HEADERS.metrics))?.[1];
-  return given !== undefined && (await deps.keys.check(ctx.ip, { metrics: given }, ctx.state.log as Logger)).metrics;
+  return given !== undefined && (await deps.keys.check(ctx.ip, { metrics: given }, ctx.state as LogScope)).metrics;
 }

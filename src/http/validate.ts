@@ -28,10 +28,10 @@ export function checkBodyShape(body: unknown): void {
 }
 
 /** Parsed in the answer's language through the one catalogue (src/core/issue-texts.ts); texts a schema names itself are translated with the envelope. */
-const maps = { it: issueMap('it'), en: issueMap('en') };
+const params = { it: { error: issueMap('it') }, en: { error: issueMap('en') } };
 
 export function parseRequest<S extends z.ZodType>(schema: S, body: unknown, locale?: string): z.infer<S> {
-  const result = schema.safeParse(body, { error: maps[textLocale(locale)] });
+  const result = schema.safeParse(body, params[textLocale(locale)]);
   if (result.success) return result.data;
   const issues = result.error.issues.slice(0, 20).map((issue) => ({
     path: issue.path.map(String).join('.'),

@@ -87,3 +87,24 @@ describe('error catalogue', () => {
     expect(subset).toBe(true);
   });
 });
+
+describe('stacks', () => {
+  // A refusal is an answer: capturing its stack cost 8% of a refused verify_otp under load.
+  const frames = (err: Error) => (err.stack ?? '').split('\n').filter((line) => line.trimStart().startsWith('at ')).length;
+
+  it('captures no stack for a refusal, and leaves the stack limit as it was', () => {
+    const limit = Error.stackTraceLimit;
+    expect(frames(apiError('unknown_action'))).toBe(0);
+    expect(frames(apiError('invalid_request'))).toBe(0);
+    expect(frames(withDetails(apiError('rate_limited', { params: { retryAfter: 5 }, headers: { 'Retry-After': '5' }, data: { retry_after: 5, limit: 'sends_per_ip_per_hour' } }), { data: { more: 1 } }))).toBe(0);
+    expect(Error.stackTraceLimit).toBe(limit);
+    expect(new Error('plain').stack).toMatch(/\n\s+at /);
+  });
+
+  it('keeps the stack of a fault (5xx, or an upstream or delivery failure answered 200)', () => {
+    expect(frames(apiError('internal_error'))).toBeGreaterThan(0);
+    expect(frames(apiError('upstream_error', { params: { service: 'SMS' }, data: { upstream: 'sms' } }))).toBeGreaterThan(0);
+    expect(frames(apiError('delivery_failed'))).toBeGreaterThan(0);
+    expect(frames(apiError('store_unavailable'))).toBeGreaterThan(0);
+  });
+});

@@ -201,3 +201,75 @@ describe('counting functions for other modules', () => {
     expect(await deps.metrics.render()).toContain('lfa_rate_limit_refusals_total{limit="sends_per_ip_per_hour"} 1');
   });
 });
+
+describe('the exposition after some requests', () => {
+  // Counts are kept in plain structures and handed to prom-client at scrape (src/core/metrics.ts):
+  // what a scrape reads must be what prom-client counting each request itself wrote, line for line.
+  it('renders the same series, labels, values and order as counting in prom-client', async () => {
+    const { deps, server } = setup();
+    nock(UPSTREAM).post('/users/get').reply(200, {});
+    await request(server).post('/echo').send({});
+    await request(server).post('/refuse').send({});
+    await request(server).post('/echo').send({});
+    await request(server).post('/lookup').send({});
+    await request(server).get('/healthz');
+    deps.metrics.codeSent('sms', 'sent');
+    deps.metrics.codeSent('email', 'failed');
+    deps.metrics.codeSent('sms', 'sent');
+    deps.metrics.verification('ok');
+    deps.metrics.smsSend('gateway', 'IT', 'accepted', 40);
+    deps.metrics.smsSend('gateway', 'IT', 'accepted', 30);
+    deps.metrics.smsSend('bad name!', 'xx', 'failover', 20_000, 'whatsapp');
+    deps.metrics.funnelRequest('phone_login', '10', 'ok', 12);
+    deps.metrics.funnelRequest('phone_login', '10', 'ok');
+    deps.metrics.funnelReached('phone_login', '10');
+    const text = await deps.metrics.render();
+    // Durations vary: their buckets are read apart from their sums.
+    const lines = text.split('\n').filter((line) => /^lfa_(requests_total|otp_codes_sent_total|otp_verifications_total|sms_sends_total|funnel_requests_total|funnel_steps_reached_total)\{/.test(line));
+    expect(lines).toEqual([
+      'lfa_requests_total{action="echo",outcome="ok",status="200"} 2',
+      'lfa_requests_total{action="refuse",outcome="phone_taken",status="200"} 1',
+      'lfa_requests_total{action="lookup",outcome="ok",status="200"} 1',
+      'lfa_requests_total{action="/healthz",outcome="ok",status="200"} 1',
+      'lfa_otp_codes_sent_total{channel="sms",result="sent"} 2',
+      'lfa_otp_codes_sent_total{channel="email",result="failed"} 1',
+      'lfa_otp_verifications_total{result="ok"} 1',
+      'lfa_sms_sends_total{provider="gateway",channel="sms",country="IT",result="accepted"} 2',
+      'lfa_sms_sends_total{provider="other",channel="whatsapp",country="ZZ",result="failover"} 1',
+      'lfa_funnel_requests_total{journey="phone_login",step="10",outcome="ok"} 2',
+      'lfa_funnel_steps_reached_total{journey="phone_login",step="10"} 1',
+    ]);
+    const sms = text.split('\n').filter((line) => line.startsWith('lfa_sms_provider_duration_seconds'));
+    expect(sms).toEqual([
+      ...[0.01, 0.025].map((le) => `lfa_sms_provider_duration_seconds_bucket{le="${le}",provider="gateway",outcome="accepted"} 0`),
+      ...[0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, '+Inf'].map((le) => `lfa_sms_provider_duration_seconds_bucket{le="${le}",provider="gateway",outcome="accepted"} 2`),
+      'lfa_sms_provider_duration_seconds_sum{provider="gateway",outcome="accepted"} 0.07',
+      'lfa_sms_provider_duration_seconds_count{provider="gateway",outcome="accepted"} 2',
+      ...[0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map((le) => `lfa_sms_provider_duration_seconds_bucket{le="${le}",provider="other",outcome="failed"} 0`),
+      ...[20, 30, '+Inf'].map((le) => `lfa_sms_provider_duration_seconds_bucket{le="${le}",provider="other",outcome="failed"} 1`),
+      'lfa_sms_provider_duration_seconds_sum{provider="other",outcome="failed"} 20',
+      'lfa_sms_provider_duration_seconds_count{provider="other",outcome="failed"} 1',
+    ]);
+    const screen = text.split('\n').filter((line) => line.startsWith('lfa_funnel_step_seconds'));
+    expect(screen).toEqual([
+      ...[1, 2, 3, 5, 10].map((le) => `lfa_funnel_step_seconds_bucket{le="${le}",journey="phone_login",step="10"} 0`),
+      ...[15, 20, 30, 45, 60, 90, 120, 180, 300, 600, 900, 1800, 3600, '+Inf'].map((le) => `lfa_funnel_step_seconds_bucket{le="${le}",journey="phone_login",step="10"} 1`),
+      'lfa_funnel_step_seconds_sum{journey="phone_login",step="10"} 12',
+      'lfa_funnel_step_seconds_count{journey="phone_login",step="10"} 1',
+    ]);
+    // One request histogram series per action and outcome, its buckets in order, each count the series' requests.
+    const counts = text.split('\n').filter((line) => line.startsWith('lfa_request_duration_seconds_count'));
+    expect(counts).toEqual([
+      'lfa_request_duration_seconds_count{action="echo",outcome="ok"} 2',
+      'lfa_request_duration_seconds_count{action="refuse",outcome="phone_taken"} 1',
+      'lfa_request_duration_seconds_count{action="lookup",outcome="ok"} 1',
+      'lfa_request_duration_seconds_count{action="/healthz",outcome="ok"} 1',
+    ]);
+    const echoBuckets = text.split('\n').filter((line) => line.startsWith('lfa_request_duration_seconds_bucket{') && line.includes('action="echo"'));
+    expect(echoBuckets.map((line) => /le="([^"]+)"/.exec(line)![1])).toEqual(['0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '20', '+Inf']);
+    expect(echoBuckets.at(-1)).toBe('lfa_request_duration_seconds_bucket{le="+Inf",action="echo",outcome="ok"} 2');
+    // A metric nobody counted yet shows its HELP and TYPE, and no series.
+    expect(text).toContain('# HELP lfa_sms_receipts_total Delivery receipts recorded');
+    expect(text).not.toMatch(/^lfa_sms_receipts_total\{/m);
+  });
+});

@@ -23,7 +23,7 @@ describe('key checks', () => {
   it('neither compares nor counts a key that is not configured: there is nothing to guess', async () => {
     const limiter = createMemoryRateLimiter();
     const keys = createKeyChecks(testConfig({ security: { internal_key: '' }, funnel: { read_key: 'r'.repeat(32) } }), limiter, () => 0);
-    for (let i = 0; i < 20; i++) expect(await keys.check('203.0.113.7', { internal: `guess-${i}` }, log)).toEqual({ internal: false, funnel: false, metrics: false });
-    expect(await keys.check('203.0.113.7', { funnel: 'r'.repeat(32) }, log)).toEqual({ internal: false, funnel: true, metrics: false });
+    for (let i = 0; i < 20; i++) expect(await keys.check('203.0.113.7', { internal: `guess-${i}` }, { log })).toEqual({ internal: false, funnel: false, metrics: false });
+    expect(await keys.check('203.0.113.7', { funnel: 'r'.repeat(32) }, { log })).toEqual({ internal: false, funnel: true, metrics: false });
   });
 });

@@ -7,7 +7,7 @@ import { isApiError } from '../../core/errors';
 import { maskEmail, maskPhone, type Logger } from '../../core/logger';
 import { budgetOf } from '../../core/address';
 import { isE164, smsFacts, toE164 } from '../phone';
-import { randomBytes } from 'node:crypto';
+import { randomId } from '../../core/random-id';
 import { createOtpHasher, generateCode } from './code';
 import { alreadySent, channelNotConfigured, deliveryFailed, invalidField, phoneNotMobile, regionNotAllowed, storeUnavailable, verifyFailure } from './errors';
 import { createKeyNormaliser, maskOtpKey } from './key';
@@ -337,7 +337,7 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       const recipients = [...(useSms ? [smsTo] : []), ...(useEmail ? [emailTo!] : [])];
       // The code goes to, and is recorded as, the addresses typed; it is counted on their inboxes.
       const budgets = recipients.map(budgetOf);
-      const token = randomBytes(9).toString('base64url');
+      const token = randomId(9);
       // Sends are charged to who receives them: six keys and one phone, or six spellings of one inbox, send one code per cooldown.
       try {
         await claimRecipients(budgets, token);

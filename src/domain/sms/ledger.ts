@@ -1,4 +1,5 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { randomId } from '../../core/random-id';
 import type { Config, PhoneChannel } from '../../core/config/schema';
 import type { ChallengeDecision, Metrics } from '../../core/metrics';
 import { maskEmail, maskPhone } from '../../core/logger';
@@ -111,7 +112,7 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
       const [challenged, solved, failed] = await Promise.all(CHALLENGE_DECISIONS.map(total));
       return { challenged: challenged!, solved: solved!, failed: failed! };
     },
-    newId: () => randomBytes(12).toString('base64url'),
+    newId: () => randomId(12),
     async recordSms(sent) {
       const at = now();
       const entry: LedgerEntry = {
