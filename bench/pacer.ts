@@ -17,7 +17,7 @@ import type { Request } from 'autocannon';
  */
 
 /** Sockets the pool may open: enough that a queue forms in the service, not in the generator. */
-export const PACED_SOCKETS = 256;
+const PACED_SOCKETS = 256;
 /** Seconds an answer may take before it counts as a timeout (autocannon's `timeout` in the closed-loop runs). */
 const ANSWER_TIMEOUT_MS = 10_000;
 const SUCCESS = '{"success":true';
