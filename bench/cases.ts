@@ -222,7 +222,7 @@ export const TAIL_ROUNDS = 3;
 /**
  * The rule --against holds the tail to: the new build's p99 at 90% load over the base's, median
  * of the rounds' ratios, at most TAIL_P99_FLOOR, unless the two are within TAIL_P99_SLACK_MS
- * (autocannon's histogram counts whole milliseconds); NOISY when the rounds' ratios spread by
+ * (the schedule runs on Node's timers, 1 ms grain); NOISY when the rounds' ratios spread by
  * more than TAIL_NOISY_SPREAD (docs/performance.md, "Tail latency").
  */
 export const TAIL_P99_FLOOR = 1.1;

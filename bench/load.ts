@@ -1,6 +1,7 @@
 import autocannon, { type Request, type Result } from 'autocannon';
 import { phoneOf } from './phones';
 import { announce, serve } from './child';
+import { runPaced } from './pacer';
 
 /*
  * The load generator, in its own process (never the service's): autocannon's programmatic API,
@@ -31,11 +32,11 @@ export interface LoadSpec {
   internalKey?: string;
   uid?: string;
   /**
-   * Answers per second across all connections (autocannon's `overallRate`): the paced runs of
-   * the tail-latency figure. Absent: closed loop, each connection sends its next request as soon
-   * as its last is answered (the saturating rate).
+   * Requests per second offered on an even schedule, open loop (bench/pacer.ts; `connections`
+   * unused): the paced runs of the tail-latency figure. Absent: closed loop on autocannon, each
+   * connection sends its next request as soon as its last is answered (the saturating rate).
    */
-  overallRate?: number;
+  rate?: number;
 }
 
 export interface LoadResult {
@@ -119,7 +120,26 @@ export function requestsFor(spec: LoadSpec): { requests: Request[]; headers: Rec
   }
 }
 
-export function runLoad(spec: LoadSpec): Promise<LoadResult> {
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  return spec.rate ? runPacedLoad({ ...spec, rate: spec.rate }) : runClosedLoop(spec);
+}
+
+async function runPacedLoad(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
+  const { requests, headers, state } = requestsFor(spec);
+  const { answered, durationSeconds, ...figures } = await runPaced({ url: spec.url, rate: spec.rate, duration: spec.duration, requests, headers });
+  return {
+    kind: spec.kind,
+    requests: answered,
+    failures: figures.non2xx + figures.errors + figures.timeouts + figures.mismatches,
+    rps: answered / durationSeconds,
+    durationSeconds,
+    ...figures,
+    ...(state.exhausted ? { exhausted: true } : {}),
+    nextIndex: state.next,
+  };
+}
+
+function runClosedLoop(spec: LoadSpec): Promise<LoadResult> {
   const { requests, headers, state } = requestsFor(spec);
   let firstFailure: string | undefined;
   return new Promise((resolve, reject) => {
@@ -131,10 +151,6 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         headers,
         requests,
         timeout: 10,
-        // autocannon "corrects" a paced run's latencies for coordinated omission with an expected
-        // interval of ceil(1 / rate) ms, its rate per second read as if per ms: every answer of
-        // N ms would add N - 1 made-up samples and halve the p50. The figures are the answers' own.
-        ...(spec.overallRate ? { overallRate: spec.overallRate, ignoreCoordinatedOmission: true } : {}),
         verifyBody: (body: string) => {
           if (body.startsWith(SUCCESS)) return true;
           firstFailure ??= body.slice(0, 300);

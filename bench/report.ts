@@ -32,7 +32,7 @@ export interface CaseOutcome {
 export interface TailRun {
   /** The share of the saturating rate offered (0.5, 0.9). */
   load: number;
-  /** Answers per second offered (autocannon's overallRate). */
+  /** Requests per second offered on an even arrival schedule, open loop (bench/pacer.ts). */
   rate: number;
   build: Build;
   result: LoadResult;
@@ -388,7 +388,7 @@ export function formatTail(figures: TailFigures): string {
 }
 
 export const TAIL_LEGEND = [
-  'tail: the case paced (autocannon overallRate: each connection sends its share of a second back to back, then waits for the next second) at each share of the saturating rate, both builds offered the same rate, alternating;',
+  'tail: the case paced open loop (a journey started every 1 / rate s, answered or not; latency from when each request was due) at each share of the saturating rate, both builds offered the same rate, alternating;',
   `p50/p99: base -> new, medians of the rounds; p99 ratio: new over base, median of the rounds' ratios, NOISY above ${TAIL_NOISY_SPREAD * 100}%; judged at ${TAIL_JUDGED_LOAD * 100}% only, with a base build.`,
 ].join('\n');
 

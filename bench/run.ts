@@ -309,7 +309,7 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
             const onBase = build === 'base';
             const child = onBase ? baseApp! : app;
             say(`.. ${benchCase.name}${baseApp ? ` [${build}]` : ''}: paced at ${Math.round(share * 100)}% of ${Math.round(tail.basis)} req/s = ${rate} req/s (${tailDuration} s)`);
-            const result = await loadRun(spec(benchCase, child.ready.url, { ...extra, firstIndex: onBase ? baseIndex : firstIndex, duration: tailDuration, overallRate: rate }));
+            const result = await loadRun(spec(benchCase, child.ready.url, { ...extra, firstIndex: onBase ? baseIndex : firstIndex, duration: tailDuration, rate }));
             if (onBase) baseIndex = result.nextIndex;
             else firstIndex = result.nextIndex;
             tail.runs.push({ load: share, rate, build, result });

@@ -21,10 +21,6 @@ declare module 'autocannon' {
     requests?: Request[];
     timeout?: number;
     verifyBody?: (body: string) => boolean;
-    /** Requests per second across all connections; each connection sends its share of a second back to back, then waits for the next second. */
-    overallRate?: number;
-    connectionRate?: number;
-    ignoreCoordinatedOmission?: boolean;
   }
 
   export interface Histogram {
