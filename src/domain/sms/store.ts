@@ -93,11 +93,33 @@ const SLOT_MS = 1000;
 /** How long a range's figures live without a change: the two judged windows, and the codes not judged yet. */
 const figuresTtl = ({ graceMs, windowMs }: RangeJudging) => 2 * windowMs + graceMs + SLOT_MS;
 
+/**
+ * When each range's figures next change by time alone: the first of its codes to come of age
+ * (judged) or of its judged windows to fall out. Until then tallyFields' sweep would change
+ * nothing, so it is skipped: a busy range keeps a minute of per-second fields, and sweeping them
+ * on every send (twice with the bot challenge adaptive, which reads them too) was most of what
+ * the challenge cost a send.
+ */
+const sweepDue = new WeakMap<Map<string, number>, number>();
+
+/** The time from which the sweep would change a field of `name`, by the TALLY script's rules. */
+function changesAt(name: string, { graceMs, windowMs }: RangeJudging): number {
+  const [kind, n] = name.split(':');
+  const index = Number(n);
+  if (kind === 's' || kind === 'v') return (index + 1) * SLOT_MS + graceMs;
+  if (kind === 'js' || kind === 'jv') return (index + 2) * windowMs;
+  return Infinity;
+}
+
 /** The memory store's copy of the TALLY script below, over a Map of the same fields. */
-function tallyFields(fields: Map<string, number>, now: number, event: RangeEvent | null, { graceMs, windowMs }: RangeJudging): RangeTally {
+function tallyFields(fields: Map<string, number>, now: number, event: RangeEvent | null, judging: RangeJudging): RangeTally {
+  const { graceMs, windowMs } = judging;
   const current = Math.floor(now / windowMs);
   const judgedAt = (slot: number) => (slot + 1) * SLOT_MS + graceMs;
-  const add = (name: string, by: number) => fields.set(name, (fields.get(name) ?? 0) + by);
+  const add = (name: string, by: number) => {
+    fields.set(name, (fields.get(name) ?? 0) + by);
+    sweepDue.set(fields, Math.min(sweepDue.get(fields) ?? Infinity, changesAt(name, judging)));
+  };
   if (event) {
     const slot = Math.floor(event.at / SLOT_MS);
     const field = event.kind === 'verified' ? 'v' : 's';
@@ -105,15 +127,20 @@ function tallyFields(fields: Map<string, number>, now: number, event: RangeEvent
     if (judgedAt(slot) > now) add(`${field}:${slot}`, by);
     else if (Math.floor(judgedAt(slot) / windowMs) >= current - 1) add(`j${field}:${Math.floor(judgedAt(slot) / windowMs)}`, by);
   }
-  for (const [name, value] of [...fields]) {
-    const [kind, n] = name.split(':');
-    const index = Number(n);
-    if (kind === 's' || kind === 'v') {
-      if (judgedAt(index) > now) continue;
-      const window = Math.floor(judgedAt(index) / windowMs);
-      if (window >= current - 1) add(`j${kind}:${window}`, value);
-      fields.delete(name);
-    } else if ((kind === 'js' || kind === 'jv') && index < current - 1) fields.delete(name);
+  if (now >= (sweepDue.get(fields) ?? -Infinity)) {
+    for (const [name, value] of [...fields]) {
+      const [kind, n] = name.split(':');
+      const index = Number(n);
+      if (kind === 's' || kind === 'v') {
+        if (judgedAt(index) > now) continue;
+        const window = Math.floor(judgedAt(index) / windowMs);
+        if (window >= current - 1) fields.set(`j${kind}:${window}`, (fields.get(`j${kind}:${window}`) ?? 0) + value);
+        fields.delete(name);
+      } else if ((kind === 'js' || kind === 'jv') && index < current - 1) fields.delete(name);
+    }
+    let due = Infinity;
+    for (const name of fields.keys()) due = Math.min(due, changesAt(name, judging));
+    sweepDue.set(fields, due);
   }
   const sum = (kind: string) => (fields.get(`${kind}:${current}`) ?? 0) + (fields.get(`${kind}:${current - 1}`) ?? 0);
   return { sends: sum('js'), verified: sum('jv'), watchedSince: fields.get('watch') ?? null };

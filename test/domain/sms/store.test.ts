@@ -1,4 +1,5 @@
 import { createMemorySmsStore, createRedisSmsStore, type LedgerEntry, type SmsStore } from '../../../src/domain/sms/store';
+import fc from 'fast-check';
 import { useRedisTargets } from '../../support/redis-targets';
 
 /* One behaviour on every store the ledger and the pumping defence run on: memory, Redis, Redis Cluster. */
@@ -91,6 +92,25 @@ describe('memory SMS store', () => describeSmsStore(() => createMemorySmsStore({
 const targets = useRedisTargets();
 describe.each(targets)('$name SMS store', (target) => {
   describeSmsStore(() => createRedisSmsStore(target.client(), `t${Math.random().toString(36).slice(2)}:`));
+
+  it("tallies a range as the TALLY script does, through any mix of sends, refusals, verifications and quiet seconds (the memory store sweeps only when something is due)", async () => {
+    const judging = { graceMs: 3000, windowMs: 20_000 };
+    const step = fc.record({ advanceMs: fc.integer({ min: 0, max: 7000 }), kind: fc.constantFrom('sent', 'unsent', 'verified', null), lagMs: fc.integer({ min: 0, max: 9000 }) });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 40 }), async (steps) => {
+        const memory = createMemorySmsStore({ maxEntries: 100 });
+        const redis = createRedisSmsStore(target.client(), `p${Math.random().toString(36).slice(2)}:`);
+        let now = 1_700_000_000_000;
+        for (const { advanceMs, kind, lagMs } of steps) {
+          now += advanceMs;
+          const event = kind === null ? null : { kind, at: now - lagMs };
+          const [fromMemory, fromRedis] = [await memory.tally('447520', now, event, judging), await redis.tally('447520', now, event, judging)];
+          expect(fromMemory).toEqual(fromRedis);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
 
   it('lets Redis expire an entry after the retention period and drops it from the index', async () => {
     const prefix = `r${Math.random().toString(36).slice(2)}:`;
