@@ -66,19 +66,23 @@ const smsProviderCommon = {
   weight: z.number().int().min(0).default(1),
   timeout_seconds: seconds.optional(),
 };
+/** A Twilio account, for SMS and for WhatsApp alike: its credentials, and a From number or a Messaging Service to send from. */
+const twilioAccount = {
+  account_sid: text.pipe(z.string().min(1, 'is required')),
+  auth_token: text.pipe(z.string().min(1, 'is required')),
+  from: text.default(''),
+  messaging_service_sid: text.default(''),
+  api_url: url.default('https://api.twilio.com'),
+};
+const twilioSender: [(p: { from: string; messaging_service_sid: string }) => boolean, { message: string; path: string[] }] = [
+  (p) => p.from !== '' || p.messaging_service_sid !== '',
+  { message: 'needs from or messaging_service_sid', path: ['from'] },
+];
 const smsProvider = z.discriminatedUnion('kind', [
   // The contract's HTTP gateway; empty url, key or sender fall back to sms.api_url, sms.api_key, sms.sender.
   z.strictObject({ kind: z.literal('gateway'), ...smsProviderCommon, api_url: url.default(''), api_key: text.default(''), sender: text.default('') }),
   // Twilio's Programmable Messaging (Messages resource): account SID and auth token, a From number or a Messaging Service.
-  z.strictObject({
-    kind: z.literal('twilio'),
-    ...smsProviderCommon,
-    account_sid: text.pipe(z.string().min(1, 'is required')),
-    auth_token: text.pipe(z.string().min(1, 'is required')),
-    from: text.default(''),
-    messaging_service_sid: text.default(''),
-    api_url: url.default('https://api.twilio.com'),
-  }).refine((p) => p.from !== '' || p.messaging_service_sid !== '', { message: 'needs from or messaging_service_sid', path: ['from'] }),
+  z.strictObject({ kind: z.literal('twilio'), ...smsProviderCommon, ...twilioAccount }).refine(...twilioSender),
   // WhatsApp through Meta's Cloud API: an approved authentication template (the code and its copy-code button).
   z.strictObject({
     kind: z.literal('whatsapp_cloud'),
@@ -96,13 +100,9 @@ const smsProvider = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('twilio_whatsapp'),
     ...smsProviderCommon,
-    account_sid: text.pipe(z.string().min(1, 'is required')),
-    auth_token: text.pipe(z.string().min(1, 'is required')),
-    from: text.default(''),
-    messaging_service_sid: text.default(''),
+    ...twilioAccount,
     content_sid: text.pipe(z.string().regex(/^HX[0-9a-fA-F]{32}$/, 'must be a Content Template SID (HX...)')),
-    api_url: url.default('https://api.twilio.com'),
-  }).refine((p) => p.from !== '' || p.messaging_service_sid !== '', { message: 'needs from or messaging_service_sid', path: ['from'] }),
+  }).refine(...twilioSender),
 ]);
 export type SmsProviderConfig = z.infer<typeof smsProvider>;
 export const smsProviderName = (provider: SmsProviderConfig): string => provider.name || provider.kind;

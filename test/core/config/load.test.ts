@@ -83,6 +83,18 @@ describe('configuration', () => {
     expect(problems).toEqual(expect.arrayContaining(['otp.ttl_second: unknown key', 'unknown_section: unknown key']));
   });
 
+  it('needs a Twilio provider, for SMS or WhatsApp, to name what it sends from', () => {
+    const account = { account_sid: 'AC1', auth_token: 't' };
+    const providers = [
+      { kind: 'twilio', ...account },
+      { kind: 'twilio_whatsapp', ...account, content_sid: `HX${'0'.repeat(32)}` },
+      { kind: 'twilio', ...account, messaging_service_sid: 'MG1' },
+      { kind: 'twilio_whatsapp', ...account, from: '+15005550006', content_sid: `HX${'0'.repeat(32)}` },
+    ];
+    const problems = problemsOf(() => loadConfig({ env: { CONFIG_FILE: file('twilio.json', JSON.stringify({ sms: { providers } })) } }));
+    expect(problems.filter((p) => p.includes('needs from or messaging_service_sid')).map((p) => p.split(':')[0])).toEqual(['sms.providers.0.from', 'sms.providers.1.from']);
+  });
+
   it('never echoes a secret in an error', () => {
     const problems = problemsOf(() => loadConfig({ env: { SMS__API_KEY: 'x', SECURITY__SECRET: 'sup3r', NODE_ENV: 'production', SANDBOX__ENABLED: 'false' } }));
     expect(problems.join('\n')).not.toContain('sup3r');
