@@ -97,7 +97,7 @@ export function createAbuseLimits(
     async phoneCheck(ip, account) {
       await check('lookups_per_ip_per_minute', ip, limits.lookups_per_ip_per_minute, MINUTE);
       // The account acting is its uid, else its email: an email is counted on its inbox.
-      await check('lookups_per_account_per_hour', account && budgetOf(account.toLowerCase()), limits.lookups_per_account_per_hour, HOUR);
+      await check('lookups_per_account_per_hour', account && budgetOf(account), limits.lookups_per_account_per_hour, HOUR);
     },
     async passwordLogin(ip, email) {
       const windowMs = limits.password_login_window_seconds * 1000;

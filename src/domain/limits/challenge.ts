@@ -73,9 +73,6 @@ export interface ChallengeGateOptions {
 export const challengeRequired = (challenge: Record<string, unknown>, fault?: SolutionFault) =>
   apiError('challenge_required', { data: { challenge, ...(fault ? { solution: fault } : {}) } });
 
-/** Every spelling of one inbox counts as one. */
-const inboxKey = (identifier: string) => budgetOf(identifier.trim().toLowerCase());
-
 const CLIENT_SIGNALS = ['client_sends', 'client_identifiers', 'client_verify_failures', 'client_refused'] as const;
 
 export function createChallengeGate(config: Config, options: ChallengeGateOptions): ChallengeGate {
@@ -116,7 +113,7 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     if (over >= 0) return CLIENT_SIGNALS[over];
     if (ask.password) {
       const limit = settings.password_failures - 1;
-      const failures = await Promise.all([limiter.peek(`challenge_password_failures:${inboxKey(ask.identifier)}`, limit, at), ...(ip ? [limiter.peek(`challenge_password_failures:${ip}`, limit, at)] : [])]);
+      const failures = await Promise.all([limiter.peek(`challenge_password_failures:${budgetOf(ask.identifier)}`, limit, at), ...(ip ? [limiter.peek(`challenge_password_failures:${ip}`, limit, at)] : [])]);
       if (failures.some((decision) => !decision.allowed)) return 'password_failures';
     }
     if (!ask.phone || !options.destination) return undefined;
@@ -191,7 +188,7 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     async passwordFailed(ip, email) {
       if (mode !== 'adaptive') return;
       const at = now();
-      await Promise.all([email, ...(ip ? [ip] : [])].map((subject) => limiter.hit(`challenge_password_failures:${subject === ip ? ip : inboxKey(subject)}`, Number.MAX_SAFE_INTEGER, windowMs, at)));
+      await Promise.all([budgetOf(email), ...(ip ? [ip] : [])].map((subject) => limiter.hit(`challenge_password_failures:${subject}`, Number.MAX_SAFE_INTEGER, windowMs, at)));
     },
     async refused(ip) {
       if (mode !== 'adaptive' || !ip) return;
