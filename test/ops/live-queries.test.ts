@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { startService, type Service } from '../../src/service';
 import { testConfig } from '../support/app';
 import { eventually } from '../support/eventually';
-import { freePort } from '../support/ports';
+import { onFreePort } from '../support/ports';
 import { startPrometheus, type PrometheusServer } from './prometheus-server';
 
 /*
@@ -80,21 +80,24 @@ describe('alerts and dashboard on a real Prometheus scraping the service', () =>
   const held = new Map<string, Set<string>>();
 
   beforeAll(async () => {
-    const metricsPort = await freePort();
-    service = await startService(
-      testConfig({
-        sandbox: { enabled: true },
-        // A known port: the sandbox's receipts are sent back to it.
-        server: { host: '127.0.0.1', port: await freePort() },
-        metrics: { host: '127.0.0.1', port: metricsPort },
-        sms: { timeout_seconds: 1 },
-        // One lookup a minute, so the second one is refused (lfa_rate_limit_refusals_total).
-        rate_limits: { lookups_per_ip_per_minute: 1 },
-      }),
-      { log: silent, otpLog: silent },
+    // Known ports: the sandbox's receipts are sent back to the service, Prometheus scrapes the metrics listener.
+    service = await onFreePort((port) =>
+      onFreePort((metricsPort) =>
+        startService(
+          testConfig({
+            sandbox: { enabled: true },
+            server: { host: '127.0.0.1', port },
+            metrics: { host: '127.0.0.1', port: metricsPort },
+            sms: { timeout_seconds: 1 },
+            // One lookup a minute, so the second one is refused (lfa_rate_limit_refusals_total).
+            rate_limits: { lookups_per_ip_per_minute: 1 },
+          }),
+          { log: silent, otpLog: silent },
+        ),
+      ),
     );
     await journeys(service);
-    prometheus = await startPrometheus({ target: `127.0.0.1:${metricsPort}`, ruleFiles: [RULES] });
+    prometheus = await startPrometheus({ target: new URL(service.metricsUrl!).host, ruleFiles: [RULES] });
     // One scrape after the journeys, and every rule evaluated at least once.
     await eventually(async () => {
       const targets = await prometheus.api<{ activeTargets: Array<{ health: string; lastError: string }> }>('targets');

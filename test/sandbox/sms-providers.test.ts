@@ -3,7 +3,7 @@ import { startService, type Service } from '../../src/service';
 import { twilioSignature } from '../../src/clients/twilio';
 import { testConfig } from '../support/app';
 import { eventually } from '../support/eventually';
-import { freePort } from '../support/ports';
+import { onFreePort } from '../support/ports';
 
 /*
  * Two sandbox providers (the contract's gateway, then Twilio as its backup) behind a running
@@ -20,8 +20,7 @@ describe('sandbox SMS providers: failover and receipts', () => {
   const ledger = () => fetch(`${service.url}/_sms/ledger`).then((r) => r.json() as Promise<{ data: { entries: Array<Record<string, unknown>>; breakers: unknown[] } }>);
 
   beforeAll(async () => {
-    const port = await freePort();
-    service = await startService(testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port }, sms: { timeout_seconds: 1 } }), { log: silent, otpLog: silent });
+    service = await onFreePort((port) => startService(testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port }, sms: { timeout_seconds: 1 } }), { log: silent, otpLog: silent }));
   });
   afterAll(() => service.close());
   afterEach(() => {

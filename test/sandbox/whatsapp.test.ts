@@ -4,7 +4,7 @@ import { metaSignature } from '../../src/clients/whatsapp-cloud';
 import { sandboxSeedUsers } from '../../src/sandbox/identity';
 import { testConfig } from '../support/app';
 import { eventually } from '../support/eventually';
-import { freePort } from '../support/ports';
+import { onFreePort } from '../support/ports';
 
 /*
  * WhatsApp on the sandbox, with Italy configured [whatsapp, sms] (docs/sms.md shows this
@@ -28,15 +28,16 @@ describe('sandbox WhatsApp: Italy [whatsapp, sms]', () => {
   const upstreams = () => service.sandbox!.baseUrl;
 
   beforeAll(async () => {
-    const port = await freePort();
-    service = await startService(
-      testConfig({
-        sandbox: { enabled: true },
-        server: { host: '127.0.0.1', port },
-        otp: { resend_cooldown_seconds: 1 },
-        sms: { timeout_seconds: 1, channels: { IT: ['whatsapp', 'sms'] }, receipts: { timeout_seconds: 1 } },
-      }),
-      { log: silent, otpLog: silent },
+    service = await onFreePort((port) =>
+      startService(
+        testConfig({
+          sandbox: { enabled: true },
+          server: { host: '127.0.0.1', port },
+          otp: { resend_cooldown_seconds: 1 },
+          sms: { timeout_seconds: 1, channels: { IT: ['whatsapp', 'sms'] }, receipts: { timeout_seconds: 1 } },
+        }),
+        { log: silent, otpLog: silent },
+      ),
     );
   });
   afterAll(() => service.close());

@@ -1,4 +1,4 @@
-import { freePort, connectOutcome } from '../support/ports';
+import { freePort, connectOutcome, onFreePort } from '../support/ports';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
@@ -28,8 +28,8 @@ describe('the metrics listener', () => {
   });
 
   it('serves GET /metrics without a token', async () => {
-    const port = await freePort();
-    service = await start({ port });
+    let port = 0;
+    service = await onFreePort((chosen) => start({ port: (port = chosen) }));
     expect(service.metricsUrl).toBe(`http://127.0.0.1:${port}`);
     await request(service.url).get('/healthz');
     const res = await request(service.metricsUrl!).get('/metrics');
@@ -40,7 +40,7 @@ describe('the metrics listener', () => {
   });
 
   it('serves nothing else', async () => {
-    service = await start({ port: await freePort() });
+    service = await onFreePort((port) => start({ port }));
     const url = service.metricsUrl!;
     for (const res of [
       await request(url).get('/'),
@@ -57,22 +57,22 @@ describe('the metrics listener', () => {
   });
 
   it('leaves the service port to its own rule: 404 without metrics.token', async () => {
-    service = await start({ port: await freePort() });
+    service = await onFreePort((port) => start({ port }));
     const res = await request(service.url).get('/metrics');
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ success: false, data: { reason: 'metrics_not_enabled' } });
   });
 
   it('answers the token on the service port and no token on its own', async () => {
-    service = await start({ port: await freePort(), token: 'metrics-token-0123456789' });
+    service = await onFreePort((port) => start({ port, token: 'metrics-token-0123456789' }));
     expect((await request(service.url).get('/metrics')).status).toBe(401);
     expect((await request(service.url).get('/metrics').set('authorization', 'Bearer metrics-token-0123456789')).status).toBe(200);
     expect((await request(service.metricsUrl!).get('/metrics')).status).toBe(200);
   });
 
   it('is closed with the service', async () => {
-    const port = await freePort();
-    const running = await start({ port });
+    let port = 0;
+    const running = await onFreePort((chosen) => start({ port: (port = chosen) }));
     await running.close();
     expect(await connectOutcome(port)).toBe('ECONNREFUSED');
   });

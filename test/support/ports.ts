@@ -21,3 +21,20 @@ export const connectOutcome = (port: number) =>
     });
     socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
   });
+
+/**
+ * Starts something on a port chosen before it binds, choosing again when the port was taken in
+ * between. A port found free is free only a moment: the other Jest workers and the sandbox's own
+ * upstreams bind and connect meanwhile, so a start on it can meet EADDRINUSE. Any other failure,
+ * or the last attempt's, is thrown.
+ */
+export async function onFreePort<T>(start: (port: number) => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await start(port);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === attempts) throw err;
+    }
+  }
+}
