@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { clientNetwork } from '../core/client-network';
 import type { Config } from '../core/config/schema';
 import type { KeyName, PresentedKeys } from '../core/context';
 import type { Logger } from '../core/logger';
@@ -9,10 +10,10 @@ import type { RateDecision, RateLimiter } from './limits/rate-limiter';
  * The keys that open internal surfaces (docs/security.md "Guessing and lookups"), compared here
  * and nowhere else: `security.internal_key` (header x-internal-key: tokens for any uid, the
  * diagnostics), `funnel.read_key` (x-funnel-key: the funnel's counts) and `metrics.token`
- * (`Authorization: Bearer` on /metrics). A wrong key is a guess: counted per client IP in the
- * rate limiter's store (so a fleet counts it once), logged without the value, and past
- * `rate_limits.wrong_keys_per_ip` the client is locked out of every key, the right one too,
- * until its window ends. Limits switched off leave this on: it guards the keys, not a budget
+ * (`Authorization: Bearer` on /metrics). A wrong key is a guess: counted per client network (an
+ * IPv6 client's /64, src/core/client-network.ts) in the rate limiter's store (so a fleet counts
+ * it once), logged without the value, and past `rate_limits.wrong_keys_per_ip` the client is
+ * locked out of every key, the right one too, until its window ends. Limits switched off leave this on: it guards the keys, not a budget
  * a gateway in front could keep instead.
  */
 
@@ -62,7 +63,7 @@ export function createKeyChecks(config: Config, limiter: RateLimiter, now: () =>
   const windowMs = windowSeconds * 1000;
   return {
     async check(ip, given, scope) {
-      const counter = `wrong_keys_per_ip:${ip}`;
+      const counter = `wrong_keys_per_ip:${clientNetwork(ip)}`;
       const held: Record<KeyName, boolean> = { internal: false, funnel: false, metrics: false };
       let counted: RateDecision | undefined;
       for (const name of KEY_NAMES) {

@@ -1,6 +1,6 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startSecurityApp, type SecurityApp } from './support';
+import { MARIO, startSecurityApp, type SecurityApp } from './support';
 
 /*
  * The client behind one appending proxy hop cannot choose its address. Proxies (nginx's
@@ -129,5 +129,60 @@ describe.each(['x-forwarded-for', 'forwarded'] as const)('through a real proxy a
     expect(firstRefusal(attacker.map((a) => a.status))).toBe(limit);
     expect(attacker.slice(limit).map((a) => a.reason)).toEqual(Array(5).fill('rate_limited'));
     expect(other).toEqual({ status: 200, reason: 'invalid' });
+  });
+});
+
+/*
+ * An IPv6 client picks any address of its /64 at will (every line, phone and cloud server gets
+ * at least one), so it is counted on its /64: rotating the address within it used to give every
+ * request a fresh per-IP budget. Behind one appending hop, as the other tests here: the last
+ * X-Forwarded-For entry is what the proxy saw.
+ */
+describe('an IPv6 client behind one appending proxy hop', () => {
+  const INTERNAL_KEY = 'internal-key-0123456789abcdef-0123456789';
+  let app: SecurityApp | undefined;
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+  /** An address in 2001:db8:1:<net>::/64, a different one for every i. */
+  const inNetwork = (net: number, i: number) => `2001:db8:1:${net.toString(16)}:${(0x1000 + i).toString(16)}:${i.toString(16)}:abcd:${(i * 7).toString(16)}`;
+
+  it('is limited at verifies_per_ip_per_minute when it rotates its address within its /64; another /64 and an IPv4 client are counted on their own', async () => {
+    app = await startSecurityApp({ server: { trust_proxy_hops: 1 } });
+    const limit = app.deps.config.rate_limits.verifies_per_ip_per_minute;
+    const wrongCode = (i: number, client: string) => app!.post('verify_otp', { email: phone(i), otp_code: '000000' }).set('X-Forwarded-For', `10.9.${i}.7, ${client}`);
+
+    const rotating: number[] = [];
+    for (let i = 0; i < limit + 5; i++) rotating.push((await wrongCode(i, inNetwork(2, i))).status);
+    expect(firstRefusal(rotating)).toBe(limit);
+    expect(rotating.filter((status) => status === 429)).toHaveLength(5);
+
+    expect((await wrongCode(0, inNetwork(3, 0))).body.data).toMatchObject({ reason: 'invalid' });
+    expect((await wrongCode(0, '198.51.100.7')).body.data).toMatchObject({ reason: 'invalid' });
+  });
+
+  it('is one client whether it arrives as IPv4 or IPv4-mapped IPv6', async () => {
+    app = await startSecurityApp({ server: { trust_proxy_hops: 1 } });
+    const limit = app.deps.config.rate_limits.lookups_per_ip_per_minute;
+    const lookup = (i: number, client: string) => app!.post('search_user', { phone: phone(i) }).set('X-Forwarded-For', client);
+
+    const statuses: number[] = [];
+    for (let i = 0; i < limit + 2; i++) statuses.push((await lookup(i, i % 2 === 0 ? '198.51.100.9' : '::ffff:198.51.100.9')).status);
+    expect(firstRefusal(statuses)).toBe(limit);
+  });
+
+  it('is locked out of the internal key after wrong_keys_per_ip guesses from rotating addresses of its /64, the right key too', async () => {
+    app = await startSecurityApp({ server: { trust_proxy_hops: 1 }, security: { internal_key: INTERNAL_KEY } });
+    const allowed = app.deps.config.rate_limits.wrong_keys_per_ip;
+    const token = (i: number, key: string) => app!.post('access_token', { uid: MARIO.uid }).set('X-Forwarded-For', inNetwork(2, i)).set('x-internal-key', key);
+
+    const guesses: number[] = [];
+    for (let i = 0; i < allowed + 5; i++) guesses.push((await token(i, `wrong-key-${i}-0123456789abcdef-0123456789`)).status);
+    expect(firstRefusal(guesses)).toBe(allowed);
+
+    const right = await token(1000, INTERNAL_KEY);
+    expect(right.status).toBe(429);
+    expect(right.body.data).toMatchObject({ reason: 'rate_limited', limit: 'wrong_keys_per_ip' });
   });
 });

@@ -1,4 +1,5 @@
 import { budgetOf, inboxOf } from '../../core/address';
+import { clientNetwork } from '../../core/client-network';
 import type { Config } from '../../core/config/schema';
 import { apiError } from '../../core/errors';
 import type { RateLimiter } from './rate-limiter';
@@ -10,7 +11,8 @@ import type { RateLimiter } from './rate-limiter';
  * account, password logins per IP and per email, registrations per IP, newsletter subscriptions
  * per IP and per email. Counted in the OTP store's own backend, so they hold across a fleet. The client IP
  * comes with each call from the request context: the connection's address, or behind
- * `server.trust_proxy_hops` proxies the entry they appended (src/http/client-address.ts).
+ * `server.trust_proxy_hops` proxies the entry they appended (src/http/client-address.ts); it is
+ * counted on its network (clientNetwork: an IPv6 client's /64, src/core/client-network.ts).
  * Whatever is counted per email is counted on its inbox (inboxOf, src/core/address.ts): every
  * spelling of one inbox (`v+1@x`, `V@x`, Gmail's dots) spends one budget.
  */
@@ -75,6 +77,7 @@ export function createAbuseLimits(
     if (decision.allowed) return;
     refuse(limit, decision.retryAfterMs);
   };
+  const checkClient = (limit: LimitName, ip: string | undefined, max: number, windowMs: number) => check(limit, ip && clientNetwork(ip), max, windowMs);
   const refuse = (limit: LimitName, retryAfterMs: number): never => {
     onRefused(limit);
     throw rateLimited(Math.max(1, Math.ceil(retryAfterMs / 1000)), limit);
@@ -85,28 +88,28 @@ export function createAbuseLimits(
     { name: 'sends_per_identifier_per_hour', limit: limits.sends_per_identifier_per_hour, windowMs: HOUR },
   ] as const satisfies ReadonlyArray<{ name: LimitName; limit: number; windowMs: number }>;
   return {
-    sendFromIp: (ip) => check('sends_per_ip_per_hour', ip, limits.sends_per_ip_per_hour, HOUR),
+    sendFromIp: (ip) => checkClient('sends_per_ip_per_hour', ip, limits.sends_per_ip_per_hour, HOUR),
     async sendToIdentifier(identifier) {
       if (!limits.enabled || !identifier) return;
       const decision = await limiter.hitEach(budgetOf(identifier), receiverRules, now());
       const refused = receiverRules[decision.refused];
       if (refused) refuse(refused.name, decision.retryAfterMs);
     },
-    verifyFromIp: (ip) => check('verifies_per_ip_per_minute', ip, limits.verifies_per_ip_per_minute, MINUTE),
-    lookupFromIp: (ip) => check('lookups_per_ip_per_minute', ip, limits.lookups_per_ip_per_minute, MINUTE),
+    verifyFromIp: (ip) => checkClient('verifies_per_ip_per_minute', ip, limits.verifies_per_ip_per_minute, MINUTE),
+    lookupFromIp: (ip) => checkClient('lookups_per_ip_per_minute', ip, limits.lookups_per_ip_per_minute, MINUTE),
     async phoneCheck(ip, account) {
-      await check('lookups_per_ip_per_minute', ip, limits.lookups_per_ip_per_minute, MINUTE);
+      await checkClient('lookups_per_ip_per_minute', ip, limits.lookups_per_ip_per_minute, MINUTE);
       // The account acting is its uid, else its email: an email is counted on its inbox.
       await check('lookups_per_account_per_hour', account && budgetOf(account), limits.lookups_per_account_per_hour, HOUR);
     },
     async passwordLogin(ip, email) {
       const windowMs = limits.password_login_window_seconds * 1000;
-      await check('password_logins_per_ip', ip, limits.password_logins_per_ip, windowMs);
+      await checkClient('password_logins_per_ip', ip, limits.password_logins_per_ip, windowMs);
       await check('password_logins_per_email', inboxOf(email.trim()), limits.password_logins_per_email, windowMs);
     },
-    registration: (ip) => check('registrations_per_ip_per_hour', ip, limits.registrations_per_ip_per_hour, HOUR),
+    registration: (ip) => checkClient('registrations_per_ip_per_hour', ip, limits.registrations_per_ip_per_hour, HOUR),
     async subscription(ip, email) {
-      await check('subscriptions_per_ip_per_hour', ip, limits.subscriptions_per_ip_per_hour, HOUR);
+      await checkClient('subscriptions_per_ip_per_hour', ip, limits.subscriptions_per_ip_per_hour, HOUR);
       await check('subscriptions_per_email_per_day', inboxOf(email), limits.subscriptions_per_email_per_day, DAY);
     },
   };

@@ -1,6 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { CaptchaClient } from '../../clients/captcha';
 import { budgetOf } from '../../core/address';
+import { clientNetwork } from '../../core/client-network';
 import type { Config } from '../../core/config/schema';
 import type { CallContext } from '../../core/context';
 import { apiError, isApiError } from '../../core/errors';
@@ -91,7 +92,8 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
   /** The first signal over its threshold, or undefined. Reads (and counts this request) in one parallel step. */
   async function crossed(ctx: CallContext, ask: ChallengeAsk): Promise<ChallengeSignal | undefined> {
     const at = now();
-    const ip = ctx.ip;
+    // Counted on the client's network, as the abuse limits count it (an IPv6 client's /64).
+    const ip = ctx.ip && clientNetwork(ctx.ip);
     // Named as the other limits name their subjects (abuse-limits.ts): every spelling of one inbox is one identifier.
     const who = budgetOf(ask.identifier);
     // A password login sends nothing: it is asked about its failures, not counted among the client's sends.
@@ -183,16 +185,16 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     },
     async verifyFailed(ip) {
       if (mode !== 'adaptive' || !ip) return;
-      await limiter.hit(`challenge_verify_failures:${ip}`, Number.MAX_SAFE_INTEGER, windowMs, now());
+      await limiter.hit(`challenge_verify_failures:${clientNetwork(ip)}`, Number.MAX_SAFE_INTEGER, windowMs, now());
     },
     async passwordFailed(ip, email) {
       if (mode !== 'adaptive') return;
       const at = now();
-      await Promise.all([budgetOf(email), ...(ip ? [ip] : [])].map((subject) => limiter.hit(`challenge_password_failures:${subject}`, Number.MAX_SAFE_INTEGER, windowMs, at)));
+      await Promise.all([budgetOf(email), ...(ip ? [clientNetwork(ip)] : [])].map((subject) => limiter.hit(`challenge_password_failures:${subject}`, Number.MAX_SAFE_INTEGER, windowMs, at)));
     },
     async refused(ip) {
       if (mode !== 'adaptive' || !ip) return;
-      await limiter.hit(`challenge_refused:${ip}`, Number.MAX_SAFE_INTEGER, settings.refusal_seconds * 1000, now());
+      await limiter.hit(`challenge_refused:${clientNetwork(ip)}`, Number.MAX_SAFE_INTEGER, settings.refusal_seconds * 1000, now());
     },
   };
 }

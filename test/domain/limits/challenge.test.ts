@@ -9,7 +9,9 @@ import { testConfig } from '../../support/app';
 /*
  * The password-failures signal of the bot challenge (docs/security.md, "Bot challenge"): wrong
  * passwords are counted on the email's inbox, so a guesser who changes the spelling (a tag,
- * Gmail's dots, googlemail) and the address it comes from still meets the challenge.
+ * Gmail's dots, googlemail) and the address it comes from still meets the challenge; and the
+ * client signals, counted on the client's network, so an IPv6 client rotating its address
+ * within its /64 is one client.
  */
 
 const at = (ip: string) => ({ ip }) as unknown as CallContext;
@@ -40,5 +42,18 @@ describe('the bot challenge before a password login', () => {
     expect(await metrics.render()).toMatch(/lfa_challenge_decisions_total\{decision="challenged",signal="password_failures"\} 1\n/);
     // Another inbox, from a client that typed nothing wrong, is heard.
     expect(await reasonOf(challenge.check(at('203.0.113.10'), { action: 'login', identifier: 'alice@gmail.com', password: true }))).toBe('heard');
+  });
+});
+
+describe('the client signals of the bot challenge', () => {
+  it('count an IPv6 client on its /64, whichever of its addresses it sends from', async () => {
+    const { challenge } = gate();
+    const wrongCodes = testConfig({}).challenge.client_verify_failures;
+    for (let i = 0; i < wrongCodes; i++) await challenge.verifyFailed(`2001:db8:7:9:${(i + 1).toString(16)}::1`);
+
+    const ask = { action: 'otp_generate', identifier: '+393331234567', phone: '+393331234567' };
+    expect(await reasonOf(challenge.check(at('2001:db8:7:9:ffff:1:2:3'), ask))).toBe('challenge_required');
+    // The next /64 is another client.
+    expect(await reasonOf(challenge.check(at('2001:db8:7:a::1'), ask))).toBe('heard');
   });
 });
