@@ -28,6 +28,9 @@ import type { Ledger } from './ledger';
 
 export const RECEIPT_PATH = '/_sms/receipts/';
 
+/** How the catalogue's upstream_error names a phone channel's service ("Servizio WhatsApp non disponibile"), as the clients' labels do. */
+const CHANNEL_LABELS: Readonly<Record<PhoneChannel, string>> = { sms: 'SMS', whatsapp: 'WhatsApp' };
+
 export interface SmsRouter extends SmsClient {
   readonly providers: readonly SmsProvider[];
   provider(name: string): SmsProvider | undefined;
@@ -113,9 +116,9 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
       // The number's facts are cached in src/domain/phone.ts: the OTP service parsed this number already.
       const { region: country, type } = numberFacts(message.to);
       const plans = channels.map((channel) => ({ channel, candidates: order(country, channel) }));
-      if (plans.every((plan) => plan.candidates.length === 0)) {
-        throw apiError('upstream_error', { params: { service: 'SMS' }, data: { upstream: 'sms', detail: 'no provider serves this country' } });
-      }
+      // Named as the person expects the code: by the last channel there was to try.
+      const unavailable = (detail: string) => apiError('upstream_error', { params: { service: CHANNEL_LABELS[plans.at(-1)?.channel ?? 'sms'] }, data: { upstream: 'sms', detail } });
+      if (plans.every((plan) => plan.candidates.length === 0)) throw unavailable('no provider serves this country');
       const id = ledger?.newId();
       let lastError: unknown;
       const refused: PhoneChannel[] = [];
@@ -159,7 +162,7 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
         // A channel with no provider for this country was never a choice; one whose providers all failed is a refusal.
         if (candidates.length > 0) refused.push(channel);
       }
-      throw lastError ?? apiError('upstream_error', { params: { service: 'SMS' }, data: { upstream: 'sms', detail: 'every provider is unavailable (circuit open)' } });
+      throw lastError ?? unavailable('every provider is unavailable (circuit open)');
     },
   };
 }

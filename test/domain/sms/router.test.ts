@@ -114,6 +114,26 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
     expect(sms.router.breakerStates()).toContainEqual(expect.objectContaining({ provider: 'gateway', state: 'closed' }));
   });
 
+  it("names WhatsApp, not SMS, when a WhatsApp-only country finds its provider's circuit open", async () => {
+    const config = testConfig({
+      sms: {
+        timeout_seconds: 1,
+        breaker: { failures: 1, open_seconds: 30 },
+        providers: [{ kind: 'whatsapp_cloud', name: 'meta', phone_number_id: '106540352242922', access_token: 'tok', template: 'otp_code', app_secret: 'meta-secret', verify_token: 'vt', api_url: 'https://graph.example.test' }],
+        channels: { IT: ['whatsapp'], default: ['whatsapp'] },
+      },
+    });
+    const { sms } = services(config);
+    nock('https://graph.example.test').post('/v21.0/106540352242922/messages').reply(503, 'down');
+    const failures = [await sms.router.send(testCtx, { to: TO, body: 'a', channels: ['whatsapp'] }).catch((err: unknown) => err)];
+    // Open now: nothing is asked, and the refusal still names the channel.
+    failures.push(await sms.router.send(testCtx, { to: TO, body: 'b', channels: ['whatsapp'] }).catch((err: unknown) => err));
+    for (const failure of failures) {
+      expect(isApiError(failure) && failure.reason).toBe('upstream_error');
+      expect((failure as Error).message).toBe('Servizio WhatsApp non disponibile. Riprova più tardi.');
+    }
+  });
+
   it('routes by destination country: a provider listed for other countries is never asked', async () => {
     const config = twoProviders({
       providers: [
