@@ -8,7 +8,7 @@ import { BASELINE, CASES, MEMORY_TARGET_BYTES, NOISY_SPREAD, PAIRING, REF_NODE_H
 import { benchFile, startChild, type Child } from './child';
 import type { LoadResult, LoadSpec } from './load';
 import type { MemoryResult } from './memory';
-import { parseOptions, UsageError, type BenchOptions } from './options';
+import { BENCH_USAGE, parseOptions, UsageError, type BenchOptions } from './options';
 import { formatHotFunctions } from './profile';
 import { redisInstalled, startRedis, type BenchRedis } from './redis';
 import { watchCpu } from './cpu';
@@ -363,6 +363,10 @@ async function main(): Promise<void> {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`bench: ${err.message}\n`);
     process.exit(64);
+  }
+  if (options.help) {
+    process.stdout.write(BENCH_USAGE);
+    return;
   }
   if (options.profileDir) {
     options.profileDir = resolve(options.profileDir);

@@ -8,7 +8,7 @@ import { Flood, SolvingBot } from './soak/bots';
 import { Fleet } from './soak/fleet';
 import { Journeys } from './soak/journeys';
 import { Pumping, PUMPED_RANGE, SOAK_BLOCK_MIN_SENDS, soakJudgeAfterSeconds } from './soak/pumping';
-import { parseSoakOptions, type SoakOptions } from './soak/options';
+import { parseSoakOptions, SOAK_USAGE, SoakUsageError, type SoakOptions } from './soak/options';
 import { killAll, killChildrenOnExit } from './soak/reaper';
 import { startSoakRedis, type SoakRedis } from './soak/redis';
 import { PowSolver } from './soak/solver';
@@ -83,6 +83,10 @@ const startStore = (options: SoakOptions, dir: string): Promise<SoakRedis> => (o
 
 async function main(): Promise<number> {
   const options = parseSoakOptions(process.argv.slice(2));
+  if (options === 'help') {
+    process.stdout.write(SOAK_USAGE);
+    return 0;
+  }
   killChildrenOnExit();
   const dir = mkdtempSync(join(tmpdir(), 'soak-'));
   const tally = new Tally();
@@ -176,6 +180,10 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: Error) => {
+    if (err instanceof SoakUsageError) {
+      process.stderr.write(`soak: ${err.message}\n`);
+      process.exit(64);
+    }
     process.stderr.write(`soak: ${err.stack ?? err.message}\n`);
     killAll();
     process.exit(1);

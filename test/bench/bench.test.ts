@@ -1,4 +1,4 @@
-import { parseOptions, UsageError } from '../../bench/options';
+import { BENCH_USAGE, parseOptions, UsageError } from '../../bench/options';
 import { requestsFor, type LoadResult } from '../../bench/load';
 import { hotFunctions } from '../../bench/profile';
 import { caseFigures, formatTable, formatTail, jsonReport, median, spreadOf, tailFigures, verdict, type CaseOutcome, type Run, type TailRun } from '../../bench/report';
@@ -61,6 +61,18 @@ describe('bench options', () => {
     expect(() => parseOptions(['--fast'])).toThrow(UsageError);
     expect(() => parseOptions(['--duration', 'ten'])).toThrow(UsageError);
     expect(() => parseOptions(['--cases', 'verify_otp,verify'])).toThrow(/unknown: verify/);
+    expect(() => parseOptions(['--fast'])).toThrow('unknown option --fast; npm run bench -- --help lists the options');
+  });
+
+  it('takes --help and -h, and its usage names exactly the options it takes', () => {
+    expect(parseOptions(['--help']).help).toBe(true);
+    expect(parseOptions(['-h']).help).toBe(true);
+    expect(parseOptions([]).help).toBe(false);
+    const listed = [...BENCH_USAGE.matchAll(/^ {2}(--[a-z-]+)/gm)].map((m) => m[1]!);
+    expect(listed).toEqual(['--smoke', '--rounds', '--duration', '--warmup', '--connections', '--records', '--cases', '--skip-redis', '--strict', '--against', '--no-pin', '--json', '--profile', '--help']);
+    // Each listed option is taken, with a value where it needs one.
+    const values: Record<string, string> = { '--rounds': '2', '--duration': '1', '--warmup': '1', '--connections': '5', '--records': '10', '--cases': 'login', '--against': 'main', '--json': 'x.json', '--profile': 'p' };
+    for (const option of listed) expect(() => parseOptions(option in values ? [option, values[option]!] : [option])).not.toThrow();
   });
 });
 
