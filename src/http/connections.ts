@@ -1,5 +1,6 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { clientNetwork } from '../core/client-network';
 import type { Config } from '../core/config/schema';
 import type { Logger } from '../core/logger';
 
@@ -7,9 +8,10 @@ import type { Logger } from '../core/logger';
  * How long a connection may hold the service, and how many one client may hold at once. Node's
  * defaults let a client that never finishes its headers or body keep a socket for a minute (and
  * a body for five), and open as many sockets as it likes: a few hundred slow clients then hold
- * the process. A proxy in front does this better where there is one (`server.trust_proxy_hops`):
- * every connection then comes from the proxy, so the per-client cap is the proxy's job and is
- * not applied here (docs/operations.md).
+ * the process. A client is its network, as for every per-client limit (an IPv6 client's /64).
+ * A proxy in front does this better where there is one (`server.trust_proxy_hops`): every
+ * connection then comes from the proxy, so the per-client cap is the proxy's job and is not
+ * applied here (docs/operations.md).
  */
 export function createHttpServer(listener: RequestListener, settings: Config['server'], log: Logger): Server {
   const server = createServer(
@@ -28,11 +30,12 @@ export function createHttpServer(listener: RequestListener, settings: Config['se
   return server;
 }
 
-function capConnectionsPerClient(server: Server, cap: number, log: Logger): void {
+/** Closes a client's connections beyond `cap` on arrival; exported for the IPv6 test, which no loopback can drive. */
+export function capConnectionsPerClient(server: Pick<Server, 'on'>, cap: number, log: Logger): void {
   const open = new Map<string, number>();
   let warned = false;
   server.on('connection', (socket: Socket) => {
-    const client = socket.remoteAddress ?? '';
+    const client = clientNetwork(socket.remoteAddress ?? '');
     const count = (open.get(client) ?? 0) + 1;
     if (count > cap) {
       // Refused before a byte is read: no answer, the client sees the connection closed.

@@ -1,5 +1,9 @@
+import { EventEmitter } from 'node:events';
+import type { Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import pino from 'pino';
 import request from 'supertest';
+import { capConnectionsPerClient } from '../../src/http/connections';
 import { startService, type Service } from '../../src/service';
 import { testConfig } from '../support/app';
 
@@ -67,5 +71,40 @@ describe('connections', () => {
     sockets.push(held.socket);
 
     expect((await request(service.url).get('/healthz')).status).toBe(200);
+  });
+});
+
+/*
+ * An IPv6 client holds its whole /64: one opening connections from fresh addresses of its
+ * network is one client. Driven on the cap itself with stand-in sockets, since loopback offers
+ * one IPv6 address.
+ */
+describe('the connection cap for IPv6 clients', () => {
+  class StandInSocket extends EventEmitter {
+    destroyed = false;
+    constructor(readonly remoteAddress: string) {
+      super();
+    }
+    destroy() {
+      this.destroyed = true;
+      this.emit('close');
+    }
+  }
+
+  it('counts the connections of one /64 together, and another /64 on its own', () => {
+    const server = new EventEmitter();
+    capConnectionsPerClient(server as unknown as Server, 2, pino({ level: 'silent' }));
+    const arrive = (address: string) => {
+      const socket = new StandInSocket(address);
+      server.emit('connection', socket);
+      return socket;
+    };
+
+    const held = [arrive('2001:db8:5:6::1'), arrive('2001:db8:5:6::2')];
+    expect(arrive('2001:db8:5:6:ffff::3').destroyed).toBe(true);
+    expect(arrive('2001:db8:5:7::1').destroyed).toBe(false);
+
+    held[0]!.destroy();
+    expect(arrive('2001:db8:5:6::4').destroyed).toBe(false);
   });
 });
