@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:net';
-import { onFreePort } from './ports';
+import { readFileSync } from 'node:fs';
+import { freePort, onFreePort } from './ports';
 
 /*
  * onFreePort chooses again when the port it chose was taken before the start bound it (another
@@ -13,6 +14,16 @@ const listenOn = (port: number) =>
     server.listen(port, '127.0.0.1', () => resolve(server));
   });
 const close = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));
+
+describe('freePort', () => {
+  it('chooses ports the kernel never hands out on its own, each one free when chosen', async () => {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+    for (const port of ports) expect(port < low! || port > high!).toBe(true);
+    const server = await listenOn(ports[0]!);
+    await close(server);
+  });
+});
 
 describe('onFreePort', () => {
   it('chooses another port when the chosen one is taken before the start binds it', async () => {

@@ -1,15 +1,46 @@
+import { readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 
-/** A loopback port free a moment ago: nothing listens on it unless a test starts something there. */
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
+/**
+ * The ports the kernel hands out on its own (a listen on port 0, the local end of every outgoing
+ * connection): Linux's ip_local_port_range, else its default.
+ */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low! > 0 && high! >= low!) return [low!, high!];
+  } catch {
+    // Not Linux: its default range.
+  }
+  return [32768, 60999];
+}
+
+/** Where freePort looks: the widest stretch of 1024-65535 outside the ephemeral range. */
+const PICKED_FROM: [number, number] = (() => {
+  const [low, high] = ephemeralRange();
+  return low - 1024 >= 65535 - high ? [1024, low - 1] : [high + 1, 65535];
+})();
+
+const listensOn = (port: number) =>
+  new Promise<boolean>((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+
+/**
+ * A loopback port free a moment ago: nothing listens on it unless a test starts something there.
+ * Chosen at random outside the ephemeral range, so that what binds or connects meanwhile (the
+ * other Jest workers, the sandbox's own upstreams, a child process's connections) cannot be given
+ * it by the kernel; only another test choosing the same port could take it (onFreePort, below).
+ */
+export async function freePort(): Promise<number> {
+  const [from, to] = PICKED_FROM;
+  for (;;) {
+    const port = from + Math.floor(Math.random() * (to - from + 1));
+    if (await listensOn(port)) return port;
+  }
+}
 
 /** What connecting to a loopback port gives: `connected`, or the error code (`ECONNREFUSED`). */
 export const connectOutcome = (port: number) =>
@@ -24,9 +55,7 @@ export const connectOutcome = (port: number) =>
 
 /**
  * Starts something on a port chosen before it binds, choosing again when the port was taken in
- * between. A port found free is free only a moment: the other Jest workers and the sandbox's own
- * upstreams bind and connect meanwhile, so a start on it can meet EADDRINUSE. Any other failure,
- * or the last attempt's, is thrown.
+ * between (by another test that chose it too). Any other failure, or the last attempt's, is thrown.
  */
 export async function onFreePort<T>(start: (port: number) => Promise<T>, attempts = 5): Promise<T> {
   for (let attempt = 1; ; attempt++) {
