@@ -29,6 +29,16 @@ describe('clientNetwork', () => {
     expect(clientNetwork('unknown')).toBe('unknown');
   });
 
+  it('names every spelling Node takes for IPv6 (embedded IPv4, zones, compressions) without throwing', () => {
+    fc.assert(
+      fc.property(fc.ipV6(), fc.constantFrom('', '%eth0', '%1'), (address, zone) => {
+        const subject = clientNetwork(`${address}${zone}`);
+        expect(subject).toMatch(/\/64$|^\d+\.\d+\.\d+\.\d+$/);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('gives two addresses one subject exactly when their first 64 bits agree', () => {
     fc.assert(
       fc.property(hextets(4), hextets(4), hextets(4), hextets(4), (prefixA, hostA, prefixB, hostB) => {
