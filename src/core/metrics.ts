@@ -249,6 +249,9 @@ export function outcomeLabel(ctx: Context): string {
  * appear in the order they were first counted, as prom-client's own would.
  */
 
+/** The `i`-th of up to four label values: no array of them is made for a count. */
+const nth = (i: number, a: string, b: string, c: string, d: string) => (i === 0 ? a : i === 1 ? b : i === 2 ? c : d);
+
 /** The series of one metric by its label values, one Map level per label (no string built per count). */
 class SeriesTree<S> {
   private readonly root = new Map<string, unknown>();
@@ -262,20 +265,19 @@ class SeriesTree<S> {
 
   /** The series of these label values, in the metric's label order (the unused trailing ones empty). */
   get(a: string, b = '', c = '', d = ''): S {
-    const values = [a, b, c, d];
     const last = this.labelNames.length - 1;
     let level = this.root;
     for (let i = 0; i < last; i++) {
-      let next = level.get(values[i]!) as Map<string, unknown> | undefined;
-      if (!next) level.set(values[i]!, (next = new Map()));
+      let next = level.get(nth(i, a, b, c, d)) as Map<string, unknown> | undefined;
+      if (!next) level.set(nth(i, a, b, c, d), (next = new Map()));
       level = next;
     }
-    let series = level.get(values[last]!) as S | undefined;
+    let series = level.get(nth(last, a, b, c, d)) as S | undefined;
     if (series === undefined) {
       series = this.create();
-      level.set(values[last]!, series);
+      level.set(nth(last, a, b, c, d), series);
       const labels: Record<string, string> = {};
-      this.labelNames.forEach((name, i) => (labels[name] = values[i]!));
+      this.labelNames.forEach((name, i) => (labels[name] = nth(i, a, b, c, d)));
       this.all.push({ labels, series });
     }
     return series;
