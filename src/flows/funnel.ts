@@ -82,8 +82,9 @@ export function parseField(field: string): FunnelField | undefined {
 
 /** The index of the bucket a duration falls in (the last is everything beyond the last bound). */
 export const timeBucketOf = (seconds: number): number => {
-  const i = SCREEN_SECONDS_BUCKETS.findIndex((bound) => seconds <= bound);
-  return i === -1 ? SCREEN_SECONDS_BUCKETS.length : i;
+  let i = 0;
+  while (i < SCREEN_SECONDS_BUCKETS.length && seconds > SCREEN_SECONDS_BUCKETS[i]!) i += 1;
+  return i;
 };
 
 /**
@@ -207,9 +208,14 @@ export function entryOf(event: FunnelEvent & { from: string }, known: ReadonlyMa
   if (!accepted) return { journey: journey.id, at, once: [{ field: refusedPeopleField(key, event.outcome) }], always: [refusalField(key, event.outcome)] };
   const next = nextTrail(trail, stepLabel(event.to!));
   if (next.length === trail.length) return { journey: journey.id, at, once: [], always: [repeatField(key)] };
+  // Every screen of the trail is reached once: its prefixes, each the one before with a label more.
   const once: OnceCount[] = [];
-  for (let i = 1; i < next.length; i += 1) once.push({ field: reachedField(next.slice(0, i).join(TRAIL_SEP)) });
-  const reached = next.join(TRAIL_SEP);
+  let prefix = next[0]!;
+  for (let i = 1; i < next.length; i += 1) {
+    once.push({ field: reachedField(prefix) });
+    prefix = `${prefix}${TRAIL_SEP}${next[i]!}`;
+  }
+  const reached = prefix;
   const then = [sinceStartField(reached, timeBucketOf(Math.max(0, (event.at - at) / 1000)))];
   if (event.seconds !== undefined) then.push(timeField(key, timeBucketOf(event.seconds)));
   once.push({ field: reachedField(reached), then, repeat: repeatField(reached) });
@@ -224,6 +230,8 @@ let diagrams: Promise<JourneyDiagram[]> | undefined;
 export const funnelDiagrams = (): Promise<JourneyDiagram[]> => (diagrams ??= journeyDiagrams());
 
 const heard = new WeakSet<object>();
+/** Distinct stored fields whose labels are remembered; past it they start over (fields are few: the diagrams' trails). */
+const LABELLED_FIELDS = 10_000;
 
 export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'funnel' | 'log'>): FunnelRecorder | undefined {
   if (!deps.config.funnel.enabled) return undefined;
@@ -236,13 +244,25 @@ export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'fu
   // Heard once per tally, however many apps share these dependencies.
   if (!heard.has(deps.funnel)) {
     heard.add(deps.funnel);
+    // Every stored field's labels, worked out once: the same few fields come back with every journey.
+    const labelled = new Map<string, { journeys: readonly string[]; step: string } | null>();
+    const labelsOf = (field: string, trails: ReadonlyArray<{ id: string; key: string }>) => {
+      let labels = labelled.get(field);
+      if (labels !== undefined) return labels;
+      const parsed = parseField(field);
+      if (parsed?.kind === 'reached') {
+        const journeys = trails.filter((t) => t.key === parsed.trail || t.key.startsWith(parsed.trail + TRAIL_SEP)).map((t) => t.id);
+        labels = { journeys: journeys.length > 0 ? journeys : OTHER, step: parsed.trail.slice(parsed.trail.lastIndexOf(TRAIL_SEP) + 1) };
+      } else labels = null;
+      if (labelled.size >= LABELLED_FIELDS) labelled.clear();
+      labelled.set(field, labels);
+      return labels;
+    };
     deps.funnel.onStored((fields) => {
+      if (!ready) return;
       for (const field of fields) {
-        const parsed = parseField(field);
-        if (parsed?.kind !== 'reached' || !ready) continue;
-        const journeys = ready.trails.filter((t) => t.key === parsed.trail || t.key.startsWith(parsed.trail + TRAIL_SEP)).map((t) => t.id);
-        const step = parsed.trail.slice(parsed.trail.lastIndexOf(TRAIL_SEP) + 1);
-        for (const journey of journeys.length > 0 ? journeys : OTHER) deps.metrics.funnelReached(journey, step);
+        const labels = labelsOf(field, ready.trails);
+        if (labels) for (const journey of labels.journeys) deps.metrics.funnelReached(journey, labels.step);
       }
     });
   }
@@ -253,7 +273,9 @@ export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'fu
     for (const event of events) {
       const from = event.from ?? (event.input ? (resumePointFor(event.input)?.state ?? 'refused') : undefined);
       if (from === undefined) continue;
-      const entry = entryOf({ ...event, from }, known);
+      // The queued event is the recorder's own now: completed in place rather than copied.
+      event.from = from;
+      const entry = entryOf(event as FunnelEvent & { from: string }, known);
       if (entry && (entry.once.length > 0 || entry.always.length > 0)) deps.funnel.add(entry);
       // Prometheus counts requests here (rates, alerts); the people it counts are the store's (onStored above).
       const accepted = event.outcome === 'ok' && event.to !== undefined;

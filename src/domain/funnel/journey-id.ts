@@ -20,5 +20,15 @@ export function newJourneyId(startMs: number): string {
 
 export const isJourneyId = (value: unknown): value is string => typeof value === 'string' && ID.test(value);
 
-/** When the journey started (ms since the epoch). */
-export const journeyStart = (id: string): number => Buffer.from(id, 'base64url').readUIntBE(0, 6);
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const SEXTET = new Map([...BASE64URL].map((char, value) => [char.charCodeAt(0), value]));
+
+/**
+ * When the journey started (ms since the epoch): its first 6 bytes are its first 8 characters,
+ * 6 bits each. Read from the characters, as every counted request reads it, with no buffer made.
+ */
+export function journeyStart(id: string): number {
+  let ms = 0;
+  for (let i = 0; i < 8; i += 1) ms = ms * 64 + (SEXTET.get(id.charCodeAt(i)) ?? 0);
+  return ms;
+}

@@ -4,18 +4,37 @@ import { addInto, bucketStarts, fieldsOf, HOUR_MS, HOUR_RETENTION_MS, journeyUnt
 
 /**
  * Journeys whose sets one instance keeps at most (the least recently active go first; one such
- * journey's later requests would count it again). At ~200 B a journey, 20 MB.
+ * journey's later requests would count it again). At ~360 B a journey whatever its length (the
+ * cache's entry, the id, the set; the field names are shared), 36 MB.
  */
 export const MEMORY_JOURNEYS = 100_000;
-const SEP = '\n';
+/** Distinct field names kept for sharing; past it they start over (fields are few: trails of the diagrams). */
+const INTERNED_FIELDS = 10_000;
+
+/** A journey's set: until when it is kept, and the fields it was counted for. */
+interface JourneySet {
+  until: number;
+  fields: string[];
+}
 
 /** One instance's funnel counts (otp.store memory): the same buckets and journey sets as Redis, dropped as they age out. */
 export function createMemoryFunnelStore(options: FunnelStoreOptions = { idleMs: 15 * 60_000 }): FunnelStore {
   const minutes = new Map<number, FunnelCounts>();
   const hours = new Map<number, FunnelCounts>();
-  // Per journey: until when it is kept, then what it was counted for, one flat string (`until\nfield\nfield`).
-  // maxSize with a unit size, so the cache grows with use instead of being preallocated.
-  const journeys = new LRUCache<string, string>({ maxSize: MEMORY_JOURNEYS, sizeCalculation: () => 1 });
+  // Per journey: until when it is kept, and what it was counted for, updated in place: a request
+  // allocates nothing here for a field already known. maxSize with a unit size, so the cache
+  // grows with use instead of being preallocated.
+  const journeys = new LRUCache<string, JourneySet>({ maxSize: MEMORY_JOURNEYS, sizeCalculation: () => 1 });
+  // Every journey's set names fields of one small vocabulary: each name is kept once and shared,
+  // so a set is an array of references, not copies of its names.
+  const interned = new Map<string, string>();
+  const intern = (field: string) => {
+    const known = interned.get(field);
+    if (known !== undefined) return known;
+    if (interned.size >= INTERNED_FIELDS) interned.clear();
+    interned.set(field, field);
+    return field;
+  };
   let pruned = 0;
   const prune = (nowMs: number) => {
     if (nowMs - pruned < MINUTE_MS) return;
@@ -40,20 +59,19 @@ export function createMemoryFunnelStore(options: FunnelStoreOptions = { idleMs: 
     async add(entries, nowMs) {
       const added: string[][] = [];
       for (const entry of entries) {
-        let counted: string[] | undefined;
+        let set: JourneySet | undefined;
         if (entry.journey !== undefined) {
-          const kept = journeys.get(entry.journey)?.split(SEP);
-          counted = kept && Number(kept[0]) > nowMs ? kept.slice(1) : [];
+          set = journeys.get(entry.journey);
+          if (set === undefined || set.until <= nowMs) journeys.set(entry.journey, (set = { until: 0, fields: [] }));
         }
         const fields = fieldsOf(entry, (field) => {
-          if (!counted || counted.includes(field)) return false;
-          counted.push(field);
+          if (!set || set.fields.includes(field)) return false;
+          set.fields.push(intern(field));
           return true;
         });
-        if (entry.journey !== undefined && counted) {
-          const until = journeyUntil(journeyStart(entry.journey), nowMs, options.idleMs);
-          if (until > nowMs) journeys.set(entry.journey, [String(until), ...counted].join(SEP));
-          else journeys.delete(entry.journey);
+        if (entry.journey !== undefined && set) {
+          set.until = journeyUntil(journeyStart(entry.journey), nowMs, options.idleMs);
+          if (set.until <= nowMs) journeys.delete(entry.journey);
         }
         added.push(fields);
         if (fields.length === 0) continue;

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import pino from 'pino';
 import { newJourneyId, journeyStart, isJourneyId } from '../../../src/domain/funnel/journey-id';
 import { createMemoryFunnelStore } from '../../../src/domain/funnel/memory-store';
@@ -34,6 +35,17 @@ describe('the journey id', () => {
     expect(new Set(ids).size).toBe(1000);
     expect(ids.every(isJourneyId)).toBe(true);
     expect(journeyStart(ids[0]!)).toBe(T0 + 5);
+  });
+
+  it('gives back the start it was made with, from its characters, as its bytes say it', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 48 - 1 }), (startMs) => {
+        const id = newJourneyId(startMs);
+        expect(journeyStart(id)).toBe(startMs);
+        expect(journeyStart(id)).toBe(Buffer.from(id, 'base64url').readUIntBE(0, 6));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
