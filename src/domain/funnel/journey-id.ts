@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomId } from '../../core/random-id';
 
 /*
  * The funnel's anonymous journey id (docs/funnel.md): 12 bytes, base64url (16 characters), made
@@ -10,17 +10,21 @@ import { randomBytes } from 'node:crypto';
  */
 
 const ID = /^[A-Za-z0-9_-]{16}$/;
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
 export function newJourneyId(startMs: number): string {
-  const bytes = Buffer.alloc(12);
-  bytes.writeUIntBE(Math.max(0, Math.min(startMs, 2 ** 48 - 1)), 0, 6);
-  randomBytes(6).copy(bytes, 6);
-  return bytes.toString('base64url');
+  // The start's 6 bytes are 8 characters of 6 bits each; the random 6 bytes the next 8.
+  let ms = Math.max(0, Math.min(Math.floor(startMs), 2 ** 48 - 1));
+  let start = '';
+  for (let i = 0; i < 8; i += 1) {
+    start = BASE64URL[ms % 64]! + start;
+    ms = Math.floor(ms / 64);
+  }
+  return start + randomId(6);
 }
 
 export const isJourneyId = (value: unknown): value is string => typeof value === 'string' && ID.test(value);
 
-const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const SEXTET = new Map([...BASE64URL].map((char, value) => [char.charCodeAt(0), value]));
 
 /**
