@@ -6,7 +6,7 @@ import ipaddr from 'ipaddr.js';
  * one client (a NAT shares it; that is documented in docs/security.md). An IPv6 address is not:
  * every home line, phone and cloud server gets at least a /64 (RFC 6177, RFC 7934) and picks any
  * of its 2^64 addresses at will, so a bot rotating its address within its own /64 would get a
- * fresh budget per request. Its /64 is counted instead, as the major rate limiters do. An
+ * fresh budget per request. Its /64 is counted instead, the usual key of IPv6 rate limits. An
  * IPv4-mapped IPv6 address (`::ffff:192.0.2.1`, what a dual-stack socket reports for an IPv4
  * client) is its IPv4 address: one client is one subject whichever way it arrived.
  */

@@ -13,8 +13,8 @@ import type { RateDecision, RateLimiter } from './limits/rate-limiter';
  * (`Authorization: Bearer` on /metrics). A wrong key is a guess: counted per client network (an
  * IPv6 client's /64, src/core/client-network.ts) in the rate limiter's store (so a fleet counts
  * it once), logged without the value, and past `rate_limits.wrong_keys_per_ip` the client is
- * locked out of every key, the right one too, until its window ends. Limits switched off leave this on: it guards the keys, not a budget
- * a gateway in front could keep instead.
+ * locked out of every key, the right one too, until its window ends. Limits switched off leave
+ * this on: it guards the keys, not a budget a gateway in front could keep instead.
  */
 
 /** Where each key is presented: what a warning names, never the value. */
