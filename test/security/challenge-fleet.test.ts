@@ -1,10 +1,10 @@
 import pino from 'pino';
 import request from 'supertest';
-import type { SmsProvider } from '../../src/clients/sms';
 import type { Deps } from '../../src/domain/deps';
 import { redisReady } from '../../src/core/redis';
 import { createSmsServices } from '../../src/domain/sms';
 import { testApp, testConfig, testDeps } from '../support/app';
+import { recordingSmsProvider } from '../support/fake-sms';
 import { solvePow } from '../support/challenge';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 
@@ -35,8 +35,7 @@ describe('the bot challenge on two instances sharing Redis', () => {
       server: { trust_proxy_hops: 1 },
       challenge: { mode, pow_difficulty: 2000 },
     });
-    const sent: string[] = [];
-    const provider: SmsProvider = { name: 'fake', kind: 'gateway', countries: [], weight: 1, receipts: false, configured: true, send: async (_ctx, m) => (sent.push(m.to), { status: 200, durationMs: 1 }) };
+    const { provider, sent } = recordingSmsProvider();
     const instances = [0, 1].map(() => testDeps(config, { sms: createSmsServices(config, { log: pino({ level: 'silent' }), now: Date.now, secret: 's', providers: [provider] }) }));
     fleets.push(...instances);
     await Promise.all(instances.map((deps) => redisReady(deps.redis!)));

@@ -1,11 +1,8 @@
 import request from 'supertest';
-import pino from 'pino';
-import type { SmsProvider } from '../../src/clients/sms';
 import { loadConfiguration } from '../../src/core/config/load';
 import { weakenedDefences } from '../../src/core/config/weakened';
-import { createMetrics } from '../../src/core/metrics';
-import { createSmsServices } from '../../src/domain/sms';
-import { testApp, testConfig, testDeps } from '../support/app';
+import { testConfig } from '../support/app';
+import { appWithRecordingSms } from '../support/fake-sms';
 import { ledgerReport, smsPage } from '../../src/http/sms-routes';
 import { solvePow } from '../support/challenge';
 
@@ -23,12 +20,7 @@ function appWith(overrides: Tree = {}) {
   const now = () => clock.now;
   // A cheap proof of work: the tests solve it in Node, in milliseconds.
   const config = testConfig({ otp: { debug: true }, server: { trust_proxy_hops: 1 }, challenge: { mode: 'adaptive', pow_difficulty: 2000 }, sms: { allowed_regions: ['IT', 'GB'] }, ...overrides });
-  const sent: string[] = [];
-  const provider: SmsProvider = { name: 'fake', kind: 'gateway', countries: [], weight: 1, receipts: false, configured: true, send: async (_ctx, m) => (sent.push(m.to), { status: 200, durationMs: 1 }) };
-  const metrics = createMetrics();
-  const sms = createSmsServices(config, { log: pino({ level: 'silent' }), now, secret: 's', metrics, providers: [provider] });
-  const deps = testDeps(config, { now, metrics, sms });
-  const app = testApp(deps).callback();
+  const { app, deps, metrics, sent } = appWithRecordingSms(config, { now });
   const post = (action: string, body: Tree, ip = '203.0.113.7') => request(app).post(`/${action}`).set('X-Forwarded-For', ip).send(body);
   return { clock, sent, post, metrics, deps };
 }

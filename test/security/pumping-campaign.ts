@@ -1,10 +1,7 @@
 import request from 'supertest';
-import pino from 'pino';
-import type { SmsProvider } from '../../src/clients/sms';
 import { deepMerge } from '../../src/core/config/load';
-import { createMetrics } from '../../src/core/metrics';
-import { createSmsServices } from '../../src/domain/sms';
-import { testApp, testConfig, testDeps } from '../support/app';
+import { testConfig } from '../support/app';
+import { appWithRecordingSms } from '../support/fake-sms';
 
 /*
  * The SMS pumping campaign the pumping and bot-challenge simulations run against the default
@@ -43,12 +40,7 @@ export async function runPumpingCampaign(overrides: Parameters<typeof testConfig
   const clock = { now: Date.UTC(2030, 0, 7, 9, 0, 0) };
   const now = () => clock.now;
   const config = testConfig(deepMerge({ otp: { debug: true }, server: { trust_proxy_hops: 1 }, sms: { allowed_regions: ['IT', 'GB'] } }, overrides ?? {}));
-  const sent: string[] = [];
-  const provider: SmsProvider = { name: 'fake', kind: 'gateway', countries: [], weight: 1, receipts: false, configured: true, send: async (_ctx, m) => (sent.push(m.to), { status: 200, durationMs: 1 }) };
-  const metrics = createMetrics();
-  const sms = createSmsServices(config, { log: pino({ level: 'silent' }), now, secret: 's', metrics, providers: [provider] });
-  const deps = testDeps(config, { now, metrics, sms });
-  const app = testApp(deps).callback();
+  const { app, deps, sent } = appWithRecordingSms(config, { now });
   const rand = random(27);
   const digits = (n: number) => String(Math.floor(rand() * 10 ** n)).padStart(n, '0');
   let address = 0;

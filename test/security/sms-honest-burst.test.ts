@@ -1,10 +1,7 @@
 import request from 'supertest';
-import pino from 'pino';
-import type { SmsProvider } from '../../src/clients/sms';
-import { createMetrics } from '../../src/core/metrics';
-import { createSmsServices } from '../../src/domain/sms';
 import { createMemorySmsStore, createRedisSmsStore, type SmsStore } from '../../src/domain/sms/store';
-import { testApp, testConfig, testDeps } from '../support/app';
+import { testConfig } from '../support/app';
+import { appWithRecordingSms } from '../support/fake-sms';
 import { useRedisTargets } from '../support/redis-targets';
 
 /*
@@ -23,14 +20,8 @@ function burst(makeStore: () => SmsStore) {
   const clock = { now: Date.UTC(2030, 0, 7, 9, 0, 0) };
   const now = () => clock.now;
   const config = testConfig({ otp: { debug: true }, server: { trust_proxy: true }, sms: { allowed_regions: ['IT'] } });
-  const sent: string[] = [];
-  const provider: SmsProvider = { name: 'fake', kind: 'gateway', countries: [], weight: 1, receipts: false, configured: true, send: async (_ctx, m) => (sent.push(m.to), { status: 200, durationMs: 1 }) };
-  const metrics = createMetrics();
-  const lines: Array<{ event?: string }> = [];
-  const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
   const store = makeStore();
-  const sms = createSmsServices(config, { log, now, secret: 's', metrics, providers: [provider], store });
-  const app = testApp(testDeps(config, { now, metrics, sms })).callback();
+  const { app, sent, lines } = appWithRecordingSms(config, { now, store });
   const ip = (i: number) => `10.1.${Math.floor(i / 200)}.${i % 200}`;
 
   /** People `from` to `to` ask for a code 1.5 s apart from `start`; each types it 20 to 55 s later. Answers the refusals. */

@@ -1,9 +1,6 @@
 import request from 'supertest';
-import pino from 'pino';
-import type { SmsProvider } from '../../../src/clients/sms';
-import { createMetrics } from '../../../src/core/metrics';
-import { createSmsServices } from '../../../src/domain/sms';
-import { testApp, testConfig, testDeps } from '../../support/app';
+import { testConfig } from '../../support/app';
+import { appWithRecordingSms } from '../../support/fake-sms';
 
 /*
  * The pumping defence through otp_generate: every refusal has its stable reason, is counted
@@ -25,14 +22,9 @@ function setup(pumping: Record<string, unknown> = {}, extra: Record<string, unkn
     sms: { allowed_regions: ['IT', 'GB'], pumping: { block_min_sends: 5, block_min_conversion: 0.5, block_window_seconds: 600, block_seconds: 900, judge_after_seconds: GRACE_MS / 1000, ...pumping } },
     ...extra,
   });
-  const sent: string[] = [];
-  const provider: SmsProvider = { name: 'fake', kind: 'gateway', countries: [], weight: 1, receipts: false, configured: true, send: async (_ctx, m) => (sent.push(m.to), { status: 200, durationMs: 1 }) };
-  const metrics = createMetrics();
-  const lines: Array<Record<string, unknown>> = [];
-  const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
   const now = () => clock.now;
-  const sms = createSmsServices(config, { log, now, secret: 's', metrics, providers: [provider] });
-  const app = testApp(testDeps(config, { now, metrics, sms })).callback();
+  const { app, deps, metrics, sent, lines } = appWithRecordingSms(config, { now });
+  const { sms } = deps;
   let ip = 0;
   const generate = (phone: string) => request(app).post('/otp_generate').set('X-Forwarded-For', `10.0.${Math.floor(++ip / 250)}.${ip % 250}`).send({ uid: phone });
   const verify = (phone: string, code: string) => request(app).post('/verify_otp').set('X-Forwarded-For', '10.9.9.9').send({ email: phone, otp_code: code });

@@ -1,0 +1,30 @@
+import pino from 'pino';
+import type { SmsProvider } from '../../src/clients/sms';
+import type { Config } from '../../src/core/config/schema';
+import { createMetrics } from '../../src/core/metrics';
+import { createSmsServices } from '../../src/domain/sms';
+import type { SmsStore } from '../../src/domain/sms/store';
+import { testApp, testDeps } from './app';
+
+/*
+ * The real app with one SMS provider that accepts everything and remembers who it was sent to:
+ * the pumping and bot-challenge tests count the SMS a campaign cost without a gateway behind.
+ * Warnings (the pumping defence's `sms_range_*` events) are kept as parsed lines.
+ */
+
+/** A provider that accepts every message, and the numbers it was asked to reach, in order. */
+export function recordingSmsProvider(): { provider: SmsProvider; sent: string[] } {
+  const sent: string[] = [];
+  const provider: SmsProvider = { name: 'fake', kind: 'gateway', countries: [], weight: 1, receipts: false, configured: true, send: async (_ctx, m) => (sent.push(m.to), { status: 200, durationMs: 1 }) };
+  return { provider, sent };
+}
+
+export function appWithRecordingSms(config: Config, options: { now: () => number; store?: SmsStore }) {
+  const { provider, sent } = recordingSmsProvider();
+  const metrics = createMetrics();
+  const lines: Array<{ event?: string; [field: string]: unknown }> = [];
+  const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as { event?: string }) });
+  const sms = createSmsServices(config, { log, now: options.now, secret: 's', metrics, providers: [provider], ...(options.store ? { store: options.store } : {}) });
+  const deps = testDeps(config, { now: options.now, metrics, sms });
+  return { app: testApp(deps).callback(), deps, metrics, sent, lines };
+}
