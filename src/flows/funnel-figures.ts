@@ -14,9 +14,12 @@ import { diagramTrail, parseField, stepLabel, TRAIL_SEP } from './funnel';
  *   - went on = reached[d0..dk+1]; went elsewhere = the journeys whose trail went from d0..dk
  *     to another screen (another diagram's way); what is left was last seen there: in progress
  *     while its conversion window is open, stopped once it has closed;
- *   - at the end (dn) everyone arrived has completed: no drop-off there, by definition.
- * So arrived = went on + elsewhere + stopped + in progress (+ completed at the end) on every
- * screen, and a screen a diagram passes twice (the email registration's 90) adds both passes.
+ *   - at the end screen (its first position: the email registration's 90 after the form, not
+ *     the 90 it comes back to after adding a phone) everyone arrived has completed: no
+ *     drop-off there, by definition, and what they did after never reopens the journey.
+ * A screen's people are those of its first pass: a later pass is a return, on its arrow (as
+ * `returning`), never a second arrival. So arrived = Σ people arriving on the arrows in (minus
+ * returns) = went on + elsewhere + stopped + in progress (+ completed at the end) on every screen.
  * The same figures feed GET /flows/stats, /flows (the diagrams and their tables), /flows/funnel
  * and `npm run funnel`.
  */
@@ -83,6 +86,8 @@ export interface EdgeFigure {
   label: string;
   /** People who took the arrow on this journey's way. */
   people: number;
+  /** Of them, people who had been on the screen it leads to before (a return: 62 → 90 after registering). */
+  returning: number;
   /** Requests that took it again. */
   repeats: number;
 }
@@ -190,10 +195,21 @@ export function screensByLabel(diagrams: readonly JourneyDiagram[]): Map<string,
   return screens;
 }
 
+/**
+ * Where a diagram's journey is complete: the first position of its end screen. What a person
+ * does after it (adds a phone, saves the profile, comes back to 90) is counted on its own arrows
+ * and screens, but never completes the journey again nor reopens it.
+ */
+export function completionIndex(trail: readonly string[]): number {
+  const end = trail.length - 1;
+  return end > 0 ? trail.indexOf(trail[end]!) : end;
+}
+
 export function journeyFigures(diagram: JourneyDiagram, t: Tallies, open: Tallies, everyScreen: ReadonlyMap<string, JourneyScreen> = screensByLabel([diagram])): JourneyFigures {
   const trail = diagramTrail(diagram);
   const keys = trail.map((_, i) => trail.slice(0, i + 1).join(TRAIL_SEP));
   const end = trail.length - 1;
+  const done = completionIndex(trail);
 
   const screens = diagram.screens.map((screen): ScreenFigures => {
     const label = stepLabel(screen.state);
@@ -201,14 +217,23 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, open: Tallie
     const split = new Map<string | null, SplitFigure>();
     const times: number[] = [];
     const refusals = new Map<string, { count: number; people: number }>();
+    // A screen's people are those of its first pass: a later pass (a return) brings no one new.
+    const first = trail.indexOf(label);
     trail.forEach((at, k) => {
       if (at !== label) return;
       const key = keys[k]!;
+      figures.repeats += k > 0 ? (t.repeats.get(key) ?? 0) : 0;
+      for (const [reason, figure] of t.refusals.get(key) ?? []) {
+        const into = refusals.get(reason) ?? { count: 0, people: 0 };
+        into.count += figure.count;
+        into.people += figure.people;
+        refusals.set(reason, into);
+      }
+      if (k !== first) return;
       const p = position(t, open, key, k < end ? keys[k + 1] : undefined);
       figures.arrived += p.arrived;
-      figures.repeats += k > 0 ? (t.repeats.get(key) ?? 0) : 0;
-      if (k === end) {
-        // Arriving at the end is completing: whatever they did after is another story.
+      if (k === done) {
+        // Arriving at the end is completing, once: whatever they do after is another story.
         figures.completed += p.arrived;
         return;
       }
@@ -217,12 +242,6 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, open: Tallie
       figures.stopped += p.stopped;
       figures.inProgress += p.inProgress;
       sumInto(times, t.times.get(key));
-      for (const [reason, figure] of t.refusals.get(key) ?? []) {
-        const into = refusals.get(reason) ?? { count: 0, people: 0 };
-        into.count += figure.count;
-        into.people += figure.people;
-        refusals.set(reason, into);
-      }
       for (const way of p.ways) {
         const to = way.child.slice(way.child.lastIndexOf(TRAIL_SEP) + 1);
         const screen = everyScreen.get(to);
@@ -258,17 +277,20 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, open: Tallie
   // Each arrow: the people of every position of the trail it leads to (a diagram's arrows are its requests, in order).
   const edges = diagram.actions.map((action) => {
     let people = 0;
+    let returning = 0;
     let repeats = 0;
     trail.forEach((label, k) => {
       if (k === 0 || label !== stepLabel(action.to) || trail[k - 1] !== stepLabel(action.from)) return;
-      people += t.reached.get(keys[k]!) ?? 0;
+      const n = t.reached.get(keys[k]!) ?? 0;
+      people += n;
+      if (trail.indexOf(label) < k) returning += n;
       repeats += t.repeats.get(keys[k]!) ?? 0;
     });
-    return { from: action.from, to: action.to, label: action.label, people, repeats };
+    return { from: action.from, to: action.to, label: action.label, people, returning, repeats };
   });
   const started = t.reached.get(keys[keys.length > 1 ? 1 : 0] ?? '') ?? 0;
-  const completed = end > 0 ? (t.reached.get(keys[end]!) ?? 0) : 0;
-  const toEnd = t.sinceStart.get(keys[end] ?? '') ?? [];
+  const completed = end > 0 ? (t.reached.get(keys[done]!) ?? 0) : 0;
+  const toEnd = t.sinceStart.get(keys[done] ?? '') ?? [];
   return {
     id: diagram.id,
     title: diagram.title,

@@ -250,9 +250,12 @@ export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'fu
       let labels = labelled.get(field);
       if (labels !== undefined) return labels;
       const parsed = parseField(field);
-      if (parsed?.kind === 'reached') {
+      const steps = parsed?.kind === 'reached' ? parsed.trail.split(TRAIL_SEP) : [];
+      const step = steps[steps.length - 1];
+      // A screen is reached once per person: coming back to it (90 after adding a phone) is no new arrival.
+      if (parsed?.kind === 'reached' && step !== undefined && steps.indexOf(step) === steps.length - 1) {
         const journeys = trails.filter((t) => t.key === parsed.trail || t.key.startsWith(parsed.trail + TRAIL_SEP)).map((t) => t.id);
-        labels = { journeys: journeys.length > 0 ? journeys : OTHER, step: parsed.trail.slice(parsed.trail.lastIndexOf(TRAIL_SEP) + 1) };
+        labels = { journeys: journeys.length > 0 ? journeys : OTHER, step };
       } else labels = null;
       if (labelled.size >= LABELLED_FIELDS) labelled.clear();
       labelled.set(field, labels);

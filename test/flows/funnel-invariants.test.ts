@@ -4,7 +4,7 @@ import { newJourneyId } from '../../src/domain/funnel/journey-id';
 import { createMemoryFunnelStore } from '../../src/domain/funnel/memory-store';
 import { alignRange, CONVERSION_WINDOW_MS, MINUTE_MS } from '../../src/domain/funnel/store';
 import { diagramTrail, entryOf, funnelDiagrams, knownTrails, stepLabel, TRAIL_SEP } from '../../src/flows/funnel';
-import { funnelFigures, type FunnelFigures } from '../../src/flows/funnel-figures';
+import { completionIndex, funnelFigures, type FunnelFigures } from '../../src/flows/funnel-figures';
 import { eventsOf, type JourneyPlan } from '../support/funnel-journeys';
 
 /*
@@ -34,6 +34,7 @@ const plan = (count: number) =>
     repeats: fc.array(fc.nat({ max: 2 }), { maxLength: 7 }),
     wrong: fc.array(fc.nat({ max: 2 }), { maxLength: 7 }),
     gapSeconds: fc.integer({ min: 0, max: 200 }),
+    after: fc.nat({ max: 6 }),
   });
 
 /** What differs from what it should be, in words (one expect per run: thousands of expects would be most of the test's time). */
@@ -42,19 +43,25 @@ const check = (problems: Problems, what: string, actual: unknown, expected: unkn
   if (JSON.stringify(actual) !== JSON.stringify(expected)) problems.push(`${what}: ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
 };
 
-function invariants(figures: FunnelFigures, problems: Problems): void {
+/** `people`: the journeys of the range that reached any screen (no screen can have more). */
+function invariants(figures: FunnelFigures, people: number, problems: Problems): void {
   for (const journey of figures.journeys) {
+    if (journey.completed > journey.started) problems.push(`${journey.id}: ${journey.completed} completed of ${journey.started} started`);
     journey.screens.forEach((screen, i) => {
-      const into = journey.edges.filter((e) => e.to === screen.state).reduce((sum, e) => sum + e.people, 0);
+      const edgesIn = journey.edges.filter((e) => e.to === screen.state);
+      // A return (62 → 90 after registering) is people on its arrow, never a second arrival.
+      const into = edgesIn.reduce((sum, e) => sum + e.people - e.returning, 0);
       const where = `${journey.id} ${screen.state}`;
+      if (screen.arrived > people) problems.push(`${where}: ${screen.arrived} arrived of ${people} people`);
       // The first screen is every journey's: its arrivals are everyone's, and those who went on its way started this journey.
       if (i === 0) check(problems, `${where} went on = started`, screen.continued, journey.started);
       else check(problems, `${where} arrived = arrows in`, screen.arrived, into);
       check(problems, `${where} arrived = went on + elsewhere + stopped + in progress + completed`, screen.continued + screen.elsewhere + screen.stopped + screen.inProgress + screen.completed, screen.arrived);
       check(problems, `${where} split`, screen.split.reduce((sum, way) => sum + way.people, 0), screen.arrived - screen.completed);
-      if (screen.last && screen.arrived === screen.completed) check(problems, `${where} no drop-off at the end`, screen.dropOff, null);
+      if (screen.last) check(problems, `${where} the end: everyone arrived completed, no drop-off`, [screen.completed, screen.dropOff, screen.inProgress, screen.stopped], [screen.arrived, null, 0, 0]);
       if (!screen.last) check(problems, `${where} completed only at the end`, screen.completed, 0);
-      for (const refusal of screen.refusals) if (refusal.people > Math.min(refusal.count, screen.arrived - screen.completed)) problems.push(`${where} ${refusal.reason}: more people than requests or arrivals`);
+      const passes = i === 0 ? screen.arrived : edgesIn.reduce((sum, e) => sum + e.people, 0);
+      for (const refusal of screen.refusals) if (refusal.people > Math.min(refusal.count, passes)) problems.push(`${where} ${refusal.reason}: more people than requests or arrivals`);
     });
   }
 }
@@ -69,7 +76,7 @@ describe('the funnel figures over generated journeys', () => {
         // Requests are written out of order (instances flush up to 5 s apart, whichever served them): the counts do not care.
         const events = generated.flatMap((g) => g.events);
         const shuffled = events.map((event, i) => ({ event, writeAt: event.at + ((i * 7919 + seed) % 5000) })).sort((a, b) => a.writeAt - b.writeAt);
-        // Every request lies within its journey's window (at most 7 x 202 s after it started), and before now.
+        // Every request lies within its journey's window (at most 13 x 205 s after it started), and before now.
         const now = BASE + 120 * MINUTE_MS;
         const entries = shuffled.flatMap(({ event, writeAt }) => {
           const entry = entryOf({ ...event, from: event.from! }, known);
@@ -86,7 +93,7 @@ describe('the funnel figures over generated journeys', () => {
         ];
         const figures = await Promise.all(ranges.map(async (range) => funnelFigures(diagrams, await store.read(range, now))));
         const problems: Problems = [];
-        figures.forEach((f) => invariants(f, problems));
+        figures.forEach((f, r) => invariants(f, keys.filter((trail, j) => trail !== '' && plans[j]!.startMs >= ranges[r]!.from && plans[j]!.startMs < ranges[r]!.to).length, problems));
 
         // Exact: each position of a diagram counts the journeys whose trail began so and which started in the range, once.
         figures.forEach((range, r) => {
@@ -101,7 +108,8 @@ describe('the funnel figures over generated journeys', () => {
           for (const journey of range.journeys) {
             const trail = diagramTrail(diagrams.find((d) => d.id === journey.id)!);
             const at = (k: number) => trail.slice(0, k + 1);
-            check(problems, `${journey.id} range ${r} started, completed`, [journey.started, journey.completed], [people(at(Math.min(1, trail.length - 1))), people(at(trail.length - 1))]);
+            const done = completionIndex(trail);
+            check(problems, `${journey.id} range ${r} started, completed`, [journey.started, journey.completed], [people(at(Math.min(1, trail.length - 1))), people(at(done))]);
             const action = diagrams.find((d) => d.id === journey.id)!.actions;
             journey.edges.forEach((e, i) => {
               let expected = 0;
@@ -116,7 +124,8 @@ describe('the funnel figures over generated journeys', () => {
               let stopped = 0;
               let inProgress = 0;
               trail.forEach((label, k) => {
-                if (label !== stepLabel(screen.state) || k === trail.length - 1) return;
+                // A screen's first pass only: who comes back is on the arrow back, and the end is complete.
+                if (label !== stepLabel(screen.state) || k !== trail.indexOf(label) || k === done) return;
                 stopped += lastSeen(at(k), false);
                 inProgress += lastSeen(at(k), true);
               });

@@ -21,7 +21,19 @@ export interface JourneyPlan {
   wrong: number[];
   /** Seconds between requests. */
   gapSeconds: number;
+  /**
+   * Requests made after reaching the end at 90 (a whole journey only): the email registration's
+   * own after it (add a phone 90 → 62 → 90, save the profile 90 → 90), in turn, coming back to
+   * screens already passed, the end screen included.
+   */
+  after?: number;
 }
+
+/** What a person may do once at 90: the email registration's requests from its first 90 on. */
+const afterEnd = (diagrams: readonly JourneyDiagram[]) => {
+  const replayed = diagrams.find((d) => d.id === 'email-registration')!.replayed;
+  return replayed.slice(replayed.findIndex((r) => r.from === 'loggedIn'));
+};
 
 /** The trail of each diagram position the plan reached, and its events. */
 export function eventsOf(diagrams: readonly JourneyDiagram[], plan: JourneyPlan): { trail: string[]; events: FunnelEvent[] } {
@@ -35,7 +47,10 @@ export function eventsOf(diagrams: readonly JourneyDiagram[], plan: JourneyPlan)
     events.push({ at, from: diagram.replayed[0]!.from, outcome: 'invalid_request', journey: { id, trail: [], fresh: true } });
     return { trail: [], events };
   }
-  diagram.replayed.slice(0, plan.requests).forEach((request, i) => {
+  const whole = plan.requests >= diagram.replayed.length && stepLabel(diagram.replayed[diagram.replayed.length - 1]!.states[diagram.replayed[diagram.replayed.length - 1]!.states.length - 1]!) === '90';
+  const tail = afterEnd(diagrams);
+  const after = whole ? Array.from({ length: plan.after ?? 0 }, (_, i) => tail[i % tail.length]!) : [];
+  [...diagram.replayed.slice(0, plan.requests), ...after].forEach((request, i) => {
     const to = request.states[request.states.length - 1]!;
     const before = trail.length > 0 ? trail : [stepLabel(request.from)];
     for (let r = 0; r <= (plan.repeats[i] ?? 0); r += 1) {

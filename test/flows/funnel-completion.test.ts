@@ -1,0 +1,76 @@
+import type { JourneyDiagram } from '../../machines';
+import type { Deps } from '../../src/domain/deps';
+import { createMemoryFunnelStore } from '../../src/domain/funnel/memory-store';
+import { alignRange, HOUR_MS, MINUTE_MS } from '../../src/domain/funnel/store';
+import { createFunnelRecorder, entryOf, funnelDiagrams, knownTrails } from '../../src/flows/funnel';
+import { funnelFigures } from '../../src/flows/funnel-figures';
+import { eventually } from '../support/eventually';
+import { eventsOf } from '../support/funnel-journeys';
+import { testConfig, testDeps } from '../support/app';
+
+/*
+ * A journey completes once per person, the first time they reach its end screen: three people
+ * register by email (37 → 90), two of them then add a phone (90 → 62 → 90). The email
+ * registration reads 3 arrived and 3 completed at 90, no one in progress, no drop-off, and
+ * Prometheus counts 3 people at 90, not one more for each who came back.
+ */
+
+let diagrams: JourneyDiagram[];
+beforeAll(async () => {
+  diagrams = await funnelDiagrams();
+});
+
+const START = Date.UTC(2026, 0, 5, 10, 0, 0);
+const registration = () => diagrams.findIndex((d) => d.id === 'email-registration');
+/** Three registrations: one stops at 90, two add a phone and come back to it (the diagram's first five requests). */
+const plans = () => [3, 5, 5].map((requests, i) => ({ diagram: registration(), requests, startMs: START + i * 1000, repeats: [], wrong: [], gapSeconds: 20 }));
+
+describe('an end screen reached twice', () => {
+  it('completes each person once: 3 arrived, 3 completed at 90, no drop-off, nobody still in progress', async () => {
+    const known = knownTrails(diagrams);
+    const store = createMemoryFunnelStore();
+    const events = plans().flatMap((p) => eventsOf(diagrams, p).events);
+    await store.add(
+      events.flatMap((e) => entryOf({ ...e, from: e.from! }, known) ?? []),
+      START + 5 * MINUTE_MS,
+    );
+    // Read while the journeys are young, and again once the hour has passed: 90 reads the same.
+    for (const now of [START + 5 * MINUTE_MS, START + 2 * HOUR_MS]) {
+      const range = alignRange(START - HOUR_MS, START + HOUR_MS, now, 'minute');
+      const journey = funnelFigures(diagrams, await store.read(range, now), 'email-registration').journeys[0]!;
+      const at90 = journey.screens.find((s) => s.state === 'loggedIn')!;
+      expect([journey.started, journey.completed, journey.completionRate]).toEqual([3, 3, 1]);
+      expect({ arrived: at90.arrived, completed: at90.completed, inProgress: at90.inProgress, stopped: at90.stopped, dropOff: at90.dropOff }).toEqual({
+        arrived: 3,
+        completed: 3,
+        inProgress: 0,
+        stopped: 0,
+        dropOff: null,
+      });
+      // What they did after is on its own arrows: two went 90 → 62, two came back 62 → 90 (returns, no new arrival).
+      const edge = (from: string, to: string) => journey.edges.find((e) => e.from === from && e.to === to)!;
+      expect([edge('loggedIn', 'awaitingNewPhoneCode').people, edge('awaitingNewPhoneCode', 'loggedIn').people, edge('awaitingNewPhoneCode', 'loggedIn').returning]).toEqual([2, 2, 2]);
+      expect(journey.screens.find((s) => s.state === 'awaitingNewPhoneCode')!.arrived).toBe(2);
+    }
+  });
+
+  it('counts 3 people at 90 in Prometheus, however many times each came', async () => {
+    let now = START;
+    const deps: Deps = testDeps(testConfig({ funnel: { flush_ms: 0 } }), { now: () => now });
+    try {
+      const record = createFunnelRecorder(deps)!;
+      for (const event of plans().flatMap((p) => eventsOf(diagrams, p).events).sort((a, b) => a.at - b.at)) {
+        now = event.at;
+        record(event);
+      }
+      const reached = async () => {
+        await deps.funnel.flush();
+        const metric = await deps.metrics.registry.getSingleMetric('lfa_funnel_steps_reached_total')!.get();
+        return Object.fromEntries(metric.values.filter((v) => v.labels.journey === 'email-registration').map((v) => [v.labels.step, v.value]));
+      };
+      await eventually(async () => expect(await reached()).toMatchObject({ 33: 3, 37: 3, 90: 3, 62: 2 }));
+    } finally {
+      await deps.close();
+    }
+  });
+});
