@@ -36,12 +36,14 @@ const WORDS = {
   it: {
     range: (from: string, to: string, resolution: string) => `[${from}, ${to}) (intervalli di ${resolution === 'minute' ? 'un minuto' : 'un’ora'}; persone, ogni percorso nel periodo in cui è iniziato)`,
     journey: (started: number, completed: number, rate: string, median: string, p90: string) => `partiti ${started}, arrivati alla fine ${completed} (${rate}), tempo per finire mediana ${median} p90 ${p90}`,
+    turnedAway: (n: number, reasons: string) => `  respinti all'ingresso ${n}${reasons ? `: ${reasons}` : ''}`,
     columns: ['schermata', 'arrivati', 'proseguono', 'altrove', 'in corso', 'si fermano', 'finiscono', 'ripetute', 'mediana', 'p90', 'errori (persone/richieste)'],
     split: 'si dividono',
   },
   en: {
     range: (from: string, to: string, resolution: string) => `[${from}, ${to}) (${resolution} buckets; people, each journey in the range where it started)`,
     journey: (started: number, completed: number, rate: string, median: string, p90: string) => `started ${started}, completed ${completed} (${rate}), time to complete median ${median} p90 ${p90}`,
+    turnedAway: (n: number, reasons: string) => `  turned away at the door ${n}${reasons ? `: ${reasons}` : ''}`,
     columns: ['screen', 'arrived', 'went on', 'elsewhere', 'open', 'stopped', 'completed', 'repeats', 'median', 'p90', 'refusals (people/requests)'],
     split: 'split',
   },
@@ -62,7 +64,9 @@ export function renderFunnel(stats: FunnelStats, locale: TextLocale = 'it'): str
   const row = (cells: string[]) => `  ${cells.map((cell, i) => (i < widths.length ? cell.padEnd(widths[i]!) : cell)).join(' ')}`.trimEnd();
   for (const journey of stats.journeys) {
     const title = locale === 'it' ? journey.title : journey.id;
-    lines.push('', `${title}: ${words.journey(journey.started, journey.completed, pct(journey.completionRate, locale), secs(journey.medianCompleteSeconds), secs(journey.p90CompleteSeconds))}`, row([...words.columns]));
+    lines.push('', `${title}: ${words.journey(journey.started, journey.completed, pct(journey.completionRate, locale), secs(journey.medianCompleteSeconds), secs(journey.p90CompleteSeconds))}`);
+    if (journey.turnedAway > 0) lines.push(words.turnedAway(journey.turnedAway, journey.turnedAwayReasons.map((r) => `${r.reason} ${r.people}/${r.count}`).join(', ')));
+    lines.push(row([...words.columns]));
     for (const s of journey.screens as ScreenFigures[]) {
       const going = s.arrived > s.completed;
       const refusals = s.refusals.map((r) => `${r.reason} ${r.people}/${r.count}`).join(', ');

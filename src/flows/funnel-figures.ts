@@ -77,6 +77,8 @@ export interface ScreenFigures {
   refusals: RefusalFigure[];
   /** Whether this is the journey's end screen. */
   last: boolean;
+  /** On a first screen: people turned away at the door (refused before any journey began), not among the arrived. */
+  turnedAway: number;
 }
 
 export interface EdgeFigure {
@@ -103,6 +105,13 @@ export interface JourneyFigures {
   started: number;
   /** People who reached its end. */
   completed: number;
+  /**
+   * People turned away before its first screen (every provider refused the send, a cooldown, a
+   * limit, the challenge), heading its way: not among the started, so an outage shows here.
+   */
+  turnedAway: number;
+  /** Why, most frequent first: people and requests (at the door, each attempt is one person). */
+  turnedAwayReasons: RefusalFigure[];
   /** completed / started; null when nobody started. */
   completionRate: number | null;
   /** Time from start to the end, seconds (bucket upper bounds). */
@@ -128,10 +137,12 @@ interface Tallies {
   refusals: Map<string, Map<string, { count: number; people: number }>>;
   times: Map<string, number[]>;
   sinceStart: Map<string, number[]>;
+  /** Door trail (a first screen, and where they were heading) -> reason -> people turned away. */
+  turnedAway: Map<string, Map<string, number>>;
 }
 
 function tally(counts: FunnelCounts): Tallies {
-  const t: Tallies = { reached: new Map(), children: new Map(), repeats: new Map(), refusals: new Map(), times: new Map(), sinceStart: new Map() };
+  const t: Tallies = { reached: new Map(), children: new Map(), repeats: new Map(), refusals: new Map(), times: new Map(), sinceStart: new Map(), turnedAway: new Map() };
   const add = (map: Map<string, number>, key: string, n: number) => map.set(key, (map.get(key) ?? 0) + n);
   const histogram = (map: Map<string, number[]>, key: string, bucket: number, n: number) => {
     const buckets = map.get(key) ?? new Array<number>(SCREEN_SECONDS_BUCKETS.length + 1).fill(0);
@@ -149,6 +160,11 @@ function tally(counts: FunnelCounts): Tallies {
         t.children.set(parent, [...(t.children.get(parent) ?? []), parsed.trail]);
       }
     } else if (parsed.kind === 'repeat') add(t.repeats, parsed.trail, n);
+    else if (parsed.kind === 'turnedAway') {
+      const reasons = t.turnedAway.get(parsed.trail) ?? new Map<string, number>();
+      add(reasons, parsed.reason, n);
+      t.turnedAway.set(parsed.trail, reasons);
+    }
     else if (parsed.kind === 'refusal' || parsed.kind === 'refusedPeople') {
       const reasons = t.refusals.get(parsed.trail) ?? new Map<string, { count: number; people: number }>();
       const figure = reasons.get(parsed.reason) ?? { count: 0, people: 0 };
@@ -255,6 +271,8 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, open: Tallie
       split.set(null, rest);
     });
     const last = trail[end] === label;
+    let turnedAway = 0;
+    if (first === 0) for (const [door, reasons] of t.turnedAway) if (door === keys[0] || door.startsWith(keys[0] + TRAIL_SEP)) for (const n of reasons.values()) turnedAway += n;
     return {
       state: screen.state,
       step: screen.step,
@@ -271,6 +289,7 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, open: Tallie
         .slice(0, 3)
         .map(([reason, figure]) => ({ reason, mistake: refusalLabel(reason) ?? reason, ...figure })),
       last,
+      turnedAway,
     };
   });
 
@@ -291,11 +310,14 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, open: Tallie
   const started = t.reached.get(keys[keys.length > 1 ? 1 : 0] ?? '') ?? 0;
   const completed = end > 0 ? (t.reached.get(keys[done]!) ?? 0) : 0;
   const toEnd = t.sinceStart.get(keys[done] ?? '') ?? [];
+  const door = [...(keys.length > 1 ? (t.turnedAway.get(keys[1]!) ?? []) : [])].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   return {
     id: diagram.id,
     title: diagram.title,
     started,
     completed,
+    turnedAway: door.reduce((sum, [, n]) => sum + n, 0),
+    turnedAwayReasons: door.map(([reason, n]) => ({ reason, mistake: refusalLabel(reason) ?? reason, count: n, people: n })),
     completionRate: ratio(completed, started),
     medianCompleteSeconds: quantileBound(toEnd, 0.5),
     p90CompleteSeconds: quantileBound(toEnd, 0.9),

@@ -46,6 +46,8 @@ export interface FunnelEvent {
   outcome: string;
   /** Time on the `from` screen, seconds, when the request carried the proof that screen handed out. */
   seconds?: number;
+  /** On a first screen: the step label of the code screen the request was heading for (14, 33, 23). */
+  toward?: string;
 }
 
 const SEP = '|';
@@ -62,13 +64,15 @@ export const refusalField = (trail: string, reason: string) => `r${SEP}${trail}$
 export const refusedPeopleField = (trail: string, reason: string) => `R${SEP}${trail}${SEP}${reason}`;
 export const timeField = (trail: string, bucket: number) => `t${SEP}${trail}${SEP}${bucket}`;
 export const sinceStartField = (trail: string, bucket: number) => `c${SEP}${trail}${SEP}${bucket}`;
+/** A person turned away at the door: refused on a first screen before any journey began, `trail` that screen and where they were heading. */
+export const turnedAwayField = (trail: string, reason: string) => `x${SEP}${trail}${SEP}${reason}`;
 
 export type FunnelField =
   | { kind: 'reached' | 'repeat'; trail: string }
-  | { kind: 'refusal' | 'refusedPeople'; trail: string; reason: string }
+  | { kind: 'refusal' | 'refusedPeople' | 'turnedAway'; trail: string; reason: string }
   | { kind: 'time' | 'sinceStart'; trail: string; bucket: number };
 
-const KINDS = { p: 'reached', s: 'repeat', r: 'refusal', R: 'refusedPeople', t: 'time', c: 'sinceStart' } as const;
+const KINDS = { p: 'reached', s: 'repeat', r: 'refusal', R: 'refusedPeople', t: 'time', c: 'sinceStart', x: 'turnedAway' } as const;
 
 export function parseField(field: string): FunnelField | undefined {
   const [k, trail, rest] = field.split(SEP);
@@ -76,7 +80,7 @@ export function parseField(field: string): FunnelField | undefined {
   if (!kind || !trail) return undefined;
   if (kind === 'reached' || kind === 'repeat') return rest === undefined ? { kind, trail } : undefined;
   if (rest === undefined) return undefined;
-  if (kind === 'refusal' || kind === 'refusedPeople') return { kind, trail, reason: rest };
+  if (kind === 'refusal' || kind === 'refusedPeople' || kind === 'turnedAway') return { kind, trail, reason: rest };
   return /^\d+$/.test(rest) ? { kind, trail, bucket: Number(rest) } : undefined;
 }
 
@@ -198,11 +202,26 @@ export const windowClosesAt = (journeyId: string): number => Math.floor(journeyS
 export function entryOf(event: FunnelEvent & { from: string }, known: ReadonlyMap<string, string[]>): FunnelEntry | undefined {
   const from = stepLabel(event.from);
   const accepted = event.outcome === 'ok' && event.to !== undefined;
-  const found = event.journey && (accepted || !event.journey.fresh) ? { ...event.journey, trail: trailTo(event.journey, event.from, known) } : undefined;
+  // An early resend on a first screen whose code record named its journey (already_sent while on
+  // 14): that journey's refusal, on the code's screen, not on the first one.
+  const joinedAt = !accepted && event.journey && !event.journey.fresh && event.journey.trail.length === 0 && event.toward !== undefined ? known.get(event.toward) : undefined;
+  const found = event.journey && (accepted || !event.journey.fresh) ? { ...event.journey, trail: joinedAt ?? trailTo(event.journey, event.from, known) } : undefined;
   const journey = found && counts(found) ? found : undefined;
   const trail = journey ? journey.trail : (known.get(from) ?? [from]);
   const key = trail.join(TRAIL_SEP);
-  if (!journey) return { at: event.at, once: [], always: accepted ? [] : [refusalField(key, event.outcome)] };
+  if (!journey) {
+    if (accepted) return { at: event.at, once: [], always: [] };
+    // Refused at the door: on a first screen, before any journey began (a send every provider
+    // refused, a cooldown, a limit, the challenge). A person turned away, on that screen and
+    // toward where they were going. Nothing names them yet (no proof, no code; an id is never
+    // made from what they typed), so each attempt is one person, and no set is kept for it:
+    // a flood of refusals costs the store nothing per attempt but its counts.
+    if (trail.length <= 1 && event.journey?.fresh !== false) {
+      const toward = event.toward !== undefined && LABEL.test(event.toward) ? `${key}${TRAIL_SEP}${event.toward}` : key;
+      return { at: event.at, once: [], always: [refusalField(key, event.outcome), refusedPeopleField(key, event.outcome), turnedAwayField(toward, event.outcome)] };
+    }
+    return { at: event.at, once: [], always: [refusalField(key, event.outcome)] };
+  }
   if (event.at >= windowClosesAt(journey.id)) return undefined;
   const at = journeyStart(journey.id);
   if (!accepted) return { journey: journey.id, at, once: [{ field: refusedPeopleField(key, event.outcome) }], always: [refusalField(key, event.outcome)] };

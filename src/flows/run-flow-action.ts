@@ -10,6 +10,7 @@ import {
   type FlowClaims,
   type FlowEffects,
   type LoginFlowInput,
+  STEP,
 } from '../../machines';
 import type { ServiceContext } from '../domain/deps';
 import { looksLikePhone, requirePhone } from '../domain/phone';
@@ -48,6 +49,23 @@ const SEND_FIELDS: Record<Entry, SendFieldNames> = {
  */
 export const flowTimeoutMs = (config: Config): number => config.identity.timeout_seconds * 1500;
 
+
+/**
+ * The code screen a first screen's request was heading for (a phone's 14, an email's 33, the
+ * registration email's 23), as a funnel step label: where a person turned away at the door was
+ * going, and the screen an early resend's journey is on. Read from what was typed, never kept.
+ */
+function towardOf(entry: Entry, request: Record<string, unknown>): string | undefined {
+  if (entry === 'register') return String(STEP.enterRegistrationEmailCode);
+  if (entry !== 'login' || typeof request.identifier !== 'string') return undefined;
+  if (looksLikePhone(request.identifier)) return String(STEP.enterPhoneCode);
+  return request.identifier.includes('@') ? String(STEP.enterEmailCode) : undefined;
+}
+
+const toward = (entry: Entry, request: Record<string, unknown>): { toward?: string } => {
+  const found = towardOf(entry, request);
+  return found === undefined ? {} : { toward: found };
+};
 
 function normalisePhones(body: Record<string, unknown>, region: string): Record<string, unknown> {
   const out = { ...body };
@@ -177,6 +195,7 @@ async function runFlowAction(
         at: deps.now(),
         journey,
         from: result.from,
+        ...toward(entry, request),
         outcome: output.ok ? 'ok' : (output.failure?.reason ?? 'invalid_request'),
         ...(output.ok ? { to: output.state } : {}),
         ...secondsOnScreen(result.from, claims, deps.now(), seen),
@@ -200,7 +219,7 @@ async function runFlowAction(
     // Refused before or while the machine ran (a bad phone, a spent proof, a limit, an upstream down): counted on the screen it came from.
     if (funnel && !counted) {
       const where = input ? { input } : entry === 'login' ? { from: 'enteringIdentifier' } : {};
-      funnel({ at: deps.now(), ...(seen.journey ? { journey: seen.journey } : {}), ...where, outcome: isApiError(err) ? err.reason : 'internal_error' });
+      funnel({ at: deps.now(), ...(seen.journey ? { journey: seen.journey } : {}), ...where, ...toward(entry, request), outcome: isApiError(err) ? err.reason : 'internal_error' });
     }
     // Refusals carry the trace too (the front controller adds it to successes only): that is when it helps most.
     if (isApiError(err) && deps.config.debug && ctx.trace.length > 0) Object.assign(err.extra, { debug: ctx.trace });

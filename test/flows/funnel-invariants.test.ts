@@ -60,7 +60,9 @@ function invariants(figures: FunnelFigures, people: number, problems: Problems):
       check(problems, `${where} split`, screen.split.reduce((sum, way) => sum + way.people, 0), screen.arrived - screen.completed);
       if (screen.last) check(problems, `${where} the end: everyone arrived completed, no drop-off`, [screen.completed, screen.dropOff, screen.inProgress, screen.stopped], [screen.arrived, null, 0, 0]);
       if (!screen.last) check(problems, `${where} completed only at the end`, screen.completed, 0);
-      const passes = i === 0 ? screen.arrived : edgesIn.reduce((sum, e) => sum + e.people, 0);
+      // The first screen's refusals include the people turned away at its door, who never arrived.
+      const passes = i === 0 ? screen.arrived + screen.turnedAway : edgesIn.reduce((sum, e) => sum + e.people, 0);
+      if (i > 0) check(problems, `${where} nobody turned away past the first screen`, screen.turnedAway, 0);
       for (const refusal of screen.refusals) if (refusal.people > Math.min(refusal.count, passes)) problems.push(`${where} ${refusal.reason}: more people than requests or arrivals`);
     });
   }
@@ -109,6 +111,12 @@ describe('the funnel figures over generated journeys', () => {
             const trail = diagramTrail(diagrams.find((d) => d.id === journey.id)!);
             const at = (k: number) => trail.slice(0, k + 1);
             const done = completionIndex(trail);
+            // Turned away at the door: the range's journeys refused before their first screen, heading this journey's way.
+            const door = (j: number, second: boolean) => {
+              const their = diagramTrail(diagrams[plans[j]!.diagram]!);
+              return inRange(j) && keys[j] === '' && their[0] === trail[0] && (!second || their[1] === trail[1]);
+            };
+            check(problems, `${journey.id} range ${r} turned away`, [journey.turnedAway, journey.screens[0]!.turnedAway], [plans.filter((_, j) => door(j, true)).length, plans.filter((_, j) => door(j, false)).length]);
             check(problems, `${journey.id} range ${r} started, completed`, [journey.started, journey.completed], [people(at(Math.min(1, trail.length - 1))), people(at(done))]);
             const action = diagrams.find((d) => d.id === journey.id)!.actions;
             journey.edges.forEach((e, i) => {

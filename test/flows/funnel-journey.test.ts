@@ -123,4 +123,37 @@ describe('a journey in the funnel', () => {
     expect(screenOf(figures, 'awaitingNewPhoneCode')).toMatchObject({ arrived: 1, repeats: 2 });
     expect(screenOf(figures, 'askingPhone')).toMatchObject({ arrived: 1, continued: 1 });
   });
+
+  it('counts people turned away at the door during an SMS outage, as people of the journeys they were starting', async () => {
+    now += 120_000;
+    const before = await stats('phone-login');
+    sandbox.smsFaults.set('gateway', 'error_5xx');
+    sandbox.smsFaults.set('twilio', 'error_5xx');
+    try {
+      for (let i = 0; i < 3; i++) expect((await fe('FeLogin', { identifier: `+39333800010${i}` })).data.reason).toBe('delivery_failed');
+    } finally {
+      sandbox.smsFaults.clear();
+    }
+    const after = await stats('phone-login');
+    // Not fewer people arriving: three more turned away, none more started, on the phone journeys only.
+    expect(after.started).toBe(before.started);
+    expect((after as unknown as { turnedAway: number }).turnedAway - (before as unknown as { turnedAway: number }).turnedAway).toBe(3);
+    expect((after as unknown as { turnedAwayReasons: unknown[] }).turnedAwayReasons).toEqual([expect.objectContaining({ reason: 'delivery_failed', people: 3, count: 3 })]);
+    expect(screenOf(after, 'enteringIdentifier')).toMatchObject({ turnedAway: 3, refusals: expect.arrayContaining([expect.objectContaining({ reason: 'delivery_failed', people: 3, count: 3 })]) });
+    expect((await stats('email-login-with-phone') as unknown as { turnedAway: number }).turnedAway).toBe(0);
+  });
+
+  it('counts an early resend refused already_sent on the code screen of its journey, not on the first screen', async () => {
+    now += 120_000;
+    const phone = '+393338000200';
+    const config = { ...deps.config };
+    expect(config.otp.resend_cooldown_seconds).toBe(1);
+    expect((await fe('FeLogin', { identifier: phone })).data.next_step).toBe(14);
+    // Within the cooldown (1 s here): refused, and that journey's.
+    const early = await fe('FeLogin', { identifier: phone });
+    expect(early.data.reason).toBe('already_sent');
+    const figures = await stats('phone-registration');
+    expect(screenOf(figures, 'awaitingPhoneCode').refusals).toEqual(expect.arrayContaining([expect.objectContaining({ reason: 'already_sent', people: 1, count: 1 })]));
+    expect((screenOf(figures, 'enteringIdentifier').refusals as Array<{ reason: string }>).map((r) => r.reason)).not.toContain('already_sent');
+  });
 });

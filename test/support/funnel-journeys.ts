@@ -43,8 +43,10 @@ export function eventsOf(diagrams: readonly JourneyDiagram[], plan: JourneyPlan)
   let at = plan.startMs;
   let trail: string[] = [];
   if (plan.requests === 0) {
-    // Refused before any journey began: a request, never a person.
-    events.push({ at, from: diagram.replayed[0]!.from, outcome: 'invalid_request', journey: { id, trail: [], fresh: true } });
+    // Refused at the door, before any journey began: a person turned away on the way to the diagram's second screen.
+    const first = diagram.replayed[0]!;
+    const toward = stepLabel(first.states[first.states.length - 1]!);
+    events.push({ at, from: first.from, outcome: 'delivery_failed', journey: { id, trail: [], fresh: true }, toward });
     return { trail: [], events };
   }
   const whole = plan.requests >= diagram.replayed.length && stepLabel(diagram.replayed[diagram.replayed.length - 1]!.states[diagram.replayed[diagram.replayed.length - 1]!.states.length - 1]!) === '90';

@@ -205,10 +205,16 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore &
   return {
     async issue(key: string, hash: string, now: number, policy: OtpPolicy, to: string = key, journey?: string): Promise<IssueResult> {
       const id = recordKey(key);
-      const { context, effects } = step(read(id, key, now), { type: 'GENERATE', now, hash, to, policy, ...(journey ? { journey } : {}) });
-      if (context.outcome === 'blocked' || !context.record) return { status: 'blocked', retryAfterMs: Math.max(1, context.retryAfterMs) };
+      const current = read(id, key, now);
+      const { context, effects } = step(current, { type: 'GENERATE', now, hash, to, policy, ...(journey ? { journey } : {}) });
+      if (context.outcome === 'blocked' || !context.record) return { status: 'blocked', retryAfterMs: Math.max(1, context.retryAfterMs), ...(current?.journey ? { journey: current.journey } : {}) };
       apply(id, key, effects, context);
       return { status: 'issued', record: context.record, previous: context.previous };
+    },
+
+    async journeyOf(key: string, now: number): Promise<string | undefined> {
+      const record = read(recordKey(key), key, now);
+      return record && now < record.expiresAt ? record.journey : undefined;
     },
 
     async revert(key: string, hash: string, previous: OtpRecord | null): Promise<boolean> {

@@ -38,7 +38,7 @@ local current = packed and parse(packed)
 local attempts = 0
 local journey = ARGV[8]
 if current and now < current.expiresAt then
-  if now - current.sentAt < cooldown then return { 'blocked', string.format('%d', current.sentAt + cooldown - now) } end
+  if now - current.sentAt < cooldown then return { 'blocked', string.format('%d', current.sentAt + cooldown - now), current.journey } end
   attempts = math.min(current.attempts, maxAttempts - 1)
   if current.journey ~= '' then journey = current.journey end
 end
@@ -127,8 +127,14 @@ export function createRedisOtpStore(redis: RedisConnection, options: RedisOtpSto
   return {
     async issue(key: string, hash: string, now: number, policy: OtpPolicy, to: string = key, journey?: string): Promise<IssueResult> {
       const [status, stored, previous] = await scripts.lfaOtpIssue(keyOf(key), hash, now, policy.ttlMs, policy.cooldownMs, EXPIRED_RETENTION_MS, to, policy.maxAttempts, journey && /^[A-Za-z0-9_-]+$/.test(journey) ? journey : '');
-      if (status === 'blocked') return { status: 'blocked', retryAfterMs: Math.max(1, Number(stored)) };
+      if (status === 'blocked') return { status: 'blocked', retryAfterMs: Math.max(1, Number(stored)), ...(previous ? { journey: previous } : {}) };
       return { status: 'issued', record: unpack(stored), previous: previous ? unpack(previous) : null };
+    },
+
+    async journeyOf(key: string, now: number): Promise<string | undefined> {
+      const packed = await redis.get(keyOf(key));
+      const record = packed ? unpack(packed) : undefined;
+      return record && now < record.expiresAt ? record.journey : undefined;
     },
 
     async revert(key: string, hash: string, previous: OtpRecord | null): Promise<boolean> {

@@ -342,7 +342,12 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       try {
         await claimRecipients(budgets, token);
       } catch (err) {
-        if (isApiError(err) && err.reason === 'already_sent') logGenerate({ outcome: 'blocked', recipient: true });
+        if (isApiError(err) && err.reason === 'already_sent') {
+          logGenerate({ outcome: 'blocked', recipient: true });
+          // An early resend is the journey of the code already sent: its refusal is counted there (on 14, not on the first screen).
+          const journey = request.journey ? await guarded(() => store.journeyOf(key, now())).catch(() => undefined) : undefined;
+          if (journey) request.journey!.kept(journey);
+        }
         throw err;
       }
       const sentAt = now();
@@ -350,6 +355,8 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       const codeHash = hash(key, code);
       const issued = await guarded(() => store.issue(key, codeHash, sentAt, policy, addressesOf(recipients), request.journey?.id));
       if (issued.status === 'blocked') {
+        // An early resend is the journey of the code already sent: its refusal is counted there (on 14, not on the first screen).
+        if (request.journey && issued.journey) request.journey.kept(issued.journey);
         await releaseRecipients(budgets, token);
         const retryAfter = Math.max(1, Math.ceil(issued.retryAfterMs / 1000));
         logGenerate({ outcome: 'blocked', retry_after: retryAfter });

@@ -10,7 +10,8 @@ export type { OtpPolicy, OtpRecord };
 
 export type IssueResult =
   | { status: 'issued'; record: OtpRecord; previous: OtpRecord | null }
-  | { status: 'blocked'; retryAfterMs: number };
+  /** `journey`: the funnel journey the code already sent carries (an early resend is that journey's). */
+  | { status: 'blocked'; retryAfterMs: number; journey?: string };
 
 export type VerifyOutcome = 'ok' | 'invalid' | 'expired' | 'too_many_attempts';
 
@@ -38,6 +39,8 @@ export interface OtpStore {
    * took its place (nothing changes).
    */
   revert(key: string, hash: string, previous: OtpRecord | null): Promise<boolean>;
+  /** The funnel journey the live record of `key` carries, if any (an early resend refused by its recipient's cooldown is that journey's). */
+  journeyOf(key: string, now: number): Promise<string | undefined>;
   /**
    * Compare, count and delete in one step: `ok` deletes the record (one-shot) and says where the
    * code went; the last wrong guess burns it (kept, so its cooldown still holds, matching nothing).

@@ -89,6 +89,9 @@ const people = (n: number) => `${n} ${n === 1 ? 'persona' : 'persone'}`;
 function screenLines(screen: ScreenFigures, first: boolean, journey: JourneyFigures): Array<[string, string]> {
   // The first screen is every journey's: its arrivals are everyone's; those who went on its way started this one.
   const lines: Array<[string, string]> = [['arrived', first ? `arrivati ${screen.arrived} (tutti i percorsi)` : `arrivati ${screen.arrived}`]];
+  // Turned away at the door: refused before any journey began, so not among the arrived; this journey's own after them.
+  if (first && screen.turnedAway > 0) lines.push(['turned-away', `respinti all'ingresso ${screen.turnedAway}, verso questo percorso ${journey.turnedAway}`]);
+  if (first) for (const refusal of journey.turnedAwayReasons) lines.push(['turned-away-reason', `  ${refusalText(refusal, 0)}`]);
   // Arriving at the end is completing: going on, stopping and time there would mean nothing.
   if (screen.arrived > screen.completed || !screen.last) {
     lines.push(['continued', `proseguono ${screen.continued} (${percent(screen.conversion)})`]);

@@ -35,7 +35,7 @@ function screenRow(screen: ScreenFigures, first: boolean, journey: JourneyFigure
   const split = splitText(screen);
   return `<tr data-state="${screen.state}">
 <th scope="row">${escapeHtml(screen.title)}${split ? `<br><span class="split" data-figure="split">${escapeHtml(split)}</span>` : ''}</th>
-<td class="num" data-figure="arrived">${screen.arrived}${first ? ' <span class="pct">tutti i percorsi</span>' : ''}</td>
+<td class="num" data-figure="arrived">${screen.arrived}${first ? ' <span class="pct">tutti i percorsi</span>' : ''}${first && screen.turnedAway > 0 ? ` <span class="pct" data-figure="turned-away">respinti all'ingresso ${screen.turnedAway}</span>` : ''}</td>
 ${conversion}
 <td class="num" data-figure="elsewhere">${going ? screen.elsewhere : '–'}</td>
 <td class="num" data-figure="in-progress">${going ? screen.inProgress : '–'}</td>
@@ -58,7 +58,7 @@ export function journeyFigureBlocks(journey: JourneyFigures): string {
       return `<li data-edge="${e.from}>${e.to}"><span class="screen">${escapeHtml(from)}</span> <span class="arrow">→ «${escapeHtml(e.label)}» →</span> <span class="screen">${escapeHtml(to)}</span>: <strong class="people">${e.people}</strong> ${e.people === 1 ? 'persona' : 'persone'}${again}</li>`;
     })
     .join('\n');
-  return `<p class="outcome" data-figure="outcome">Partiti <strong data-figure="started">${journey.started}</strong>, arrivati alla fine <strong data-figure="completed">${journey.completed}</strong> (${percent(journey.completionRate)}); tempo per arrivare alla fine: mediana ${seconds(journey.medianCompleteSeconds)}, p90 ${seconds(journey.p90CompleteSeconds)}.</p>
+  return `<p class="outcome" data-figure="outcome">Partiti <strong data-figure="started">${journey.started}</strong>, arrivati alla fine <strong data-figure="completed">${journey.completed}</strong> (${percent(journey.completionRate)}); respinti all'ingresso <strong data-figure="turned-away">${journey.turnedAway}</strong>${journey.turnedAwayReasons.length > 0 ? ` (${escapeHtml(journey.turnedAwayReasons.map((r) => refusalText(r, 0)).join('; '))})` : ''}, non contati tra i partiti; tempo per arrivare alla fine: mediana ${seconds(journey.medianCompleteSeconds)}, p90 ${seconds(journey.p90CompleteSeconds)}.</p>
 <h3>Persone su ogni freccia</h3>
 <ol class="edges">
 ${path}

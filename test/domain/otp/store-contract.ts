@@ -126,6 +126,15 @@ export function describeOtpStore(name: string, makeStore: () => OtpStore | Promi
       expect(await store.verify(key, A, T0 + policy.cooldownMs * 3 + policy.ttlMs, policy)).toEqual({ outcome: 'expired', journey: first });
     });
 
+    it("names the live code's journey to an early resend (refused by the cooldown) and to journeyOf, never an expired one", async () => {
+      const [first, second] = ['AAECAwQFBgcICQoL', 'DA0ODxAREhMUFRYX'];
+      expect(await store.journeyOf(key, T0)).toBeUndefined();
+      await store.issue(key, A, T0, policy, key, first);
+      expect(await store.issue(key, B, T0 + 1, policy, key, second)).toEqual({ status: 'blocked', retryAfterMs: policy.cooldownMs - 1, journey: first });
+      expect(await store.journeyOf(key, T0 + 1)).toBe(first);
+      expect(await store.journeyOf(key, T0 + policy.ttlMs)).toBeUndefined();
+    });
+
     it('starts a fresh count when the code is resent after it expired', async () => {
       await store.issue(key, A, T0, policy);
       for (let i = 0; i < 4; i++) await store.verify(key, WRONG, T0 + i, policy);
