@@ -1,6 +1,6 @@
 import { refusalLabel, type JourneyDiagram, type JourneyScreen } from '../../machines';
 import { SCREEN_SECONDS_BUCKETS } from '../core/metrics';
-import type { FunnelCounts, FunnelRead, FunnelRange } from '../domain/funnel/store';
+import { MINUTE_MS, type FunnelCounts, type FunnelRead, type FunnelRange } from '../domain/funnel/store';
 import { diagramTrail, parseField, stepLabel, TRAIL_SEP } from './funnel';
 
 /*
@@ -13,7 +13,8 @@ import { diagramTrail, parseField, stepLabel, TRAIL_SEP } from './funnel';
  *     journey's, has everyone who began; who went on from it this way started the journey);
  *   - went on = reached[d0..dk+1]; went elsewhere = the journeys whose trail went from d0..dk
  *     to another screen (another diagram's way); what is left was last seen there: in progress
- *     while its conversion window is open, stopped once it has closed;
+ *     while it may still go on, stopped once idle longer than the screen allows (the journey's
+ *     current count, `w|trail|minute`, says where it waits and until when);
  *   - at the end screen (its first position: the email registration's 90 after the form, not
  *     the 90 it comes back to after adding a phone) everyone arrived has completed: no
  *     drop-off there, by definition, and what they did after never reopens the journey.
@@ -54,9 +55,9 @@ export interface ScreenFigures {
   continued: number;
   /** Went on to another journey's screen. */
   elsewhere: number;
-  /** Last seen here, their conversion window closed. */
+  /** Last seen here, idle for longer than the screen allows (a code's lifetime; `funnel.idle_seconds` elsewhere). */
   stopped: number;
-  /** Last seen here, their conversion window still open. */
+  /** Last seen here, and may still go on: not idle that long yet. */
   inProgress: number;
   /** Reached the end here (only on the journey's end screen). */
   completed: number;
@@ -139,10 +140,12 @@ interface Tallies {
   sinceStart: Map<string, number[]>;
   /** Door trail (a first screen, and where they were heading) -> reason -> people turned away. */
   turnedAway: Map<string, Map<string, number>>;
+  /** Trail -> the people waiting there whose idle limit had not passed when read. */
+  waiting: Map<string, number>;
 }
 
-function tally(counts: FunnelCounts): Tallies {
-  const t: Tallies = { reached: new Map(), children: new Map(), repeats: new Map(), refusals: new Map(), times: new Map(), sinceStart: new Map(), turnedAway: new Map() };
+function tally(counts: FunnelCounts, nowMs: number): Tallies {
+  const t: Tallies = { reached: new Map(), children: new Map(), repeats: new Map(), refusals: new Map(), times: new Map(), sinceStart: new Map(), turnedAway: new Map(), waiting: new Map() };
   const add = (map: Map<string, number>, key: string, n: number) => map.set(key, (map.get(key) ?? 0) + n);
   const histogram = (map: Map<string, number[]>, key: string, bucket: number, n: number) => {
     const buckets = map.get(key) ?? new Array<number>(SCREEN_SECONDS_BUCKETS.length + 1).fill(0);
@@ -160,6 +163,9 @@ function tally(counts: FunnelCounts): Tallies {
         t.children.set(parent, [...(t.children.get(parent) ?? []), parsed.trail]);
       }
     } else if (parsed.kind === 'repeat') add(t.repeats, parsed.trail, n);
+    else if (parsed.kind === 'waiting') {
+      if (parsed.bucket * MINUTE_MS > nowMs) add(t.waiting, parsed.trail, n);
+    }
     else if (parsed.kind === 'turnedAway') {
       const reasons = t.turnedAway.get(parsed.trail) ?? new Map<string, number>();
       add(reasons, parsed.reason, n);
@@ -193,14 +199,14 @@ const ratio = (part: number, whole: number) => (whole > 0 ? part / whole : null)
 const sumInto = (into: number[], from: readonly number[] | undefined) => from?.forEach((n, i) => (into[i] = (into[i] ?? 0) + n));
 
 /** What one position of a diagram's trail holds: the journeys on its way there, and where they went. */
-function position(t: Tallies, open: Tallies, key: string, next: string | undefined) {
+function position(t: Tallies, key: string, next: string | undefined) {
   const arrived = t.reached.get(key) ?? 0;
   const ways = (t.children.get(key) ?? []).map((child) => ({ child, people: t.reached.get(child) ?? 0 }));
   const continued = next === undefined ? 0 : (t.reached.get(next) ?? 0);
   const elsewhere = ways.filter((w) => w.child !== next).reduce((sum, w) => sum + w.people, 0);
   const left = Math.max(0, arrived - continued - elsewhere);
-  const openLeft = (open.reached.get(key) ?? 0) - (open.children.get(key) ?? []).reduce((sum, child) => sum + (open.reached.get(child) ?? 0), 0);
-  const inProgress = Math.min(left, Math.max(0, openLeft));
+  // In progress: who waits here and may still go on (their idle limit has not passed); the rest have stopped.
+  const inProgress = Math.min(left, t.waiting.get(key) ?? 0);
   return { arrived, continued, elsewhere, inProgress, stopped: left - inProgress, ways };
 }
 
@@ -221,7 +227,7 @@ export function completionIndex(trail: readonly string[]): number {
   return end > 0 ? trail.indexOf(trail[end]!) : end;
 }
 
-export function journeyFigures(diagram: JourneyDiagram, t: Tallies, open: Tallies, everyScreen: ReadonlyMap<string, JourneyScreen> = screensByLabel([diagram])): JourneyFigures {
+export function journeyFigures(diagram: JourneyDiagram, t: Tallies, everyScreen: ReadonlyMap<string, JourneyScreen> = screensByLabel([diagram])): JourneyFigures {
   const trail = diagramTrail(diagram);
   const keys = trail.map((_, i) => trail.slice(0, i + 1).join(TRAIL_SEP));
   const end = trail.length - 1;
@@ -246,7 +252,7 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, open: Tallie
         refusals.set(reason, into);
       }
       if (k !== first) return;
-      const p = position(t, open, key, k < end ? keys[k + 1] : undefined);
+      const p = position(t, key, k < end ? keys[k + 1] : undefined);
       figures.arrived += p.arrived;
       if (k === done) {
         // Arriving at the end is completing, once: whatever they do after is another story.
@@ -328,14 +334,13 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, open: Tallie
 
 /** Every journey's figures (or one's) for what a range read. */
 export function funnelFigures(diagrams: readonly JourneyDiagram[], read: FunnelRead, journey?: string): FunnelFigures {
-  const t = tally(read.counts);
-  const open = tally(read.open);
+  const t = tally(read.counts, read.at);
   const everyScreen = screensByLabel(diagrams);
   return {
     from: new Date(read.range.from).toISOString(),
     to: new Date(read.range.to).toISOString(),
     resolution: read.range.resolution,
-    journeys: diagrams.filter((d) => !journey || d.id === journey).map((d) => journeyFigures(d, t, open, everyScreen)),
+    journeys: diagrams.filter((d) => !journey || d.id === journey).map((d) => journeyFigures(d, t, everyScreen)),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { AnyStateMachine, StateNode } from 'xstate';
-import { journeyDiagrams, loginFlowMachine, resumePointFor, stateNodes, stepOfTag, type FlowClaims, type JourneyDiagram, type LoginFlowInput, type StepId } from '../../machines';
+import { journeyDiagrams, loginFlowMachine, resumePointFor, SETTLED, stateNodes, stepOfTag, type FlowClaims, type JourneyDiagram, type LoginFlowInput, type StepId } from '../../machines';
 import { SCREEN_SECONDS_BUCKETS } from '../core/metrics';
 import { isJourneyId, journeyStart, newJourneyId } from '../domain/funnel/journey-id';
 import { CONVERSION_WINDOW_MS, MINUTE_MS, type FunnelEntry, type OnceCount } from '../domain/funnel/store';
@@ -64,15 +64,17 @@ export const refusalField = (trail: string, reason: string) => `r${SEP}${trail}$
 export const refusedPeopleField = (trail: string, reason: string) => `R${SEP}${trail}${SEP}${reason}`;
 export const timeField = (trail: string, bucket: number) => `t${SEP}${trail}${SEP}${bucket}`;
 export const sinceStartField = (trail: string, bucket: number) => `c${SEP}${trail}${SEP}${bucket}`;
+/** A journey waiting on `trail` until the minute `minute` (ms / MINUTE_MS): its current count, moved as it goes on. */
+export const waitingField = (trail: string, minute: number) => `w${SEP}${trail}${SEP}${minute}`;
 /** A person turned away at the door: refused on a first screen before any journey began, `trail` that screen and where they were heading. */
 export const turnedAwayField = (trail: string, reason: string) => `x${SEP}${trail}${SEP}${reason}`;
 
 export type FunnelField =
   | { kind: 'reached' | 'repeat'; trail: string }
   | { kind: 'refusal' | 'refusedPeople' | 'turnedAway'; trail: string; reason: string }
-  | { kind: 'time' | 'sinceStart'; trail: string; bucket: number };
+  | { kind: 'time' | 'sinceStart' | 'waiting'; trail: string; bucket: number };
 
-const KINDS = { p: 'reached', s: 'repeat', r: 'refusal', R: 'refusedPeople', t: 'time', c: 'sinceStart', x: 'turnedAway' } as const;
+const KINDS = { p: 'reached', s: 'repeat', r: 'refusal', R: 'refusedPeople', t: 'time', c: 'sinceStart', x: 'turnedAway', w: 'waiting' } as const;
 
 export function parseField(field: string): FunnelField | undefined {
   const [k, trail, rest] = field.split(SEP);
@@ -198,8 +200,35 @@ export const counts = (journey: FunnelJourney): boolean => !journey.fresh || jou
 /** The window of a journey closes CONVERSION_WINDOW_MS after the minute it started in (the minute buckets' edge). */
 export const windowClosesAt = (journeyId: string): number => Math.floor(journeyStart(journeyId) / MINUTE_MS) * MINUTE_MS + CONVERSION_WINDOW_MS;
 
+/**
+ * How long a person may wait on a screen before they have stopped: on a code screen the code's
+ * lifetime (past it the code they hold is refused), elsewhere `funnel.idle_seconds`.
+ */
+export interface IdleLimits {
+  codeMs: number;
+  otherMs: number;
+}
+export const DEFAULT_IDLE: IdleLimits = { codeMs: 300_000, otherMs: 900_000 };
+export const idleLimitsOf = (config: { otp: { ttl_seconds: number }; funnel: { idle_seconds: number } }): IdleLimits => ({ codeMs: config.otp.ttl_seconds * 1000, otherMs: config.funnel.idle_seconds * 1000 });
+
+/** The screens where a person types a code (they take VERIFY_OTP), by step label. */
+export function codeScreens(machine: AnyStateMachine = loginFlowMachine): Set<string> {
+  const labels = stateNodes(machine.root as Node)
+    .filter((node) => node.tags.includes(SETTLED) && Object.keys(node.config.on ?? {}).includes('VERIFY_OTP'))
+    .map((node) => stepLabel(node.key));
+  return new Set(labels);
+}
+const CODE_SCREENS = codeScreens();
+
+/** The journey's current count once it acts on `trail`: waiting there until its idle limit has passed. */
+function waitingOn(trail: readonly string[], at: number, idle: IdleLimits): { field: string; rank: number } {
+  const minute = Math.ceil((at + (CODE_SCREENS.has(trail[trail.length - 1]!) ? idle.codeMs : idle.otherMs)) / MINUTE_MS);
+  // A longer trail is always later; on the same trail, the later wait.
+  return { field: waitingField(trail.join(TRAIL_SEP), minute), rank: trail.length * 1e8 + minute };
+}
+
 /** The store entry of one request; undefined when it counts for nothing (a journey past its window). */
-export function entryOf(event: FunnelEvent & { from: string }, known: ReadonlyMap<string, string[]>): FunnelEntry | undefined {
+export function entryOf(event: FunnelEvent & { from: string }, known: ReadonlyMap<string, string[]>, idle: IdleLimits = DEFAULT_IDLE): FunnelEntry | undefined {
   const from = stepLabel(event.from);
   const accepted = event.outcome === 'ok' && event.to !== undefined;
   // An early resend on a first screen whose code record named its journey (already_sent while on
@@ -224,9 +253,14 @@ export function entryOf(event: FunnelEvent & { from: string }, known: ReadonlyMa
   }
   if (event.at >= windowClosesAt(journey.id)) return undefined;
   const at = journeyStart(journey.id);
-  if (!accepted) return { journey: journey.id, at, once: [{ field: refusedPeopleField(key, event.outcome) }], always: [refusalField(key, event.outcome)] };
+  if (!accepted) {
+    // A refused form is a person still at it; a wrong code gives a code no more time.
+    const still = CODE_SCREENS.has(trail[trail.length - 1]!) ? {} : { current: waitingOn(trail, event.at, idle) };
+    return { journey: journey.id, at, once: [{ field: refusedPeopleField(key, event.outcome) }], always: [refusalField(key, event.outcome)], ...still };
+  }
   const next = nextTrail(trail, stepLabel(event.to!));
-  if (next.length === trail.length) return { journey: journey.id, at, once: [], always: [repeatField(key)] };
+  const current = waitingOn(next, event.at, idle);
+  if (next.length === trail.length) return { journey: journey.id, at, once: [], always: [repeatField(key)], current };
   // Every screen of the trail is reached once: its prefixes, each the one before with a label more.
   const once: OnceCount[] = [];
   let prefix = next[0]!;
@@ -238,7 +272,7 @@ export function entryOf(event: FunnelEvent & { from: string }, known: ReadonlyMa
   const then = [sinceStartField(reached, timeBucketOf(Math.max(0, (event.at - at) / 1000)))];
   if (event.seconds !== undefined) then.push(timeField(key, timeBucketOf(event.seconds)));
   once.push({ field: reachedField(reached), then, repeat: repeatField(reached) });
-  return { journey: journey.id, at, once, always: [] };
+  return { journey: journey.id, at, once, always: [], current };
 }
 
 /** What the flow runner calls once per request; `undefined` when `funnel.enabled` is off. */
@@ -255,6 +289,7 @@ const LABELLED_FIELDS = 10_000;
 export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'funnel' | 'log'>): FunnelRecorder | undefined {
   if (!deps.config.funnel.enabled) return undefined;
   let queued: FunnelEvent[] = [];
+  const idle = idleLimitsOf(deps.config);
   let ready: { index: JourneyIndex; known: Map<string, string[]>; trails: Array<{ id: string; key: string }> } | undefined;
   const readyNow = funnelDiagrams().then(
     (found) => (ready = { index: journeyIndexOf(found), known: knownTrails(found), trails: found.map((d) => ({ id: d.id, key: diagramTrail(d).join(TRAIL_SEP) })) }),
@@ -297,7 +332,7 @@ export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'fu
       if (from === undefined) continue;
       // The queued event is the recorder's own now: completed in place rather than copied.
       event.from = from;
-      const entry = entryOf(event as FunnelEvent & { from: string }, known);
+      const entry = entryOf(event as FunnelEvent & { from: string }, known, idle);
       if (entry && (entry.once.length > 0 || entry.always.length > 0)) deps.funnel.add(entry);
       // Prometheus counts requests here (rates, alerts); the people it counts are the store's (onStored above).
       const accepted = event.outcome === 'ok' && event.to !== undefined;

@@ -74,3 +74,29 @@ describe('an end screen reached twice', () => {
     }
   });
 });
+
+describe('a person who leaves a screen', () => {
+  it('is in progress while they may still go on, and stopped once idle longer than the screen allows, whatever the range', async () => {
+    const known = knownTrails(diagrams);
+    const store = createMemoryFunnelStore();
+    const index = (id: string) => diagrams.findIndex((d) => d.id === id);
+    // One left on the code screen 14, one on the registration form 25 (phone registration's fourth request leads there).
+    const plans = [
+      { diagram: index('phone-login'), requests: 1, startMs: START, repeats: [], wrong: [], gapSeconds: 1 },
+      { diagram: index('phone-registration'), requests: 4, startMs: START, repeats: [], wrong: [], gapSeconds: 1 },
+    ];
+    const events = plans.flatMap((p) => eventsOf(diagrams, p).events);
+    const last = Math.max(...events.map((e) => e.at));
+    await store.add(events.flatMap((e) => entryOf({ ...e, from: e.from! }, known, { codeMs: 300_000, otherMs: 600_000 }) ?? []), last);
+    const figures = async (now: number) => {
+      const range = alignRange(START - HOUR_MS, START + HOUR_MS, now, 'minute');
+      const journey = funnelFigures(diagrams, await store.read(range, now), 'phone-registration').journeys[0]!;
+      const at = (state: string) => journey.screens.find((s) => s.state === state)!;
+      return [at('awaitingPhoneCode'), at('fillingPhoneRegistrationForm')].map((s) => [s.inProgress, s.stopped]);
+    };
+    // Both may still go on; the range has not ended, and no hour has passed, when the code has expired: stopped at 14 only.
+    expect(await figures(last + 2 * MINUTE_MS)).toEqual([[1, 0], [1, 0]]);
+    expect(await figures(last + 6 * MINUTE_MS)).toEqual([[0, 1], [1, 0]]);
+    expect(await figures(last + 11 * MINUTE_MS)).toEqual([[0, 1], [0, 1]]);
+  });
+});

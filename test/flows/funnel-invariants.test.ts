@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import type { JourneyDiagram } from '../../machines';
 import { newJourneyId } from '../../src/domain/funnel/journey-id';
 import { createMemoryFunnelStore } from '../../src/domain/funnel/memory-store';
-import { alignRange, CONVERSION_WINDOW_MS, MINUTE_MS } from '../../src/domain/funnel/store';
-import { diagramTrail, entryOf, funnelDiagrams, knownTrails, stepLabel, TRAIL_SEP } from '../../src/flows/funnel';
+import { alignRange, MINUTE_MS } from '../../src/domain/funnel/store';
+import { codeScreens, DEFAULT_IDLE, diagramTrail, entryOf, funnelDiagrams, knownTrails, stepLabel, TRAIL_SEP } from '../../src/flows/funnel';
 import { completionIndex, funnelFigures, type FunnelFigures } from '../../src/flows/funnel-figures';
 import { eventsOf, type JourneyPlan } from '../support/funnel-journeys';
 
@@ -25,6 +25,7 @@ beforeAll(async () => {
 });
 
 const BASE = Date.UTC(2026, 0, 5, 10, 0, 0);
+const CODES = codeScreens();
 
 const plan = (count: number) =>
   fc.record({
@@ -101,7 +102,15 @@ describe('the funnel figures over generated journeys', () => {
         figures.forEach((range, r) => {
           const { from, to } = ranges[r]!;
           const inRange = (j: number) => plans[j]!.startMs >= from && plans[j]!.startMs < to;
-          const isOpen = (j: number) => Math.floor(plans[j]!.startMs / MINUTE_MS) * MINUTE_MS + CONVERSION_WINDOW_MS > now;
+          // Still waiting: the last request that gave the screen time (not a wrong code on a code screen) plus what the screen allows is after now.
+          const isOpen = (j: number) => {
+            const { events, trail } = generated[j]!;
+            const active = events.filter((e) => e.outcome === 'ok' || !CODES.has(stepLabel(e.from!)));
+            const last = active[active.length - 1];
+            if (!last || trail.length === 0) return false;
+            const allows = CODES.has(trail[trail.length - 1]!) ? DEFAULT_IDLE.codeMs : DEFAULT_IDLE.otherMs;
+            return Math.ceil((last.at + allows) / MINUTE_MS) * MINUTE_MS > now;
+          };
           /** The journeys in the range (and open or closed) whose trail begins with `prefix` (and is longer, with `longer`). */
           const people = (prefix: string[], open?: boolean, longer = false) => {
             const key = prefix.join(TRAIL_SEP);
@@ -126,7 +135,7 @@ describe('the funnel figures over generated journeys', () => {
               });
               check(problems, `${journey.id} range ${r} ${e.from}>${e.to}`, e.people, expected);
             });
-            // Stopped and in progress: those last seen at a position, by whether their window is still open.
+            // Stopped and in progress: those last seen at a position, by whether they may still go on (idle less than the screen allows).
             const lastSeen = (prefix: string[], open: boolean) => people(prefix, open) - people(prefix, open, true);
             for (const screen of journey.screens) {
               let stopped = 0;

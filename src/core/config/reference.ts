@@ -162,6 +162,7 @@ export const configKeyMeanings: Record<string, string> = {
   'funnel.enabled': 'Counts the login journeys in people (docs/funnel.md): each journey, under an anonymous random id carried in its proofs and code record, once per screen it reaches, its refusals, repeats and times, into the store of `otp.store`; and the requests into the `lfa_funnel_*` metrics. Counts and durations only, never a phone, email, address or account.',
   'funnel.read_key': 'A read-only key for the funnel statistics (`GET /flows/stats`, `/flows/funnel`, the figures on `/flows`), sent as header `x-funnel-key`, so dashboards need not hold `security.internal_key` (which is also accepted). At least 32 characters in production; wrong values are limited per client. Empty: only the internal key (and the sandbox) may read them.',
   'funnel.flush_ms': 'How long an instance gathers its funnel counts before writing them to the store in one write (the answers never wait for it). 0: after every request.',
+  'funnel.idle_seconds': 'How long a person may wait on a screen without a code before the funnel counts them as stopped there rather than in progress (on a code screen: the code\'s lifetime, otp.ttl_seconds). 900 s is a proof\'s default lifetime: past it, they cannot go on anyway.',
 };
 
 export interface ConfigKey {

@@ -398,6 +398,7 @@ export const configSchema = z
       enabled: z.boolean().default(true),
       read_key: text.default(''),
       flush_ms: z.number().int().min(0).max(60_000).default(1000),
+      idle_seconds: z.number().int().min(10).max(3600).default(900),
     }),
   });
 

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { journeyStart } from './journey-id';
-import { addInto, bucketStarts, fieldsOf, HOUR_MS, HOUR_RETENTION_MS, journeyUntil, MINUTE_MS, MINUTE_RETENTION_MS, openMinutes, type FunnelCounts, type FunnelStore, type FunnelStoreOptions } from './store';
+import { addInto, bucketStarts, fieldsOf, HOUR_MS, HOUR_RETENTION_MS, journeyUntil, MINUTE_MS, MINUTE_RETENTION_MS, type CurrentCount, type FunnelCounts, type FunnelStore, type FunnelStoreOptions } from './store';
 
 /**
  * Journeys whose sets one instance keeps at most (the least recently active go first; one such
@@ -15,6 +15,7 @@ const INTERNED_FIELDS = 10_000;
 interface JourneySet {
   until: number;
   fields: string[];
+  current?: CurrentCount;
 }
 
 /** One instance's funnel counts (otp.store memory): the same buckets and journey sets as Redis, dropped as they age out. */
@@ -74,19 +75,28 @@ export function createMemoryFunnelStore(options: FunnelStoreOptions = { idleMs: 
           if (set.until <= nowMs) journeys.delete(entry.journey);
         }
         added.push(fields);
-        if (fields.length === 0) continue;
+        const moves: Array<[string, number]> = fields.map((field) => [field, 1]);
+        const current = entry.current;
+        if (current && set && (!set.current || current.rank >= set.current.rank)) {
+          if (set.current?.field !== current.field) {
+            if (set.current) moves.push([set.current.field, -1]);
+            moves.push([current.field, 1]);
+          }
+          set.current = { field: intern(current.field), rank: current.rank };
+        }
+        if (moves.length === 0) continue;
         const minute = bucket(minutes, Math.floor(entry.at / MINUTE_MS) * MINUTE_MS);
         const hour = bucket(hours, Math.floor(entry.at / HOUR_MS) * HOUR_MS);
-        for (const field of fields) {
-          minute[field] = (minute[field] ?? 0) + 1;
-          hour[field] = (hour[field] ?? 0) + 1;
+        for (const [field, n] of moves) {
+          minute[field] = (minute[field] ?? 0) + n;
+          hour[field] = (hour[field] ?? 0) + n;
         }
       }
       prune(nowMs);
       return added;
     },
     async read(range, nowMs) {
-      return { counts: sum(range.resolution === 'minute' ? minutes : hours, bucketStarts(range)), open: sum(minutes, openMinutes(range, nowMs)), range };
+      return { counts: sum(range.resolution === 'minute' ? minutes : hours, bucketStarts(range)), range, at: nowMs };
     },
   };
 }

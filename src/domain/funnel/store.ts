@@ -17,9 +17,9 @@ export const HOUR_RETENTION_MS = 30 * DAY_MS;
 /** Ranges up to this long are read from minute buckets (finer edges); longer ones from hours. */
 export const MINUTE_READ_LIMIT_MS = 6 * HOUR_MS;
 /**
- * The conversion window: a journey is counted for what it does within this long of its start,
- * and is "in progress" until it has passed; after it, a journey that did not reach the end has
- * stopped, and its figures never change again.
+ * The conversion window: a journey is counted for what it does within this long of its start;
+ * after it, its figures never change again. Whether one that went nowhere is still in progress
+ * or has stopped is its idleness (src/flows/funnel.ts, `funnel.idle_seconds`), not this window.
  */
 export const CONVERSION_WINDOW_MS = HOUR_MS;
 
@@ -49,6 +49,16 @@ export interface OnceCount {
   repeat?: string;
 }
 
+/**
+ * A journey's one current count (where it waits, and until when): it replaces the one the
+ * journey had, which is taken back from its buckets, unless that one ranks higher (entries land
+ * out of order: a later request's count is never replaced by an earlier one's).
+ */
+export interface CurrentCount {
+  field: string;
+  rank: number;
+}
+
 /** What one request adds: on its journey's start bucket, or on `at` when it belongs to no journey. */
 export interface FunnelEntry {
   /** The journey's id (journey-id.ts); absent for a request refused before any journey began. */
@@ -58,6 +68,8 @@ export interface FunnelEntry {
   once: OnceCount[];
   /** Counted on every request (refusals met, as requests). */
   always: string[];
+  /** The journey's current count (only with a journey). */
+  current?: CurrentCount;
 }
 
 export interface FunnelRange {
@@ -70,9 +82,9 @@ export interface FunnelRange {
 export interface FunnelRead {
   /** Every journey that started in the range. */
   counts: FunnelCounts;
-  /** Those whose conversion window was still open when read (started less than CONVERSION_WINDOW_MS ago). */
-  open: FunnelCounts;
   range: FunnelRange;
+  /** When it was read (ms): who waits past it has stopped. */
+  at: number;
 }
 
 export interface FunnelStore {
@@ -102,14 +114,6 @@ export function bucketStarts(range: FunnelRange): number[] {
   const size = SIZE[range.resolution];
   const starts: number[] = [];
   for (let at = range.from; at < range.to; at += size) starts.push(at);
-  return starts;
-}
-
-/** The minute buckets of the range whose journeys' window is still open at `nowMs`. */
-export function openMinutes(range: FunnelRange, nowMs: number): number[] {
-  const from = Math.max(range.from, Math.floor((nowMs - CONVERSION_WINDOW_MS) / MINUTE_MS) * MINUTE_MS + MINUTE_MS);
-  const starts: number[] = [];
-  for (let at = from; at < range.to; at += MINUTE_MS) starts.push(at);
   return starts;
 }
 

@@ -11,10 +11,10 @@ import { useRedisTargets } from '../../support/redis-targets';
  * The funnel's counts, on memory, on a real redis-server and on a real three-master Redis
  * Cluster (the same contract on each): a journey brings each `once` count once however many
  * requests carry it, on the buckets of the minute and hour where it started; a range is `[from,
- * to)` on whole buckets, read from minutes when short and recent, from hours otherwise; journeys
- * whose conversion window is still open are read apart; on Redis every bucket expires after its
+ * to)` on whole buckets, read from minutes when short and recent, from hours otherwise; a
+ * journey's one current count moves with it and never back; on Redis every bucket expires after its
  * retention and a journey's set when its window closes. On the cluster the one script of an
- * entry touches three keys: were they not in one slot (their hash tag, the day the journey
+ * entry touches four keys: were they not in one slot (their hash tag, the day the journey
  * started), it would fail with CROSSSLOT.
  */
 
@@ -70,15 +70,17 @@ describe.each(stores)('the funnel store on %s', (_name, make) => {
     expect(second.counts).toEqual({});
   });
 
-  it('reads apart the journeys whose window is still open', async () => {
+  it('keeps one current count per journey: a later one moves it, an earlier one landing late does not', async () => {
     const store = make();
-    const old = newJourneyId(T0);
-    const recent = newJourneyId(T0 + 30 * MINUTE_MS);
-    await store.add([reached(old, 'i.14'), reached(recent, 'i.14')], T0 + 31 * MINUTE_MS);
-    const now = T0 + CONVERSION_WINDOW_MS + 5 * MINUTE_MS;
-    const { counts, open } = await store.read(alignRange(T0, now, now), now);
-    expect(counts).toEqual({ 'p|i.14': 2 });
-    expect(open).toEqual({ 'p|i.14': 1 });
+    const [a, b] = [newJourneyId(T0), newJourneyId(T0 + 1_000)];
+    const wait = (journey: string, field: string, rank: number): FunnelEntry => ({ journey, at: journeyStart(journey), once: [], always: [], current: { field, rank } });
+    await store.add([wait(a, 'w|i.14|5', 105), wait(b, 'w|i.14|5', 105)], T0 + 2_000);
+    // a goes on to 24; its wait on 14 is taken back. Then its request on 14 lands late (another instance): nothing moves.
+    await store.add([wait(a, 'w|i.14.24|20', 220)], T0 + 3_000);
+    await store.add([wait(a, 'w|i.14|6', 106), wait(b, 'w|i.14|6', 106)], T0 + 4_000);
+    const { counts, at } = await store.read(alignRange(T0, T0 + MINUTE_MS, T0 + 5_000), T0 + 5_000);
+    expect(at).toBe(T0 + 5_000);
+    expect(Object.fromEntries(Object.entries(counts).filter(([, n]) => n !== 0))).toEqual({ 'w|i.14.24|20': 1, 'w|i.14|6': 1 });
   });
 
   it('reads a week from its hours', async () => {
@@ -152,7 +154,7 @@ describe.each(targets)('the funnel store’s keys on $name', (target) => {
 });
 
 describe('the funnel tally', () => {
-  const empty = async () => ({ counts: {}, open: {}, range: { from: 0, to: 0, resolution: 'minute' as const } });
+  const empty = async () => ({ counts: {}, range: { from: 0, to: 0, resolution: 'minute' as const }, at: 0 });
   it('writes what it gathered in one batch, and logs a store that fails without throwing', async () => {
     const added: FunnelEntry[][] = [];
     const tally = createFunnelTally({ add: async (entries) => (added.push([...entries]), entries.map(() => [])), read: empty }, { flushMs: 60_000, now: () => T0, log: pino({ level: 'silent' }) });
