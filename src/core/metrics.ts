@@ -160,6 +160,12 @@ export const metricDefinitions = [
     help: 'People (journeys, once each across every instance sharing the store) who reached a screen of a login journey, by journey (every diagram of /flows whose path the journey took so far; other when none) and step; the first screen counts who started. Counted when the count is stored. docs/funnel.md.',
   },
   {
+    name: 'lfa_funnel_journeys_total',
+    type: 'counter',
+    labels: ['journey', 'stage'],
+    help: 'People who started (left the first screen this way) and completed (reached the end screen the first time) each login journey of /flows, once each across every instance sharing the store; every journey and stage from 0. Completion = completed / started, per journey. docs/funnel.md.',
+  },
+  {
     name: 'lfa_funnel_step_seconds',
     type: 'histogram',
     labels: ['journey', 'step'],
@@ -199,7 +205,14 @@ export interface Metrics {
   funnelRequest(journey: string, step: string, outcome: string, seconds?: number): void;
   /** One person (a journey, counted once by the store) reached a screen. */
   funnelReached(journey: string, step: string): void;
+  /** Every journey's started and completed series, at 0 until counted. */
+  funnelJourneysKnown(journeys: readonly string[]): void;
+  /** One person started or completed a journey (counted once by the store). */
+  funnelJourney(journey: string, stage: FunnelStage): void;
 }
+
+export type FunnelStage = 'started' | 'completed';
+const FUNNEL_STAGES: readonly FunnelStage[] = ['started', 'completed'];
 
 /** Time on a screen, seconds: the funnel's own buckets (src/flows/funnel.ts) so both tell the same medians. */
 export const SCREEN_SECONDS_BUCKETS = [1, 2, 3, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600, 900, 1800, 3600];
@@ -300,9 +313,12 @@ function plainCounter(name: (typeof metricDefinitions)[number]['name'], registry
       for (const { labels, series } of tree.all) this.inc(labels, series.value);
     },
   });
-  return (a: string, b?: string, c?: string, d?: string) => {
+  const inc = (a: string, b?: string, c?: string, d?: string) => {
     tree.get(a, b, c, d).value += 1;
   };
+  /** Makes the series, at 0 until counted. */
+  inc.start = (a: string, b?: string, c?: string, d?: string) => void tree.get(a, b, c, d);
+  return inc;
 }
 
 interface HistogramSeries {
@@ -375,6 +391,7 @@ export function createMetrics(): Metrics {
   const funnelRequests = plainCounter('lfa_funnel_requests_total', registry);
   const funnelReached = plainCounter('lfa_funnel_steps_reached_total', registry);
   const funnelSeconds = plainHistogram('lfa_funnel_step_seconds', SCREEN_SECONDS_BUCKETS, registry);
+  const funnelJourneys = plainCounter('lfa_funnel_journeys_total', registry);
   const defaults = defaultMetricsRegistry();
   // Provider names are the configuration's slugs and countries ISO regions: bounded, but checked like every label.
   const bounded = (value: string) => (LABEL_VALUE.test(value) ? value : 'other');
@@ -427,5 +444,9 @@ export function createMetrics(): Metrics {
       if (seconds !== undefined) funnelSeconds(seconds, bounded(journey), bounded(step));
     },
     funnelReached: (journey, step) => funnelReached(bounded(journey), bounded(step)),
+    funnelJourneysKnown: (journeys) => {
+      for (const journey of journeys) for (const stage of FUNNEL_STAGES) funnelJourneys.start(bounded(journey), stage);
+    },
+    funnelJourney: (journey, stage) => funnelJourneys(bounded(journey), stage),
   };
 }

@@ -1,7 +1,7 @@
 import { refusalLabel, type JourneyDiagram, type JourneyScreen } from '../../machines';
 import { SCREEN_SECONDS_BUCKETS } from '../core/metrics';
 import { MINUTE_MS, type FunnelCounts, type FunnelRead, type FunnelRange } from '../domain/funnel/store';
-import { diagramTrail, parseField, stepLabel, TRAIL_SEP } from './funnel';
+import { completionIndex, diagramTrail, parseField, stepLabel, TRAIL_SEP } from './funnel';
 
 /*
  * The funnel's figures for one journey's diagram, read from the counts of the journeys that
@@ -217,15 +217,7 @@ export function screensByLabel(diagrams: readonly JourneyDiagram[]): Map<string,
   return screens;
 }
 
-/**
- * Where a diagram's journey is complete: the first position of its end screen. What a person
- * does after it (adds a phone, saves the profile, comes back to 90) is counted on its own arrows
- * and screens, but never completes the journey again nor reopens it.
- */
-export function completionIndex(trail: readonly string[]): number {
-  const end = trail.length - 1;
-  return end > 0 ? trail.indexOf(trail[end]!) : end;
-}
+export { completionIndex };
 
 export function journeyFigures(diagram: JourneyDiagram, t: Tallies, everyScreen: ReadonlyMap<string, JourneyScreen> = screensByLabel([diagram])): JourneyFigures {
   const trail = diagramTrail(diagram);

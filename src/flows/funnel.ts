@@ -1,6 +1,6 @@
 import type { AnyStateMachine, StateNode } from 'xstate';
-import { journeyDiagrams, loginFlowMachine, resumePointFor, SETTLED, stateNodes, stepOfTag, type FlowClaims, type JourneyDiagram, type LoginFlowInput, type StepId } from '../../machines';
-import { SCREEN_SECONDS_BUCKETS } from '../core/metrics';
+import { JOURNEY_IDS, journeyDiagrams, loginFlowMachine, resumePointFor, SETTLED, stateNodes, stepOfTag, type FlowClaims, type JourneyDiagram, type LoginFlowInput, type StepId } from '../../machines';
+import { SCREEN_SECONDS_BUCKETS, type FunnelStage } from '../core/metrics';
 import { isJourneyId, journeyStart, newJourneyId } from '../domain/funnel/journey-id';
 import { CONVERSION_WINDOW_MS, MINUTE_MS, type FunnelEntry, type OnceCount } from '../domain/funnel/store';
 import type { Deps } from '../domain/deps';
@@ -166,6 +166,30 @@ export function knownTrails(diagrams: readonly JourneyDiagram[]): Map<string, st
   return known;
 }
 
+/**
+ * Where a diagram's journey is complete: the first position of its end screen. What a person
+ * does after it (adds a phone, saves the profile, comes back to 90) is counted on its own arrows
+ * and screens, but never completes the journey again nor reopens it.
+ */
+export function completionIndex(trail: readonly string[]): number {
+  const end = trail.length - 1;
+  return end > 0 ? trail.indexOf(trail[end]!) : end;
+}
+
+/** A diagram's trail as the store's fields name it, and the trails where its people start (its first arrow) and complete (its end screen, first reached). */
+interface DiagramKeys {
+  id: string;
+  key: string;
+  started: string;
+  completed: string;
+}
+function diagramKeys(diagram: JourneyDiagram): DiagramKeys {
+  const trail = diagramTrail(diagram);
+  const end = trail.length - 1;
+  const done = completionIndex(trail);
+  return { id: diagram.id, key: trail.join(TRAIL_SEP), started: trail.slice(0, Math.min(2, trail.length)).join(TRAIL_SEP), completed: end > 0 ? trail.slice(0, done + 1).join(TRAIL_SEP) : '' };
+}
+
 /** A diagram's trail: its first screen, then where each of its requests settled, as a journey's grows (nextTrail). */
 export function diagramTrail(diagram: JourneyDiagram): string[] {
   const first = diagram.replayed[0];
@@ -290,26 +314,31 @@ export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'fu
   if (!deps.config.funnel.enabled) return undefined;
   let queued: FunnelEvent[] = [];
   const idle = idleLimitsOf(deps.config);
-  let ready: { index: JourneyIndex; known: Map<string, string[]>; trails: Array<{ id: string; key: string }> } | undefined;
-  const readyNow = funnelDiagrams().then(
-    (found) => (ready = { index: journeyIndexOf(found), known: knownTrails(found), trails: found.map((d) => ({ id: d.id, key: diagramTrail(d).join(TRAIL_SEP) })) }),
-  );
+  let ready: { index: JourneyIndex; known: Map<string, string[]>; trails: DiagramKeys[] } | undefined;
+  const readyNow = funnelDiagrams().then((found) => (ready = { index: journeyIndexOf(found), known: knownTrails(found), trails: found.map(diagramKeys) }));
+  // Every journey's started and completed from 0, so the first completions move the ratio.
+  deps.metrics.funnelJourneysKnown(JOURNEY_IDS);
   // The people the store counted, once each across the fleet: labelled with every diagram whose path begins with the trail reached.
   // Heard once per tally, however many apps share these dependencies.
   if (!heard.has(deps.funnel)) {
     heard.add(deps.funnel);
     // Every stored field's labels, worked out once: the same few fields come back with every journey.
-    const labelled = new Map<string, { journeys: readonly string[]; step: string } | null>();
-    const labelsOf = (field: string, trails: ReadonlyArray<{ id: string; key: string }>) => {
+    const labelled = new Map<string, { journeys: readonly string[]; step: string; stages: Array<[string, FunnelStage]> } | null>();
+    const labelsOf = (field: string, trails: readonly DiagramKeys[]) => {
       let labels = labelled.get(field);
       if (labels !== undefined) return labels;
       const parsed = parseField(field);
       const steps = parsed?.kind === 'reached' ? parsed.trail.split(TRAIL_SEP) : [];
       const step = steps[steps.length - 1];
-      // A screen is reached once per person: coming back to it (90 after adding a phone) is no new arrival.
-      if (parsed?.kind === 'reached' && step !== undefined && steps.indexOf(step) === steps.length - 1) {
-        const journeys = trails.filter((t) => t.key === parsed.trail || t.key.startsWith(parsed.trail + TRAIL_SEP)).map((t) => t.id);
-        labels = { journeys: journeys.length > 0 ? journeys : OTHER, step };
+      if (parsed?.kind === 'reached' && step !== undefined) {
+        // A screen is reached once per person: coming back to it (90 after adding a phone) is no new arrival.
+        const journeys = steps.indexOf(step) === steps.length - 1 ? trails.filter((t) => t.key === parsed.trail || t.key.startsWith(parsed.trail + TRAIL_SEP)).map((t) => t.id) : [];
+        const stages: Array<[string, FunnelStage]> = [];
+        for (const t of trails) {
+          if (t.started === parsed.trail) stages.push([t.id, 'started']);
+          if (t.completed === parsed.trail) stages.push([t.id, 'completed']);
+        }
+        labels = { journeys: journeys.length > 0 ? journeys : steps.indexOf(step) === steps.length - 1 ? OTHER : [], step, stages };
       } else labels = null;
       if (labelled.size >= LABELLED_FIELDS) labelled.clear();
       labelled.set(field, labels);
@@ -319,7 +348,9 @@ export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'fu
       if (!ready) return;
       for (const field of fields) {
         const labels = labelsOf(field, ready.trails);
-        if (labels) for (const journey of labels.journeys) deps.metrics.funnelReached(journey, labels.step);
+        if (!labels) continue;
+        for (const journey of labels.journeys) deps.metrics.funnelReached(journey, labels.step);
+        for (const [journey, stage] of labels.stages) deps.metrics.funnelJourney(journey, stage);
       }
     });
   }

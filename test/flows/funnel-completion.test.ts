@@ -1,4 +1,4 @@
-import type { JourneyDiagram } from '../../machines';
+import { JOURNEY_IDS, type JourneyDiagram } from '../../machines';
 import type { Deps } from '../../src/domain/deps';
 import { createMemoryFunnelStore } from '../../src/domain/funnel/memory-store';
 import { alignRange, HOUR_MS, MINUTE_MS } from '../../src/domain/funnel/store';
@@ -54,11 +54,19 @@ describe('an end screen reached twice', () => {
     }
   });
 
-  it('counts 3 people at 90 in Prometheus, however many times each came', async () => {
+  it('counts 3 people at 90 in Prometheus, however many times each came, and 3 completions of 3 starts', async () => {
     let now = START;
     const deps: Deps = testDeps(testConfig({ funnel: { flush_ms: 0 } }), { now: () => now });
     try {
       const record = createFunnelRecorder(deps)!;
+      const journeys = async () => {
+        const metric = await deps.metrics.registry.getSingleMetric('lfa_funnel_journeys_total')!.get();
+        return Object.fromEntries(metric.values.map((v) => [`${v.labels.journey} ${v.labels.stage}`, v.value]));
+      };
+      // Every journey and stage from 0, before anyone came: the first completions move the ratio.
+      const before = await journeys();
+      expect(Object.keys(before).sort()).toEqual(JOURNEY_IDS.flatMap((id) => [`${id} completed`, `${id} started`]).sort());
+      expect(Object.values(before).every((n) => n === 0)).toBe(true);
       for (const event of plans().flatMap((p) => eventsOf(diagrams, p).events).sort((a, b) => a.at - b.at)) {
         now = event.at;
         record(event);
@@ -69,6 +77,8 @@ describe('an end screen reached twice', () => {
         return Object.fromEntries(metric.values.filter((v) => v.labels.journey === 'email-registration').map((v) => [v.labels.step, v.value]));
       };
       await eventually(async () => expect(await reached()).toMatchObject({ 33: 3, 37: 3, 90: 3, 62: 2 }));
+      // Completion in people: 3 started, 3 completed (not 5), the email login that shares 33 started too, completed by none.
+      expect(await journeys()).toMatchObject({ 'email-registration started': 3, 'email-registration completed': 3, 'email-login-with-phone started': 3, 'email-login-with-phone completed': 0 });
     } finally {
       await deps.close();
     }
