@@ -1,5 +1,6 @@
 import { durationMs } from '../src/http/funnel';
 import type { FunnelStats, ScreenFigures } from '../src/flows/funnel-figures';
+import { journeyName, percent, refusalText, repeatsText, screenName, seconds, stillThere } from '../src/flows/funnel-words';
 import type { TextLocale } from '../src/core/text-locale';
 import { callService, readCommand, runCommand, type CommandOption, type CommandSpec } from './lib/service';
 
@@ -24,70 +25,59 @@ export const FUNNEL_COMMAND = {
   },
 } satisfies CommandSpec<Record<string, CommandOption>>;
 
-const pct = (v: number | null, locale: TextLocale) => (v === null ? '–' : `${(v * 100).toFixed(1).replace('.', locale === 'it' ? ',' : '.')} %`);
-const secs = (v: number | null) => (v === null ? '–' : `≤${v}s`);
-
 /*
- * One language per report. The screens' and journeys' names are the diagrams' (Italian, as the
- * pages): in English the report names them as the machine does (`14 · awaitingPhoneCode`,
- * `phone-login`), so no line mixes the two. Names are never cut: the column fits the longest.
+ * One language per report, every figure spelled as the pages spell it (src/flows/funnel-words.ts):
+ * percentages, durations, refusals in product's words, the screens' and journeys' names in the
+ * report's language. Names are never cut: the column fits the longest.
  */
 const WORDS = {
   it: {
     range: (from: string, to: string, resolution: string) => `[${from}, ${to}) (intervalli di ${resolution === 'minute' ? 'un minuto' : 'un’ora'}; persone, ogni percorso nel periodo in cui è iniziato)`,
     journey: (started: number, completed: number, rate: string, median: string, p90: string) => `partiti ${started}, arrivati alla fine ${completed} (${rate}), tempo per finire mediana ${median} p90 ${p90}`,
     turnedAway: (n: number, reasons: string) => `  respinti all'ingresso ${n}${reasons ? `: ${reasons}` : ''}`,
-    columns: ['schermata', 'arrivati', 'proseguono', 'altrove', 'in corso', 'si fermano', 'finiscono', 'ripetute', 'mediana', 'p90', 'errori (persone/richieste)'],
+    columns: ['schermata', 'arrivati', 'proseguono', 'altrove', 'in corso', 'si fermano', 'finiscono', 'ripetute', 'mediana', 'p90', 'errori'],
     split: 'si dividono',
   },
   en: {
     range: (from: string, to: string, resolution: string) => `[${from}, ${to}) (${resolution} buckets; people, each journey in the range where it started)`,
     journey: (started: number, completed: number, rate: string, median: string, p90: string) => `started ${started}, completed ${completed} (${rate}), time to complete median ${median} p90 ${p90}`,
     turnedAway: (n: number, reasons: string) => `  turned away at the door ${n}${reasons ? `: ${reasons}` : ''}`,
-    columns: ['screen', 'arrived', 'went on', 'elsewhere', 'open', 'stopped', 'completed', 'repeats', 'median', 'p90', 'refusals (people/requests)'],
+    columns: ['screen', 'arrived', 'went on', 'elsewhere', 'open', 'stopped', 'completed', 'repeats', 'median', 'p90', 'refusals'],
     split: 'split',
   },
 } as const;
-
-/** A screen's name in the report's language: its title (Italian), or its step and state. */
-const screenName = (screen: { title: string; state: string }, locale: TextLocale) => {
-  if (locale === 'it') return screen.title;
-  const step = /^(\w+) · /.exec(screen.title)?.[1];
-  return step ? `${step} · ${screen.state}` : screen.state;
-};
 
 export function renderFunnel(stats: FunnelStats, locale: TextLocale = 'it'): string {
   const words = WORDS[locale];
   const lines = [words.range(stats.from, stats.to, stats.resolution)];
   const names = stats.journeys.flatMap((journey) => (journey.screens as ScreenFigures[]).map((s) => screenName(s, locale)));
-  const widths = [Math.max(words.columns[0].length, ...names.map((n) => n.length)), 9, 15, 10, 9, 15, 11, 9, 8, 8];
+  const widths = [Math.max(words.columns[0].length, ...names.map((n) => n.length)), 9, 15, 10, 9, 15, 11, 28, 9, 9];
   const row = (cells: string[]) => `  ${cells.map((cell, i) => (i < widths.length ? cell.padEnd(widths[i]!) : cell)).join(' ')}`.trimEnd();
   for (const journey of stats.journeys) {
-    const title = locale === 'it' ? journey.title : journey.id;
-    lines.push('', `${title}: ${words.journey(journey.started, journey.completed, pct(journey.completionRate, locale), secs(journey.medianCompleteSeconds), secs(journey.p90CompleteSeconds))}`);
-    if (journey.turnedAway > 0) lines.push(words.turnedAway(journey.turnedAway, journey.turnedAwayReasons.map((r) => `${r.reason} ${r.people}/${r.count}`).join(', ')));
+    lines.push('', `${journeyName(journey, locale)}: ${words.journey(journey.started, journey.completed, percent(journey.completionRate, locale), seconds(journey.median_complete_seconds), seconds(journey.p90_complete_seconds))}`);
+    if (journey.turnedAway > 0) lines.push(words.turnedAway(journey.turnedAway, journey.turnedAwayReasons.map((r) => refusalText(r, 0, locale)).join('; ')));
     lines.push(row([...words.columns]));
     for (const s of journey.screens as ScreenFigures[]) {
       const going = s.arrived > s.completed;
-      const refusals = s.refusals.map((r) => `${r.reason} ${r.people}/${r.count}`).join(', ');
       lines.push(
         row([
           screenName(s, locale),
           String(s.arrived),
-          going ? `${s.continued} ${pct(s.conversion, locale)}` : '–',
+          going ? `${s.continued} ${percent(s.conversion, locale)}` : '–',
           going ? String(s.elsewhere) : '–',
           going ? String(s.inProgress) : '–',
-          going ? `${s.stopped} ${pct(s.dropOff, locale)}` : '–',
+          going ? `${s.stopped} ${percent(s.dropOff, locale)}` : '–',
           s.last ? String(s.completed) : '–',
-          String(s.repeats),
-          secs(s.medianSeconds),
-          secs(s.p90Seconds),
-          refusals,
+          s.repeats > 0 ? repeatsText(s.repeats, s.repeatedPeople, locale) : '0',
+          seconds(s.median_seconds),
+          seconds(s.p90_seconds),
+          s.refusals.map((r) => refusalText(r, s.arrived, locale)).join('; '),
         ]),
       );
       const ways = s.split.filter((w) => w.people > 0);
       if (ways.length > 1) {
-        const where = (w: (typeof ways)[number]) => (w.to === null ? (locale === 'it' ? w.title : 'still here or stopped') : `→ ${locale === 'it' ? w.title : w.to}`);
+        // The step is the title's (`90 · …`): the screen may be another journey's, not in this report.
+        const where = (w: (typeof ways)[number]) => (w.to === null ? stillThere(locale) : `→ ${screenName({ state: w.to, step: /^(\w+) · /.exec(w.title)?.[1] ?? null, title: w.title }, locale)}`);
         lines.push(`    ${words.split}: ${ways.map((w) => `${where(w)}: ${w.people}`).join(', ')}`);
       }
     }

@@ -1,6 +1,7 @@
-import { refusalLabel, type JourneyDiagram, type JourneyScreen } from '../../machines';
+import type { JourneyDiagram, JourneyScreen } from '../../machines';
 import { SCREEN_SECONDS_BUCKETS } from '../core/metrics';
 import { MINUTE_MS, type FunnelCounts, type FunnelRead, type FunnelRange } from '../domain/funnel/store';
+import { refusalWords, stillThere } from './funnel-words';
 import { completionIndex, diagramTrail, parseField, stepLabel, TRAIL_SEP } from './funnel';
 
 /*
@@ -67,13 +68,15 @@ export interface ScreenFigures {
   dropOff: number | null;
   /** Requests that took an arrow into the screen again (a code asked again, a form sent again): not people. */
   repeats: number;
+  /** The people who sent them. */
+  repeatedPeople: number;
   /** Where the people who arrived went next, every way the machine has (a shared screen shows how people split). */
   split: SplitFigure[];
   /** People timed on the screen (those whose request carried the screen's proof or code). */
   timed: number;
   /** Seconds: the upper bound of the bucket holding the median (p90); null when nobody was timed or beyond the last bucket. */
-  medianSeconds: number | null;
-  p90Seconds: number | null;
+  median_seconds: number | null;
+  p90_seconds: number | null;
   /** The refusals met on the screen, most frequent first (at most 3). */
   refusals: RefusalFigure[];
   /** Whether this is the journey's end screen. */
@@ -93,6 +96,8 @@ export interface EdgeFigure {
   returning: number;
   /** Requests that took it again. */
   repeats: number;
+  /** The people who sent them. */
+  repeatedPeople: number;
 }
 
 export interface JourneyFigures {
@@ -116,8 +121,8 @@ export interface JourneyFigures {
   /** completed / started; null when nobody started. */
   completionRate: number | null;
   /** Time from start to the end, seconds (bucket upper bounds). */
-  medianCompleteSeconds: number | null;
-  p90CompleteSeconds: number | null;
+  median_complete_seconds: number | null;
+  p90_complete_seconds: number | null;
   screens: ScreenFigures[];
   edges: EdgeFigure[];
 }
@@ -135,6 +140,7 @@ interface Tallies {
   /** Trail -> the trails one screen longer that were reached. */
   children: Map<string, string[]>;
   repeats: Map<string, number>;
+  repeatedPeople: Map<string, number>;
   refusals: Map<string, Map<string, { count: number; people: number }>>;
   times: Map<string, number[]>;
   sinceStart: Map<string, number[]>;
@@ -145,7 +151,7 @@ interface Tallies {
 }
 
 function tally(counts: FunnelCounts, nowMs: number): Tallies {
-  const t: Tallies = { reached: new Map(), children: new Map(), repeats: new Map(), refusals: new Map(), times: new Map(), sinceStart: new Map(), turnedAway: new Map(), waiting: new Map() };
+  const t: Tallies = { reached: new Map(), children: new Map(), repeats: new Map(), repeatedPeople: new Map(), refusals: new Map(), times: new Map(), sinceStart: new Map(), turnedAway: new Map(), waiting: new Map() };
   const add = (map: Map<string, number>, key: string, n: number) => map.set(key, (map.get(key) ?? 0) + n);
   const histogram = (map: Map<string, number[]>, key: string, bucket: number, n: number) => {
     const buckets = map.get(key) ?? new Array<number>(SCREEN_SECONDS_BUCKETS.length + 1).fill(0);
@@ -163,6 +169,7 @@ function tally(counts: FunnelCounts, nowMs: number): Tallies {
         t.children.set(parent, [...(t.children.get(parent) ?? []), parsed.trail]);
       }
     } else if (parsed.kind === 'repeat') add(t.repeats, parsed.trail, n);
+    else if (parsed.kind === 'repeatedPeople') add(t.repeatedPeople, parsed.trail, n);
     else if (parsed.kind === 'waiting') {
       if (parsed.bucket * MINUTE_MS > nowMs) add(t.waiting, parsed.trail, n);
     }
@@ -227,7 +234,7 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, everyScreen:
 
   const screens = diagram.screens.map((screen): ScreenFigures => {
     const label = stepLabel(screen.state);
-    const figures = { arrived: 0, continued: 0, elsewhere: 0, stopped: 0, inProgress: 0, completed: 0, repeats: 0 };
+    const figures = { arrived: 0, continued: 0, elsewhere: 0, stopped: 0, inProgress: 0, completed: 0, repeats: 0, repeatedPeople: 0 };
     const split = new Map<string | null, SplitFigure>();
     const times: number[] = [];
     const refusals = new Map<string, { count: number; people: number }>();
@@ -237,6 +244,7 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, everyScreen:
       if (at !== label) return;
       const key = keys[k]!;
       figures.repeats += k > 0 ? (t.repeats.get(key) ?? 0) : 0;
+      figures.repeatedPeople += k > 0 ? (t.repeatedPeople.get(key) ?? 0) : 0;
       for (const [reason, figure] of t.refusals.get(key) ?? []) {
         const into = refusals.get(reason) ?? { count: 0, people: 0 };
         into.count += figure.count;
@@ -264,7 +272,7 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, everyScreen:
         row.people += way.people;
         split.set(state, row);
       }
-      const rest = split.get(null) ?? { to: null, title: 'ancora qui o fermi', people: 0, own: false };
+      const rest = split.get(null) ?? { to: null, title: stillThere(), people: 0, own: false };
       rest.people += p.stopped + p.inProgress;
       split.set(null, rest);
     });
@@ -280,12 +288,12 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, everyScreen:
       dropOff: figures.arrived > figures.completed ? ratio(figures.stopped, figures.arrived - figures.completed) : null,
       split: [...split.values()].sort((a, b) => (a.to === null ? 1 : b.to === null ? -1 : b.people - a.people)),
       timed: times.reduce((a, b) => a + b, 0),
-      medianSeconds: quantileBound(times, 0.5),
-      p90Seconds: quantileBound(times, 0.9),
+      median_seconds: quantileBound(times, 0.5),
+      p90_seconds: quantileBound(times, 0.9),
       refusals: [...refusals]
         .sort((a, b) => b[1].count - a[1].count || a[0].localeCompare(b[0]))
         .slice(0, 3)
-        .map(([reason, figure]) => ({ reason, mistake: refusalLabel(reason) ?? reason, ...figure })),
+        .map(([reason, figure]) => ({ reason, mistake: refusalWords(reason), ...figure })),
       last,
       turnedAway,
     };
@@ -296,14 +304,16 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, everyScreen:
     let people = 0;
     let returning = 0;
     let repeats = 0;
+    let repeatedPeople = 0;
     trail.forEach((label, k) => {
       if (k === 0 || label !== stepLabel(action.to) || trail[k - 1] !== stepLabel(action.from)) return;
       const n = t.reached.get(keys[k]!) ?? 0;
       people += n;
       if (trail.indexOf(label) < k) returning += n;
       repeats += t.repeats.get(keys[k]!) ?? 0;
+      repeatedPeople += t.repeatedPeople.get(keys[k]!) ?? 0;
     });
-    return { from: action.from, to: action.to, label: action.label, people, returning, repeats };
+    return { from: action.from, to: action.to, label: action.label, people, returning, repeats, repeatedPeople };
   });
   const started = t.reached.get(keys[keys.length > 1 ? 1 : 0] ?? '') ?? 0;
   const completed = end > 0 ? (t.reached.get(keys[done]!) ?? 0) : 0;
@@ -315,10 +325,10 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, everyScreen:
     started,
     completed,
     turnedAway: door.reduce((sum, [, n]) => sum + n, 0),
-    turnedAwayReasons: door.map(([reason, n]) => ({ reason, mistake: refusalLabel(reason) ?? reason, count: n, people: n })),
+    turnedAwayReasons: door.map(([reason, n]) => ({ reason, mistake: refusalWords(reason), count: n, people: n })),
     completionRate: ratio(completed, started),
-    medianCompleteSeconds: quantileBound(toEnd, 0.5),
-    p90CompleteSeconds: quantileBound(toEnd, 0.9),
+    median_complete_seconds: quantileBound(toEnd, 0.5),
+    p90_complete_seconds: quantileBound(toEnd, 0.9),
     screens,
     edges,
   };

@@ -60,6 +60,8 @@ const LABEL = /^[A-Za-z0-9]{1,40}$/;
 /** Fields of the store, each about a trail (its step labels joined). */
 export const reachedField = (trail: string) => `p${SEP}${trail}`;
 export const repeatField = (trail: string) => `s${SEP}${trail}`;
+/** A journey that repeated a step into the trail: once per journey (the people behind the repeats). */
+export const repeatedPeopleField = (trail: string) => `S${SEP}${trail}`;
 export const refusalField = (trail: string, reason: string) => `r${SEP}${trail}${SEP}${reason}`;
 export const refusedPeopleField = (trail: string, reason: string) => `R${SEP}${trail}${SEP}${reason}`;
 export const timeField = (trail: string, bucket: number) => `t${SEP}${trail}${SEP}${bucket}`;
@@ -70,17 +72,17 @@ export const waitingField = (trail: string, minute: number) => `w${SEP}${trail}$
 export const turnedAwayField = (trail: string, reason: string) => `x${SEP}${trail}${SEP}${reason}`;
 
 export type FunnelField =
-  | { kind: 'reached' | 'repeat'; trail: string }
+  | { kind: 'reached' | 'repeat' | 'repeatedPeople'; trail: string }
   | { kind: 'refusal' | 'refusedPeople' | 'turnedAway'; trail: string; reason: string }
   | { kind: 'time' | 'sinceStart' | 'waiting'; trail: string; bucket: number };
 
-const KINDS = { p: 'reached', s: 'repeat', r: 'refusal', R: 'refusedPeople', t: 'time', c: 'sinceStart', x: 'turnedAway', w: 'waiting' } as const;
+const KINDS = { p: 'reached', s: 'repeat', S: 'repeatedPeople', r: 'refusal', R: 'refusedPeople', t: 'time', c: 'sinceStart', x: 'turnedAway', w: 'waiting' } as const;
 
 export function parseField(field: string): FunnelField | undefined {
   const [k, trail, rest] = field.split(SEP);
   const kind = KINDS[k as keyof typeof KINDS];
   if (!kind || !trail) return undefined;
-  if (kind === 'reached' || kind === 'repeat') return rest === undefined ? { kind, trail } : undefined;
+  if (kind === 'reached' || kind === 'repeat' || kind === 'repeatedPeople') return rest === undefined ? { kind, trail } : undefined;
   if (rest === undefined) return undefined;
   if (kind === 'refusal' || kind === 'refusedPeople' || kind === 'turnedAway') return { kind, trail, reason: rest };
   return /^\d+$/.test(rest) ? { kind, trail, bucket: Number(rest) } : undefined;
@@ -284,7 +286,7 @@ export function entryOf(event: FunnelEvent & { from: string }, known: ReadonlyMa
   }
   const next = nextTrail(trail, stepLabel(event.to!));
   const current = waitingOn(next, event.at, idle);
-  if (next.length === trail.length) return { journey: journey.id, at, once: [], always: [repeatField(key)], current };
+  if (next.length === trail.length) return { journey: journey.id, at, once: [{ field: repeatedPeopleField(key) }], always: [repeatField(key)], current };
   // Every screen of the trail is reached once: its prefixes, each the one before with a label more.
   const once: OnceCount[] = [];
   let prefix = next[0]!;
@@ -295,7 +297,7 @@ export function entryOf(event: FunnelEvent & { from: string }, known: ReadonlyMa
   const reached = prefix;
   const then = [sinceStartField(reached, timeBucketOf(Math.max(0, (event.at - at) / 1000)))];
   if (event.seconds !== undefined) then.push(timeField(key, timeBucketOf(event.seconds)));
-  once.push({ field: reachedField(reached), then, repeat: repeatField(reached) });
+  once.push({ field: reachedField(reached), then, repeat: repeatField(reached), repeatOnce: repeatedPeopleField(reached) });
   return { journey: journey.id, at, once, always: [], current };
 }
 

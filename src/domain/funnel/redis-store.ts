@@ -14,7 +14,8 @@ import { addInto, bucketStarts, DAY_MS, fieldsOf, HOUR_MS, HOUR_RETENTION_MS, jo
  * one of at least its rank takes the old one back from the buckets (HINCRBY -1) and adds itself.
  *
  * ARGV: minute ttl, hour ttl, journey ttl ('' without a journey), current field ('' for none),
- * its rank, then per once-count: field, repeat ('' for none), n, then-fields...; then '|', then
+ * its rank, then per once-count: field, repeat ('' for none), repeat-once ('' for none), n,
+ * then-fields...; then '|', then
  * the always-fields.
  */
 const ADD = `
@@ -42,14 +43,15 @@ if ARGV[3] ~= '' and ARGV[4] ~= '' then
 end
 local i = 6
 while ARGV[i] ~= '|' do
-  local field, rep, n = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  local field, rep, repOnce, n = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
   if ARGV[3] ~= '' and redis.call('SADD', KEYS[3], field) == 1 then
     fields[#fields + 1] = field
-    for j = 1, n do fields[#fields + 1] = ARGV[i + 2 + j] end
-  elseif rep ~= '' then
-    fields[#fields + 1] = rep
+    for j = 1, n do fields[#fields + 1] = ARGV[i + 3 + j] end
+  else
+    if rep ~= '' then fields[#fields + 1] = rep end
+    if repOnce ~= '' and ARGV[3] ~= '' and redis.call('SADD', KEYS[3], repOnce) == 1 then fields[#fields + 1] = repOnce end
   end
-  i = i + 3 + n
+  i = i + 4 + n
 end
 for j = i + 1, #ARGV do fields[#fields + 1] = ARGV[j] end
 if ARGV[3] ~= '' then redis.call('PEXPIRE', KEYS[3], ARGV[3]) end
@@ -88,7 +90,7 @@ export function createRedisFunnelStore(redis: RedisConnection, prefix: string, o
     // The journey's set lives as long as what it carries can still be presented, and at least a second.
     args.push(entry.journey === undefined ? '' : Math.max(1000, journeyUntil(entry.at, nowMs, options.idleMs) - nowMs));
     args.push(entry.current?.field ?? '', entry.current?.rank ?? 0);
-    for (const once of entry.once) args.push(once.field, once.repeat ?? '', once.then?.length ?? 0, ...(once.then ?? []));
+    for (const once of entry.once) args.push(once.field, once.repeat ?? '', once.repeatOnce ?? '', once.then?.length ?? 0, ...(once.then ?? []));
     args.push('|', ...entry.always);
     if (entry.journey === undefined && fieldsOf(entry, () => false).length === 0) return Promise.resolve([]);
     return addScript(minuteKey(minute), hourKey(hour), journeyKey(minute, entry.journey ?? '-'), currentKey(minute, entry.journey ?? '-'), ...args);

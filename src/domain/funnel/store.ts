@@ -42,11 +42,15 @@ export const journeyUntil = (startMs: number, nowMs: number, idleMs: number): nu
 
 export type FunnelCounts = Record<string, number>;
 
-/** A count a journey brings once: `field` and `then` the first time, `repeat` (if any) every later time. */
+/**
+ * A count a journey brings once: `field` and `then` the first time, `repeat` (if any) every later
+ * time, and `repeatOnce` (if any) the first time it repeats (the people who repeated).
+ */
 export interface OnceCount {
   field: string;
   then?: string[];
   repeat?: string;
+  repeatOnce?: string;
 }
 
 /**
@@ -127,7 +131,10 @@ export function fieldsOf(entry: FunnelEntry, isNew: (field: string) => boolean):
   const fields = [...entry.always];
   for (const once of entry.once) {
     if (isNew(once.field)) fields.push(once.field, ...(once.then ?? []));
-    else if (once.repeat) fields.push(once.repeat);
+    else {
+      if (once.repeat) fields.push(once.repeat);
+      if (once.repeatOnce && isNew(once.repeatOnce)) fields.push(once.repeatOnce);
+    }
   }
   return fields;
 }

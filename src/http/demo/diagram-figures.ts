@@ -1,6 +1,6 @@
 import type { JourneyDiagram } from '../../../machines';
 import type { JourneyFigures, ScreenFigures } from '../../flows/funnel-figures';
-import { percent, refusalText, repeatsText, seconds } from './funnel-format';
+import { percent, persons, refusalText, repeatsText, seconds } from './funnel-format';
 
 /*
  * The funnel's figures drawn on a journey's diagram (GET /flows/<id>.svg with a range, for
@@ -83,7 +83,6 @@ export function labelIds(diagram: JourneyDiagram): string[] {
   });
 }
 
-const people = (n: number) => `${n} ${n === 1 ? 'persona' : 'persone'}`;
 
 /** The lines of a screen's box: each a figure name (for tests and tools) and its text. */
 function screenLines(screen: ScreenFigures, first: boolean, journey: JourneyFigures): Array<[string, string]> {
@@ -98,13 +97,13 @@ function screenLines(screen: ScreenFigures, first: boolean, journey: JourneyFigu
     lines.push(['elsewhere', `altrove ${screen.elsewhere}`]);
     for (const way of screen.split) if (!way.own && way.to !== null && way.people > 0) lines.push(['split', `  → ${way.title}: ${way.people}`]);
     lines.push(['stopped', `in corso ${screen.inProgress} · si fermano ${screen.stopped} (${percent(screen.dropOff)})`]);
-    lines.push(['time', `tempo: mediana ${seconds(screen.medianSeconds)}, p90 ${seconds(screen.p90Seconds)}`]);
+    lines.push(['time', `tempo: mediana ${seconds(screen.median_seconds)}, p90 ${seconds(screen.p90_seconds)}`]);
   }
   if (screen.last) {
     lines.push(['completed', `completano ${screen.completed} (${percent(journey.completionRate)} dei partiti)`]);
-    lines.push(['complete-time', `per completare: mediana ${seconds(journey.medianCompleteSeconds)}, p90 ${seconds(journey.p90CompleteSeconds)}`]);
+    lines.push(['complete-time', `per completare: mediana ${seconds(journey.median_complete_seconds)}, p90 ${seconds(journey.p90_complete_seconds)}`]);
   }
-  if (screen.repeats > 0) lines.push(['repeats', repeatsText(screen.repeats, screen.arrived)]);
+  if (screen.repeats > 0) lines.push(['repeats', repeatsText(screen.repeats, screen.repeatedPeople)]);
   for (const refusal of screen.refusals) lines.push(['refusal', refusalText(refusal, screen.arrived)]);
   return lines;
 }
@@ -123,7 +122,7 @@ export function drawFigures(svg: string, diagram: JourneyDiagram, figures: Journ
     const label = layout.labels.get(ids[i]!);
     const edge = figures.edges[i];
     if (!label || !edge) return;
-    const text = people(edge.people);
+    const text = persons(edge.people);
     const width = text.length * CHAR + 14;
     const x = label.x + label.halfWidth + 6;
     const y = label.y - 11;

@@ -24,7 +24,7 @@ export function splitText(screen: ScreenFigures): string {
 }
 
 function refusalsText(screen: ScreenFigures): string {
-  return screen.refusals.map((r) => `${escapeHtml(refusalText(r, screen.arrived))} (<code>${r.reason}</code>)`).join('<br>') || '–';
+  return screen.refusals.map((r) => escapeHtml(refusalText(r, screen.arrived))).join('<br>') || '–';
 }
 
 function screenRow(screen: ScreenFigures, first: boolean, journey: JourneyFigures): string {
@@ -41,9 +41,9 @@ ${conversion}
 <td class="num" data-figure="in-progress">${going ? screen.inProgress : '–'}</td>
 <td class="num" data-figure="stopped">${going ? `${screen.stopped} <span class="pct">${percent(screen.dropOff)}</span>` : '–'}</td>
 <td class="num" data-figure="completed">${screen.last ? `${screen.completed} <span class="pct">${percent(journey.completionRate)} dei partiti</span>` : '–'}</td>
-<td class="num" data-figure="repeats">${screen.repeats}${screen.repeats > 0 && screen.arrived > 0 ? ` <span class="pct">${escapeHtml(repeatsText(screen.repeats, screen.arrived).replace(/^richieste ripetute \d+ /, ''))}</span>` : ''}</td>
-<td class="num" data-figure="median">${seconds(screen.medianSeconds)}</td>
-<td class="num" data-figure="p90">${seconds(screen.p90Seconds)}</td>
+<td class="num" data-figure="repeats">${screen.repeats > 0 ? escapeHtml(repeatsText(screen.repeats, screen.repeatedPeople)) : '0'}</td>
+<td class="num" data-figure="median">${seconds(screen.median_seconds)}</td>
+<td class="num" data-figure="p90">${seconds(screen.p90_seconds)}</td>
 <td data-figure="refusals">${refusalsText(screen)}</td>
 </tr>`;
 }
@@ -54,11 +54,11 @@ export function journeyFigureBlocks(journey: JourneyFigures): string {
     .map((e) => {
       const from = journey.screens.find((s) => s.state === e.from)?.title ?? e.from;
       const to = journey.screens.find((s) => s.state === e.to)?.title ?? e.to;
-      const again = e.repeats > 0 ? ` <span class="repeats">(e ${e.repeats} ${e.repeats === 1 ? 'richiesta ripetuta' : 'richieste ripetute'})</span>` : '';
+      const again = e.repeats > 0 ? ` <span class="repeats">(e ${escapeHtml(repeatsText(e.repeats, e.repeatedPeople))})</span>` : '';
       return `<li data-edge="${e.from}>${e.to}"><span class="screen">${escapeHtml(from)}</span> <span class="arrow">→ «${escapeHtml(e.label)}» →</span> <span class="screen">${escapeHtml(to)}</span>: <strong class="people">${e.people}</strong> ${e.people === 1 ? 'persona' : 'persone'}${again}</li>`;
     })
     .join('\n');
-  return `<p class="outcome" data-figure="outcome">Partiti <strong data-figure="started">${journey.started}</strong>, arrivati alla fine <strong data-figure="completed">${journey.completed}</strong> (${percent(journey.completionRate)}); respinti all'ingresso <strong data-figure="turned-away">${journey.turnedAway}</strong>${journey.turnedAwayReasons.length > 0 ? ` (${escapeHtml(journey.turnedAwayReasons.map((r) => refusalText(r, 0)).join('; '))})` : ''}, non contati tra i partiti; tempo per arrivare alla fine: mediana ${seconds(journey.medianCompleteSeconds)}, p90 ${seconds(journey.p90CompleteSeconds)}.</p>
+  return `<p class="outcome" data-figure="outcome">Partiti <strong data-figure="started">${journey.started}</strong>, arrivati alla fine <strong data-figure="completed">${journey.completed}</strong> (${percent(journey.completionRate)}); respinti all'ingresso <strong data-figure="turned-away">${journey.turnedAway}</strong>${journey.turnedAwayReasons.length > 0 ? ` (${escapeHtml(journey.turnedAwayReasons.map((r) => refusalText(r, 0)).join('; '))})` : ''}, non contati tra i partiti; tempo per arrivare alla fine: mediana ${seconds(journey.median_complete_seconds)}, p90 ${seconds(journey.p90_complete_seconds)}.</p>
 <h3>Persone su ogni freccia</h3>
 <ol class="edges">
 ${path}
