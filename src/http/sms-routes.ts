@@ -162,10 +162,13 @@ export function createSmsRoutes(deps: Deps) {
 
 // ---- the page ----------------------------------------------------------------------------------
 
+// A table wider than the screen scrolls inside its own box (display:block), never the page; long words wrap.
 const STYLE = [
   'body{font:15px/1.4 system-ui,sans-serif;margin:2rem;color:#222}',
+  '@media (max-width:40rem){body{margin:1rem .75rem}}',
   'h1{font-size:1.3rem}h2{font-size:1.05rem;margin-top:2rem}',
-  'table{border-collapse:collapse}',
+  'h1,p,li{overflow-wrap:anywhere}',
+  'table{border-collapse:collapse;display:block;max-width:100%;overflow-x:auto}',
   'th,td{text-align:left;padding:.3rem .8rem;border-bottom:1px solid #ddd}',
   'td.n{text-align:right;font-variant-numeric:tabular-nums}',
   '.low{color:#b00020;font-weight:600}.muted{color:#666;font-size:.9rem}',

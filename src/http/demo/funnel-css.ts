@@ -31,8 +31,16 @@ h1 .subtitle { display: block; font-size: 0.95rem; font-weight: normal; color: v
 .note { color: var(--muted); font-size: 0.95rem; }
 .ranges, #journey-index { display: flex; flex-wrap: wrap; gap: 0.3rem 1.2rem; list-style: none; padding: 0; margin: 0.6rem 0 0; }
 
-main { padding: 1rem 1.5rem 3rem; display: grid; gap: 1.5rem; }
-section.journey, section.compare { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.25rem 1.25rem; overflow-x: auto; }
+/* One column no wider than the screen: a grid item is otherwise as wide as its widest table, and
+   the whole page scrolls sideways. A wider table scrolls inside its journey's box. */
+main { padding: 1rem 1.5rem 3rem; display: grid; grid-template-columns: minmax(0, 1fr); gap: 1.5rem; }
+section.journey, section.compare { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.25rem 1.25rem; overflow-x: auto; min-width: 0; }
+.top p, p.outcome, ol.edges li, caption { overflow-wrap: anywhere; }
+@media (max-width: 40rem) {
+  .top { padding: 0.75rem 0.75rem 0.5rem; }
+  main { padding: 0.75rem 0.5rem 2rem; gap: 1rem; }
+  section.journey, section.compare { padding: 0.75rem 0.6rem 1rem; }
+}
 section h2 { font-size: 1.3rem; margin: 0 0 0.3rem; }
 section h3 { font-size: 1.05rem; margin: 1rem 0 0.5rem; }
 
