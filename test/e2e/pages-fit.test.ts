@@ -8,7 +8,8 @@ import { phoneLogin, useE2e, withPage } from './harness';
  * Chromium at a laptop's 1280 × 800 and a phone's 390 × 844: the page never scrolls sideways (the
  * document is no wider than the viewport); a diagram scales to its column and scrolls inside its
  * own box, and every figure box drawn on it lies inside that drawing; a table wraps or scrolls
- * inside its box. A screenshot of each is left in test-artifacts/ to look at.
+ * inside its box. A screenshot of each (the screen, and the phone registration's section) is left
+ * in test-artifacts/ to look at.
  */
 
 const e2e = useE2e({ funnel: { flush_ms: 0 } });
@@ -81,7 +82,7 @@ describe('the funnel and SMS pages', () => {
           await page.goto(`${url}${path}`);
           await page.waitForLoadState('load');
           const name = `fit-${size.width}-${path.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '')}.png`;
-          await page.screenshot({ path: join(ARTIFACTS, name), fullPage: true });
+          await page.screenshot({ path: join(ARTIFACTS, name) });
           if (path.startsWith('/flows')) await page.locator('section#phone-registration').screenshot({ path: join(ARTIFACTS, name.replace('.png', '-phone-registration.png')) });
           const fit = await page.evaluate<{ document: number; viewport: number; outside: string[] }>(FIT);
           expect({ path, size: size.width, ...fit }).toEqual({ path, size: size.width, document: fit.viewport, viewport: size.width, outside: [] });
