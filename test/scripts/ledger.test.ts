@@ -113,7 +113,7 @@ describe('operator commands find the service', () => {
   describe('run as npm runs them, against a service on a port that is not 8080', () => {
     let service: Service;
     beforeAll(async () => {
-      service = await startService(loadConfig({ env: { SERVER__PORT: '0', LOG__LEVEL: 'silent', OTP__LOG_FILE: '' } }));
+      service = await startService(loadConfig({ env: { NODE_ENV: 'development', SANDBOX__ENABLED: 'true', SERVER__PORT: '0', LOG__LEVEL: 'silent', OTP__LOG_FILE: '' } }));
       await fetch(`${service.url}/?action=otp_generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"uid":"+393331234567"}' });
     });
     afterAll(() => service.close());

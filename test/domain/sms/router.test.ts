@@ -165,7 +165,7 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
 
   it('reads the providers from one JSON variable of the environment', () => {
     const { loadConfig } = jest.requireActual<typeof import('../../../src/core/config/load')>('../../../src/core/config/load');
-    const config = loadConfig({ env: { SMS__PROVIDERS: JSON.stringify([{ kind: 'twilio', account_sid: SID, auth_token: 't', from: '+15005550006' }]) } });
+    const config = loadConfig({ env: { NODE_ENV: 'test', SMS__PROVIDERS: JSON.stringify([{ kind: 'twilio', account_sid: SID, auth_token: 't', from: '+15005550006' }]) } });
     expect(config.sms.providers).toMatchObject([{ kind: 'twilio', name: '', weight: 1, api_url: 'https://api.twilio.com' }]);
   });
 });
