@@ -1,6 +1,7 @@
 import type { LedgerGroup, DeliveryState } from '../src/domain/sms/ledger';
 import type { BreakerState } from '../src/domain/sms/breaker';
 import type { PhoneChannel } from '../src/core/config/schema';
+import type { NotSentReason } from '../src/domain/sms/store';
 import { readablePercent, readableTime, type TextLocale } from '../src/core/text-locale';
 import { GROUP_COLUMNS, SMS_TEXTS } from '../src/http/sms-texts';
 import { CommandError, callService, readCommand, runCommand, type CommandOption, type CommandSpec } from './lib/service';
@@ -28,6 +29,8 @@ export interface LedgerReport {
   blocks: Array<{ range: string; until: string }>;
   challenges?: { challenged: number; solved: number; failed: number };
   by_channel?: LedgerGroup[];
+  /** Messages no provider took, per provider, channel and reason. */
+  not_sent?: Array<{ provider: string; channel: LedgerGroup['channel']; reason: NotSentReason; count: number }>;
   breakers: Array<{ provider: string; channel?: PhoneChannel; state: BreakerState; receipts: boolean }>;
   entries?: Array<{ state: DeliveryState }>;
 }
@@ -93,9 +96,13 @@ export function formatLedger(report: LedgerReport, locale: TextLocale): string {
       lines.push('', `${t.byChannel}:`, pad([channelHeader, ...channelRows]));
     }
   }
+  if (report.not_sent) {
+    lines.push('', `${t.notSentHeading}:`);
+    lines.push(...(report.not_sent.length === 0 ? [`  ${t.noneNotSent}`] : report.not_sent.map((row) => `  ${row.provider || '-'} (${t.channelNames[row.channel]}): ${row.count} · ${t.notSentReasons[row.reason]}`)));
+  }
   lines.push('', `${t.blocksHeading}:`);
   lines.push(...(report.blocks.length === 0 ? [`  ${t.noBlocks}`] : report.blocks.map((b) => `  ${t.block(b.range, readableTime(b.until, locale))}`)));
-  if (report.challenges) lines.push(`  ${t.challenges(report.challenges)}`);
+  if (report.challenges) lines.push('', `${t.challengesHeading}:`, `  ${t.challenges(report.challenges)}`);
   lines.push('', `${t.providersHeading}:`);
   lines.push(...report.breakers.map((b) => `  ${b.provider} (${t.channelNames[b.channel ?? 'sms']}): ${t.circuit[b.state]}; ${t.receipts(b.receipts)}`));
   return lines.join('\n');

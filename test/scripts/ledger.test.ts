@@ -60,11 +60,11 @@ describe('npm run ledger', () => {
     const report = (await request(app).get('/_sms/ledger?since=3600').set('x-internal-key', 'ops-key-123456')).body.data as LedgerReport;
     const english = formatLedger(report, 'en');
     // sent, delivered, failed, waiting, no receipts, receipt late, verified: the gateway posts no receipts.
-    expect(english).toMatch(/IT\s+gateway\s+sms\s+2\s+0\s+0\s+0\s+2\s+0\s+1\s+50\.0%/);
+    expect(english).toMatch(/IT\s+gateway\s+sms\s+2\s+0\s+2\s+0\s+0\s+0\s+2\s+0\s+1\s+50\.0%/);
     expect(english).toContain('No range blocked.');
     expect(english).toContain('gateway (SMS): working; no receipts');
     const italian = formatLedger(report, 'it');
-    expect(italian).toMatch(/IT\s+gateway\s+sms\s+2\s+0\s+0\s+0\s+2\s+0\s+1\s+50,0%/);
+    expect(italian).toMatch(/IT\s+gateway\s+sms\s+2\s+0\s+2\s+0\s+0\s+0\s+2\s+0\s+1\s+50,0%/);
     expect(italian).toContain('gateway (SMS): in funzione; senza ricevute');
   });
 });

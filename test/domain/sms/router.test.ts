@@ -93,7 +93,9 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
     const failure = await sms.router.send(testCtx, { to: TO, body: 'x' }).catch((err: unknown) => err);
     expect(isApiError(failure) && failure.data.upstream_status).toBe(400);
     expect(twilio.isDone()).toBe(false);
-    expect(await sms.ledger.since(0)).toEqual([]);
+    // Nothing went out: the ledger holds only the message not sent, refused by the provider that answered.
+    expect(await sms.ledger.since(0)).toEqual([expect.objectContaining({ provider: 'gateway', channel: 'sms', country: 'IT', not_sent: 'refused', recipient: '*********567' })]);
+    expect(await sms.ledger.latest('+393331234567')).toBeNull();
   });
 
   it('opens the circuit after consecutive failures, skips the provider while open, and probes it once when half-open', async () => {
