@@ -81,6 +81,23 @@ describe('a configuration given only in the environment (a container, a Kubernet
   });
 });
 
+describe('nothing configured but where it listens (`SERVER__PORT=8081 npm start`)', () => {
+  it('lands in the sandbox, and its start line says nothing was configured', async () => {
+    const port = await freePort();
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', SERVER__HOST: '127.0.0.1', SERVER__PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    const started = await eventually(() => {
+      const line = stdout.split('\n').find((l) => l.includes('listening on'));
+      if (!line) throw new Error('not started yet');
+      return JSON.parse(line) as { msg: string; environment: string; decided_by: string; sandbox: boolean };
+    }, { timeoutMs: 45_000, intervalMs: 100 });
+    expect(started).toMatchObject({ environment: 'development', decided_by: '', sandbox: true });
+    expect(started.msg).toContain('development (nothing configured');
+    expect((await fetch(`http://127.0.0.1:${port}/_sandbox/outbox`)).status).toBe(200);
+  }, 60_000);
+});
+
 describe('acknowledged unsafe switches in production', () => {
   it('logs one warn line per switch at start and lists them on /readyz for the internal key only', async () => {
     const port = await freePort();
