@@ -2,26 +2,35 @@ import { durationMs } from '../src/http/funnel';
 import type { FunnelStats, ScreenFigures } from '../src/flows/funnel-figures';
 import { journeyName, percent, refusalText, repeatsText, screenName, seconds, stillThere } from '../src/flows/funnel-words';
 import type { TextLocale } from '../src/core/text-locale';
-import { callService, readCommand, runCommand, type CommandOption, type CommandSpec } from './lib/service';
+import { JOURNEY_IDS } from '../machines';
+import { CommandError, callService, keyHeaders, operatorKey, readCommand, refusal, runCommand, type CommandOption, type CommandSpec } from './lib/service';
 
 /*
  * `npm run funnel -- --since 24h [--journey phone-login]` (`--help`: every option): the
  * journey funnel in the terminal, read from a running service's GET /flows/stats (docs/funnel.md),
  * so it shows the same figures as the page, summed over every instance that shares the store.
- * The service is found as every operator command finds it (scripts/lib/service.ts).
- * The key comes from the environment (FUNNEL_KEY: `funnel.read_key`, or INTERNAL_KEY), never
- * from the command line, where it would land in the shell's history.
+ * The service is found, and the key read, as every operator command does (scripts/lib/service.ts):
+ * `--key` (which lands in the shell's history), the environment (SECURITY__INTERNAL_KEY,
+ * INTERNAL_KEY, FUNNEL_KEY: `funnel.read_key`), CONFIG_FILE.
  */
 
 export const FUNNEL_COMMAND = {
-  usage: 'npm run funnel -- [--since 24h] [--journey <name>] [--url <base>] [--locale it|en]',
+  usage: 'npm run funnel -- [--since 24h] [--journey <name>] [--key <key>] [--url <base>] [--locale it|en]',
   summary: {
-    it: 'Il funnel dei percorsi di un servizio in funzione (GET /flows/stats); la chiave da FUNNEL_KEY o INTERNAL_KEY.',
-    en: 'The journey funnel of a running service (GET /flows/stats); the key from FUNNEL_KEY or INTERNAL_KEY.',
+    it: 'Il funnel dei percorsi di un servizio in funzione (GET /flows/stats).',
+    en: 'The journey funnel of a running service (GET /flows/stats).',
   },
   options: {
     since: { type: 'string', value: '<90m|24h|7d>', help: { it: 'quanto indietro (predefinito 24h)', en: 'how far back (default 24h)' } },
     journey: { type: 'string', value: '<name>', help: { it: 'un solo percorso (phone-login, ...)', en: 'one journey only (phone-login, ...)' } },
+    key: {
+      type: 'string',
+      value: '<key>',
+      help: {
+        it: 'x-internal-key (resta nella cronologia della shell; altrimenti $SECURITY__INTERNAL_KEY, $INTERNAL_KEY, $FUNNEL_KEY, o security.internal_key o funnel.read_key nel CONFIG_FILE)',
+        en: 'x-internal-key (it stays in the shell history; else $SECURITY__INTERNAL_KEY, $INTERNAL_KEY, $FUNNEL_KEY, or security.internal_key or funnel.read_key in CONFIG_FILE)',
+      },
+    },
   },
 } satisfies CommandSpec<Record<string, CommandOption>>;
 
@@ -85,28 +94,29 @@ export function renderFunnel(stats: FunnelStats, locale: TextLocale = 'it'): str
   return lines.join('\n');
 }
 
-async function main(argv: readonly string[]): Promise<number> {
-  const command = readCommand(FUNNEL_COMMAND, argv);
-  if ('help' in command) {
-    process.stdout.write(`${command.help}\n`);
-    return 0;
-  }
+const UNKNOWN_JOURNEY: Record<TextLocale, (given: string) => string> = {
+  it: (given) => `--journey ${given}: nessun percorso con questo nome; ci sono ${JOURNEY_IDS.join(', ')}`,
+  en: (given) => `--journey ${given}: no journey of that name; there are ${JOURNEY_IDS.join(', ')}`,
+};
+
+/** What the command prints for these arguments (a CommandError for what is wrong, the key named only when it was refused). */
+export async function funnelOutput(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const command = readCommand(FUNNEL_COMMAND, argv, env);
+  if ('help' in command) return command.help;
   const since = command.values.since ?? '24h';
-  if (durationMs(since) === undefined) {
-    process.stderr.write(`--since ${since}: give minutes, hours or days (90m, 24h, 7d)\n`);
-    return 2;
-  }
-  const query = new URLSearchParams({ since, ...(command.values.journey ? { journey: command.values.journey } : {}) });
-  const headers: Record<string, string> = {};
-  if (process.env.FUNNEL_KEY) headers['x-funnel-key'] = process.env.FUNNEL_KEY;
-  if (process.env.INTERNAL_KEY) headers['x-internal-key'] = process.env.INTERNAL_KEY;
-  const { status, body } = await callService<{ success: boolean; error: string | null; data: FunnelStats }>(command, `/flows/stats?${query}`, { headers });
-  if (!body.success) {
-    process.stderr.write(`${command.url}: ${status} ${body.error ?? ''} (FUNNEL_KEY, INTERNAL_KEY)\n`);
-    return 1;
-  }
-  process.stdout.write(`${renderFunnel(body.data, command.locale)}\n`);
-  return 0;
+  if (durationMs(since) === undefined) throw new CommandError(`--since ${since}: give minutes, hours or days (90m, 24h, 7d)`);
+  const journey = command.values.journey;
+  // Named here, before any call: the journeys are the machines', whatever the service's answer.
+  if (journey !== undefined && !(JOURNEY_IDS as readonly string[]).includes(journey)) throw new CommandError(UNKNOWN_JOURNEY[command.locale](journey));
+  const key = operatorKey(command.values.key, env, { funnel: true, locale: command.locale });
+  const query = new URLSearchParams({ since, ...(journey ? { journey } : {}) });
+  const { status, body } = await callService<{ success: boolean; error: string | null; data: FunnelStats }>(command, `/flows/stats?${query}`, { headers: keyHeaders(key) });
+  if (!body.success) throw refusal(command, status, body, key, { funnel: true });
+  return renderFunnel(body.data, command.locale);
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  process.stdout.write(`${await funnelOutput(argv)}\n`);
 }
 
 if (require.main === module) runCommand('funnel', () => main(process.argv.slice(2)));

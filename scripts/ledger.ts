@@ -1,23 +1,25 @@
 import type { LedgerGroup, DeliveryState } from '../src/domain/sms/ledger';
 import type { BreakerState } from '../src/domain/sms/breaker';
 import type { PhoneChannel } from '../src/core/config/schema';
+import type { NotSentReason } from '../src/domain/sms/store';
 import { readablePercent, readableTime, type TextLocale } from '../src/core/text-locale';
 import { GROUP_COLUMNS, SMS_TEXTS } from '../src/http/sms-texts';
-import { CommandError, callService, readCommand, runCommand, type CommandOption, type CommandSpec } from './lib/service';
+import { CommandError, callService, keyHeaders, operatorKey, readCommand, refusal, runCommand, type CommandOption, type CommandSpec, type OperatorKey } from './lib/service';
 
 /*
  * `npm run ledger -- --since 1h`: the SMS ledger of a running service in the terminal, the same
  * report as its /sms page (docs/sms.md), in the same words: sends and what became of them,
  * conversion by country and provider, the ranges the pumping defence blocked, the providers'
  * circuits and whether they post receipts. `--help` lists every option; the service and the
- * language are found as every operator command finds them (scripts/lib/service.ts).
+ * language are found, and the key read, as every operator command does (scripts/lib/service.ts).
  */
 
 export interface LedgerOptions {
   sinceSeconds: number;
   url: string;
   locale: TextLocale;
-  key?: string;
+  /** The operator's key and where it was found (--key, the environment, CONFIG_FILE). */
+  key?: OperatorKey;
   lift?: string;
   json: boolean;
 }
@@ -28,6 +30,8 @@ export interface LedgerReport {
   blocks: Array<{ range: string; until: string }>;
   challenges?: { challenged: number; solved: number; failed: number };
   by_channel?: LedgerGroup[];
+  /** Messages no provider took, per provider, channel and reason. */
+  not_sent?: Array<{ provider: string; channel: LedgerGroup['channel']; reason: NotSentReason; count: number }>;
   breakers: Array<{ provider: string; channel?: PhoneChannel; state: BreakerState; receipts: boolean }>;
   entries?: Array<{ state: DeliveryState }>;
 }
@@ -40,7 +44,14 @@ export const LEDGER_COMMAND = {
   },
   options: {
     since: { type: 'string', value: '<n><s|m|h|d>', help: { it: 'quanto indietro (predefinito 24h)', en: 'how far back (default 24h)' } },
-    key: { type: 'string', value: '<key>', help: { it: 'x-internal-key (predefinito $SECURITY__INTERNAL_KEY; la sandbox non ne vuole)', en: 'x-internal-key (default $SECURITY__INTERNAL_KEY; the sandbox needs none)' } },
+    key: {
+      type: 'string',
+      value: '<key>',
+      help: {
+        it: 'x-internal-key (altrimenti $SECURITY__INTERNAL_KEY, $INTERNAL_KEY, o security.internal_key nel CONFIG_FILE; la sandbox non ne vuole)',
+        en: 'x-internal-key (else $SECURITY__INTERNAL_KEY, $INTERNAL_KEY, or security.internal_key in CONFIG_FILE; the sandbox needs none)',
+      },
+    },
     lift: { type: 'string', value: '<range>', help: { it: 'toglie il blocco di una numerazione (le sue cifre) invece', en: 'lift the pumping block of a range (its digits) instead' } },
     json: { type: 'boolean', help: { it: 'il registro in JSON', en: 'the report as JSON' } },
   },
@@ -63,11 +74,12 @@ export function parseLedgerArgs(argv: string[], env: NodeJS.ProcessEnv = process
   const command = readCommand(LEDGER_COMMAND, argv, env);
   if ('help' in command) return command;
   const { values, url, locale } = command;
+  const key = operatorKey(values.key, env, { locale });
   return {
     sinceSeconds: values.since === undefined ? 86400 : parseDuration(values.since, locale),
     url,
     locale,
-    key: values.key ?? (env.SECURITY__INTERNAL_KEY || undefined),
+    ...(key ? { key } : {}),
     ...(values.lift !== undefined ? { lift: values.lift } : {}),
     json: values.json ?? false,
   };
@@ -93,26 +105,25 @@ export function formatLedger(report: LedgerReport, locale: TextLocale): string {
       lines.push('', `${t.byChannel}:`, pad([channelHeader, ...channelRows]));
     }
   }
+  if (report.not_sent) {
+    lines.push('', `${t.notSentHeading}:`);
+    lines.push(...(report.not_sent.length === 0 ? [`  ${t.noneNotSent}`] : report.not_sent.map((row) => `  ${row.provider || '-'} (${t.channelNames[row.channel]}): ${row.count} · ${t.notSentReasons[row.reason]}`)));
+  }
   lines.push('', `${t.blocksHeading}:`);
   lines.push(...(report.blocks.length === 0 ? [`  ${t.noBlocks}`] : report.blocks.map((b) => `  ${t.block(b.range, readableTime(b.until, locale))}`)));
-  if (report.challenges) lines.push(`  ${t.challenges(report.challenges)}`);
+  if (report.challenges) lines.push('', `${t.challengesHeading}:`, `  ${t.challenges(report.challenges)}`);
   lines.push('', `${t.providersHeading}:`);
   lines.push(...report.breakers.map((b) => `  ${b.provider} (${t.channelNames[b.channel ?? 'sms']}): ${t.circuit[b.state]}; ${t.receipts(b.receipts)}`));
   return lines.join('\n');
 }
 
-const REFUSED: Record<TextLocale, (status: number, error: string) => string> = {
-  it: (status, error) => `${status}: ${error} (un registro da operatore: --key o SECURITY__INTERNAL_KEY)`,
-  en: (status, error) => `${status}: ${error} (an operator's report: --key or SECURITY__INTERNAL_KEY)`,
-};
-
 /** What the command prints for these options (a CommandError for a refusal or no answer). */
 export async function ledgerOutput(options: LedgerOptions): Promise<string> {
-  const headers: Record<string, string> = options.key ? { 'x-internal-key': options.key } : {};
+  const headers = keyHeaders(options.key);
   const { status, body } = options.lift
     ? await callService<{ success: boolean; error?: string; data: unknown }>(options, '/_sms/blocks/lift', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ range: options.lift }) })
     : await callService<{ success: boolean; error?: string; data: unknown }>(options, `/_sms/ledger?since=${options.sinceSeconds}`, { headers });
-  if (!body.success) throw new CommandError(REFUSED[options.locale](status, body.error ?? ''));
+  if (!body.success) throw refusal(options, status, body, options.key);
   if (options.lift) return JSON.stringify(body.data);
   return options.json ? JSON.stringify(body.data, null, 2) : formatLedger(body.data as LedgerReport, options.locale);
 }

@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   }
   let service: Service;
   try {
-    service = await startService(loaded.config);
+    service = await startService(loaded.config, {}, { choice: loaded });
   } catch (err) {
     // A configuration only the domain can judge (otp.test_numbers normalised as requests are) exits as any bad configuration.
     if (err instanceof ConfigError) {

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './core/config/schema';
+import { describeEnvironment, type EnvironmentChoice } from './core/config/load';
 import { createDeps, type Deps, type DepsOverrides } from './domain/deps';
 import { diagnosticsCaller } from './domain/guard';
 import { weakenedDefences } from './core/config/weakened';
@@ -43,8 +44,15 @@ export interface Service {
   close(): Promise<void>;
 }
 
-export async function startService(initial: Config, overrides: DepsOverrides = {}): Promise<Service> {
+/** How the process came to its configuration (src/server.ts): named in the start line and in the warnings. */
+export interface StartOptions {
+  choice?: Pick<EnvironmentChoice, 'environment' | 'decidedBy'>;
+}
+
+export async function startService(initial: Config, overrides: DepsOverrides = {}, start: StartOptions = {}): Promise<Service> {
   let config = initial;
+  // Unnamed (tests, tools): an app with the sandbox is not production, which refuses it; one without is.
+  const environment = start.choice?.environment ?? (config.sandbox.enabled ? 'development' : 'production');
   let sandbox: Sandbox | undefined;
   if (config.sandbox.enabled) {
     // Loaded only when enabled: the sandbox's SMTP server (smtp-server) is a development
@@ -58,12 +66,13 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   const deps = createDeps(config, overrides);
   // A weakened defence is a deliberate, visible choice: one line each at every start (and on /readyz).
   for (const { key, exposes } of weakenedDefences(config)) deps.log.warn({ event: 'weakened_defence', key }, `${key} weakens a defence: ${exposes}`);
-  for (const { key, says } of configWarnings(config)) deps.log.warn({ event: 'config_warning', key }, `${key}: ${says}`);
+  for (const { key, says } of configWarnings(config, environment)) deps.log.warn({ event: 'config_warning', key }, `${key}: ${says}`);
   warnWhenTrustProxyDeprecated(config.server, deps.log);
   const outbox = sandbox?.outbox;
   // Recorded login journeys: in the sandbox and with `debug` on (the flow runner records into the same recorder).
   const journeys = journeyRecorderFor(deps);
   const app = createApp(deps, {
+    environment,
     routes: (router) => {
       // Only the sandbox has an outbox, only recording has journeys: otherwise the routes do not exist.
       mountSandboxRoutes(router, {
@@ -100,7 +109,9 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   // The bound port, not the configured one: port 0 picks a free port.
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.server.host}:${port}`;
-  deps.log.info({ host: config.server.host, port, sandbox: config.sandbox.enabled }, `listening on ${url}`);
+  // Which environment, and which key decided it (never its value): the first thing to read when production was not meant.
+  const judged = start.choice ? { environment, decided_by: start.choice.decidedBy } : {};
+  deps.log.info({ host: config.server.host, port, sandbox: config.sandbox.enabled, ...judged }, `listening on ${url}${start.choice ? `: ${describeEnvironment(start.choice)}` : ''}`);
 
   let metricsUrl: string | undefined;
   if (config.metrics.port !== 0) {

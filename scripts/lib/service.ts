@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { configTree } from '../../src/core/config/load';
+import { ConfigError, configTree } from '../../src/core/config/load';
 import { configSchema } from '../../src/core/config/schema';
 import { textLocale, type TextLocale } from '../../src/core/text-locale';
 
@@ -12,6 +12,11 @@ import { textLocale, type TextLocale } from '../../src/core/text-locale';
  * configuration it reads (CONFIG_FILE, then SERVER__HOST / SERVER__PORT) by its own loader. Only
  * the `server` and `mail` sections are validated: a command needs host, port and language, and
  * must not refuse a production configuration for what production refuses of the service.
+ *
+ * The key: `--key`, else the environment (SECURITY__INTERNAL_KEY; INTERNAL_KEY and, for the
+ * funnel, FUNNEL_KEY as before), else `security.internal_key` (for the funnel then
+ * `funnel.read_key`) in CONFIG_FILE, read by the service's own loader. Which one was used is
+ * named when the service refuses it, and only then.
  *
  * The language: `--locale`, else the terminal's (LC_ALL, LC_MESSAGES, LANG) when the service
  * writes it, else the service's `mail.default_locale`. The service's answers are asked in the
@@ -56,6 +61,10 @@ const TEXTS = {
     badServer: (problems: string) => `configurazione del servizio non valida: ${problems}`,
     unreachable: (url: string, why: string) => `nessuna risposta da ${url} (${why}). Il servizio è in ascolto lì? Altrimenti --url, o SERVER__HOST / SERVER__PORT / CONFIG_FILE come li ha il servizio.`,
     notJson: (url: string, status: number) => `${url} ha risposto ${status} senza JSON: è il servizio?`,
+    keyRefused: (from: string) => `il servizio ha rifiutato la chiave presa da ${from}: non è la sua (security.internal_key, o funnel.read_key per il funnel)`,
+    lockedOut: (from: string, error: string) => `${error} Troppe chiavi sbagliate da questo indirizzo: ogni chiave è rifiutata fino ad allora, anche quella giusta (l'ultima presa da ${from}).`,
+    noKey: (funnel: boolean) => `serve una chiave da operatore: --key, SECURITY__INTERNAL_KEY${funnel ? ', INTERNAL_KEY o FUNNEL_KEY' : ' o INTERNAL_KEY'}, oppure security.internal_key${funnel ? ' (o funnel.read_key)' : ''} nel CONFIG_FILE`,
+    refused: (status: number, error: string) => `${status}: ${error}`,
   },
   en: {
     options: 'Options',
@@ -69,6 +78,10 @@ const TEXTS = {
     badServer: (problems: string) => `the service's configuration is not valid: ${problems}`,
     unreachable: (url: string, why: string) => `no answer from ${url} (${why}). Is the service listening there? Otherwise --url, or SERVER__HOST / SERVER__PORT / CONFIG_FILE as the service has them.`,
     notJson: (url: string, status: number) => `${url} answered ${status} without JSON: is it the service?`,
+    keyRefused: (from: string) => `the service refused the key taken from ${from}: it is not its security.internal_key (or, for the funnel, funnel.read_key)`,
+    lockedOut: (from: string, error: string) => `${error} Too many wrong keys from this address: every key is refused until then, the right one too (the last taken from ${from}).`,
+    noKey: (funnel: boolean) => `an operator's key is needed: --key, SECURITY__INTERNAL_KEY${funnel ? ', INTERNAL_KEY or FUNNEL_KEY' : ' or INTERNAL_KEY'}, or security.internal_key${funnel ? ' (or funnel.read_key)' : ''} in CONFIG_FILE`,
+    refused: (status: number, error: string) => `${status}: ${error}`,
   },
 } satisfies Record<TextLocale, unknown>;
 
@@ -144,6 +157,65 @@ export function readCommand<O extends Record<string, CommandOption>>(spec: Comma
   const own: Record<string, unknown> = {};
   for (const name of Object.keys(spec.options)) own[name] = values[name];
   return { url, locale, values: own as Values<O> };
+}
+
+/** An operator's key, the header it goes in, and where it was found (named when refused, never its value). */
+export interface OperatorKey {
+  header: 'x-internal-key' | 'x-funnel-key';
+  value: string;
+  /** `--key`, a variable's name, or `CONFIG_FILE (security.internal_key)`. */
+  from: string;
+}
+
+/**
+ * The key a command presents, from the first place that has one: `--key`, the environment,
+ * CONFIG_FILE (see the header). `funnel`: the funnel's read-only key is accepted too.
+ */
+export function operatorKey(given: string | undefined, env: NodeJS.ProcessEnv, options: { funnel?: boolean; locale?: TextLocale } = {}): OperatorKey | undefined {
+  const internal = (value: string, from: string): OperatorKey => ({ header: 'x-internal-key', value, from });
+  if (given) return internal(given, '--key');
+  if (env.SECURITY__INTERNAL_KEY) return internal(env.SECURITY__INTERNAL_KEY, 'SECURITY__INTERNAL_KEY');
+  if (env.INTERNAL_KEY) return internal(env.INTERNAL_KEY, 'INTERNAL_KEY');
+  if (options.funnel && env.FUNNEL_KEY) return { header: 'x-funnel-key', value: env.FUNNEL_KEY, from: 'FUNNEL_KEY' };
+  if (!env.CONFIG_FILE) return undefined;
+  // The file alone, through the service's loader: a key in the environment was looked for above, by its own name.
+  let tree: Record<string, unknown>;
+  try {
+    tree = configTree({ env: { CONFIG_FILE: env.CONFIG_FILE } });
+  } catch (err) {
+    throw new CommandError(err instanceof ConfigError ? err.problems.join('; ') : (err as Error).message);
+  }
+  const security = configSchema.shape.security.safeParse(tree.security);
+  const funnel = configSchema.shape.funnel.safeParse(tree.funnel);
+  for (const [name, parsed] of [['security', security], ['funnel', funnel]] as const) {
+    if (!parsed.success) {
+      // Never the value: a key's section refused names its keys only.
+      const problems = parsed.error.issues.map((issue) => `${[name, ...issue.path].join('.')}: ${issue.message}`).join('; ');
+      throw new CommandError(TEXTS[options.locale ?? 'it'].badServer(problems));
+    }
+  }
+  if (security.data!.internal_key) return internal(security.data!.internal_key, 'CONFIG_FILE (security.internal_key)');
+  if (options.funnel && funnel.data!.read_key) return { header: 'x-funnel-key', value: funnel.data!.read_key, from: 'CONFIG_FILE (funnel.read_key)' };
+  return undefined;
+}
+
+/** The headers that present `key`, if any. */
+export const keyHeaders = (key: OperatorKey | undefined): Record<string, string> => (key ? { [key.header]: key.value } : {});
+
+/**
+ * Why the service refused a command, in the command's language: the key is named only when the
+ * key was what it refused (401 with a key; 429 after wrong keys); no key, when none was found;
+ * otherwise the service's own words and what it found wrong in the request.
+ */
+export function refusal(command: Pick<ServiceCommand<Record<string, CommandOption>>, 'locale'>, status: number, body: { error?: string | null; data?: unknown }, key: OperatorKey | undefined, options: { funnel?: boolean } = {}): CommandError {
+  const t = TEXTS[command.locale];
+  const error = body.error ?? '';
+  const reason = (body.data as { reason?: string } | null | undefined)?.reason;
+  if (status === 401) return new CommandError(key ? t.keyRefused(key.from) : t.noKey(options.funnel ?? false));
+  if (status === 429 && key && reason === 'rate_limited') return new CommandError(t.lockedOut(key.from, error));
+  const issues = (body.data as { issues?: Array<{ path: string; message: string }> } | null | undefined)?.issues ?? [];
+  const detail = issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
+  return new CommandError(`${t.refused(status, error)}${detail ? ` (${detail})` : ''}`);
 }
 
 /** Why a fetch got no answer, in the words of the system (ECONNREFUSED, ENOTFOUND), else fetch's. */

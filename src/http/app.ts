@@ -7,6 +7,7 @@ import type { Deps } from '../domain/deps';
 import { diagnosticsCaller } from '../domain/guard';
 import { weakenedDefences } from '../core/config/weakened';
 import { configWarnings } from '../core/config/warnings';
+import type { Environment } from '../core/config/load';
 import type { Logger } from '../core/logger';
 import { actionsByName } from '../actions';
 import type { Action } from '../actions/action';
@@ -27,6 +28,11 @@ export interface AppOptions {
   actions?: ReadonlyMap<string, Action>;
   /** Extra GET routes (sandbox outbox, metrics, demo page). */
   routes?: (router: Router) => void;
+  /**
+   * The environment the configuration was judged for (/readyz's warnings speak of it). Unnamed,
+   * an app with the sandbox is not production (production refuses it) and one without is.
+   */
+  environment?: Environment;
 }
 
 /** zlib and brotli refusing the bytes: a body that is not encoded as its Content-Encoding says. */
@@ -157,7 +163,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     ctx.body = { success: true, error: null, data: { status: 'up' } };
   });
   const unsafe = weakenedDefences(config);
-  const warnings = configWarnings(config);
+  const warnings = configWarnings(config, options.environment ?? (config.sandbox.enabled ? 'development' : 'production'));
   router.get('/readyz', async (ctx) => {
     if (!(await deps.ready().catch(() => false))) return answerFailure(ctx, apiError('store_unavailable'));
     // What this instance runs without, for an operator: which defences are off is a map for anyone else.

@@ -57,11 +57,13 @@ export async function ledgerReport(deps: Deps, sinceSeconds: number) {
   const { sms, now } = deps;
   const at = now();
   const entries = await sms.ledger.since(at - sinceSeconds * 1000);
-  const newest = entries.slice(-NEWEST).reverse();
+  // The newest messages that went out; those no provider took are counted in totals and not_sent.
+  const newest = entries.filter((entry) => entry.not_sent === undefined).slice(-NEWEST).reverse();
   return {
     since: new Date(at - sinceSeconds * 1000).toISOString(),
     totals: sms.ledger.summary(entries),
     by_channel: sms.ledger.summary(entries, 'channel'),
+    not_sent: sms.ledger.notSent(entries),
     blocks: (await sms.pumping.blocks()).map((b) => ({ range: b.range, until: new Date(b.until).toISOString() })),
     challenges: await sms.ledger.challenges(at - sinceSeconds * 1000),
     breakers: sms.router.breakerStates(),
@@ -205,6 +207,11 @@ export function smsPage(report: LedgerReportData, sinceSeconds: number, language
   const byChannel = report.by_channel.length
     ? `<table><thead>${heads([t.columns.country, t.columns.channel, ...GROUP_COLUMNS.map((c) => t.columns[c]), t.columns.conversion])}</thead><tbody>${report.by_channel.map((g) => groupRow(g, locale)).join('')}</tbody></table>`
     : '';
+  const notSent = report.not_sent.length
+    ? `<table><thead>${heads([t.notSentColumns.provider, t.notSentColumns.channel, t.notSentColumns.reason, t.notSentColumns.count])}</thead><tbody>${report.not_sent
+        .map((row) => `<tr>${cells([row.provider || '—', t.channelNames[row.channel], t.notSentReasons[row.reason], row.count], [false, false, false, true])}</tr>`)
+        .join('')}</tbody></table>`
+    : `<p>${escapeHtml(t.noneNotSent)}</p>`;
   const blocks = report.blocks.length ? `<ul>${report.blocks.map((b) => `<li>${escapeHtml(t.block(b.range, when(b.until)))}</li>`).join('')}</ul>` : `<p>${escapeHtml(t.noBlocks)}</p>`;
   const providers = `<table><thead>${heads([t.providerColumns.provider, t.providerColumns.channel, t.providerColumns.circuit, t.providerColumns.receipts])}</thead><tbody>${report.breakers
     .map((b) => `<tr>${cells([b.provider, t.channelNames[b.channel], t.circuit[b.state], t.receipts(b.receipts)])}</tr>`)
@@ -227,8 +234,11 @@ export function smsPage(report: LedgerReportData, sinceSeconds: number, language
     byChannel,
     `<h2>${escapeHtml(t.byGroup)}</h2>`,
     totals,
+    `<h2>${escapeHtml(t.notSentHeading)}</h2>`,
+    notSent,
     `<h2>${escapeHtml(t.blocksHeading)}</h2>`,
     blocks,
+    `<h2>${escapeHtml(t.challengesHeading)}</h2>`,
     `<p>${escapeHtml(t.challenges(report.challenges))}</p>`,
     `<h2>${escapeHtml(t.providersHeading)}</h2>`,
     providers,

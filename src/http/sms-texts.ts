@@ -1,5 +1,6 @@
 import type { BreakerState } from '../domain/sms/breaker';
 import type { DeliveryState } from '../domain/sms/ledger';
+import type { NotSentReason } from '../domain/sms/store';
 import type { PhoneNumberType } from 'libphonenumber-js';
 import type { TextLocale } from '../core/text-locale';
 
@@ -16,7 +17,7 @@ export interface SmsTexts {
   since(at: string): string;
   otherPeriods: string;
   byGroup: string;
-  columns: { country: string; provider: string; channel: string; sent: string; delivered: string; failed: string; waiting: string; no_receipt: string; unknown: string; verified: string; conversion: string };
+  columns: { country: string; provider: string; channel: string; attempted: string; not_sent: string; sent: string; delivered: string; failed: string; waiting: string; no_receipt: string; unknown: string; verified: string; conversion: string };
   /** Under the table: what the columns mean and that they add up. */
   legend: string;
   nothingSent: string;
@@ -24,6 +25,12 @@ export interface SmsTexts {
   noBlocks: string;
   /** A blocked range in words: why, until when, how to lift it. */
   block(range: string, until: string): string;
+  /** Messages no provider took, per provider and reason: the heading, the columns, each reason in words. */
+  notSentHeading: string;
+  notSentColumns: { provider: string; channel: string; reason: string; count: string };
+  notSentReasons: Record<NotSentReason, string>;
+  noneNotSent: string;
+  challengesHeading: string;
   /** The bot challenge's decisions over the period (whole hours). */
   challenges(counts: { challenged: number; solved: number; failed: number }): string;
   providersHeading: string;
@@ -52,6 +59,8 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
       country: 'Paese',
       provider: 'Fornitore',
       channel: 'Canale',
+      attempted: 'Tentati',
+      not_sent: 'Non inviati',
       sent: 'Inviati',
       delivered: 'Consegnati',
       failed: 'Falliti',
@@ -62,11 +71,22 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
       conversion: 'Conversione',
     },
     legend:
-      'Inviati = Consegnati + Falliti + In attesa (della ricevuta, ancora in tempo) + Senza ricevute (il fornitore non ne manda, o non sono chieste) + Ricevuta in ritardo (chiesta e mai arrivata in tempo). Conversione: codici verificati su codici inviati.',
+      'Tentati = Inviati + Non inviati (nessun fornitore ha preso il messaggio: contati sotto l’ultimo fornitore chiesto, i motivi più sotto). Inviati = Consegnati + Falliti + In attesa (della ricevuta, ancora in tempo) + Senza ricevute (il fornitore non ne manda, o non sono chieste) + Ricevuta in ritardo (chiesta e mai arrivata in tempo). Conversione: codici verificati su codici inviati.',
     nothingSent: 'Nessun codice inviato in questo periodo.',
     blocksHeading: 'Numerazioni bloccate (difesa dal pumping)',
     noBlocks: 'Nessuna numerazione bloccata.',
-    challenges: ({ challenged, solved, failed }) => `Verifica anti-bot (per ore intere): chiesta ${challenged}, superata ${solved}, fallita ${failed}.`,
+    notSentHeading: 'Non inviati, per motivo e fornitore',
+    notSentColumns: { provider: 'Fornitore', channel: 'Canale', reason: 'Motivo', count: 'Messaggi' },
+    notSentReasons: {
+      refused: 'rifiutato dal fornitore (numero non valido, non su WhatsApp, modello respinto)',
+      error: 'errore del fornitore (5xx o 429)',
+      no_answer: 'nessuna risposta (tempo scaduto o connessione caduta)',
+      circuit_open: 'non chiesto: circuito aperto dopo troppi errori di fila',
+      no_provider: 'nessun fornitore serve il paese',
+    },
+    noneNotSent: 'Ogni messaggio tentato è stato preso da un fornitore.',
+    challengesHeading: 'Verifica anti-bot',
+    challenges: ({ challenged, solved, failed }) => `Per ore intere: chiesta ${challenged}, superata ${solved}, fallita ${failed}.`,
     block: (range, until) => `+${range}… bloccata fino al ${until}: molti codici verso questa numerazione e quasi nessuno verificato. Sblocco: npm run ledger -- --lift ${range}`,
     providersHeading: 'Fornitori',
     providerColumns: { provider: 'Fornitore', channel: 'Canale', circuit: 'Circuito', receipts: 'Ricevute' },
@@ -111,6 +131,8 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
       country: 'Country',
       provider: 'Provider',
       channel: 'Channel',
+      attempted: 'Tried',
+      not_sent: 'Not sent',
       sent: 'Sent',
       delivered: 'Delivered',
       failed: 'Failed',
@@ -121,11 +143,22 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
       conversion: 'Conversion',
     },
     legend:
-      'Sent = Delivered + Failed + Waiting (for a receipt, still in time) + No receipts (the provider posts none, or none are asked for) + Receipt late (asked for, never came in time). Conversion: codes verified over codes sent.',
+      'Tried = Sent + Not sent (no provider took the message: counted under the last provider asked, the reasons further down). Sent = Delivered + Failed + Waiting (for a receipt, still in time) + No receipts (the provider posts none, or none are asked for) + Receipt late (asked for, never came in time). Conversion: codes verified over codes sent.',
     nothingSent: 'No code sent in this period.',
     blocksHeading: 'Blocked ranges (pumping defence)',
     noBlocks: 'No range blocked.',
-    challenges: ({ challenged, solved, failed }) => `Bot challenge (whole hours): asked ${challenged}, solved ${solved}, failed ${failed}.`,
+    notSentHeading: 'Not sent, by reason and provider',
+    notSentColumns: { provider: 'Provider', channel: 'Channel', reason: 'Reason', count: 'Messages' },
+    notSentReasons: {
+      refused: 'refused by the provider (a bad number, not on WhatsApp, a template rejected)',
+      error: 'provider error (5xx or 429)',
+      no_answer: 'no answer (timed out or connection dropped)',
+      circuit_open: 'not asked: circuit open after too many failures in a row',
+      no_provider: 'no provider serves the country',
+    },
+    noneNotSent: 'Every message tried was taken by a provider.',
+    challengesHeading: 'Bot challenge',
+    challenges: ({ challenged, solved, failed }) => `Whole hours: asked ${challenged}, solved ${solved}, failed ${failed}.`,
     block: (range, until) => `+${range}… blocked until ${until}: many codes to this range and hardly any verified. Lift it: npm run ledger -- --lift ${range}`,
     providersHeading: 'Providers',
     providerColumns: { provider: 'Provider', channel: 'Channel', circuit: 'Circuit', receipts: 'Receipts' },
@@ -163,4 +196,4 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
 };
 
 /** The ledger's columns in order, as the page and the terminal show them. */
-export const GROUP_COLUMNS = ['sent', 'delivered', 'failed', 'waiting', 'no_receipt', 'unknown', 'verified'] as const;
+export const GROUP_COLUMNS = ['sent', 'not_sent', 'attempted', 'delivered', 'failed', 'waiting', 'no_receipt', 'unknown', 'verified'] as const;

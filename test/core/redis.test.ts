@@ -57,7 +57,7 @@ describe('createRedis with redis.cluster', () => {
   let connection: RedisConnection;
   beforeAll(async () => {
     cluster = await startRedisCluster();
-    connection = createRedis(loadConfig({ env: { REDIS__CLUSTER: cluster.seeds.join(',') } }), createLogger('silent'));
+    connection = createRedis(loadConfig({ env: { NODE_ENV: 'test', REDIS__CLUSTER: cluster.seeds.join(',') } }), createLogger('silent'));
     await redisReady(connection);
   }, 60_000);
   afterAll(async () => {

@@ -55,8 +55,8 @@ describe('the README walk-through', () => {
   let dir: string;
 
   beforeAll(async () => {
-    // What `npm start` loads with nothing configured, but a free port and no log output.
-    service = await startService(loadConfig({ env: { SERVER__PORT: '0', LOG__LEVEL: 'silent', OTP__LOG_FILE: '' } }));
+    // What `npm start` loads with nothing configured, but a free port and no log output: with those set, the sandbox is asked for by name.
+    service = await startService(loadConfig({ env: { NODE_ENV: 'development', SANDBOX__ENABLED: 'true', SERVER__PORT: '0', LOG__LEVEL: 'silent', OTP__LOG_FILE: '' } }));
     dir = mkdtempSync(join(tmpdir(), 'readme-'));
   });
   afterAll(async () => {

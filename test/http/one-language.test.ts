@@ -102,12 +102,12 @@ describe.each(['it', 'en'] as TextLocale[])('one language per surface: %s', (loc
   });
 
   it('npm run ledger: the report, a refusal, --help, and a service it cannot reach', async () => {
-    const report = await ledgerOutput({ url, locale, sinceSeconds: 3600, key: KEY, json: false });
+    const report = await ledgerOutput({ url, locale, sinceSeconds: 3600, key: { header: 'x-internal-key', value: KEY, from: '--key' }, json: false });
     expect(report).toContain(locale === 'it' ? 'Numerazioni bloccate' : 'Blocked ranges');
     expectOneLanguage(locale, 'ledger report', report);
 
-    const refused = await ledgerOutput({ url, locale, sinceSeconds: 3600, key: 'not-the-key', json: false }).catch((err: Error) => err.message);
-    expect(refused).toMatch(/^401: /);
+    const refused = await ledgerOutput({ url, locale, sinceSeconds: 3600, key: { header: 'x-internal-key', value: 'not-the-key', from: 'SECURITY__INTERNAL_KEY' }, json: false }).catch((err: Error) => err.message);
+    expect(refused).toContain(locale === 'it' ? 'il servizio ha rifiutato la chiave presa da SECURITY__INTERNAL_KEY' : 'the service refused the key taken from SECURITY__INTERNAL_KEY');
     expectOneLanguage(locale, 'ledger refusal', refused);
 
     const LANG = locale === 'it' ? 'it_IT.UTF-8' : 'en_US.UTF-8';

@@ -95,13 +95,13 @@ describe('the SMS ledger columns', () => {
     );
 
     const page = (await request(app).get('/sms').set('x-internal-key', KEY)).text;
-    expect(page).toMatch(/<th>Inviati<\/th><th>Consegnati<\/th><th>Falliti<\/th><th>In attesa<\/th><th>Senza ricevute<\/th><th>Ricevuta in ritardo<\/th>/);
+    expect(page).toMatch(/<th>Inviati<\/th><th>Non inviati<\/th><th>Tentati<\/th><th>Consegnati<\/th><th>Falliti<\/th><th>In attesa<\/th><th>Senza ricevute<\/th><th>Ricevuta in ritardo<\/th>/);
     expect(page).toContain('Inviati = Consegnati + Falliti + In attesa');
     expect(page).toMatch(/<tr><td>gateway<\/td><td>SMS<\/td><td>in funzione<\/td><td>senza ricevute<\/td><\/tr>/);
     expect(page).toMatch(/<tr><td>twilio<\/td><td>SMS<\/td><td>in funzione<\/td><td>con ricevute<\/td><\/tr>/);
     const terminal = formatLedger(late, 'en');
-    expect(terminal).toMatch(/IT\s+twilio\s+sms\s+3\s+1\s+1\s+0\s+0\s+1\s+0\s+0\.0%/);
-    expect(terminal).toMatch(/GB\s+gateway\s+sms\s+2\s+0\s+0\s+0\s+2\s+0\s+0\s+0\.0%/);
+    expect(terminal).toMatch(/IT\s+twilio\s+sms\s+3\s+0\s+3\s+1\s+1\s+0\s+0\s+1\s+0\s+0\.0%/);
+    expect(terminal).toMatch(/GB\s+gateway\s+sms\s+2\s+0\s+2\s+0\s+0\s+0\s+2\s+0\s+0\s+0\.0%/);
     expect(terminal).toContain('gateway (SMS): working; no receipts');
   });
 
@@ -116,5 +116,9 @@ describe('the SMS ledger columns', () => {
     expect(text).toContain('twilio (SMS): escluso dopo troppi errori di fila, riprovato più tardi; con ricevute');
     expect(text).toMatch(/\+447520… bloccata fino al 27 nov 2026, \d\d:03:00 \S+: molti codici verso questa numerazione e quasi nessuno verificato/);
     expect(text).not.toMatch(/\d{4}-\d\d-\d\dT/);
+    // The three sends Twilio answered 503 (no backup serves IT) are not sent, each counted once under Twilio.
+    const { not_sent: notSent, totals } = await report(app);
+    expect(notSent).toEqual([{ provider: 'twilio', channel: 'sms', reason: 'error', count: 2 }, { provider: 'twilio', channel: 'sms', reason: 'circuit_open', count: 1 }]);
+    expect(totals).toEqual([expect.objectContaining({ country: 'IT', provider: 'twilio', attempted: 3, not_sent: 3, sent: 0 })]);
   });
 });

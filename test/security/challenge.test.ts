@@ -78,7 +78,7 @@ describe('the bot challenge in adaptive mode', () => {
     const report = await ledgerReport(deps, 3600);
     // Asked once without a solution, solved once, the replay refused once.
     expect(report.challenges).toEqual({ challenged: 1, solved: 1, failed: 1 });
-    expect(smsPage(report, 3600, 'it')).toContain('Verifica anti-bot (per ore intere): chiesta 1, superata 1, fallita 1.');
+    expect(smsPage(report, 3600, 'it')).toContain('<h2>Verifica anti-bot</h2>\n<p>Per ore intere: chiesta 1, superata 1, fallita 1.</p>');
   });
 
   it('refuses a solution issued for another identifier or another action', async () => {

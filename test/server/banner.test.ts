@@ -26,7 +26,7 @@ describe('the start-up banner', () => {
   });
 
   it('is printed by the real server on a pseudo-terminal, and not when its output is a pipe', async () => {
-    const env = { PATH: process.env.PATH ?? '', SERVER__PORT: '0', OTP__LOG_FILE: '', LOG__LEVEL: 'info', TERM: 'dumb' };
+    const env = { PATH: process.env.PATH ?? '', NODE_ENV: 'development', SANDBOX__ENABLED: 'true', SERVER__PORT: '0', OTP__LOG_FILE: '', LOG__LEVEL: 'info', TERM: 'dumb' };
     const onTerminal = spawn('script', ['-qfec', `${process.execPath} --import tsx src/server.ts`, '/dev/null'], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
     const piped = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let terminalText = '';

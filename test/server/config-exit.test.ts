@@ -43,7 +43,7 @@ describe('test numbers at start-up (the real process)', () => {
   });
 
   it('exits 78 for an identifier the phone normaliser refuses, as for any bad configuration', async () => {
-    const { code, stderr } = await runServer({ OTP__TEST_NUMBERS: JSON.stringify({ '+399999999': CODE }) });
+    const { code, stderr } = await runServer({ NODE_ENV: 'test', OTP__TEST_NUMBERS: JSON.stringify({ '+399999999': CODE }) });
     expect(code).toBe(78);
     expect(stderr).toContain('otp.test_numbers.');
     expect(stderr).toContain('not a valid phone number or email');

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { closest, distance } from 'fastest-levenshtein';
 import { parse as parseYaml } from 'yaml';
-import { configSchema, secretKeys, upstreamUrlKeys, type Config } from './schema';
+import { configKeys } from './reference';
+import { configSchema, secretKeys, type Config } from './schema';
 import { guessingOdds, isLoopbackHost, MAX_GUESSING_ODDS, MIN_KEY_LENGTH, mostAttempts, receiptsOverPlainHttp } from './weakened';
 
 type Tree = Record<string, unknown>;
@@ -58,16 +60,32 @@ function envValue(raw: string): unknown {
   return raw;
 }
 
-/** `OTP__TTL_SECONDS=120` -> { otp: { ttl_seconds: 120 } }, for top-level sections only. */
-export function envOverrides(env: NodeJS.ProcessEnv): Tree {
+/** One configuration variable of the environment: its name as written, and the key path it sets. */
+interface EnvVariable {
+  name: string;
+  path: string[];
+  raw: string;
+}
+
+/** `OTP__TTL_SECONDS=120` -> otp.ttl_seconds, for top-level sections only. */
+function configVariables(env: NodeJS.ProcessEnv): EnvVariable[] {
   const sections = new Set(Object.keys(configSchema.shape));
-  const out: Tree = {};
+  const variables: EnvVariable[] = [];
   for (const [name, raw] of Object.entries(env)) {
     if (raw === undefined) continue;
     const path = name.toLowerCase().split('__');
     if (!sections.has(path[0]!) || path.some((p) => p === '' || unsafeKey(p))) continue;
     // A single-segment name is only a top-level scalar (`DEBUG=true`); `DEBUG=express:*` belongs to other tools.
     if (path.length === 1 && (raw !== 'true' && raw !== 'false')) continue;
+    variables.push({ name, path, raw });
+  }
+  return variables;
+}
+
+/** `OTP__TTL_SECONDS=120` -> { otp: { ttl_seconds: 120 } }, for top-level sections only. */
+export function envOverrides(env: NodeJS.ProcessEnv): Tree {
+  const out: Tree = {};
+  for (const { path, raw } of configVariables(env)) {
     let node = out;
     for (const segment of path.slice(0, -1)) {
       if (!isTree(node[segment])) node[segment] = {};
@@ -104,6 +122,44 @@ export function environmentOf(nodeEnv: string | undefined, configured: boolean):
 }
 
 /**
+ * Where the service listens says nothing about where it runs: `SERVER__PORT=0 npm start` is
+ * still the sandbox. Any other variable is a deployment's (a container's, a Kubernetes pod's),
+ * whichever key it sets: a secret, a Redis URL, an SMS provider, a log level.
+ */
+const PLACE_KEYS: ReadonlySet<string> = new Set(['server.host', 'server.port']);
+
+/** The environment a run is judged for, and what decided it: named in the start line, never a value. */
+export interface EnvironmentChoice {
+  environment: Environment;
+  /**
+   * `NODE_ENV` when it names the environment; else what made it production: `CONFIG_FILE`, the
+   * first configuration variable set (by name), or `overrides` (an embedder's); empty when
+   * nothing is configured (development, on the sandbox).
+   */
+  decidedBy: string;
+  /** Anything configured besides the address: the sandbox is then never on by default. */
+  configured: boolean;
+}
+
+export function chooseEnvironment(env: NodeJS.ProcessEnv, overrides?: Tree): EnvironmentChoice {
+  const variables = configVariables(env)
+    .filter((v) => !PLACE_KEYS.has(v.path.join('.')))
+    .map((v) => v.name)
+    .sort();
+  const by = env.CONFIG_FILE ? 'CONFIG_FILE' : overrides !== undefined ? 'overrides' : (variables[0] ?? '');
+  const configured = by !== '';
+  const environment = environmentOf(env.NODE_ENV, configured);
+  return { environment, decidedBy: env.NODE_ENV ? 'NODE_ENV' : by, configured };
+}
+
+/** The start line's words for a choice: the environment and the key that decided it, never its value. */
+export function describeEnvironment(choice: Pick<EnvironmentChoice, 'environment' | 'decidedBy'>): string {
+  if (choice.decidedBy === 'NODE_ENV') return `${choice.environment} (NODE_ENV)`;
+  if (choice.decidedBy === '') return `${choice.environment} (nothing configured: no CONFIG_FILE, no variable but SERVER__HOST and SERVER__PORT)`;
+  return `${choice.environment} (${choice.decidedBy} is set and NODE_ENV is not)`;
+}
+
+/**
  * Limits for one developer walking the README, the demo and /flows's examples again and again:
  * ten times the production defaults, under whatever the configuration sets. The cooldown stays
  * the contract's; `POST /_sandbox/reset` clears it with the rest (docs/demo.md).
@@ -136,29 +192,28 @@ export function configTree(options: LoadOptions = {}): Tree {
   return deepMerge(deepMerge(fromFile, options.overrides ?? {}), envOverrides(env));
 }
 
-/** What a configuration run needs besides the keys: the environment it runs in. */
+/** What a configuration run needs besides the keys: the environment it runs in, and what decided it. */
 export interface LoadedConfig {
   config: Config;
   environment: Environment;
+  decidedBy: string;
 }
 
 /**
  * Defaults <- CONFIG_FILE <- overrides <- environment, validated by one schema.
- * The sandbox is on by default only when nothing points at a real upstream.
+ * The sandbox is on by default only when nothing is configured (chooseEnvironment).
  */
 export function loadConfig(options: LoadOptions = {}): Config {
   return loadConfiguration(options).config;
 }
 
-/** loadConfig, and the environment it was judged for (production refusals, the start banner). */
+/** loadConfig, and the environment it was judged for (production refusals, the start line). */
 export function loadConfiguration(options: LoadOptions = {}): LoadedConfig {
   const env = options.env ?? process.env;
-  const fromEnv = envOverrides(env);
   const merged = configTree(options);
 
-  const configured = Boolean(env.CONFIG_FILE) || options.overrides !== undefined ||
-    upstreamUrlKeys.some((key) => Boolean(getPath(fromEnv, key)));
-  const environment = environmentOf(env.NODE_ENV, configured);
+  const variables = configVariables(env);
+  const { environment, decidedBy, configured } = chooseEnvironment(env, options.overrides);
   if (getPath(merged, 'sandbox.enabled') === undefined && !configured && environment !== 'production') {
     merged.sandbox = { ...(isTree(merged.sandbox) ? merged.sandbox : {}), enabled: true };
   }
@@ -171,10 +226,9 @@ export function loadConfiguration(options: LoadOptions = {}): LoadedConfig {
   const result = configSchema.safeParse(sized);
   if (!result.success) {
     throw new ConfigError(
-      result.error.issues.map((issue) => {
+      result.error.issues.flatMap((issue) => {
         const key = issue.path.join('.') || '(root)';
-        const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => (key === '(root)' ? k : `${key}.${k}`)) : null;
-        if (keys) return `${keys.join(', ')}: unknown key`;
+        if (issue.code === 'unrecognized_keys') return issue.keys.map((k) => unknownKey(issue.path.map(String), k, variables));
         // Secrets are never echoed back, even when invalid.
         const secret = /secret|token|key|pass/.test(key) || secretKeys.some((k) => key === k || key.startsWith(`${k}.`));
         const shown = secret ? '' : ` (got ${describe(getPath(merged, key))})`;
@@ -184,7 +238,24 @@ export function loadConfiguration(options: LoadOptions = {}): LoadedConfig {
   }
   const refusals = environment === 'production' ? productionRefusals(result.data) : [];
   if (refusals.length > 0) throw new ConfigError(refusals);
-  return { config: result.data, environment };
+  return { config: result.data, environment, decidedBy };
+}
+
+/**
+ * An unknown key, with the known key nearest its spelling at the same place; from the
+ * environment it is named by its variable, as the operator wrote it (`SERVER__PROT: unknown;
+ * did you mean SERVER__PORT?`), so the line says what to change where.
+ */
+function unknownKey(parent: string[], name: string, variables: EnvVariable[]): string {
+  const depth = parent.length;
+  const siblings = [...new Set(configKeys().map((k) => k.key.split('.')).filter((path) => path.length > depth && parent.every((p, i) => path[i] === p)).map((path) => path[depth]!))];
+  const near = siblings.length > 0 ? closest(name.toLowerCase(), siblings) : undefined;
+  // Near enough to be a slip of the keyboard, not another word: `prot` for `port`, not `color` for `host`.
+  const suggestion = near !== undefined && distance(name.toLowerCase(), near) <= Math.max(2, Math.floor(name.length / 3)) ? [...parent, near] : undefined;
+  const dotted = [...parent, name].join('.');
+  const variable = variables.find((v) => v.path.join('.') === dotted);
+  if (variable) return `${variable.name}: unknown${suggestion ? `; did you mean ${suggestion.map((p) => p.toUpperCase()).join('__')}?` : ''}`;
+  return `${dotted}: unknown key${suggestion ? `; did you mean ${suggestion.join('.')}?` : ''}`;
 }
 
 /** What production forbids (docs/operations.md, production checklist), one line per problem. */

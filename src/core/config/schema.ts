@@ -19,6 +19,26 @@ const hostPort = z.string().refine((v) => {
   const match = /^(?:\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):(\d{1,5})$/.exec(v);
   return match !== null && Number(match[1]) >= 1 && Number(match[1]) <= 65535;
 }, 'must be host:port');
+/**
+ * An entry of `server.cors_origins`: an origin exactly as a browser sends it. `*` is refused,
+ * not honoured (docs/decisions.md): the API answers with credentials allowed (the `__utp`
+ * cookie), so every site could call it in its visitors' name. A path, a trailing slash or capitals
+ * would never equal an Origin header: refused too, rather than matching nothing in silence.
+ */
+const corsOrigin = z.string().superRefine((v, check) => {
+  if (v === '*') {
+    check.addIssue({ code: 'custom', message: '"*" is refused: answers allow credentials (the __utp cookie), so every site could call the API in its visitors\' name; list the frontend origins, e.g. https://login.example.com' });
+    return;
+  }
+  let origin = '';
+  try {
+    const parsed = new URL(v);
+    if (parsed.protocol === 'https:' || parsed.protocol === 'http:') origin = parsed.origin;
+  } catch {
+    // Not a URL at all: refused below.
+  }
+  if (origin !== v) check.addIssue({ code: 'custom', message: `must be an origin as a browser sends it: scheme://host[:port], lower case, no path or trailing slash${origin ? ` (${origin})` : ''}` });
+});
 const url = text.refine((v) => v === '' || /^https?:\/\/[^\s]+$/.test(v), 'must be an http(s) URL or empty');
 const section = <T extends z.ZodRawShape>(shape: T) => {
   const object = z.strictObject(shape);
@@ -164,7 +184,7 @@ export const configSchema = z
         z.strictObject({
           host: text.default('127.0.0.1'),
           port: port.default(8080),
-          cors_origins: list.default([]),
+          cors_origins: list.pipe(z.array(corsOrigin)).default([]),
           body_limit: z.number().int().min(1024).default(64 * 1024),
           // Deprecated for trust_proxy_hops (read as 1 or 0 by trustProxyAsHops); kept one release, warned at start.
           trust_proxy: z.boolean().optional(),
@@ -424,22 +444,4 @@ export const secretKeys = [
   'redis.url',
   // The fixed codes of test identifiers: whoever reads them logs in as those accounts.
   'otp.test_numbers',
-] as const;
-
-/** Keys that point at an upstream: setting any of them means "not a sandbox run". */
-export const upstreamUrlKeys = [
-  'identity.base_url',
-  'identity.user_update_url',
-  'identity.user_get_v3_url',
-  'identity.users_get_url',
-  'identity.token_url',
-  'identity.user_search_url',
-  'identity.user_access_list_url',
-  'identity.identity_token_url',
-  'mail.host',
-  'sms.api_url',
-  'newsletter.esp_url',
-  'newsletter.feed_base_url',
-  'recommendations.api_url',
-  'user_collector.base_url',
 ] as const;

@@ -1,3 +1,4 @@
+import type { Environment } from './load';
 import type { Config } from './schema';
 
 /*
@@ -12,7 +13,11 @@ export interface ConfigWarning {
   says: string;
 }
 
-export function configWarnings(config: Config): ConfigWarning[] {
+/**
+ * `environment`: production's warnings speak of production (the sandbox it refuses is no way
+ * out there) and add what only matters there, such as metrics nobody can scrape.
+ */
+export function configWarnings(config: Config, environment: Environment): ConfigWarning[] {
   const warnings: ConfigWarning[] = [];
   const add = (on: boolean, key: string, says: string) => {
     if (on) warnings.push({ key, says });
@@ -20,8 +25,8 @@ export function configWarnings(config: Config): ConfigWarning[] {
   const { identity, mail, sms, user_collector: collector, otp } = config;
   // Every identity call has a full-URL override; one of them set is a deliberate partial set-up.
   const identityUrls = [identity.base_url, identity.user_update_url, identity.user_get_v3_url, identity.users_get_url, identity.token_url, identity.user_search_url, identity.user_access_list_url, identity.identity_token_url];
-  // A configuration file or an upstream URL turns the sandbox off: say so where it leaves a gap.
-  const hint = config.sandbox.enabled ? '' : ' (a CONFIG_FILE or an upstream URL turns the sandbox off; sandbox.enabled: true runs against its fakes)';
+  // Outside production, anything configured turns the default sandbox off: say so where it leaves a gap.
+  const hint = config.sandbox.enabled || environment === 'production' ? '' : ' (anything configured turns the default sandbox off; sandbox.enabled: true runs against its fakes)';
   add(identityUrls.every((url) => url === ''), 'identity.base_url', `no identity provider: lookups, logins, registrations and tokens answer upstream_error${hint}`);
   add(mail.host === '', 'mail.host', `no mail transport: a code to an email address is refused (channel_not_configured)${hint}`);
   add(sms.api_url === '' && sms.providers.length === 0, 'sms.providers', `no SMS provider: a code to a phone is refused (channel_not_configured)${hint}`);
@@ -42,6 +47,12 @@ export function configWarnings(config: Config): ConfigWarning[] {
     otp.ttl_seconds < otp.resend_cooldown_seconds,
     'otp.ttl_seconds',
     `a code lives ${otp.ttl_seconds} s but the next may be asked only after ${otp.resend_cooldown_seconds} s (otp.resend_cooldown_seconds): whoever lets one expire waits ${otp.resend_cooldown_seconds - otp.ttl_seconds} s for another`,
+  );
+  // /metrics on the service port needs its token, and without metrics.port there is no other: no scrape, no alert.
+  add(
+    environment === 'production' && config.metrics.token === '' && config.metrics.port === 0,
+    'metrics.port',
+    'the metrics cannot be scraped: /metrics on the service port needs metrics.token, and no metrics.port opens a listener for Prometheus, so no alert can fire',
   );
   return warnings;
 }

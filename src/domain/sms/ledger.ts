@@ -4,7 +4,7 @@ import type { Config, PhoneChannel } from '../../core/config/schema';
 import type { ChallengeDecision, Metrics } from '../../core/metrics';
 import { maskEmail, maskPhone } from '../../core/logger';
 import type { SmsReceipt } from '../../clients/sms';
-import type { LedgerEntry, SmsStore } from './store';
+import { NOT_SENT_REASONS, type LedgerEntry, type NotSentReason, type SmsStore } from './store';
 
 /*
  * The message ledger (docs/sms.md): one entry per code sent, with where it went (masked), by
@@ -35,11 +35,27 @@ export interface SmsAccepted {
   receiptAsked: boolean;
 }
 
+/** A message no provider took: its phone, and the last provider asked and why it failed. */
+export interface SmsNotSent {
+  e164: string;
+  country: string;
+  numberType: string;
+  range: string;
+  /** The last provider asked (or skipped, its circuit open); empty when none serves the country. */
+  provider: string;
+  channel: PhoneChannel;
+  reason: NotSentReason;
+}
+
 /** Conversion of one group (a country and a provider). */
 export interface LedgerGroup {
   country: string;
   provider: string;
   channel: LedgerEntry['channel'];
+  /** sent + not_sent: every message tried. */
+  attempted: number;
+  /** Messages no provider took (SmsNotSent), counted under the last provider asked. */
+  not_sent: number;
   /** delivered + failed + waiting + no_receipt + unknown. */
   sent: number;
   delivered: number;
@@ -56,6 +72,10 @@ export interface Ledger {
   newId(): string;
   recordSms(sent: SmsAccepted): Promise<void>;
   recordEmail(email: string): Promise<void>;
+  /** A message every provider refused or could not take: counted beside those sent, never anyone's latest. */
+  recordNotSent(failed: SmsNotSent): Promise<void>;
+  /** The messages not sent among `entries`, per provider, channel and reason, most first. */
+  notSent(entries: LedgerEntry[]): Array<{ provider: string; channel: LedgerEntry['channel']; reason: NotSentReason; count: number }>;
   /** A provider's receipt for entry `id`: recorded when that provider sent that message; the entry, or null. */
   receipt(id: string, provider: string, receipt: SmsReceipt): Promise<LedgerEntry | null>;
   /** The entry of a provider's message id (a webhook names only that), or null. */
@@ -131,6 +151,27 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
       await store.setLatest(digest(sent.e164), sent.id, latestTtlMs);
       if (sent.messageId) await store.setLatest(messageKey(sent.provider, sent.messageId), sent.id, latestTtlMs);
     },
+    async recordNotSent(failed) {
+      const at = now();
+      // No latest for its phone: the fallback and the channel planner read what reached the phone, and this did not.
+      await store.addEntry(
+        { id: ledger.newId(), channel: failed.channel, recipient: maskPhone(failed.e164), country: failed.country, number_type: failed.numberType, range: failed.range, provider: failed.provider, accepted_at: at, not_sent: failed.reason },
+        retentionMs,
+        at,
+      );
+    },
+    notSent(entries) {
+      const counts = new Map<string, { provider: string; channel: LedgerEntry['channel']; reason: NotSentReason; count: number }>();
+      for (const entry of entries) {
+        // A reason read back from the store is one of the known words, or it is not shown as one.
+        if (entry.not_sent === undefined || !(NOT_SENT_REASONS as readonly string[]).includes(entry.not_sent)) continue;
+        const key = `${entry.provider}|${entry.channel}|${entry.not_sent}`;
+        const row = counts.get(key) ?? { provider: entry.provider, channel: entry.channel, reason: entry.not_sent, count: 0 };
+        row.count += 1;
+        counts.set(key, row);
+      }
+      return [...counts.values()].sort((a, b) => b.count - a.count || a.provider.localeCompare(b.provider));
+    },
     async recordEmail(email) {
       const at = now();
       const id = ledger.newId();
@@ -180,8 +221,13 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
         const key = `${entry.channel}|${entry.country}|${provider}`;
         let group = groups.get(key);
         if (!group) {
-          group = { country: entry.country, provider, channel: entry.channel, sent: 0, delivered: 0, failed: 0, waiting: 0, no_receipt: 0, unknown: 0, verified: 0, conversion: 0 };
+          group = { country: entry.country, provider, channel: entry.channel, attempted: 0, not_sent: 0, sent: 0, delivered: 0, failed: 0, waiting: 0, no_receipt: 0, unknown: 0, verified: 0, conversion: 0 };
           groups.set(key, group);
+        }
+        group.attempted += 1;
+        if (entry.not_sent !== undefined) {
+          group.not_sent += 1;
+          continue;
         }
         group.sent += 1;
         group[stateOf(entry)] += 1;
@@ -189,7 +235,7 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
       }
       return [...groups.values()]
         .map((group) => ({ ...group, conversion: group.sent === 0 ? 0 : Math.round((group.verified / group.sent) * 1000) / 1000 }))
-        .sort((a, b) => b.sent - a.sent);
+        .sort((a, b) => b.attempted - a.attempted);
     },
   };
   return ledger;

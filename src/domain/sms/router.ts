@@ -10,6 +10,7 @@ import { createWhatsAppCloudProvider } from '../../clients/whatsapp-cloud';
 import { numberFacts } from '../phone';
 import { createBreaker, type Breaker, type BreakerState } from './breaker';
 import type { Ledger } from './ledger';
+import type { NotSentReason } from './store';
 
 /*
  * The SMS channel as the OTP service sees it (one `SmsClient`), over `sms.providers`: the
@@ -74,6 +75,12 @@ export function failsOver(err: unknown): boolean {
   return typeof status !== 'number' || status >= 500 || status === 429;
 }
 
+/** Why a provider did not take a message, in the ledger's words (store.ts, NotSentReason). */
+function notSentReason(err: unknown): NotSentReason {
+  if (!failsOver(err)) return 'refused';
+  return isApiError(err) && typeof err.data.upstream_status === 'number' ? 'error' : 'no_answer';
+}
+
 export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsRouter {
   const { log, now, ledger, metrics } = options;
   const random = options.random ?? Math.random;
@@ -118,14 +125,29 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
       const plans = channels.map((channel) => ({ channel, candidates: order(country, channel) }));
       // Named as the person expects the code: by the last channel there was to try.
       const unavailable = (detail: string) => apiError('upstream_error', { params: { service: CHANNEL_LABELS[plans.at(-1)?.channel ?? 'sms'] }, data: { upstream: 'sms', detail } });
-      if (plans.every((plan) => plan.candidates.length === 0)) throw unavailable('no provider serves this country');
+      const range = message.to.slice(1, 1 + prefixDigits);
+      // Counted beside those sent, so sent + not sent = tried; a ledger that cannot write costs the record, never the answer.
+      const notSent = async (provider: string, channel: PhoneChannel, reason: NotSentReason) => {
+        await ledger
+          ?.recordNotSent({ e164: message.to, country, numberType: type, range, provider, channel, reason })
+          .catch((err: unknown) => log.error({ err: isApiError(err) ? err.reason : 'error', provider }, 'sms ledger: could not record a message no provider took'));
+      };
+      if (plans.every((plan) => plan.candidates.length === 0)) {
+        await notSent('', plans.at(-1)?.channel ?? 'sms', 'no_provider');
+        throw unavailable('no provider serves this country');
+      }
       const id = ledger?.newId();
       let lastError: unknown;
+      // The last provider asked and why it failed, or the last one skipped with its circuit open.
+      let last: { provider: string; channel: PhoneChannel; reason: NotSentReason } | undefined;
       const refused: PhoneChannel[] = [];
       for (const { channel, candidates } of plans) {
         for (const provider of candidates) {
           const breaker = breakers.get(provider.name)!;
-          if (!breaker.tryAcquire(now())) continue;
+          if (!breaker.tryAcquire(now())) {
+            if (lastError === undefined) last = { provider: provider.name, channel, reason: 'circuit_open' };
+            continue;
+          }
           // A provider that posts per message is told where; one with a webhook per app (Meta) knows already.
           const callbackUrl = provider.receipts && !provider.webhook && callbackBase && id ? `${callbackBase}${RECEIPT_PATH}${provider.name}?m=${id}` : undefined;
           const started = performance.now();
@@ -135,6 +157,7 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
           } catch (err) {
             const durationMs = performance.now() - started;
             lastError = err;
+            last = { provider: provider.name, channel, reason: notSentReason(err) };
             if (!failsOver(err)) {
               // The provider answered: it is up, and it refused this message (a bad number, not on WhatsApp, a template rejected). Another of this channel would be asked the same.
               breaker.success();
@@ -162,6 +185,7 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
         // A channel with no provider for this country was never a choice; one whose providers all failed is a refusal.
         if (candidates.length > 0) refused.push(channel);
       }
+      if (last) await notSent(last.provider, last.channel, last.reason);
       throw lastError ?? unavailable('every provider is unavailable (circuit open)');
     },
   };

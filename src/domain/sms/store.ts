@@ -10,7 +10,16 @@ import { storeUnavailable } from '../otp/errors';
  * this is the operator's record of what was sent, not the codes' lifecycle.
  */
 
-/** One code sent: what the operator sees. Never the plain recipient, never the code. */
+/**
+ * Why no provider took a message, by the last one asked: it `refused` it (it answered: a bad
+ * number, not on WhatsApp, a template rejected), answered an `error` (5xx, 429), gave `no_answer`
+ * (a timeout, a dropped connection), or was not asked, its circuit open (`circuit_open`); or no
+ * provider serves the country at all (`no_provider`).
+ */
+export const NOT_SENT_REASONS = ['refused', 'error', 'no_answer', 'circuit_open', 'no_provider'] as const;
+export type NotSentReason = (typeof NOT_SENT_REASONS)[number];
+
+/** One code sent, or tried and taken by no provider: what the operator sees. Never the plain recipient, never the code. */
 export interface LedgerEntry {
   id: string;
   /** How it went: by SMS, by WhatsApp (both to a phone), or by mail. */
@@ -25,7 +34,10 @@ export interface LedgerEntry {
   range: string;
   provider: string;
   message_id?: string;
+  /** When it was accepted; for a message no provider took, when it was tried. */
   accepted_at: number;
+  /** No provider took it (the send answered `delivery_failed` unless another channel took the code): why, by the last provider asked. */
+  not_sent?: NotSentReason;
   /** When a receipt asked for is late (accepted_at + `sms.receipts.timeout_seconds`); absent when none was asked for. */
   receipt_due_at?: number;
   delivered_at?: number;

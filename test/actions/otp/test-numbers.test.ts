@@ -171,7 +171,7 @@ describe('otp.test_numbers', () => {
     });
 
     it('reads the map from OTP__TEST_NUMBERS as JSON', () => {
-      expect(loadConfig({ env: { OTP__TEST_NUMBERS: JSON.stringify({ [TEST_PHONE]: '012345' }) } }).otp.test_numbers).toEqual({ [TEST_PHONE]: '012345' });
+      expect(loadConfig({ env: { NODE_ENV: 'test', OTP__TEST_NUMBERS: JSON.stringify({ [TEST_PHONE]: '012345' }) } }).otp.test_numbers).toEqual({ [TEST_PHONE]: '012345' });
     });
 
     it.each([

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig, loadConfiguration } from '../../../src/core/config/load';
+import { ConfigError, chooseEnvironment, describeEnvironment, loadConfig, loadConfiguration } from '../../../src/core/config/load';
 
 const tmp = mkdtempSync(join(tmpdir(), 'cfg-'));
 const file = (name: string, text: string) => {
@@ -34,7 +34,12 @@ describe('configuration', () => {
     expect(loadConfig({ env: {} }).sandbox.enabled).toBe(true);
     expect(loadConfig({ env: { NODE_ENV: 'test', IDENTITY__BASE_URL: 'https://idp.example' } }).sandbox.enabled).toBe(false);
     expect(loadConfig({ env: { NODE_ENV: 'test', CONFIG_FILE: file('empty.json', '{}') } }).sandbox.enabled).toBe(false);
-    expect(loadConfig({ env: { SANDBOX__ENABLED: 'false' } }).sandbox.enabled).toBe(false);
+    expect(loadConfig({ env: { NODE_ENV: 'test', SANDBOX__ENABLED: 'false' } }).sandbox.enabled).toBe(false);
+    // Any configuration variable, an upstream or not, with NODE_ENV named: no sandbox by default, the fakes when asked for.
+    expect(loadConfig({ env: { NODE_ENV: 'development', REDIS__URL: 'redis://10.0.0.1:6379' } }).sandbox.enabled).toBe(false);
+    expect(loadConfig({ env: { NODE_ENV: 'development', LOG__LEVEL: 'silent', SANDBOX__ENABLED: 'true' } }).sandbox.enabled).toBe(true);
+    // Where it listens is no configuration: still the sandbox.
+    expect(loadConfiguration({ env: { SERVER__HOST: '0.0.0.0', SERVER__PORT: '0' } })).toMatchObject({ environment: 'development', decidedBy: '', config: { sandbox: { enabled: true } } });
   });
 
   it('deep-merges a JSON file over the defaults', () => {
@@ -80,7 +85,27 @@ describe('configuration', () => {
   it('rejects unknown keys by name, so typos are caught', () => {
     const path = file('typo.json', JSON.stringify({ otp: { ttl_second: 10 }, unknown_section: {} }));
     const problems = problemsOf(() => loadConfig({ env: { CONFIG_FILE: path } }));
-    expect(problems).toEqual(expect.arrayContaining(['otp.ttl_second: unknown key', 'unknown_section: unknown key']));
+    expect(problems).toEqual(expect.arrayContaining(['otp.ttl_second: unknown key; did you mean otp.ttl_seconds?', 'unknown_section: unknown key']));
+  });
+
+  it('names an unknown key from the environment by its variable, with the nearest known one', () => {
+    expect(problemsOf(() => loadConfig({ env: { NODE_ENV: 'test', SERVER__PROT: '1' } }))).toEqual(['SERVER__PROT: unknown; did you mean SERVER__PORT?']);
+    expect(problemsOf(() => loadConfig({ env: { NODE_ENV: 'test', sms__breaker__failure: '3' } }))).toEqual(['sms__breaker__failure: unknown; did you mean SMS__BREAKER__FAILURES?']);
+    // Nothing near: no guess.
+    expect(problemsOf(() => loadConfig({ env: { NODE_ENV: 'test', OTP__COLOUR: 'blue' } }))).toEqual(['OTP__COLOUR: unknown']);
+    // The same key from a file is named by its path.
+    expect(problemsOf(() => loadConfig({ env: { NODE_ENV: 'test', CONFIG_FILE: file('prot.yaml', 'server:\n  prot: 1\n') } }))).toEqual(['server.prot: unknown key; did you mean server.port?']);
+  });
+
+  it('refuses "*" in server.cors_origins with its reason, and what a browser would never send as an Origin', () => {
+    const star = problemsOf(() => loadConfig({ env: { NODE_ENV: 'test', SERVER__CORS_ORIGINS: '*' } }));
+    expect(star).toEqual([expect.stringMatching(/^server\.cors_origins\.0: "\*" is refused: answers allow credentials .* every site could call the API in its visitors' name/)]);
+    // Mixed into a list, in development too: never honoured by accident.
+    expect(problemsOf(() => loadConfig({ env: { NODE_ENV: 'development', SERVER__CORS_ORIGINS: 'https://a.example,*' } })).map((p) => p.split(':')[0])).toEqual(['server.cors_origins.1']);
+    const shapes = problemsOf(() => loadConfig({ env: { NODE_ENV: 'test', SERVER__CORS_ORIGINS: 'https://a.example/,https://A.example,a.example,null,ftp://a.example' } }));
+    expect(shapes.map((p) => p.split(':')[0])).toEqual(['server.cors_origins.0', 'server.cors_origins.1', 'server.cors_origins.2', 'server.cors_origins.3', 'server.cors_origins.4']);
+    expect(shapes[0]).toContain('(https://a.example)');
+    expect(loadConfig({ env: { NODE_ENV: 'test', SERVER__CORS_ORIGINS: 'https://login.example.com,http://localhost:5173' } }).server.cors_origins).toEqual(['https://login.example.com', 'http://localhost:5173']);
   });
 
   it('needs a Twilio provider, for SMS or WhatsApp, to name what it sends from', () => {
@@ -139,6 +164,49 @@ describe('configuration', () => {
       expect(loadConfig({ env: { ...configured, NODE_ENV: 'development' } }).otp.debug).toBe(true);
     });
 
+    describe('configuration from the environment alone (containers, Kubernetes)', () => {
+      const twilio = JSON.stringify([{ kind: 'twilio', account_sid: 'AC0123', auth_token: 'twilio-token', from: '+15005550006' }]);
+      const deployment = { SMS__PROVIDERS: twilio, REDIS__URL: 'redis://10.0.0.9:6379', SECURITY__SECRET: KEY };
+
+      it('is production, with the configured provider, no sandbox, and the first variable named as what decided', () => {
+        const loaded = loadConfiguration({ env: deployment });
+        expect(loaded).toMatchObject({ environment: 'production', decidedBy: 'REDIS__URL', config: { sandbox: { enabled: false }, challenge: { mode: 'adaptive' } } });
+        expect(loaded.config.sms.providers.map((p) => p.kind)).toEqual(['twilio']);
+        expect(describeEnvironment(loaded)).toBe('production (REDIS__URL is set and NODE_ENV is not)');
+        expect(describeEnvironment(loaded)).not.toContain('10.0.0.9');
+      });
+
+      it('refuses what production refuses: a short secret', () => {
+        expect(problemsOf(() => loadConfig({ env: { ...deployment, SECURITY__SECRET: 'short' } }))).toEqual([expect.stringMatching(/^security\.secret: at least 32 characters are required in production/)]);
+      });
+
+      it.each([
+        ['a variable that is no upstream', { LOG__LEVEL: 'debug' }],
+        ['an empty one', { MAIL__HOST: '' }],
+        ['a lower-case spelling', { otp__debug: 'false' }],
+        ['a top-level switch', { DEBUG: 'false' }],
+        ['the sandbox asked for by name', { SANDBOX__ENABLED: 'true' }],
+      ])('never yields the sandbox: %s is configuration, so production', (_, env) => {
+        const problems = problemsOf(() => loadConfig({ env }));
+        expect(problems).toContain('security.secret: at least 32 characters are required in production');
+        const choice = chooseEnvironment(env);
+        expect(choice).toEqual({ environment: 'production', decidedBy: Object.keys(env)[0], configured: true });
+      });
+
+      it('never yields the sandbox with a misspelt NODE_ENV either: refused', () => {
+        for (const spelling of ['Development', 'dev', 'test ', 'sandbox']) {
+          expect(problemsOf(() => loadConfig({ env: { ...deployment, NODE_ENV: spelling } }))).toEqual([expect.stringMatching(/^NODE_ENV: must be one of/)]);
+        }
+      });
+
+      it('is development or test only when NODE_ENV names it, and then the sandbox only when asked for', () => {
+        expect(loadConfiguration({ env: { ...deployment, NODE_ENV: 'development' } })).toMatchObject({ environment: 'development', decidedBy: 'NODE_ENV', config: { sandbox: { enabled: false } } });
+        expect(describeEnvironment(chooseEnvironment({ NODE_ENV: 'test' }))).toBe('test (NODE_ENV)');
+        expect(describeEnvironment(chooseEnvironment({ SERVER__PORT: '0' }))).toMatch(/^development \(nothing configured/);
+        expect(chooseEnvironment({ CONFIG_FILE: '/etc/lfa.yaml', LOG__LEVEL: 'info' })).toMatchObject({ environment: 'production', decidedBy: 'CONFIG_FILE' });
+      });
+    });
+
     it('lands in the sandbox when unset and nothing is configured, and not when production is named', () => {
       expect(loadConfiguration({ env: {} })).toMatchObject({ environment: 'development', config: { sandbox: { enabled: true } } });
       expect(loadConfiguration({ env: { NODE_ENV: 'test' } })).toMatchObject({ environment: 'test', config: { sandbox: { enabled: true } } });
@@ -186,7 +254,7 @@ describe('configuration', () => {
 
   it('reads redis.cluster seed nodes as a list, from a file or REDIS__CLUSTER, and refuses what is not host:port', () => {
     expect(loadConfig({ env: {} }).redis.cluster).toEqual([]);
-    expect(loadConfig({ env: { REDIS__CLUSTER: '10.0.0.1:7000, redis-b.internal:7001,[::1]:7002' } }).redis.cluster).toEqual(['10.0.0.1:7000', 'redis-b.internal:7001', '[::1]:7002']);
+    expect(loadConfig({ env: { NODE_ENV: 'test', REDIS__CLUSTER: '10.0.0.1:7000, redis-b.internal:7001,[::1]:7002' } }).redis.cluster).toEqual(['10.0.0.1:7000', 'redis-b.internal:7001', '[::1]:7002']);
     expect(loadConfig({ env: { NODE_ENV: 'test', CONFIG_FILE: file('cluster.yaml', 'redis:\n  cluster: [10.0.0.1:7000, 10.0.0.2:7000]\n') } }).redis.cluster).toEqual(['10.0.0.1:7000', '10.0.0.2:7000']);
     const problems = problemsOf(() => loadConfig({ env: { REDIS__CLUSTER: '10.0.0.1,10.0.0.2:7000,redis://h:7000,h:70000' } }));
     expect(problems.map((p) => p.split(':')[0])).toEqual(['redis.cluster.0', 'redis.cluster.2', 'redis.cluster.3']);
@@ -200,7 +268,7 @@ describe('configuration', () => {
 
   it('reads redis.username, redis.password and redis.tls from the environment, and never echoes the password', () => {
     expect(loadConfig({ env: {} }).redis).toMatchObject({ username: '', password: '', tls: false });
-    expect(loadConfig({ env: { REDIS__USERNAME: 'app', REDIS__PASSWORD: '12345678', REDIS__TLS: 'true' } }).redis).toMatchObject({ username: 'app', password: '12345678', tls: true });
+    expect(loadConfig({ env: { NODE_ENV: 'test', REDIS__USERNAME: 'app', REDIS__PASSWORD: '12345678', REDIS__TLS: 'true' } }).redis).toMatchObject({ username: 'app', password: '12345678', tls: true });
     const problems = problemsOf(() => loadConfig({ env: { NODE_ENV: 'test' }, overrides: { redis: { password: ['hunter2-cluster'], tls: 'hunter3-cluster' } } }));
     expect(problems.map((p) => p.split(':')[0])).toEqual(['redis.password', 'redis.tls']);
     expect(problems.join('\n')).not.toContain('hunter2-cluster');
@@ -208,7 +276,7 @@ describe('configuration', () => {
   });
 
   it('accepts short durations so tests can run quickly', () => {
-    expect(loadConfig({ env: { OTP__TTL_SECONDS: '1' } }).otp.ttl_seconds).toBe(1);
+    expect(loadConfig({ env: { NODE_ENV: 'test', OTP__TTL_SECONDS: '1' } }).otp.ttl_seconds).toBe(1);
     expect(problemsOf(() => loadConfig({ env: { OTP__TTL_SECONDS: '0' } }))[0]).toMatch(/^otp.ttl_seconds:/);
   });
 });

@@ -93,7 +93,9 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
     const failure = await sms.router.send(testCtx, { to: TO, body: 'x' }).catch((err: unknown) => err);
     expect(isApiError(failure) && failure.data.upstream_status).toBe(400);
     expect(twilio.isDone()).toBe(false);
-    expect(await sms.ledger.since(0)).toEqual([]);
+    // Nothing went out: the ledger holds only the message not sent, refused by the provider that answered.
+    expect(await sms.ledger.since(0)).toEqual([expect.objectContaining({ provider: 'gateway', channel: 'sms', country: 'IT', not_sent: 'refused', recipient: '*********567' })]);
+    expect(await sms.ledger.latest('+393331234567')).toBeNull();
   });
 
   it('opens the circuit after consecutive failures, skips the provider while open, and probes it once when half-open', async () => {
@@ -165,7 +167,7 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
 
   it('reads the providers from one JSON variable of the environment', () => {
     const { loadConfig } = jest.requireActual<typeof import('../../../src/core/config/load')>('../../../src/core/config/load');
-    const config = loadConfig({ env: { SMS__PROVIDERS: JSON.stringify([{ kind: 'twilio', account_sid: SID, auth_token: 't', from: '+15005550006' }]) } });
+    const config = loadConfig({ env: { NODE_ENV: 'test', SMS__PROVIDERS: JSON.stringify([{ kind: 'twilio', account_sid: SID, auth_token: 't', from: '+15005550006' }]) } });
     expect(config.sms.providers).toMatchObject([{ kind: 'twilio', name: '', weight: 1, api_url: 'https://api.twilio.com' }]);
   });
 });
