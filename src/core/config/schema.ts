@@ -25,6 +25,14 @@ const section = <T extends z.ZodRawShape>(shape: T) => {
   // prefault: an absent section is parsed as {}, so its keys' defaults apply.
   return object.prefault({} as z.input<typeof object>);
 };
+/** The bot challenge's client signals on one wider network (a /56, a /48, an IPv4 /24): each a count within `challenge.window_seconds` (refusals: `refusal_seconds`). */
+const networkBudget = (defaults: { sends: number; identifiers: number; verify_failures: number; refused: number }) =>
+  section({
+    sends: z.number().int().min(1).default(defaults.sends),
+    identifiers: z.number().int().min(1).default(defaults.identifiers),
+    verify_failures: z.number().int().min(1).default(defaults.verify_failures),
+    refused: z.number().int().min(1).default(defaults.refused),
+  });
 /** A locale as templates/<locale>/ names it: a language subtag, optionally a region (`it`, `en`, `pt-br`). */
 export const localeTag = /^[a-z]{2,3}(-[a-z0-9]{2,8})?$/;
 /**
@@ -373,6 +381,11 @@ export const configSchema = z
         destination_share: z.number().min(0).max(1).default(0.5),
         window_seconds: seconds.default(3600),
         refusal_seconds: seconds.default(900),
+        // The same client signals on the wider networks a client sits in (docs/security.md, "Budgets that nest"): crossing one challenges the network's new identifiers only.
+        network_56: networkBudget({ sends: 20, identifiers: 8, verify_failures: 10, refused: 3 }),
+        network_48: networkBudget({ sends: 60, identifiers: 20, verify_failures: 30, refused: 10 }),
+        network_24: networkBudget({ sends: 600, identifiers: 400, verify_failures: 150, refused: 30 }),
+        verified_history_days: z.number().int().min(0).max(365).default(30),
       })
       .superRefine((challenge, check) => {
         if (challenge.provider === 'pow') return;

@@ -1,7 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { CaptchaClient } from '../../clients/captcha';
 import { budgetOf } from '../../core/address';
-import { clientNetwork } from '../../core/client-network';
+import { clientNetwork, clientNetworks, type NetworkTier } from '../../core/client-network';
 import type { Config } from '../../core/config/schema';
 import type { CallContext } from '../../core/context';
 import { apiError, isApiError } from '../../core/errors';
@@ -9,6 +9,7 @@ import type { Logger } from '../../core/logger';
 import type { ChallengeDecision, Metrics } from '../../core/metrics';
 import type { RateLimiter } from './rate-limiter';
 import { createPow, type Pow, type SolutionFault } from './pow';
+import { createVerifiedHistory } from './verified-history';
 
 /*
  * The bot challenge (docs/security.md, "Bot challenge"): one step of the abuse defences, run
@@ -20,6 +21,10 @@ import { createPow, type Pow, type SolutionFault } from './pow';
  *   client_verify_failures wrong codes from the client in the window;
  *   password_failures     wrong passwords for this email in the window (password login only);
  *   client_refused        the client had a request refused by a limit or a wrong key lately;
+ *   network_*             the same four on the wider networks the client sits in (an IPv6 client's
+ *                         /56 and /48, an IPv4 client's /24), each with its own thresholds
+ *                         (`challenge.network_56`...): crossing one challenges the network's new
+ *                         identifiers, not a phone or an email verified lately (verified-history.ts);
  *   range_flagged         the destination phone's range is on watch or blocked (SMS pumping);
  *   range_rate, country_rate  code SMS this hour to the destination's range, or its country, past
  *                         `challenge.destination_share` of its pumping cap (`sms.pumping.*_sends_per_hour`).
@@ -29,7 +34,20 @@ import { createPow, type Pow, type SolutionFault } from './pow';
  * With `rate_limits.enabled: false`, or mode off, nothing is asked or counted.
  */
 
-export type ChallengeSignal = 'always' | 'client_sends' | 'client_identifiers' | 'client_verify_failures' | 'password_failures' | 'client_refused' | 'range_flagged' | 'range_rate' | 'country_rate';
+export type ChallengeSignal =
+  | 'always'
+  | 'client_sends'
+  | 'client_identifiers'
+  | 'client_verify_failures'
+  | 'password_failures'
+  | 'client_refused'
+  | 'network_sends'
+  | 'network_identifiers'
+  | 'network_verify_failures'
+  | 'network_refused'
+  | 'range_flagged'
+  | 'range_rate'
+  | 'country_rate';
 
 export type { SolutionFault };
 
@@ -54,6 +72,8 @@ export interface ChallengeGate {
   passwordFailed(ip: string | undefined, email: string): Promise<void>;
   /** A request from this client was refused by a limit or a wrong key. */
   refused(ip: string | undefined): Promise<void>;
+  /** A code to this phone or email was verified: it has a history the wider signals spare. */
+  verified(identifier: string): Promise<void>;
 }
 
 export interface ChallengeGateOptions {
@@ -69,12 +89,25 @@ export interface ChallengeGateOptions {
   metrics?: Pick<Metrics, 'challenge'>;
   /** Where each decision is kept for operators beside the SMS it saved (the SMS ledger). */
   record?(decision: ChallengeDecision): void;
+  /**
+   * Whether a code to this phone or email was verified lately: the wider networks' signals
+   * challenge only identifiers without one. Unset: kept in `limiter` (verified-history.ts).
+   */
+  hasVerifiedHistory?(identifier: string): Promise<boolean>;
 }
 
 export const challengeRequired = (challenge: Record<string, unknown>, fault?: SolutionFault) =>
   apiError('challenge_required', { data: { challenge, ...(fault ? { solution: fault } : {}) } });
 
 const CLIENT_SIGNALS = ['client_sends', 'client_identifiers', 'client_verify_failures', 'client_refused'] as const;
+const NETWORK_SIGNALS = ['network_sends', 'network_identifiers', 'network_verify_failures', 'network_refused'] as const;
+
+interface Budget {
+  sends: number;
+  identifiers: number;
+  verify_failures: number;
+  refused: number;
+}
 
 export function createChallengeGate(config: Config, options: ChallengeGateOptions): ChallengeGate {
   const settings = config.challenge;
@@ -88,42 +121,64 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
   // An identifier is never in a challenge or a log line: a keyed digest of it is.
   const digest = (text: string) => createHmac('sha256', key).update(text).digest('base64url').slice(0, 22);
   const pow: Pow | undefined = settings.provider === 'pow' ? createPow(settings, key, now) : undefined;
+  const history = createVerifiedHistory(limiter, key, settings.verified_history_days, now);
+  const hasVerifiedHistory = options.hasVerifiedHistory ?? history.has;
+  // The client's own network (a /64, an IPv4 address): one refusal is enough, as before the wider ones were counted.
+  const budgets: Record<NetworkTier, Budget> = {
+    client: { sends: settings.client_sends, identifiers: settings.client_identifiers, verify_failures: settings.client_verify_failures, refused: 1 },
+    '56': settings.network_56,
+    '48': settings.network_48,
+    '24': settings.network_24,
+  };
 
-  /** The first signal over its threshold, or undefined. Reads (and counts this request) in one parallel step. */
-  async function crossed(ctx: CallContext, ask: ChallengeAsk): Promise<ChallengeSignal | undefined> {
+  /** The client signals on one network of the client's, this request counted: those crossed. */
+  async function networkCrossed(tier: NetworkTier, subject: string, who: string, sends: boolean, at: number): Promise<ChallengeSignal[]> {
+    const budget = budgets[tier];
+    const decisions = await Promise.all([
+      sends ? limiter.hit(`challenge_sends:${subject}`, budget.sends, windowMs, at) : undefined,
+      // A new identifier for this network (its first hit in the window) is counted among its identifiers.
+      sends
+        ? limiter.hit(`challenge_seen:${subject}:${who}`, 1, windowMs, at).then((seen) =>
+            seen.allowed ? limiter.hit(`challenge_ids:${subject}`, budget.identifiers, windowMs, at) : limiter.peek(`challenge_ids:${subject}`, budget.identifiers, at),
+          )
+        : undefined,
+      limiter.peek(`challenge_verify_failures:${subject}`, budget.verify_failures - 1, at),
+      limiter.peek(`challenge_refused:${subject}`, budget.refused - 1, at),
+    ]);
+    const names = tier === 'client' ? CLIENT_SIGNALS : NETWORK_SIGNALS;
+    return names.filter((_, i) => decisions[i] !== undefined && !decisions[i].allowed);
+  }
+
+  /**
+   * Every signal over its threshold, the first the one named (empty: no challenge). Counts this
+   * request on each of the client's networks in one parallel step. A wider network's signals
+   * hold for identifiers without a verified history only.
+   */
+  async function crossed(ctx: CallContext, ask: ChallengeAsk): Promise<ChallengeSignal[]> {
     const at = now();
-    // Counted on the client's network, as the abuse limits count it (an IPv6 client's /64).
-    const ip = ctx.ip && clientNetwork(ctx.ip);
     // Named as the other limits name their subjects (abuse-limits.ts): every spelling of one inbox is one identifier.
     const who = budgetOf(ask.identifier);
     // A password login sends nothing: it is asked about its failures, not counted among the client's sends.
     const sends = !ask.password;
-    const client = ip
-      ? await Promise.all([
-          sends ? limiter.hit(`challenge_sends:${ip}`, settings.client_sends, windowMs, at) : undefined,
-          // A new identifier for this client (its first hit in the window) is counted among its identifiers.
-          sends
-            ? limiter.hit(`challenge_seen:${ip}:${who}`, 1, windowMs, at).then((seen) =>
-                seen.allowed ? limiter.hit(`challenge_ids:${ip}`, settings.client_identifiers, windowMs, at) : limiter.peek(`challenge_ids:${ip}`, settings.client_identifiers, at),
-              )
-            : undefined,
-          limiter.peek(`challenge_verify_failures:${ip}`, settings.client_verify_failures - 1, at),
-          limiter.peek(`challenge_refused:${ip}`, 0, at),
-        ])
-      : [];
-    const over = client.findIndex((decision) => decision !== undefined && !decision.allowed);
-    if (over >= 0) return CLIENT_SIGNALS[over];
+    // Counted on the client's network, as the abuse limits count it (an IPv6 client's /64), and on the wider ones it sits in.
+    const networks = ctx.ip ? clientNetworks(ctx.ip) : [];
+    const perNetwork = await Promise.all(networks.map(({ tier, subject }) => networkCrossed(tier, subject, who, sends, at)));
+    const signals = perNetwork[0] ?? [];
+    const wide = perNetwork.slice(1).flat();
+    // A network's neighbours do not cost a person with a history: only its new identifiers prove work.
+    if (wide.length > 0 && !(await hasVerifiedHistory(ask.phone ?? ask.identifier))) signals.push(...new Set(wide));
     if (ask.password) {
       const limit = settings.password_failures - 1;
-      const failures = await Promise.all([limiter.peek(`challenge_password_failures:${budgetOf(ask.identifier)}`, limit, at), ...(ip ? [limiter.peek(`challenge_password_failures:${ip}`, limit, at)] : [])]);
-      if (failures.some((decision) => !decision.allowed)) return 'password_failures';
+      const ip = networks[0]?.subject;
+      const failures = await Promise.all([limiter.peek(`challenge_password_failures:${who}`, limit, at), ...(ip ? [limiter.peek(`challenge_password_failures:${ip}`, limit, at)] : [])]);
+      if (failures.some((decision) => !decision.allowed)) signals.push('password_failures');
     }
-    if (!ask.phone || !options.destination) return undefined;
+    if (!ask.phone || !options.destination) return signals;
     const destination = await options.destination(ask.phone);
-    if (destination.flagged) return 'range_flagged';
-    if (destination.rangeSends >= rangeRate) return 'range_rate';
-    if (destination.countrySends >= countryRate) return 'country_rate';
-    return undefined;
+    if (destination.flagged) signals.push('range_flagged');
+    if (destination.rangeSends >= rangeRate) signals.push('range_rate');
+    if (destination.countrySends >= countryRate) signals.push('country_rate');
+    return signals;
   }
 
   /** What the caller must solve, bound to this action and identifier. */
@@ -169,7 +224,8 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     async check(ctx, ask) {
       if (mode === 'off' || passed.has(ctx)) return;
       passed.add(ctx);
-      const signal = mode === 'always' ? 'always' : await crossed(ctx, ask);
+      const signals: ChallengeSignal[] = mode === 'always' ? ['always'] : await crossed(ctx, ask);
+      const signal = signals[0];
       if (!signal) return;
       // What a solution is bound to: made only when one is asked for or checked.
       const id = digest(`${ask.action}\n${ask.identifier}`);
@@ -185,7 +241,8 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     },
     async verifyFailed(ip) {
       if (mode !== 'adaptive' || !ip) return;
-      await limiter.hit(`challenge_verify_failures:${clientNetwork(ip)}`, Number.MAX_SAFE_INTEGER, windowMs, now());
+      const at = now();
+      await Promise.all(clientNetworks(ip).map(({ subject }) => limiter.hit(`challenge_verify_failures:${subject}`, Number.MAX_SAFE_INTEGER, windowMs, at)));
     },
     async passwordFailed(ip, email) {
       if (mode !== 'adaptive') return;
@@ -194,7 +251,12 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     },
     async refused(ip) {
       if (mode !== 'adaptive' || !ip) return;
-      await limiter.hit(`challenge_refused:${clientNetwork(ip)}`, Number.MAX_SAFE_INTEGER, settings.refusal_seconds * 1000, now());
+      const at = now();
+      await Promise.all(clientNetworks(ip).map(({ subject }) => limiter.hit(`challenge_refused:${subject}`, Number.MAX_SAFE_INTEGER, settings.refusal_seconds * 1000, at)));
+    },
+    async verified(identifier) {
+      if (mode !== 'adaptive') return;
+      await history.record(identifier);
     },
   };
 }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import pino from 'pino';
 import type { CallContext } from '../../../src/core/context';
 import { isApiError } from '../../../src/core/errors';
@@ -55,5 +56,75 @@ describe('the client signals of the bot challenge', () => {
     expect(await reasonOf(challenge.check(at('2001:db8:7:9:ffff:1:2:3'), ask))).toBe('challenge_required');
     // The next /64 is another client.
     expect(await reasonOf(challenge.check(at('2001:db8:7:a::1'), ask))).toBe('heard');
+  });
+});
+
+describe('the client signals on the networks a client sits in', () => {
+  const phone = (n: number) => `+39333${String(n).padStart(7, '0')}`;
+  const ask = (n: number) => ({ action: 'otp_generate', identifier: phone(n), phone: phone(n) });
+  const defaults = testConfig({}).challenge;
+
+  it('challenge a /48\'s new identifiers once it crossed its budget, not a phone verified lately', async () => {
+    const { challenge, metrics } = gate();
+    await challenge.verified(phone(999));
+    // One bot rotating the /48's /64s (a new /56 each time, so neither the /64 nor the /56 crosses).
+    for (let i = 0; i < defaults.network_48.identifiers; i++) expect(await reasonOf(challenge.check(at(`2001:db8:48:${(i * 0x100).toString(16)}::1`), ask(i)))).toBe('heard');
+    expect(await reasonOf(challenge.check(at('2001:db8:48:ff00::1'), ask(500)))).toBe('challenge_required');
+    expect(await metrics.render()).toMatch(/lfa_challenge_decisions_total\{decision="challenged",signal="network_identifiers"\} 1\n/);
+    // A neighbour in the same /48 asking for their own verified phone is heard; a new number of theirs is not.
+    expect(await reasonOf(challenge.check(at('2001:db8:48:fe00::7'), ask(999)))).toBe('heard');
+    expect(await reasonOf(challenge.check(at('2001:db8:48:fd00::7'), ask(501)))).toBe('challenge_required');
+    // Another /48 is another budget.
+    expect(await reasonOf(challenge.check(at('2001:db8:49::1'), ask(502)))).toBe('heard');
+  });
+
+  it('keep a household /64 and the CGNAT /24 of honest people from challenging one another', async () => {
+    const { challenge } = gate();
+    // A carrier's NAT pool: 300 people an hour (the busiest Italian hour of the pumping simulation, 6 a minute, and more), each on one of the /24's addresses.
+    for (let i = 0; i < 300; i++) expect(await reasonOf(challenge.check(at(`100.64.7.${i % 256}`), ask(1000 + i)))).toBe('heard');
+    // Households, each on its own /56 (RIPE-690) of one /48, three people each, a code each: none crosses the /48's budget for the others.
+    for (let home = 0; home < 6; home++) {
+      for (let person = 0; person < 3; person++) expect(await reasonOf(challenge.check(at(`2001:db8:77:${(home * 0x100).toString(16)}::${person + 1}`), ask(home * 10 + person)))).toBe('heard');
+    }
+    // A phone of the NAT pool and a household's are heard again after all that.
+    expect(await reasonOf(challenge.check(at('100.64.7.9'), ask(1009)))).toBe('heard');
+    expect(await reasonOf(challenge.check(at('2001:db8:77:500::1'), ask(50)))).toBe('heard');
+  });
+
+  it('count the wider networks\' wrong codes and refusals for their new identifiers', async () => {
+    const { challenge } = gate();
+    for (let i = 0; i < defaults.network_48.refused; i++) await challenge.refused(`2001:db8:50:${(i * 0x100).toString(16)}::1`);
+    expect(await reasonOf(challenge.check(at('2001:db8:50:ff00::1'), ask(1)))).toBe('challenge_required');
+    const second = gate().challenge;
+    for (let i = 0; i < defaults.network_24.verify_failures; i++) await second.verifyFailed(`198.51.100.${i % 200}`);
+    expect(await reasonOf(second.check(at('198.51.100.250'), ask(2)))).toBe('challenge_required');
+    expect(await reasonOf(second.check(at('198.51.101.1'), ask(3)))).toBe('heard');
+  });
+});
+
+describe('budgets that nest (property)', () => {
+  const hextet = fc.integer({ min: 0, max: 0xffff });
+  const phone = (n: number) => `+39333${String(n).padStart(7, '0')}`;
+
+  it('addresses sharing a /48 share its budget, whichever /56 and /64 they come from; another /48 does not', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(hextet, { minLength: 3, maxLength: 3 }), fc.array(fc.tuple(hextet, hextet), { minLength: 20, maxLength: 20 }), hextet, async (site, subnets, other) => {
+        fc.pre(other !== site[2]);
+        const { challenge } = gate();
+        const prefix = site.map((h) => h.toString(16)).join(':');
+        const identifiers = testConfig({}).challenge.network_48.identifiers;
+        const answers = [];
+        for (let i = 0; i <= identifiers; i++) {
+          const [subnet, host] = subnets[i % subnets.length]!;
+          // Each identifier from a /56 and a /64 of its own within the /48 (neither's own budget crosses).
+          const own = ((((subnet >> 8) + i) & 0xff) << 8) | (subnet & 0xff);
+          answers.push(await reasonOf(challenge.check(at(`${prefix}:${own.toString(16)}:${host.toString(16)}::1`), { action: 'otp_generate', identifier: phone(i), phone: phone(i) })));
+        }
+        const sibling = `${site[0]!.toString(16)}:${site[1]!.toString(16)}:${other.toString(16)}::1`;
+        const elsewhere = await reasonOf(challenge.check(at(sibling), { action: 'otp_generate', identifier: phone(9999), phone: phone(9999) }));
+        return answers.at(-1) === 'challenge_required' && answers.slice(0, -1).every((a) => a === 'heard') && elsewhere === 'heard';
+      }),
+      { numRuns: 20 },
+    );
   });
 });
