@@ -74,7 +74,9 @@ function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams, judgeAfterSe
       allowed_regions: ['IT', 'GB'],
       pumping: { ...upstreams.config.sms.pumping, country_sends_per_hour: plenty, prefix_sends_per_hour: plenty, block_min_sends: SOAK_BLOCK_MIN_SENDS, judge_after_seconds: judgeAfterSeconds },
     },
-    // No `challenge` section: production's default, `adaptive` at the default thresholds (checked at start).
+    // The challenge is production's default, `adaptive` at the default thresholds (checked at start), but for the velocity
+    // floors: every journey's number is new and in one range, at a thousand a minute, which is a spike by any baseline.
+    challenge: { country_velocity_floor: plenty, range_velocity_floor: plenty },
     sandbox: { enabled: false },
   };
 }

@@ -91,6 +91,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       // Beside the SMS it saved, for the operator: never in the request's way.
       record: (decision) => void sms.ledger.recordChallenge(decision).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a challenge')),
       destination: (e164) => sms.pumping.destination(e164, smsFacts(e164).region ?? ''),
+      placeOf: (e164) => ({ country: smsFacts(e164).region ?? '', range: sms.pumping.rangeOf(e164) }),
       captcha: createCaptchaClient(config, log, clients),
     });
   const otp =

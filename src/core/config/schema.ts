@@ -386,6 +386,11 @@ export const configSchema = z
         network_48: networkBudget({ sends: 60, identifiers: 20, verify_failures: 30, refused: 10 }),
         network_24: networkBudget({ sends: 600, identifiers: 400, verify_failures: 150, refused: 30 }),
         verified_history_days: z.number().int().min(0).max(365).default(30),
+        // New numbers per minute to a country or a range against their own last hours (docs/security.md, "Velocity").
+        velocity_baseline_hours: z.number().int().min(1).max(24).default(3),
+        velocity_factor: z.number().min(1).default(4),
+        country_velocity_floor: z.number().int().min(1).default(30),
+        range_velocity_floor: z.number().int().min(1).default(5),
       })
       .superRefine((challenge, check) => {
         if (challenge.provider === 'pow') return;

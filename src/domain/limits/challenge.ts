@@ -27,7 +27,12 @@ import { createVerifiedHistory } from './verified-history';
  *                         identifiers, not a phone or an email verified lately (verified-history.ts);
  *   range_flagged         the destination phone's range is on watch or blocked (SMS pumping);
  *   range_rate, country_rate  code SMS this hour to the destination's range, or its country, past
- *                         `challenge.destination_share` of its pumping cap (`sms.pumping.*_sends_per_hour`).
+ *                         `challenge.destination_share` of its pumping cap (`sms.pumping.*_sends_per_hour`);
+ *   range_velocity, country_velocity  new numbers (no verified history) to the destination's range,
+ *                         or its country, in the last minute past `challenge.velocity_factor` times
+ *                         their average minute over the last `velocity_baseline_hours`, and past a
+ *                         floor (`range_velocity_floor`, `country_velocity_floor`): a spike is
+ *                         challenged in its first seconds, not at half an hour's cap.
  * A refused request answers `challenge_required` with what to solve in `data.challenge`; it is
  * repeated with the solution in `challenge`. A solution is spent in the store (once, across
  * instances), expires, and holds only for the action and identifier it was issued for.
@@ -47,7 +52,9 @@ export type ChallengeSignal =
   | 'network_refused'
   | 'range_flagged'
   | 'range_rate'
-  | 'country_rate';
+  | 'country_rate'
+  | 'range_velocity'
+  | 'country_velocity';
 
 export type { SolutionFault };
 
@@ -94,6 +101,8 @@ export interface ChallengeGateOptions {
    * challenge only identifiers without one. Unset: kept in `limiter` (verified-history.ts).
    */
   hasVerifiedHistory?(identifier: string): Promise<boolean>;
+  /** A phone's destination country (ISO region) and range (the pumping defence's prefix): where the velocity signals count new numbers. */
+  placeOf?(e164: string): { country: string; range: string };
 }
 
 export const challengeRequired = (challenge: Record<string, unknown>, fault?: SolutionFault) =>
@@ -101,6 +110,17 @@ export const challengeRequired = (challenge: Record<string, unknown>, fault?: So
 
 const CLIENT_SIGNALS = ['client_sends', 'client_identifiers', 'client_verify_failures', 'client_refused'] as const;
 const NETWORK_SIGNALS = ['network_sends', 'network_identifiers', 'network_verify_failures', 'network_refused'] as const;
+
+/** What the adaptive check found: the signals crossed (the first named), the spike's ratio to its threshold, where a new number counts. */
+interface Crossing {
+  signals: ChallengeSignal[];
+  spike: number;
+  places: string[];
+}
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const UNCAPPED = Number.MAX_SAFE_INTEGER;
 
 interface Budget {
   sends: number;
@@ -149,12 +169,56 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     return names.filter((_, i) => decisions[i] !== undefined && !decisions[i].allowed);
   }
 
+  const baselineHours = settings.velocity_baseline_hours;
+  /** A counter's count, read from a decision made with no limit. */
+  const countOf = (decision: { remaining: number }) => UNCAPPED - decision.remaining;
+
+  /**
+   * Counts a new number to `place` and answers its last minute's rate (this one counted) over
+   * its threshold: more than 1 is a spike. Every request counts in the minute, so a spike that
+   * goes on asking stays one. The last minute is the current minute's count and the
+   * previous one's, weighted by what of it is still within a minute (a sliding window from two
+   * fixed ones); the baseline is the average minute of the last hours, each hour one counter.
+   */
+  async function pressureOf(place: string, floor: number, at: number): Promise<number> {
+    const minute = Math.floor(at / MINUTE);
+    const hour = Math.floor(at / HOUR);
+    const key = `challenge_velocity:${place}`;
+    const [current, previous, ...hours] = await Promise.all([
+      limiter.hit(`${key}:m${minute}`, UNCAPPED, 2 * MINUTE, at),
+      limiter.peek(`${key}:m${minute - 1}`, UNCAPPED, at),
+      ...Array.from({ length: baselineHours }, (_, i) => limiter.peek(`${key}:h${hour - 1 - i}`, UNCAPPED, at)),
+    ]);
+    const rate = countOf(current) + countOf(previous) * (1 - (at % MINUTE) / MINUTE);
+    const baseline = hours.reduce((sum, decision) => sum + countOf(decision), 0) / (baselineHours * 60);
+    return rate / Math.max(floor, settings.velocity_factor * baseline);
+  }
+
+  /**
+   * A new number let through unchallenged joins its places' baselines. Only those: a campaign
+   * challenged at its spike does not raise the baseline it is judged against next hour.
+   */
+  const joinBaseline = (places: string[], at: number) => {
+    const hour = Math.floor(at / HOUR);
+    return Promise.all(places.map((place) => limiter.hit(`challenge_velocity:${place}:h${hour}`, UNCAPPED, (baselineHours + 1) * HOUR, at))).then(() => undefined);
+  };
+
+  /** The velocity signals of a new number: its country's and its range's minute against their baselines; the places it counts in. */
+  async function velocity(e164: string, at: number): Promise<Pick<Crossing, 'signals' | 'spike' | 'places'>> {
+    const place = options.placeOf?.(e164);
+    if (!place) return { signals: [], spike: 0, places: [] };
+    const places = [`c:${place.country}`, `r:${place.range}`];
+    const [country, range] = await Promise.all([pressureOf(places[0]!, settings.country_velocity_floor, at), pressureOf(places[1]!, settings.range_velocity_floor, at)]);
+    const signals: ChallengeSignal[] = [...(range > 1 ? ['range_velocity' as const] : []), ...(country > 1 ? ['country_velocity' as const] : [])];
+    return { signals, spike: Math.max(country, range), places };
+  }
+
   /**
    * Every signal over its threshold, the first the one named (empty: no challenge). Counts this
    * request on each of the client's networks in one parallel step. A wider network's signals
    * hold for identifiers without a verified history only.
    */
-  async function crossed(ctx: CallContext, ask: ChallengeAsk): Promise<ChallengeSignal[]> {
+  async function crossed(ctx: CallContext, ask: ChallengeAsk): Promise<Crossing> {
     const at = now();
     // Named as the other limits name their subjects (abuse-limits.ts): every spelling of one inbox is one identifier.
     const who = budgetOf(ask.identifier);
@@ -162,23 +226,30 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     const sends = !ask.password;
     // Counted on the client's network, as the abuse limits count it (an IPv6 client's /64), and on the wider ones it sits in.
     const networks = ctx.ip ? clientNetworks(ctx.ip) : [];
+    // Asked once, when it matters: a phone to send to (its velocity counts new numbers only), or a wider network crossed.
+    let known: Promise<boolean> | undefined;
+    const hasHistory = () => (known ??= hasVerifiedHistory(ask.phone ?? ask.identifier));
+    if (ask.phone && sends) void hasHistory().catch(() => {});
     const perNetwork = await Promise.all(networks.map(({ tier, subject }) => networkCrossed(tier, subject, who, sends, at)));
     const signals = perNetwork[0] ?? [];
     const wide = perNetwork.slice(1).flat();
     // A network's neighbours do not cost a person with a history: only its new identifiers prove work.
-    if (wide.length > 0 && !(await hasVerifiedHistory(ask.phone ?? ask.identifier))) signals.push(...new Set(wide));
+    if (wide.length > 0 && !(await hasHistory())) signals.push(...new Set(wide));
     if (ask.password) {
       const limit = settings.password_failures - 1;
       const ip = networks[0]?.subject;
       const failures = await Promise.all([limiter.peek(`challenge_password_failures:${who}`, limit, at), ...(ip ? [limiter.peek(`challenge_password_failures:${ip}`, limit, at)] : [])]);
       if (failures.some((decision) => !decision.allowed)) signals.push('password_failures');
     }
-    if (!ask.phone || !options.destination) return signals;
-    const destination = await options.destination(ask.phone);
-    if (destination.flagged) signals.push('range_flagged');
-    if (destination.rangeSends >= rangeRate) signals.push('range_rate');
-    if (destination.countrySends >= countryRate) signals.push('country_rate');
-    return signals;
+    if (!ask.phone) return { signals, spike: 0, places: [] };
+    const phone = ask.phone;
+    // A number with a verified history is no part of a spike of new ones: neither counted nor asked.
+    const [destination, rate] = await Promise.all([options.destination?.(phone), sends ? hasHistory().then((history) => (history ? undefined : velocity(phone, at))) : undefined]);
+    if (destination?.flagged) signals.push('range_flagged');
+    if (destination && destination.rangeSends >= rangeRate) signals.push('range_rate');
+    if (destination && destination.countrySends >= countryRate) signals.push('country_rate');
+    signals.push(...(rate?.signals ?? []));
+    return { signals, spike: rate?.spike ?? 0, places: rate?.places ?? [] };
   }
 
   /** What the caller must solve, bound to this action and identifier. */
@@ -224,9 +295,13 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     async check(ctx, ask) {
       if (mode === 'off' || passed.has(ctx)) return;
       passed.add(ctx);
-      const signals: ChallengeSignal[] = mode === 'always' ? ['always'] : await crossed(ctx, ask);
-      const signal = signals[0];
-      if (!signal) return;
+      const crossing: Crossing = mode === 'always' ? { signals: ['always'], spike: 0, places: [] } : await crossed(ctx, ask);
+      const signal = crossing.signals[0];
+      if (!signal) {
+        // Never in the request's way: the baseline is an average over hours.
+        if (crossing.places.length > 0) joinBaseline(crossing.places, now()).catch((err: unknown) => log.warn({ event: 'challenge', err: isApiError(err) ? err.reason : 'error' }, 'challenge: could not count a baseline'));
+        return;
+      }
       // What a solution is bound to: made only when one is asked for or checked.
       const id = digest(`${ask.action}\n${ask.identifier}`);
       const solution = ctx.challenge;

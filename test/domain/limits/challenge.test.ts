@@ -128,3 +128,39 @@ describe('budgets that nest (property)', () => {
     );
   });
 });
+
+describe('the velocity signals', () => {
+  function clocked() {
+    const clock = { now: Date.UTC(2030, 0, 7, 6, 0, 0) };
+    const config = testConfig({ rate_limits: { enabled: true }, challenge: { mode: 'adaptive' } });
+    const placeOf = (e164: string) => ({ country: 'IT', range: e164.slice(1, 7) });
+    const challenge = createChallengeGate(config, { limiter: createMemoryRateLimiter(), now: () => clock.now, secret: 's'.repeat(32), log: pino({ level: 'silent' }), spend: async () => true, placeOf });
+    let n = 0;
+    /** `count` new numbers spread over a minute, each from its own client in 900 ranges: the answers. */
+    const minute = async (count: number) => {
+      const answers: string[] = [];
+      for (let i = 0; i < count; i++) {
+        n += 1;
+        clock.now += Math.floor(60_000 / count);
+        const phone = `+393${String(100 + (n % 900))}${String(n).padStart(6, '0')}`;
+        answers.push(await reasonOf(challenge.check(at(`10.${(n >> 8) & 255}.${n & 255}.1`), { action: 'otp_generate', identifier: phone, phone })));
+      }
+      return answers;
+    };
+    return { challenge, minute, config };
+  }
+
+  it('judge a country\'s minute against its own last hours: its usual rate is heard, four times it is not', async () => {
+    const { minute, config } = clocked();
+    const { country_velocity_floor: floor, velocity_factor: factor, velocity_baseline_hours: hours } = config.challenge;
+    // Hours at just under the floor: none challenged, and they make the baseline.
+    const usual = floor - 5;
+    for (let m = 0; m < hours * 60; m++) expect((await minute(usual)).filter((a) => a !== 'heard')).toEqual([]);
+    // Twice the floor is this country's ordinary (under factor times its baseline): heard.
+    expect((await minute(2 * floor)).filter((a) => a !== 'heard')).toEqual([]);
+    // A spike over factor times its baseline: the new numbers after it are challenged.
+    const spike = await minute(Math.ceil(usual * factor * 1.5));
+    expect(spike.indexOf('challenge_required')).toBeGreaterThan(0);
+    expect(spike.slice(spike.indexOf('challenge_required')).every((a) => a === 'challenge_required')).toBe(true);
+  }, 60_000);
+});
