@@ -141,6 +141,8 @@ export const configKeyMeanings: Record<string, string> = {
   'challenge.provider': '`pow`: a self-hosted proof of work (ALTCHA\'s protocol; the page\'s `altcha` widget solves it, no third party); `turnstile` (Cloudflare) or `hcaptcha`: their widget in the page, the token checked at their siteverify endpoint with `challenge.secret_key`.',
   'challenge.ttl_seconds': 'How long an issued challenge may be solved and its solution used; a solution is spent on use, once across instances.',
   'challenge.pow_difficulty': 'The SHA-256 counter a `pow` solver must reach, drawn between half of it and it per challenge: the expected work is three quarters of it in hashes (docs/security.md has the time it takes in Chromium and the server\'s verification cost).',
+  'challenge.pow_pressure_step': 'A `pow` challenge\'s difficulty is `pow_difficulty` times this for each adaptive signal crossed beyond the first and for each doubling of a spike past its threshold (docs/security.md, "Harder under pressure"). 1: one difficulty whatever the pressure.',
+  'challenge.pow_pressure_max': 'The most the pressure multiplies `challenge.pow_difficulty` by: 64 makes the hardest challenge 6,400,000 at the default (about 8 s of one core).',
   'challenge.site_key': 'The Turnstile or hCaptcha site key the page renders its widget with (given in `data.challenge`). Required with those providers.',
   'challenge.secret_key': 'The Turnstile or hCaptcha secret for siteverify. Required with those providers.',
   'challenge.verify_url': 'Overrides the provider\'s siteverify URL (the sandbox\'s fakes, a test). Empty: the provider\'s own.',

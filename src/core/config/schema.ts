@@ -370,6 +370,9 @@ export const configSchema = z
         provider: z.enum(['pow', 'turnstile', 'hcaptcha']).default('pow'),
         ttl_seconds: seconds.default(300),
         pow_difficulty: z.number().int().min(1000).max(10_000_000).default(100_000),
+        // The proof of work grows harder with the pressure (docs/security.md, "Harder under pressure").
+        pow_pressure_step: z.number().min(1).max(16).default(4),
+        pow_pressure_max: z.number().min(1).max(1024).default(64),
         site_key: text.default(''),
         secret_key: text.default(''),
         verify_url: url.default(''),

@@ -1,4 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { CaptchaClient } from '../../clients/captcha';
 import { budgetOf } from '../../core/address';
 import { clientNetwork, clientNetworks, type NetworkTier } from '../../core/client-network';
@@ -170,6 +171,16 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
   }
 
   const baselineHours = settings.velocity_baseline_hours;
+  // A place's baseline is an average over hours: read from the store once a minute per instance, not on every send.
+  const baselines = new LRUCache<string, number>({ max: 10_000, ttl: MINUTE });
+  const baselineOf = async (key: string, hour: number, at: number): Promise<number> => {
+    const cached = baselines.get(`${key}:${hour}`);
+    if (cached !== undefined) return cached;
+    const hours = await Promise.all(Array.from({ length: baselineHours }, (_, i) => limiter.peek(`${key}:h${hour - 1 - i}`, UNCAPPED, at)));
+    const baseline = hours.reduce((sum, decision) => sum + countOf(decision), 0) / (baselineHours * 60);
+    baselines.set(`${key}:${hour}`, baseline);
+    return baseline;
+  };
   /** A counter's count, read from a decision made with no limit. */
   const countOf = (decision: { remaining: number }) => UNCAPPED - decision.remaining;
 
@@ -184,13 +195,8 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     const minute = Math.floor(at / MINUTE);
     const hour = Math.floor(at / HOUR);
     const key = `challenge_velocity:${place}`;
-    const [current, previous, ...hours] = await Promise.all([
-      limiter.hit(`${key}:m${minute}`, UNCAPPED, 2 * MINUTE, at),
-      limiter.peek(`${key}:m${minute - 1}`, UNCAPPED, at),
-      ...Array.from({ length: baselineHours }, (_, i) => limiter.peek(`${key}:h${hour - 1 - i}`, UNCAPPED, at)),
-    ]);
+    const [current, previous, baseline] = await Promise.all([limiter.hit(`${key}:m${minute}`, UNCAPPED, 2 * MINUTE, at), limiter.peek(`${key}:m${minute - 1}`, UNCAPPED, at), baselineOf(key, hour, at)]);
     const rate = countOf(current) + countOf(previous) * (1 - (at % MINUTE) / MINUTE);
-    const baseline = hours.reduce((sum, decision) => sum + countOf(decision), 0) / (baselineHours * 60);
     return rate / Math.max(floor, settings.velocity_factor * baseline);
   }
 
@@ -252,9 +258,26 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     return { signals, spike: rate?.spike ?? 0, places: rate?.places ?? [] };
   }
 
+  const step = settings.pow_pressure_step;
+  const hardest = settings.pow_difficulty * settings.pow_pressure_max;
+  /**
+   * The proof of work's difficulty under this pressure: `pow_difficulty` for one kind of signal
+   * crossed (the client's own, its wider networks', the destination's volume, its velocity...),
+   * times `pow_pressure_step` for each other kind crossed with it and for each doubling of a
+   * spike past its threshold, up to `pow_pressure_max` times. People behind one NAT crossing
+   * their address's signals solve the base difficulty; a campaign crossing its /48's and its
+   * country's, or spiking, pays more per send.
+   */
+  const kindOf = (signal: ChallengeSignal) => signal.replace(/^(client|network)_.*$/, '$1').replace(/^(range|country)_(rate|velocity)$/, '$2');
+  const difficultyOf = (crossing: Crossing) => {
+    const kinds = new Set(crossing.signals.map(kindOf)).size;
+    const level = kinds - 1 + (crossing.spike > 1 ? Math.floor(Math.log2(crossing.spike)) : 0);
+    return Math.min(hardest, Math.round(settings.pow_difficulty * step ** Math.max(0, level)));
+  };
+
   /** What the caller must solve, bound to this action and identifier. */
-  async function issue(ctx: CallContext, ask: ChallengeAsk, id: string): Promise<Record<string, unknown>> {
-    if (pow) return { provider: 'pow', ...(await pow.issue(ask.action, id)) };
+  async function issue(ctx: CallContext, ask: ChallengeAsk, id: string, difficulty: number): Promise<Record<string, unknown>> {
+    if (pow) return { provider: 'pow', ...(await pow.issue(ask.action, id, difficulty)) };
     // Turnstile renders its widget with an action and customer data, and siteverify echoes both: the token is bound to them.
     return { provider: settings.provider, site_key: settings.site_key, action: ask.action, ...(settings.provider === 'turnstile' ? { cdata: id } : {}) };
   }
@@ -282,10 +305,14 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     return (await options.spend(`challenge:${spentId}`, now() + settings.ttl_seconds * 1000)) ? undefined : 'spent';
   }
 
-  const decided = (ctx: CallContext, decision: ChallengeDecision, signal: ChallengeSignal, ask: ChallengeAsk, fault?: SolutionFault) => {
+  const decided = (ctx: CallContext, decision: ChallengeDecision, crossing: Crossing, ask: ChallengeAsk, fault?: SolutionFault, difficulty?: number) => {
+    const signal = crossing.signals[0]!;
     metrics?.challenge(decision, signal);
     options.record?.(decision);
-    if (log.isLevelEnabled('info')) log.info({ event: 'challenge', decision, signal, action: ask.action, request_id: ctx.requestId, ...(fault ? { fault } : {}) }, `challenge ${decision}`);
+    if (log.isLevelEnabled('info')) {
+      const asked = difficulty !== undefined && pow ? { difficulty, signals: crossing.signals } : {};
+      log.info({ event: 'challenge', decision, signal, action: ask.action, request_id: ctx.requestId, ...asked, ...(fault ? { fault } : {}) }, `challenge ${decision}`);
+    }
   };
 
   // Requests that already passed: a request that checks before its own work (register) and sends after is asked, and counted, once.
@@ -305,14 +332,16 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
       // What a solution is bound to: made only when one is asked for or checked.
       const id = digest(`${ask.action}\n${ask.identifier}`);
       const solution = ctx.challenge;
+      // A solution already made is taken at the difficulty it was issued at (signed in it): the pressure prices the next challenge.
+      const difficulty = difficultyOf(crossing);
       if (solution === undefined) {
-        decided(ctx, 'challenged', signal, ask);
-        throw challengeRequired(await issue(ctx, ask, id));
+        decided(ctx, 'challenged', crossing, ask, undefined, difficulty);
+        throw challengeRequired(await issue(ctx, ask, id, difficulty));
       }
       const fault = await redeem(ctx, ask, id, solution);
-      if (!fault) return decided(ctx, 'solved', signal, ask);
-      decided(ctx, 'failed', signal, ask, fault);
-      throw challengeRequired(await issue(ctx, ask, id), fault);
+      if (!fault) return decided(ctx, 'solved', crossing, ask);
+      decided(ctx, 'failed', crossing, ask, fault, difficulty);
+      throw challengeRequired(await issue(ctx, ask, id, difficulty), fault);
     },
     async verifyFailed(ip) {
       if (mode !== 'adaptive' || !ip) return;

@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import { solveChallenge, type Challenge } from 'altcha-lib';
+import { deriveKey } from 'altcha-lib/algorithms/sha';
 import pino from 'pino';
 import type { CallContext } from '../../../src/core/context';
 import { isApiError } from '../../../src/core/errors';
@@ -163,4 +165,44 @@ describe('the velocity signals', () => {
     expect(spike.indexOf('challenge_required')).toBeGreaterThan(0);
     expect(spike.slice(spike.indexOf('challenge_required')).every((a) => a === 'challenge_required')).toBe(true);
   }, 60_000);
+});
+
+describe('the proof of work under pressure', () => {
+  const base = 2000;
+  function pressured() {
+    const clock = { now: Date.UTC(2030, 0, 7, 6, 0, 0) };
+    const config = testConfig({ rate_limits: { enabled: true }, challenge: { mode: 'adaptive', pow_difficulty: base } });
+    const placeOf = (e164: string) => ({ country: 'IT', range: e164.slice(1, 7) });
+    const challenge = createChallengeGate(config, { limiter: createMemoryRateLimiter(), now: () => clock.now, secret: 's'.repeat(32), log: pino({ level: 'silent' }), spend: async () => true, placeOf });
+    return { challenge, clock, config };
+  }
+  /** The counter a solver had to reach for the challenge this check asked: the work it costs. */
+  const workOf = async (attempt: Promise<void>): Promise<number> => {
+    const err = await attempt.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (!isApiError(err) || err.reason !== 'challenge_required') throw new Error('not challenged');
+    const solution = await solveChallenge({ challenge: (err.data as { challenge: Challenge }).challenge, deriveKey });
+    return solution!.counter;
+  };
+  const phone = (n: number) => `+393${String(100 + (n % 900))}${String(n).padStart(6, '0')}`;
+
+  it('asks one signal\'s crosser the base difficulty, and a campaign crossing several and spiking up to its ceiling', async () => {
+    const { challenge, config } = pressured();
+    // One client, its fourth number: one signal (client_identifiers).
+    for (let i = 0; i < 3; i++) await challenge.check(at('198.51.100.7'), { action: 'otp_generate', identifier: phone(i), phone: phone(i) });
+    const person = await workOf(challenge.check(at('198.51.100.7'), { action: 'otp_generate', identifier: phone(3), phone: phone(3) }));
+    expect(person).toBeLessThanOrEqual(base);
+
+    // A /48 rotating its /64s, all at once: its identifiers, then the country's spike, a hundred times its floor.
+    let work = 0;
+    for (let i = 10; i < 400; i++) {
+      const attempt = challenge.check(at(`2001:db8:48:${(i * 0x100).toString(16)}::1`), { action: 'otp_generate', identifier: phone(i), phone: phone(i) });
+      if (i < 399) await attempt.catch(() => {});
+      else work = await workOf(attempt);
+    }
+    expect(work).toBeGreaterThan(base * config.challenge.pow_pressure_step);
+    expect(work).toBeLessThanOrEqual(base * config.challenge.pow_pressure_max);
+  });
 });
