@@ -172,13 +172,14 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
 
   const baselineHours = settings.velocity_baseline_hours;
   // A place's baseline is an average over hours: read from the store once a minute per instance, not on every send.
-  const baselines = new LRUCache<string, number>({ max: 10_000, ttl: MINUTE });
+  // Kept by the gate's clock (lru-cache's own ttl would hold a timer): a reading older than a minute is read again.
+  const baselines = new LRUCache<string, { baseline: number; until: number }>({ max: 10_000 });
   const baselineOf = async (key: string, hour: number, at: number): Promise<number> => {
     const cached = baselines.get(`${key}:${hour}`);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined && cached.until > at) return cached.baseline;
     const hours = await Promise.all(Array.from({ length: baselineHours }, (_, i) => limiter.peek(`${key}:h${hour - 1 - i}`, UNCAPPED, at)));
     const baseline = hours.reduce((sum, decision) => sum + countOf(decision), 0) / (baselineHours * 60);
-    baselines.set(`${key}:${hour}`, baseline);
+    baselines.set(`${key}:${hour}`, { baseline, until: at + MINUTE });
     return baseline;
   };
   /** A counter's count, read from a decision made with no limit. */

@@ -22,7 +22,7 @@ const at = (ip: string) => ({ ip }) as unknown as CallContext;
 function gate() {
   const metrics = createMetrics();
   const config = testConfig({ rate_limits: { enabled: true }, challenge: { mode: 'adaptive' } });
-  const challenge = createChallengeGate(config, { limiter: createMemoryRateLimiter(), now: () => Date.UTC(2030, 0, 7), secret: 's'.repeat(32), log: pino({ level: 'silent' }), spend: async () => true, metrics });
+  const challenge = createChallengeGate(config, { limiter: createMemoryRateLimiter(20_000), now: () => Date.UTC(2030, 0, 7), secret: 's'.repeat(32), log: pino({ level: 'silent' }), spend: async () => true, metrics });
   return { challenge, metrics };
 }
 
@@ -136,7 +136,7 @@ describe('the velocity signals', () => {
     const clock = { now: Date.UTC(2030, 0, 7, 6, 0, 0) };
     const config = testConfig({ rate_limits: { enabled: true }, challenge: { mode: 'adaptive' } });
     const placeOf = (e164: string) => ({ country: 'IT', range: e164.slice(1, 7) });
-    const challenge = createChallengeGate(config, { limiter: createMemoryRateLimiter(), now: () => clock.now, secret: 's'.repeat(32), log: pino({ level: 'silent' }), spend: async () => true, placeOf });
+    const challenge = createChallengeGate(config, { limiter: createMemoryRateLimiter(20_000), now: () => clock.now, secret: 's'.repeat(32), log: pino({ level: 'silent' }), spend: async () => true, placeOf });
     let n = 0;
     /** `count` new numbers spread over a minute, each from its own client in 900 ranges: the answers. */
     const minute = async (count: number) => {
@@ -173,7 +173,7 @@ describe('the proof of work under pressure', () => {
     const clock = { now: Date.UTC(2030, 0, 7, 6, 0, 0) };
     const config = testConfig({ rate_limits: { enabled: true }, challenge: { mode: 'adaptive', pow_difficulty: base } });
     const placeOf = (e164: string) => ({ country: 'IT', range: e164.slice(1, 7) });
-    const challenge = createChallengeGate(config, { limiter: createMemoryRateLimiter(), now: () => clock.now, secret: 's'.repeat(32), log: pino({ level: 'silent' }), spend: async () => true, placeOf });
+    const challenge = createChallengeGate(config, { limiter: createMemoryRateLimiter(20_000), now: () => clock.now, secret: 's'.repeat(32), log: pino({ level: 'silent' }), spend: async () => true, placeOf });
     return { challenge, clock, config };
   }
   /** The counter a solver had to reach for the challenge this check asked: the work it costs. */
