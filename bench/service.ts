@@ -60,7 +60,17 @@ export function defencesNeverCrossed(mode: 'off' | 'adaptive') {
   return {
     rate_limits: { enabled: true, sends_per_identifier_per_hour: NEVER, sends_per_ip_per_hour: NEVER, sends_per_recipient: NEVER, verifies_per_ip_per_minute: NEVER, lookups_per_ip_per_minute: NEVER, lookups_per_account_per_hour: NEVER },
     sms: { pumping: { country_sends_per_hour: NEVER, prefix_sends_per_hour: NEVER, watch_sends_per_hour: NEVER, block_min_sends: NEVER } },
-    challenge: { mode, client_sends: NEVER, client_identifiers: NEVER, client_verify_failures: NEVER, destination_share: 1 },
+    challenge: {
+      mode,
+      client_sends: NEVER,
+      client_identifiers: NEVER,
+      client_verify_failures: NEVER,
+      destination_share: 1,
+      // The client's wider networks and the new numbers' velocity: counted, never crossed.
+      ...Object.fromEntries(['network_56', 'network_48', 'network_24'].map((tier) => [tier, { sends: NEVER, identifiers: NEVER, verify_failures: NEVER, refused: NEVER }])),
+      country_velocity_floor: NEVER,
+      range_velocity_floor: NEVER,
+    },
   };
 }
 

@@ -3,7 +3,8 @@
  * machine, for docs/security.md ("Bot challenge"):
  *   - a solver's work per solution (one thread of Node's native SHA-256, ALTCHA's own solver),
  *     which a bot pays per send once challenged, at each difficulty asked (default: the
- *     configuration's);
+ *     configuration's ladder under pressure, `pow_difficulty` times `pow_pressure_step` per level
+ *     up to `pow_pressure_max` times), and what a thousand solutions and a hundred cost;
  *   - the server's work per challenge issued and per solution verified (µs);
  *   - the adaptive check of a request that is not challenged (µs, the memory store), against a
  *     whole otp_generate (the OTP service with a fake SMS provider) without the check.
@@ -51,7 +52,19 @@ async function solving(difficulty: number, runs: number) {
       verify.push(Number(process.hrtime.bigint() - started) / 1000);
     }
   }
-  return { difficulty, solveMsMedian: round(median(times)), solveMsMax: round(Math.max(...times)), issueUs: round(median(issue)), verifyUs: round(median(verify)) };
+  const mean = times.reduce((sum, t) => sum + t, 0) / times.length;
+  return {
+    difficulty,
+    runs,
+    solveMsMedian: round(median(times)),
+    solveMsMean: round(mean),
+    solveMsMax: round(Math.max(...times)),
+    // One core's time: a bot with more cores pays the same CPU, sooner.
+    hundredSolutionsSeconds: round((mean * 100) / 1000),
+    thousandSolutionsMinutes: round((mean * 1000) / 60_000, 2),
+    issueUs: round(median(issue)),
+    verifyUs: round(median(verify)),
+  };
 }
 
 async function checking(rounds: number) {
@@ -83,9 +96,13 @@ async function checking(rounds: number) {
 
 async function main(): Promise<void> {
   const asked = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n > 0);
-  const difficulties = asked.length > 0 ? asked : [configWith({}).challenge.pow_difficulty];
+  const settings = configWith({}).challenge;
+  const ladder: number[] = [];
+  for (let d = settings.pow_difficulty; d <= settings.pow_difficulty * settings.pow_pressure_max; d *= settings.pow_pressure_step) ladder.push(d);
+  const difficulties = asked.length > 0 ? asked : ladder;
   const solved = [];
-  for (const difficulty of difficulties) solved.push(await solving(difficulty, 10));
+  // Fewer runs of the hardest: each is seconds.
+  for (const difficulty of difficulties) solved.push(await solving(difficulty, Math.max(5, Math.min(20, Math.round((20 * settings.pow_difficulty) / difficulty)))));
   console.log(JSON.stringify({ node: process.version, solved, check: await checking(4000) }, null, 2));
 }
 

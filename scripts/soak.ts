@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/core/config/load';
 import { startSoakCluster } from './soak/cluster';
-import { Flood, SolvingBot } from './soak/bots';
+import { Flood, Slash48Bot, SolvingBot } from './soak/bots';
 import { Fleet } from './soak/fleet';
 import { Journeys } from './soak/journeys';
 import { Pumping, PUMPED_RANGE, SOAK_BLOCK_MIN_SENDS, soakJudgeAfterSeconds } from './soak/pumping';
@@ -22,7 +22,7 @@ import { startUpstreams, type SoakUpstreams } from './soak/upstreams';
  * restarted and one instance is killed with SIGKILL and replaced. At the end, once the login
  * ingests have reached the collector, it prints its figures and checks, and exits 1 when a
  * check fails. Beside the journeys, bots ask for SMS they never verify: a pumping campaign from
- * many addresses, a flood from one, and a bot that solves the bot challenge, which runs as in
+ * many addresses, a flood from one, a bot from one /48 rotating its /64s, and a bot that solves the bot challenge, which runs as in
  * production (`adaptive`, its default thresholds). docs/operations.md explains the figures.
  */
 
@@ -74,7 +74,9 @@ function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams, judgeAfterSe
       allowed_regions: ['IT', 'GB'],
       pumping: { ...upstreams.config.sms.pumping, country_sends_per_hour: plenty, prefix_sends_per_hour: plenty, block_min_sends: SOAK_BLOCK_MIN_SENDS, judge_after_seconds: judgeAfterSeconds },
     },
-    // No `challenge` section: production's default, `adaptive` at the default thresholds (checked at start).
+    // The challenge is production's default, `adaptive` at the default thresholds (checked at start), but for the velocity
+    // floors: every journey's number is new and in one range, at a thousand a minute, which is a spike by any baseline.
+    challenge: { country_velocity_floor: plenty, range_velocity_floor: plenty },
     sandbox: { enabled: false },
   };
 }
@@ -142,9 +144,10 @@ async function main(): Promise<number> {
   const workers = Promise.all([...opening, ...Array.from({ length: options.concurrency }, worker)]);
   const pumping = new Pumping(tally, fleet, soakJudgeAfterSeconds(options.outage), upstreams.outbox, internalKey);
   const flood = new Flood(tally, fleet, upstreams.outbox, challenge.client_identifiers);
+  const slash48 = new Slash48Bot(tally, fleet, upstreams.outbox, challenge.network_48.identifiers);
   const botSolver = new PowSolver();
   const solving = new SolvingBot(tally, fleet, upstreams.outbox, botSolver);
-  const bots = Promise.all([pumping.run(endAt), flood.run(endAt), solving.run(endAt)]);
+  const bots = Promise.all([pumping.run(endAt), flood.run(endAt), slash48.run(endAt), solving.run(endAt)]);
   await Promise.race([Promise.all([workers, faults, bots]), sleep(durationMs + JOURNEYS_FINISH_MS).then(() => say('soak: journeys still running after the run: not waited for'))]);
 
   // The ingest queue drains: every login answered with a token reaches the collector, or the wait ends.
@@ -167,7 +170,7 @@ async function main(): Promise<number> {
     redisRestarted,
     instanceReplaced,
     pumping: { ...pumping.figures, smsSpent: upstreams.outbox.codesTo(PUMPED_RANGE) },
-    challenge: { flood: flood.settle(), solver: solving.settle() },
+    challenge: { flood: flood.settle(), solver: solving.settle(), slash48: slash48.settle() },
   });
   for (const line of result.lines) say(`  ${line}`);
   for (const violation of result.violations) say(`soak: FAILED: ${violation}`);

@@ -6,7 +6,7 @@ import type { NonSolverFigures, SolverFigures, Tally } from './tally';
 import type { SoakOutbox } from './upstreams';
 
 /*
- * Two bots beside the pumping campaign, each from one client address, each asking a code a
+ * Three bots beside the pumping campaign, each from one client address, each asking a code a
  * second for a fresh British number, none verified, to measure the bot challenge (`adaptive`,
  * docs/security.md "Bot challenge"):
  *   - the flood never solves: its fourth number crosses `client_identifiers` and every request
@@ -14,7 +14,11 @@ import type { SoakOutbox } from './upstreams';
  *   - the solver solves every challenge, as a bot farm with CPU to spare would, in the soak's
  *     solver process (scripts/soak/solver.ts): what it pays per SMS is the CPU its solutions cost.
  *     Its numbers are spread over a hundred ranges (+44 73…), so that no range's pumping verdict
- *     stops it within the run and the figure is the steady price of a send.
+ *     stops it within the run and the figure is the steady price of a send;
+ *   - the /48 bot never solves either, and comes from one IPv6 /48 with a new /64 every three
+ *     requests (a /48 holds 65,536), a new number each time over a hundred ranges (+44 77…):
+ *     no /64 crosses its signals, its /48 must (`challenge.network_48.identifiers`), and it must
+ *     get no SMS after its first challenge.
  */
 
 export const FLOOD_RANGE = '+4475311';
@@ -55,6 +59,48 @@ export class Flood {
   /** Counts its SMS once the run is over, from what the fake gateway received: none may arrive late unseen. */
   settle(): NonSolverFigures {
     const sms = this.outbox.codesTo(FLOOD_RANGE);
+    this.figures.smsBefore = this.smsAtFirstChallenge ?? sms;
+    this.figures.smsAfter = sms - this.figures.smsBefore;
+    return this.figures;
+  }
+}
+
+const SLASH48_PREFIX = '+4477';
+const SLASH48 = '2001:db8:48';
+
+export class Slash48Bot {
+  readonly figures: NonSolverFigures;
+  private smsAtFirstChallenge?: number;
+  private subnet = 0;
+
+  constructor(
+    private readonly tally: Tally,
+    private readonly fleet: Fleet,
+    private readonly outbox: SoakOutbox,
+    allowedBefore: number,
+  ) {
+    this.figures = { asked: 0, challenged: 0, smsBefore: 0, smsAfter: 0, allowedBefore };
+  }
+
+  async run(until: number): Promise<void> {
+    const started = Date.now();
+    while (Date.now() < until) {
+      // A /64 of its own, in a /56 of its own, every three requests.
+      if (this.figures.asked % 3 === 0) this.subnet = randomInt(0x10000);
+      this.figures.asked += 1;
+      const from = `${SLASH48}:${this.subnet.toString(16)}:${randomInt(0x10000).toString(16)}::${this.figures.asked.toString(16)}`;
+      const outcome = await post(this.tally, this.fleet.next().url, 'otp_generate', { uid: `${SLASH48_PREFIX}${String(randomInt(100_000_000)).padStart(8, '0')}` }, from);
+      if (outcome.kind === 'answer' && reasonOf(outcome.envelope) === 'challenge_required') {
+        this.figures.challenged += 1;
+        this.figures.firstChallengeAfterSeconds ??= (Date.now() - started) / 1000;
+        this.smsAtFirstChallenge ??= this.outbox.codesTo(SLASH48_PREFIX);
+      }
+      await sleep(INTERVAL_MS);
+    }
+  }
+
+  settle(): NonSolverFigures {
+    const sms = this.outbox.codesTo(SLASH48_PREFIX);
     this.figures.smsBefore = this.smsAtFirstChallenge ?? sms;
     this.figures.smsAfter = sms - this.figures.smsBefore;
     return this.figures;

@@ -75,7 +75,8 @@ export class Journeys {
     if (!kind.endsWith('registration') && !person) kind = 'phone_registration';
     this.addresses += 1;
     const n = this.addresses;
-    const journey: Journey = { kind, sawFault: false, from: `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`, challenged: false };
+    // Each on a /24 of its own (the low byte first): people come from many networks, and a /24 has a budget of its own (challenge.network_24).
+    const journey: Journey = { kind, sawFault: false, from: `10.${n & 255}.${(n >> 8) & 255}.${(n >> 16) & 255}`, challenged: false };
     this.tally.journeyStarted(kind);
     try {
       const registered = await this.run(journey, person);

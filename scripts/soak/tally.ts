@@ -146,6 +146,8 @@ export interface SolverFigures {
 export interface ChallengeFigures {
   flood: NonSolverFigures;
   solver: SolverFigures;
+  /** The bot from one /48 rotating its /64s (its allowedBefore: challenge.network_48.identifiers). */
+  slash48?: NonSolverFigures;
 }
 
 /** Honest journeys must be asked to solve in under this share of journeys (the issue's bar). */
@@ -228,7 +230,8 @@ const cpuPerSms = (solver: SolverFigures) => (solver.smsPaid === 0 ? 'no SMS pai
 function nonSolverSms(challenge: ChallengeFigures, pumping?: PumpingFigures & { smsSpent: number }): { before: number; after: number } {
   const campaignBefore = pumping ? (pumping.smsBeforeChallenge ?? pumping.smsSpent) : 0;
   const campaignAfter = pumping ? pumping.smsSpent - campaignBefore : 0;
-  return { before: campaignBefore + challenge.flood.smsBefore, after: campaignAfter + challenge.flood.smsAfter };
+  const slash48 = challenge.slash48 ?? { smsBefore: 0, smsAfter: 0 };
+  return { before: campaignBefore + challenge.flood.smsBefore + slash48.smsBefore, after: campaignAfter + challenge.flood.smsAfter + slash48.smsAfter };
 }
 
 function pumpingChallengeLine(pumping: PumpingFigures & { smsSpent: number }): string {
@@ -236,12 +239,17 @@ function pumpingChallengeLine(pumping: PumpingFigures & { smsSpent: number }): s
   return `  challenge: ${pumping.challenged ?? 0} of its requests asked to solve one (it never does), the first ${pumping.firstChallengeAfterSeconds!.toFixed(1)} s into the campaign; ${pumping.smsBeforeChallenge} SMS before it, ${pumping.smsSpent - pumping.smsBeforeChallenge} after`;
 }
 
-function challengeLines(tally: Tally, { flood, solver }: ChallengeFigures): string[] {
+function challengeLines(tally: Tally, { flood, solver, slash48 }: ChallengeFigures): string[] {
   const { journeysChallenged, solved } = tally.challenge;
   const started = tally.journeys.started;
   return [
     `challenge: ${journeysChallenged} of ${started} journeys asked to solve one (${percent(journeysChallenged, started).toFixed(2)} %), ${solved} solutions given`,
     `flood from one client (never solves): ${flood.asked} codes asked, ${flood.challenged} challenged${flood.firstChallengeAfterSeconds === undefined ? '' : `, the first ${flood.firstChallengeAfterSeconds.toFixed(1)} s in`}; ${flood.smsBefore} SMS before its first challenge, ${flood.smsAfter} after`,
+    ...(slash48
+      ? [
+          `bot from one /48, a new /64 every 3 requests (never solves): ${slash48.asked} codes asked, ${slash48.challenged} challenged${slash48.firstChallengeAfterSeconds === undefined ? '' : `, the first ${slash48.firstChallengeAfterSeconds.toFixed(1)} s in`}; ${slash48.smsBefore} SMS before its first challenge, ${slash48.smsAfter} after`,
+        ]
+      : []),
     `bot that solves: ${solver.asked} codes asked, ${solver.challenged} challenged, ${solver.solves} solved; ${solver.smsFree} SMS unasked, ${solver.smsPaid} paid with ${ms(solver.cpuMs)} ms of CPU: ${cpuPerSms(solver)}`,
   ];
 }
@@ -256,6 +264,9 @@ function challengeViolations(tally: Tally, challenge: ChallengeFigures, pumping?
   const { flood } = challenge;
   if (flood.smsAfter !== 0) violations.push(`challenge: the flood from one client got ${flood.smsAfter} SMS after its first challenge, never solving one (must be 0)`);
   if (flood.smsBefore > flood.allowedBefore) violations.push(`challenge: the flood from one client got ${flood.smsBefore} SMS before it was challenged (must be at most ${flood.allowedBefore}, one per identifier under challenge.client_identifiers)`);
+  const { slash48 } = challenge;
+  if (slash48 && slash48.smsAfter !== 0) violations.push(`challenge: the bot from one /48 got ${slash48.smsAfter} SMS after its first challenge, never solving one (must be 0)`);
+  if (slash48 && slash48.smsBefore > slash48.allowedBefore) violations.push(`challenge: the bot from one /48 got ${slash48.smsBefore} SMS before it was challenged (must be at most ${slash48.allowedBefore}, challenge.network_48.identifiers)`);
   if (pumping?.smsBeforeChallenge !== undefined && pumping.smsSpent > pumping.smsBeforeChallenge) {
     violations.push(`challenge: the pumping campaign got ${pumping.smsSpent - pumping.smsBeforeChallenge} SMS after its first challenge, never solving one (must be 0)`);
   }

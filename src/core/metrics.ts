@@ -139,7 +139,7 @@ export const metricDefinitions = [
     name: 'lfa_challenge_decisions_total',
     type: 'counter',
     labels: ['decision', 'signal'],
-    help: 'Bot challenge decisions before a code or a mail is sent (docs/security.md, "Bot challenge"): challenged (asked, no solution given), solved (a valid, unspent, bound solution let the send go on), failed (a solution refused), by the signal that asked for it (always, client_sends, client_identifiers, client_verify_failures, password_failures, client_refused, range_flagged, range_rate, country_rate).',
+    help: 'Bot challenge decisions before a code or a mail is sent (docs/security.md, "Bot challenge"): challenged (asked, no solution given), solved (a valid, unspent, bound solution let the send go on), failed (a solution refused), by the signal that asked for it (always, client_sends, client_identifiers, client_verify_failures, password_failures, client_refused, network_sends, network_identifiers, network_verify_failures, network_refused, range_flagged, range_rate, country_rate, range_velocity, country_velocity).',
   },
   {
     name: 'lfa_sms_range_verdicts_total',

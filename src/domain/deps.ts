@@ -24,7 +24,7 @@ import { confirmedEmailOfPhone } from './sms/account-email';
 import { createLoginIngest } from './ingest';
 import { phoneBelongsToEmail } from './accounts/phone-owner';
 import { deriveProofKey } from './proofs';
-import { reachedOf } from './otp/reached';
+import { provenBy, reachedOf } from './otp/reached';
 import { smsFacts } from './phone';
 import { isApiError } from '../core/errors';
 import { createFunnelTally } from './funnel/tally';
@@ -91,6 +91,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       // Beside the SMS it saved, for the operator: never in the request's way.
       record: (decision) => void sms.ledger.recordChallenge(decision).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a challenge')),
       destination: (e164) => sms.pumping.destination(e164, smsFacts(e164).region ?? ''),
+      placeOf: (e164) => ({ country: smsFacts(e164).region ?? '', range: sms.pumping.rangeOf(e164) }),
       captcha: createCaptchaClient(config, log, clients),
     });
   const otp =
@@ -109,7 +110,12 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
         async verify(key, hash, at, policy) {
           const result = await otpStore.verify(key, hash, at, policy);
           if (result.outcome === 'ok') {
-            sms.verified(reachedOf(result.to)).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a verification'));
+            const reached = reachedOf(result.to);
+            sms.verified(reached).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a verification'));
+            // What the code proved has a history the bot challenge's wider signals spare (docs/security.md, "Budgets that nest").
+            for (const address of Object.values(provenBy(reached).verified)) {
+              challenge.verified(address).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'challenge: could not record a verified history'));
+            }
           }
           return result;
         },

@@ -339,6 +339,10 @@ describe("bench challenge's cost", () => {
     // One load generator is one client sending to one number range: the defaults would challenge it within seconds.
     expect(on.challenge.client_sends).toBeGreaterThan(1e8);
     expect(on.challenge.client_identifiers).toBeGreaterThan(1e8);
+    expect(on.challenge.network_24.identifiers).toBeGreaterThan(1e8);
+    expect(on.challenge.network_48.sends).toBeGreaterThan(1e8);
+    expect(on.challenge.country_velocity_floor).toBeGreaterThan(1e8);
+    expect(on.challenge.range_velocity_floor).toBeGreaterThan(1e8);
     expect(on.sms.pumping.prefix_sends_per_hour).toBeGreaterThan(1e8);
     expect(on.rate_limits.sends_per_ip_per_hour).toBeGreaterThan(1e8);
     // The other cases keep the defences off.

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { clientNetwork } from '../../src/core/client-network';
+import { clientNetwork, clientNetworks } from '../../src/core/client-network';
 
 /*
  * What a per-client limit counts (src/core/client-network.ts): an IPv4 address as it is, an
@@ -47,6 +47,33 @@ describe('clientNetwork', () => {
         expect(clientNetwork(spelled([...prefixA, ...hostB]))).toBe(a);
         const samePrefix = prefixA.every((part, i) => part === prefixB[i]);
         expect(clientNetwork(spelled([...prefixB, ...hostB])) === a).toBe(samePrefix);
+      }),
+    );
+  });
+});
+
+describe('clientNetworks', () => {
+  it('nests an IPv6 client\'s /64 in its /56 and its /48, and an IPv4 client in its /24', () => {
+    expect(clientNetworks('2001:db8:1:2ab::9')).toEqual([
+      { tier: 'client', subject: '2001:db8:1:2ab::/64' },
+      { tier: '56', subject: '2001:db8:1:200::/56' },
+      { tier: '48', subject: '2001:db8:1::/48' },
+    ]);
+    expect(clientNetworks('::ffff:198.51.100.7')).toEqual([
+      { tier: 'client', subject: '198.51.100.7' },
+      { tier: '24', subject: '198.51.100.0/24' },
+    ]);
+    expect(clientNetworks('unknown')).toEqual([{ tier: 'client', subject: 'unknown' }]);
+  });
+
+  it('names two addresses by one network exactly when they share its prefix (property)', () => {
+    fc.assert(
+      fc.property(hextets(8), hextets(8), fc.integer({ min: 0, max: 7 }), (a, b, shared) => {
+        // b shares a's first `shared` hextets, then is whatever it is.
+        const other = [...a.slice(0, shared), ...b.slice(shared)];
+        const [mine, theirs] = [clientNetworks(spelled(a)), clientNetworks(spelled(other))];
+        const bitsShared = (bits: number) => a.slice(0, bits / 16).every((h, i) => h === other[i]) && (bits % 16 === 0 || a[Math.floor(bits / 16)]! >> (16 - (bits % 16)) === other[Math.floor(bits / 16)]! >> (16 - (bits % 16)));
+        return [64, 56, 48].every((bits, i) => (mine[i]!.subject === theirs[i]!.subject) === bitsShared(bits));
       }),
     );
   });

@@ -31,6 +31,7 @@ describe('the bot challenge on two instances sharing Redis', () => {
   async function fleet(mode: 'always' | 'adaptive', prefix: string) {
     const config = testConfig({
       otp: { store: 'redis', debug: true },
+      sms: { allowed_regions: ['IT'] },
       redis: { url: redis.url, key_prefix: prefix },
       server: { trust_proxy_hops: 1 },
       challenge: { mode, pow_difficulty: 2000 },
@@ -57,6 +58,17 @@ describe('the bot challenge on two instances sharing Redis', () => {
     // And again later, on either.
     for (const node of [0, 1]) expect((await post(node, 'otp_generate', { uid: phone(1), challenge: solution })).body.data.solution).toBe('spent');
     expect(sent).toHaveLength(1);
+  });
+
+  it('counts a spike of new numbers to one country across instances', async () => {
+    const { post, sent } = await fleet('adaptive', 'fleet3:');
+    const floor = testConfig({}).challenge.country_velocity_floor;
+    const answers = [];
+    // New numbers in many Italian ranges, each from a network of its own, alternating instances.
+    for (let i = 0; i < floor + 5; i += 1) answers.push((await post(i % 2, 'otp_generate', { uid: `+393${100 + i}${String(i).padStart(6, '0')}` }, `2001:db8:${(0x100 + i).toString(16)}::1`)).body);
+    expect(answers.slice(0, floor).every((a) => a.success)).toBe(true);
+    expect(answers.slice(floor).map((a) => a.data?.reason)).toEqual(Array(5).fill('challenge_required'));
+    expect(sent).toHaveLength(floor);
   });
 
   it('counts a client\'s identifiers across instances', async () => {

@@ -115,6 +115,18 @@ describe('soak verdict', () => {
       expect(verdict(challenged(100, 0), { ...clean, challenge: bots({ smsBefore: 4, challenged: 0, firstChallengeAfterSeconds: undefined }) }).violations.join('\n')).toMatch(/got 4 SMS before it was challenged \(must be at most 3/);
     });
 
+    it('reports the bot from one /48 and fails the run when it got an SMS after its first challenge, or more before it than its /48 allows', () => {
+      const slash48 = { asked: 60, challenged: 40, smsBefore: 20, smsAfter: 0, firstChallengeAfterSeconds: 20.4, allowedBefore: 20 };
+      const passed = verdict(challenged(100, 0), { ...clean, challenge: { ...bots(), slash48 } });
+      expect(passed.violations).toEqual([]);
+      expect(passed.lines).toContain('bot from one /48, a new /64 every 3 requests (never solves): 60 codes asked, 40 challenged, the first 20.4 s in; 20 SMS before its first challenge, 0 after');
+      expect(passed.last).toMatch(/non-solving bots 23 SMS before the challenge and 0 after/);
+      expect(verdict(challenged(100, 0), { ...clean, challenge: { ...bots(), slash48: { ...slash48, smsAfter: 2 } } }).violations).toEqual(['challenge: the bot from one /48 got 2 SMS after its first challenge, never solving one (must be 0)']);
+      expect(verdict(challenged(100, 0), { ...clean, challenge: { ...bots(), slash48: { ...slash48, smsBefore: 21 } } }).violations).toEqual([
+        'challenge: the bot from one /48 got 21 SMS before it was challenged (must be at most 20, challenge.network_48.identifiers)',
+      ]);
+    });
+
     it('fails the run when the pumping campaign got an SMS after its first challenge', () => {
       const result = verdict(challenged(100, 0), { ...clean, pumping: { ...campaign, smsSpent: 13 }, challenge: bots() });
       expect(result.violations).toEqual(['challenge: the pumping campaign got 1 SMS after its first challenge, never solving one (must be 0)']);
@@ -311,7 +323,7 @@ describe('soak journeys: a step asked to solve the bot challenge', () => {
     expect(tally.journeys).toMatchObject({ started: 1, completed: 1, failed: 0 });
     expect(tally.challenge).toEqual({ journeysChallenged: 1, solved: 1 });
     expect(solver.solves).toBe(1);
-    // Every request of the journey came from its one address.
-    expect([...addresses]).toEqual(['10.0.0.1']);
+    // Every request of the journey came from its one address (the first journey's: each on a /24 of its own).
+    expect([...addresses]).toEqual(['10.1.0.0']);
   }, 30_000);
 });

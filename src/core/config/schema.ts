@@ -45,6 +45,14 @@ const section = <T extends z.ZodRawShape>(shape: T) => {
   // prefault: an absent section is parsed as {}, so its keys' defaults apply.
   return object.prefault({} as z.input<typeof object>);
 };
+/** The bot challenge's client signals on one wider network (a /56, a /48, an IPv4 /24): each a count within `challenge.window_seconds` (refusals: `refusal_seconds`). */
+const networkBudget = (defaults: { sends: number; identifiers: number; verify_failures: number; refused: number }) =>
+  section({
+    sends: z.number().int().min(1).default(defaults.sends),
+    identifiers: z.number().int().min(1).default(defaults.identifiers),
+    verify_failures: z.number().int().min(1).default(defaults.verify_failures),
+    refused: z.number().int().min(1).default(defaults.refused),
+  });
 /** A locale as templates/<locale>/ names it: a language subtag, optionally a region (`it`, `en`, `pt-br`). */
 export const localeTag = /^[a-z]{2,3}(-[a-z0-9]{2,8})?$/;
 /**
@@ -382,6 +390,9 @@ export const configSchema = z
         provider: z.enum(['pow', 'turnstile', 'hcaptcha']).default('pow'),
         ttl_seconds: seconds.default(300),
         pow_difficulty: z.number().int().min(1000).max(10_000_000).default(100_000),
+        // The proof of work grows harder with the pressure (docs/security.md, "Harder under pressure").
+        pow_pressure_step: z.number().min(1).max(16).default(4),
+        pow_pressure_max: z.number().min(1).max(1024).default(64),
         site_key: text.default(''),
         secret_key: text.default(''),
         verify_url: url.default(''),
@@ -393,6 +404,16 @@ export const configSchema = z
         destination_share: z.number().min(0).max(1).default(0.5),
         window_seconds: seconds.default(3600),
         refusal_seconds: seconds.default(900),
+        // The same client signals on the wider networks a client sits in (docs/security.md, "Budgets that nest"): crossing one challenges the network's new identifiers only.
+        network_56: networkBudget({ sends: 20, identifiers: 8, verify_failures: 10, refused: 3 }),
+        network_48: networkBudget({ sends: 60, identifiers: 20, verify_failures: 30, refused: 10 }),
+        network_24: networkBudget({ sends: 600, identifiers: 400, verify_failures: 150, refused: 30 }),
+        verified_history_days: z.number().int().min(0).max(365).default(30),
+        // New numbers per minute to a country or a range against their own last hours (docs/security.md, "Velocity").
+        velocity_baseline_hours: z.number().int().min(1).max(24).default(3),
+        velocity_factor: z.number().min(1).default(4),
+        country_velocity_floor: z.number().int().min(1).default(30),
+        range_velocity_floor: z.number().int().min(1).default(5),
       })
       .superRefine((challenge, check) => {
         if (challenge.provider === 'pow') return;

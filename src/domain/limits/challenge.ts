@@ -1,7 +1,8 @@
 import { createHash, createHmac } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { CaptchaClient } from '../../clients/captcha';
 import { budgetOf } from '../../core/address';
-import { clientNetwork } from '../../core/client-network';
+import { clientNetwork, clientNetworks, type NetworkTier } from '../../core/client-network';
 import type { Config } from '../../core/config/schema';
 import type { CallContext } from '../../core/context';
 import { apiError, isApiError } from '../../core/errors';
@@ -9,6 +10,7 @@ import type { Logger } from '../../core/logger';
 import type { ChallengeDecision, Metrics } from '../../core/metrics';
 import type { RateLimiter } from './rate-limiter';
 import { createPow, type Pow, type SolutionFault } from './pow';
+import { createVerifiedHistory } from './verified-history';
 
 /*
  * The bot challenge (docs/security.md, "Bot challenge"): one step of the abuse defences, run
@@ -20,16 +22,40 @@ import { createPow, type Pow, type SolutionFault } from './pow';
  *   client_verify_failures wrong codes from the client in the window;
  *   password_failures     wrong passwords for this email in the window (password login only);
  *   client_refused        the client had a request refused by a limit or a wrong key lately;
+ *   network_*             the same four on the wider networks the client sits in (an IPv6 client's
+ *                         /56 and /48, an IPv4 client's /24), each with its own thresholds
+ *                         (`challenge.network_56`...): crossing one challenges the network's new
+ *                         identifiers, not a phone or an email verified lately (verified-history.ts);
  *   range_flagged         the destination phone's range is on watch or blocked (SMS pumping);
  *   range_rate, country_rate  code SMS this hour to the destination's range, or its country, past
- *                         `challenge.destination_share` of its pumping cap (`sms.pumping.*_sends_per_hour`).
+ *                         `challenge.destination_share` of its pumping cap (`sms.pumping.*_sends_per_hour`);
+ *   range_velocity, country_velocity  new numbers (no verified history) to the destination's range,
+ *                         or its country, in the last minute past `challenge.velocity_factor` times
+ *                         their average minute over the last `velocity_baseline_hours`, and past a
+ *                         floor (`range_velocity_floor`, `country_velocity_floor`): a spike is
+ *                         challenged in its first seconds, not at half an hour's cap.
  * A refused request answers `challenge_required` with what to solve in `data.challenge`; it is
  * repeated with the solution in `challenge`. A solution is spent in the store (once, across
  * instances), expires, and holds only for the action and identifier it was issued for.
  * With `rate_limits.enabled: false`, or mode off, nothing is asked or counted.
  */
 
-export type ChallengeSignal = 'always' | 'client_sends' | 'client_identifiers' | 'client_verify_failures' | 'password_failures' | 'client_refused' | 'range_flagged' | 'range_rate' | 'country_rate';
+export type ChallengeSignal =
+  | 'always'
+  | 'client_sends'
+  | 'client_identifiers'
+  | 'client_verify_failures'
+  | 'password_failures'
+  | 'client_refused'
+  | 'network_sends'
+  | 'network_identifiers'
+  | 'network_verify_failures'
+  | 'network_refused'
+  | 'range_flagged'
+  | 'range_rate'
+  | 'country_rate'
+  | 'range_velocity'
+  | 'country_velocity';
 
 export type { SolutionFault };
 
@@ -54,6 +80,8 @@ export interface ChallengeGate {
   passwordFailed(ip: string | undefined, email: string): Promise<void>;
   /** A request from this client was refused by a limit or a wrong key. */
   refused(ip: string | undefined): Promise<void>;
+  /** A code to this phone or email was verified: it has a history the wider signals spare. */
+  verified(identifier: string): Promise<void>;
 }
 
 export interface ChallengeGateOptions {
@@ -69,12 +97,38 @@ export interface ChallengeGateOptions {
   metrics?: Pick<Metrics, 'challenge'>;
   /** Where each decision is kept for operators beside the SMS it saved (the SMS ledger). */
   record?(decision: ChallengeDecision): void;
+  /**
+   * Whether a code to this phone or email was verified lately: the wider networks' signals
+   * challenge only identifiers without one. Unset: kept in `limiter` (verified-history.ts).
+   */
+  hasVerifiedHistory?(identifier: string): Promise<boolean>;
+  /** A phone's destination country (ISO region) and range (the pumping defence's prefix): where the velocity signals count new numbers. */
+  placeOf?(e164: string): { country: string; range: string };
 }
 
 export const challengeRequired = (challenge: Record<string, unknown>, fault?: SolutionFault) =>
   apiError('challenge_required', { data: { challenge, ...(fault ? { solution: fault } : {}) } });
 
 const CLIENT_SIGNALS = ['client_sends', 'client_identifiers', 'client_verify_failures', 'client_refused'] as const;
+const NETWORK_SIGNALS = ['network_sends', 'network_identifiers', 'network_verify_failures', 'network_refused'] as const;
+
+/** What the adaptive check found: the signals crossed (the first named), the spike's ratio to its threshold, where a new number counts. */
+interface Crossing {
+  signals: ChallengeSignal[];
+  spike: number;
+  places: string[];
+}
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const UNCAPPED = Number.MAX_SAFE_INTEGER;
+
+interface Budget {
+  sends: number;
+  identifiers: number;
+  verify_failures: number;
+  refused: number;
+}
 
 export function createChallengeGate(config: Config, options: ChallengeGateOptions): ChallengeGate {
   const settings = config.challenge;
@@ -88,47 +142,143 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
   // An identifier is never in a challenge or a log line: a keyed digest of it is.
   const digest = (text: string) => createHmac('sha256', key).update(text).digest('base64url').slice(0, 22);
   const pow: Pow | undefined = settings.provider === 'pow' ? createPow(settings, key, now) : undefined;
+  const history = createVerifiedHistory(limiter, key, settings.verified_history_days, now);
+  const hasVerifiedHistory = options.hasVerifiedHistory ?? history.has;
+  // The client's own network (a /64, an IPv4 address): one refusal is enough, as before the wider ones were counted.
+  const budgets: Record<NetworkTier, Budget> = {
+    client: { sends: settings.client_sends, identifiers: settings.client_identifiers, verify_failures: settings.client_verify_failures, refused: 1 },
+    '56': settings.network_56,
+    '48': settings.network_48,
+    '24': settings.network_24,
+  };
 
-  /** The first signal over its threshold, or undefined. Reads (and counts this request) in one parallel step. */
-  async function crossed(ctx: CallContext, ask: ChallengeAsk): Promise<ChallengeSignal | undefined> {
+  /** The client signals on one network of the client's, this request counted: those crossed. */
+  async function networkCrossed(tier: NetworkTier, subject: string, who: string, sends: boolean, at: number): Promise<ChallengeSignal[]> {
+    const budget = budgets[tier];
+    const decisions = await Promise.all([
+      sends ? limiter.hit(`challenge_sends:${subject}`, budget.sends, windowMs, at) : undefined,
+      // A new identifier for this network (its first hit in the window) is counted among its identifiers.
+      sends
+        ? limiter.hit(`challenge_seen:${subject}:${who}`, 1, windowMs, at).then((seen) =>
+            seen.allowed ? limiter.hit(`challenge_ids:${subject}`, budget.identifiers, windowMs, at) : limiter.peek(`challenge_ids:${subject}`, budget.identifiers, at),
+          )
+        : undefined,
+      limiter.peek(`challenge_verify_failures:${subject}`, budget.verify_failures - 1, at),
+      limiter.peek(`challenge_refused:${subject}`, budget.refused - 1, at),
+    ]);
+    const names = tier === 'client' ? CLIENT_SIGNALS : NETWORK_SIGNALS;
+    return names.filter((_, i) => decisions[i] !== undefined && !decisions[i].allowed);
+  }
+
+  const baselineHours = settings.velocity_baseline_hours;
+  // A place's baseline is an average over hours: read from the store once a minute per instance, not on every send.
+  // Kept by the gate's clock (lru-cache's own ttl would hold a timer): a reading older than a minute is read again.
+  const baselines = new LRUCache<string, { baseline: number; until: number }>({ max: 10_000 });
+  const baselineOf = async (key: string, hour: number, at: number): Promise<number> => {
+    const cached = baselines.get(`${key}:${hour}`);
+    if (cached !== undefined && cached.until > at) return cached.baseline;
+    const hours = await Promise.all(Array.from({ length: baselineHours }, (_, i) => limiter.peek(`${key}:h${hour - 1 - i}`, UNCAPPED, at)));
+    const baseline = hours.reduce((sum, decision) => sum + countOf(decision), 0) / (baselineHours * 60);
+    baselines.set(`${key}:${hour}`, { baseline, until: at + MINUTE });
+    return baseline;
+  };
+  /** A counter's count, read from a decision made with no limit. */
+  const countOf = (decision: { remaining: number }) => UNCAPPED - decision.remaining;
+
+  /**
+   * Counts a new number to `place` and answers its last minute's rate (this one counted) over
+   * its threshold: more than 1 is a spike. Every request counts in the minute, so a spike that
+   * goes on asking stays one. The last minute is the current minute's count and the
+   * previous one's, weighted by what of it is still within a minute (a sliding window from two
+   * fixed ones); the baseline is the average minute of the last hours, each hour one counter.
+   */
+  async function pressureOf(place: string, floor: number, at: number): Promise<number> {
+    const minute = Math.floor(at / MINUTE);
+    const hour = Math.floor(at / HOUR);
+    const key = `challenge_velocity:${place}`;
+    const [current, previous, baseline] = await Promise.all([limiter.hit(`${key}:m${minute}`, UNCAPPED, 2 * MINUTE, at), limiter.peek(`${key}:m${minute - 1}`, UNCAPPED, at), baselineOf(key, hour, at)]);
+    const rate = countOf(current) + countOf(previous) * (1 - (at % MINUTE) / MINUTE);
+    return rate / Math.max(floor, settings.velocity_factor * baseline);
+  }
+
+  /**
+   * A new number let through unchallenged joins its places' baselines. Only those: a campaign
+   * challenged at its spike does not raise the baseline it is judged against next hour.
+   */
+  const joinBaseline = (places: string[], at: number) => {
+    const hour = Math.floor(at / HOUR);
+    return Promise.all(places.map((place) => limiter.hit(`challenge_velocity:${place}:h${hour}`, UNCAPPED, (baselineHours + 1) * HOUR, at))).then(() => undefined);
+  };
+
+  /** The velocity signals of a new number: its country's and its range's minute against their baselines; the places it counts in. */
+  async function velocity(e164: string, at: number): Promise<Pick<Crossing, 'signals' | 'spike' | 'places'>> {
+    const place = options.placeOf?.(e164);
+    if (!place) return { signals: [], spike: 0, places: [] };
+    const places = [`c:${place.country}`, `r:${place.range}`];
+    const [country, range] = await Promise.all([pressureOf(places[0]!, settings.country_velocity_floor, at), pressureOf(places[1]!, settings.range_velocity_floor, at)]);
+    const signals: ChallengeSignal[] = [...(range > 1 ? ['range_velocity' as const] : []), ...(country > 1 ? ['country_velocity' as const] : [])];
+    return { signals, spike: Math.max(country, range), places };
+  }
+
+  /**
+   * Every signal over its threshold, the first the one named (empty: no challenge). Counts this
+   * request on each of the client's networks in one parallel step. A wider network's signals
+   * hold for identifiers without a verified history only.
+   */
+  async function crossed(ctx: CallContext, ask: ChallengeAsk): Promise<Crossing> {
     const at = now();
-    // Counted on the client's network, as the abuse limits count it (an IPv6 client's /64).
-    const ip = ctx.ip && clientNetwork(ctx.ip);
     // Named as the other limits name their subjects (abuse-limits.ts): every spelling of one inbox is one identifier.
     const who = budgetOf(ask.identifier);
     // A password login sends nothing: it is asked about its failures, not counted among the client's sends.
     const sends = !ask.password;
-    const client = ip
-      ? await Promise.all([
-          sends ? limiter.hit(`challenge_sends:${ip}`, settings.client_sends, windowMs, at) : undefined,
-          // A new identifier for this client (its first hit in the window) is counted among its identifiers.
-          sends
-            ? limiter.hit(`challenge_seen:${ip}:${who}`, 1, windowMs, at).then((seen) =>
-                seen.allowed ? limiter.hit(`challenge_ids:${ip}`, settings.client_identifiers, windowMs, at) : limiter.peek(`challenge_ids:${ip}`, settings.client_identifiers, at),
-              )
-            : undefined,
-          limiter.peek(`challenge_verify_failures:${ip}`, settings.client_verify_failures - 1, at),
-          limiter.peek(`challenge_refused:${ip}`, 0, at),
-        ])
-      : [];
-    const over = client.findIndex((decision) => decision !== undefined && !decision.allowed);
-    if (over >= 0) return CLIENT_SIGNALS[over];
+    // Counted on the client's network, as the abuse limits count it (an IPv6 client's /64), and on the wider ones it sits in.
+    const networks = ctx.ip ? clientNetworks(ctx.ip) : [];
+    // Asked once, when it matters: a phone to send to (its velocity counts new numbers only), or a wider network crossed.
+    let known: Promise<boolean> | undefined;
+    const hasHistory = () => (known ??= hasVerifiedHistory(ask.phone ?? ask.identifier));
+    if (ask.phone && sends) void hasHistory().catch(() => {});
+    const perNetwork = await Promise.all(networks.map(({ tier, subject }) => networkCrossed(tier, subject, who, sends, at)));
+    const signals = perNetwork[0] ?? [];
+    const wide = perNetwork.slice(1).flat();
+    // A network's neighbours do not cost a person with a history: only its new identifiers prove work.
+    if (wide.length > 0 && !(await hasHistory())) signals.push(...new Set(wide));
     if (ask.password) {
       const limit = settings.password_failures - 1;
-      const failures = await Promise.all([limiter.peek(`challenge_password_failures:${budgetOf(ask.identifier)}`, limit, at), ...(ip ? [limiter.peek(`challenge_password_failures:${ip}`, limit, at)] : [])]);
-      if (failures.some((decision) => !decision.allowed)) return 'password_failures';
+      const ip = networks[0]?.subject;
+      const failures = await Promise.all([limiter.peek(`challenge_password_failures:${who}`, limit, at), ...(ip ? [limiter.peek(`challenge_password_failures:${ip}`, limit, at)] : [])]);
+      if (failures.some((decision) => !decision.allowed)) signals.push('password_failures');
     }
-    if (!ask.phone || !options.destination) return undefined;
-    const destination = await options.destination(ask.phone);
-    if (destination.flagged) return 'range_flagged';
-    if (destination.rangeSends >= rangeRate) return 'range_rate';
-    if (destination.countrySends >= countryRate) return 'country_rate';
-    return undefined;
+    if (!ask.phone) return { signals, spike: 0, places: [] };
+    const phone = ask.phone;
+    // A number with a verified history is no part of a spike of new ones: neither counted nor asked.
+    const [destination, rate] = await Promise.all([options.destination?.(phone), sends ? hasHistory().then((history) => (history ? undefined : velocity(phone, at))) : undefined]);
+    if (destination?.flagged) signals.push('range_flagged');
+    if (destination && destination.rangeSends >= rangeRate) signals.push('range_rate');
+    if (destination && destination.countrySends >= countryRate) signals.push('country_rate');
+    signals.push(...(rate?.signals ?? []));
+    return { signals, spike: rate?.spike ?? 0, places: rate?.places ?? [] };
   }
 
+  const step = settings.pow_pressure_step;
+  const hardest = settings.pow_difficulty * settings.pow_pressure_max;
+  /**
+   * The proof of work's difficulty under this pressure: `pow_difficulty` for one kind of signal
+   * crossed (the client's own, its wider networks', the destination's volume, its velocity...),
+   * times `pow_pressure_step` for each other kind crossed with it and for each doubling of a
+   * spike past its threshold, up to `pow_pressure_max` times. People behind one NAT crossing
+   * their address's signals solve the base difficulty; a campaign crossing its /48's and its
+   * country's, or spiking, pays more per send.
+   */
+  const kindOf = (signal: ChallengeSignal) => signal.replace(/^(client|network)_.*$/, '$1').replace(/^(range|country)_(rate|velocity)$/, '$2');
+  const difficultyOf = (crossing: Crossing) => {
+    const kinds = new Set(crossing.signals.map(kindOf)).size;
+    const level = kinds - 1 + (crossing.spike > 1 ? Math.floor(Math.log2(crossing.spike)) : 0);
+    return Math.min(hardest, Math.round(settings.pow_difficulty * step ** Math.max(0, level)));
+  };
+
   /** What the caller must solve, bound to this action and identifier. */
-  async function issue(ctx: CallContext, ask: ChallengeAsk, id: string): Promise<Record<string, unknown>> {
-    if (pow) return { provider: 'pow', ...(await pow.issue(ask.action, id)) };
+  async function issue(ctx: CallContext, ask: ChallengeAsk, id: string, difficulty: number): Promise<Record<string, unknown>> {
+    if (pow) return { provider: 'pow', ...(await pow.issue(ask.action, id, difficulty)) };
     // Turnstile renders its widget with an action and customer data, and siteverify echoes both: the token is bound to them.
     return { provider: settings.provider, site_key: settings.site_key, action: ask.action, ...(settings.provider === 'turnstile' ? { cdata: id } : {}) };
   }
@@ -156,10 +306,14 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     return (await options.spend(`challenge:${spentId}`, now() + settings.ttl_seconds * 1000)) ? undefined : 'spent';
   }
 
-  const decided = (ctx: CallContext, decision: ChallengeDecision, signal: ChallengeSignal, ask: ChallengeAsk, fault?: SolutionFault) => {
+  const decided = (ctx: CallContext, decision: ChallengeDecision, crossing: Crossing, ask: ChallengeAsk, fault?: SolutionFault, difficulty?: number) => {
+    const signal = crossing.signals[0]!;
     metrics?.challenge(decision, signal);
     options.record?.(decision);
-    if (log.isLevelEnabled('info')) log.info({ event: 'challenge', decision, signal, action: ask.action, request_id: ctx.requestId, ...(fault ? { fault } : {}) }, `challenge ${decision}`);
+    if (log.isLevelEnabled('info')) {
+      const asked = difficulty !== undefined && pow ? { difficulty, signals: crossing.signals } : {};
+      log.info({ event: 'challenge', decision, signal, action: ask.action, request_id: ctx.requestId, ...asked, ...(fault ? { fault } : {}) }, `challenge ${decision}`);
+    }
   };
 
   // Requests that already passed: a request that checks before its own work (register) and sends after is asked, and counted, once.
@@ -169,23 +323,31 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     async check(ctx, ask) {
       if (mode === 'off' || passed.has(ctx)) return;
       passed.add(ctx);
-      const signal = mode === 'always' ? 'always' : await crossed(ctx, ask);
-      if (!signal) return;
+      const crossing: Crossing = mode === 'always' ? { signals: ['always'], spike: 0, places: [] } : await crossed(ctx, ask);
+      const signal = crossing.signals[0];
+      if (!signal) {
+        // Never in the request's way: the baseline is an average over hours.
+        if (crossing.places.length > 0) joinBaseline(crossing.places, now()).catch((err: unknown) => log.warn({ event: 'challenge', err: isApiError(err) ? err.reason : 'error' }, 'challenge: could not count a baseline'));
+        return;
+      }
       // What a solution is bound to: made only when one is asked for or checked.
       const id = digest(`${ask.action}\n${ask.identifier}`);
       const solution = ctx.challenge;
+      // A solution already made is taken at the difficulty it was issued at (signed in it): the pressure prices the next challenge.
+      const difficulty = difficultyOf(crossing);
       if (solution === undefined) {
-        decided(ctx, 'challenged', signal, ask);
-        throw challengeRequired(await issue(ctx, ask, id));
+        decided(ctx, 'challenged', crossing, ask, undefined, difficulty);
+        throw challengeRequired(await issue(ctx, ask, id, difficulty));
       }
       const fault = await redeem(ctx, ask, id, solution);
-      if (!fault) return decided(ctx, 'solved', signal, ask);
-      decided(ctx, 'failed', signal, ask, fault);
-      throw challengeRequired(await issue(ctx, ask, id), fault);
+      if (!fault) return decided(ctx, 'solved', crossing, ask);
+      decided(ctx, 'failed', crossing, ask, fault, difficulty);
+      throw challengeRequired(await issue(ctx, ask, id, difficulty), fault);
     },
     async verifyFailed(ip) {
       if (mode !== 'adaptive' || !ip) return;
-      await limiter.hit(`challenge_verify_failures:${clientNetwork(ip)}`, Number.MAX_SAFE_INTEGER, windowMs, now());
+      const at = now();
+      await Promise.all(clientNetworks(ip).map(({ subject }) => limiter.hit(`challenge_verify_failures:${subject}`, Number.MAX_SAFE_INTEGER, windowMs, at)));
     },
     async passwordFailed(ip, email) {
       if (mode !== 'adaptive') return;
@@ -194,7 +356,12 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     },
     async refused(ip) {
       if (mode !== 'adaptive' || !ip) return;
-      await limiter.hit(`challenge_refused:${clientNetwork(ip)}`, Number.MAX_SAFE_INTEGER, settings.refusal_seconds * 1000, now());
+      const at = now();
+      await Promise.all(clientNetworks(ip).map(({ subject }) => limiter.hit(`challenge_refused:${subject}`, Number.MAX_SAFE_INTEGER, settings.refusal_seconds * 1000, at)));
+    },
+    async verified(identifier) {
+      if (mode !== 'adaptive') return;
+      await history.record(identifier);
     },
   };
 }

@@ -7,7 +7,8 @@ import type { Config } from '../../core/config/schema';
  * The self-hosted proof of work: ALTCHA's protocol (v2) through its own library, so the page's
  * `altcha` widget solves what this issues with no third party. SHA-256 in ALTCHA's
  * deterministic mode: the server draws the counter the solver must reach (between half of
- * `challenge.pow_difficulty` and all of it) and signs the key it derives, so a solution costs
+ * the difficulty asked, `challenge.pow_difficulty` raised with the pressure, and all of it) and
+ * signs the key it derives, so a solution costs
  * the client that many hashes and the server one hash and two HMACs to check. The challenge's
  * signed `data` names the action and a keyed digest of the identifier it was issued for, and it
  * expires after `challenge.ttl_seconds`.
@@ -17,8 +18,12 @@ import type { Config } from '../../core/config/schema';
 export type SolutionFault = 'malformed' | 'invalid' | 'expired' | 'spent' | 'mismatch' | 'unverified';
 
 export interface Pow {
-  /** A challenge for this action and identifier digest, as the widget takes it (`parameters`, `signature`). */
-  issue(action: string, id: string): Promise<Challenge>;
+  /**
+   * A challenge for this action and identifier digest, as the widget takes it (`parameters`,
+   * `signature`), at this difficulty (the counter drawn between half of it and it; default
+   * `challenge.pow_difficulty`).
+   */
+  issue(action: string, id: string, difficulty?: number): Promise<Challenge>;
   /**
    * Checks a solution (the widget's payload: base64 of `{ challenge, solution }`) for this action
    * and identifier digest; answers the id to spend it under and until when, or why it fails.
@@ -53,9 +58,8 @@ export function createPow(settings: Config['challenge'], key: Buffer, now: () =>
   // Two secrets, as ALTCHA's deterministic mode asks: one signs the challenge, one the derived key.
   const secretOf = (use: string) => createHmac('sha256', key).update(use).digest('hex');
   const secrets = { hmacSignatureSecret: secretOf('pow-challenge'), hmacKeySignatureSecret: secretOf('pow-key') };
-  const difficulty = settings.pow_difficulty;
   return {
-    issue: (action, id) =>
+    issue: (action, id, difficulty = settings.pow_difficulty) =>
       createChallenge({
         algorithm: ALGORITHM,
         cost: 1,

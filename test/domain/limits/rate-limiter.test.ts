@@ -105,6 +105,24 @@ describe('memory rate limiter windows', () => {
   });
 });
 
+// The bot challenge's velocity counters (a minute's and an hour's new numbers per country and range) are read back as counts.
+describe.each([
+  ['memory', () => createMemoryRateLimiter()],
+  ...targets.map((target) => [target.name, () => createRedisRateLimiter(target.client(), `v${Math.random()}:`)]),
+] as Array<[string, () => RateLimiter]>)('%s rate limiter as an uncapped counter', (_name, make) => {
+  it('counts every hit, concurrent ones included, and a peek reads the count without adding to it', async () => {
+    const limiter = make();
+    const uncapped = Number.MAX_SAFE_INTEGER;
+    const hits = await Promise.all(Array.from({ length: 25 }, () => limiter.hit('challenge_velocity:c:IT:m1', uncapped, 120_000, 0)));
+    expect(hits.every((d) => d.allowed)).toBe(true);
+    expect(Math.min(...hits.map((d) => d.remaining))).toBe(uncapped - 25);
+    expect((await limiter.peek('challenge_velocity:c:IT:m1', uncapped, 1_000)).remaining).toBe(uncapped - 25);
+    expect((await limiter.peek('challenge_velocity:c:IT:m1', uncapped, 1_000)).remaining).toBe(uncapped - 25);
+    // Another minute's counter, never hit, reads 0.
+    expect((await limiter.peek('challenge_velocity:c:IT:m0', uncapped, 1_000)).remaining).toBe(uncapped);
+  });
+});
+
 describe.each(targets)('$name rate limiter windows', (target) => {
   it('expires the window on the server', async () => {
     const limiter = createRedisRateLimiter(target.client(), `w${Math.random()}:`);
