@@ -2,11 +2,11 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../support/ports';
+import { freePort } from '../../test/support/ports';
 
 /*
  * A real Prometheus (and its promtool) from Debian's `prometheus` package, started by the test
- * that needs it on a free loopback port with its storage in a temporary directory: a system
+ * or the drill (npm run drill) that needs it on a free loopback port with its storage in a temporary directory: a system
  * Prometheus the package may have started is never used nor disturbed. A missing binary fails
  * the test loudly (scripts/test.sh installs it with apt-get); it is never skipped.
  */
@@ -40,7 +40,7 @@ interface ApiAnswer {
 }
 
 /** Prometheus scraping `target` (host:port, path /metrics) every second, with these rule files loaded. */
-export async function startPrometheus(options: { target: string; ruleFiles: string[] }): Promise<PrometheusServer> {
+export async function startPrometheus(options: { target: string; ruleFiles: string[]; startTimeoutMs?: number }): Promise<PrometheusServer> {
   assertInstalled('prometheus');
   const dir = await mkdtemp(join(tmpdir(), 'lfa-prometheus-'));
   const port = await freePort();
@@ -70,7 +70,7 @@ export async function startPrometheus(options: { target: string; ruleFiles: stri
     await rm(dir, { recursive: true, force: true });
   };
 
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + (options.startTimeoutMs ?? 15_000);
   for (;;) {
     if (child.exitCode !== null) {
       await stop();
@@ -80,7 +80,7 @@ export async function startPrometheus(options: { target: string; ruleFiles: stri
     if (ready) break;
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`prometheus did not become ready within 15 s: ${output}`);
+      throw new Error(`prometheus did not become ready within ${(options.startTimeoutMs ?? 15_000) / 1000} s: ${output}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
