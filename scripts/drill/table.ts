@@ -156,15 +156,23 @@ export const ALERTS: Record<string, DrillRow> = {
   SmsPumping: { fault: 'pumping', within: 15 * MINUTE, realSeconds: 2 },
   ChallengeShareHigh: { fault: 'pumping', within: 25 * MINUTE, realSeconds: 2 },
   OtpVerifyFailuresHigh: { fault: 'brute-force', within: 10 * MINUTE },
-  LoginCompletionFalling: { fault: 'codes-lost', within: HOUR + 30 * MINUTE, realSeconds: 3 },
-  IngestBacklogGrowing: { fault: 'collector-backlog', within: 20 * MINUTE, realSeconds: 60 },
+  LoginCompletionFalling: { fault: 'codes-lost', within: HOUR + 30 * MINUTE, realSeconds: 10 },
+  // One login a second (the sandbox's one account, its code cooldown): the backlog passes 100 in real time.
+  IngestBacklogGrowing: { fault: 'collector-backlog', within: 20 * MINUTE, realSeconds: 120 },
   IngestEventsDropped: { fault: 'collector-down', within: 2 * MINUTE, realSeconds: 3 },
 };
 
 /** Ordinary traffic, on which no alert may fire: resends, mistyped codes, a busy but honest range, a slow upstream within its timeout. */
 export const HEALTHY: Fault = {
   says: 'ordinary traffic: resends, wrong codes then the right one, a busy honest range, the identity provider slow within its timeout',
-  config: { rate_limits: { enabled: true, sends_per_identifier_per_hour: 1000, sends_per_recipient: 1000 }, challenge: { mode: 'adaptive' }, identity: { timeout_seconds: 3 } },
+  // Minutes of drill are hours to the scaled rules, not to the defence's hourly budgets: the sandbox's one account logs in
+  // every second, so the per-identifier and per-range budgets are raised to what an hour of such traffic needs.
+  config: {
+    rate_limits: { enabled: true, sends_per_identifier_per_hour: 10_000, sends_per_recipient: 10_000 },
+    challenge: { mode: 'adaptive' },
+    identity: { timeout_seconds: 3 },
+    sms: { pumping: { prefix_sends_per_hour: 10_000 } },
+  },
   traffic: (ctx) => [
     ...logins(SEEDED_LOGINS.slice(0, 1))(ctx),
     every(1500, () => ctx.client.codeVerified(ctx.client.phone(), { resend: true })),
