@@ -42,12 +42,12 @@ export interface CaptchaClient {
   verify(ctx: CallContext, token: string): Promise<SiteverifyResult>;
 }
 
-export function createCaptchaClient(config: Config, log: Logger, { upstream, observe }: ClientOptions = {}): CaptchaClient | undefined {
+export function createCaptchaClient(config: Config, log: Logger, { upstream, observe, declare }: ClientOptions = {}): CaptchaClient | undefined {
   const settings = config.challenge;
   if (settings.provider === 'pow') return undefined;
   const provider = settings.provider;
   const url = settings.verify_url || SITEVERIFY_URLS[provider];
-  const client = upstream ?? createUpstream({ name: provider, label: provider === 'turnstile' ? 'Turnstile' : 'hCaptcha', timeoutMs: settings.timeout_seconds * 1000, log, observe });
+  const client = upstream ?? createUpstream({ name: provider, label: provider === 'turnstile' ? 'Turnstile' : 'hCaptcha', timeoutMs: settings.timeout_seconds * 1000, log, observe, declare, endpoints: ['siteverify'] });
   return {
     provider,
     async verify(ctx, token) {

@@ -32,10 +32,10 @@ export function collectorUrl(collector: Config['user_collector']): string {
   return `${collector.base_url.replace(/\/+$/, '')}${path}`;
 }
 
-export function createCollectorClient(config: Config, log: Logger, { upstream, observe }: ClientOptions = {}): CollectorClient {
+export function createCollectorClient(config: Config, log: Logger, { upstream, observe, declare }: ClientOptions = {}): CollectorClient {
   const settings = config.user_collector;
   const url = collectorUrl(settings);
-  const collector = upstream ?? createUpstream({ name: 'collector', label: 'user collector', timeoutMs: settings.timeout * 1000, log, observe });
+  const collector = upstream ?? createUpstream({ name: 'collector', label: 'user collector', timeoutMs: settings.timeout * 1000, log, observe, declare, endpoints: ['ingest_login'] });
   return {
     configured: url !== '',
     url,

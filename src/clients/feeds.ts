@@ -72,9 +72,9 @@ export interface FeedsClient {
   read(ctx: CallContext, feed: string): Promise<FeedRead>;
 }
 
-export function createFeedsClient(config: Config, log: Logger, { now = Date.now, observe }: ClientOptions & { now?: () => number } = {}): FeedsClient {
+export function createFeedsClient(config: Config, log: Logger, { now = Date.now, observe, declare }: ClientOptions & { now?: () => number } = {}): FeedsClient {
   const { feed_base_url: base, feed_cache_seconds: freshSeconds, feed_stale_seconds: staleSeconds, timeout_seconds } = config.newsletter;
-  const upstream = createUpstream({ name: 'feeds', label: 'feed newsletter', timeoutMs: timeout_seconds * 1000, log, observe });
+  const upstream = createUpstream({ name: 'feeds', label: 'feed newsletter', timeoutMs: timeout_seconds * 1000, log, observe, declare, endpoints: ['feed'] });
   // The LRU's own TTL is the outer bound of staleness; freshness is judged from fetchedAt.
   const copies = new LRUCache<string, FeedCopy>({
     max: 64,

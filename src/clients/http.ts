@@ -19,6 +19,8 @@ export type { UpstreamCall };
 
 /** Told of every upstream call (the metrics count them). */
 export type UpstreamObserver = (call: UpstreamCall) => void;
+/** Told of an upstream and its endpoints when it is made: the metrics start their series at 0. */
+export type UpstreamDeclarer = (client: string, endpoints: readonly string[]) => void;
 
 export interface UpstreamRequest<T> {
   /** A stable name for logs and metrics, never the URL (queries may hold keys). */
@@ -42,6 +44,8 @@ export interface UpstreamRequest<T> {
 export interface ClientOptions {
   /** Told of every upstream call (metrics). */
   observe?: UpstreamObserver;
+  /** Told of each upstream made, with its endpoints (metrics). */
+  declare?: UpstreamDeclarer;
   /** A prepared upstream instead of a new one (tests). */
   upstream?: Upstream;
 }
@@ -65,6 +69,9 @@ export interface UpstreamOptions {
   timeoutMs: number;
   log: Logger;
   observe?: UpstreamObserver;
+  /** Every `endpoint` this upstream's calls name, declared when it is made (declare). */
+  endpoints?: readonly string[];
+  declare?: UpstreamDeclarer;
   /**
    * The transport under axios: this module's adapter (src/clients/http-adapter.ts), or axios's
    * own http adapter, which the benchmark keeps as a reference for what the choice saved.
@@ -148,6 +155,7 @@ function formBody(form: Record<string, string | number | boolean | undefined>): 
 export function createUpstream(options: UpstreamOptions): Upstream {
   const { name, label, log } = options;
   const instance = createInstance(options.timeoutMs, options.transport);
+  if (options.endpoints) options.declare?.(name, options.endpoints);
 
   const failure = (call: UpstreamCall, detail: string, cause?: unknown) =>
     apiError('upstream_error', {

@@ -52,13 +52,15 @@ export interface MailingListClient {
   subscribe(ctx: CallContext, request: SubscribeRequest): Promise<SubscribeOutcome>;
 }
 
-export function createMailingListClient(config: Config, log: Logger, { observe }: ClientOptions = {}): MailingListClient {
+export function createMailingListClient(config: Config, log: Logger, { observe, declare }: ClientOptions = {}): MailingListClient {
   const upstream = createUpstream({
     name: 'mailing_list',
     label: 'newsletter',
     timeoutMs: config.newsletter.timeout_seconds * 1000,
     log,
     observe,
+    declare,
+    endpoints: ['securesub'],
   });
   return {
     async subscribe(ctx, { email, mlids, apiKey }) {

@@ -64,9 +64,9 @@ export interface RecommendationsClient {
   recommend(ctx: CallContext, request: RecommendationRequest): Promise<Recommendations>;
 }
 
-export function createRecommendationsClient(config: Config, log: Logger, { observe }: ClientOptions = {}): RecommendationsClient {
+export function createRecommendationsClient(config: Config, log: Logger, { observe, declare }: ClientOptions = {}): RecommendationsClient {
   const settings = config.recommendations;
-  const upstream = createUpstream({ name: 'recommendations', label: 'raccomandazioni', timeoutMs: settings.timeout * 1000, log, observe });
+  const upstream = createUpstream({ name: 'recommendations', label: 'raccomandazioni', timeoutMs: settings.timeout * 1000, log, observe, declare, endpoints: ['widget'] });
   const requestBody = ({ widgetId, url, udi }: RecommendationRequest): WidgetRequestBody => ({
     widgetId,
     // The contract: context.url is omitted for home; the whole context object goes with it.

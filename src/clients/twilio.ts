@@ -50,11 +50,11 @@ type TwilioConfig = Extract<SmsProviderConfig, { kind: 'twilio' | 'twilio_whatsa
  * `whatsapp:` addresses and a Content Template (ContentSid, the code as its variable 1), as
  * WhatsApp business-initiated messages must be templates. Status callbacks are alike for both.
  */
-export function createTwilioProvider(config: Config, provider: TwilioConfig, log: Logger, { upstream, observe }: ClientOptions = {}): SmsProvider {
+export function createTwilioProvider(config: Config, provider: TwilioConfig, log: Logger, { upstream, observe, declare }: ClientOptions = {}): SmsProvider {
   const name = provider.name || provider.kind;
   const timeoutSeconds = provider.timeout_seconds ?? config.sms.timeout_seconds;
   const whatsapp = provider.kind === 'twilio_whatsapp';
-  const api = upstream ?? createUpstream({ name: `sms_${name}`, label: whatsapp ? 'WhatsApp' : 'SMS', timeoutMs: timeoutSeconds * 1000, log, observe });
+  const api = upstream ?? createUpstream({ name: `sms_${name}`, label: whatsapp ? 'WhatsApp' : 'SMS', timeoutMs: timeoutSeconds * 1000, log, observe, declare, endpoints: ['messages'] });
   const url = `${provider.api_url.replace(/\/+$/, '')}/2010-04-01/Accounts/${encodeURIComponent(provider.account_sid)}/Messages.json`;
   const authorization = `Basic ${Buffer.from(`${provider.account_sid}:${provider.auth_token}`).toString('base64')}`;
   const address = (e164: string) => (whatsapp ? `whatsapp:${e164}` : e164);

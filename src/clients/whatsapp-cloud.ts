@@ -54,10 +54,10 @@ const sameText = (a: string, b: string) => {
   return left.length === right.length && timingSafeEqual(left, right);
 };
 
-export function createWhatsAppCloudProvider(config: Config, provider: Extract<SmsProviderConfig, { kind: 'whatsapp_cloud' }>, log: Logger, { upstream, observe }: ClientOptions = {}): SmsProvider {
+export function createWhatsAppCloudProvider(config: Config, provider: Extract<SmsProviderConfig, { kind: 'whatsapp_cloud' }>, log: Logger, { upstream, observe, declare }: ClientOptions = {}): SmsProvider {
   const name = provider.name || provider.kind;
   const timeoutSeconds = provider.timeout_seconds ?? config.sms.timeout_seconds;
-  const api = upstream ?? createUpstream({ name: `sms_${name}`, label: 'WhatsApp', timeoutMs: timeoutSeconds * 1000, log, observe });
+  const api = upstream ?? createUpstream({ name: `sms_${name}`, label: 'WhatsApp', timeoutMs: timeoutSeconds * 1000, log, observe, declare, endpoints: ['messages'] });
   const url = `${provider.api_url.replace(/\/+$/, '')}/${provider.api_version}/${provider.phone_number_id}/messages`;
   return {
     name,

@@ -18,7 +18,7 @@ export interface UpstreamCall {
   client: string;
   endpoint: string;
   method: string;
-  /** HTTP status, or 0 when no answer came (timeout, refused, DNS). */
+  /** HTTP status, or 0 when no answer came (timeout, refused, DNS): counted as its class (upstreamStatusClass). */
   status: number;
   durationMs: number;
   outcome: 'ok' | 'http_error' | 'bad_reply' | 'timeout' | 'unreachable';
@@ -26,13 +26,45 @@ export interface UpstreamCall {
 
 export const METRIC_PREFIX = 'lfa_';
 
-export type CodeChannel = 'sms' | 'whatsapp' | 'email';
+/**
+ * The `status` label of an upstream call: its class, so the label takes a known set of values
+ * and each series can exist at 0 before its first call. 429 stands apart from the other 4xx: it
+ * is the upstream refusing load (an error), where a 404 or 401 is an answer.
+ */
+export const UPSTREAM_STATUS_CLASSES = ['2xx', '3xx', '4xx', '429', '5xx', 'timeout', 'network'] as const;
+export type UpstreamStatusClass = (typeof UPSTREAM_STATUS_CLASSES)[number];
+
+export function upstreamStatusClass(call: Pick<UpstreamCall, 'status' | 'outcome'>): UpstreamStatusClass {
+  if (call.outcome === 'timeout') return 'timeout';
+  if (call.outcome === 'unreachable' || call.status === 0) return 'network';
+  if (call.status === 429) return '429';
+  if (call.status >= 500) return '5xx';
+  if (call.status >= 400) return '4xx';
+  return call.status >= 300 ? '3xx' : '2xx';
+}
+
+const CODE_CHANNELS = ['sms', 'whatsapp', 'email'] as const;
+export type CodeChannel = (typeof CODE_CHANNELS)[number];
 /** `skipped`: channel not configured; `refused`: number outside `sms.allowed_regions`. */
-export type CodeSendResult = 'sent' | 'failed' | 'skipped' | 'refused';
+const CODE_SEND_RESULTS = ['sent', 'failed', 'skipped', 'refused'] as const;
+export type CodeSendResult = (typeof CODE_SEND_RESULTS)[number];
 /** `missing`: no pending code for the key. */
-export type VerificationResult = 'ok' | 'invalid' | 'expired' | 'too_many_attempts' | 'missing';
+const VERIFICATION_RESULTS = ['ok', 'invalid', 'expired', 'too_many_attempts', 'missing'] as const;
+export type VerificationResult = (typeof VERIFICATION_RESULTS)[number];
 /** `failed`: one delivery attempt failed and will be retried; `dropped`: given up, the event is lost. */
-export type IngestResult = 'queued' | 'delivered' | 'failed' | 'dropped';
+const INGEST_RESULTS = ['queued', 'delivered', 'failed', 'dropped'] as const;
+export type IngestResult = (typeof INGEST_RESULTS)[number];
+/** The signals of the bot challenge (src/domain/limits/challenge.ts), the `signal` label of its decisions. */
+export const CHALLENGE_SIGNALS = ['always', 'client_sends', 'client_identifiers', 'client_verify_failures', 'password_failures', 'client_refused', 'range_flagged', 'range_rate', 'country_rate'] as const;
+/** Refusals of a code SMS to a country the service sends to (region_not_allowed names a country outside them). */
+const SMS_REFUSAL_REASONS = ['phone_not_mobile', 'sms_destination_limited', 'sms_destination_blocked'] as const;
+const RANGE_VERDICTS = ['watched', 'blocked', 'cleared', 'unblocked'] as const;
+const RECEIPT_STATUSES = ['delivered', 'read', 'failed', 'unknown'] as const;
+/** The answers that are the service's fault (src/core/errors.ts): each action's series of them exists from start. */
+const SERVER_FAILURES = [
+  ['internal_error', '500'],
+  ['store_unavailable', '503'],
+] as const;
 /** The limits of `rate_limits.*`, by their configuration key. */
 export type RateLimitName = Exclude<keyof Config['rate_limits'], 'enabled'>;
 
@@ -61,7 +93,7 @@ export const metricDefinitions = [
     name: 'lfa_upstream_calls_total',
     type: 'counter',
     labels: ['client', 'endpoint', 'status', 'outcome'],
-    help: 'Calls to upstream services, by client (identity, sms, collector, ...), endpoint name, HTTP status (0 when no answer came) and outcome (ok, http_error, bad_reply, timeout, unreachable).',
+    help: 'Calls to upstream services, by client (identity, sms, collector, ...), endpoint name, status class (2xx, 3xx, 4xx, 429, 5xx; timeout and network when no answer came) and outcome (ok, http_error, bad_reply, timeout, unreachable).',
   },
   {
     name: 'lfa_upstream_call_duration_seconds',
@@ -126,8 +158,8 @@ export const metricDefinitions = [
   {
     name: 'lfa_sms_breaker_state',
     type: 'gauge',
-    labels: ['provider'],
-    help: 'Circuit breaker of each SMS provider: 0 closed (in use), 1 open (skipped), 2 half-open (one probe allowed).',
+    labels: ['provider', 'channel'],
+    help: 'Circuit breaker of each SMS provider, by provider and channel (sms, whatsapp): 0 closed (in use), 1 open (skipped), 2 half-open (one probe allowed).',
   },
   {
     name: 'lfa_sms_refusals_total',
@@ -196,7 +228,8 @@ export interface Metrics {
   smsSend(provider: string, country: string, result: SmsSendResult, durationMs: number, channel?: PhoneChannel): void;
   smsReceipt(provider: string, country: string, status: 'delivered' | 'read' | 'failed' | 'unknown', channel?: PhoneChannel): void;
   smsVerified(provider: string, country: string, channel?: PhoneChannel): void;
-  smsBreaker(provider: string, state: SmsBreakerState): void;
+  /** A provider's breaker; the first call names the provider, whose series then start at 0. */
+  smsBreaker(provider: string, state: SmsBreakerState, channel?: PhoneChannel): void;
   smsRefused(reason: string, country: string): void;
   smsRangeVerdict(verdict: 'watched' | 'blocked' | 'cleared' | 'unblocked', country: string): void;
   /** One bot challenge decision and the signal that asked for it (src/domain/limits/challenge.ts). */
@@ -209,6 +242,17 @@ export interface Metrics {
   funnelJourneysKnown(journeys: readonly string[]): void;
   /** One person started or completed a journey (counted once by the store). */
   funnelJourney(journey: string, stage: FunnelStage): void;
+  /*
+   * Series known before their first event, created at 0 so that rate() and increase() count that
+   * event (a series' first sample is only a starting point to them). createMetrics(config) does
+   * what the configuration bounds; these name what only other layers know.
+   */
+  /** The registered actions: each one's ok and server-failure series. */
+  declareActions(actions: Iterable<string>): void;
+  /** An upstream client and its endpoints (src/clients/http.ts): each status class and outcome of each. */
+  declareUpstream(client: string, endpoints: readonly string[]): void;
+  /** The screens of the login journeys, by journey and step (src/flows/funnel-series.ts). */
+  declareFunnel(screens: Iterable<{ journey: string; step: string }>): void;
 }
 
 export type FunnelStage = 'started' | 'completed';
@@ -316,9 +360,9 @@ function plainCounter(name: (typeof metricDefinitions)[number]['name'], registry
   const inc = (a: string, b?: string, c?: string, d?: string) => {
     tree.get(a, b, c, d).value += 1;
   };
-  /** Makes the series, at 0 until counted. */
-  inc.start = (a: string, b?: string, c?: string, d?: string) => void tree.get(a, b, c, d);
-  return inc;
+  /** The series at 0 (unchanged when it exists). */
+  const seed = (a: string, b?: string, c?: string, d?: string) => void tree.get(a, b, c, d);
+  return Object.assign(inc, { seed });
 }
 
 interface HistogramSeries {
@@ -356,7 +400,8 @@ function plainHistogram(name: (typeof metricDefinitions)[number]['name'], bucket
       }
     },
   });
-  return (value: number, a: string, b?: string, c?: string) => {
+  const seed = (a: string, b?: string, c?: string) => void tree.get(a, b, c);
+  const observe = (value: number, a: string, b?: string, c?: string) => {
     // As prom-client's observe(): a value that is no number is a bug of the caller, not a count.
     if (!Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${value}`);
     const series = tree.get(a, b, c);
@@ -367,9 +412,29 @@ function plainHistogram(name: (typeof metricDefinitions)[number]['name'], bucket
     series.sum += value;
     series.count += 1;
   };
+  return Object.assign(observe, { seed });
 }
 
-export function createMetrics(): Metrics {
+/** The label values the configuration bounds: countries codes go to, the limits that refuse. */
+function configuredBounds(config: Config): { countries: string[]; limits: string[] } {
+  const countries = new Set<string>();
+  for (const region of [config.sms.default_region, ...config.sms.allowed_regions, ...config.sms.providers.flatMap((p) => p.countries)]) {
+    const upper = region.trim().toUpperCase();
+    if (/^[A-Z]{2}$/.test(upper)) countries.add(upper);
+  }
+  // The limits are the counts of rate_limits; its windows (`*_seconds`) and switches are not limits.
+  const limits = Object.entries(config.rate_limits)
+    .filter(([key, value]) => typeof value === 'number' && !key.endsWith('_seconds'))
+    .map(([key]) => key);
+  return { countries: [...countries], limits };
+}
+
+/**
+ * The service's metrics. With the configuration, every series whose labels it bounds starts at
+ * 0 (results, reasons, channels, countries, limits, signals); providers start when the SMS router
+ * names them (smsBreaker), upstreams, actions and journeys when their layers declare them.
+ */
+export function createMetrics(config?: Config): Metrics {
   const registry = new Registry();
   const requests = plainCounter('lfa_requests_total', registry);
   const requestDuration = plainHistogram('lfa_request_duration_seconds', REQUEST_BUCKETS, registry);
@@ -397,12 +462,58 @@ export function createMetrics(): Metrics {
   const bounded = (value: string) => (LABEL_VALUE.test(value) ? value : 'other');
   const country = (value: string) => (/^[A-Z]{2}$/.test(value) ? value : 'ZZ');
   const breakerValue = { closed: 0, open: 1, half_open: 2 } as const;
+  const bounds = config ? configuredBounds(config) : { countries: [], limits: [] };
+  const declaredProviders = new Set<string>();
+
+  if (config) {
+    for (const channel of CODE_CHANNELS) for (const result of CODE_SEND_RESULTS) codesSent.seed(channel, result);
+    for (const result of VERIFICATION_RESULTS) verifications.seed(result);
+    for (const result of INGEST_RESULTS) ingestEvents.seed(result);
+    for (const limit of bounds.limits) refusals.seed(limit);
+    for (const decision of ['challenged', 'solved', 'failed'] as const) for (const signal of CHALLENGE_SIGNALS) challenges.seed(decision, signal);
+    for (const region of bounds.countries) {
+      for (const reason of SMS_REFUSAL_REASONS) smsRefusals.seed(reason, region);
+      for (const verdict of RANGE_VERDICTS) smsRangeVerdicts.seed(verdict, region);
+    }
+  }
+
+  /** A provider's series at 0, once, when the router names it: every country the service sends to. */
+  const declareProvider = (provider: string, channel: PhoneChannel) => {
+    const key = `${provider}\n${channel}`;
+    if (declaredProviders.has(key)) return;
+    declaredProviders.add(key);
+    for (const region of bounds.countries) {
+      for (const result of ['accepted', 'failed', 'failover'] as const) smsSends.seed(provider, channel, region, result);
+      for (const status of RECEIPT_STATUSES) smsReceipts.seed(provider, channel, region, status);
+      smsVerified.seed(provider, channel, region);
+    }
+    for (const outcome of ['accepted', 'failed'] as const) smsDuration.seed(provider, outcome);
+  };
 
   const observeUpstream = (call: UpstreamCall) => {
     const client = LABEL_VALUE.test(call.client) ? call.client : 'other';
     const endpoint = LABEL_VALUE.test(call.endpoint) ? call.endpoint : 'other';
-    upstreamCalls(client, endpoint, String(call.status), call.outcome);
+    upstreamCalls(client, endpoint, upstreamStatusClass(call), call.outcome);
     upstreamDuration(call.durationMs / 1000, client, endpoint, call.outcome);
+  };
+
+  /** The class and outcome pairs a call can end in (upstreamStatusClass): each of an endpoint's series at 0. */
+  const UPSTREAM_ENDS = [
+    ['2xx', 'ok'],
+    ['4xx', 'ok'],
+    ['2xx', 'bad_reply'],
+    ['4xx', 'http_error'],
+    ['429', 'http_error'],
+    ['5xx', 'http_error'],
+    ['timeout', 'timeout'],
+    ['network', 'unreachable'],
+  ] as const;
+  const declareUpstream = (client: string, endpoints: readonly string[]) => {
+    if (!LABEL_VALUE.test(client)) return;
+    for (const endpoint of endpoints.filter((e) => LABEL_VALUE.test(e))) {
+      for (const [status, outcome] of UPSTREAM_ENDS) upstreamCalls.seed(client, endpoint, status, outcome);
+      for (const outcome of ['ok', 'http_error', 'bad_reply', 'timeout', 'unreachable'] as const) upstreamDuration.seed(client, endpoint, outcome);
+    }
   };
 
   const middleware: Middleware = async function metrics(ctx: Context, next: Next) {
@@ -435,7 +546,10 @@ export function createMetrics(): Metrics {
     },
     smsReceipt: (provider, region, status, channel = 'sms') => smsReceipts(bounded(provider), channel, country(region), status),
     smsVerified: (provider, region, channel = 'sms') => smsVerified(bounded(provider), channel, country(region)),
-    smsBreaker: (provider, state) => smsBreaker.set({ provider: bounded(provider) }, breakerValue[state]),
+    smsBreaker: (provider, state, channel = 'sms') => {
+      declareProvider(bounded(provider), channel);
+      smsBreaker.set({ provider: bounded(provider), channel }, breakerValue[state]);
+    },
     smsRefused: (reason, region) => smsRefusals(REASON.test(reason) ? reason : 'other', country(region)),
     smsRangeVerdict: (verdict, region) => smsRangeVerdicts(verdict, country(region)),
     challenge: (decision, signal) => challenges(decision, signal),
@@ -445,8 +559,23 @@ export function createMetrics(): Metrics {
     },
     funnelReached: (journey, step) => funnelReached(bounded(journey), bounded(step)),
     funnelJourneysKnown: (journeys) => {
-      for (const journey of journeys) for (const stage of FUNNEL_STAGES) funnelJourneys.start(bounded(journey), stage);
+      for (const journey of journeys) for (const stage of FUNNEL_STAGES) funnelJourneys.seed(bounded(journey), stage);
     },
     funnelJourney: (journey, stage) => funnelJourneys(bounded(journey), stage),
+    declareActions(actions) {
+      for (const action of actions) {
+        if (!LABEL_VALUE.test(action)) continue;
+        requests.seed(action, 'ok', '200');
+        for (const [reason, status] of SERVER_FAILURES) requests.seed(action, reason, status);
+      }
+    },
+    declareUpstream,
+    declareFunnel(screens) {
+      for (const { journey, step } of screens) {
+        funnelRequests.seed(bounded(journey), bounded(step), 'ok');
+        funnelReached.seed(bounded(journey), bounded(step));
+        funnelSeconds.seed(bounded(journey), bounded(step));
+      }
+    },
   };
 }

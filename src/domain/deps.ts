@@ -49,14 +49,14 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   }
   const now = overrides.now ?? Date.now;
   const otpLog = overrides.otpLog ?? createOtpLogger(config.otp.log_file, config.log.level);
-  const metrics = overrides.metrics ?? createMetrics();
+  const metrics = overrides.metrics ?? createMetrics(config);
   const closers: Array<() => Promise<void> | void> = [];
   const redis = overrides.redis ?? (config.otp.store === 'redis' ? createRedis(config, log) : undefined);
   // Pushed first, so closed last (closers run in reverse): everything else may still use it while closing.
   if (redis && !overrides.redis) closers.push(() => redis.disconnect());
   const prefix = config.redis.key_prefix;
-  // Every client reports each upstream call; metrics count them.
-  const clients = { observe: metrics.observeUpstream };
+  // Every client reports each upstream call; metrics count them, from 0 for every endpoint a client declares.
+  const clients = { observe: metrics.observeUpstream, declare: metrics.declareUpstream };
 
   const identity = overrides.identity ?? createIdentityClient(config, log, clients);
   const collector = overrides.collector ?? createCollectorClient(config, log, clients);

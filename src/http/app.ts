@@ -15,6 +15,7 @@ import { apiError, type ApiError, isApiError } from '../core/errors';
 import { failureEnvelope } from './envelope';
 import { createFrontController, namesActionInQuery } from './front-controller';
 import { actionLabel } from '../core/metrics';
+import { declareFunnelSeries } from '../flows/funnel-series';
 import { createOpenApiDocument, type OpenApiDocument } from './openapi';
 import { actionsWithLocaleField, createLocaleResolver } from './locale';
 import { createSmsRoutes } from './sms-routes';
@@ -115,6 +116,9 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   const localeOf = createLocaleResolver(locales, config.mail.default_locale, actionsWithLocaleField(actions.values()));
 
   app.use(deps.metrics.middleware);
+  // Every action's series from 0, and the GET endpoints that answer the service's own failures (readiness).
+  deps.metrics.declareActions([...actions.keys(), '/healthz', '/readyz']);
+  if (config.funnel.enabled) declareFunnelSeries(deps.metrics).catch((err: unknown) => deps.log.warn({ err: { message: err instanceof Error ? err.message : 'error' } }, 'funnel: series not declared'));
   app.use(async function requestScope(ctx: Context, next: Next) {
     const started = process.hrtime.bigint();
     const incoming = ctx.get('x-request-id');

@@ -10,6 +10,7 @@ import { Outbox } from './outbox';
 import type { SandboxContext, SandboxFake } from './fake';
 import { sandboxFakes } from './fakes';
 import { SMS_FAULTS, SmsFaults, WHATSAPP_STATES, type SmsFault, type WhatsAppState } from './sms-faults';
+import { UPSTREAM_FAULTS, UpstreamFaults, type UpstreamFault } from './upstream-faults';
 
 export interface Sandbox {
   /** The configuration with every upstream pointed at its fake. */
@@ -18,6 +19,8 @@ export interface Sandbox {
   baseUrl: string;
   /** Failures the SMS fakes show when told: `sandbox.smsFaults.set('gateway', 'error_5xx')`. */
   smsFaults: SmsFaults;
+  /** Failures any other fake shows when told: `sandbox.upstreamFaults.set('idp', 'error_5xx')`. */
+  upstreamFaults: UpstreamFaults;
   /** The fakes back to how they started, the outbox empty. */
   reset(): void;
   close(): Promise<void>;
@@ -32,6 +35,8 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
   const app = new Koa();
   app.silent = true;
   const router = new Router();
+  const upstreamFaults = new UpstreamFaults();
+  app.use(upstreamFaults.middleware);
   app.use(bodyParser({ enableTypes: ['json', 'form', 'text'] }));
   // Before listen: Koa composes its middleware when the server is created. Routes mounted later still count.
   app.use(router.routes());
@@ -51,6 +56,18 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
     }
     smsFaults.set(ctx.params.provider ?? '', fault);
     ctx.body = { provider: ctx.params.provider, fault };
+  });
+
+  router.post('/faults/upstream/:segment/:fault', (ctx) => {
+    const fault = ctx.params.fault as UpstreamFault;
+    const ms = Number(ctx.query.ms ?? 1000);
+    if (!UPSTREAM_FAULTS.includes(fault) || !Number.isInteger(ms) || ms < 0 || ms > 600_000) {
+      ctx.status = 400;
+      ctx.body = { error: `fault must be one of ${UPSTREAM_FAULTS.join(', ')}; ms a delay up to 600000` };
+      return;
+    }
+    upstreamFaults.set(ctx.params.segment ?? '', fault, ms);
+    ctx.body = { upstream: ctx.params.segment, fault, ...(fault === 'slow' ? { ms } : {}) };
   });
 
   router.post('/faults/whatsapp/:phone/:state', (ctx) => {
@@ -85,9 +102,11 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
     outbox,
     baseUrl,
     smsFaults,
+    upstreamFaults,
     reset: () => {
       outbox.clear();
       smsFaults.clear();
+      upstreamFaults.clear();
       for (const fake of started) fake.reset?.();
     },
     close: async () => {

@@ -4,11 +4,13 @@ import type { Context } from 'koa';
  * Failures the sandbox's SMS providers can be told to show, so failover can be watched on one
  * machine: `error_5xx` answers 503, `timeout` never answers (the client gives up), `reset`
  * drops the connection. A provider with a fault records nothing in the outbox: what failed
- * was not sent. Set by tests (`sandbox.smsFaults`) or by hand:
- * POST <sandbox upstreams>/faults/sms/<gateway|twilio>/<fault|none>.
+ * was not sent. `undelivered` accepts the message and never delivers it: nothing in the outbox,
+ * and a receipt that says failed where the fake sends receipts (twilio). Set by tests
+ * (`sandbox.smsFaults`) or by hand, by the provider's name:
+ * POST <sandbox upstreams>/faults/sms/<gateway|twilio|twilio-whatsapp|whatsapp>/<fault|none>.
  */
 
-export const SMS_FAULTS = ['none', 'error_5xx', 'timeout', 'reset'] as const;
+export const SMS_FAULTS = ['none', 'error_5xx', 'timeout', 'reset', 'undelivered'] as const;
 export type SmsFault = (typeof SMS_FAULTS)[number];
 
 /**
@@ -53,7 +55,8 @@ export class SmsFaults {
   /** Shows the provider's fault on this request; true when it did (the fake then does nothing more). */
   async show(provider: string, ctx: Context): Promise<boolean> {
     const fault = this.get(provider);
-    if (fault === 'none') return false;
+    // Accepted as usual: the fake itself leaves it out of the outbox (undelivered).
+    if (fault === 'none' || fault === 'undelivered') return false;
     if (fault === 'error_5xx') {
       ctx.status = 503;
       ctx.body = { error: 'sandbox fault: unavailable' };

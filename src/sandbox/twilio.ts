@@ -29,7 +29,10 @@ export function createTwilioFake(): SandboxFake {
     mount(router, { outbox, log, smsFaults }) {
       const basic = `Basic ${Buffer.from(`${SANDBOX_TWILIO_SID}:${authToken}`).toString('base64')}`;
       router.post(`${PREFIX}/2010-04-01/Accounts/:sid/Messages.json`, async (ctx) => {
-        if (await smsFaults?.show('twilio', ctx)) return;
+        // Each configured provider has its own switch: WhatsApp through Twilio can fail while its SMS works.
+        const provider = String((ctx.request.body as Record<string, unknown> | undefined)?.To ?? '').startsWith('whatsapp:') ? 'twilio-whatsapp' : 'twilio';
+        if (await smsFaults?.show(provider, ctx)) return;
+        const undelivered = smsFaults?.get(provider) === 'undelivered';
         if (ctx.get('authorization') !== basic || ctx.params.sid !== SANDBOX_TWILIO_SID) {
           ctx.status = 401;
           ctx.body = twilioError(401, 20003, 'Authenticate');
@@ -78,7 +81,7 @@ export function createTwilioFake(): SandboxFake {
           return;
         }
         const sid = `${whatsapp ? 'MM' : 'SM'}${randomBytes(16).toString('hex')}`;
-        outbox.add({ channel: whatsapp ? 'whatsapp' : 'sms', to, body, code });
+        if (!undelivered) outbox.add({ channel: whatsapp ? 'whatsapp' : 'sms', to, body, code });
         ctx.status = 201;
         ctx.body = {
           sid,
@@ -106,7 +109,7 @@ export function createTwilioFake(): SandboxFake {
               body: new URLSearchParams(params).toString(),
             }).catch((err: unknown) => log.warn({ err: { message: (err as Error).message } }, 'sandbox twilio: status callback failed'));
           };
-          const statuses = whatsapp && smsFaults?.whatsAppState(to) !== 'unread' ? ['sent', 'delivered', 'read'] : ['sent', 'delivered'];
+          const statuses = undelivered ? ['sent', 'failed'] : whatsapp && smsFaults?.whatsAppState(to) !== 'unread' ? ['sent', 'delivered', 'read'] : ['sent', 'delivered'];
           void statuses.reduce((previous, status) => previous.then(() => new Promise((resolve) => setTimeout(resolve, CALLBACK_DELAY_MS).unref())).then(() => post(status)), Promise.resolve());
         }
       });

@@ -81,7 +81,7 @@ export function createWhatsAppFake(): SandboxFake {
           return;
         }
         const id = `wamid.${randomBytes(18).toString('base64url')}`;
-        outbox.add({ channel: 'whatsapp', to, body: templateText(template.language.code, code), code });
+        if (smsFaults?.get(SANDBOX_WHATSAPP_PROVIDER) !== 'undelivered') outbox.add({ channel: 'whatsapp', to, body: templateText(template.language.code, code), code });
         ctx.body = { messaging_product: 'whatsapp', contacts: [{ input: message.to, wa_id: message.to }], messages: [{ id }] };
         const base = receiptsBase?.() ?? '';
         if (!base) return;

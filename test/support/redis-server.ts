@@ -43,7 +43,8 @@ export async function startRedisServer(): Promise<RedisServer> {
   };
   const kill = () =>
     new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
+      // Killed by a signal, a child keeps exitCode null: its signalCode says it is gone too.
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
       child.once('exit', () => resolve());
       child.kill('SIGKILL');
     });

@@ -115,13 +115,17 @@ export const invalidCredentials = () => apiError('invalid_credentials');
 
 export const userNotFound = (uid?: string) => apiError('user_not_found', { data: uid ? { uid } : {} });
 
-export function createIdentityClient(config: Config, log: Logger, { observe }: ClientOptions = {}): IdentityClient {
+/** The `endpoint` of each call below, for the metrics (every series at 0 from start). */
+const IDENTITY_ENDPOINTS = ['login', 'register', 'doi_status', 'users_get', 'user_get', 'user_search', 'user_update_identity', 'user_update_custom', 'token', 'refresh', 'access_list'] as const;
+type IdentityCallName = (typeof IDENTITY_ENDPOINTS)[number];
+
+export function createIdentityClient(config: Config, log: Logger, { observe, declare }: ClientOptions = {}): IdentityClient {
   const { aid, api_token: apiToken } = config.identity;
   const urls = identityUrls(config.identity);
-  const upstream = createUpstream({ name: 'identity', label: SERVICE, timeoutMs: config.identity.timeout_seconds * 1000, log, observe });
+  const upstream = createUpstream({ name: 'identity', label: SERVICE, timeoutMs: config.identity.timeout_seconds * 1000, log, observe, declare, endpoints: IDENTITY_ENDPOINTS });
   const publisherAuth = { Authorization: `Bearer ${apiToken}` };
 
-  async function send<T>(ctx: CallContext, endpoint: string, target: IdentityEndpoint, request: Omit<UpstreamRequest<T>, 'endpoint' | 'url'>): Promise<UpstreamResponse<T>> {
+  async function send<T>(ctx: CallContext, endpoint: IdentityCallName, target: IdentityEndpoint, request: Omit<UpstreamRequest<T>, 'endpoint' | 'url'>): Promise<UpstreamResponse<T>> {
     const url = requireUrl(urls, target);
     const record = ctx.idpExchanges !== undefined;
     const exchange = { endpoint, method: request.method, url, query: request.params, body: request.json ?? request.form, headers: request.headers };

@@ -92,13 +92,13 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
         failures: config.sms.breaker.failures,
         openMs: config.sms.breaker.open_seconds * 1000,
         onChange: (state) => {
-          metrics?.smsBreaker(p.name, state);
+          metrics?.smsBreaker(p.name, state, p.channel ?? 'sms');
           log.warn({ provider: p.name, breaker: state }, 'sms provider circuit');
         },
       }),
     ]),
   );
-  for (const p of providers) metrics?.smsBreaker(p.name, 'closed');
+  for (const p of providers) metrics?.smsBreaker(p.name, 'closed', p.channel ?? 'sms');
   const callbackBase = config.sms.receipts.callback_base_url.replace(/\/+$/, '');
   const prefixDigits = config.sms.pumping.prefix_digits;
 
