@@ -29,6 +29,8 @@ export const METRIC_PREFIX = 'lfa_';
 export type CodeChannel = 'sms' | 'whatsapp' | 'email';
 /** `skipped`: channel not configured; `refused`: number outside `sms.allowed_regions`. */
 export type CodeSendResult = 'sent' | 'failed' | 'skipped' | 'refused';
+/** The hourly caps of the pumping defence: a country's, and one number range's. */
+export type SmsCapScope = 'country' | 'range';
 /** `missing`: no pending code for the key. */
 export type VerificationResult = 'ok' | 'invalid' | 'expired' | 'too_many_attempts' | 'missing';
 /** `failed`: one delivery attempt failed and will be retried; `dropped`: given up, the event is lost. */
@@ -142,6 +144,12 @@ export const metricDefinitions = [
     help: 'Bot challenge decisions before a code or a mail is sent (docs/security.md, "Bot challenge"): challenged (asked, no solution given), solved (a valid, unspent, bound solution let the send go on), failed (a solution refused), by the signal that asked for it (always, client_sends, client_identifiers, client_verify_failures, password_failures, client_refused, range_flagged, range_rate, country_rate).',
   },
   {
+    name: 'lfa_sms_cap_reached_total',
+    type: 'counter',
+    labels: ['scope', 'country'],
+    help: 'Hourly SMS caps reached, once per cap and hour, by scope (country: sms.pumping.country_sends_per_hour; range: sms.pumping.prefix_sends_per_hour of one number range) and country. From then to the end of the hour new numbers there are refused; phones with a verified history still get their codes. Starts at 0 for the allowed countries.',
+  },
+  {
     name: 'lfa_sms_range_verdicts_total',
     type: 'counter',
     labels: ['verdict', 'country'],
@@ -193,6 +201,8 @@ export interface Metrics {
   smsBreaker(provider: string, state: SmsBreakerState): void;
   smsRefused(reason: string, country: string): void;
   smsRangeVerdict(verdict: 'watched' | 'blocked' | 'cleared' | 'unblocked', country: string): void;
+  /** An hourly cap of the pumping defence was reached (pumping.ts); `count: false` only makes the series, at 0. */
+  smsCapReached(scope: SmsCapScope, country: string, count?: boolean): void;
   /** One bot challenge decision and the signal that asked for it (src/domain/limits/challenge.ts). */
   challenge(decision: ChallengeDecision, signal: string): void;
   /** One login-journey request: the screen acted on, its outcome, the time spent on it. */
@@ -300,8 +310,8 @@ function plainCounter(name: (typeof metricDefinitions)[number]['name'], registry
       for (const { labels, series } of tree.all) this.inc(labels, series.value);
     },
   });
-  return (a: string, b?: string, c?: string, d?: string) => {
-    tree.get(a, b, c, d).value += 1;
+  return (a: string, b?: string, c?: string, d?: string, by: 0 | 1 = 1) => {
+    tree.get(a, b, c, d).value += by;
   };
 }
 
@@ -371,6 +381,7 @@ export function createMetrics(): Metrics {
   const smsBreaker = new Gauge({ ...definition('lfa_sms_breaker_state'), registers: [registry] });
   const smsRefusals = plainCounter('lfa_sms_refusals_total', registry);
   const smsRangeVerdicts = plainCounter('lfa_sms_range_verdicts_total', registry);
+  const smsCapsReached = plainCounter('lfa_sms_cap_reached_total', registry);
   const challenges = plainCounter('lfa_challenge_decisions_total', registry);
   const funnelRequests = plainCounter('lfa_funnel_requests_total', registry);
   const funnelReached = plainCounter('lfa_funnel_steps_reached_total', registry);
@@ -421,6 +432,7 @@ export function createMetrics(): Metrics {
     smsBreaker: (provider, state) => smsBreaker.set({ provider: bounded(provider) }, breakerValue[state]),
     smsRefused: (reason, region) => smsRefusals(REASON.test(reason) ? reason : 'other', country(region)),
     smsRangeVerdict: (verdict, region) => smsRangeVerdicts(verdict, country(region)),
+    smsCapReached: (scope, region, count = true) => smsCapsReached(scope, country(region), undefined, undefined, count ? 1 : 0),
     challenge: (decision, signal) => challenges(decision, signal),
     funnelRequest: (journey, step, outcome, seconds) => {
       funnelRequests(bounded(journey), bounded(step), REASON.test(outcome) ? outcome : 'other');
