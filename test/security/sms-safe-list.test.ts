@@ -55,7 +55,7 @@ async function dump(prefix: string): Promise<string> {
       const type = await redis().type(key);
       if (type === 'string') return redis().get(key);
       if (type === 'hash') return JSON.stringify(await redis().hgetall(key));
-      if (type === 'zset') return JSON.stringify(await redis().zrange(key, 0, -1, 'WITHSCORES'));
+      if (type === 'zset') return JSON.stringify(await redis().zrange(key, '0', '-1', 'WITHSCORES'));
       if (type === 'set') return JSON.stringify(await redis().smembers(key));
       throw new Error(`unexpected ${type} at ${key}`);
     }),

@@ -30,6 +30,17 @@ function describeSmsStore(make: () => SmsStore) {
     expect(await store.entry('b')).toEqual(entry('b', now - 1000));
   });
 
+  it('records a fact about an entry once: a replay changes nothing, and only the fields not set yet are set', async () => {
+    const store = make();
+    await store.addEntry(entry('a', now), 60_000, now);
+    expect(await store.recordOnce('a', 'failed_at', { failed_at: now + 1, error_code: '30003' })).toEqual({ entry: { ...entry('a', now), failed_at: now + 1, error_code: '30003' }, changed: true });
+    expect(await store.recordOnce('a', 'failed_at', { failed_at: now + 2, error_code: '30008' })).toEqual({ entry: { ...entry('a', now), failed_at: now + 1, error_code: '30003' }, changed: false });
+    await store.recordOnce('a', 'delivered_at', { delivered_at: now + 3 });
+    // A read sets read_at and, only where there is none, delivered_at.
+    expect(await store.recordOnce('a', 'read_at', { read_at: now + 4, delivered_at: now + 4 })).toMatchObject({ entry: { delivered_at: now + 3, read_at: now + 4 }, changed: true });
+    expect(await store.recordOnce('missing', 'failed_at', { failed_at: now })).toBeNull();
+  });
+
   it('finds the newest entry of a recipient digest', async () => {
     const store = make();
     await store.setLatest('digest-1', 'a', 60_000);
