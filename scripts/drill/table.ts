@@ -115,6 +115,11 @@ export const FAULTS = {
       }),
     ],
   },
+  'sms-cap': {
+    says: "new numbers to one country past its hourly cap (sms.pumping.country_sends_per_hour: 5)",
+    config: { rate_limits: { enabled: true }, sms: { pumping: { country_sends_per_hour: 5 } } },
+    inject: async ({ client }) => [every(500, () => client.post('otp_generate', { uid: client.phone() }))],
+  },
   'codes-lost': {
     says: 'codes no longer arriving: accepted by the provider, receipts failed, nobody completes',
     // Every code by Twilio, whose fake sends receipts: the gateway is down from the start.
@@ -155,6 +160,7 @@ export const ALERTS: Record<string, DrillRow> = {
   SmsDeliveryRateDropping: { fault: 'codes-lost', within: HOUR + 15 * MINUTE, realSeconds: 3 },
   SmsPumping: { fault: 'pumping', within: 15 * MINUTE, realSeconds: 2 },
   ChallengeShareHigh: { fault: 'pumping', within: 25 * MINUTE, realSeconds: 2 },
+  SmsCapReached: { fault: 'sms-cap', within: 2 * MINUTE, realSeconds: 3 },
   OtpVerifyFailuresHigh: { fault: 'brute-force', within: 10 * MINUTE },
   LoginCompletionFalling: { fault: 'codes-lost', within: HOUR + 30 * MINUTE, realSeconds: 10 },
   // One login a second (the sandbox's one account, its code cooldown): the backlog passes 100 in real time.

@@ -48,6 +48,8 @@ export type CodeChannel = (typeof CODE_CHANNELS)[number];
 /** `skipped`: channel not configured; `refused`: number outside `sms.allowed_regions`. */
 const CODE_SEND_RESULTS = ['sent', 'failed', 'skipped', 'refused'] as const;
 export type CodeSendResult = (typeof CODE_SEND_RESULTS)[number];
+/** The hourly caps of the pumping defence: a country's, and one number range's. */
+export type SmsCapScope = 'country' | 'range';
 /** `missing`: no pending code for the key. */
 const VERIFICATION_RESULTS = ['ok', 'invalid', 'expired', 'too_many_attempts', 'missing'] as const;
 export type VerificationResult = (typeof VERIFICATION_RESULTS)[number];
@@ -55,7 +57,7 @@ export type VerificationResult = (typeof VERIFICATION_RESULTS)[number];
 const INGEST_RESULTS = ['queued', 'delivered', 'failed', 'dropped'] as const;
 export type IngestResult = (typeof INGEST_RESULTS)[number];
 /** The signals of the bot challenge (src/domain/limits/challenge.ts), the `signal` label of its decisions. */
-export const CHALLENGE_SIGNALS = ['always', 'client_sends', 'client_identifiers', 'client_verify_failures', 'password_failures', 'client_refused', 'range_flagged', 'range_rate', 'country_rate'] as const;
+export const CHALLENGE_SIGNALS = ['always', 'client_sends', 'client_identifiers', 'client_verify_failures', 'password_failures', 'client_refused', 'network_sends', 'network_identifiers', 'network_verify_failures', 'network_refused', 'range_flagged', 'range_rate', 'country_rate', 'range_velocity', 'country_velocity'] as const;
 /** Refusals of a code SMS to a country the service sends to (region_not_allowed names a country outside them). */
 const SMS_REFUSAL_REASONS = ['phone_not_mobile', 'sms_destination_limited', 'sms_destination_blocked'] as const;
 const RANGE_VERDICTS = ['watched', 'blocked', 'cleared', 'unblocked'] as const;
@@ -174,6 +176,12 @@ export const metricDefinitions = [
     help: 'Bot challenge decisions before a code or a mail is sent (docs/security.md, "Bot challenge"): challenged (asked, no solution given), solved (a valid, unspent, bound solution let the send go on), failed (a solution refused), by the signal that asked for it (always, client_sends, client_identifiers, client_verify_failures, password_failures, client_refused, network_sends, network_identifiers, network_verify_failures, network_refused, range_flagged, range_rate, country_rate, range_velocity, country_velocity).',
   },
   {
+    name: 'lfa_sms_cap_reached_total',
+    type: 'counter',
+    labels: ['scope', 'country'],
+    help: 'Hourly SMS caps reached, once per cap and hour, by scope (country: sms.pumping.country_sends_per_hour; range: sms.pumping.prefix_sends_per_hour of one number range) and country. From then to the end of the hour new numbers there are refused; phones with a verified history still get their codes. Starts at 0 for the allowed countries.',
+  },
+  {
     name: 'lfa_sms_range_verdicts_total',
     type: 'counter',
     labels: ['verdict', 'country'],
@@ -232,6 +240,8 @@ export interface Metrics {
   smsBreaker(provider: string, state: SmsBreakerState, channel?: PhoneChannel): void;
   smsRefused(reason: string, country: string): void;
   smsRangeVerdict(verdict: 'watched' | 'blocked' | 'cleared' | 'unblocked', country: string): void;
+  /** An hourly cap of the pumping defence was reached (pumping.ts); `count: false` only makes the series, at 0. */
+  smsCapReached(scope: SmsCapScope, country: string, count?: boolean): void;
   /** One bot challenge decision and the signal that asked for it (src/domain/limits/challenge.ts). */
   challenge(decision: ChallengeDecision, signal: string): void;
   /** One login-journey request: the screen acted on, its outcome, the time spent on it. */
@@ -452,6 +462,7 @@ export function createMetrics(config?: Config): Metrics {
   const smsBreaker = new Gauge({ ...definition('lfa_sms_breaker_state'), registers: [registry] });
   const smsRefusals = plainCounter('lfa_sms_refusals_total', registry);
   const smsRangeVerdicts = plainCounter('lfa_sms_range_verdicts_total', registry);
+  const smsCapsReached = plainCounter('lfa_sms_cap_reached_total', registry);
   const challenges = plainCounter('lfa_challenge_decisions_total', registry);
   const funnelRequests = plainCounter('lfa_funnel_requests_total', registry);
   const funnelReached = plainCounter('lfa_funnel_steps_reached_total', registry);
@@ -552,6 +563,7 @@ export function createMetrics(config?: Config): Metrics {
     },
     smsRefused: (reason, region) => smsRefusals(REASON.test(reason) ? reason : 'other', country(region)),
     smsRangeVerdict: (verdict, region) => smsRangeVerdicts(verdict, country(region)),
+    smsCapReached: (scope, region, count = true) => (count ? smsCapsReached : smsCapsReached.seed)(scope, country(region)),
     challenge: (decision, signal) => challenges(decision, signal),
     funnelRequest: (journey, step, outcome, seconds) => {
       funnelRequests(bounded(journey), bounded(step), REASON.test(outcome) ? outcome : 'other');

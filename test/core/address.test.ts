@@ -105,3 +105,16 @@ describe('inboxOf', () => {
     expect(budgetOf('order-42')).toBe('order-42');
   });
 });
+
+describe('canonicalMailbox', () => {
+  it('refuses a Unicode local part, including look-alikes of an ASCII one, and accepts an internationalised domain as its ASCII form', () => {
+    for (const raw of ['marío@example.org', 'mаrio@example.org' /* Cyrillic а */, 'δοκιμή@example.org', 'ｍario@example.org']) expect([raw, canonicalMailbox(raw)]).toEqual([raw, null]);
+    expect(canonicalMailbox('mario@bücher.example')).toBe('mario@xn--bcher-kva.example');
+    expect(canonicalMailbox('  Mario.Rossi@Example.ORG ')).toBe('mario.rossi@example.org');
+  });
+
+  it('refuses what is not exactly one mailbox: no local part, no domain, a list, a display name', () => {
+    for (const raw of ['@example.org', 'mario@', 'mario', '', 'a@example.org,b@example.org', 'Mario <mario@example.org>', 'mario@example', 'a@b@example.org'])
+      expect([raw, canonicalMailbox(raw)]).toEqual([raw, null]);
+  });
+});

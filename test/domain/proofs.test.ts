@@ -65,6 +65,81 @@ describe('proofs', () => {
     expect(reasonOf(() => verifyProof(secret, `v1.${body}.${mac}`, now))).toBe('invalid_proof:malformed');
   });
 
+  /** Claims signed as signProof signs them, exactly as given (nothing added): what only the secret's holder could make. */
+  const signedAsIs = (claims: unknown) => {
+    const body = Buffer.from(JSON.stringify(claims)).toString('base64url');
+    const key = createHmac('sha256', secret).update('proof-key:v1').digest();
+    return `v1.${body}.${createHmac('sha256', key).update(`v1.${body}`).digest('base64url')}`;
+  };
+  const complete = { kind: 'verified', uid: 'u1', jti: 'abcdefghijklmnop', iat: now, exp: now / 1000 + 60 };
+
+  it('accepts correctly signed complete claims, and refuses them lacking only their id, expiry, kind or start', () => {
+    expect(reasonOf(() => verifyProof(secret, signedAsIs(complete), now))).toBe('accepted');
+    for (const missing of ['jti', 'exp', 'kind', 'iat'] as const) {
+      const { [missing]: _gone, ...rest } = complete;
+      expect([missing, reasonOf(() => verifyProof(secret, signedAsIs(rest), now))]).toEqual([missing, 'invalid_proof:malformed']);
+    }
+  });
+
+  it('refuses correctly signed claims holding an id, expiry, kind or start of the wrong type', () => {
+    const wrong = { jti: 12345, exp: String(now / 1000 + 60), kind: ['verified'], iat: String(now) };
+    for (const [field, value] of Object.entries(wrong)) {
+      expect([field, reasonOf(() => verifyProof(secret, signedAsIs({ ...complete, [field]: value }), now))]).toEqual([field, 'invalid_proof:malformed']);
+    }
+  });
+
+  it('refuses correctly signed claims that are not an object, or not JSON', () => {
+    for (const claims of [null, 42, 'verified', [complete]]) expect(reasonOf(() => verifyProof(secret, signedAsIs(claims), now))).toBe('invalid_proof:malformed');
+    const body = Buffer.from('{"kind":').toString('base64url');
+    const key = createHmac('sha256', secret).update('proof-key:v1').digest();
+    expect(reasonOf(() => verifyProof(secret, `v1.${body}.${createHmac('sha256', key).update(`v1.${body}`).digest('base64url')}`, now))).toBe('invalid_proof:malformed');
+  });
+
+  it('keeps the start of the chain (iat) it is given, and starts one now when given none', () => {
+    const continued = verifyProof(secret, signProof(secret, { kind: 'verified', iat: now - 120_000 }, 60, now), now);
+    expect(continued.iat).toBe(now - 120_000);
+    expect(continued.exp).toBe(now / 1000 + 60);
+    expect(verifyProof(secret, signProof(secret, { kind: 'verified' }, 60, now), now).iat).toBe(now);
+    // An expiry in the claims given is replaced by the new one.
+    expect(verifyProof(secret, signProof(secret, { kind: 'verified', exp: 1 }, 60, now), now).exp).toBe(now / 1000 + 60);
+  });
+
+  it('refuses a token over 4,096 characters, genuine or not, and accepts a genuine one just under', () => {
+    /** A genuine proof padded by an extra claim to `length` characters. */
+    const ofLength = (length: number) => {
+      for (let pad = 0; pad < 4096; pad += 1) {
+        const token = signProof(secret, { kind: 'verified', jti: 'abcdefghijklmnop', pad: 'x'.repeat(pad) }, 60, now);
+        if (token.length === length) return token;
+        if (token.length > length) break;
+      }
+      throw new Error(`no proof of ${length} characters`);
+    };
+    expect(reasonOf(() => verifyProof(secret, ofLength(4095), now))).toBe('accepted');
+    expect(reasonOf(() => verifyProof(secret, ofLength(4097), now))).toBe('invalid_proof:malformed');
+  });
+
+  it("refuses another version's prefix, an extra segment, a missing one, and a truncated signature", () => {
+    const token = signProof(secret, { kind: 'verified', uid: 'u1' }, 60, now);
+    const [, body, signature] = token.split('.') as [string, string, string];
+    expect(reasonOf(() => verifyProof(secret, `v2.${body}.${signature}`, now))).toBe('invalid_proof:malformed');
+    expect(reasonOf(() => verifyProof(secret, `${token}.${signature}`, now))).toBe('invalid_proof:malformed');
+    expect(reasonOf(() => verifyProof(secret, `${token}.`, now))).toBe('invalid_proof:malformed');
+    expect(reasonOf(() => verifyProof(secret, `v1.${body}`, now))).toBe('invalid_proof:malformed');
+    expect(reasonOf(() => verifyProof(secret, `v1..${signature}`, now))).toBe('invalid_proof:malformed');
+    expect(reasonOf(() => verifyProof(secret, `v1.${body}.`, now))).toBe('invalid_proof:malformed');
+    // Cut to its first 31 or 16 bytes, spelt canonically: genuine bytes, but not the 32 of a signature.
+    for (const bytes of [31, 16]) {
+      const truncated = Buffer.from(signature, 'base64url').subarray(0, bytes).toString('base64url');
+      expect(reasonOf(() => verifyProof(secret, `v1.${body}.${truncated}`, now))).toBe('invalid_proof:signature');
+    }
+  });
+
+  it('accepts a proof until the last millisecond before its expiry, and a kind among several expected', () => {
+    const token = signProof(secret, { kind: 'pending' }, 60, now);
+    expect(reasonOf(() => verifyProof(secret, token, now + 59_999, ['verified', 'pending']))).toBe('accepted');
+    expect(reasonOf(() => verifyProof(secret, token, now + 60_000))).toBe('invalid_proof:expired');
+  });
+
   it('refuses a proof of another kind', () => {
     const token = signProof(secret, { kind: 'pending' }, 60, now);
     expect(reasonOf(() => verifyProof(secret, token, now, ['verified']))).toBe('invalid_proof:kind');

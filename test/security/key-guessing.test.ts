@@ -177,6 +177,25 @@ describe.each(surfaces)('guessing $name', (surface) => {
     expect(await app.deps.metrics.render()).toMatch(/lfa_rate_limit_refusals_total\{limit="wrong_keys_per_ip"\} 146/);
   });
 
+  it('locks a client out for exactly rate_limits.wrong_key_lockout_seconds from its first wrong key, and Retry-After says how long is left', async () => {
+    for (let i = 0; i < ALLOWED; i++) expect((await call(GUESSER, guess(i))).status).toBe(surface.wrongAnswer.status);
+    const first = await call(GUESSER, guess(ALLOWED));
+    expect([first.status, first.headers['retry-after'], first.body.data?.retry_after]).toEqual([429, String(LOCKOUT_MS / 1000), LOCKOUT_MS / 1000]);
+    now += LOCKOUT_MS - 60_000;
+    const late = await call(GUESSER, surface.right);
+    expect([late.status, late.headers['retry-after'], late.body.data?.retry_after]).toEqual([429, '60', 60]);
+    now += 59_999;
+    expect((await call(GUESSER, surface.right)).headers['retry-after']).toBe('1');
+    now += 1;
+    expect(surface.accepted(await call(GUESSER, surface.right))).toBe(true);
+  });
+
+  it('opens nothing to a request without the key', async () => {
+    const none = await call(GUESSER);
+    expect(surface.accepted(none)).toBe(false);
+    expect({ status: none.status, reason: none.body.data?.reason ?? (none.text.includes('lfa_') ? 'metrics' : undefined) }).toEqual(surface.wrongAnswer);
+  });
+
   it('does not lock out another client', async () => {
     for (let i = 0; i <= ALLOWED; i++) await call(GUESSER, guess(i));
     expect((await call(GUESSER, surface.right)).status).toBe(429);

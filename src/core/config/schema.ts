@@ -317,6 +317,8 @@ export const configSchema = z
         judge_after_seconds: seconds.default(60),
         watch_sends_per_hour: z.number().int().min(1).default(10),
         block_seconds: seconds.default(21600),
+        // A phone that verified a code within this many days is spared the country and range caps and the blocks (0: none is).
+        verified_history_days: z.number().int().min(0).max(3650).default(90),
         disabled_in_production: z.boolean().default(false),
       }),
     }),

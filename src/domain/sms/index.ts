@@ -60,7 +60,7 @@ export function createSmsServices(config: Config, options: SmsServicesOptions): 
   const store = options.store ?? (options.redis ? createRedisSmsStore(options.redis, config.redis.key_prefix) : createMemorySmsStore({ maxEntries: config.sms.ledger.max_entries }));
   const ledger = createLedger(config, store, { now, secret: options.secret, metrics });
   const router = createSmsRouter(config, { log, now, ledger, metrics, providers: options.providers, random: options.random, clients: options.clients });
-  const pumping = createPumpingDefence(config, store, { now, log, metrics });
+  const pumping = createPumpingDefence(config, store, { now, log, metrics, secret: options.secret });
   const channels = createChannelPlanner(config, ledger, now);
   /** The last SMS did not arrive: a failed receipt, or none in time from a provider that was asked for one. */
   const undelivered = (entry: LedgerEntry) => {

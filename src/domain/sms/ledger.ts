@@ -4,7 +4,7 @@ import type { Config, PhoneChannel } from '../../core/config/schema';
 import type { ChallengeDecision, Metrics } from '../../core/metrics';
 import { maskEmail, maskPhone } from '../../core/logger';
 import type { SmsReceipt } from '../../clients/sms';
-import { NOT_SENT_REASONS, type LedgerEntry, type NotSentReason, type SmsStore } from './store';
+import { NOT_SENT_REASONS, type LedgerEntry, type LedgerUpdate, type NotSentReason, type SmsStore } from './store';
 
 /*
  * The message ledger (docs/sms.md): one entry per code sent, with where it went (masked), by
@@ -183,26 +183,31 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
       // A genuine receipt names its own message: one signed for another message or provider records nothing here.
       if (!entry || entry.provider !== provider || (entry.message_id !== undefined && entry.message_id !== receipt.messageId)) return null;
       if (receipt.status === 'pending') return entry;
+      const channel = entry.channel === 'email' ? undefined : entry.channel;
+      if (receipt.status === 'unknown') {
+        metrics?.smsReceipt(provider, entry.country, receipt.status, channel);
+        return entry;
+      }
       const at = now();
-      const update =
+      // Each status is recorded once, by its field: a replayed receipt (providers retry, and a
+      // holder of the signing secret can replay) changes no time, no error code and no count.
+      const [field, update]: [keyof LedgerUpdate, LedgerUpdate] =
         receipt.status === 'read'
-          ? { read_at: at, ...(entry.delivered_at === undefined ? { delivered_at: at } : {}) }
+          ? ['read_at', { read_at: at, delivered_at: at }]
           : receipt.status === 'delivered'
-          ? { delivered_at: at }
-          : receipt.status === 'failed'
-            ? { failed_at: at, ...(receipt.errorCode ? { error_code: receipt.errorCode.slice(0, 16) } : {}) }
-            : {};
-      metrics?.smsReceipt(provider, entry.country, receipt.status, entry.channel === 'email' ? undefined : entry.channel);
-      return Object.keys(update).length > 0 ? store.updateEntry(id, update) : entry;
+            ? ['delivered_at', { delivered_at: at }]
+            : ['failed_at', { failed_at: at, ...(receipt.errorCode ? { error_code: receipt.errorCode.slice(0, 16) } : {}) }];
+      const recorded = await store.recordOnce(id, field, update);
+      if (recorded?.changed) metrics?.smsReceipt(provider, entry.country, receipt.status, channel);
+      return recorded ? recorded.entry : null;
     },
     async verified(address) {
       const id = await store.latest(digest(address));
       if (!id) return null;
-      const entry = await store.entry(id);
-      if (!entry || entry.verified_at !== undefined) return entry;
-      const updated = await store.updateEntry(id, { verified_at: now() });
-      if (updated && updated.channel !== 'email') metrics?.smsVerified(updated.provider, updated.country, updated.channel);
-      return updated;
+      // Once, atomically: two instances told of the same verification convert the entry once.
+      const recorded = await store.recordOnce(id, 'verified_at', { verified_at: now() });
+      if (recorded?.changed && recorded.entry.channel !== 'email') metrics?.smsVerified(recorded.entry.provider, recorded.entry.country, recorded.entry.channel);
+      return recorded ? recorded.entry : null;
     },
     entryOfMessage: (provider, messageId) => store.latest(messageKey(provider, messageId)),
     async latest(address) {

@@ -1,7 +1,8 @@
+import { createHmac } from 'node:crypto';
 import type { Config } from '../../core/config/schema';
 import { apiError, isApiError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
-import type { Metrics } from '../../core/metrics';
+import type { Metrics, SmsCapScope } from '../../core/metrics';
 import type { RangeJudging, RangeTally, SmsStore } from './store';
 
 /*
@@ -21,9 +22,24 @@ import type { RangeJudging, RangeTally, SmsStore } from './store';
  * and lifts its block at once. An operator lifts a block sooner, and the range starts afresh.
  * The allow list of countries is `sms.allowed_regions`, checked by the OTP service before this.
  * `rate_limits.enabled: false` switches this off too: it is an abuse limit like the others.
+ *
+ * The caps and blocks apply to new numbers. A phone that verified a code within
+ * `verified_history_days` (its verified history: a keyed digest with that lifetime, never the
+ * number) is counted like any other but not refused by them, as a safe list does at the hosted
+ * verification services: a campaign that fills a country's cap, or gets a range blocked, must not
+ * lock that country's established users out. Its per-phone cooldown and hourly cap (the OTP
+ * service's) still hold. Reaching a cap is logged (`sms_cap_reached`), counted
+ * (`lfa_sms_cap_reached_total`) and alerted (`SmsCapReached`), once per cap and hour.
  */
 
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/** What an operator can do when a cap is reached: in the log line, as in docs/operations.md. */
+const CAP_ADVICE: Record<SmsCapScope, string> = {
+  country: 'new numbers to this country are refused until the hour ends; to serve more, raise sms.pumping.country_sends_per_hour (phones verified within sms.pumping.verified_history_days are still served)',
+  range: 'new numbers in this range are refused until the hour ends; to serve more, raise sms.pumping.prefix_sends_per_hour (phones verified within sms.pumping.verified_history_days are still served)',
+};
 
 export interface PumpingDefence {
   readonly enabled: boolean;
@@ -38,8 +54,10 @@ export interface PumpingDefence {
    * lasted a grace.
    */
   destination(e164: string, country: string): Promise<DestinationState>;
-  /** A code sent to this phone (at `sent.at`, now when unknown) was verified: its range converts. */
+  /** A code sent to this phone (at `sent.at`, now when unknown) was verified: its range converts, and the phone has a verified history. */
   verified(e164: string, sent?: { at: number; country: string }): Promise<void>;
+  /** True when this phone verified a code within `verified_history_days`: the caps and blocks spare it. */
+  verifiedBefore(e164: string): Promise<boolean>;
   blocks(): Promise<Array<{ range: string; until: number }>>;
   /** An operator lifts a block; false when the range was not blocked. */
   lift(range: string): Promise<boolean>;
@@ -59,9 +77,21 @@ export const destinationLimited = (retryAfter: number, limit: DestinationLimit) 
   apiError('sms_destination_limited', { params: { retryAfter }, data: { retry_after: retryAfter, limit } });
 export const destinationBlocked = () => apiError('sms_destination_blocked');
 
-export function createPumpingDefence(config: Config, store: SmsStore, options: { now: () => number; log: Logger; metrics?: Pick<Metrics, 'smsRefused' | 'smsRangeVerdict'> }): PumpingDefence {
+export function createPumpingDefence(
+  config: Config,
+  store: SmsStore,
+  options: { now: () => number; log: Logger; secret: string; metrics?: Pick<Metrics, 'smsRefused' | 'smsRangeVerdict' | 'smsCapReached'> },
+): PumpingDefence {
   const settings = { ...config.sms.pumping, enabled: config.sms.pumping.enabled && config.rate_limits.enabled };
   const { now, log, metrics } = options;
+  const historyMs = settings.verified_history_days * DAY;
+  // Keyed apart from the ledger's digests: the two records of a phone cannot be joined by their keys.
+  const historyKey = (e164: string) => createHmac('sha256', options.secret).update(`sms-verified:${e164}`).digest('base64url').slice(0, 27);
+  const verifiedBefore = async (e164: string) => historyMs > 0 && store.verifiedBefore(historyKey(e164), now());
+  // Every allowed country's cap series exists from the start, at 0: its first reaching moves the alert's increase().
+  for (const region of config.sms.allowed_regions.length > 0 ? config.sms.allowed_regions : [config.sms.default_region]) {
+    for (const scope of ['country', 'range'] as const) metrics?.smsCapReached(scope, region, false);
+  }
   const judging: RangeJudging = { graceMs: settings.judge_after_seconds * 1000, windowMs: settings.block_window_seconds * 1000 };
   const rangeOf = (e164: string) => e164.replace(/^\+/, '').slice(0, settings.prefix_digits);
   const finding = (t: RangeTally) => t.sends >= settings.block_min_sends && t.verified / t.sends < settings.block_min_conversion;
@@ -73,8 +103,14 @@ export function createPumpingDefence(config: Config, store: SmsStore, options: {
     throw err;
   };
 
+  /** The send that went one over a cap, once per cap and hour whoever sent it: logged (the range is a prefix, not a recipient) and counted. */
+  const capReached = (scope: SmsCapScope, country: string, range: string, cap: number) => {
+    metrics?.smsCapReached(scope, country);
+    log.warn({ event: 'sms_cap_reached', scope, country, ...(scope === 'range' ? { range } : {}), cap, advice: CAP_ADVICE[scope] }, `sms ${scope} cap reached`);
+  };
+
   /** Judges the range on its figures: puts it on watch, blocks it (throws), or ends its watch. Answers whether it is on watch. */
-  const judge = async (range: string, country: string, judged: RangeTally, at: number): Promise<boolean> => {
+  const judge = async (range: string, country: string, judged: RangeTally, at: number, spared = false): Promise<boolean> => {
     const figures = { sends: judged.sends, verified: judged.verified };
     if (!finding(judged)) {
       if (judged.watchedSince === null) return false;
@@ -95,6 +131,8 @@ export function createPumpingDefence(config: Config, store: SmsStore, options: {
     await store.block(range, blockedUntil, at);
     metrics?.smsRangeVerdict('blocked', country);
     log.warn({ event: 'sms_range_blocked', country, range, ...figures, until: new Date(blockedUntil).toISOString() }, 'sms range blocked: its codes are not verified');
+    // Blocked for new numbers; a phone with a verified history is still served (as a range on watch would serve it).
+    if (spared) return true;
     return refuse('sms_destination_blocked', country, range, figures, destinationBlocked());
   };
 
@@ -106,8 +144,9 @@ export function createPumpingDefence(config: Config, store: SmsStore, options: {
       const at = now();
       const range = rangeOf(e164);
       // Read before anything is counted: bots pounding a blocked range must not spend their country's cap, which real people share.
-      const until = await store.blockedUntil(range, at);
-      if (until !== null) refuse('sms_destination_blocked', country, range, { until: new Date(until).toISOString() }, destinationBlocked());
+      // Read together, one round trip: whether the phone has a verified history, which a block spares.
+      const [until, spared] = await Promise.all([store.blockedUntil(range, at), verifiedBefore(e164)]);
+      if (until !== null && !spared) refuse('sms_destination_blocked', country, range, { until: new Date(until).toISOString() }, destinationBlocked());
 
       const hour = Math.floor(at / HOUR);
       // Sent together, one round trip: the velocity counters, and this code counted (by its second) in the range's figures.
@@ -117,15 +156,21 @@ export function createPumpingDefence(config: Config, store: SmsStore, options: {
         store.tally(range, at, { kind: 'sent', at }, judging),
       ]);
       try {
-        const watched = await judge(range, country, judged, at);
+        // A spared phone to a range blocked already: nothing to judge (judging would block it again).
+        const watched = until !== null || (await judge(range, country, judged, at, spared));
         const retryAfter = Math.max(1, Math.ceil(((hour + 1) * HOUR - at) / 1000));
+        // Counted once, by the send that went one over (the counters are atomic, so one send in the fleet sees it).
+        if (countrySends === settings.country_sends_per_hour + 1) capReached('country', country, range, settings.country_sends_per_hour);
+        if (prefixSends === settings.prefix_sends_per_hour + 1) capReached('range', country, range, settings.prefix_sends_per_hour);
+        // The caps refuse new numbers; a phone with a verified history is counted and served.
+        if (spared) return;
         if (countrySends > settings.country_sends_per_hour) {
-          refuse('sms_destination_limited', country, range, { limit: 'country' }, destinationLimited(retryAfter, 'country'));
+          refuse('sms_destination_limited', country, range, { limit: 'country', advice: CAP_ADVICE.country }, destinationLimited(retryAfter, 'country'));
         }
         // A range on watch gets fewer codes until its codes are judged again; before this, a bot
         // challenge was asked of every code to it (challenge.mode adaptive: `destination`).
         const [cap, limit] = watched ? [settings.watch_sends_per_hour, 'watch' as const] : [settings.prefix_sends_per_hour, 'prefix' as const];
-        if (prefixSends > cap) refuse('sms_destination_limited', country, range, { limit }, destinationLimited(retryAfter, limit));
+        if (prefixSends > cap) refuse('sms_destination_limited', country, range, { limit, ...(limit === 'prefix' ? { advice: CAP_ADVICE.range } : {}) }, destinationLimited(retryAfter, limit));
       } catch (err) {
         // Refused: no SMS goes out, so the code must not count as one nobody verified.
         await store.tally(range, at, { kind: 'unsent', at }, judging);
@@ -157,8 +202,10 @@ export function createPumpingDefence(config: Config, store: SmsStore, options: {
       }
     },
     async verified(e164, sent) {
-      if (!settings.enabled) return;
       const at = now();
+      // Kept whether or not the defence is on now: switched on later, it still knows who is established.
+      if (historyMs > 0) await store.rememberVerified(historyKey(e164), historyMs, at);
+      if (!settings.enabled) return;
       const range = rangeOf(e164);
       const judged = await store.tally(range, at, { kind: 'verified', at: sent?.at ?? at }, judging);
       if (judged.watchedSince === null || finding(judged)) return;
@@ -169,6 +216,7 @@ export function createPumpingDefence(config: Config, store: SmsStore, options: {
       metrics?.smsRangeVerdict(lifted ? 'unblocked' : 'cleared', country);
       log.warn({ event: lifted ? 'sms_range_unblocked' : 'sms_range_cleared', country, range, sends: judged.sends, verified: judged.verified, why: 'converted' }, lifted ? 'sms range block lifted: its codes are verified' : 'sms range off watch: its codes are verified');
     },
+    verifiedBefore,
     blocks: () => store.blocks(now()),
     async lift(range) {
       const lifted = await store.unblock(range);

@@ -79,6 +79,13 @@ export interface SmsStore {
   addEntry(entry: LedgerEntry, retentionMs: number, now: number): Promise<void>;
   /** Sets fields of an entry that still exists; null when it is gone. */
   updateEntry(id: string, update: LedgerUpdate): Promise<LedgerEntry | null>;
+  /**
+   * Records a fact about an entry once, in one atomic step: when the entry has `field` already
+   * (a receipt or a verification recorded before, a replay), nothing changes; otherwise the
+   * fields of `update` not set yet are set. The entry as it is after, and whether it changed;
+   * null when it is gone.
+   */
+  recordOnce(id: string, field: keyof LedgerUpdate, update: LedgerUpdate): Promise<{ entry: LedgerEntry; changed: boolean } | null>;
   entry(id: string): Promise<LedgerEntry | null>;
   /** Entries accepted at or after `since`, oldest first, at most `limit`. */
   entriesSince(since: number, limit: number): Promise<LedgerEntry[]>;
@@ -99,6 +106,13 @@ export interface SmsStore {
   watch(range: string, since: number | null, now: number, judging: RangeJudging): Promise<void>;
   /** Forgets a range's figures and watch: it starts afresh (an operator lifted its block). */
   forget(range: string): Promise<void>;
+  /**
+   * Remembers that a phone verified a code, by a keyed digest of it (never the number), until
+   * `now + ttlMs`: its verified history, which the country and range caps spare (pumping.ts).
+   */
+  rememberVerified(digest: string, ttlMs: number, now: number): Promise<void>;
+  /** True while a phone's digest is remembered as having verified a code. */
+  verifiedBefore(digest: string, now: number): Promise<boolean>;
 }
 
 const SLOT_MS = 1000;
@@ -179,11 +193,13 @@ export function createMemorySmsStore(options: { maxEntries: number }): SmsStore 
     else figures.set(range, fields, { ttl: figuresTtl(judging) });
     return fields;
   };
+  // Digest -> until: the expiry is compared with the caller's clock, as the blocks' is. Bounded like the ledger.
+  const verified = new LRUCache<string, number>({ max: options.maxEntries });
   const live = (until: number, now: number) => until > now;
   return {
-    /** The ledger, the counters and the blocks forgotten: the sandbox's reset (POST /_sandbox/reset). */
+    /** The ledger, the counters, the blocks and the verified history forgotten: the sandbox's reset (POST /_sandbox/reset). */
     clear() {
-      for (const held of [entries, latest, counters, blocked, figures]) held.clear();
+      for (const held of [entries, latest, counters, blocked, figures, verified]) held.clear();
     },
     async addEntry(entry, retentionMs) {
       entries.set(entry.id, { ...entry }, { ttl: retentionMs });
@@ -193,6 +209,15 @@ export function createMemorySmsStore(options: { maxEntries: number }): SmsStore 
       if (!entry) return null;
       Object.assign(entry, update);
       return { ...entry };
+    },
+    async recordOnce(id, field, update) {
+      const entry = entries.get(id, { updateAgeOnGet: false });
+      if (!entry) return null;
+      if (entry[field] !== undefined) return { entry: { ...entry }, changed: false };
+      for (const [key, value] of Object.entries(update) as Array<[keyof LedgerUpdate, LedgerEntry[keyof LedgerUpdate]]>) {
+        if (value !== undefined && entry[key] === undefined) Object.assign(entry, { [key]: value });
+      }
+      return { entry: { ...entry }, changed: true };
     },
     async entry(id) {
       const entry = entries.get(id);
@@ -246,6 +271,16 @@ export function createMemorySmsStore(options: { maxEntries: number }): SmsStore 
     async forget(range) {
       figures.delete(range);
     },
+    async rememberVerified(digest, ttlMs, now) {
+      verified.set(digest, now + ttlMs);
+    },
+    async verifiedBefore(digest, now) {
+      const until = verified.get(digest);
+      if (until === undefined) return false;
+      if (live(until, now)) return true;
+      verified.delete(digest);
+      return false;
+    },
   };
 }
 
@@ -254,6 +289,14 @@ const UPDATE = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
 redis.call('HSET', KEYS[1], unpack(ARGV))
 return redis.call('HGETALL', KEYS[1])
+`;
+// Records a fact once: nothing when the entry is gone (nil) or already has ARGV[1] (0, a replay);
+// else each field of the rest of ARGV not set yet is set (1). The entry after, either way.
+const RECORD_ONCE = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return { 0, redis.call('HGETALL', KEYS[1]) } end
+for i = 2, #ARGV, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end
+return { 1, redis.call('HGETALL', KEYS[1]) }
 `;
 // One round trip: count the hit and start the window on the first one (as the rate limiter's).
 const INCREMENT = `
@@ -298,11 +341,13 @@ return { (tonumber(got[1]) or 0) + (tonumber(got[2]) or 0), (tonumber(got[3]) or
 type Scripts = {
   lfaSmsTally(key: string, now: number, graceMs: number, windowMs: number, ttlMs: number, kind: string, at: number | string): Promise<[number, number, string]>;
   lfaSmsUpdate(key: string, ...fields: string[]): Promise<string[] | null>;
+  lfaSmsRecordOnce(key: string, field: string, ...fields: string[]): Promise<[number, string[]] | null>;
   lfaSmsIncrement(key: string, windowMs: number): Promise<number>;
 };
 
 export function createRedisSmsStore(redis: RedisConnection, prefix: string): SmsStore {
   redis.defineCommand('lfaSmsUpdate', { numberOfKeys: 1, lua: UPDATE });
+  redis.defineCommand('lfaSmsRecordOnce', { numberOfKeys: 1, lua: RECORD_ONCE });
   redis.defineCommand('lfaSmsIncrement', { numberOfKeys: 1, lua: INCREMENT });
   redis.defineCommand('lfaSmsTally', { numberOfKeys: 1, lua: TALLY });
   const scripts = redis as unknown as Scripts;
@@ -341,6 +386,12 @@ export function createRedisSmsStore(redis: RedisConnection, prefix: string): Sms
       guarded(async () => {
         const flat = await scripts.lfaSmsUpdate(entryKey(id), ...pairs(update));
         return flat ? fromHash(toHash(flat)) : null;
+      }),
+    recordOnce: (id, field, update) =>
+      guarded(async () => {
+        const answer = await scripts.lfaSmsRecordOnce(entryKey(id), field, ...pairs(update));
+        const entry = answer ? fromHash(toHash(answer[1])) : null;
+        return entry ? { entry, changed: Number(answer![0]) === 1 } : null;
       }),
     entry: (id) => guarded(async () => fromHash(await redis.hgetall(entryKey(id)))),
     entriesSince: (since, limit) =>
@@ -391,5 +442,7 @@ export function createRedisSmsStore(redis: RedisConnection, prefix: string): Sms
         else await Promise.all([redis.hset(figuresKey(range), 'watch', String(since)), redis.pexpire(figuresKey(range), figuresTtl(judging))]);
       }),
     forget: (range) => guarded(async () => void (await redis.del(figuresKey(range)))),
+    rememberVerified: (digest, ttlMs) => guarded(async () => void (await redis.set(`${prefix}sms:verified:${digest}`, '1', 'PX', Math.max(1, ttlMs)))),
+    verifiedBefore: (digest) => guarded(async () => (await redis.exists(`${prefix}sms:verified:${digest}`)) === 1),
   };
 }

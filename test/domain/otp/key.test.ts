@@ -14,8 +14,38 @@ describe('normaliseOtpKey', () => {
     expect(normaliseOtpKey('12345', 'IT')).toBeNull();
   });
 
-  it('keeps any other identifier as trimmed text', () => {
+  it('keeps any other identifier as trimmed text, its case and inner spaces kept', () => {
     expect(normaliseOtpKey(' user-42 ', 'IT')).toEqual({ value: 'user-42', kind: 'other' });
+    expect(normaliseOtpKey('PNIa7Xk2mR0ssi', 'IT')).toEqual({ value: 'PNIa7Xk2mR0ssi', kind: 'other' });
+    expect(normaliseOtpKey('Mario Rossi', 'IT')).toEqual({ value: 'Mario Rossi', kind: 'other' });
+    // Too short, or letters among the digits: not a phone, a plain key.
+    expect(normaliseOtpKey('1234', 'IT')).toEqual({ value: '1234', kind: 'other' });
+    expect(normaliseOtpKey('333-CALL-ME', 'IT')).toEqual({ value: '333-CALL-ME', kind: 'other' });
+  });
+
+  it('reads a phone written with separators (spaces, dots, dashes, brackets) as its E.164 number', () => {
+    for (const raw of ['+39 (333) 123.4567', '0039.333.123.4567', '333.123.4567', '+39-333 123 45 67']) expect([raw, normaliseOtpKey(raw, 'IT')]).toEqual([raw, { value: '+393331234567', kind: 'phone' }]);
+    // Another default region reads the national spelling as its own.
+    expect(normaliseOtpKey('202 555-0123', 'US')).toEqual({ value: '+12025550123', kind: 'phone' });
+    // A phone starts with + or a digit: one opening with a bracket is a plain key, kept as written.
+    expect(normaliseOtpKey('(202) 555-0123', 'US')).toEqual({ value: '(202) 555-0123', kind: 'other' });
+  });
+
+  it('keeps at most 512 answers, emptying them when full, and answers the same afterwards', () => {
+    const italian = createKeyNormaliser('IT');
+    const first = italian('3331234567');
+    // 511 more fill it (512 with the first): the first is still the same object.
+    for (let i = 0; i < 511; i++) italian(`33312${String(i).padStart(5, '0')}`);
+    expect(italian('3331234567')).toBe(first);
+    // One more empties it: the first is parsed again, equal but a new object.
+    italian('3339999999');
+    const again = italian('3331234567');
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+    // Answers are frozen: a caller cannot change what the next one gets.
+    expect(Object.isFrozen(again)).toBe(true);
+    expect(italian('12345')).toBeNull();
+    expect(italian('12345')).toBeNull();
   });
 
   it('gives the same answer to a key asked again, also after many other keys, from a normaliser of its own region', () => {
