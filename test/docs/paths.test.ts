@@ -3,8 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /*
- * Every repository path a reader is sent to exists. Scanned: README.md, CHANGELOG.md and docs/*.md whole, and the
- * comments of the code under src/, machines/, scripts/, bench/, test/ and client/src/. A path is a
+ * Every repository path a reader is sent to exists. Scanned: README.md, CHANGELOG.md and
+ * docs/*.md whole, and the comments of the code under src/, machines/, scripts/, bench/, test/
+ * and client/src/. A path is a
  * word that starts at one of the repository's top folders and ends in a file extension or a
  * trailing slash (`src/http/app.ts`, `test/support/`). Skipped, by two rules: a path holding a
  * glob or a placeholder (`*`, `<name>`, `{a,b}`, `$VAR`, `...`) names a family, not a file; and a
