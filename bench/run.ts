@@ -194,7 +194,7 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
     // One fresh instance per case, and one per service used as a reference (login-funnel-off),
     // kept while the case paired with it runs. Cases once shared an instance per variant: the
     // login pair then ran on a heap grown by the codes of the cases before it and read 17% dearer
-    // than the same code on a fresh instance (docs/performance.md), so a figure depended on order.
+    // than the same code on a fresh instance (CHANGELOG.md, 2026-11-26), so a figure depended on order.
     const services = new Map<string, Child<{ url: string }>>();
     const serviceFor = async (owner: string, variant: ServiceVariant, build: 'new' | 'base' = 'new') => {
       const key = build === 'base' ? `base:${owner}` : owner;

@@ -7,8 +7,8 @@ import { announce, benchFile, serve, startChild } from './child';
 
 /*
  * `npx tsx bench/transports.ts [--seconds 4] [--rounds 3]`: the measurement behind the upstream
- * client's transport (docs/performance.md, "The transport"). The client alone, no inbound
- * server: each candidate makes the profile read from bench/upstreams.ts in a loop, 50 calls in
+ * client's transport (CHANGELOG.md, 2026-11-25; docs/decisions.md "Speed work"). The client
+ * alone, no inbound server: each candidate makes the profile read from bench/upstreams.ts in a loop, 50 calls in
  * flight, in its own process on CPU 0 (upstreams on CPU 1), and reports its CPU per call. Each
  * candidate's round runs right after a round of bare node:http, and the ratio to that round is
  * what is compared (median of the rounds, with their spread), so a machine that changes pace

@@ -6,10 +6,23 @@ import { createActor, type AnyActorRef, type AnyActorScope, type AnyMachineSnaps
  * (`getMicrosteps`, `transition`) do the same, but each call builds a throwaway actor of the
  * whole machine for its scope (`createInertActorScope`, internal): measured at about 25 of the
  * 40 µs a login's first macrostep costs. Here that actor is built once per machine and never
- * started; everything else is public API: `machine.microstep(snapshot, event, scope)`, the
- * `ActorScope` shape, and the spawn actions handed to the scope's `actionExecutor`, which are
- * what `transition()` returns (`xstate.spawnChild` with `{ id, src, input, actorRef }`).
- * test/machines/macrostep.test.ts compares this with `getMicrosteps` and fails if XState changes it.
+ * started.
+ *
+ * Beyond XState's documented API (createActor, transition, getMicrosteps) this relies on:
+ * - a hand-built actor scope (`ActorScope`: self, system, logger, defer, emit, stopChild,
+ *   actionExecutor), a type XState exports but does not document for callers to build;
+ * - `machine.microstep(snapshot, event, scope)`, a method of the machine, not a documented function;
+ * - that spawns reach the scope's `actionExecutor` as `xstate.spawnChild` actions with
+ *   `{ id, src, input, actorRef }` params (what `transition()` returns, undocumented in shape);
+ * - and, in run-step.ts, the `xstate.done.actor.<id>` / `xstate.error.actor.<id>` events it
+ *   synthesises to feed an effect's answer back, as XState would for an invoked actor.
+ * So package.json pins XState to one exact version (test/project/xstate-pin.test.ts), and
+ * test/machines/macrostep.test.ts compares this with `getMicrosteps` over whole journeys: an
+ * upgrade that changes any of it fails there first. What would replace it: XState's own
+ * `getMicrosteps` (documented; the spawn actions come back with each microstep) for this file, at
+ * the cost of the throwaway actor per call; and for the done events, a live actor per request
+ * (`createActor(machine, { snapshot }).start()`, effects provided as `fromPromise` actors, awaited
+ * with `waitFor`), at the cost of an actor and its timers per request.
  */
 
 /** A child the macrostep spawned (an invoked effect): XState would start it now; the caller runs it instead. */

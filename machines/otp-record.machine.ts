@@ -4,9 +4,10 @@ import { and, assign, setup } from 'xstate';
 /*
  * The lifecycle of one stored one-time code (docs/contract.md#otp-record).
  *
- * The machine is built once and stepped with XState's pure `transition()`: a store restores a
- * snapshot from what it holds (no record -> `none`, a record -> `valid`), sends one event and
- * persists what the named effects say. Time never flows inside the machine: every event carries
+ * The machine is the one definition; stores do not run it. It is compiled once, at start-up, into a
+ * transition table (otp-record.table.ts); a store maps what it holds to a state (no record ->
+ * `none`, a record -> `valid`), looks one event's step up in the table, runs the guards and
+ * updates below, and persists what the named effects say. Time never flows inside the machine: every event carries
  * `now`, so expiry and cooldown are guards, the store needs no timers and tests use a fake clock.
  *
  * Context stays JSON-serialisable. `outcome` and `retryAfterMs` describe the last step for the

@@ -12,6 +12,12 @@ import { CODE_VERIFIED, FAILED, SETTLED, STEP, STEP_INFO, stepOfTag, type Flow, 
  * step it with their answers until it settles, and say what to answer. No actor: a request is
  * a handful of pure transitions (docs/flows-design.md, "One request").
  * No HTTP here: the Fe* handlers shape the envelope from `output`.
+ *
+ * Not XState's documented API: the machine is stepped through macrostep.ts (a hand-built actor
+ * scope and `machine.microstep`), and an effect's answer goes back as an `xstate.done.actor.<id>`
+ * or `xstate.error.actor.<id>` event built here (`doneEvent`, `errorEvent`) rather than by a
+ * running child. macrostep.ts's header says what each relies on and what would replace it; XState
+ * is pinned exactly for it.
  */
 
 /** One line of the `debug` array: a step passed (`step_13`) or an effect called (`sendOtp`, `login_ingestion`). */

@@ -31,6 +31,8 @@ fi
 echo "== type check"; npx tsc --noEmit
 echo "== lint"; npx eslint .
 echo "== layers"; npm run -s check:layers
+# Files nothing reaches and dependencies nothing imports (knip.jsonc): about 10 s.
+echo "== unused files and dependencies"; npm run -s check:unused
 # The benchmark and soak smoke runs come before the tests so that the test summary closes the output.
 echo "== bench smoke"; npm run bench -- --smoke
 # Two instances on one Redis under load while Redis restarts and an instance is killed; exits 1 on a broken check.

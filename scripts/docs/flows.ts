@@ -133,8 +133,9 @@ export async function renderFlows(): Promise<string> {
   sections.push(
     `## The OTP record (${code(otpRecordMachine.id)})`,
     '',
-    'The lifecycle of one stored code ([contract.md](contract.md#otp-record)), stepped with',
-    "XState's pure `transition()` by the OTP store.",
+    'The lifecycle of one stored code ([contract.md](contract.md#otp-record)). The OTP store does not',
+    'run it: it is compiled once into a transition table (machines/otp-record.table.ts), and each',
+    'store operation looks its step up there.',
     '',
     mermaid(renderMermaid(otpRecordMachine)),
     '',

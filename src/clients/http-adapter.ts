@@ -9,7 +9,7 @@ import zlib from 'node:zlib';
  * values; test/clients/http-wire.test.ts reads them). axios's adapter pays per call for what
  * these requests never use (redirects, proxies, streams, progress, abort signals, data: URLs,
  * HTTP/2 checks, two timers): measured here at about a third of an upstream call's CPU
- * (docs/performance.md). A request outside that shape goes to axios's adapter, unchanged.
+ * (CHANGELOG.md, 2026-11-25). A request outside that shape goes to axios's adapter, unchanged.
  *
  * node:http and not undici: undici writes `host` and `connection` first and in lower case,
  * which the upstreams would see; nock also intercepts node:http only, so the tests of every

@@ -14,7 +14,7 @@ import type { ReceiptRequest, ReceiptStatus, SmsProvider, SmsReceipt } from './s
  * Delivery comes by the app's one webhook, not per message: a GET handshake (`hub.mode=subscribe`,
  * `hub.verify_token`, `hub.challenge` echoed back) and POSTs of `statuses` (sent, delivered, read,
  * failed), each signed in `X-Hub-Signature-256`: `sha256=` and the hex HMAC-SHA256 of the raw body,
- * keyed with the app secret. The sandbox (src/sandbox/whatsapp.ts) and test/clients/whatsapp-cloud.test.ts reproduce both.
+ * keyed with the app secret. The sandbox (src/sandbox/whatsapp.ts) and test/clients/whatsapp.test.ts reproduce both.
  */
 
 export const META_SIGNATURE_HEADER = 'x-hub-signature-256';

@@ -1,7 +1,7 @@
 /*
  * The one error type of the service, and its catalogue. Anything that can fail with a stable,
- * documented outcome throws an ApiError; one middleware (src/http/envelope.ts) maps it to the
- * envelope. Clients translate axios errors into it; nothing outside src/clients sees axios.
+ * documented outcome throws an ApiError; one middleware (src/http/app.ts, `toApiError`) maps
+ * every error to one, and src/http/envelope.ts writes its envelope. Clients translate axios errors into it; nothing outside src/clients sees axios.
  *
  * Every reason is written once, below, with its HTTP status and its Italian text (English
  * beside it, in `englishTexts`, for requests in `en`): an error is

@@ -10,7 +10,7 @@ export type { Logger };
  * bodies, headers or configuration wholesale.
  *
  * Done by a log formatter rather than pino's `redact` option: its wildcard paths (`*.token`)
- * cost ~10 µs a line, five times the line itself, on every request line (docs/performance.md);
+ * cost ~10 µs a line, five times the line itself, on every request line (CHANGELOG.md, 2026-11-23);
  * this scan of the keys a line already has costs ~1 µs and copies only a line that holds a secret.
  */
 const SECRET_FIELDS = new Set([

@@ -76,15 +76,6 @@ export const isE164 = (text: string): boolean => /^\+[1-9]\d{1,14}$/.test(text);
 /** An identifier that looks like a phone rather than an email. */
 export const looksLikePhone = (identifier: string): boolean => !identifier.includes('@') && /^[+\d][\d\s().-]{4,24}$/.test(identifier.trim());
 
-/**
- * True for numbers that can receive an SMS code: MOBILE, or FIXED_LINE_OR_MOBILE where the
- * numbering plan cannot tell (US, CA, ...). Landlines, premium-rate, shared-cost, toll-free,
- * VoIP, pagers and unknown types are refused (docs/security.md).
- */
-export function isMobile(e164: string): boolean {
-  return smsFacts(e164).mobile;
-}
-
 interface Facts {
   readonly region: string | undefined;
   readonly type: NumberType;

@@ -8,7 +8,7 @@ import type { RecordedJourney } from '../flows/journey-recording';
 import type { Outbox, OutboxMessage } from '../sandbox/outbox';
 
 /*
- * The /_sandbox routes of the service (docs/flows-http.md, README): what the sandbox's fake
+ * The /_sandbox routes of the service (docs/flows-http.md, docs/getting-started.md): what the sandbox's fake
  * SMS gateway and SMTP server received, as JSON (all of it, or one recipient's with the newest
  * code at `data.code`) and as a page for people (the newest code per recipient); and the
  * recorded login journeys (src/flows/journey-recorder.ts). Each route exists only when its
@@ -41,7 +41,7 @@ function queryParam(ctx: Context, name: string): string | undefined {
 
 export function mountSandboxRoutes(router: Router, { outbox, journeys, mayReadJourneys, reset }: SandboxRoutes): void {
   if (outbox && reset) {
-    // A developer walks the README, the demo and /flows's examples again from a clean sandbox, without waiting out a cooldown or a limit.
+    // A developer walks docs/getting-started.md, the demo and /flows's examples again from a clean sandbox, without waiting out a cooldown or a limit.
     router.post(RESET_PATH, (ctx) => {
       reset();
       // The outbox page's button is a plain form (no script): back to the page it came from.

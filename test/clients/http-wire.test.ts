@@ -9,7 +9,7 @@ import { testCtx } from '../support/context';
 /*
  * What the upstream client puts on the wire, byte for byte, read by a real server on loopback
  * (no nock: it replaces node:http's request). The speed work configures axios differently
- * (docs/performance.md); the upstreams must not see any of it.
+ * (docs/decisions.md "Speed work"); the upstreams must not see any of it.
  */
 
 interface Seen {

@@ -7,22 +7,22 @@ import { loadConfig } from '../../src/core/config/load';
 import { startService, type Service } from '../../src/service';
 
 /*
- * The README's walk-through, run as written: every `sh` block of "Try it by hand (sandbox)", in
- * order, in one bash, against the service configured as `npm start` configures it (nothing set:
+ * The sandbox walk-through of docs/getting-started.md (the README sends a newcomer there), run
+ * as written: every `sh` block of "Try it by hand (sandbox)", in order, in one bash, against the service configured as `npm start` configures it (nothing set:
  * the embedded sandbox), on a free port instead of 8080, named to the blocks by SERVER__PORT as a
  * reader who started the service on another port names it. A curl wrapper records each answer
- * (outbox reads aside), and the steps they answered are compared with the journeys the README
+ * (outbox reads aside), and the steps they answered are compared with the journeys the document
  * describes, so a block that stops working, or starts answering something else, fails here.
  */
 
 const run = promisify(execFile);
-const README = join(__dirname, '..', '..', 'README.md');
+const WALKTHROUGH = join(__dirname, '..', '..', 'docs', 'getting-started.md');
 const SECTION = '## Try it by hand (sandbox)';
 
-/** The `sh` blocks of one `## ` section of the README, in order. */
+/** The `sh` blocks of one `## ` section of the document, in order. */
 function shellBlocks(markdown: string, heading: string): string[] {
   const start = markdown.indexOf(`\n${heading}\n`);
-  if (start < 0) throw new Error(`README has no section "${heading}"`);
+  if (start < 0) throw new Error(`docs/getting-started.md has no section "${heading}"`);
   const end = markdown.indexOf('\n## ', start + heading.length + 2);
   const section = markdown.slice(start, end < 0 ? undefined : end);
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
@@ -50,7 +50,7 @@ curl() {
 }
 `;
 
-describe('the README walk-through', () => {
+describe('the sandbox walk-through', () => {
   let service: Service;
   let dir: string;
 
@@ -64,9 +64,9 @@ describe('the README walk-through', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('runs every block of the sandbox walk-through against the service, with the steps the README describes', async () => {
+  it('runs every block of the sandbox walk-through against the service, with the steps the document describes', async () => {
     expect(service.config.sandbox.enabled).toBe(true);
-    const blocks = shellBlocks(readFileSync(README, 'utf8'), SECTION);
+    const blocks = shellBlocks(readFileSync(WALKTHROUGH, 'utf8'), SECTION);
     const base = new URL(service.url);
     const script = [
       'set -euo pipefail',

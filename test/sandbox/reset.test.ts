@@ -5,7 +5,7 @@ import { testConfig } from '../support/app';
 /*
  * POST /_sandbox/reset: a developer starts over without waiting out a cooldown or a limit. It
  * forgets codes, cooldowns, limits, the SMS ledger, the outbox and what the walkthrough did to
- * the fake accounts (test/docs/readme-walkthrough.test.ts walks the README twice over it); it exists only in a sandbox whose stores live in this process.
+ * the fake accounts (test/docs/readme-walkthrough.test.ts walks docs/getting-started.md twice over it); it exists only in a sandbox whose stores live in this process.
  */
 
 const silent = pino({ level: 'silent' });

@@ -10,16 +10,6 @@ export const searchUserRequest = z.object({
   proof: proofField,
 });
 
-export const searchUserMeta = z.object({
-  found: z.boolean(),
-  count: z.number().int(),
-  uid: z.string().nullable(),
-  email: z.string().nullable(),
-  has_otp_phone: z.boolean(),
-  otp_phone: z.string().nullable(),
-  limited: z.boolean().optional(),
-});
-
 /**
  * Without a proof for the phone (guard on), only what the flow needs before verification:
  * found, count, has_otp_phone; data null. With one, the raw search result and `data.proof`

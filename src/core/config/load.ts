@@ -160,7 +160,7 @@ export function describeEnvironment(choice: Pick<EnvironmentChoice, 'environment
 }
 
 /**
- * Limits for one developer walking the README, the demo and /flows's examples again and again:
+ * Limits for one developer walking docs/getting-started.md, the demo and /flows's examples again and again:
  * ten times the production defaults, under whatever the configuration sets. The cooldown stays
  * the contract's; `POST /_sandbox/reset` clears it with the rest (docs/demo.md).
  */

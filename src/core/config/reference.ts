@@ -5,7 +5,7 @@ import { configSchema, secretKeys } from './schema';
  * The configuration reference of docs/operations.md, rendered from the schema itself: every
  * key with its type and default comes from `configSchema`, so the document cannot drift from
  * what the loader accepts. Only the meanings are written here, one line per key; a key added
- * to the schema without a line here fails test/config/reference.test.ts.
+ * to the schema without a line here fails test/core/config/reference.test.ts.
  */
 
 export const configKeyMeanings: Record<string, string> = {

@@ -7,7 +7,7 @@ import { EXPIRED_RETENTION_MS, type ClaimResult, type IssueResult, type OtpPolic
  * cooldown, nor both accept one code. Each touches one key, so it runs unchanged on a Redis
  * Cluster (its key is its slot); a second key in a script would need a shared hash tag. The scripts implement the OTP record machine's table
  * (machines/otp-record.machine.ts) step for step; the shared contract suite
- * (test/otp/store-contract.ts) holds both stores to the same behaviour.
+ * (test/domain/otp/store-contract.ts) holds both stores to the same behaviour.
  *
  * Records are `hash|sentAt|expiresAt|attempts|to[|journey]` (decimal ms; `to` where the code went;
  * `journey` the funnel's anonymous journey id, when a flow asked for the code; a

@@ -5,7 +5,7 @@ export type { OtpPolicy, OtpRecord };
 /*
  * Where OTP records live. Every method is ONE atomic step on one key, never get-then-set in the
  * caller, so a Redis implementation (one Lua script per method) can keep the same semantics as
- * the memory store: the test suite in test/otp/store-contract.ts runs against both.
+ * the memory store: the test suite in test/domain/otp/store-contract.ts runs against both.
  */
 
 export type IssueResult =

@@ -10,7 +10,7 @@ import { testApp, testConfig, testDeps } from '../../support/app';
 
 /* GET /flows through the real app: the journeys for product and QA, served where /demo is, under the same CSP. */
 
-// These tests try wrong keys on purpose, more than a client may before it is locked out of every key (test/http/keys.test.ts).
+// These tests try wrong keys on purpose, more than a client may before it is locked out of every key (test/security/key-guessing.test.ts).
 const GUESSES_ALLOWED = { rate_limits: { wrong_keys_per_ip: 1000 } };
 
 function appWith(overrides: Record<string, unknown>) {
