@@ -7,6 +7,7 @@ import { closest, distance } from 'fastest-levenshtein';
 import { apiError, isApiError } from '../core/errors';
 import { tokenCookieOf } from './cookies';
 import { createFlowRunner, type FlowRunner } from '../flows/run-flow-action';
+import { funnelObserverFor } from '../flows/funnel-observer';
 import { successEnvelope } from './envelope';
 import { checkBodyShape, parseRequest } from './validate';
 import type { LocaleOf } from './locale';
@@ -82,8 +83,8 @@ class RequestActionContext implements ActionContext {
 }
 
 export function createFrontController(deps: Deps, actions: ReadonlyMap<string, Action>, localeOf: LocaleOf) {
-  // Built once with the app: the login machine with its effects.
-  const flows = createFlowRunner(deps);
+  // Built once with the app: the login machine with its effects, and the funnel watching its steps (none when it is off).
+  const flows = createFlowRunner(deps, funnelObserverFor(deps));
   return async function frontController(ctx: Context): Promise<void> {
     const name = actionName(ctx);
     const action = name && ACTION_NAME.test(name) ? actions.get(name) : undefined;

@@ -1,23 +1,28 @@
-import type { OtpSendMetadata } from '../../../machines/effects';
-import type { Config, PhoneChannel } from '../../core/config/schema';
+import type { Config } from '../../core/config/schema';
 import type { CallContext } from '../../core/context';
 import type { Mailer } from '../../clients/mailer';
-import type { SmsClient, SmsMessage, SmsSent } from '../../clients/sms';
-import { isApiError } from '../../core/errors';
-import { maskEmail, maskPhone, type Logger } from '../../core/logger';
+import type { SmsClient } from '../../clients/sms';
+import type { Logger } from '../../core/logger';
 import { budgetOf } from '../../core/address';
-import { isE164, smsFacts, toE164 } from '../phone';
-import { randomId } from '../../core/random-id';
-import { createOtpHasher, generateCode } from './code';
-import { alreadySent, channelNotConfigured, deliveryFailed, invalidField, phoneNotMobile, regionNotAllowed, storeUnavailable, verifyFailure } from './errors';
+import { isE164 } from '../phone';
+import { createOtpHasher } from './code';
+import { verifyFailure } from './errors';
 import { createKeyNormaliser, maskOtpKey } from './key';
 import type { OtpPolicy, OtpStore, VerifyOutcome } from './store';
-import { addressesOf, reachedOf, type Reached } from './reached';
+import { reachedOf, type Reached } from './reached';
 import type { AbuseLimits } from '../limits/abuse-limits';
 import type { ChallengeGate } from '../limits/challenge';
 import type { Metrics } from '../../core/metrics';
 import { loadLocalizedTemplates, renderOtpMessage, type LocalizedTemplates, type OtpMessage } from './templates';
-import { fixedCodeOf, loadTestIdentifiers } from './test-numbers';
+import { loadTestIdentifiers } from './test-numbers';
+import { admit, smsReceiver } from './send/admit';
+import { planRecipients } from './send/plan';
+import { charge, issue } from './send/issue';
+import { deliver } from './send/deliver';
+import { answer, settle } from './send/settle';
+import { guarded, type OtpSendRequest, type OtpSendResult, type PhoneSender, type SendEnv, type SmsSendPolicy } from './send/types';
+
+export type { OtpSendRequest, OtpSendResult, PhoneSender, SmsSendPolicy } from './send/types';
 
 /*
  * Generate, send and verify one-time codes. Action handlers (otp_generate, verify_otp,
@@ -37,53 +42,6 @@ export interface OtpServiceEnv {
   challenge?: ChallengeGate;
   metrics?: Pick<Metrics, 'codeSent' | 'verification' | 'rateLimitRefused'>;
 }
-
-/**
- * What the SMS side (src/domain/sms) decides about a code's SMS: the pumping defence's
- * admission, the email fallback of a phone whose last SMS did not arrive, the ledger's
- * record of mails, and the count of refusals.
- */
-export interface SmsSendPolicy {
-  /** Before a code SMS to `e164` (in `region`); throws `sms_destination_blocked` or `sms_destination_limited`. */
-  admit(e164: string, region: string): Promise<void>;
-  /** The confirmed email to send this phone's code to as well, once, because its last SMS did not arrive; `done` records the fallback made. */
-  fallbackEmail(ctx: CallContext, phone: string): Promise<{ email: string; done(): Promise<void> } | undefined>;
-  /** A code mail was accepted (the ledger). */
-  emailSent(email: string): Promise<void>;
-  /** A code SMS refused before any provider was asked (counted per reason and country). */
-  refused(reason: 'region_not_allowed' | 'phone_not_mobile', region: string): void;
-  /** Throws `invalid_request` naming `field` when the caller may not choose `requested` for a phone of `region`. */
-  checkChannel(region: string, requested: PhoneChannel | undefined, field: string): void;
-  /** The channels this phone's code is tried on, in order, and the one it would get had nothing gone wrong. */
-  channels(e164: string, region: string, requested?: PhoneChannel): Promise<{ channels: PhoneChannel[]; preferred: PhoneChannel }>;
-}
-
-/** What the service hands the phone's channel: a message, with the channels to try it on in order. */
-export interface PhoneSender {
-  readonly configured: boolean;
-  send(ctx: CallContext, message: SmsMessage & { channels?: readonly PhoneChannel[] }): Promise<SmsSent>;
-}
-
-export interface OtpSendRequest {
-  /** The OTP key as the caller gave it (phone, email or another identifier). */
-  key: string;
-  /** Where to send an SMS, in any form; an unparseable phone is `invalid_request`. */
-  phone?: string;
-  /** Where to send a mail. */
-  email?: string;
-  /** The phone's channel the caller asks for (`sms.channel_choice`); absent: the region's `sms.channels`. */
-  channel?: PhoneChannel;
-  /** Request field names to name in `invalid_request` issues (defaults: uid, phone, notify_email, channel). */
-  fields?: { key?: string; phone?: string; email?: string; channel?: string };
-  /**
-   * The funnel's anonymous journey id to store with the code (a login flow's); `kept` hears the
-   * id the record keeps: a resend within the code's lifetime keeps the first code's.
-   */
-  journey?: { id: string; kept(id: string): void };
-}
-
-/** otp_generate's success data (docs/contract.md#one-time-codes), also the `otp` send metadata of the login flows: one type, the machines'. */
-export type OtpSendResult = OtpSendMetadata & { fallback?: 'email' | PhoneChannel };
 
 export interface OtpVerifyRequest {
   key: string;
@@ -151,15 +109,6 @@ export interface OtpServiceOptions extends OtpServiceEnv {
   smsPolicy?: SmsSendPolicy;
 }
 
-/** Store failures (a Redis outage later) become a clean `store_unavailable`, never a 500. */
-async function guarded<T>(operation: () => Promise<T>): Promise<T> {
-  try {
-    return await operation();
-  } catch (err) {
-    throw isApiError(err) ? err : storeUnavailable(err);
-  }
-}
-
 export function createOtpService(config: Config, options: OtpServiceOptions): OtpService {
   const { log, otpLog, now, secret } = options;
   const otp = config.otp;
@@ -203,92 +152,29 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
   const message = (code: string, locale?: string) =>
     renderOtpMessage((locale !== undefined && templates.get(locale)) || defaultTemplates, { code, ttlSeconds: otp.ttl_seconds, appName: config.mail.app_name, now: now(), webOtpDomain });
 
-  /** The E.164 a phone is texted at: a valid mobile number of an allowed region (toll fraud, docs/abuse.md). */
-  function smsReceiver(phone: string, field: string, normalised = false): string {
-    const e164 = normalised ? phone : toE164(phone, region);
-    if (!e164) throw invalidField(field, 'not a valid phone number');
-    const { region: smsRegion, mobile } = smsFacts(e164);
-    if (!allowedRegions.includes(smsRegion ?? '')) {
-      smsPolicy?.refused('region_not_allowed', smsRegion ?? '');
-      throw regionNotAllowed(field);
-    }
-    if (!mobile) {
-      smsPolicy?.refused('phone_not_mobile', smsRegion ?? '');
-      throw phoneNotMobile(field);
-    }
-    return e164;
-  }
-
-  /**
-   * Where this request's code goes: otp_generate's rules 1 and 2 (docs/otp.md), SMS
-   * only to mobile numbers of the allowed regions, and a phone and an email together only when
-   * they are one account's (docs/security.md): a code to both proves control of either.
-   */
-  function targets(request: OtpSendRequest) {
-    const fields = { key: 'uid', phone: 'phone', email: 'notify_email', ...request.fields };
-    const key = normaliseKey(request.key);
-    if (!key || key.value === '') throw invalidField(fields.key, key ? 'must not be empty' : 'not a valid phone number');
-    const smsTo = request.phone !== undefined ? smsReceiver(request.phone, fields.phone) : key.kind === 'phone' ? smsReceiver(key.value, fields.key, true) : undefined;
-    const emailTo = request.email?.trim().toLowerCase() || (key.kind === 'email' && !smsTo ? key.value : undefined);
-    if (!smsTo && !emailTo) throw invalidField(fields.phone, 'give a phone or an email to send the code to');
-    if (request.channel !== undefined) {
-      const field = request.fields?.channel ?? 'channel';
-      if (!smsTo) throw invalidField(field, 'a channel is for a phone; this code goes by mail');
-      if (smsPolicy) smsPolicy.checkChannel(smsFacts(smsTo).region ?? '', request.channel, field);
-      else if (request.channel !== 'sms') throw invalidField(field, `not offered for this number: sms`);
-    }
-    return { key: key.value, smsTo, emailTo };
-  }
-
-  async function sharesAccount(ctx: CallContext, phone: string, email: string): Promise<boolean> {
-    if (!options.sameAccount) return false;
-    try {
-      return await options.sameAccount(ctx, phone, email);
-    } catch (err) {
-      // The SMS still goes: an identity outage costs the second channel, never the code.
-      log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'otp: could not check that phone and email are one account');
-      return false;
-    }
-  }
-
-  /**
-   * Each receiving phone's and inbox's own cooldown, whatever the key: all or none are claimed.
-   * `budgets` are the recipients as counted (budgetOf): every spelling of one inbox is one cooldown.
-   */
-  async function claimRecipients(budgets: string[], token: string): Promise<void> {
-    const claimed: string[] = [];
-    for (const budget of budgets) {
-      const claim = await guarded(() => store.claimRecipient(budget, token, policy.cooldownMs));
-      if (!claim.claimed) {
-        await releaseRecipients(claimed, token);
-        throw alreadySent(Math.max(1, Math.ceil(claim.retryAfterMs / 1000)), otp.resend_cooldown_seconds);
-      }
-      claimed.push(budget);
-    }
-  }
-  const releaseRecipients = (budgets: string[], token: string) => guarded(() => Promise.all(budgets.map((budget) => store.releaseRecipient(budget, token))));
-
-  async function deliver(channel: 'sms' | 'email', to: string, send: () => Promise<unknown>): Promise<boolean> {
-    const masked = () => (channel === 'sms' ? maskPhone(to) : maskEmail(to));
-    // The phone's channel is the router's answer (sms or whatsapp); the mail's is the mail.
-    const used = (sent: unknown) => (sent as Partial<SmsSent> | undefined)?.channel ?? channel;
-    // A test identifier (otp.test_numbers) receives nothing; the answer still reads as a delivery, so the wire does not tell it apart.
-    if (testIdentifiers.size > 0 && testIdentifiers.has(to)) {
-      if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'send', channel, to: masked(), outcome: 'test_identifier' }, 'send');
-      return true;
-    }
-    try {
-      const sent = await send();
-      if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'send', channel: used(sent), to: masked(), outcome: 'sent' }, 'send');
-      metrics?.codeSent(used(sent), 'sent');
-      return true;
-    } catch (err) {
-      const reason = isApiError(err) ? err.reason : 'error';
-      metrics?.codeSent(channel, 'failed');
-      otpLog.warn({ event: 'send', channel, to: masked(), outcome: 'failed', reason }, 'send');
-      return false;
-    }
-  }
+  // Built once: the steps of every send share it.
+  const env: SendEnv = {
+    config,
+    otp,
+    policy,
+    log,
+    otpLog,
+    now,
+    store,
+    sms,
+    mailer,
+    smsPolicy,
+    limits,
+    challenge,
+    metrics,
+    sameAccount: options.sameAccount,
+    region,
+    allowedRegions,
+    normaliseKey,
+    testIdentifiers,
+    hash,
+    message,
+  };
 
   const service: OtpService = {
     channels: { sms: sms.configured, email: mailer.configured },
@@ -298,129 +184,20 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     message,
 
     async smsRecipient(phone, field) {
-      const receiver = smsReceiver(phone, field);
+      const receiver = smsReceiver(env, phone, field);
       await guarded(() => limits.sendToIdentifier(receiver));
       return receiver;
     },
 
+    // A code's send, step by step (src/domain/otp/send/): each step fills in the send or refuses it.
     async generate(ctx, request) {
-      const { key, smsTo, emailTo: requestedEmail } = targets(request);
-      let emailTo = requestedEmail;
-      const useSms = smsTo !== undefined && sms.configured;
-      let useEmail = emailTo !== undefined && mailer.configured;
-      // The line is built only when the OTP log takes it: masking costs, and most runs log at warn.
-      const logGenerate = (fields: Record<string, unknown>) => {
-        if (!otpLog.isLevelEnabled('info')) return;
-        otpLog.info({ event: 'generate', key: maskOtpKey(key), chosen: { sms: smsTo !== undefined, email: emailTo !== undefined }, ...fields }, 'generate');
-      };
-      if (!useSms && !useEmail) {
-        logGenerate({ outcome: 'channel_not_configured' });
-        throw channelNotConfigured();
-      }
-
-      // Before anything is counted or sent: a bot that cannot solve it costs nothing but this check.
-      const action = ctx.action;
-      if (challenge && action !== undefined) await guarded(() => challenge.check(ctx, { action, identifier: key, ...(useSms ? { phone: smsTo } : {}) }));
-      await guarded(() => limits.sendFromIp(ctx.ip));
-      // The last SMS to this phone did not arrive: this code goes to the account's confirmed email too, as rule 2 pairs them (docs/sms.md).
-      const fallback = useSms && !useEmail && mailer.configured && smsPolicy ? await smsPolicy.fallbackEmail(ctx, smsTo) : undefined;
-      if (fallback) {
-        emailTo = fallback.email;
-        useEmail = true;
-      }
-      // A code to a phone and an email proves control of either: both only when they are one account's.
-      // Asked after the per-IP cap, so a flood cannot make the service ask the provider without limit.
-      if (useSms && useEmail && !fallback && !(await sharesAccount(ctx, smsTo, emailTo!))) {
-        log.warn({ key: maskOtpKey(key), phone: maskPhone(smsTo), email: maskEmail(emailTo!) }, 'otp: phone and email are not one account, code sent by SMS only');
-        useEmail = false;
-      }
-      const recipients = [...(useSms ? [smsTo] : []), ...(useEmail ? [emailTo!] : [])];
-      // The code goes to, and is recorded as, the addresses typed; it is counted on their inboxes.
-      const budgets = recipients.map(budgetOf);
-      const token = randomId(9);
-      // Sends are charged to who receives them: six keys and one phone, or six spellings of one inbox, send one code per cooldown.
-      try {
-        await claimRecipients(budgets, token);
-      } catch (err) {
-        if (isApiError(err) && err.reason === 'already_sent') {
-          logGenerate({ outcome: 'blocked', recipient: true });
-          // An early resend is the journey of the code already sent: its refusal is counted there (on 14, not on the first screen).
-          const journey = request.journey ? await guarded(() => store.journeyOf(key, now())).catch(() => undefined) : undefined;
-          if (journey) request.journey!.kept(journey);
-        }
-        throw err;
-      }
-      const sentAt = now();
-      const code = (testIdentifiers.size > 0 ? fixedCodeOf(testIdentifiers, key, recipients) : undefined) ?? generateCode(otp.length);
-      const codeHash = hash(key, code);
-      const issued = await guarded(() => store.issue(key, codeHash, sentAt, policy, addressesOf(recipients), request.journey?.id));
-      if (issued.status === 'blocked') {
-        // An early resend is the journey of the code already sent: its refusal is counted there (on 14, not on the first screen).
-        if (request.journey && issued.journey) request.journey.kept(issued.journey);
-        await releaseRecipients(budgets, token);
-        const retryAfter = Math.max(1, Math.ceil(issued.retryAfterMs / 1000));
-        logGenerate({ outcome: 'blocked', retry_after: retryAfter });
-        throw alreadySent(retryAfter, otp.resend_cooldown_seconds);
-      }
-      // The same code, one message, on whichever of the phone's channels takes it first.
-      let plan: { channels: PhoneChannel[]; preferred: PhoneChannel } = { channels: ['sms'], preferred: 'sms' };
-      // Counted only for codes really issued: requests refused by a cooldown cost the key and its recipients nothing.
-      try {
-        for (const subject of new Set([budgetOf(key), ...budgets])) await guarded(() => limits.sendToIdentifier(subject));
-        // Which of the phone's channels (sms, whatsapp) to try, in order: read here, so a store that cannot answer takes the code back.
-        if (useSms && smsPolicy) plan = await guarded(() => smsPolicy.channels(smsTo, smsFacts(smsTo).region ?? '', request.channel));
-        // The pumping defence counts codes really issued too, whatever their channel, and refuses before any provider is paid.
-        if (useSms && smsPolicy) await guarded(() => smsPolicy.admit(smsTo, smsFacts(smsTo).region ?? ''));
-      } catch (err) {
-        await guarded(() => store.revert(key, codeHash, issued.previous));
-        await releaseRecipients(budgets, token);
-        logGenerate({ outcome: isApiError(err) ? err.reason : 'rate_limited' });
-        throw err;
-      }
-      if (request.journey && issued.record.journey) request.journey.kept(issued.record.journey);
-      const debugCode = otp.debug ? { debug_code: code } : {};
-      logGenerate({ outcome: 'issued', ...debugCode });
-
-      const text = message(code, ctx.locale);
-      let phoneChannel: PhoneChannel | undefined;
-      const sendToPhone = async () => {
-        const sent = await sms.send(ctx, { to: smsTo!, body: text.sms, code, locale: ctx.locale ?? config.mail.default_locale, channels: plan.channels });
-        phoneChannel = sent.channel ?? 'sms';
-        return sent;
-      };
-      const [smsSent, emailSent] = await Promise.all([
-        useSms ? deliver('sms', smsTo, sendToPhone) : false,
-        useEmail ? deliver('email', emailTo!, () => mailer.send(ctx, { to: emailTo!, subject: text.subject, html: text.html, text: text.text })) : false,
-      ]);
-      // A test identifier receives nothing: it reads as a send on the phone's first channel, as a real one would.
-      if (smsSent && !phoneChannel) phoneChannel = plan.channels[0];
-      if (!smsSent && !emailSent) {
-        // Nobody received this code: put the previous record back, so no cooldown is charged.
-        await guarded(() => store.revert(key, codeHash, issued.previous));
-        await releaseRecipients(budgets, token);
-        log.warn({ key: maskOtpKey(key), channels: { sms: useSms, email: useEmail } }, 'otp delivery failed on every channel');
-        throw deliveryFailed();
-      }
-      // A channel that failed charges its address no cooldown. The record still names both
-      // addresses: they are one account's (targets), so the code vouches for that account either way.
-      if (useSms && !smsSent) await releaseRecipients([budgetOf(smsTo)], token);
-      if (useEmail && !emailSent) await releaseRecipients([budgetOf(emailTo!)], token);
-      if (emailSent && smsPolicy) {
-        // The record of what was sent: losing it costs the operator's view, never the answer.
-        await smsPolicy.emailSent(emailTo!).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a code mail'));
-        if (fallback) await fallback.done().catch(() => {});
-      }
-      return {
-        ...(otp.debug ? { otp: code } : {}),
-        resent: issued.previous !== null && issued.previous.expiresAt > sentAt,
-        retry_after: otp.resend_cooldown_seconds,
-        cooldown: otp.resend_cooldown_seconds,
-        expires_in: otp.ttl_seconds,
-        notified: { email: emailSent, sms: smsSent, ...(smsSent && phoneChannel ? { channel: phoneChannel } : {}) },
-        // The answer says the code also went by mail because the last SMS did not arrive,
-        // or went by another channel than the phone's first (WhatsApp refused it, or its last message was not read).
-        ...(fallback && emailSent ? { fallback: 'email' as const } : phoneChannel && phoneChannel !== plan.preferred ? { fallback: phoneChannel } : {}),
-      };
+      const send = await admit(env, ctx, request);
+      await planRecipients(env, ctx, send);
+      await issue(env, send);
+      await charge(env, send);
+      const delivered = await deliver(env, ctx, send);
+      await settle(env, send, delivered);
+      return answer(env, send, delivered);
     },
 
     async verify(ctx, { key: rawKey, code }) {
