@@ -15,6 +15,7 @@ import { createMemoryRateLimiter } from './limits/rate-limiter';
 import { createRedisRateLimiter } from './limits/redis-rate-limiter';
 import { createAbuseLimits } from './limits/abuse-limits';
 import { createChallengeGate } from './limits/challenge';
+import { createVerifiedHistory } from './limits/verified-history';
 import { createCaptchaClient } from '../clients/captcha';
 import { createKeyChecks } from './keys';
 import { createCollectorClient } from '../clients/collector';
@@ -65,6 +66,8 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   const forgettable = <T extends { clear(): void }>(store: T): T => (inMemory.push(() => store.clear()), store);
   const rateLimiter = overrides.rateLimiter ?? (redis ? createRedisRateLimiter(redis, prefix) : forgettable(createMemoryRateLimiter()));
   const limits = overrides.limits ?? createAbuseLimits(config, rateLimiter, now, (limit) => metrics.rateLimitRefused(limit));
+  // One verified history, read by the pumping caps and the bot challenge alike, recorded below for every address a code proved.
+  const history = overrides.history ?? createVerifiedHistory(rateLimiter, { secret, days: config.rate_limits.verified_history_days, now });
   const keys = overrides.keys ?? createKeyChecks(config, rateLimiter, now, () => metrics.rateLimitRefused('wrong_keys_per_ip'));
   const sms =
     overrides.sms ??
@@ -72,6 +75,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       log,
       now,
       secret,
+      history,
       metrics,
       redis,
       store: redis ? undefined : forgettable(createMemorySmsStore({ maxEntries: config.sms.ledger.max_entries })),
@@ -88,6 +92,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       metrics,
       // Spent where proofs are: once across every instance sharing the store.
       spend: (id, untilMs) => otpStore.spendProof(id, untilMs),
+      history,
       // Beside the SMS it saved, for the operator: never in the request's way.
       record: (decision) => void sms.ledger.recordChallenge(decision).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a challenge')),
       destination: (e164) => sms.pumping.destination(e164, smsFacts(e164).region ?? ''),
@@ -112,9 +117,9 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
           if (result.outcome === 'ok') {
             const reached = reachedOf(result.to);
             sms.verified(reached).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a verification'));
-            // What the code proved has a history the bot challenge's wider signals spare (docs/security.md, "Budgets that nest").
+            // What the code proved has a verified history, once, for both defences that spare it: the pumping caps and the bot challenge's wider signals (docs/security.md).
             for (const address of Object.values(provenBy(reached).verified)) {
-              challenge.verified(address).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'challenge: could not record a verified history'));
+              history.record(address).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'verified history: could not record a verification'));
             }
           }
           return result;
@@ -165,6 +170,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     rateLimiter,
     limits,
     challenge,
+    history,
     keys,
     funnel,
     ready: overrides.ready ?? (() => otp.ready()),

@@ -12,6 +12,7 @@ import type { FunnelTally } from './funnel/tally';
 import type { LoginIngest } from './ingest';
 import type { AbuseLimits } from './limits/abuse-limits';
 import type { ChallengeGate } from './limits/challenge';
+import type { VerifiedHistory } from './limits/verified-history';
 import type { KeyChecks } from './keys';
 import type { RateLimiter } from './limits/rate-limiter';
 import type { OtpService } from './otp/service';
@@ -61,6 +62,8 @@ export interface Deps {
   limits: AbuseLimits;
   /** The bot challenge asked before a code or a mail is sent (src/domain/limits/challenge.ts), its signals counted in `rateLimiter`. */
   challenge: ChallengeGate;
+  /** Who had a code verified lately (src/domain/limits/verified-history.ts), in `rateLimiter`: the pumping caps and the bot challenge's wider signals spare them. */
+  history: VerifiedHistory;
   /** The keys that open internal surfaces, compared and their wrong guesses counted in `rateLimiter` (src/domain/keys.ts). */
   keys: KeyChecks;
   /** The journey funnel's counters (docs/funnel.md), in the same store as the codes so they add up across instances. */

@@ -350,7 +350,7 @@ describe("bench challenge's cost", () => {
   });
 
   it('turns an adaptive setting off without the defences on: why the pair turns them on, and asks the service which mode its gate runs in', () => {
-    const gate = createChallengeGate(benchConfig({ upstreams: 'http://127.0.0.1:1', store: 'memory', logLevel: 'warn' }), { limiter: createMemoryRateLimiter(), now: Date.now, secret: 's'.repeat(32), log: createLogger('silent'), spend: async () => true });
+    const gate = createChallengeGate(benchConfig({ upstreams: 'http://127.0.0.1:1', store: 'memory', logLevel: 'warn' }), { limiter: createMemoryRateLimiter(), now: Date.now, secret: 's'.repeat(32), log: createLogger('silent'), spend: async () => true, history: { has: async () => false } });
     // Without the defences on, an adaptive setting is off: the reason the case turns them on, and checks.
     expect(gate.mode).toBe('off');
   });

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { sandboxSeedUsers } from '../../src/sandbox/identity';
+import { createRedisRateLimiter } from '../../src/domain/limits/redis-rate-limiter';
 import { createRedisSmsStore } from '../../src/domain/sms/store';
 import { testConfig } from '../support/app';
 import { eventually } from '../support/eventually';
@@ -9,9 +10,10 @@ import { useRedis } from '../support/redis-server';
 /*
  * Security round four's finding: a campaign of new numbers fills a country's hourly cap, and from
  * then on every phone of that country was refused, its established users included. The caps now
- * apply to new numbers: a phone that verified a code within `sms.pumping.verified_history_days`
- * is still served, and its verified history is a keyed digest in the store, never the number.
- * Run on the Redis store, where an operator (or an attacker with a dump) would look.
+ * apply to new numbers: a phone that verified a code within `rate_limits.verified_history_days`
+ * is still served, and its verified history (the one the bot challenge reads too) is a keyed
+ * digest in the rate limiter's store, never the number. Run on Redis stores, where an operator
+ * (or an attacker with a dump) would look.
  */
 
 const HOUR = 3_600_000;
@@ -29,22 +31,25 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((deps) => deps.close()));
 });
 
-function setup(pumping: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
+function setup(pumping: Record<string, unknown> = {}, extra: Record<string, unknown> = {}, rateLimits: Record<string, unknown> = {}) {
   const clock = { now: Math.floor(1_900_000_000_000 / HOUR) * HOUR + 60_000 };
   const config = testConfig({
     otp: { debug: true },
     server: { trust_proxy: true },
     sms: { allowed_regions: ['IT'], pumping: { country_sends_per_hour: COUNTRY_CAP, block_min_sends: 1000, ...pumping } },
     ...extra,
+    rate_limits: { ...(extra.rate_limits as Record<string, unknown> | undefined), ...rateLimits },
   });
   const prefix = `safe${Math.random().toString(36).slice(2)}:`;
   const store = createRedisSmsStore(redis(), prefix);
-  const { app, deps, sent, lines, metrics } = appWithRecordingSms(config, { now: () => clock.now, store });
+  // The limits, and with them the verified history, under their own prefix: their counters name identifiers, the SMS store must not.
+  const limitsPrefix = `safelimits${Math.random().toString(36).slice(2)}:`;
+  const { app, deps, sent, lines, metrics } = appWithRecordingSms(config, { now: () => clock.now, store, rateLimiter: createRedisRateLimiter(redis(), limitsPrefix) });
   opened.push(deps);
   let ip = 0;
   const generate = (phone: string) => request(app).post('/otp_generate').set('X-Forwarded-For', `10.1.${Math.floor(++ip / 250)}.${ip % 250}`).send({ uid: phone });
   const verify = (phone: string, code: string) => request(app).post('/verify_otp').set('X-Forwarded-For', '10.9.9.9').send({ email: phone, otp_code: code });
-  return { clock, app, deps, sent, lines, metrics, generate, verify, prefix };
+  return { clock, app, deps, sent, lines, metrics, generate, verify, prefix, limitsPrefix };
 }
 
 /** Every key under the prefix and every value it holds, whatever its type. */
@@ -65,7 +70,7 @@ async function dump(prefix: string): Promise<string> {
 
 describe('the country cap, reached by new numbers, spares phones with a verified history', () => {
   it("still sends the seeded account's verified phone its code, refuses a new number, counts and logs the cap once, and stores no plain number", async () => {
-    const { clock, deps, generate, verify, sent, lines, metrics, prefix } = setup();
+    const { clock, deps, generate, verify, sent, lines, metrics, prefix, limitsPrefix } = setup();
     // Before the campaign, the starting series: the alert's increase() sees the first reaching.
     expect(await metrics.render()).toMatch(/lfa_sms_cap_reached_total\{scope="country",country="IT"\} 0/);
 
@@ -73,7 +78,7 @@ describe('the country cap, reached by new numbers, spares phones with a verified
     const first = (await generate(SEEDED)).body;
     expect(first.success).toBe(true);
     expect((await verify(SEEDED, first.data.otp)).body.data.valid).toBe(true);
-    await eventually(async () => expect(await deps.sms.pumping.verifiedBefore(SEEDED)).toBe(true));
+    await eventually(async () => expect(await deps.history.has(SEEDED)).toBe(true));
 
     // New numbers fill the country's cap (the seeded phone's code counted in it) and are then refused.
     const answers = [];
@@ -94,10 +99,15 @@ describe('the country cap, reached by new numbers, spares phones with a verified
     expect(reached).toEqual([expect.objectContaining({ scope: 'country', country: 'IT', cap: COUNTRY_CAP, advice: expect.stringContaining('sms.pumping.country_sends_per_hour') })]);
     expect(JSON.stringify(lines)).not.toMatch(/3\d{9}/);
 
-    // The store holds the history (a digest that lives about verified_history_days) and no plain number.
-    const history = await redis().keys(`${prefix}sms:verified:*`);
+    // The rate limiter's store holds the one history (a digest that lives about verified_history_days), never the number.
+    const history = await redis().keys(`${limitsPrefix}rl:challenge_verified:*`);
     expect(history).toHaveLength(1);
     expect(await redis().pttl(history[0]!)).toBeGreaterThan(89 * 86_400_000);
+    const held = JSON.stringify({ history, values: await Promise.all(history.map((key) => redis().get(key))) });
+    expect(held).not.toContain(SEEDED_DIGITS);
+    expect(held).not.toContain(SEEDED_DIGITS.slice(2));
+    // And the SMS store: no history of its own any more, no plain number either.
+    expect(await redis().keys(`${prefix}sms:verified:*`)).toEqual([]);
     const stored = await dump(prefix);
     expect(stored).not.toContain(SEEDED_DIGITS);
     expect(stored).not.toContain(SEEDED_DIGITS.slice(2));
@@ -135,12 +145,12 @@ describe('the country cap, reached by new numbers, spares phones with a verified
   });
 
   it('spares no one with verified_history_days 0', async () => {
-    const { clock, deps, generate, verify } = setup({ verified_history_days: 0 });
+    const { clock, deps, generate, verify } = setup({}, {}, { verified_history_days: 0 });
     const first = (await generate(SEEDED)).body;
     await verify(SEEDED, first.data.otp);
     for (let i = 0; i < COUNTRY_CAP; i += 1) await generate(newNumber(i));
     clock.now += 120_000;
-    expect(await deps.sms.pumping.verifiedBefore(SEEDED)).toBe(false);
+    expect(await deps.history.has(SEEDED)).toBe(false);
     expect((await generate(SEEDED)).body.data).toMatchObject({ reason: 'sms_destination_limited', limit: 'country' });
   });
 });

@@ -2,6 +2,8 @@ import pino from 'pino';
 import type { SmsProvider } from '../../src/clients/sms';
 import type { Config } from '../../src/core/config/schema';
 import { createMetrics } from '../../src/core/metrics';
+import { createMemoryRateLimiter, type RateLimiter } from '../../src/domain/limits/rate-limiter';
+import { createVerifiedHistory } from '../../src/domain/limits/verified-history';
 import { createSmsServices } from '../../src/domain/sms';
 import type { SmsStore } from '../../src/domain/sms/store';
 import { testApp, testDeps } from './app';
@@ -19,12 +21,16 @@ export function recordingSmsProvider(): { provider: SmsProvider; sent: string[] 
   return { provider, sent };
 }
 
-export function appWithRecordingSms(config: Config, options: { now: () => number; store?: SmsStore }) {
+/** The app's limits and its one verified history are kept in `rateLimiter` (a memory one unless given), as deps.ts keeps them. */
+export function appWithRecordingSms(config: Config, options: { now: () => number; store?: SmsStore; rateLimiter?: RateLimiter }) {
   const { provider, sent } = recordingSmsProvider();
   const metrics = createMetrics();
   const lines: Array<{ event?: string; [field: string]: unknown }> = [];
   const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as { event?: string }) });
-  const sms = createSmsServices(config, { log, now: options.now, secret: 's', metrics, providers: [provider], ...(options.store ? { store: options.store } : {}) });
-  const deps = testDeps(config, { now: options.now, metrics, sms });
+  const rateLimiter = options.rateLimiter ?? createMemoryRateLimiter();
+  // Built here, before the deps, so the SMS services read the very history the deps record.
+  const history = createVerifiedHistory(rateLimiter, { secret: 's', days: config.rate_limits.verified_history_days, now: options.now });
+  const sms = createSmsServices(config, { log, now: options.now, secret: 's', history, metrics, providers: [provider], ...(options.store ? { store: options.store } : {}) });
+  const deps = testDeps(config, { now: options.now, metrics, sms, rateLimiter, history });
   return { app: testApp(deps).callback(), deps, metrics, sent, lines };
 }

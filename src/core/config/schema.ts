@@ -317,8 +317,6 @@ export const configSchema = z
         judge_after_seconds: seconds.default(60),
         watch_sends_per_hour: z.number().int().min(1).default(10),
         block_seconds: seconds.default(21600),
-        // A phone that verified a code within this many days is spared the country and range caps and the blocks (0: none is).
-        verified_history_days: z.number().int().min(0).max(3650).default(90),
         disabled_in_production: z.boolean().default(false),
       }),
     }),
@@ -382,6 +380,8 @@ export const configSchema = z
       // Kept with the limits off: it guards the keys themselves, not a budget a gateway could keep (docs/security.md).
       wrong_keys_per_ip: z.number().int().min(1).default(5),
       wrong_key_lockout_seconds: seconds.default(900),
+      // One verified history (src/domain/limits/verified-history.ts) for two defences: the pumping caps and blocks, and the bot challenge's wider signals, spare it (0: no one has one).
+      verified_history_days: z.number().int().min(0).max(3650).default(90),
     }),
     // The bot challenge before a code or a mail is sent (docs/security.md, "Bot challenge").
     challenge: z
@@ -410,7 +410,6 @@ export const configSchema = z
         network_56: networkBudget({ sends: 20, identifiers: 8, verify_failures: 10, refused: 3 }),
         network_48: networkBudget({ sends: 60, identifiers: 20, verify_failures: 30, refused: 10 }),
         network_24: networkBudget({ sends: 600, identifiers: 400, verify_failures: 150, refused: 30 }),
-        verified_history_days: z.number().int().min(0).max(365).default(30),
         // New numbers per minute to a country or a range against their own last hours (docs/security.md, "Velocity").
         velocity_baseline_hours: z.number().int().min(1).max(24).default(3),
         velocity_factor: z.number().min(1).default(4),

@@ -10,7 +10,7 @@ import type { Logger } from '../../core/logger';
 import type { ChallengeDecision, Metrics } from '../../core/metrics';
 import type { RateLimiter } from './rate-limiter';
 import { createPow, type Pow, type SolutionFault } from './pow';
-import { createVerifiedHistory } from './verified-history';
+import type { VerifiedHistory } from './verified-history';
 
 /*
  * The bot challenge (docs/security.md, "Bot challenge"): one step of the abuse defences, run
@@ -80,8 +80,6 @@ export interface ChallengeGate {
   passwordFailed(ip: string | undefined, email: string): Promise<void>;
   /** A request from this client was refused by a limit or a wrong key. */
   refused(ip: string | undefined): Promise<void>;
-  /** A code to this phone or email was verified: it has a history the wider signals spare. */
-  verified(identifier: string): Promise<void>;
 }
 
 export interface ChallengeGateOptions {
@@ -98,10 +96,10 @@ export interface ChallengeGateOptions {
   /** Where each decision is kept for operators beside the SMS it saved (the SMS ledger). */
   record?(decision: ChallengeDecision): void;
   /**
-   * Whether a code to this phone or email was verified lately: the wider networks' signals
-   * challenge only identifiers without one. Unset: kept in `limiter` (verified-history.ts).
+   * Who had a code verified lately (verified-history.ts, recorded by deps.ts, shared with the
+   * pumping defence): the wider networks' signals challenge only identifiers without one.
    */
-  hasVerifiedHistory?(identifier: string): Promise<boolean>;
+  history: Pick<VerifiedHistory, 'has'>;
   /** A phone's destination country (ISO region) and range (the pumping defence's prefix): where the velocity signals count new numbers. */
   placeOf?(e164: string): { country: string; range: string };
 }
@@ -142,8 +140,6 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
   // An identifier is never in a challenge or a log line: a keyed digest of it is.
   const digest = (text: string) => createHmac('sha256', key).update(text).digest('base64url').slice(0, 22);
   const pow: Pow | undefined = settings.provider === 'pow' ? createPow(settings, key, now) : undefined;
-  const history = createVerifiedHistory(limiter, key, settings.verified_history_days, now);
-  const hasVerifiedHistory = options.hasVerifiedHistory ?? history.has;
   // The client's own network (a /64, an IPv4 address): one refusal is enough, as before the wider ones were counted.
   const budgets: Record<NetworkTier, Budget> = {
     client: { sends: settings.client_sends, identifiers: settings.client_identifiers, verify_failures: settings.client_verify_failures, refused: 1 },
@@ -235,7 +231,7 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     const networks = ctx.ip ? clientNetworks(ctx.ip) : [];
     // Asked once, when it matters: a phone to send to (its velocity counts new numbers only), or a wider network crossed.
     let known: Promise<boolean> | undefined;
-    const hasHistory = () => (known ??= hasVerifiedHistory(ask.phone ?? ask.identifier));
+    const hasHistory = () => (known ??= options.history.has(ask.phone ?? ask.identifier));
     if (ask.phone && sends) void hasHistory().catch(() => {});
     const perNetwork = await Promise.all(networks.map(({ tier, subject }) => networkCrossed(tier, subject, who, sends, at)));
     const signals = perNetwork[0] ?? [];
@@ -358,10 +354,6 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
       if (mode !== 'adaptive' || !ip) return;
       const at = now();
       await Promise.all(clientNetworks(ip).map(({ subject }) => limiter.hit(`challenge_refused:${subject}`, Number.MAX_SAFE_INTEGER, settings.refusal_seconds * 1000, at)));
-    },
-    async verified(identifier) {
-      if (mode !== 'adaptive') return;
-      await history.record(identifier);
     },
   };
 }

@@ -8,6 +8,7 @@ import type { ClientOptions } from '../../clients/http';
 import type { ReceiptRequest, SmsProvider } from '../../clients/sms';
 import { createChannelPlanner, type ChannelPlanner } from './channels';
 import { createLedger, type Ledger } from './ledger';
+import type { VerifiedHistory } from '../limits/verified-history';
 import { createPumpingDefence, type PumpingDefence } from './pumping';
 import { createSmsRouter, type SmsRouter } from './router';
 import { createMemorySmsStore, createRedisSmsStore, type LedgerEntry, type SmsStore } from './store';
@@ -45,6 +46,8 @@ export interface SmsServicesOptions {
   log: Logger;
   now: () => number;
   secret: string;
+  /** Who verified a code lately (src/domain/limits/verified-history.ts): the pumping caps and blocks spare them. */
+  history: Pick<VerifiedHistory, 'has'>;
   metrics?: Metrics;
   redis?: RedisConnection;
   store?: SmsStore;
@@ -60,7 +63,7 @@ export function createSmsServices(config: Config, options: SmsServicesOptions): 
   const store = options.store ?? (options.redis ? createRedisSmsStore(options.redis, config.redis.key_prefix) : createMemorySmsStore({ maxEntries: config.sms.ledger.max_entries }));
   const ledger = createLedger(config, store, { now, secret: options.secret, metrics });
   const router = createSmsRouter(config, { log, now, ledger, metrics, providers: options.providers, random: options.random, clients: options.clients });
-  const pumping = createPumpingDefence(config, store, { now, log, metrics, secret: options.secret });
+  const pumping = createPumpingDefence(config, store, { now, log, metrics, history: options.history });
   const channels = createChannelPlanner(config, ledger, now);
   /** The last SMS did not arrive: a failed receipt, or none in time from a provider that was asked for one. */
   const undelivered = (entry: LedgerEntry) => {

@@ -1,8 +1,8 @@
-import { createHmac } from 'node:crypto';
 import type { Config } from '../../core/config/schema';
 import { apiError, isApiError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
 import type { Metrics, SmsCapScope } from '../../core/metrics';
+import type { VerifiedHistory } from '../limits/verified-history';
 import type { RangeJudging, RangeTally, SmsStore } from './store';
 
 /*
@@ -24,8 +24,9 @@ import type { RangeJudging, RangeTally, SmsStore } from './store';
  * `rate_limits.enabled: false` switches this off too: it is an abuse limit like the others.
  *
  * The caps and blocks apply to new numbers. A phone that verified a code within
- * `verified_history_days` (its verified history: a keyed digest with that lifetime, never the
- * number) is counted like any other but not refused by them, as a safe list does at the hosted
+ * `rate_limits.verified_history_days` (its verified history, the one the bot challenge reads too:
+ * src/domain/limits/verified-history.ts, a keyed digest with that lifetime, never the number,
+ * recorded by deps.ts) is counted like any other but not refused by them, as a safe list does at the hosted
  * verification services: a campaign that fills a country's cap, or gets a range blocked, must not
  * lock that country's established users out. Its per-phone cooldown and hourly cap (the OTP
  * service's) still hold. Reaching a cap is logged (`sms_cap_reached`), counted
@@ -33,12 +34,11 @@ import type { RangeJudging, RangeTally, SmsStore } from './store';
  */
 
 const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 
 /** What an operator can do when a cap is reached: in the log line, as in docs/operations.md. */
 const CAP_ADVICE: Record<SmsCapScope, string> = {
-  country: 'new numbers to this country are refused until the hour ends; to serve more, raise sms.pumping.country_sends_per_hour (phones verified within sms.pumping.verified_history_days are still served)',
-  range: 'new numbers in this range are refused until the hour ends; to serve more, raise sms.pumping.prefix_sends_per_hour (phones verified within sms.pumping.verified_history_days are still served)',
+  country: 'new numbers to this country are refused until the hour ends; to serve more, raise sms.pumping.country_sends_per_hour (phones verified within rate_limits.verified_history_days are still served)',
+  range: 'new numbers in this range are refused until the hour ends; to serve more, raise sms.pumping.prefix_sends_per_hour (phones verified within rate_limits.verified_history_days are still served)',
 };
 
 export interface PumpingDefence {
@@ -54,10 +54,8 @@ export interface PumpingDefence {
    * lasted a grace.
    */
   destination(e164: string, country: string): Promise<DestinationState>;
-  /** A code sent to this phone (at `sent.at`, now when unknown) was verified: its range converts, and the phone has a verified history. */
+  /** A code sent to this phone (at `sent.at`, now when unknown) was verified: its range converts. */
   verified(e164: string, sent?: { at: number; country: string }): Promise<void>;
-  /** True when this phone verified a code within `verified_history_days`: the caps and blocks spare it. */
-  verifiedBefore(e164: string): Promise<boolean>;
   blocks(): Promise<Array<{ range: string; until: number }>>;
   /** An operator lifts a block; false when the range was not blocked. */
   lift(range: string): Promise<boolean>;
@@ -80,14 +78,16 @@ export const destinationBlocked = () => apiError('sms_destination_blocked');
 export function createPumpingDefence(
   config: Config,
   store: SmsStore,
-  options: { now: () => number; log: Logger; secret: string; metrics?: Pick<Metrics, 'smsRefused' | 'smsRangeVerdict' | 'smsCapReached'> },
+  options: {
+    now: () => number;
+    log: Logger;
+    /** Who verified a code lately (verified-history.ts): the caps and blocks spare them. Recorded by deps.ts, not here. */
+    history: Pick<VerifiedHistory, 'has'>;
+    metrics?: Pick<Metrics, 'smsRefused' | 'smsRangeVerdict' | 'smsCapReached'>;
+  },
 ): PumpingDefence {
   const settings = { ...config.sms.pumping, enabled: config.sms.pumping.enabled && config.rate_limits.enabled };
   const { now, log, metrics } = options;
-  const historyMs = settings.verified_history_days * DAY;
-  // Keyed apart from the ledger's digests: the two records of a phone cannot be joined by their keys.
-  const historyKey = (e164: string) => createHmac('sha256', options.secret).update(`sms-verified:${e164}`).digest('base64url').slice(0, 27);
-  const verifiedBefore = async (e164: string) => historyMs > 0 && store.verifiedBefore(historyKey(e164), now());
   // Every allowed country's cap series exists from the start, at 0: its first reaching moves the alert's increase().
   for (const region of config.sms.allowed_regions.length > 0 ? config.sms.allowed_regions : [config.sms.default_region]) {
     for (const scope of ['country', 'range'] as const) metrics?.smsCapReached(scope, region, false);
@@ -145,7 +145,7 @@ export function createPumpingDefence(
       const range = rangeOf(e164);
       // Read before anything is counted: bots pounding a blocked range must not spend their country's cap, which real people share.
       // Read together, one round trip: whether the phone has a verified history, which a block spares.
-      const [until, spared] = await Promise.all([store.blockedUntil(range, at), verifiedBefore(e164)]);
+      const [until, spared] = await Promise.all([store.blockedUntil(range, at), options.history.has(e164)]);
       if (until !== null && !spared) refuse('sms_destination_blocked', country, range, { until: new Date(until).toISOString() }, destinationBlocked());
 
       const hour = Math.floor(at / HOUR);
@@ -202,10 +202,8 @@ export function createPumpingDefence(
       }
     },
     async verified(e164, sent) {
-      const at = now();
-      // Kept whether or not the defence is on now: switched on later, it still knows who is established.
-      if (historyMs > 0) await store.rememberVerified(historyKey(e164), historyMs, at);
       if (!settings.enabled) return;
+      const at = now();
       const range = rangeOf(e164);
       const judged = await store.tally(range, at, { kind: 'verified', at: sent?.at ?? at }, judging);
       if (judged.watchedSince === null || finding(judged)) return;
@@ -216,7 +214,6 @@ export function createPumpingDefence(
       metrics?.smsRangeVerdict(lifted ? 'unblocked' : 'cleared', country);
       log.warn({ event: lifted ? 'sms_range_unblocked' : 'sms_range_cleared', country, range, sends: judged.sends, verified: judged.verified, why: 'converted' }, lifted ? 'sms range block lifted: its codes are verified' : 'sms range off watch: its codes are verified');
     },
-    verifiedBefore,
     blocks: () => store.blocks(now()),
     async lift(range) {
       const lifted = await store.unblock(range);

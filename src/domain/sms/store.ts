@@ -106,13 +106,6 @@ export interface SmsStore {
   watch(range: string, since: number | null, now: number, judging: RangeJudging): Promise<void>;
   /** Forgets a range's figures and watch: it starts afresh (an operator lifted its block). */
   forget(range: string): Promise<void>;
-  /**
-   * Remembers that a phone verified a code, by a keyed digest of it (never the number), until
-   * `now + ttlMs`: its verified history, which the country and range caps spare (pumping.ts).
-   */
-  rememberVerified(digest: string, ttlMs: number, now: number): Promise<void>;
-  /** True while a phone's digest is remembered as having verified a code. */
-  verifiedBefore(digest: string, now: number): Promise<boolean>;
 }
 
 const SLOT_MS = 1000;
@@ -193,13 +186,11 @@ export function createMemorySmsStore(options: { maxEntries: number }): SmsStore 
     else figures.set(range, fields, { ttl: figuresTtl(judging) });
     return fields;
   };
-  // Digest -> until: the expiry is compared with the caller's clock, as the blocks' is. Bounded like the ledger.
-  const verified = new LRUCache<string, number>({ max: options.maxEntries });
   const live = (until: number, now: number) => until > now;
   return {
-    /** The ledger, the counters, the blocks and the verified history forgotten: the sandbox's reset (POST /_sandbox/reset). */
+    /** The ledger, the counters and the blocks forgotten: the sandbox's reset (POST /_sandbox/reset). */
     clear() {
-      for (const held of [entries, latest, counters, blocked, figures, verified]) held.clear();
+      for (const held of [entries, latest, counters, blocked, figures]) held.clear();
     },
     async addEntry(entry, retentionMs) {
       entries.set(entry.id, { ...entry }, { ttl: retentionMs });
@@ -270,16 +261,6 @@ export function createMemorySmsStore(options: { maxEntries: number }): SmsStore 
     },
     async forget(range) {
       figures.delete(range);
-    },
-    async rememberVerified(digest, ttlMs, now) {
-      verified.set(digest, now + ttlMs);
-    },
-    async verifiedBefore(digest, now) {
-      const until = verified.get(digest);
-      if (until === undefined) return false;
-      if (live(until, now)) return true;
-      verified.delete(digest);
-      return false;
     },
   };
 }
@@ -442,7 +423,5 @@ export function createRedisSmsStore(redis: RedisConnection, prefix: string): Sms
         else await Promise.all([redis.hset(figuresKey(range), 'watch', String(since)), redis.pexpire(figuresKey(range), figuresTtl(judging))]);
       }),
     forget: (range) => guarded(async () => void (await redis.del(figuresKey(range)))),
-    rememberVerified: (digest, ttlMs) => guarded(async () => void (await redis.set(`${prefix}sms:verified:${digest}`, '1', 'PX', Math.max(1, ttlMs)))),
-    verifiedBefore: (digest) => guarded(async () => (await redis.exists(`${prefix}sms:verified:${digest}`)) === 1),
   };
 }

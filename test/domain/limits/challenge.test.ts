@@ -7,6 +7,7 @@ import { isApiError } from '../../../src/core/errors';
 import { createMetrics } from '../../../src/core/metrics';
 import { createChallengeGate } from '../../../src/domain/limits/challenge';
 import { createMemoryRateLimiter } from '../../../src/domain/limits/rate-limiter';
+import { createVerifiedHistory } from '../../../src/domain/limits/verified-history';
 import { testConfig } from '../../support/app';
 
 /*
@@ -22,8 +23,12 @@ const at = (ip: string) => ({ ip }) as unknown as CallContext;
 function gate() {
   const metrics = createMetrics();
   const config = testConfig({ rate_limits: { enabled: true }, challenge: { mode: 'adaptive' } });
-  const challenge = createChallengeGate(config, { limiter: createMemoryRateLimiter(20_000), now: () => Date.UTC(2030, 0, 7), secret: 's'.repeat(32), log: pino({ level: 'silent' }), spend: async () => true, metrics });
-  return { challenge, metrics };
+  const limiter = createMemoryRateLimiter(20_000);
+  const now = () => Date.UTC(2030, 0, 7);
+  // As deps.ts builds it: one history in the limiter, recorded for what a verified code proved.
+  const history = createVerifiedHistory(limiter, { secret: 's'.repeat(32), days: config.rate_limits.verified_history_days, now });
+  const challenge = createChallengeGate(config, { limiter, now, secret: 's'.repeat(32), log: pino({ level: 'silent' }), spend: async () => true, history, metrics });
+  return { challenge, history, metrics };
 }
 
 const reasonOf = (attempt: Promise<void>) =>
@@ -67,8 +72,8 @@ describe('the client signals on the networks a client sits in', () => {
   const defaults = testConfig({}).challenge;
 
   it('challenge a /48\'s new identifiers once it crossed its budget, not a phone verified lately', async () => {
-    const { challenge, metrics } = gate();
-    await challenge.verified(phone(999));
+    const { challenge, history, metrics } = gate();
+    await history.record(phone(999));
     // One bot rotating the /48's /64s (a new /56 each time, so neither the /64 nor the /56 crosses).
     for (let i = 0; i < defaults.network_48.identifiers; i++) expect(await reasonOf(challenge.check(at(`2001:db8:48:${(i * 0x100).toString(16)}::1`), ask(i)))).toBe('heard');
     expect(await reasonOf(challenge.check(at('2001:db8:48:ff00::1'), ask(500)))).toBe('challenge_required');
@@ -136,7 +141,9 @@ describe('the velocity signals', () => {
     const clock = { now: Date.UTC(2030, 0, 7, 6, 0, 0) };
     const config = testConfig({ rate_limits: { enabled: true }, challenge: { mode: 'adaptive' } });
     const placeOf = (e164: string) => ({ country: 'IT', range: e164.slice(1, 7) });
-    const challenge = createChallengeGate(config, { limiter: createMemoryRateLimiter(20_000), now: () => clock.now, secret: 's'.repeat(32), log: pino({ level: 'silent' }), spend: async () => true, placeOf });
+    const limiter = createMemoryRateLimiter(20_000);
+    const history = createVerifiedHistory(limiter, { secret: 's'.repeat(32), days: config.rate_limits.verified_history_days, now: () => clock.now });
+    const challenge = createChallengeGate(config, { limiter, now: () => clock.now, secret: 's'.repeat(32), log: pino({ level: 'silent' }), spend: async () => true, history, placeOf });
     let n = 0;
     /** `count` new numbers spread over a minute, each from its own client in 900 ranges: the answers. */
     const minute = async (count: number) => {
@@ -173,7 +180,9 @@ describe('the proof of work under pressure', () => {
     const clock = { now: Date.UTC(2030, 0, 7, 6, 0, 0) };
     const config = testConfig({ rate_limits: { enabled: true }, challenge: { mode: 'adaptive', pow_difficulty: base } });
     const placeOf = (e164: string) => ({ country: 'IT', range: e164.slice(1, 7) });
-    const challenge = createChallengeGate(config, { limiter: createMemoryRateLimiter(20_000), now: () => clock.now, secret: 's'.repeat(32), log: pino({ level: 'silent' }), spend: async () => true, placeOf });
+    const limiter = createMemoryRateLimiter(20_000);
+    const history = createVerifiedHistory(limiter, { secret: 's'.repeat(32), days: config.rate_limits.verified_history_days, now: () => clock.now });
+    const challenge = createChallengeGate(config, { limiter, now: () => clock.now, secret: 's'.repeat(32), log: pino({ level: 'silent' }), spend: async () => true, history, placeOf });
     return { challenge, clock, config };
   }
   /** The counter a solver had to reach for the challenge this check asked: the work it costs. */

@@ -7,8 +7,10 @@ import { startRedisServer, type RedisServer } from '../../support/redis-server';
  * What a code send asks of Redis for its rate limits, read from the server's own MONITOR: the
  * receiver's two limits (the short window and the hourly ceiling) are one script on two keys
  * that share a hash tag, and the per-IP counter one more, asked earlier in the send (it caps
- * the work before the cooldown checks, so it cannot wait for the receiver's). And what the SMS
- * pumping defence asks: the same four commands on every send, however many codes its range had.
+ * the work before the cooldown checks, so it cannot wait for the receiver's); then the phone's
+ * verified history, kept among the limits and read by the pumping defence beside its block read.
+ * And what the SMS pumping defence asks of its own store: the same four commands on every send,
+ * however many codes its range had.
  */
 
 let server: RedisServer;
@@ -48,7 +50,7 @@ describe('rate-limit round trips of a code send on Redis', () => {
     await app?.close();
   });
 
-  it('counts the receiver\'s two limits in one round trip, and the IP in one more', async () => {
+  it('counts the receiver\'s two limits in one round trip, and the IP in one more; reads the verified history in one', async () => {
     const prefix = `rt${Math.random().toString(36).slice(2)}:`;
     app = await startApp({ otp: { store: 'redis' }, redis: { url: server.url, key_prefix: prefix } });
     await redisReady(app.deps.redis!, 15_000);
@@ -61,6 +63,8 @@ describe('rate-limit round trips of a code send on Redis', () => {
     expect(limitCalls.map((args) => args.filter((arg) => arg.startsWith(`${prefix}rl:`)))).toEqual([
       [`${prefix}rl:sends_per_ip_per_hour:127.0.0.1`],
       [`${prefix}rl:{+393331000002}:sends_per_recipient`, `${prefix}rl:{+393331000002}:sends_per_identifier_per_hour`],
+      // The pumping defence's question, in parallel with its block read: a keyed digest, never the number.
+      [expect.stringMatching(new RegExp(`^${prefix}rl:challenge_verified:[A-Za-z0-9_-]{22}$`))],
     ]);
     expect(limitCalls.every((args) => args[0]!.toLowerCase() === 'evalsha')).toBe(true);
   });

@@ -39,7 +39,7 @@ const config = testConfig({
 function services(store: SmsStore) {
   const clock = { now: 1_900_000_000_000 };
   const metrics = createMetrics();
-  const sms = createSmsServices(config, { log: pino({ level: 'silent' }), now: () => clock.now, secret: 's', metrics, store });
+  const sms = createSmsServices(config, { log: pino({ level: 'silent' }), now: () => clock.now, secret: 's', history: { has: async () => false }, metrics, store });
   /** An entry as the router records one a provider accepted. */
   const accepted = async (provider: string, messageId: string, channel: 'sms' | 'whatsapp' = 'sms') => {
     const id = sms.ledger.newId();

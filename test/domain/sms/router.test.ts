@@ -34,7 +34,7 @@ const twoProviders = (over: Record<string, unknown> = {}) =>
 
 function services(config = twoProviders(), clock = { now: 1_700_000_000_000 }) {
   const metrics = createMetrics();
-  const sms = createSmsServices(config, { log, now: () => clock.now, secret: 's', metrics, random: () => 0 });
+  const sms = createSmsServices(config, { log, now: () => clock.now, secret: 's', history: { has: async () => false }, metrics, random: () => 0 });
   return { sms, metrics, clock };
 }
 

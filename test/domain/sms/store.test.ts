@@ -96,40 +96,10 @@ function describeSmsStore(make: () => SmsStore) {
     await store.forget('447520');
     expect(await store.tally('447520', now + 5000, null, judging)).toEqual({ sends: 0, verified: 0, watchedSince: null });
   });
-
-  it("remembers a phone's verified history by its digest, and nothing of another", async () => {
-    const store = make();
-    expect(await store.verifiedBefore('digest-a', now)).toBe(false);
-    await store.rememberVerified('digest-a', 90 * 86_400_000, now);
-    expect(await store.verifiedBefore('digest-a', now)).toBe(true);
-    expect(await store.verifiedBefore('digest-b', now)).toBe(false);
-    // Remembered again (another code verified): still there.
-    await store.rememberVerified('digest-a', 90 * 86_400_000, now);
-    expect(await store.verifiedBefore('digest-a', now)).toBe(true);
-  });
 }
 
 describe('memory SMS store', () => {
   describeSmsStore(() => createMemorySmsStore({ maxEntries: 1000 }));
-
-  it('forgets a verified history when its lifetime ends, by the clock it is given', async () => {
-    const store = createMemorySmsStore({ maxEntries: 1000 });
-    const now = 1_900_000_000_000;
-    await store.rememberVerified('digest-a', 60_000, now);
-    expect(await store.verifiedBefore('digest-a', now + 59_999)).toBe(true);
-    expect(await store.verifiedBefore('digest-a', now + 60_000)).toBe(false);
-    // Forgotten, not merely hidden: asking earlier again does not bring it back.
-    expect(await store.verifiedBefore('digest-a', now)).toBe(false);
-  });
-
-  it('keeps at most max_entries verified histories, the oldest going first', async () => {
-    const store = createMemorySmsStore({ maxEntries: 100 });
-    const now = 1_900_000_000_000;
-    for (let i = 0; i <= 100; i += 1) await store.rememberVerified(`digest-${i}`, 60_000, now);
-    expect(await store.verifiedBefore('digest-0', now)).toBe(false);
-    expect(await store.verifiedBefore('digest-1', now)).toBe(true);
-    expect(await store.verifiedBefore('digest-100', now)).toBe(true);
-  });
 });
 
 const targets = useRedisTargets();
@@ -153,15 +123,6 @@ describe.each(targets)('$name SMS store', (target) => {
       }),
       { numRuns: 60 },
     );
-  });
-
-  it('lets Redis expire a verified history after its lifetime, under a key holding only the digest', async () => {
-    const prefix = `v${Math.random().toString(36).slice(2)}:`;
-    const store = createRedisSmsStore(target.client(), prefix);
-    await store.rememberVerified('digest-a', 7_776_000_000, Date.now());
-    const ttl = await target.client().pttl(`${prefix}sms:verified:digest-a`);
-    expect(ttl).toBeGreaterThan(7_776_000_000 - 60_000);
-    expect(ttl).toBeLessThanOrEqual(7_776_000_000);
   });
 
   it('lets Redis expire an entry after the retention period and drops it from the index', async () => {
