@@ -255,7 +255,7 @@ describe('bench smoke run', () => {
     const paired = (name: string) => report.outcomes.find((o) => o.benchCase.name === name)!.paired![0];
     expect(paired('otp_generate')).toBe(paired('ref_upstream_call'));
     expect(report.memory!.bytesPerRecord).toBeGreaterThan(0);
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('bench tail latency', () => {
@@ -381,5 +381,5 @@ describe('bench tail and challenge pair, a short real run', () => {
     ]);
     expect(login.tail!.runs.every((r) => r.result.requests > 0)).toBe(true);
     expect(tailFigures(report.outcomes, false)).toMatchObject({ case: 'login', result: 'not judged' });
-  }, 60_000);
+  }, 180_000);
 });

@@ -200,8 +200,8 @@ describe('operator keys: one order for both commands, and a refusal that says wh
     expect(await failure(funnelOutput(['--url', service.url], en()))).toBe("an operator's key is needed: --key, SECURITY__INTERNAL_KEY, INTERNAL_KEY or FUNNEL_KEY, or security.internal_key (or funnel.read_key) in CONFIG_FILE");
     expect(await failure(ledgerOutput(parseLedgerArgs(['--url', service.url], en()) as LedgerOptions))).toMatch(/^an operator's key is needed: --key, SECURITY__INTERNAL_KEY or INTERNAL_KEY, or security\.internal_key in CONFIG_FILE$/);
     // The right keys, from each place, read the figures.
-    expect(await funnelOutput(['--url', service.url, '--since', '1h'], en({ CONFIG_FILE: configFile }))).toContain('phone-login');
-    expect(await funnelOutput(['--url', service.url, '--since', '1h'], en({ FUNNEL_KEY: READ_KEY }))).toContain('phone-login');
+    expect(await funnelOutput(['--url', service.url, '--since', '1h'], en({ CONFIG_FILE: configFile }))).toContain('Log in with a phone: started');
+    expect(await funnelOutput(['--url', service.url, '--since', '1h'], en({ FUNNEL_KEY: READ_KEY }))).toContain('Log in with a phone: started');
     expect(await ledgerOutput(parseLedgerArgs(['--url', service.url], en({ CONFIG_FILE: configFile })) as LedgerOptions)).toContain('No code sent in this period.');
   });
 
