@@ -29,11 +29,44 @@ const INTERVAL_MS = 1000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export class Flood {
+/** What a bot that never solves sends: the number of its n-th request, and the address it comes from. */
+interface NonSolverShape {
+  /** The prefix every number it asks for starts with: its SMS are counted by it in the fake gateway. */
+  prefix: string;
+  number(n: number): string;
+  address(n: number): string;
+}
+
+/** The flood: one address, numbers of one range. */
+const FLOOD: NonSolverShape = {
+  prefix: FLOOD_RANGE,
+  number: () => `${FLOOD_RANGE}${String(randomInt(100_000)).padStart(5, '0')}`,
+  address: () => FLOOD_ADDRESS,
+};
+
+const SLASH48_PREFIX = '+4477';
+const SLASH48 = '2001:db8:48';
+
+/** The /48 bot: a /64 of its own, in a /56 of its own, every three requests; a new number each time. */
+function slash48Shape(): NonSolverShape {
+  let subnet = 0;
+  return {
+    prefix: SLASH48_PREFIX,
+    number: () => `${SLASH48_PREFIX}${String(randomInt(100_000_000)).padStart(8, '0')}`,
+    address: (n) => {
+      if (n % 3 === 0) subnet = randomInt(0x10000);
+      return `${SLASH48}:${subnet.toString(16)}:${randomInt(0x10000).toString(16)}::${(n + 1).toString(16)}`;
+    },
+  };
+}
+
+/** A bot that never solves: it must get no SMS after its first challenge. */
+class NonSolvingBot {
   readonly figures: NonSolverFigures;
   private smsAtFirstChallenge?: number;
 
   constructor(
+    private readonly shape: NonSolverShape,
     private readonly tally: Tally,
     private readonly fleet: Fleet,
     private readonly outbox: SoakOutbox,
@@ -45,12 +78,13 @@ export class Flood {
   async run(until: number): Promise<void> {
     const started = Date.now();
     while (Date.now() < until) {
+      const from = this.shape.address(this.figures.asked);
       this.figures.asked += 1;
-      const outcome = await post(this.tally, this.fleet.next().url, 'otp_generate', { uid: `${FLOOD_RANGE}${String(randomInt(100_000)).padStart(5, '0')}` }, FLOOD_ADDRESS);
+      const outcome = await post(this.tally, this.fleet.next().url, 'otp_generate', { uid: this.shape.number(this.figures.asked) }, from);
       if (outcome.kind === 'answer' && reasonOf(outcome.envelope) === 'challenge_required') {
         this.figures.challenged += 1;
         this.figures.firstChallengeAfterSeconds ??= (Date.now() - started) / 1000;
-        this.smsAtFirstChallenge ??= this.outbox.codesTo(FLOOD_RANGE);
+        this.smsAtFirstChallenge ??= this.outbox.codesTo(this.shape.prefix);
       }
       await sleep(INTERVAL_MS);
     }
@@ -58,54 +92,15 @@ export class Flood {
 
   /** Counts its SMS once the run is over, from what the fake gateway received: none may arrive late unseen. */
   settle(): NonSolverFigures {
-    const sms = this.outbox.codesTo(FLOOD_RANGE);
+    const sms = this.outbox.codesTo(this.shape.prefix);
     this.figures.smsBefore = this.smsAtFirstChallenge ?? sms;
     this.figures.smsAfter = sms - this.figures.smsBefore;
     return this.figures;
   }
 }
 
-const SLASH48_PREFIX = '+4477';
-const SLASH48 = '2001:db8:48';
-
-export class Slash48Bot {
-  readonly figures: NonSolverFigures;
-  private smsAtFirstChallenge?: number;
-  private subnet = 0;
-
-  constructor(
-    private readonly tally: Tally,
-    private readonly fleet: Fleet,
-    private readonly outbox: SoakOutbox,
-    allowedBefore: number,
-  ) {
-    this.figures = { asked: 0, challenged: 0, smsBefore: 0, smsAfter: 0, allowedBefore };
-  }
-
-  async run(until: number): Promise<void> {
-    const started = Date.now();
-    while (Date.now() < until) {
-      // A /64 of its own, in a /56 of its own, every three requests.
-      if (this.figures.asked % 3 === 0) this.subnet = randomInt(0x10000);
-      this.figures.asked += 1;
-      const from = `${SLASH48}:${this.subnet.toString(16)}:${randomInt(0x10000).toString(16)}::${this.figures.asked.toString(16)}`;
-      const outcome = await post(this.tally, this.fleet.next().url, 'otp_generate', { uid: `${SLASH48_PREFIX}${String(randomInt(100_000_000)).padStart(8, '0')}` }, from);
-      if (outcome.kind === 'answer' && reasonOf(outcome.envelope) === 'challenge_required') {
-        this.figures.challenged += 1;
-        this.figures.firstChallengeAfterSeconds ??= (Date.now() - started) / 1000;
-        this.smsAtFirstChallenge ??= this.outbox.codesTo(SLASH48_PREFIX);
-      }
-      await sleep(INTERVAL_MS);
-    }
-  }
-
-  settle(): NonSolverFigures {
-    const sms = this.outbox.codesTo(SLASH48_PREFIX);
-    this.figures.smsBefore = this.smsAtFirstChallenge ?? sms;
-    this.figures.smsAfter = sms - this.figures.smsBefore;
-    return this.figures;
-  }
-}
+export const floodBot = (tally: Tally, fleet: Fleet, outbox: SoakOutbox, allowedBefore: number) => new NonSolvingBot(FLOOD, tally, fleet, outbox, allowedBefore);
+export const slash48Bot = (tally: Tally, fleet: Fleet, outbox: SoakOutbox, allowedBefore: number) => new NonSolvingBot(slash48Shape(), tally, fleet, outbox, allowedBefore);
 
 export class SolvingBot {
   readonly figures: SolverFigures = { asked: 0, challenged: 0, smsFree: 0, smsPaid: 0, solves: 0, cpuMs: 0 };

@@ -1,12 +1,11 @@
 import pino from 'pino';
-import Redis from 'ioredis';
 import { twilioSignature } from '../../../src/clients/twilio';
 import { metaSignature } from '../../../src/clients/whatsapp-cloud';
 import { createMetrics } from '../../../src/core/metrics';
 import { createSmsServices } from '../../../src/domain/sms';
 import { createMemorySmsStore, createRedisSmsStore, type SmsStore } from '../../../src/domain/sms/store';
 import { testConfig } from '../../support/app';
-import { startRedisServer, type RedisServer } from '../../support/redis-server';
+import { useRedis } from '../../support/redis-server';
 
 /*
  * A delivery receipt already recorded changes nothing: replayed (providers retry, and whoever holds
@@ -142,15 +141,6 @@ function describeReplays(makeStore: () => SmsStore) {
 describe('replayed receipts on the memory store', () => describeReplays(() => createMemorySmsStore({ maxEntries: 1000 })));
 
 describe('replayed receipts on Redis', () => {
-  let server: RedisServer;
-  let redis: Redis;
-  beforeAll(async () => {
-    server = await startRedisServer();
-    redis = new Redis(server.url);
-  });
-  afterAll(async () => {
-    redis.disconnect();
-    await server.stop();
-  });
-  describeReplays(() => createRedisSmsStore(redis, `rr${Math.random().toString(36).slice(2)}:`));
+  const redis = useRedis();
+  describeReplays(() => createRedisSmsStore(redis.redis(), `rr${Math.random().toString(36).slice(2)}:`));
 });
