@@ -172,10 +172,12 @@ export const ALERTS: Record<string, DrillRow> = {
 export const HEALTHY: Fault = {
   says: 'ordinary traffic: resends, wrong codes then the right one, a busy honest range, the identity provider slow within its timeout',
   // Minutes of drill are hours to the scaled rules, not to the defence's hourly budgets: the sandbox's one account logs in
-  // every second, so the per-identifier and per-range budgets are raised to what an hour of such traffic needs.
+  // every second, so the per-identifier and per-range budgets are raised to what an hour of such traffic needs. Likewise
+  // the velocity floors: a service started seconds ago has no hours of baseline, and the drill's honest range gets a new
+  // number every 4 s (15 a minute, over the 5-a-minute floor a range has before its history says otherwise).
   config: {
     rate_limits: { enabled: true, sends_per_identifier_per_hour: 10_000, sends_per_recipient: 10_000 },
-    challenge: { mode: 'adaptive' },
+    challenge: { mode: 'adaptive', range_velocity_floor: 1_000, country_velocity_floor: 1_000 },
     identity: { timeout_seconds: 3 },
     sms: { pumping: { prefix_sends_per_hour: 10_000 } },
   },
