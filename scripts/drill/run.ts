@@ -67,9 +67,13 @@ interface Stage {
   closed: boolean;
 }
 
+/** The service of a fault (or of the healthy run) on its sandbox, on free ports. */
+export const drillService = (fault: Fault, redis?: RedisServer): Promise<Service> =>
+  onFreePort((port) => onFreePort((metricsPort) => startService(drillConfig(fault, port, metricsPort, redis), { log: silent, otpLog: silent })));
+
 async function stage(fault: Fault, factor: number, lane: number): Promise<Stage> {
   const redis = fault.redis ? await startRedisServer() : undefined;
-  const service = await onFreePort((port) => onFreePort((metricsPort) => startService(drillConfig(fault, port, metricsPort, redis), { log: silent, otpLog: silent })));
+  const service = await drillService(fault, redis);
   const dir = await mkdtemp(join(tmpdir(), 'lfa-drill-'));
   const rules = join(dir, 'alerts.yml');
   await writeFile(rules, scaleRules(await readFile(RULES, 'utf8'), factor));

@@ -170,7 +170,7 @@ export const ALERTS: Record<string, DrillRow> = {
 
 /** Ordinary traffic, on which no alert may fire: resends, mistyped codes, a busy but honest range, a slow upstream within its timeout. */
 export const HEALTHY: Fault = {
-  says: 'ordinary traffic: resends, wrong codes then the right one, a busy honest range, the identity provider slow within its timeout',
+  says: 'ordinary traffic: resends, wrong codes then the right one, codes never used, a busy honest range, the identity provider slow within its timeout',
   // Minutes of drill are hours to the scaled rules, not to the defence's hourly budgets: the sandbox's one account logs in
   // every second, so the per-identifier and per-range budgets are raised to what an hour of such traffic needs. Likewise
   // the velocity floors: a service started seconds ago has no hours of baseline, and the drill's honest range gets a new
@@ -186,6 +186,8 @@ export const HEALTHY: Fault = {
     every(1500, () => ctx.client.codeVerified(ctx.client.phone(), { resend: true })),
     every(3000, () => ctx.client.codeVerified(`person.${ctx.client.phone().slice(3)}@example.com`, { typo: true })),
     every(4000, () => ctx.client.codeVerified(ctx.client.phone('3477'))),
+    // About one phone in six asks for a code and leaves: honest ranges convert well below 100 %.
+    every(7000, () => ctx.client.codeAbandoned(ctx.client.phone())),
     every(500, () => ctx.client.post('search_user', { phone: ctx.client.phone() })),
   ],
   inject: async ({ client }) => client.fault('upstream/idp/slow?ms=800'),

@@ -80,16 +80,21 @@ export class Client {
     return done.data?.next_step === 90;
   }
 
-  /** A code asked for and verified, with one mistyped guess first when `typo`. */
-  async codeVerified(to: string, { typo = false, resend = false } = {}): Promise<void> {
+  /** A code asked for and never given: a person who changed their mind, as some always do. */
+  async codeAbandoned(to: string): Promise<void> {
+    await this.post('otp_generate', { uid: to });
+  }
+
+  /** A code asked for and verified, with one mistyped guess first when `typo`: whether the code was taken. */
+  async codeVerified(to: string, { typo = false, resend = false } = {}): Promise<boolean> {
     const address = this.address();
     const since = Date.now();
     await this.post('otp_generate', { uid: to }, address);
     if (resend) await this.post('otp_generate', { uid: to }, address);
     const code = await this.code(to, since);
-    const field = to.startsWith('+') ? 'phone' : 'email';
-    if (typo) await this.post('verify_otp', { [field]: to, otp_code: code === '000000' ? '111111' : '000000' }, address);
-    if (code) await this.post('verify_otp', { [field]: to, otp_code: code }, address);
+    // verify_otp names the code's key `email` whether it is a phone or an address.
+    if (typo) await this.post('verify_otp', { email: to, otp_code: code === '000000' ? '111111' : '000000' }, address);
+    return code !== undefined && (await this.post('verify_otp', { email: to, otp_code: code }, address)).data?.valid === true;
   }
 }
 
