@@ -56,32 +56,29 @@ const networkBudget = (defaults: { sends: number; identifiers: number; verify_fa
 /** A locale as templates/<locale>/ names it: a language subtag, optionally a region (`it`, `en`, `pt-br`). */
 export const localeTag = /^[a-z]{2,3}(-[a-z0-9]{2,8})?$/;
 /**
- * `otp.test_numbers`: identifier -> fixed code. From the environment it arrives as one JSON
- * string (`OTP__TEST_NUMBERS='{"+393330000000":"123456"}'`); text that is not JSON is left as is
- * and refused as not a map. Keys are E.164 phones or emails (normalised again at start-up, as
- * request identifiers are); codes are digits, checked against `otp.length` below.
+ * A list or a map from the environment: one JSON string (`SMS__PROVIDERS='[{"kind":"twilio",...}]'`,
+ * `OTP__TEST_NUMBERS='{"+393330000000":"123456"}'`); from a file it is a list or a map already and is
+ * taken as is. Text that does not parse is refused here, under the key the loader names, and never
+ * quoted: JSON.parse's message quotes the input, and these values carry credentials and codes.
  */
-const testNumbers = z.preprocess(
-  (v) => {
+const fromJson = <T extends z.ZodType>(shape: 'list' | 'map', schema: T) =>
+  z.preprocess((v, check) => {
     if (typeof v !== 'string') return v;
     try {
       return JSON.parse(v) as unknown;
     } catch {
-      return v;
+      const example = shape === 'list' ? '[...]' : '{...}';
+      check.addIssue({ code: 'custom', message: `is not valid JSON: in the environment this ${shape} is one JSON ${shape === 'list' ? 'list' : 'object'} (${example})` });
+      return z.NEVER;
     }
-  },
-  z.record(z.string(), text),
-);
-/** A JSON list from the environment (`SMS__PROVIDERS='[{"kind":"twilio",...}]'`); a list from a file as is. */
-const jsonList = <T extends z.ZodType>(item: T) =>
-  z.preprocess((v) => {
-    if (typeof v !== 'string') return v;
-    try {
-      return JSON.parse(v) as unknown;
-    } catch {
-      return v;
-    }
-  }, z.array(item));
+  }, schema);
+/**
+ * `otp.test_numbers`: identifier -> fixed code. Keys are E.164 phones or emails (normalised again
+ * at start-up, as request identifiers are); codes are digits, checked against `otp.length` below.
+ */
+const testNumbers = fromJson('map', z.record(z.string(), text));
+/** A JSON list from the environment; a list from a file as is. */
+const jsonList = <T extends z.ZodType>(item: T) => fromJson('list', z.array(item));
 /** ISO 3166 alpha-2 region codes, upper-cased (`it` is `IT`). */
 const regions = list.pipe(z.array(z.string().trim().toUpperCase().regex(/^[A-Z]{2}$/, 'must be an ISO 3166 alpha-2 region such as IT')));
 /*
@@ -142,15 +139,8 @@ export type PhoneChannel = (typeof PHONE_CHANNELS)[number];
  * `sms.channels`: per region (or `default`), the channels a phone's code is tried on, in order.
  * From the environment one JSON object (`SMS__CHANNELS='{"IT":["whatsapp","sms"]}'`).
  */
-const phoneChannels = z.preprocess(
-  (v) => {
-    if (typeof v !== 'string') return v;
-    try {
-      return JSON.parse(v) as unknown;
-    } catch {
-      return v;
-    }
-  },
+const phoneChannels = fromJson(
+  'map',
   z.record(
     z.string().trim().toUpperCase().regex(/^([A-Z]{2}|DEFAULT)$/, 'must be an ISO 3166 alpha-2 region such as IT, or default'),
     z
