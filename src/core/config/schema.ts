@@ -61,7 +61,7 @@ const networkBudget = (network: string, defaults: { sends: number; identifiers: 
   });
 };
 /** A locale as templates/<locale>/ names it: a language subtag, optionally a region (`it`, `en`, `pt-br`). */
-export const localeTag = /^[a-z]{2,3}(-[a-z0-9]{2,8})?$/;
+const localeTag = /^[a-z]{2,3}(-[a-z0-9]{2,8})?$/;
 /**
  * A list or a map from the environment: one JSON string (`SMS__PROVIDERS='[{"kind":"twilio",...}]'`,
  * `OTP__TEST_NUMBERS='{"+393330000000":"123456"}'`); from a file it is a list or a map already and is
@@ -137,7 +137,7 @@ const smsProvider = z.discriminatedUnion('kind', [
   }).refine(...twilioSender),
 ]);
 export type SmsProviderConfig = z.infer<typeof smsProvider>;
-export const smsProviderName = (provider: SmsProviderConfig): string => provider.name || provider.kind;
+const smsProviderName = (provider: SmsProviderConfig): string => provider.name || provider.kind;
 
 /** How a code reaches a phone: a text message, or a WhatsApp authentication message. */
 export const PHONE_CHANNELS = ['sms', 'whatsapp'] as const;
@@ -440,7 +440,6 @@ export const configSchema = z
   });
 
 export type Config = z.infer<typeof configSchema>;
-export type ConfigInput = z.input<typeof configSchema>;
 
 /** Keys whose values are secrets: never logged, masked in diagnostics. */
 export const secretKeys = [
