@@ -31,7 +31,7 @@ function openapiTypes(document: Document): Promise<string> {
 }
 
 /** The operations reachable by action name, in the document's order. */
-export function actionNames(document: Document): string[] {
+function actionNames(document: Document): string[] {
   return Object.values(document.paths ?? {})
     .map((item) => item?.post)
     .filter((op): op is NonNullable<typeof op> => op !== undefined && 'x-action-query' in op && typeof op.operationId === 'string')

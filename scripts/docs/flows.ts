@@ -78,7 +78,7 @@ function otpRecordSection(machine: AnyStateMachine): string {
   return ['| State | Kind | Events |', '|---|---|---|', ...rows].join('\n');
 }
 
-export async function renderFlows(): Promise<string> {
+async function renderFlows(): Promise<string> {
   const sections = [
     '# Login flows',
     '',

@@ -49,7 +49,7 @@ const SARA = { name: 'Sara Neri', email: 'sara.neri@example.com', phone: '+39333
 const DARIO = { name: 'Dario Bianchi', email: 'dario.bianchi@example.com' };
 
 /** One walk per journey of machines/journeys.ts, the same requests, by the sandbox's people. */
-export const EXAMPLE_WALKS: Walk[] = [
+const EXAMPLE_WALKS: Walk[] = [
   {
     id: 'phone-login',
     person: { name: MARIO.name, uid: MARIO.uid, email: MARIO.email, phones: [MARIO.phone!] },
@@ -165,14 +165,14 @@ const bound = (claims: Record<string, unknown>, leave: string[]) =>
     .join(', ');
 
 /** A proof in an answer, shown by what it binds. */
-export function proofPlaceholder(proof: unknown): string {
+function proofPlaceholder(proof: unknown): string {
   const claims = readableClaims(proof);
   if (!claims) throw new Error('journey examples: a proof whose claims cannot be read');
   return `‹prova firmata: ${String(claims.kind)}; ${bound(claims, ['kind'])}›`;
 }
 
 /** A token in an answer, shown by its subject. */
-export function tokenPlaceholder(token: unknown): string {
+function tokenPlaceholder(token: unknown): string {
   const claims = readableClaims(token);
   return claims ? `‹token firmato: ${bound(claims, ['iss', 'aud'])}›` : '‹token›';
 }
@@ -234,7 +234,7 @@ async function recordWalk(client: ReturnType<typeof examplesClient>, walk: Walk)
 }
 
 /** Every journey's examples, walked in a sandbox started for them; each answer checked against the journey's diagram. */
-export async function recordJourneyExamples(): Promise<JourneyExample[]> {
+async function recordJourneyExamples(): Promise<JourneyExample[]> {
   const silent = pino({ level: 'silent' });
   const config = loadConfig({
     env: { NODE_ENV: 'development' },

@@ -18,14 +18,14 @@ import { renderMermaidSvgs } from './mermaid-svg';
 const code = (text: string | number) => `\`${text}\``;
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 const mermaid = (text: string) => ['```mermaid', text, '```'].join('\n');
-export const svgPath = (id: string) => `docs/journeys/${id}.svg`;
+const svgPath = (id: string) => `docs/journeys/${id}.svg`;
 
 let diagrams: Promise<JourneyDiagram[]> | undefined;
 /** The journeys' diagrams, replayed once per process. */
-export const journeyDiagramsOnce = () => (diagrams ??= journeyDiagrams());
+const journeyDiagramsOnce = () => (diagrams ??= journeyDiagrams());
 
 /** The text a refused request answers (`error` of the envelope). */
-export const refusalText = (reason: string, field?: string) =>
+const refusalText = (reason: string, field?: string) =>
   failureError({ reason: reason as Parameters<typeof failureError>[0]['reason'], ...(field ? { data: { field } } : {}) }).message;
 
 function stepRows(diagram: JourneyDiagram): string {
@@ -99,7 +99,7 @@ function section(diagram: JourneyDiagram, example?: JourneyExample): string {
   ].join('\n');
 }
 
-export async function renderJourneys(): Promise<string> {
+async function renderJourneys(): Promise<string> {
   const all = await journeyDiagramsOnce();
   const examples = await journeyExamplesOnce();
   const index = all.map((d) => `| [${d.title}](#${d.id}) | ${d.screens.length} | ${d.actions.length} | [${d.id}.svg](journeys/${d.id}.svg) |`);

@@ -9,9 +9,9 @@ import { chromium } from 'playwright-core';
  * theme, one font (DejaVu Sans, whose metrics lay the text out), numbers rounded.
  */
 
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 /** The font the diagrams are laid out with: Debian's fonts-dejavu-core (fontconfig depends on it, chromium brings it). */
-export const DIAGRAM_FONT_FILE = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
+const DIAGRAM_FONT_FILE = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
 const FONT_FAMILY = '"DejaVu Sans", sans-serif';
 
 export interface MermaidSource {

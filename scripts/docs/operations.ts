@@ -24,7 +24,7 @@ function renderMetrics(): string {
   ].join('\n');
 }
 
-export function renderOperations(template: string = readFileSync(TEMPLATE, 'utf8')): string {
+function renderOperations(template: string = readFileSync(TEMPLATE, 'utf8')): string {
   const parts: Record<string, () => string> = {
     '{{METRICS}}': renderMetrics,
     '{{CONFIG_REFERENCE}}': renderConfigReference,

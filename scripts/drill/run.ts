@@ -21,7 +21,7 @@ import { Client } from './traffic';
 
 export const RULES = join(__dirname, '..', '..', 'ops', 'prometheus', 'alerts.yml');
 /** Scrape, evaluation and notification rounding at 1 s intervals: allowed on top of every expected time. */
-export const SLACK_SECONDS = 5;
+const SLACK_SECONDS = 5;
 const silent = pino({ level: 'silent' });
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

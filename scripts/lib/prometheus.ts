@@ -11,7 +11,7 @@ import { freePort } from '../../test/support/ports';
  * the test loudly (scripts/test.sh installs it with apt-get); it is never skipped.
  */
 
-export function assertInstalled(command: 'prometheus' | 'promtool'): void {
+function assertInstalled(command: 'prometheus' | 'promtool'): void {
   const probe = spawnSync(command, ['--version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) {
     throw new Error(`${command} is not installed: run the README test command (\`npm test\`), which installs Debian's prometheus package with apt-get`);

@@ -21,7 +21,7 @@ import type { SoakOutbox } from './upstreams';
  *     get no SMS after its first challenge.
  */
 
-export const FLOOD_RANGE = '+4475311';
+const FLOOD_RANGE = '+4475311';
 const FLOOD_ADDRESS = '192.0.2.1';
 const SOLVER_PREFIX = '+4473';
 const SOLVER_ADDRESS = '198.51.100.1';

@@ -18,7 +18,7 @@ const ROOT = resolve(__dirname, '../..');
 const SERVER = join(ROOT, 'src/server.ts');
 const LEASH = pathToFileURL(join(__dirname, 'leash.ts')).href;
 /** How long a balancer keeps sending to a dead instance before its health check removes it. */
-export const HEALTH_CHECK_MS = 1_000;
+const HEALTH_CHECK_MS = 1_000;
 
 export interface Instance {
   name: string;
@@ -41,7 +41,7 @@ async function waitReady(instance: Instance, timeoutMs = 60_000): Promise<void> 
   throw new Error(`${instance.name} was not ready within ${timeoutMs} ms (log: ${instance.log})`);
 }
 
-export async function startInstance(name: string, configFile: string, logDir: string): Promise<Instance> {
+async function startInstance(name: string, configFile: string, logDir: string): Promise<Instance> {
   const port = await freePort();
   const log = join(logDir, `${name}.log`);
   const fd = openSync(log, 'a');

@@ -21,7 +21,7 @@ const STEP_ATTEMPTS = 80;
 const STEP_DEADLINE_MS = 30_000;
 const FAULT_BACKOFF_MS = 250;
 /** The instances run with otp.resend_cooldown_seconds = 1. */
-export const RESEND_COOLDOWN_MS = 1_000;
+const RESEND_COOLDOWN_MS = 1_000;
 
 export interface Person {
   uid: string;

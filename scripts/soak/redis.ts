@@ -20,13 +20,13 @@ export interface SoakRedis {
   stop(): Promise<void>;
 }
 
-export function assertRedisInstalled(): void {
+function assertRedisInstalled(): void {
   const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) throw new Error('redis-server is not installed (scripts/test.sh installs it with apt-get)');
 }
 
 /** Resolves once Redis answers PING (not LOADING, not refused); throws after `timeoutMs`. */
-export async function waitForPong(port: number, child: ChildProcess, timeoutMs = 20_000): Promise<void> {
+async function waitForPong(port: number, child: ChildProcess, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`redis-server on port ${port} exited with code ${child.exitCode}`);
@@ -53,7 +53,7 @@ export async function stopProcess(child: ChildProcess, graceMs = 10_000): Promis
   clearTimeout(force);
 }
 
-export const appendOnlyArgs = (dir: string) => ['--dir', dir, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', ''];
+const appendOnlyArgs = (dir: string) => ['--dir', dir, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', ''];
 
 export async function startSoakRedis(dir: string): Promise<SoakRedis> {
   assertRedisInstalled();

@@ -5,7 +5,7 @@
  * or failed (it went wrong with no fault to explain it: a check fails).
  */
 
-export const JOURNEY_KINDS = ['phone_login', 'email_login', 'phone_registration', 'email_registration', 'wrong_code', 'resend'] as const;
+const JOURNEY_KINDS = ['phone_login', 'email_login', 'phone_registration', 'email_registration', 'wrong_code', 'resend'] as const;
 export type JourneyKind = (typeof JOURNEY_KINDS)[number];
 
 /** How long after Redis answers again a 503 `store_unavailable` is still expected: ioredis reconnects with a backoff of at most 2 s. */
@@ -93,7 +93,7 @@ export class Tally {
 }
 
 /** The documented ceiling of SMS a pumping campaign may cost one range (docs/security.md, "SMS pumping"). */
-export const PUMPING_SMS_CEILING = 25;
+const PUMPING_SMS_CEILING = 25;
 
 /** What the pumping campaign beside the journeys saw (scripts/soak/pumping.ts). */
 export interface PumpingFigures {
@@ -151,7 +151,7 @@ export interface ChallengeFigures {
 }
 
 /** Honest journeys must be asked to solve in under this share of journeys (the issue's bar). */
-export const HONEST_CHALLENGED_CEILING = 0.01;
+const HONEST_CHALLENGED_CEILING = 0.01;
 
 const percent = (n: number, of: number) => (of === 0 ? 0 : (100 * n) / of);
 const ms = (value: number) => value.toFixed(value < 10 ? 1 : 0);

@@ -12,12 +12,12 @@ import { createUpstream, type ClientOptions } from './http';
  * `challenge.verify_url` points it elsewhere (the sandbox's fakes, a test).
  */
 
-export const SITEVERIFY_URLS = {
+const SITEVERIFY_URLS = {
   turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
   hcaptcha: 'https://api.hcaptcha.com/siteverify',
 } as const;
 
-export type HostedProvider = keyof typeof SITEVERIFY_URLS;
+type HostedProvider = keyof typeof SITEVERIFY_URLS;
 
 const siteverifyReply = z.looseObject({
   success: z.boolean(),
@@ -27,7 +27,7 @@ const siteverifyReply = z.looseObject({
   hostname: z.string().optional(),
 });
 
-export interface SiteverifyResult {
+interface SiteverifyResult {
   success: boolean;
   /** The provider's error codes (`timeout-or-duplicate`, `invalid-input-response`...), for the log. */
   errors: string[];

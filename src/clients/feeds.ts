@@ -20,7 +20,7 @@ export const feedUrl = (base: string, feed: string): string =>
   base.includes('{feed}') ? base.replaceAll('{feed}', encodeURIComponent(feed)) : `${base.replace(/\/+$/, '')}/${encodeURIComponent(feed)}`;
 
 /** Keys that may hold the list in an object-shaped feed, in the order they are tried. */
-export const LIST_KEYS = ['items', 'newsletters', 'lists', 'data', 'results', 'entries'] as const;
+const LIST_KEYS = ['items', 'newsletters', 'lists', 'data', 'results', 'entries'] as const;
 
 type Tree = Record<string, unknown>;
 const isTree = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -51,7 +51,7 @@ const feedReply = z.unknown().transform((content, ctx) => {
   return { content, entries };
 });
 
-export interface FeedCopy {
+interface FeedCopy {
   /** The document as the feed service sent it. */
   content: unknown;
   /** The list found in it, items unchecked. */

@@ -18,9 +18,9 @@ import { upstreamAdapter } from './http-adapter';
 export type { UpstreamCall };
 
 /** Told of every upstream call (the metrics count them). */
-export type UpstreamObserver = (call: UpstreamCall) => void;
+type UpstreamObserver = (call: UpstreamCall) => void;
 /** Told of an upstream and its endpoints when it is made: the metrics start their series at 0. */
-export type UpstreamDeclarer = (client: string, endpoints: readonly string[]) => void;
+type UpstreamDeclarer = (client: string, endpoints: readonly string[]) => void;
 
 export interface UpstreamRequest<T> {
   /** A stable name for logs and metrics, never the URL (queries may hold keys). */
@@ -106,7 +106,7 @@ const anyStatus = () => true;
  * environment and parsing the URL for it on every call; with one, axios keeps doing that.
  */
 const PROXY_VARIABLES = ['http_proxy', 'https_proxy', 'all_proxy'];
-export const envNamesProxy = (env: NodeJS.ProcessEnv = process.env): boolean => PROXY_VARIABLES.some((name) => Boolean(env[name] || env[name.toUpperCase()]));
+const envNamesProxy = (env: NodeJS.ProcessEnv = process.env): boolean => PROXY_VARIABLES.some((name) => Boolean(env[name] || env[name.toUpperCase()]));
 
 /**
  * One axios instance per upstream, configured once (agents, timeout, text replies, no redirects):

@@ -10,14 +10,14 @@ import { maskEmail, type Logger } from '../core/logger';
  * never a crash; the SMTP error text is logged, not returned.
  */
 
-export interface MailMessage {
+interface MailMessage {
   to: string;
   subject: string;
   html: string;
   text: string;
 }
 
-export interface MailReceipt {
+interface MailReceipt {
   messageId: string;
   durationMs: number;
 }

@@ -22,7 +22,7 @@ const FAILED = new Set(['error', 'ko', 'failed', 'failure', 'fail']);
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, 200) : undefined);
 
 /** A 2xx body that still reports a failure: `success: false`, `status`/`result` "error"/"ko", or an `error` field. */
-export function refusal(body: unknown): string | undefined {
+function refusal(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const b = body as Record<string, unknown>;
   const failed = [b.status, b.result].some((v) => typeof v === 'string' && FAILED.has(v.toLowerCase()));
@@ -32,16 +32,16 @@ export function refusal(body: unknown): string | undefined {
 }
 
 /** The reply's own words, for the answer. */
-export const replyMessage = (body: unknown): string | undefined =>
+const replyMessage = (body: unknown): string | undefined =>
   typeof body === 'object' && body !== null ? text((body as Record<string, unknown>).message) : text(body);
 
-export interface SubscribeRequest {
+interface SubscribeRequest {
   email: string;
   mlids: readonly string[];
   apiKey: string;
 }
 
-export interface SubscribeOutcome {
+interface SubscribeOutcome {
   accepted: boolean;
   status: number;
   message?: string;

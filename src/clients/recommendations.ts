@@ -37,7 +37,7 @@ const widgetReply = z.unknown().transform((body, ctx) => {
   return items.filter(isTree);
 });
 
-export interface RecommendationRequest {
+interface RecommendationRequest {
   widgetId: string;
   /** The article page; absent on the home page. */
   url?: string;
@@ -51,7 +51,7 @@ export type WidgetRequestBody = {
   user?: { ids: Record<string, string> };
 };
 
-export interface Recommendations {
+interface Recommendations {
   items: Tree[];
   status: number;
   durationMs: number;

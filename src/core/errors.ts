@@ -133,7 +133,7 @@ export const englishTexts: EnglishTexts = {
 export const reasons = Object.keys(catalogue) as Reason[];
 
 /** The parameters of a reason's text: undefined for a fixed text. */
-export type ParamsOf<R extends Reason> = R extends Reason
+type ParamsOf<R extends Reason> = R extends Reason
   ? (typeof catalogue)[R]['message'] extends (params: infer P) => string
     ? P
     : undefined

@@ -31,10 +31,9 @@ export const METRIC_PREFIX = 'lfa_';
  * and each series can exist at 0 before its first call. 429 stands apart from the other 4xx: it
  * is the upstream refusing load (an error), where a 404 or 401 is an answer.
  */
-export const UPSTREAM_STATUS_CLASSES = ['2xx', '3xx', '4xx', '429', '5xx', 'timeout', 'network'] as const;
-export type UpstreamStatusClass = (typeof UPSTREAM_STATUS_CLASSES)[number];
+type UpstreamStatusClass = '2xx' | '3xx' | '4xx' | '429' | '5xx' | 'timeout' | 'network';
 
-export function upstreamStatusClass(call: Pick<UpstreamCall, 'status' | 'outcome'>): UpstreamStatusClass {
+function upstreamStatusClass(call: Pick<UpstreamCall, 'status' | 'outcome'>): UpstreamStatusClass {
   if (call.outcome === 'timeout') return 'timeout';
   if (call.outcome === 'unreachable' || call.status === 0) return 'network';
   if (call.status === 429) return '429';
@@ -44,20 +43,20 @@ export function upstreamStatusClass(call: Pick<UpstreamCall, 'status' | 'outcome
 }
 
 const CODE_CHANNELS = ['sms', 'whatsapp', 'email'] as const;
-export type CodeChannel = (typeof CODE_CHANNELS)[number];
+type CodeChannel = (typeof CODE_CHANNELS)[number];
 /** `skipped`: channel not configured; `refused`: number outside `sms.allowed_regions`. */
 const CODE_SEND_RESULTS = ['sent', 'failed', 'skipped', 'refused'] as const;
-export type CodeSendResult = (typeof CODE_SEND_RESULTS)[number];
+type CodeSendResult = (typeof CODE_SEND_RESULTS)[number];
 /** The hourly caps of the pumping defence: a country's, and one number range's. */
 export type SmsCapScope = 'country' | 'range';
 /** `missing`: no pending code for the key. */
 const VERIFICATION_RESULTS = ['ok', 'invalid', 'expired', 'too_many_attempts', 'missing'] as const;
-export type VerificationResult = (typeof VERIFICATION_RESULTS)[number];
+type VerificationResult = (typeof VERIFICATION_RESULTS)[number];
 /** `failed`: one delivery attempt failed and will be retried; `dropped`: given up, the event is lost. */
 const INGEST_RESULTS = ['queued', 'delivered', 'failed', 'dropped'] as const;
-export type IngestResult = (typeof INGEST_RESULTS)[number];
+type IngestResult = (typeof INGEST_RESULTS)[number];
 /** The signals of the bot challenge (src/domain/limits/challenge.ts), the `signal` label of its decisions. */
-export const CHALLENGE_SIGNALS = ['always', 'client_sends', 'client_identifiers', 'client_verify_failures', 'password_failures', 'client_refused', 'network_sends', 'network_identifiers', 'network_verify_failures', 'network_refused', 'range_flagged', 'range_rate', 'country_rate', 'range_velocity', 'country_velocity'] as const;
+const CHALLENGE_SIGNALS = ['always', 'client_sends', 'client_identifiers', 'client_verify_failures', 'password_failures', 'client_refused', 'network_sends', 'network_identifiers', 'network_verify_failures', 'network_refused', 'range_flagged', 'range_rate', 'country_rate', 'range_velocity', 'country_velocity'] as const;
 /** Refusals of a code SMS to a country the service sends to (region_not_allowed names a country outside them). */
 const SMS_REFUSAL_REASONS = ['phone_not_mobile', 'sms_destination_limited', 'sms_destination_blocked'] as const;
 const RANGE_VERDICTS = ['watched', 'blocked', 'cleared', 'unblocked'] as const;
@@ -68,7 +67,7 @@ const SERVER_FAILURES = [
   ['store_unavailable', '503'],
 ] as const;
 /** The limits of `rate_limits.*`, by their configuration key. */
-export type RateLimitName = Exclude<keyof Config['rate_limits'], 'enabled'>;
+type RateLimitName = Exclude<keyof Config['rate_limits'], 'enabled'>;
 
 export interface MetricDefinition {
   name: string;
@@ -215,8 +214,8 @@ export const metricDefinitions = [
 
 /** challenged: asked, no solution given; solved: a solution taken; failed: a solution refused. */
 export type ChallengeDecision = 'challenged' | 'solved' | 'failed';
-export type SmsSendResult = 'accepted' | 'failed' | 'failover';
-export type SmsBreakerState = 'closed' | 'open' | 'half_open';
+type SmsSendResult = 'accepted' | 'failed' | 'failover';
+type SmsBreakerState = 'closed' | 'open' | 'half_open';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -300,7 +299,7 @@ export function actionLabel(ctx: Context): string {
 }
 
 /** The `outcome` label: `ok` or the answer's reason code. */
-export function outcomeLabel(ctx: Context): string {
+function outcomeLabel(ctx: Context): string {
   const outcome: unknown = ctx.state.outcome;
   if (outcome === undefined) return ctx.status < 400 ? 'ok' : 'failed';
   return typeof outcome === 'string' && REASON.test(outcome) ? outcome : 'other';

@@ -16,7 +16,7 @@ function findProjectRoot(from: string): string {
   }
 }
 
-export const PROJECT_ROOT = findProjectRoot(__dirname);
+const PROJECT_ROOT = findProjectRoot(__dirname);
 
 /** A path inside the project, from its root: `projectPath('templates', 'otp_sms.txt')`. */
 export const projectPath = (...parts: string[]): string => join(PROJECT_ROOT, ...parts);
@@ -29,7 +29,7 @@ export const projectPath = (...parts: string[]): string => join(PROJECT_ROOT, ..
  * dist/src/core/ (`node dist/src/server.js`), so a build reads its own copy and a checkout the
  * originals.
  */
-export const CODE_ROOT = join(__dirname, '..', '..');
+const CODE_ROOT = join(__dirname, '..', '..');
 
 /** A file the build carries, from where the running code is: `shippedPath('docs', 'journeys')`. */
 export const shippedPath = (...parts: string[]): string => join(CODE_ROOT, ...parts);

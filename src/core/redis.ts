@@ -48,7 +48,7 @@ type Security = Pick<RedisOptions, 'username' | 'password' | 'tls'>;
  * `redis.username`, `redis.password` and `redis.tls` as connection options; an empty key adds
  * nothing. `tls: {}` verifies the server's certificate against the system CAs and its host name.
  */
-export function securityOptions(redis: Config['redis']): Security {
+function securityOptions(redis: Config['redis']): Security {
   return {
     ...(redis.username ? { username: redis.username } : {}),
     ...(redis.password ? { password: redis.password } : {}),
@@ -81,7 +81,7 @@ function seedNode(seed: string): { host: string; port: number } {
  * and then check a certificate for the cluster's host name against an IP: AWS ElastiCache's
  * note in ioredis's README); the nodes it announces are already what their certificates name.
  */
-export function clusterOptions(security: Security): ClusterOptions {
+function clusterOptions(security: Security): ClusterOptions {
   return {
     enableOfflineQueue: false,
     retryDelayOnClusterDown: 0,

@@ -1,2 +1,2 @@
 // The helper lives with the drill (scripts/lib/prometheus.ts), which starts Prometheus the same way.
-export { assertInstalled, promtool, startPrometheus, type PrometheusServer } from '../../scripts/lib/prometheus';
+export { promtool, startPrometheus, type PrometheusServer } from '../../scripts/lib/prometheus';

@@ -25,7 +25,7 @@ export interface IdpExchange {
 const SECRET_KEY = /token|password|secret|api_?key|authorization/i;
 
 /** A copy with every value under a secret-looking key masked (tokens, keys, passwords). */
-export function maskSecrets(value: unknown, depth = 0): unknown {
+function maskSecrets(value: unknown, depth = 0): unknown {
   if (depth > 8 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((item) => maskSecrets(item, depth + 1));
   const out: Record<string, unknown> = {};

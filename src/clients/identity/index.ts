@@ -27,7 +27,6 @@ import {
 import { identityUrls, requireUrl, type IdentityEndpoint } from './urls';
 
 export * from './replies';
-export { identityPaths, identityUrls } from './urls';
 
 /*
  * The external identity provider, call by call as docs/contract.md#upstream-calls says. Transport
@@ -39,13 +38,13 @@ export { identityPaths, identityUrls } from './urls';
  */
 
 /** v3 code for "user not found" (seen in client code; docs/identity.md#reply-shapes-assumed-and-where-they-come-from). */
-export const USER_NOT_FOUND_CODE = 2004;
+const USER_NOT_FOUND_CODE = 2004;
 
 /** The contract's phone search page. */
-export const SEARCH_PAGE = { offset: 0, limit: 100 } as const;
+const SEARCH_PAGE = { offset: 0, limit: 100 } as const;
 
 /** The `custom_fields` filter of the phone search (the contract fixes the names; the nesting is ours, see docs/identity.md). */
-export const phoneSearchFilter = (digits: string) => [
+const phoneSearchFilter = (digits: string) => [
   { field_name: 'otp_phone', data_type: 'NUMBER', condition: { type: 'EQUAL', value: digits } },
 ];
 
@@ -89,7 +88,7 @@ export interface IdentityClient {
 const bool = (value: boolean) => (value ? 'true' : 'false');
 const NOT_FOUND_MESSAGE = /not[\s_-]*found|not[\s_-]*exist|doesn'?t exist|no such user|non trovat|inesistente/i;
 
-export const invalidToken = () => apiError('invalid_token', { data: { upstream: 'identity' } });
+const invalidToken = () => apiError('invalid_token', { data: { upstream: 'identity' } });
 
 /** How the error texts name the provider: "Servizio di identità non disponibile." */
 const SERVICE = 'di identità';
@@ -111,9 +110,9 @@ export const identityFailure = (endpoint: string, data: Record<string, unknown> 
  */
 const CREDENTIALS_REFUSED_STATUSES = Array.from({ length: 100 }, (_, i) => 400 + i).filter((status) => status !== 429);
 
-export const invalidCredentials = () => apiError('invalid_credentials');
+const invalidCredentials = () => apiError('invalid_credentials');
 
-export const userNotFound = (uid?: string) => apiError('user_not_found', { data: uid ? { uid } : {} });
+const userNotFound = (uid?: string) => apiError('user_not_found', { data: uid ? { uid } : {} });
 
 /** The `endpoint` of each call below, for the metrics (every series at 0 from start). */
 const IDENTITY_ENDPOINTS = ['login', 'register', 'doi_status', 'users_get', 'user_get', 'user_search', 'user_update_identity', 'user_update_custom', 'token', 'refresh', 'access_list'] as const;

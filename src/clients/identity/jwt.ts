@@ -3,7 +3,7 @@
  * caller hands in; it only reads the claims of one the provider just returned to it (the
  * subject is the uid), so no signature check is needed here.
  */
-export function jwtClaims(token: string | null | undefined): Record<string, unknown> | undefined {
+function jwtClaims(token: string | null | undefined): Record<string, unknown> | undefined {
   const payload = token?.split('.')[1];
   if (!payload) return undefined;
   try {

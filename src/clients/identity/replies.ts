@@ -10,7 +10,7 @@ import { z } from 'zod';
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
 
 /** `{ field_name, value }`; users/get may say `name` instead of `field_name`. Values are strings, even for NUMBER fields. */
-export const customField = z.looseObject({
+const customField = z.looseObject({
   field_name: z.string().optional(),
   name: z.string().optional(),
   value: scalar.nullish(),
@@ -25,7 +25,7 @@ const personFields = {
 };
 
 /** v3 user (user/get, user/update, user/search entries). */
-export const v3User = z.looseObject(personFields);
+const v3User = z.looseObject(personFields);
 
 /** identity users/get: a flat profile. */
 export const identityProfile = z.looseObject({ ...personFields, email_confirmation_state: z.string().nullish() });
@@ -66,7 +66,7 @@ export const v3SearchReply = z.looseObject({
   users: z.array(v3User).nullish(),
 });
 
-export const access = z.looseObject({
+const access = z.looseObject({
   access_id: z.string().min(1),
   granted: z.boolean().nullish(),
   resource: z.looseObject({ rid: z.string(), name: z.string().nullish() }).nullish(),
@@ -87,5 +87,4 @@ export type TokenReply = z.infer<typeof tokenReply>;
 export type LoginReply = z.infer<typeof loginReply>;
 export type V3UserReply = z.infer<typeof v3UserReply>;
 export type V3SearchReply = z.infer<typeof v3SearchReply>;
-export type Access = z.infer<typeof access>;
 export type AccessListReply = z.infer<typeof accessListReply>;

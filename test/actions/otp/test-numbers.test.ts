@@ -178,7 +178,8 @@ describe('otp.test_numbers', () => {
       ['a code of another length than otp.length', { [TEST_PHONE]: '12345' }, 'the code must be 6 digits'],
       ['a code with letters', { [TEST_PHONE]: '12345a' }, 'the code must be 6 digits'],
       ['a phone not in E.164', { '3330000001': TEST_CODE }, 'must be an E.164 phone'],
-      ['text that is not a map', 'not json', 'expected record'],
+      ['text that is not JSON', 'not json', 'otp.test_numbers: is not valid JSON'],
+      ['JSON that is not a map', '["+393330000000"]', 'expected record'],
     ])('refuses %s, without echoing the codes', (_what, value, problem) => {
       const attempt = () => testConfig({ otp: { test_numbers: value } });
       expect(attempt).toThrow(ConfigError);

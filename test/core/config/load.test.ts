@@ -82,6 +82,19 @@ describe('configuration', () => {
     expect(problems.find((p) => p.startsWith('server.port:'))).toBeDefined();
   });
 
+  it('refuses a list or map variable that is not JSON with one line naming its key, never quoting a secret one', () => {
+    const problems = problemsOf(() =>
+      loadConfig({ env: { NODE_ENV: 'test', SMS__PROVIDERS: '[{"kind":"twilio","auth_token":"hunter2"', OTP__TEST_NUMBERS: "{'+393330000000':'123456'}", SMS__CHANNELS: 'IT=sms' } }),
+    );
+    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual(['otp.test_numbers', 'sms.channels', 'sms.providers']);
+    expect(problems.find((p) => p.startsWith('sms.providers:'))).toMatch(/^sms\.providers: is not valid JSON: in the environment this list is one JSON list/);
+    expect(problems.find((p) => p.startsWith('otp.test_numbers:'))).toMatch(/^otp\.test_numbers: is not valid JSON: in the environment this map is one JSON object/);
+    // A secret key's value stays out of the line, parser message included (it quotes the input).
+    expect(problems.join('\n')).not.toMatch(/hunter2|123456/);
+    // The same value as JSON is read.
+    expect(loadConfig({ env: { NODE_ENV: 'test', SMS__CHANNELS: '{"IT":["sms"]}' } }).sms.channels).toEqual({ IT: ['sms'] });
+  });
+
   it('rejects unknown keys by name, so typos are caught', () => {
     const path = file('typo.json', JSON.stringify({ otp: { ttl_second: 10 }, unknown_section: {} }));
     const problems = problemsOf(() => loadConfig({ env: { CONFIG_FILE: path } }));
