@@ -1,7 +1,7 @@
 import type { JourneyDiagram } from '../../machines';
 import { newJourneyId } from '../../src/domain/funnel/journey-id';
 import type { FunnelEntry } from '../../src/domain/funnel/store';
-import { entryOf, funnelDiagrams, knownTrails, nextTrail, stepLabel, type FunnelEvent } from '../../src/flows/funnel';
+import { entryOf, funnelDiagrams, knownTrails, nextTrail, stepLabel, type FunnelEvent } from '../../src/domain/funnel/counting';
 
 /*
  * Journeys as the funnel sees them, generated from the journey diagrams (each a replay of the

@@ -1,5 +1,5 @@
 import type { JourneyDiagram } from '../../../machines';
-import type { JourneyFigures, ScreenFigures } from '../../flows/funnel-figures';
+import type { JourneyFigures, ScreenFigures } from '../../domain/funnel/figures';
 import { percent, persons, refusalText, repeatsText, seconds } from './funnel-format';
 
 /*

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { actionsInto, type JourneyDiagram } from '../../../machines';
 import { failureError } from '../../flows/answer';
 import { shippedPath } from '../../core/paths';
-import type { FunnelStats, JourneyFigures } from '../../flows/funnel-figures';
+import type { FunnelStats, JourneyFigures } from '../../domain/funnel/figures';
 import { OUTBOX_PAGE_PATH as OUTBOX_PATH } from '../sandbox-routes';
 import { journeyFigureBlocks, RANGES } from './funnel-page';
 import { when } from './funnel-format';

@@ -1,4 +1,4 @@
-import type { FunnelStats, JourneyFigures, ScreenFigures } from '../../flows/funnel-figures';
+import type { FunnelStats, JourneyFigures, ScreenFigures } from '../../domain/funnel/figures';
 import { percent, refusalText, repeatsText, seconds, when } from './funnel-format';
 
 /*

@@ -1,6 +1,6 @@
-import { LABELS, type JourneyId } from '../../machines';
-import type { Reason } from '../core/errors';
-import type { TextLocale } from '../core/text-locale';
+import { LABELS, type JourneyId } from '../../../machines';
+import type { Reason } from '../../core/errors';
+import type { TextLocale } from '../../core/text-locale';
 
 /*
  * How every funnel figure reads, in Italian and in English: one module for the pages of /flows,
