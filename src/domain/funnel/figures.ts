@@ -28,7 +28,7 @@ import { completionIndex, diagramTrail, parseField, stepLabel, TRAIL_SEP } from 
 
 export interface RefusalFigure {
   reason: string;
-  /** The mistake in product's words (machines/labels.ts). */
+  /** The mistake in product's words (machines/diagrams/labels.ts). */
   mistake: string;
   /** Requests refused so (each wrong code is one). */
   count: number;
