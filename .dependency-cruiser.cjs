@@ -2,7 +2,8 @@
  * The layers of docs/architecture.md, checked by `npm run check:layers` (and so by `npm test`):
  *
  *   entry (src/server.ts, src/service.ts) -> http -> actions -> flows -> domain -> clients -> core
- *                                                      \-> machines (imports only xstate and itself)
+ *                                                      \-> machines (imports only xstate and itself;
+ *                                                          its definitions never import machines/diagrams/)
  *
  * Each layer may import itself and any layer below it (a content action may call its client
  * directly; every identity sequence lives once in the domain); nothing imports upwards, nothing in
@@ -33,6 +34,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^machines/' },
       to: { pathNot: ['^machines/', '^node_modules/xstate/', '^node_modules/@xstate/'], dependencyTypesNot: ['core'] },
+    },
+    {
+      name: 'machine-definitions-never-import-their-diagrams',
+      comment:
+        'machines/diagrams/ draws and replays the definitions (diagrams, journeys, labels); a definition or what runs it never depends on its picture. index.ts re-exports both.',
+      severity: 'error',
+      from: { path: '^machines/', pathNot: ['^machines/diagrams/', '^machines/index\\.ts$'] },
+      to: { path: '^machines/diagrams/' },
     },
     {
       name: 'product-code-never-imports-tests-or-tools',

@@ -1,8 +1,8 @@
 /*
  * The login journey: one machine, its step numbers, actions and effects, the recipe that turns a
  * request into its input and event, the table of where each request resumes, the runner of one
- * request, the diagrams, the replayed journeys, their diagrams for product and QA and the plain
- * Italian labels they use. Imports nothing from src/.
+ * request; and apart, in diagrams/, the diagrams, the replayed journeys, their diagrams for
+ * product and QA and the plain Italian labels they use. Imports nothing from src/.
  */
 export * from './steps';
 export * from './actions';
@@ -11,7 +11,7 @@ export * from './login-flow.machine';
 export * from './requests';
 export * from './resume';
 export * from './run-step';
-export { edgesOf, guardLabel, reachedBy, renderMermaid, stateNodes, stepTable, type Edge, type MermaidEntry, type MermaidOptions, type StepRow } from './diagram';
-export { JOURNEY_CODE, JOURNEY_IDS, journeys, replayJourney, worldEffects, type Journey, type JourneyId, type ReplayedRequest } from './journeys';
-export * from './labels';
-export * from './journey-diagrams';
+export { edgesOf, guardLabel, reachedBy, renderMermaid, stateNodes, stepTable, type Edge, type MermaidEntry, type MermaidOptions, type StepRow } from './diagrams/diagram';
+export { JOURNEY_CODE, JOURNEY_IDS, journeys, replayJourney, worldEffects, type Journey, type JourneyId, type ReplayedRequest } from './diagrams/journeys';
+export * from './diagrams/labels';
+export * from './diagrams/journey-diagrams';

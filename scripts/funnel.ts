@@ -1,6 +1,6 @@
 import { durationMs } from '../src/http/funnel';
-import type { FunnelStats, ScreenFigures } from '../src/flows/funnel-figures';
-import { journeyName, percent, refusalText, repeatsText, screenName, seconds, stillThere } from '../src/flows/funnel-words';
+import type { FunnelStats, ScreenFigures } from '../src/domain/funnel/figures';
+import { journeyName, percent, refusalText, repeatsText, screenName, seconds, stillThere } from '../src/domain/funnel/words';
 import type { TextLocale } from '../src/core/text-locale';
 import { JOURNEY_IDS } from '../machines';
 import { CommandError, callService, keyHeaders, operatorKey, readCommand, refusal, runCommand, type CommandOption, type CommandSpec } from './lib/service';
@@ -35,7 +35,7 @@ export const FUNNEL_COMMAND = {
 } satisfies CommandSpec<Record<string, CommandOption>>;
 
 /*
- * One language per report, every figure spelled as the pages spell it (src/flows/funnel-words.ts):
+ * One language per report, every figure spelled as the pages spell it (src/domain/funnel/words.ts):
  * percentages, durations, refusals in product's words, the screens' and journeys' names in the
  * report's language. Names are never cut: the column fits the longest.
  */

@@ -1,7 +1,7 @@
 import type { AnyStateMachine } from 'xstate';
 import { ACTIONS, FE_ACTIONS, type FeAction } from '../../machines/actions';
-import { edgesOf, reachedBy, renderMermaid, stateNodes, stepTable, type Edge, type MermaidOptions } from '../../machines/diagram';
-import { journeys, replayJourney, type Journey } from '../../machines/journeys';
+import { edgesOf, reachedBy, renderMermaid, stateNodes, stepTable, type Edge, type MermaidOptions } from '../../machines/diagrams/diagram';
+import { journeys, replayJourney, type Journey } from '../../machines/diagrams/journeys';
 import { loginFlowMachine } from '../../machines/login-flow.machine';
 import { otpRecordMachine } from '../../machines/otp-record.machine';
 import { RESUME_POINTS, resumeConditions, resumeEntries } from '../../machines/resume';

@@ -48,7 +48,7 @@ const PAOLO = { name: 'Paolo Gialli', email: 'paolo.gialli@example.com', phone: 
 const SARA = { name: 'Sara Neri', email: 'sara.neri@example.com', phone: '+393337770707' };
 const DARIO = { name: 'Dario Bianchi', email: 'dario.bianchi@example.com' };
 
-/** One walk per journey of machines/journeys.ts, the same requests, by the sandbox's people. */
+/** One walk per journey of machines/diagrams/journeys.ts, the same requests, by the sandbox's people. */
 const EXAMPLE_WALKS: Walk[] = [
   {
     id: 'phone-login',

@@ -1,5 +1,5 @@
-import { actionsInto, journeyDiagrams, renderJourneyMermaid, type JourneyDiagram } from '../../machines/journey-diagrams';
-import { JOURNEY_IDS } from '../../machines/journeys';
+import { actionsInto, journeyDiagrams, renderJourneyMermaid, type JourneyDiagram } from '../../machines/diagrams/journey-diagrams';
+import { JOURNEY_IDS } from '../../machines/diagrams/journeys';
 import { failureError } from '../../src/flows/answer';
 import type { JourneyExample } from '../../src/http/demo/flow-examples';
 import type { DocGenerator } from './generator';
@@ -8,9 +8,9 @@ import { renderMermaidSvgs } from './mermaid-svg';
 
 /*
  * docs/journeys.md and docs/journeys/<id>.svg: one diagram per journey for product and QA,
- * generated from the login machine (machines/journey-diagrams.ts replays each journey of
- * machines/journeys.ts and keeps only the screens, the user's actions and the upstream calls,
- * in the words of machines/labels.ts). The refusal texts are the API's own (failureError, the
+ * generated from the login machine (machines/diagrams/journey-diagrams.ts replays each journey of
+ * machines/diagrams/journeys.ts and keeps only the screens, the user's actions and the upstream calls,
+ * in the words of machines/diagrams/labels.ts). The refusal texts are the API's own (failureError, the
  * envelope of a refused Fe* request). The SVGs are rendered by Mermaid in Chromium, one browser
  * for all of them. Never edited by hand.
  */
@@ -113,7 +113,7 @@ async function renderJourneys(): Promise<string> {
     'there (one request); the yellow note on it is what the service calls upstream before the next',
     'screen. Refusals are not drawn: each journey lists them in a table, with the text the API',
     'answers. The diagrams are generated from the login machine by replaying each journey',
-    '(machines/journeys.ts) and named with the words of machines/labels.ts, the same words the',
+    '(machines/diagrams/journeys.ts) and named with the words of machines/diagrams/labels.ts, the same words the',
     'demo page uses; the SVGs are rendered by Mermaid. With the sandbox or `demo.enabled` on, the',
     'service shows them at `GET /flows` with example requests and answers ([demo.md](demo.md)); to',
     'a funnel reader it shows them everywhere, production included, with what people did on each',

@@ -260,14 +260,14 @@ export interface Metrics {
   declareActions(actions: Iterable<string>): void;
   /** An upstream client and its endpoints (src/clients/http.ts): each status class and outcome of each. */
   declareUpstream(client: string, endpoints: readonly string[]): void;
-  /** The screens of the login journeys, by journey and step (src/flows/funnel-series.ts). */
+  /** The screens of the login journeys, by journey and step (src/domain/funnel/series.ts). */
   declareFunnel(screens: Iterable<{ journey: string; step: string }>): void;
 }
 
 export type FunnelStage = 'started' | 'completed';
 const FUNNEL_STAGES: readonly FunnelStage[] = ['started', 'completed'];
 
-/** Time on a screen, seconds: the funnel's own buckets (src/flows/funnel.ts) so both tell the same medians. */
+/** Time on a screen, seconds: the funnel's own buckets (src/domain/funnel/counting.ts) so both tell the same medians. */
 export const SCREEN_SECONDS_BUCKETS = [1, 2, 3, 5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300, 600, 900, 1800, 3600];
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20];
 const UPSTREAM_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];

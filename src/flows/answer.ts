@@ -5,6 +5,7 @@ import { apiError, type ApiError, type Reason } from '../core/errors';
 import { signProof } from '../domain/proofs';
 import { phoneHint } from '../domain/phone';
 import type { ServiceContext } from '../domain/deps';
+import type { FunnelLineage } from '../domain/funnel/counting';
 
 /*
  * The envelope of an optimised action, read from the state the login machine settled on
@@ -52,8 +53,8 @@ export interface NextProofLineage {
   expires?: number;
   /** Start of the chain, kept by both (email-claim.ts voids chains older than a claim). */
   iat?: number;
-  /** The funnel's journey and its trail to the screen this answer shows (src/flows/funnel.ts). */
-  funnel?: { journey: string; trail: string };
+  /** The funnel's journey and its trail to the screen this answer shows. */
+  funnel?: FunnelLineage;
 }
 
 /** `data` of a settled, accepted request; signs the next proof and sets `__utp` when a token was issued. */
@@ -72,7 +73,7 @@ export function answerData(answer: StepAnswer, ctx: Pick<ServiceContext, 'deps'>
     const expires = lineage.continues?.exp ?? lineage.expires;
     const ttl = expires !== undefined ? Math.max(1, expires - Math.floor(now / 1000)) : deps.config.security.proof_ttl_seconds;
     const chain = { ...(lineage.continues ? { jti: lineage.continues.jti } : {}), ...(lineage.iat !== undefined ? { iat: lineage.iat } : {}) };
-    // `shown`: when this screen was shown, so the request that acts on it can tell the time spent there (src/flows/funnel.ts).
+    // `shown`: when this screen was shown, so the request that acts on it can tell the time spent there (src/domain/funnel/counting.ts).
     data[answer.proof.field] = signProof(deps.proofKey, { ...answer.proof.claims, ...chain, ...lineage.funnel, shown: now }, ttl, now);
   }
   return data;

@@ -11,7 +11,7 @@ import { searchPhone } from '../domain/accounts/phone-owner';
 import { reducedProfile } from '../domain/accounts/profile';
 import { claimAccount, claimableAccount } from '../domain/accounts/email-claim';
 import { reachedOnly } from '../domain/otp/reached';
-import type { FunnelJourney } from './funnel';
+import type { EffectsSeen } from '../domain/funnel/observer';
 
 /*
  * The login journey's effects (machines/effects.ts) over the real dependencies: the OTP
@@ -41,13 +41,6 @@ function flowUser(user: V3User | IdentityProfile, fallback: V3User | IdentityPro
   return { found: true, uid: profile.uid, ...(profile.email ? { email: profile.email } : {}), ...(phone ? { phone } : {}) };
 }
 
-/** What the request's effects saw that the flow runner counts (the funnel): nothing about the person. */
-export interface EffectsSeen {
-  /** When the code this request had accepted was issued (epoch ms). */
-  codeSentAt?: number;
-  /** The funnel's journey of the request: a code record it sent or checked may name the one it belongs to. */
-  journey?: FunnelJourney;
-}
 
 /** The code record named the journey of a request that had none: it is that one, not a new one (a proof's journey stays). */
 const joinJourney = (seen: EffectsSeen, id: string | undefined) => {

@@ -10,7 +10,6 @@ import {
   type FlowClaims,
   type FlowEffects,
   type LoginFlowInput,
-  type StepAnswer,
   type StepResult,
 } from '../../machines';
 import type { ServiceContext } from '../domain/deps';
@@ -20,8 +19,10 @@ import type { Deps } from '../domain/deps';
 import { apiError, isApiError } from '../core/errors';
 import { PROOF_HEADER, refuseIfClaimedSince, trustedCaller } from '../domain/guard';
 import { invalidProof, verifyProof } from '../domain/proofs';
+import type { FunnelLineage } from '../domain/funnel/counting';
+import type { EffectsSeen, StepObserver } from '../domain/funnel/observer';
 import { answerData, failureError, type FlowAnswerData, type NextProofLineage } from './answer';
-import { createFlowEffects, type EffectsSeen, type SendFieldNames } from './effects';
+import { createFlowEffects, type SendFieldNames } from './effects';
 import { journeyRecorderFor, type RequestRecording } from './journey-recorder';
 
 /*
@@ -29,8 +30,9 @@ import { journeyRecorderFor, type RequestRecording } from './journey-recorder';
  * the phones, verify the proof the request carries), the proof (spent when the action may change
  * something with it), the step (restore the login machine there and send the action's one event)
  * and the answer (the envelope from the state it settles on). Every branch is the machine's; this
- * module only translates between HTTP and the machine. Who counts the steps (the funnel) observes
- * them from outside (StepObserver), registered where the app is wired.
+ * module only translates between HTTP and the machine. Who counts the steps (the funnel,
+ * src/domain/funnel/observer.ts, which declares what the runner tells it) observes them from
+ * outside (StepObserver), registered where the app is wired.
  */
 
 /** Request fields holding a phone, normalised to E.164 before the machine sees them (`invalid_request` naming the field otherwise). */
@@ -90,41 +92,6 @@ function spendsProof(entry: Entry, claims: FlowClaims | undefined): claims is Fl
 
 const flowTimedOut = (err: FlowTimeoutError, timeoutMs: number) =>
   apiError('upstream_error', { params: { service: 'di accesso' }, data: { upstream: 'login_flow', timeout_ms: timeoutMs }, cause: err });
-
-/** A step as its observers hear it: the request, its claims, what its effects saw, and where the machine went. */
-export interface FlowStepSeen {
-  entry: Entry;
-  request: Record<string, unknown>;
-  claims: FlowClaims | undefined;
-  seen: EffectsSeen;
-  /** The state the request resumed at. */
-  from: string;
-  output: StepAnswer;
-}
-
-/** A request refused before or while the machine ran; `input` once the request was read. */
-export interface FlowStepRefused {
-  entry: Entry;
-  request: Record<string, unknown>;
-  seen: EffectsSeen;
-  input: LoginFlowInput | undefined;
-  err: unknown;
-}
-
-/** The funnel's journey and trail the next proof carries (src/flows/answer.ts). */
-export type FunnelLineage = NonNullable<NextProofLineage['funnel']>;
-
-/**
- * Who watches the runner's steps from outside it (the funnel, src/flows/funnel-observer.ts). Each
- * request hears `begin`, then `stepped` once the machine settled or `refused` if it never did.
- */
-export interface StepObserver {
-  /** Before the machine runs: may name the request's journey in `seen`, which the effects read. */
-  begin(seen: EffectsSeen, claims: FlowClaims | undefined, startedMs: number): void;
-  /** The machine settled (accepted or not); answers the lineage the next proof carries, if any. */
-  stepped(step: FlowStepSeen): FunnelLineage | undefined | Promise<FunnelLineage | undefined>;
-  refused(refusal: FlowStepRefused): void;
-}
 
 /** Serves the optimised actions: one per process (the front controller builds it with the app). */
 export interface FlowRunner {

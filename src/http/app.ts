@@ -15,7 +15,7 @@ import { apiError, type ApiError, isApiError } from '../core/errors';
 import { failureEnvelope } from './envelope';
 import { createFrontController, namesActionInQuery } from './front-controller';
 import { actionLabel } from '../core/metrics';
-import { declareFunnelSeries } from '../flows/funnel-series';
+import { declareFunnelSeries } from '../domain/funnel/series';
 import { createOpenApiDocument, type OpenApiDocument } from './openapi';
 import { actionsWithLocaleField, createLocaleResolver } from './locale';
 import { createSmsRoutes } from './sms-routes';

@@ -7,7 +7,7 @@ import { closest, distance } from 'fastest-levenshtein';
 import { apiError, isApiError } from '../core/errors';
 import { tokenCookieOf } from './cookies';
 import { createFlowRunner, type FlowRunner } from '../flows/run-flow-action';
-import { funnelObserverFor } from '../flows/funnel-observer';
+import { funnelObserverFor } from '../domain/funnel/observer';
 import { successEnvelope } from './envelope';
 import { checkBodyShape, parseRequest } from './validate';
 import type { LocaleOf } from './locale';

@@ -6,8 +6,8 @@ import { apiError } from '../core/errors';
 import type { Deps } from '../domain/deps';
 import { funnelReader } from '../domain/guard';
 import { alignRange, DAY_MS, HOUR_MS, MINUTE_MS, MINUTE_READ_LIMIT_MS, MINUTE_RETENTION_MS, type FunnelRange } from '../domain/funnel/store';
-import { funnelDiagrams } from '../flows/funnel';
-import { compareFigures, funnelFigures, type FunnelStats } from '../flows/funnel-figures';
+import { funnelDiagrams } from '../domain/funnel/counting';
+import { compareFigures, funnelFigures, type FunnelStats } from '../domain/funnel/figures';
 import { FUNNEL_CSS } from './demo/funnel-css';
 import { funnelPage } from './demo/funnel-page';
 import { DEMO_CSP } from './page-csp';
@@ -18,7 +18,7 @@ import { keysOf } from './keys';
  * /flows/funnel (the page, server-rendered, no script). Both answer only to funnelReader (the
  * internal key, `funnel.read_key`, or the sandbox), also where the demo is off: the counting
  * runs in production, and so must its reading. Every figure comes from
- * src/flows/funnel-figures.ts, so the JSON, the page and `npm run funnel` agree.
+ * src/domain/funnel/figures.ts, so the JSON, the page and `npm run funnel` agree.
  */
 
 const DURATION = /^(\d{1,4})([mhd])$/;

@@ -18,7 +18,7 @@ describe('the journeys page', () => {
       await page.goto(`${e2e().service.url}/flows`);
       expect(await page.locator('h1').innerText()).toContain('Percorsi di accesso');
 
-      // Every journey, in the words of machines/labels.ts, linked from the index.
+      // Every journey, in the words of machines/diagrams/labels.ts, linked from the index.
       expect(await page.locator('section.journey h2').allInnerTexts()).toEqual(JOURNEY_IDS.map((id) => LABELS.journeys[id]));
       expect(await page.locator('#journey-index a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual(JOURNEY_IDS.map((id) => `#${id}`));
 

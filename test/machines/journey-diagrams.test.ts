@@ -1,8 +1,8 @@
 import { EVENT_ACTION, type UserEventType } from '../../machines/actions';
-import { edgesOf, guardLabel, stateNodes } from '../../machines/diagram';
-import { frontendSteps, journeyDiagrams, renderJourneyMermaid, type JourneyDiagram } from '../../machines/journey-diagrams';
-import { JOURNEY_IDS, journeys } from '../../machines/journeys';
-import { actionLabel, isScreenLabel, LABELS, stateLabel } from '../../machines/labels';
+import { edgesOf, guardLabel, stateNodes } from '../../machines/diagrams/diagram';
+import { frontendSteps, journeyDiagrams, renderJourneyMermaid, type JourneyDiagram } from '../../machines/diagrams/journey-diagrams';
+import { JOURNEY_IDS, journeys } from '../../machines/diagrams/journeys';
+import { actionLabel, isScreenLabel, LABELS, stateLabel } from '../../machines/diagrams/labels';
 import { loginFlowMachine } from '../../machines/login-flow.machine';
 
 /*
@@ -21,7 +21,7 @@ const nodeLines = (source: string) => source.split('\n').filter((line) => /^ {2}
 const guardNames = [...new Set(edgesOf(loginFlowMachine).map((e) => guardLabel(e.guard)?.replace(/\(.*$/, '')).filter((g): g is string => g !== undefined))];
 
 describe('journey diagrams', () => {
-  it('draws one diagram per journey of machines/journeys.ts, with a title in labels.ts', () => {
+  it('draws one diagram per journey of machines/diagrams/journeys.ts, with a title in labels.ts', () => {
     expect(diagrams.map((d) => d.id)).toEqual(journeys.map((j) => j.id));
     expect([...JOURNEY_IDS].sort()).toEqual(Object.keys(LABELS.journeys).sort());
     for (const d of diagrams) expect(d.title).toBe(LABELS.journeys[d.id]);

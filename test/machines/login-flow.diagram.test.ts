@@ -1,4 +1,4 @@
-import { renderMermaid, stepTable } from '../../machines/diagram';
+import { renderMermaid, stepTable } from '../../machines/diagrams/diagram';
 import { loginFlowMachine } from '../../machines/login-flow.machine';
 import { STEP_INFO } from '../../machines/steps';
 

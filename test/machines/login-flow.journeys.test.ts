@@ -1,4 +1,4 @@
-import { journeys, replayJourney, worldEffects, type EffectCall, type FakeWorld } from '../../machines/journeys';
+import { journeys, replayJourney, worldEffects, type EffectCall, type FakeWorld } from '../../machines/diagrams/journeys';
 
 // The contract's typical frontend sequences, replayed request by request: each request resumes from
 // the proofs earlier answers handed out. Expected per request: steps, effects in order, answer.

@@ -1,7 +1,7 @@
 import { getSimplePaths } from '@xstate/graph';
 import { fromPromise, type AnyMachineSnapshot, type EventObject } from 'xstate';
 import { ACTIONS, ENTRY_EVENT } from '../../machines/actions';
-import { stateNodes } from '../../machines/diagram';
+import { stateNodes } from '../../machines/diagrams/diagram';
 import type { EffectName, FlowClaims } from '../../machines/effects';
 import { loginFlowMachine, type Entry, type LoginFlowContext, type LoginFlowEvent, type LoginFlowInput } from '../../machines/login-flow.machine';
 import { RESUME_POINTS, resumePointFor, resumeSnapshot, type ResumePoint } from '../../machines/resume';

@@ -1,5 +1,5 @@
-import { edgesOf } from '../../machines/diagram';
-import { refusalsOf } from '../../machines/journey-diagrams';
+import { edgesOf } from '../../machines/diagrams/diagram';
+import { refusalsOf } from '../../machines/diagrams/journey-diagrams';
 import { FLOW_FAILURE_REASONS, loginFlowMachine, NAMED_REFUSALS, RESUME_REFUSALS, type FlowFailureReason } from '../../machines/login-flow.machine';
 import { catalogue, type Reason } from '../../src/core/errors';
 

@@ -1,5 +1,5 @@
 import { ACTIONS, ACTION_ENTRY, ENTRY_ACTION, ENTRY_EVENT, EVENT_ACTION, FE_ACTIONS, proofFieldFor } from '../../machines/actions';
-import { renderMermaid, stateNodes } from '../../machines/diagram';
+import { renderMermaid, stateNodes } from '../../machines/diagrams/diagram';
 import { loginFlowMachine } from '../../machines/login-flow.machine';
 import { RESUME_POINTS, resumeEntries, resumePointFor, resumeSnapshot } from '../../machines/resume';
 import { stateKeyOf } from '../../machines/run-step';

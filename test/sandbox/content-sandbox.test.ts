@@ -1,25 +1,14 @@
-import pino from 'pino';
-import request from 'supertest';
-import { startSandbox, type Sandbox } from '../../src/sandbox';
 import { createFeedsFake } from '../../src/sandbox/feeds';
 import { createMailingListFake } from '../../src/sandbox/mailing-list';
 import { createRecommendationsFake } from '../../src/sandbox/recommendations';
 import widget from '../../src/sandbox/fixtures/recommendations/widget.json';
-import { testApp, testConfig, testDeps } from '../support/app';
+import { useSandboxApp } from '../support/sandbox-app';
 
-let sandbox: Sandbox;
-let server: ReturnType<ReturnType<typeof testApp>['callback']>;
-const post = (action: string, body: object) => request(server).post(`/?action=${action}`).send(body);
-
-beforeAll(async () => {
-  sandbox = await startSandbox(testConfig(), pino({ level: 'silent' }), [createMailingListFake, createFeedsFake, createRecommendationsFake]);
-  server = testApp(testDeps(sandbox.config)).callback();
-});
-afterAll(() => sandbox.close());
+const app = useSandboxApp([createMailingListFake, createFeedsFake, createRecommendationsFake]);
 
 describe('content actions against the sandbox fakes', () => {
   it('newsletter_feed lists the four feeds', async () => {
-    const res = await post('newsletter_feed', {});
+    const res = await app.call('newsletter_feed', {});
     expect(res.body.success).toBe(true);
     expect(Object.keys(res.body.data.feeds)).toEqual(['feed_a', 'feed_b', 'feed_c', 'feed_d']);
     expect(res.body.data.errors).toEqual({});
@@ -27,10 +16,10 @@ describe('content actions against the sandbox fakes', () => {
   });
 
   it('newsletter_subscribe subscribes and the outbox shows one message per headline', async () => {
-    const res = await post('newsletter_subscribe', { email: 'lettore@example.com', selections: [{ feed: 'feed_a', mlid: '101' }, { feed: 'feed_d', mlid: '401' }] });
+    const res = await app.call('newsletter_subscribe', { email: 'lettore@example.com', selections: [{ feed: 'feed_a', mlid: '101' }, { feed: 'feed_d', mlid: '401' }] });
     expect(res.body.success).toBe(true);
     expect(res.body.data.subscribed).toEqual(['head_a', 'head_d']);
-    const sent = sandbox.outbox.list('newsletter');
+    const sent = app.sandbox.outbox.list('newsletter');
     expect(sent.map((m) => [m.to, m.body]).sort()).toEqual([
       ['lettore@example.com', expect.stringContaining('101')],
       ['lettore@example.com', expect.stringContaining('401')],
@@ -38,7 +27,7 @@ describe('content actions against the sandbox fakes', () => {
   });
 
   it('recommendations answers the widget items', async () => {
-    const res = await post('recommendations', { url: 'https://www.example.com/articolo', udi: 'reader-1' });
+    const res = await app.call('recommendations', { url: 'https://www.example.com/articolo', udi: 'reader-1' });
     expect(res.body).toEqual({ response: { items: widget.response.items } });
   });
 });

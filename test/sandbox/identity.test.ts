@@ -1,39 +1,26 @@
 import { testCtx } from '../support/context';
 import pino from 'pino';
-import request from 'supertest';
 import { createIdentityClient, type IdentityClient } from '../../src/clients/identity';
 import { jwtSubject } from '../../src/clients/identity/jwt';
-import type { Deps } from '../../src/domain/deps';
 import { signProof, verifyProof } from '../../src/domain/proofs';
-import { startSandbox, type Sandbox } from '../../src/sandbox';
 import { createIdentityFake, SANDBOX_PASSWORD, sandboxSeedUsers } from '../../src/sandbox/identity';
-import { testApp, testConfig, testDeps } from '../support/app';
+import { useSandboxApp } from '../support/sandbox-app';
 
 const log = pino({ level: 'silent' });
 const [mario, giulia, luca] = sandboxSeedUsers as [typeof sandboxSeedUsers[number], typeof sandboxSeedUsers[number], typeof sandboxSeedUsers[number]];
 
 describe('sandbox identity provider', () => {
-  let sandbox: Sandbox;
-  let deps: Deps;
+  const app = useSandboxApp([createIdentityFake]);
   let client: IdentityClient;
-  let server: ReturnType<ReturnType<typeof testApp>['callback']>;
-  const call = (action: string, body: Record<string, unknown>) => request(server).post(`/?action=${action}`).send(body);
-  const proof = (claims: Record<string, unknown>) => signProof(deps.secret, { kind: 'verified', ...claims }, 900, deps.now());
+  const proof = (claims: Record<string, unknown>) => signProof(app.deps.secret, { kind: 'verified', ...claims }, 900, app.deps.now());
 
-  beforeAll(async () => {
-    sandbox = await startSandbox(testConfig(), log, [createIdentityFake]);
-    deps = testDeps(sandbox.config);
-    client = createIdentityClient(sandbox.config, log);
-    server = testApp(deps).callback();
-  });
-  afterAll(async () => {
-    await deps.close();
-    await sandbox.close();
+  beforeAll(() => {
+    client = createIdentityClient(app.sandbox.config, log);
   });
 
   it('points the identity configuration at the fake', () => {
-    expect(sandbox.config.identity.base_url).toBe(`${sandbox.baseUrl}/idp`);
-    expect(sandbox.config.identity.aid).not.toBe('');
+    expect(app.sandbox.config.identity.base_url).toBe(`${app.sandbox.baseUrl}/idp`);
+    expect(app.sandbox.config.identity.aid).not.toBe('');
   });
 
   describe('answers every call in shapes the client guards accept', () => {
@@ -87,28 +74,28 @@ describe('sandbox identity provider', () => {
 
   describe('through the service actions', () => {
     it('search_user with a phone proof finds the seeded user and hands a proof that opens get_user', async () => {
-      const searched = await call('search_user', { phone: '+39 333 123 4567', proof: proof({ phone: '+393331234567' }) });
+      const searched = await app.call('search_user', { phone: '+39 333 123 4567', proof: proof({ phone: '+393331234567' }) });
       expect(searched.body.meta).toEqual({ found: true, count: 1, uid: mario.uid, email: mario.email, has_otp_phone: true, otp_phone: '393331234567' });
-      const profile = await call('get_user', { uid: mario.uid, proof: searched.body.data.proof });
+      const profile = await app.call('get_user', { uid: mario.uid, proof: searched.body.data.proof });
       expect(profile.body.data).toMatchObject({ uid: mario.uid, first_name: 'Mario', city: 'Milano', has_otp_phone: true, profile_complete: true });
     });
 
     it('update_profile changes the stored user', async () => {
-      const res = await call('update_profile', { uid: giulia.uid, first_name: 'Giulia Maria', birth_date: '1992-07-01', proof: proof({ uid: giulia.uid }) });
+      const res = await app.call('update_profile', { uid: giulia.uid, first_name: 'Giulia Maria', birth_date: '1992-07-01', proof: proof({ uid: giulia.uid }) });
       expect(res.body.data.calls).toEqual(['identity', 'custom']);
-      const profile = await call('get_user', { uid: giulia.uid, proof: proof({ uid: giulia.uid }) });
+      const profile = await app.call('get_user', { uid: giulia.uid, proof: proof({ uid: giulia.uid }) });
       expect(profile.body.data).toMatchObject({ first_name: 'Giulia Maria', birth_date: '1992-07-01', city: 'Torino' });
     });
 
     it('update_profile refuses a phone another seeded user holds', async () => {
-      const res = await call('update_profile', { uid: giulia.uid, otp_phone: '3331234567', proof: proof({ uid: giulia.uid, phone: '+393331234567' }) });
+      const res = await app.call('update_profile', { uid: giulia.uid, otp_phone: '3331234567', proof: proof({ uid: giulia.uid, phone: '+393331234567' }) });
       expect(res.body).toMatchObject({ success: false, error: 'Telefono già registrato su un altro account', data: { reason: 'phone_taken' } });
     });
 
     it('register then access_token with the proof register returned sets __utp', async () => {
-      const registered = await call('register', { email: 'terza.utente@example.com', send_otp: false, proof: proof({ email: 'terza.utente@example.com' }) });
-      const claims = verifyProof(deps.secret, registered.body.data.proof, deps.now());
-      const token = await call('access_token', { uid: claims.uid, proof: registered.body.data.proof });
+      const registered = await app.call('register', { email: 'terza.utente@example.com', send_otp: false, proof: proof({ email: 'terza.utente@example.com' }) });
+      const claims = verifyProof(app.deps.secret, registered.body.data.proof, app.deps.now());
+      const token = await app.call('access_token', { uid: claims.uid, proof: registered.body.data.proof });
       expect(token.body.success).toBe(true);
       expect(token.headers['set-cookie']?.[0]).toMatch(/^__utp=[\w-]+\.[\w-]+\.[\w-]+; path=\//);
     });

@@ -1,65 +1,45 @@
-import pino from 'pino';
 import request from 'supertest';
-import type { Deps } from '../../src/domain/deps';
-import { startSandbox, type Sandbox } from '../../src/sandbox';
 import { createSmsFake } from '../../src/sandbox/sms';
 import { createSmtpFake, parseMail } from '../../src/sandbox/smtp';
-import { testApp, testConfig, testDeps } from '../support/app';
-
-/** Polls the outbox: SMTP delivery completes a moment after the SMTP reply. */
-async function waitFor<T>(read: () => T | undefined, ms = 2000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error('timed out waiting for the outbox');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+import { eventually } from '../support/eventually';
+import { useSandboxApp } from '../support/sandbox-app';
 
 describe('sandbox SMS gateway and SMTP server', () => {
-  let sandbox: Sandbox;
-  let deps: Deps;
-  let app: ReturnType<typeof testApp>;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox(testConfig(), pino({ level: 'silent' }), [createSmsFake, createSmtpFake]);
-    deps = testDeps(sandbox.config);
-    app = testApp(deps);
-  });
-  afterAll(async () => {
-    await deps.close();
-    await sandbox.close();
-  });
+  const app = useSandboxApp([createSmsFake, createSmtpFake]);
 
   it('points the SMS and mail configuration at the fakes', () => {
-    expect(sandbox.config.sms.api_url).toBe(`${sandbox.baseUrl}/sms`);
-    expect(sandbox.config.sms.api_key).not.toBe('');
-    expect(sandbox.config.mail).toMatchObject({ host: '127.0.0.1', port: expect.any(Number) });
-    expect(sandbox.config.mail.from_address).not.toBe('');
+    expect(app.sandbox.config.sms.api_url).toBe(`${app.sandbox.baseUrl}/sms`);
+    expect(app.sandbox.config.sms.api_key).not.toBe('');
+    expect(app.sandbox.config.mail).toMatchObject({ host: '127.0.0.1', port: expect.any(Number) });
+    expect(app.sandbox.config.mail.from_address).not.toBe('');
   });
 
   it('delivers an SMS code to the outbox that verify_otp accepts', async () => {
-    const sent = await request(app.callback()).post('/?action=otp_generate').send({ uid: '+39 333 000 1111' });
+    const sent = await app.call('otp_generate', { uid: '+39 333 000 1111' });
     expect(sent.body.data.notified).toEqual({ email: false, sms: true, channel: 'sms' });
-    const [sms] = sandbox.outbox.list('sms');
+    const [sms] = app.sandbox.outbox.list('sms');
     expect(sms).toMatchObject({ channel: 'sms', to: '+393330001111', code: expect.stringMatching(/^\d{6}$/) });
     expect(sms!.body).toContain(sms!.code);
-    const verified = await request(app.callback()).post('/?action=verify_otp').send({ email: '+393330001111', otp_code: sms!.code });
+    const verified = await app.call('verify_otp', { email: '+393330001111', otp_code: sms!.code });
     expect(verified.body).toEqual({ success: true, error: null, data: { valid: true, doi: null, access_token: null, proof: expect.any(String) } });
   });
 
   it('delivers a mail code to the outbox that verify_otp accepts', async () => {
-    const sent = await request(app.callback()).post('/?action=otp_generate').send({ uid: 'anna@example.test' });
+    const sent = await app.call('otp_generate', { uid: 'anna@example.test' });
     expect(sent.body.data.notified).toEqual({ email: true, sms: false });
-    const mail = await waitFor(() => sandbox.outbox.list('email').find((m) => m.to === 'anna@example.test'));
+    // SMTP delivery completes a moment after the SMTP reply.
+    const mail = await eventually(() => {
+      const found = app.sandbox.outbox.list('email').find((m) => m.to === 'anna@example.test');
+      expect(found).toBeDefined();
+      return found!;
+    });
     expect(mail).toMatchObject({ subject: 'Login: il tuo codice di verifica', code: expect.stringMatching(/^\d{6}$/) });
-    const verified = await request(app.callback()).post('/?action=verify_otp').send({ email: 'anna@example.test', otp_code: mail.code });
+    const verified = await app.call('verify_otp', { email: 'anna@example.test', otp_code: mail.code });
     expect(verified.body.success).toBe(true);
   });
 
   it('refuses an SMS without the sandbox key, like a real gateway', async () => {
-    const res = await request(sandbox.baseUrl).post('/sms').set('authorization', 'Bearer wrong').send({ receiver: '+393330001111', body: 'x' });
+    const res = await request(app.sandbox.baseUrl).post('/sms').set('authorization', 'Bearer wrong').send({ receiver: '+393330001111', body: 'x' });
     expect(res.status).toBe(401);
   });
 });

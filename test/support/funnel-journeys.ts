@@ -1,11 +1,11 @@
 import type { JourneyDiagram } from '../../machines';
 import { newJourneyId } from '../../src/domain/funnel/journey-id';
 import type { FunnelEntry } from '../../src/domain/funnel/store';
-import { entryOf, funnelDiagrams, knownTrails, nextTrail, stepLabel, type FunnelEvent } from '../../src/flows/funnel';
+import { entryOf, funnelDiagrams, knownTrails, nextTrail, stepLabel, type FunnelEvent } from '../../src/domain/funnel/counting';
 
 /*
  * Journeys as the funnel sees them, generated from the journey diagrams (each a replay of the
- * login machine along one of machines/journeys.ts's paths): a journey follows one diagram's
+ * login machine along one of machines/diagrams/journeys.ts's paths): a journey follows one diagram's
  * requests up to where it stops, asks for a code again or types a wrong one on the way, and
  * carries its id and trail from one request to the next as the proofs and code records do.
  */

@@ -19,7 +19,7 @@ export const MINUTE_READ_LIMIT_MS = 6 * HOUR_MS;
 /**
  * The conversion window: a journey is counted for what it does within this long of its start;
  * after it, its figures never change again. Whether one that went nowhere is still in progress
- * or has stopped is its idleness (src/flows/funnel.ts, `funnel.idle_seconds`), not this window.
+ * or has stopped is its idleness (src/domain/funnel/counting.ts, `funnel.idle_seconds`), not this window.
  */
 export const CONVERSION_WINDOW_MS = HOUR_MS;
 

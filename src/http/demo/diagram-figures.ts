@@ -1,5 +1,5 @@
 import type { JourneyDiagram } from '../../../machines';
-import type { JourneyFigures, ScreenFigures } from '../../flows/funnel-figures';
+import type { JourneyFigures, ScreenFigures } from '../../domain/funnel/figures';
 import { percent, persons, refusalText, repeatsText, seconds } from './funnel-format';
 
 /*
@@ -70,7 +70,7 @@ export function diagramLayout(svg: string, journeyId: string): DiagramLayout {
   return { viewBox: { x: Number(view[1]), y: Number(view[2]), width: Number(view[3]), height: Number(view[4]) }, nodes, labels };
 }
 
-/** The Mermaid id of each action's label, numbered as renderJourneyMermaid draws them (machines/journey-diagrams.ts). */
+/** The Mermaid id of each action's label, numbered as renderJourneyMermaid draws them (machines/diagrams/journey-diagrams.ts). */
 export function labelIds(diagram: JourneyDiagram): string[] {
   let notes = 0;
   const pairs = new Map<string, number>();

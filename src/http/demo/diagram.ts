@@ -5,7 +5,7 @@ import { journeyDiagrams, loginFlowMachine, RESUME_POINTS, type FeAction, type J
  * The demo page's step panel: the screens of the journey diagrams (docs/journeys.md, GET /flows),
  * each once, with the same Italian names and step numbers, the journeys each belongs to, and the
  * user's actions between them with what the service calls on the way. Built from the journey
- * diagrams (machines/journey-diagrams.ts, which read the login machine and machines/labels.ts)
+ * diagrams (machines/diagrams/journey-diagrams.ts, which read the login machine and machines/diagrams/labels.ts)
  * when the routes are mounted, never copied by hand.
  */
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { actionsInto, type JourneyDiagram } from '../../../machines';
 import { failureError } from '../../flows/answer';
 import { shippedPath } from '../../core/paths';
-import type { FunnelStats, JourneyFigures } from '../../flows/funnel-figures';
+import type { FunnelStats, JourneyFigures } from '../../domain/funnel/figures';
 import { OUTBOX_PAGE_PATH as OUTBOX_PATH } from '../sandbox-routes';
 import { journeyFigureBlocks, RANGES } from './funnel-page';
 import { when } from './funnel-format';
@@ -14,7 +14,7 @@ import { journeyExamples, type JourneyExample } from './flow-examples';
  * diagram (the SVG `npm run docs` rendered into docs/journeys/, which the build carries, served beside the page), its
  * steps (number, screen, what the frontend shows, the action that leads there), its refusals
  * with the API's texts, and its requests with an example body and answer each. Everything but
- * the examples is read from the journey diagrams (machines/journey-diagrams.ts); the examples
+ * the examples is read from the journey diagrams (machines/diagrams/journey-diagrams.ts); the examples
  * are one person walking the journey in the sandbox (docs/journeys/examples.json, recorded by
  * `npm run docs`, which checks they take the steps the diagram draws). Built once, as HTML
  * without any script or inline style (the page's CSP is /demo's).

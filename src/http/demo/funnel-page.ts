@@ -1,11 +1,11 @@
-import type { FunnelStats, JourneyFigures, ScreenFigures } from '../../flows/funnel-figures';
+import type { FunnelStats, JourneyFigures, ScreenFigures } from '../../domain/funnel/figures';
 import { percent, refusalText, repeatsText, seconds, when } from './funnel-format';
 
 /*
  * GET /flows/funnel: what people do on each journey of /flows, for a time range (docs/funnel.md).
  * Server-rendered, no script and no inline style (the CSP of /demo): the range is a link, the
  * bars are <meter> elements, every figure also in a table a screen reader reads row by row.
- * The words are product's (machines/labels.ts through the figures), the page Italian.
+ * The words are product's (machines/diagrams/labels.ts through the figures), the page Italian.
  */
 
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

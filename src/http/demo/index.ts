@@ -12,7 +12,7 @@ import { atDiagramScale, FLOWS_CSS_PATH, flowsPage, flowsSvgPath, journeySvg, ty
 import { OUTBOX_PAGE_PATH } from '../sandbox-routes';
 import { DEMO_CSP } from '../page-csp';
 import type { Deps } from '../../domain/deps';
-import { funnelDiagrams } from '../../flows/funnel';
+import { funnelDiagrams } from '../../domain/funnel/counting';
 import { funnelStats, mayReadFunnel, parseQuery } from '../funnel';
 import { drawFigures } from './diagram-figures';
 

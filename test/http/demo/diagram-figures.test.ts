@@ -2,7 +2,7 @@ import { journeyDiagrams, type JourneyDiagram } from '../../../machines';
 import { SCREEN_SECONDS_BUCKETS } from '../../../src/core/metrics';
 import { createMemoryFunnelStore } from '../../../src/domain/funnel/memory-store';
 import { alignRange } from '../../../src/domain/funnel/store';
-import { funnelFigures, type FunnelFigures } from '../../../src/flows/funnel-figures';
+import { funnelFigures, type FunnelFigures } from '../../../src/domain/funnel/figures';
 import { entriesOf } from '../../support/funnel-journeys';
 import { diagramLayout, drawFigures, FIGURE_COLOURS, labelIds } from '../../../src/http/demo/diagram-figures';
 import { percent } from '../../../src/http/demo/funnel-format';

@@ -1,7 +1,7 @@
 import type { AnyStateMachine, StateNode } from 'xstate';
-import { EVENT_ACTION, FE_ACTIONS, PROOF_KIND, type FeAction, type UserEventType } from './actions';
-import type { ProofField } from './effects';
-import { SETTLED, STEP_INFO, stepOfTag, type StepId } from './steps';
+import { EVENT_ACTION, FE_ACTIONS, PROOF_KIND, type FeAction, type UserEventType } from '../actions';
+import type { ProofField } from '../effects';
+import { SETTLED, STEP_INFO, stepOfTag, type StepId } from '../steps';
 
 /*
  * Diagrams generated from the machine definitions, never drawn by hand: a Mermaid

@@ -1,6 +1,6 @@
-import { funnelDiagrams } from '../../src/flows/funnel';
-import { JOURNEY_TITLES_EN, journeyName, percent, REFUSAL_WORDS, refusalText, refusalWords, repeatsText, screenName, seconds } from '../../src/flows/funnel-words';
-import { catalogue } from '../../src/core/errors';
+import { funnelDiagrams } from '../../../src/domain/funnel/counting';
+import { JOURNEY_TITLES_EN, journeyName, percent, REFUSAL_WORDS, refusalText, refusalWords, repeatsText, screenName, seconds } from '../../../src/domain/funnel/words';
+import { catalogue } from '../../../src/core/errors';
 
 /*
  * One spelling per figure, for the pages, the diagrams and the terminal: a duration is the bound

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
-import type { JourneyDiagram } from '../../machines';
-import { newJourneyId } from '../../src/domain/funnel/journey-id';
-import { createMemoryFunnelStore } from '../../src/domain/funnel/memory-store';
-import { alignRange, MINUTE_MS } from '../../src/domain/funnel/store';
-import { codeScreens, DEFAULT_IDLE, diagramTrail, entryOf, funnelDiagrams, knownTrails, stepLabel, TRAIL_SEP } from '../../src/flows/funnel';
-import { completionIndex, funnelFigures, type FunnelFigures } from '../../src/flows/funnel-figures';
-import { eventsOf, type JourneyPlan } from '../support/funnel-journeys';
+import type { JourneyDiagram } from '../../../machines';
+import { newJourneyId } from '../../../src/domain/funnel/journey-id';
+import { createMemoryFunnelStore } from '../../../src/domain/funnel/memory-store';
+import { alignRange, MINUTE_MS } from '../../../src/domain/funnel/store';
+import { codeScreens, DEFAULT_IDLE, diagramTrail, entryOf, funnelDiagrams, knownTrails, stepLabel, TRAIL_SEP } from '../../../src/domain/funnel/counting';
+import { completionIndex, funnelFigures, type FunnelFigures } from '../../../src/domain/funnel/figures';
+import { eventsOf, type JourneyPlan } from '../../support/funnel-journeys';
 
 /*
  * The funnel's figures cannot contradict one another: thousands of random mixes of journeys

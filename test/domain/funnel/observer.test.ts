@@ -1,8 +1,6 @@
-import { apiError } from '../../src/core/errors';
-import type { EffectsSeen } from '../../src/flows/effects';
-import type { FunnelEvent } from '../../src/flows/funnel';
-import { createFunnelObserver } from '../../src/flows/funnel-observer';
-import type { FlowStepSeen } from '../../src/flows/run-flow-action';
+import { apiError } from '../../../src/core/errors';
+import type { FunnelEvent } from '../../../src/domain/funnel/counting';
+import { createFunnelObserver, type EffectsSeen, type FlowStepSeen } from '../../../src/domain/funnel/observer';
 
 /*
  * The funnel as the runner's observer, alone: what it hears of a step and of a refusal, and the

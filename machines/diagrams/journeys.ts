@@ -1,9 +1,9 @@
-import type { FlowClaims, FlowEffects, ProofField } from './effects';
-import { provideEffects } from './login-flow.machine';
-import { ACTION_ENTRY, proofFieldFor, type FeAction } from './actions';
-import { flowRequest } from './requests';
-import { runStep, type StepAnswer } from './run-step';
-import type { StepId } from './steps';
+import type { FlowClaims, FlowEffects, ProofField } from '../effects';
+import { provideEffects } from '../login-flow.machine';
+import { ACTION_ENTRY, proofFieldFor, type FeAction } from '../actions';
+import { flowRequest } from '../requests';
+import { runStep, type StepAnswer } from '../run-step';
+import type { StepId } from '../steps';
 
 /*
  * The contract's typical sequences (docs/contract.md#typical-sequences) as journeys of optimised actions, replayed against a small fake

@@ -1,17 +1,17 @@
 import pino from 'pino';
 import request from 'supertest';
-import { deepMerge } from '../../src/core/config/load';
-import { configSchema } from '../../src/core/config/schema';
-import { redisReady } from '../../src/core/redis';
-import type { Deps } from '../../src/domain/deps';
-import { mountFunnel } from '../../src/http/funnel';
-import { mountDemo } from '../../src/http/demo';
-import { renderFunnel } from '../../scripts/funnel';
-import { startSandbox, type Sandbox } from '../../src/sandbox';
-import { sandboxSeedUsers } from '../../src/sandbox/identity';
-import { eventually } from '../support/eventually';
-import { testApp, testConfig, testDeps } from '../support/app';
-import { startRedisServer, type RedisServer } from '../support/redis-server';
+import { deepMerge } from '../../../src/core/config/load';
+import { configSchema } from '../../../src/core/config/schema';
+import { redisReady } from '../../../src/core/redis';
+import type { Deps } from '../../../src/domain/deps';
+import { mountFunnel } from '../../../src/http/funnel';
+import { mountDemo } from '../../../src/http/demo';
+import { renderFunnel } from '../../../scripts/funnel';
+import { startSandbox, type Sandbox } from '../../../src/sandbox';
+import { sandboxSeedUsers } from '../../../src/sandbox/identity';
+import { eventually } from '../../support/eventually';
+import { testApp, testConfig, testDeps } from '../../support/app';
+import { startRedisServer, type RedisServer } from '../../support/redis-server';
 
 /*
  * The funnel end to end: 210 sandbox journeys with known outcomes, driven through the Fe*

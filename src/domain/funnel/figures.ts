@@ -1,12 +1,12 @@
-import type { JourneyDiagram, JourneyScreen } from '../../machines';
-import { SCREEN_SECONDS_BUCKETS } from '../core/metrics';
-import { MINUTE_MS, type FunnelCounts, type FunnelRead, type FunnelRange } from '../domain/funnel/store';
-import { refusalWords, stillThere } from './funnel-words';
-import { completionIndex, diagramTrail, parseField, stepLabel, TRAIL_SEP } from './funnel';
+import type { JourneyDiagram, JourneyScreen } from '../../../machines';
+import { SCREEN_SECONDS_BUCKETS } from '../../core/metrics';
+import { MINUTE_MS, type FunnelCounts, type FunnelRead, type FunnelRange } from './store';
+import { refusalWords, stillThere } from './words';
+import { completionIndex, diagramTrail, parseField, stepLabel, TRAIL_SEP } from './counting';
 
 /*
  * The funnel's figures for one journey's diagram, read from the counts of the journeys that
- * started in a range (src/flows/funnel.ts counts them). Every figure is a number of people (of
+ * started in a range (src/domain/funnel/counting.ts counts them). Every figure is a number of people (of
  * journeys) unless it says requests, and each follows from one count, `reached[trail]`: the
  * journeys whose trail began with that one. A diagram is a trail d0 → d1 → ... → dn; at its
  * position k:
@@ -28,7 +28,7 @@ import { completionIndex, diagramTrail, parseField, stepLabel, TRAIL_SEP } from 
 
 export interface RefusalFigure {
   reason: string;
-  /** The mistake in product's words (machines/labels.ts). */
+  /** The mistake in product's words (machines/diagrams/labels.ts). */
   mistake: string;
   /** Requests refused so (each wrong code is one). */
   count: number;

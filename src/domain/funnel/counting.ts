@@ -1,9 +1,9 @@
 import type { AnyStateMachine, StateNode } from 'xstate';
-import { JOURNEY_IDS, journeyDiagrams, loginFlowMachine, resumePointFor, SETTLED, stateNodes, stepOfTag, type FlowClaims, type JourneyDiagram, type LoginFlowInput, type StepId } from '../../machines';
-import { SCREEN_SECONDS_BUCKETS, type FunnelStage } from '../core/metrics';
-import { isJourneyId, journeyStart, newJourneyId } from '../domain/funnel/journey-id';
-import { CONVERSION_WINDOW_MS, MINUTE_MS, type FunnelEntry, type OnceCount } from '../domain/funnel/store';
-import type { Deps } from '../domain/deps';
+import { JOURNEY_IDS, journeyDiagrams, loginFlowMachine, resumePointFor, SETTLED, stateNodes, stepOfTag, type FlowClaims, type JourneyDiagram, type LoginFlowInput, type StepId } from '../../../machines';
+import { SCREEN_SECONDS_BUCKETS, type FunnelStage } from '../../core/metrics';
+import { isJourneyId, journeyStart, newJourneyId } from './journey-id';
+import { CONVERSION_WINDOW_MS, MINUTE_MS, type FunnelEntry, type OnceCount } from './store';
+import type { Deps } from '../deps';
 
 /*
  * The journey funnel, counted in people (docs/funnel.md). A journey gets an anonymous id when
@@ -14,7 +14,7 @@ import type { Deps } from '../domain/deps';
  * journey (every prefix of it, so the counts nest), or its repeat (a resend, a second update);
  * the refusal it met, as a request and once as a person; its time on the screen it left and
  * since it started. A journey's figures are then read along each diagram's trail
- * (src/flows/funnel-figures.ts): whoever's trail begins with a diagram's is on that diagram
+ * (src/domain/funnel/figures.ts): whoever's trail begins with a diagram's is on that diagram
  * up to where it parts from it.
  *
  * Nothing about the person is kept: a field names screens, a reason or a duration bucket. The
@@ -120,8 +120,14 @@ export function journeyOfClaims(claims: FlowClaims | undefined, nowMs: number): 
   return { id: newJourneyId(nowMs), trail: [], fresh: true };
 }
 
-/** The claims an answer's proof carries for the funnel: the journey and its trail up to the screen shown. */
-export const journeyClaims = (journey: FunnelJourney): { journey: string; trail: string } => ({ journey: journey.id, trail: journey.trail.join(TRAIL_SEP) });
+/** The funnel's journey and its trail up to the screen an answer shows: what the answer's proof carries (src/flows/answer.ts). */
+export interface FunnelLineage {
+  journey: string;
+  trail: string;
+}
+
+/** The claims an answer's proof carries for the funnel. */
+export const journeyClaims = (journey: FunnelJourney): FunnelLineage => ({ journey: journey.id, trail: journey.trail.join(TRAIL_SEP) });
 
 type Node = StateNode<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

@@ -1,19 +1,19 @@
 import type { AnyStateMachine, StateNode } from 'xstate';
-import { ACTIONS, type FeAction, type UserEventType } from './actions';
+import { ACTIONS, type FeAction, type UserEventType } from '../actions';
 import { edgesOf, stateNodes, type Edge } from './diagram';
 import { journeys, replayJourney, type Journey, type JourneyId, type ReplayedRequest } from './journeys';
 import { actionLabel, isScreenLabel, LABELS, refusalLabel, screenTitle, stateLabel } from './labels';
-import { ADMISSION_REFUSALS, CODE_REFUSALS, loginFlowMachine, type FlowFailureReason } from './login-flow.machine';
-import { FAILED, SETTLED, STEP_INFO, stepOfTag, type StepId } from './steps';
+import { ADMISSION_REFUSALS, CODE_REFUSALS, loginFlowMachine, type FlowFailureReason } from '../login-flow.machine';
+import { FAILED, SETTLED, STEP_INFO, stepOfTag, type StepId } from '../steps';
 
 /*
  * One diagram per journey, for product and QA: only what the user sees and does. Each journey
- * of machines/journeys.ts is replayed against the machine (the fake world of its replays), and
+ * of machines/diagrams/journeys.ts is replayed against the machine (the fake world of its replays), and
  * every request becomes one arrow: from the screen it started on to the screen it settled on,
  * labelled with the user's action, with the states it passed on the way as a small note of what
  * the service did. Refusal edges are left out of the picture and listed per journey instead,
  * read from the machine's transitions into `refused` along the same requests. Every word comes
- * from machines/labels.ts. The whole machine's engineering diagram is machines/diagram.ts's.
+ * from machines/diagrams/labels.ts. The whole machine's engineering diagram is machines/diagrams/diagram.ts's.
  */
 
 type Node = StateNode<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -64,7 +64,7 @@ export interface JourneyDiagram {
   id: JourneyId;
   /** The Italian title (labels.ts). */
   title: string;
-  /** The journey's name in machines/journeys.ts and docs/flows.md. */
+  /** The journey's name in machines/diagrams/journeys.ts and docs/flows.md. */
   name: string;
   spec: string;
   screens: JourneyScreen[];
@@ -102,14 +102,14 @@ function screenOf(nodes: Map<string, Node>, state: string): JourneyScreen {
   if (!node) throw new Error(`journey diagrams: no state "${state}"`);
   if (!node.tags.includes(SETTLED)) throw new Error(`journey diagrams: "${state}" is not a screen (a request does not settle there)`);
   const label = stateLabel(state);
-  if (!label || !isScreenLabel(label)) throw new Error(`journey diagrams: "${state}" has no screen label in machines/labels.ts`);
+  if (!label || !isScreenLabel(label)) throw new Error(`journey diagrams: "${state}" has no screen label in machines/diagrams/labels.ts`);
   const step = stepOfNode(node);
   return { state, step, name: label.screen, title: screenTitle(state, step), shows: label.shows, screen: step === null ? null : STEP_INFO[step].screen };
 }
 
 function noteOf(state: string): string {
   const label = stateLabel(state);
-  if (!label || isScreenLabel(label)) throw new Error(`journey diagrams: "${state}" has no note in machines/labels.ts`);
+  if (!label || isScreenLabel(label)) throw new Error(`journey diagrams: "${state}" has no note in machines/diagrams/labels.ts`);
   return label.note;
 }
 
@@ -136,7 +136,7 @@ export function journeyDiagramOf(journey: Journey, replayed: ReplayedRequest[], 
     addScreen(to);
     const event = loginEventOf(request.action);
     const label = actionLabel(event, request.states[0]!);
-    if (label === undefined) throw new Error(`journey diagrams: no action label for ${event} into ${request.states[0]} in machines/labels.ts`);
+    if (label === undefined) throw new Error(`journey diagrams: no action label for ${event} into ${request.states[0]} in machines/diagrams/labels.ts`);
     const passed = request.states.slice(0, -1);
     // The notes are the upstream calls (a state that invokes an effect); the checks in between need no words here.
     const notes = passed
@@ -155,7 +155,7 @@ export function journeyDiagramOf(journey: Journey, replayed: ReplayedRequest[], 
       for (const { reason, field } of refusalsOf(edge)) {
         const key = `${request.from} ${reason} ${field ?? ''}`;
         const mistake = refusalLabel(reason, field);
-        if (mistake === undefined) throw new Error(`journey diagrams: no mistake for refusal "${reason}" in machines/labels.ts`);
+        if (mistake === undefined) throw new Error(`journey diagrams: no mistake for refusal "${reason}" in machines/diagrams/labels.ts`);
         if (!refusals.has(key)) refusals.set(key, { at: request.from, action: request.action, reason, ...(field ? { field } : {}), mistake });
       }
     }
@@ -175,7 +175,7 @@ export function journeyDiagramOf(journey: Journey, replayed: ReplayedRequest[], 
 
 const loginEventOf = (action: FeAction): UserEventType => ACTIONS[action].event;
 
-/** Every journey's diagram, in the order of machines/journeys.ts. */
+/** Every journey's diagram, in the order of machines/diagrams/journeys.ts. */
 export async function journeyDiagrams(machine: AnyStateMachine = loginFlowMachine): Promise<JourneyDiagram[]> {
   const diagrams: JourneyDiagram[] = [];
   for (const journey of journeys) diagrams.push(journeyDiagramOf(journey, await replayJourney(journey), machine));

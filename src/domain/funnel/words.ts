@@ -1,19 +1,19 @@
-import { LABELS, type JourneyId } from '../../machines';
-import type { Reason } from '../core/errors';
-import type { TextLocale } from '../core/text-locale';
+import { LABELS, type JourneyId } from '../../../machines';
+import type { Reason } from '../../core/errors';
+import type { TextLocale } from '../../core/text-locale';
 
 /*
  * How every funnel figure reads, in Italian and in English: one module for the pages of /flows,
  * the figures drawn on its diagrams and `npm run funnel`, so a duration, a share or a count is
  * spelled the same wherever it is shown (the JSON carries the numbers, the unit in the name).
- * The screens and journeys are the diagrams' (Italian, machines/labels.ts, which the committed
+ * The screens and journeys are the diagrams' (Italian, machines/diagrams/labels.ts, which the committed
  * SVGs are drawn from); English has its own names here. Every refusal reason of the catalogue
  * has product words in both languages: none is shown as its code.
  */
 
 type Words = { it: string; en: string };
 
-/** The mistake or the obstacle behind each refusal, as product says it (Italian as machines/labels.ts where it has it). */
+/** The mistake or the obstacle behind each refusal, as product says it (Italian as machines/diagrams/labels.ts where it has it). */
 export const REFUSAL_WORDS = {
   invalid_request: { it: LABELS.refusals.invalid_request, en: 'a required field missing (a frontend error)' },
   unknown_action: { it: 'azione sconosciuta', en: 'unknown action' },
@@ -66,7 +66,7 @@ export function refusalWords(reason: string, locale: TextLocale = 'it', field?: 
   return words ? words[locale] : locale === 'it' ? 'altro rifiuto' : 'another refusal';
 }
 
-/** The screens' names in English, by state (the Italian are machines/labels.ts's). */
+/** The screens' names in English, by state (the Italian are machines/diagrams/labels.ts's). */
 export const SCREEN_NAMES_EN = {
   enteringIdentifier: 'Log in or sign up',
   askingPassword: 'Enter your password',

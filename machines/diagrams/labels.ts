@@ -1,12 +1,12 @@
-import type { UserEventType } from './actions';
+import type { UserEventType } from '../actions';
 import type { JourneyId } from './journeys';
-import type { FlowFailureReason, LoginFlowState } from './login-flow.machine';
+import type { FlowFailureReason, LoginFlowState } from '../login-flow.machine';
 
 /*
  * The plain Italian words product and QA read, in one table: the journeys' titles, a name for
  * every state of the login machine (the screen the user sees where a request settles, a short
  * note of what the service does where a request passes), the user's action for every event,
- * and the mistake behind every refusal. The journey diagrams (machines/journey-diagrams.ts,
+ * and the mistake behind every refusal. The journey diagrams (machines/diagrams/journey-diagrams.ts,
  * docs/journeys.md, GET /flows) and the demo page's step panel read them from here; nothing
  * else spells them. The API's own error texts stay in the error catalogue: only the mistake is
  * named here.

@@ -1,16 +1,16 @@
 import pino from 'pino';
 import request from 'supertest';
-import { deepMerge } from '../../src/core/config/load';
-import { configSchema } from '../../src/core/config/schema';
-import type { Deps } from '../../src/domain/deps';
-import { journeyStart } from '../../src/domain/funnel/journey-id';
-import { verifyProof } from '../../src/domain/proofs';
-import { recordedClaims } from '../../src/flows/journey-recording';
-import { mountFunnel } from '../../src/http/funnel';
-import { startSandbox, type Sandbox } from '../../src/sandbox';
-import { sandboxSeedUsers } from '../../src/sandbox/identity';
-import { eventually } from '../support/eventually';
-import { testApp, testConfig, testDeps } from '../support/app';
+import { deepMerge } from '../../../src/core/config/load';
+import { configSchema } from '../../../src/core/config/schema';
+import type { Deps } from '../../../src/domain/deps';
+import { journeyStart } from '../../../src/domain/funnel/journey-id';
+import { verifyProof } from '../../../src/domain/proofs';
+import { recordedClaims } from '../../../src/flows/journey-recording';
+import { mountFunnel } from '../../../src/http/funnel';
+import { startSandbox, type Sandbox } from '../../../src/sandbox';
+import { sandboxSeedUsers } from '../../../src/sandbox/identity';
+import { eventually } from '../../support/eventually';
+import { testApp, testConfig, testDeps } from '../../support/app';
 
 /*
  * One person is one journey, whatever they send: the journey's anonymous id in its proofs (a new

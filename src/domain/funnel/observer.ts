@@ -1,17 +1,57 @@
-import { STEP, type Entry, type FlowClaims } from '../../machines';
-import type { Deps } from '../domain/deps';
-import { looksLikePhone } from '../domain/phone';
-import { isApiError } from '../core/errors';
-import type { EffectsSeen } from './effects';
-import { counts, createFunnelRecorder, funnelKnownTrails, journeyClaims, journeyOfClaims, nextTrail, stepLabel, trailTo, type FunnelRecorder } from './funnel';
-import type { FlowStepRefused, FlowStepSeen, FunnelLineage, StepObserver } from './run-flow-action';
+import { STEP, type Entry, type FlowClaims, type LoginFlowInput, type StepAnswer } from '../../../machines';
+import type { Deps } from '../deps';
+import { looksLikePhone } from '../phone';
+import { isApiError } from '../../core/errors';
+import { counts, createFunnelRecorder, funnelKnownTrails, journeyClaims, journeyOfClaims, nextTrail, stepLabel, trailTo, type FunnelJourney, type FunnelLineage, type FunnelRecorder } from './counting';
 
 /*
  * The people funnel as an observer of the flow runner (docs/funnel.md): it names the request's
  * journey before the machine runs, hears each step's result and each refusal, and hands the
  * runner the journey and trail the next proof carries. Registered where the app is wired
- * (src/http/front-controller.ts); without it the runner counts nothing.
+ * (src/http/front-controller.ts); without it the runner counts nothing. The runner
+ * (src/flows/run-flow-action.ts) is one layer up, so what it tells its observer is declared
+ * here, with the one observer it has.
  */
+
+/** What the request's effects saw that the flow runner counts (the funnel): nothing about the person. */
+export interface EffectsSeen {
+  /** When the code this request had accepted was issued (epoch ms). */
+  codeSentAt?: number;
+  /** The funnel's journey of the request: a code record it sent or checked may name the one it belongs to. */
+  journey?: FunnelJourney;
+}
+
+/** A step as its observers hear it: the request, its claims, what its effects saw, and where the machine went. */
+export interface FlowStepSeen {
+  entry: Entry;
+  request: Record<string, unknown>;
+  claims: FlowClaims | undefined;
+  seen: EffectsSeen;
+  /** The state the request resumed at. */
+  from: string;
+  output: StepAnswer;
+}
+
+/** A request refused before or while the machine ran; `input` once the request was read. */
+export interface FlowStepRefused {
+  entry: Entry;
+  request: Record<string, unknown>;
+  seen: EffectsSeen;
+  input: LoginFlowInput | undefined;
+  err: unknown;
+}
+
+/**
+ * Who watches the runner's steps from outside it (the funnel, below). Each request hears
+ * `begin`, then `stepped` once the machine settled or `refused` if it never did.
+ */
+export interface StepObserver {
+  /** Before the machine runs: may name the request's journey in `seen`, which the effects read. */
+  begin(seen: EffectsSeen, claims: FlowClaims | undefined, startedMs: number): void;
+  /** The machine settled (accepted or not); answers the lineage the next proof carries, if any. */
+  stepped(step: FlowStepSeen): FunnelLineage | undefined | Promise<FunnelLineage | undefined>;
+  refused(refusal: FlowStepRefused): void;
+}
 
 /**
  * The code screen a first screen's request was heading for (a phone's 14, an email's 33, the
@@ -72,7 +112,7 @@ export function createFunnelObserver(funnel: FunnelRecorder, clock: Pick<Deps, '
     return carried;
   };
   return {
-    // The funnel's journey: the proof's, else a new one unless a code record names one (effects.ts).
+    // The funnel's journey: the proof's, else a new one unless a code record names one (src/flows/effects.ts).
     begin: (seen, claims, startedMs) => {
       seen.journey = journeyOfClaims(claims, startedMs);
     },

@@ -1,12 +1,12 @@
-import { JOURNEY_IDS, type JourneyDiagram } from '../../machines';
-import type { Deps } from '../../src/domain/deps';
-import { createMemoryFunnelStore } from '../../src/domain/funnel/memory-store';
-import { alignRange, HOUR_MS, MINUTE_MS } from '../../src/domain/funnel/store';
-import { createFunnelRecorder, entryOf, funnelDiagrams, knownTrails } from '../../src/flows/funnel';
-import { funnelFigures } from '../../src/flows/funnel-figures';
-import { eventually } from '../support/eventually';
-import { eventsOf } from '../support/funnel-journeys';
-import { testConfig, testDeps } from '../support/app';
+import { JOURNEY_IDS, type JourneyDiagram } from '../../../machines';
+import type { Deps } from '../../../src/domain/deps';
+import { createMemoryFunnelStore } from '../../../src/domain/funnel/memory-store';
+import { alignRange, HOUR_MS, MINUTE_MS } from '../../../src/domain/funnel/store';
+import { createFunnelRecorder, entryOf, funnelDiagrams, knownTrails } from '../../../src/domain/funnel/counting';
+import { funnelFigures } from '../../../src/domain/funnel/figures';
+import { eventually } from '../../support/eventually';
+import { eventsOf } from '../../support/funnel-journeys';
+import { testConfig, testDeps } from '../../support/app';
 
 /*
  * A journey completes once per person, the first time they reach its end screen: three people
