@@ -23,10 +23,10 @@ export type Mailbox = string & z.BRAND<'Mailbox'>;
 export function canonicalMailbox(raw: string): Mailbox | null {
   const text = raw.trim();
   const at = text.lastIndexOf('@');
+  // Stryker disable next-line EqualityOperator: an empty local part (`@` first) is refused by isEmailValid below as well; only no `@` at all must stop here.
   if (at <= 0) return null;
-  const domain = domainToASCII(text.slice(at + 1));
-  if (domain === '') return null;
-  const address = `${text.slice(0, at)}@${domain}`.toLowerCase();
+  // A domain IDNA cannot write is '', and `local@` is no address to isEmailValid.
+  const address = `${text.slice(0, at)}@${domainToASCII(text.slice(at + 1))}`.toLowerCase();
   return isEmailValid(address, { allowUnicode: false }) ? (address as Mailbox) : null;
 }
 
@@ -101,7 +101,11 @@ export function inboxOf(address: string): Inbox {
   const at = lower.lastIndexOf('@');
   if (at <= 0) return lower as Inbox;
   const tag = lower.indexOf('+');
-  let local = tag > 0 && tag < at ? lower.slice(0, tag) : lower.slice(0, at);
+  const tagged =
+    tag > 0 &&
+    // Stryker disable next-line EqualityOperator: `tag` and `at` index different characters, so they are never equal.
+    tag < at;
+  let local = tagged ? lower.slice(0, tag) : lower.slice(0, at);
   let domain = lower.slice(at + 1);
   const unified = DOTLESS_DOMAINS.get(domain);
   if (unified !== undefined) {

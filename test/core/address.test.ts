@@ -1,5 +1,7 @@
 import fc from 'fast-check';
-import { budgetOf, canonicalMailbox, inboxOf } from '../../src/core/address';
+import { z } from 'zod';
+import { budgetOf, canonicalMailbox, inboxOf, mailbox, recipientKey } from '../../src/core/address';
+import { ITALIAN_ISSUES } from '../../src/core/issue-texts';
 
 /*
  * The inbox every per-recipient count keys on: every spelling of one inbox (case, any `+tag`,
@@ -100,9 +102,18 @@ describe('inboxOf', () => {
     );
   });
 
-  it('leaves a phone or a plain key as it is', () => {
+  it('leaves a phone or a plain key as it is, a plain key in its case (two keys, two budgets)', () => {
     expect(budgetOf('+393331234567')).toBe('+393331234567');
     expect(budgetOf('order-42')).toBe('order-42');
+    expect(budgetOf('PNIa7Xk2mR0ssi')).toBe('PNIa7Xk2mR0ssi');
+  });
+
+  it('counts text that is no mailbox as it is, never merged into a mailbox\'s inbox', () => {
+    // No local part on a Gmail domain: not the inbox of anyone at gmail.com.
+    expect(inboxOf('@googlemail.com')).toBe('@googlemail.com');
+    // A `+` after the `@` is in the domain, not a tag.
+    expect(inboxOf('v@x+y.example')).toBe('v@x+y.example');
+    expect(inboxOf('nobody')).toBe('nobody');
   });
 });
 
@@ -116,5 +127,67 @@ describe('canonicalMailbox', () => {
   it('refuses what is not exactly one mailbox: no local part, no domain, a list, a display name', () => {
     for (const raw of ['@example.org', 'mario@', 'mario', '', 'a@example.org,b@example.org', 'Mario <mario@example.org>', 'mario@example', 'a@b@example.org'])
       expect([raw, canonicalMailbox(raw)]).toEqual([raw, null]);
+  });
+});
+
+/** What a field answers: its value, or the messages of its refusal. */
+const parsed = (schema: z.ZodType, raw: unknown) => {
+  const result = schema.safeParse(raw);
+  return result.success ? { value: result.data as unknown } : { refused: result.error.issues.map((issue) => issue.message) };
+};
+
+describe('canonicalMailbox without an @', () => {
+  it('refuses a domain IDNA cannot write', () => {
+    for (const raw of ['mario@xn--a.example', 'mario@exa mple.org', 'mario@ex%ample.org']) expect([raw, canonicalMailbox(raw)]).toEqual([raw, null]);
+  });
+
+  it('refuses a domain alone, rather than reading its last character as the local part\'s end', () => {
+    for (const raw of ['mario.example.org', 'example.org']) expect([raw, canonicalMailbox(raw)]).toEqual([raw, null]);
+  });
+});
+
+describe('a mailbox field', () => {
+  it('answers one mailbox in its canonical spelling, up to 254 characters', () => {
+    expect(parsed(mailbox(), ' Mario.Rossi@Example.ORG ')).toEqual({ value: 'mario.rossi@example.org' });
+    const longest = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(53)}.example`;
+    expect(longest).toHaveLength(254);
+    expect(parsed(mailbox(), longest)).toEqual({ value: longest });
+    expect(parsed(mailbox(), `x${longest}`)).toHaveProperty('refused');
+  });
+
+  it('refuses a list or a display name with a message the caller reads in its language', () => {
+    for (const raw of ['a@example.org, b@example.org', 'Mario <mario@example.org>']) {
+      const { refused } = parsed(mailbox(), raw) as { refused: string[] };
+      expect([raw, refused]).toEqual([raw, ['one email address (local@domain), nothing around it']]);
+      expect(ITALIAN_ISSUES[refused[0]!]).toBeDefined();
+    }
+  });
+
+  it('is published as an email in the API description', () => {
+    expect(z.toJSONSchema(mailbox(), { io: 'input' })).toMatchObject({ type: 'string', format: 'email', maxLength: 254 });
+  });
+});
+
+describe('a key that is a phone, a mailbox or a plain key', () => {
+  const key = recipientKey();
+
+  it('takes a phone as typed, with spaces, brackets, dots or dashes, trimmed', () => {
+    for (const raw of ['+39 333 123 4567', '333 1234567', '+39 (333) 123-45.67', '0039 333 1234567']) expect([raw, parsed(key, raw)]).toEqual([raw, { value: raw }]);
+    expect(parsed(key, ' +393331234567 ')).toEqual({ value: '+393331234567' });
+    expect(parsed(key, '\t+39 333 123 4567\n')).toEqual({ value: '+39 333 123 4567' });
+  });
+
+  it('takes a plain key without separators as it is, and a mailbox in its canonical spelling', () => {
+    for (const raw of ['order-42', 'PNIa7Xk2mR0ssi', 'user_7.x']) expect([raw, parsed(key, raw)]).toEqual([raw, { value: raw }]);
+    expect(parsed(key, 'Mario@Example.org')).toEqual({ value: 'mario@example.org' });
+  });
+
+  it('refuses a list of phones, a phone with words around it, and a plain key with separators', () => {
+    const separators = 'one phone, one email address or one key, without spaces or separators';
+    for (const raw of ['+39 333 1234567; +39 333 7654321', '+393331234567,+393337654321', '333 1234567 <x>', 'call 333 1234567', 'Mario Rossi', 'a(b)', '"order-42"', '+39 333 123 4567 890 123 456 78'])
+      expect([raw, parsed(key, raw)]).toEqual([raw, { refused: [separators] }]);
+    expect(ITALIAN_ISSUES[separators]).toBeDefined();
+    const { refused } = parsed(key, 'a@example.org, b@example.org') as { refused: string[] };
+    expect(refused).toEqual(['one email address (local@domain), nothing around it']);
   });
 });

@@ -1,5 +1,7 @@
+import type { Context } from 'koa';
 import pino from 'pino';
 import { createKeyChecks, keyMatches } from '../../src/domain/keys';
+import { metricsTokenHeld } from '../../src/http/keys';
 import { createMemoryRateLimiter } from '../../src/domain/limits/rate-limiter';
 import { testConfig } from '../support/app';
 
@@ -74,5 +76,25 @@ describe('the wrong-key lockout', () => {
     expect(await refusal('203.0.113.8', { metrics: METRICS })).toEqual({ internal: false, funnel: false, metrics: true });
     // One wrong key of the neighbour is its own first, not the guesser's seventh.
     expect(await refusal('2001:db8:1:3::7', { metrics: 'typo' })).toEqual({ internal: false, funnel: false, metrics: false });
+  });
+});
+
+describe('the metrics token in Authorization', () => {
+  const METRICS = 'm'.repeat(32);
+  const setup = () => {
+    const limiter = createMemoryRateLimiter();
+    const keys = createKeyChecks(testConfig({ metrics: { token: METRICS } }), limiter, () => 1_900_000_000_000);
+    const held = (authorization: string) => metricsTokenHeld({ keys }, { ip: '203.0.113.7', state: { log }, get: () => authorization } as unknown as Context);
+    return { held };
+  };
+
+  it('holds for `Bearer <token>` only, however many spaces after Bearer, a trailing space allowed', async () => {
+    const { held } = setup();
+    for (const header of [`Bearer ${METRICS}`, `bearer  ${METRICS}`, `Bearer ${METRICS} `]) expect([header, await held(header)]).toEqual([header, true]);
+  });
+
+  it('refuses the token with anything before Bearer or after it, or under another scheme', async () => {
+    const { held } = setup();
+    for (const header of [`xBearer ${METRICS}`, `Bearer ${METRICS} x`, `Bearer ${METRICS}x`, `Basic ${METRICS}`, METRICS]) expect([header, await held(header)]).toEqual([header, false]);
   });
 });

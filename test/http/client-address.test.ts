@@ -52,6 +52,10 @@ describe('the client address from X-Forwarded-For', () => {
     expect(xff('10.9.1.7, [2001:db8::17]', 1)).toBe('2001:db8::17');
     expect(xff('10.9.1.7, [198.51.100.7]', 1)).toBe(SOCKET);
   });
+
+  it('is the connection when the entry holds more than an address and its port', () => {
+    for (const entry of ['198.51.100.7:51234x', '198.51.100.7:80 203.0.113.5', '[2001:db8::17]:4711/evil', '[2001:db8::17]:_port!']) expect([entry, xff(`10.9.1.7, ${entry}`, 1)]).toEqual([entry, SOCKET]);
+  });
 });
 
 describe('the client address from Forwarded (RFC 7239)', () => {
@@ -152,6 +156,19 @@ describe('the deprecated server.trust_proxy', () => {
     const warnings = lines.filter((line) => line.level === 40 && deprecation.test(line.msg));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ trust_proxy: true, trust_proxy_hops: 1 });
+  });
+
+  it('logs one warn line for server.trust_proxy: false too, read as no hops', () => {
+    const { lines, log } = logged();
+    warnWhenTrustProxyDeprecated(testConfig({ server: { trust_proxy: false } }).server, log);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 40,
+        trust_proxy: false,
+        trust_proxy_hops: 0,
+        msg: 'server.trust_proxy is deprecated and will be removed: it is read as server.trust_proxy_hops: 0; set server.trust_proxy_hops to the number of proxies that append to the forwarded header and remove server.trust_proxy',
+      }),
+    ]);
   });
 
   it('logs nothing when only server.trust_proxy_hops is set', () => {

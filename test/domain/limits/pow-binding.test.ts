@@ -44,6 +44,15 @@ describe('a proof-of-work solution', () => {
     expect(await otherKey.verify(payload, 'otp_generate', 'digest-of-mario')).toEqual({ fault: 'invalid' });
   });
 
+  it('takes a genuine payload of 4,096 characters, the longest taken', async () => {
+    // The JSON padded with spaces to 3,072 bytes, which base64 writes in exactly 4,096 characters.
+    const json = Buffer.from(payload, 'base64').toString('utf8');
+    const longest = Buffer.from(json.padEnd(3072, ' ')).toString('base64');
+    expect(longest).toHaveLength(4096);
+    expect(await pow.verify(longest, 'otp_generate', 'digest-of-mario')).toEqual({ id: expect.any(String), expiresAt: expect.any(Number) });
+    expect(await pow.verify(Buffer.from(json.padEnd(3073, ' ')).toString('base64'), 'otp_generate', 'digest-of-mario')).toEqual({ fault: 'malformed' });
+  });
+
   it('refuses a payload that is too long, not base64 JSON, or missing its parts', async () => {
     const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
     const { challenge, solution } = JSON.parse(Buffer.from(payload, 'base64').toString('utf8')) as { challenge: { parameters: Record<string, unknown>; signature: string }; solution: Record<string, unknown> };
@@ -66,3 +75,28 @@ describe('a proof-of-work solution', () => {
     expect(await pow.verify(encode({ challenge, solution: { ...solution, derivedKey: wrong } }), 'otp_generate', 'digest-of-mario')).toEqual({ fault: 'invalid' });
   });
 });
+
+describe('the work a challenge asks', () => {
+  const pow = createPow(settings, key, () => 1_900_000_000_000);
+  const counterOf = async (difficulty?: number) => {
+    const { solution } = JSON.parse(Buffer.from(await solvePow(await pow.issue('otp_generate', 'digest-of-mario', difficulty)), 'base64').toString('utf8')) as { solution: { counter: number } };
+    return solution.counter;
+  };
+
+  it('is between half the difficulty asked, rounded up, and all of it: never less, so a hard challenge is never cheap', async () => {
+    const counters = new Set<number>();
+    for (let i = 0; i < 60; i++) counters.add(await counterOf(7));
+    // Were the bound rounded down, a counter of 3 would be among 60 draws all but about once in 700,000.
+    expect([...counters].every((counter) => counter >= 4 && counter <= 7)).toBe(true);
+    expect(counters.size).toBeGreaterThan(1);
+  });
+
+  it('is drawn from challenge.pow_difficulty when no difficulty is asked', async () => {
+    for (let i = 0; i < 5; i++) {
+      const counter = await counterOf();
+      expect(counter).toBeGreaterThanOrEqual(500);
+      expect(counter).toBeLessThanOrEqual(1000);
+    }
+  });
+});
+

@@ -63,4 +63,9 @@ describe('maskOtpKey', () => {
     expect(maskOtpKey('+393331234567')).toBe('*********567');
     expect(maskOtpKey('mario@example.com')).toBe('m***@example.com');
   });
+
+  it('shows nothing of a plain key, not even its last characters, and an empty key as masked too', () => {
+    // A plain key is a secret of the caller's (a session or order id): unlike a phone, no digit of it is kept.
+    for (const key of ['PNIa7Xk2mR0ssi', 'order-42', 'order-20261128-4711', '']) expect([key, maskOtpKey(key)]).toEqual([key, '***']);
+  });
 });
