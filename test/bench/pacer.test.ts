@@ -52,10 +52,11 @@ describe('bench paced load: a short real run of the login pair', () => {
     // Answered within a few % of offered: the schedule's 2 s plus the last pair's two answers.
     expect(result.rps).toBeGreaterThan(95);
     expect(result.rps).toBeLessThanOrEqual(100);
-    // Each answer takes the stand-in's 4 ms plus a little: plausible, not the burst of a second draining.
+    // Each answer takes the stand-in's 4 ms plus what a busy machine adds (another test file shares the cores; 63 ms
+    // seen at p99): plausible, not a second's burst draining through one connection (a median near 200 ms).
     expect(result.p50).toBeGreaterThanOrEqual(SERVICE_MS);
-    expect(result.p50).toBeLessThan(SERVICE_MS + 15);
-    expect(result.p99).toBeLessThan(SERVICE_MS + 40);
+    expect(result.p50).toBeLessThan(SERVICE_MS + 40);
+    expect(result.p99).toBeLessThan(SERVICE_MS + 150);
     expect(seen.filter((s) => s.action === 'FeLogin')).toHaveLength(100);
     expect(seen.filter((s) => s.action === 'FeVerifyOtp').every((s) => s.body.otp_code === s.body.phone!.slice(-6))).toBe(true);
     // Evenly started: FeLogin arrivals 20 ms apart on average, never a second's share at once.
