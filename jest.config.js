@@ -20,8 +20,5 @@ module.exports = {
   // file's modules (browsers, clusters, the app) until V8 gives up (seen at ~80 files, 4 GB).
   // A memory limit makes Jest use a worker and start a fresh one once it holds more than this.
   workerIdleMemoryLimit: '1GB',
-  // Jest's default is one worker per core but one: a single worker on two cores, while most files wait on servers
-  // (Redis, Prometheus, a browser, the drill's clock) rather than compute. Two keep both cores busy.
-  maxWorkers: '100%',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };
