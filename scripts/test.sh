@@ -29,6 +29,7 @@ if [ ${#need_debs[@]} -gt 0 ]; then
 fi
 
 echo "== type check"; npx tsc --noEmit
+echo "== format"; npm run -s check:format
 echo "== lint"; npx eslint .
 echo "== layers"; npm run -s check:layers
 # Files nothing reaches and dependencies nothing imports (knip.jsonc): about 10 s.
