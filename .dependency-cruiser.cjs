@@ -51,7 +51,8 @@ module.exports = {
     },
     {
       name: 'only-clients-speak-upstream',
-      comment: 'HTTP and SMTP to the upstreams go through src/clients (one place for timeouts, logs, metrics, error mapping).',
+      comment:
+        'HTTP and SMTP to the upstreams go through src/clients (one place for timeouts, logs, metrics, error mapping).',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/clients/' },
       to: { path: '^node_modules/(axios|nodemailer)/' },
@@ -68,8 +69,24 @@ module.exports = {
     layer('clients', '^src/clients/', ['src/clients/', 'src/core/']),
     layer('domain', '^src/domain/', ['src/domain/', 'src/clients/', 'src/core/', 'machines/']),
     layer('flows', '^src/flows/', ['src/flows/', 'src/domain/', 'src/clients/', 'src/core/', 'machines/']),
-    layer('actions', '^src/actions/', ['src/actions/', 'src/flows/', 'src/domain/', 'src/clients/', 'src/core/', 'machines/']),
-    layer('http', '^src/http/', ['src/http/', 'src/actions/', 'src/flows/', 'src/domain/', 'src/clients/', 'src/core/', 'src/sandbox/', 'machines/']),
+    layer('actions', '^src/actions/', [
+      'src/actions/',
+      'src/flows/',
+      'src/domain/',
+      'src/clients/',
+      'src/core/',
+      'machines/',
+    ]),
+    layer('http', '^src/http/', [
+      'src/http/',
+      'src/actions/',
+      'src/flows/',
+      'src/domain/',
+      'src/clients/',
+      'src/core/',
+      'src/sandbox/',
+      'machines/',
+    ]),
     // The fakes of the upstreams share the clients' paths and the recorded replies.
     layer('sandbox', '^src/sandbox/', ['src/sandbox/', 'src/clients/', 'src/core/']),
   ],

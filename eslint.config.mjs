@@ -15,12 +15,20 @@ export default tseslint.config(
     files: ['**/*.ts'],
     ignores: ['src/core/errors.ts'],
     rules: {
-      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='ApiError']", message: 'Make errors with apiError(reason, ...) from src/core/errors.ts.' }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='ApiError']",
+          message: 'Make errors with apiError(reason, ...) from src/core/errors.ts.',
+        },
+      ],
     },
   },
   {
     files: ['**/*.js', '**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
-    languageOptions: { globals: { module: 'writable', require: 'readonly', __dirname: 'readonly', process: 'readonly' } },
+    languageOptions: {
+      globals: { module: 'writable', require: 'readonly', __dirname: 'readonly', process: 'readonly' },
+    },
   },
 );

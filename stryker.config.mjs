@@ -11,18 +11,54 @@ import process from 'node:process';
 /** Each module: the files mutated, and the tests that reach them. */
 export const modules = {
   address: { mutate: ['src/core/address.ts'], tests: ['test/core/address.test.ts', 'test/security/addresses.test.ts'] },
-  'client-address': { mutate: ['src/http/client-address.ts'], tests: ['test/http/client-address.test.ts', 'test/security/client-address.test.ts', 'test/security/transport-headers.test.ts'] },
-  proofs: { mutate: ['src/domain/proofs.ts'], tests: ['test/domain/proofs.test.ts', 'test/domain/guard.test.ts'] },
-  keys: { mutate: ['src/domain/keys.ts', 'src/http/keys.ts'], tests: ['test/domain/keys.test.ts', 'test/security/key-guessing.test.ts'] },
-  'otp-key': { mutate: ['src/domain/otp/key.ts'], tests: ['test/domain/otp/key.test.ts', 'test/domain/otp/service.test.ts'] },
-  limits: {
-    mutate: ['src/domain/limits/abuse-limits.ts', 'src/domain/limits/rate-limiter.ts', 'src/domain/limits/redis-rate-limiter.ts'],
-    tests: ['test/domain/limits/abuse-limits.test.ts', 'test/domain/limits/rate-limiter.test.ts', 'test/domain/otp/service.test.ts', 'test/security/limits-table.test.ts', 'test/security/abuse.test.ts'],
+  'client-address': {
+    mutate: ['src/http/client-address.ts'],
+    tests: [
+      'test/http/client-address.test.ts',
+      'test/security/client-address.test.ts',
+      'test/security/transport-headers.test.ts',
+    ],
   },
-  pow: { mutate: ['src/domain/limits/pow.ts'], tests: ['test/domain/limits/pow-binding.test.ts', 'test/domain/limits/challenge.test.ts'] },
+  proofs: { mutate: ['src/domain/proofs.ts'], tests: ['test/domain/proofs.test.ts', 'test/domain/guard.test.ts'] },
+  keys: {
+    mutate: ['src/domain/keys.ts', 'src/http/keys.ts'],
+    tests: ['test/domain/keys.test.ts', 'test/security/key-guessing.test.ts'],
+  },
+  'otp-key': {
+    mutate: ['src/domain/otp/key.ts'],
+    tests: ['test/domain/otp/key.test.ts', 'test/domain/otp/service.test.ts'],
+  },
+  limits: {
+    mutate: [
+      'src/domain/limits/abuse-limits.ts',
+      'src/domain/limits/rate-limiter.ts',
+      'src/domain/limits/redis-rate-limiter.ts',
+    ],
+    tests: [
+      'test/domain/limits/abuse-limits.test.ts',
+      'test/domain/limits/rate-limiter.test.ts',
+      'test/domain/otp/service.test.ts',
+      'test/security/limits-table.test.ts',
+      'test/security/abuse.test.ts',
+    ],
+  },
+  pow: {
+    mutate: ['src/domain/limits/pow.ts'],
+    tests: ['test/domain/limits/pow-binding.test.ts', 'test/domain/limits/challenge.test.ts'],
+  },
   // Being reworked (nested client budgets, velocity): run last, after that work lands.
-  'client-network': { mutate: ['src/core/client-network.ts'], tests: ['test/core/client-network.test.ts', 'test/security/client-address.test.ts'] },
-  challenge: { mutate: ['src/domain/limits/challenge.ts'], tests: ['test/domain/limits/challenge.test.ts', 'test/security/challenge.test.ts', 'test/security/challenge-journeys.test.ts'] },
+  'client-network': {
+    mutate: ['src/core/client-network.ts'],
+    tests: ['test/core/client-network.test.ts', 'test/security/client-address.test.ts'],
+  },
+  challenge: {
+    mutate: ['src/domain/limits/challenge.ts'],
+    tests: [
+      'test/domain/limits/challenge.test.ts',
+      'test/security/challenge.test.ts',
+      'test/security/challenge-journeys.test.ts',
+    ],
+  },
 };
 
 const name = process.env.MUTATE_MODULE ?? 'proofs';

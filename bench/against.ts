@@ -1,6 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -41,7 +50,10 @@ export function readPerfBase(text: string): string {
     .split('\n')
     .map((l) => l.trim())
     .find((l) => l !== '' && !l.startsWith('#'));
-  if (!line || !/^[0-9a-f]{7,40}$/i.test(line)) throw new AgainstError(`${PERF_BASE}: expected a commit id on its first line that is not a comment, found ${line ?? 'nothing'}`);
+  if (!line || !/^[0-9a-f]{7,40}$/i.test(line))
+    throw new AgainstError(
+      `${PERF_BASE}: expected a commit id on its first line that is not a comment, found ${line ?? 'nothing'}`,
+    );
   return line;
 }
 
@@ -54,10 +66,14 @@ export interface ResolvedRef {
 /** `perf-base` through its file, anything else through git; the commit must be in this clone. */
 export function resolveRef(ref: string, options: { git?: Git; perfBase?: () => string } = {}): ResolvedRef {
   const run = options.git ?? git(REPO_ROOT);
-  const asked = ref === PERF_BASE ? readPerfBase((options.perfBase ?? (() => readFileSync(PERF_BASE_FILE, 'utf8')))()) : ref;
+  const asked =
+    ref === PERF_BASE ? readPerfBase((options.perfBase ?? (() => readFileSync(PERF_BASE_FILE, 'utf8')))()) : ref;
   const parsed = run(['rev-parse', '--verify', '--quiet', `${asked}^{commit}`]);
   if (!parsed.ok || !/^[0-9a-f]{40}$/.test(parsed.out)) {
-    const hint = ref === PERF_BASE ? ` (${PERF_BASE} holds ${asked}; a shallow clone may lack it: git fetch --unshallow, or git fetch origin ${asked})` : '';
+    const hint =
+      ref === PERF_BASE
+        ? ` (${PERF_BASE} holds ${asked}; a shallow clone may lack it: git fetch --unshallow, or git fetch origin ${asked})`
+        : '';
     throw new AgainstError(`--against ${ref}: no such commit in this clone${hint}`);
   }
   return { ref, commit: parsed.out };
@@ -90,7 +106,8 @@ export interface BaseBuild extends ResolvedRef {
 function dependenciesFor(dir: string, say: (line: string) => void): { path: string; how: BaseBuild['deps'] } {
   const lock = readFileSync(join(dir, 'package-lock.json'));
   const ownLock = join(REPO_ROOT, 'package-lock.json');
-  if (existsSync(ownLock) && lockKey(readFileSync(ownLock)) === lockKey(lock)) return { path: join(REPO_ROOT, 'node_modules'), how: 'same lock as this checkout' };
+  if (existsSync(ownLock) && lockKey(readFileSync(ownLock)) === lockKey(lock))
+    return { path: join(REPO_ROOT, 'node_modules'), how: 'same lock as this checkout' };
   const target = join(DEPS_CACHE, lockKey(lock));
   if (existsSync(join(target, 'node_modules'))) return { path: join(target, 'node_modules'), how: 'cached install' };
   mkdirSync(DEPS_CACHE, { recursive: true });
@@ -100,7 +117,10 @@ function dependenciesFor(dir: string, say: (line: string) => void): { path: stri
   copyFileSync(join(dir, 'package.json'), join(partial, 'package.json'));
   copyFileSync(join(dir, 'package-lock.json'), join(partial, 'package-lock.json'));
   say(`.. base: npm ci for its lock file ${lockKey(lock)} (once; kept in ${target})`);
-  const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: partial, stdio: ['ignore', 'ignore', 'inherit'] });
+  const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: partial,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   if (install.error || install.status !== 0) {
     rmSync(partial, { recursive: true, force: true });
     throw new AgainstError(`npm ci for the base build failed (${install.error?.message ?? `exit ${install.status}`})`);
@@ -129,7 +149,10 @@ export function prepareBase(resolved: ResolvedRef, say: (line: string) => void =
     run(['worktree', 'prune']);
   };
   try {
-    if (!existsSync(join(dir, BASE_SERVICE))) throw new AgainstError(`${resolved.ref} (${resolved.commit.slice(0, 7)}) has no ${BASE_SERVICE}: it predates the bench's service child and cannot be measured against`);
+    if (!existsSync(join(dir, BASE_SERVICE)))
+      throw new AgainstError(
+        `${resolved.ref} (${resolved.commit.slice(0, 7)}) has no ${BASE_SERVICE}: it predates the bench's service child and cannot be measured against`,
+      );
     const deps = dependenciesFor(dir, say);
     symlinkSync(deps.path, join(dir, 'node_modules'), 'dir');
     return { ...resolved, dir, deps: deps.how, close };

@@ -35,9 +35,16 @@ export function createBaselineApp(fetchUpstream?: Fetch): Koa {
 function upstreamFetch(transport: Transport, upstreams: string): Fetch {
   const url = `${upstreams}/idp${identityPaths.userGet}?uid=bench`;
   if (transport !== 'node:http') {
-    const upstream = createUpstream({ name: 'reference', label: 'reference', timeoutMs: 10_000, log: createLogger('warn'), transport });
+    const upstream = createUpstream({
+      name: 'reference',
+      label: 'reference',
+      timeoutMs: 10_000,
+      log: createLogger('warn'),
+      transport,
+    });
     let n = 0;
-    return async () => (await upstream.call({ requestId: `r${n++}` }, { endpoint: 'user_get', method: 'GET', url })).data;
+    return async () =>
+      (await upstream.call({ requestId: `r${n++}` }, { endpoint: 'user_get', method: 'GET', url })).data;
   }
   const agent = new http.Agent({ keepAlive: true, maxSockets: 128 });
   return () =>
@@ -58,7 +65,10 @@ function upstreamFetch(transport: Transport, upstreams: string): Fetch {
     });
 }
 
-export function startBaseline(reference?: { transport: Transport; upstreams: string }): Promise<{ url: string; close(): Promise<void> }> {
+export function startBaseline(reference?: {
+  transport: Transport;
+  upstreams: string;
+}): Promise<{ url: string; close(): Promise<void> }> {
   const app = createBaselineApp(reference && upstreamFetch(reference.transport, reference.upstreams));
   return new Promise((resolve) => {
     const server: Server = app.listen(0, '127.0.0.1', () => {
@@ -72,5 +82,7 @@ export function startBaseline(reference?: { transport: Transport; upstreams: str
 
 if (require.main === module) {
   const [transport, upstreams] = process.argv.slice(2) as [Transport | undefined, string | undefined];
-  void startBaseline(transport && upstreams ? { transport, upstreams } : undefined).then(({ url }) => announce({ url }));
+  void startBaseline(transport && upstreams ? { transport, upstreams } : undefined).then(({ url }) =>
+    announce({ url }),
+  );
 }

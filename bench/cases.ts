@@ -81,8 +81,19 @@ const memory: ServiceVariant = { store: 'memory', logLevel: 'warn' };
 const memoryInfo: ServiceVariant = { store: 'memory', logLevel: 'info' };
 const redis: ServiceVariant = { store: 'redis', logLevel: 'warn' };
 
-export const BASELINE: BenchCase = { name: 'baseline', label: '(a) bare Koa + body parser, JSON echo', kind: 'echo', phoneDigit: 9 };
-export const REF_NODE_HTTP: BenchCase = { name: 'ref_node_http_call', label: '(r) bare Koa + one upstream GET through node:http, keep-alive', kind: 'echo', transport: 'node:http', phoneDigit: 9 };
+export const BASELINE: BenchCase = {
+  name: 'baseline',
+  label: '(a) bare Koa + body parser, JSON echo',
+  kind: 'echo',
+  phoneDigit: 9,
+};
+export const REF_NODE_HTTP: BenchCase = {
+  name: 'ref_node_http_call',
+  label: '(r) bare Koa + one upstream GET through node:http, keep-alive',
+  kind: 'echo',
+  transport: 'node:http',
+  phoneDigit: 9,
+};
 
 /**
  * The login pair on an instance with `funnel.enabled` off: the reference of `login+funnel`, so
@@ -115,7 +126,12 @@ export const CHALLENGE_OFF: BenchCase = {
 };
 
 /** The apps a case can be paired with, by the name its `ratioTo` gives. */
-export const PAIRING: Readonly<Record<RatioTo, BenchCase>> = { baseline: BASELINE, ref_node_http_call: REF_NODE_HTTP, 'login-funnel-off': LOGIN_FUNNEL_OFF, 'otp_generate-challenge-off': CHALLENGE_OFF };
+export const PAIRING: Readonly<Record<RatioTo, BenchCase>> = {
+  baseline: BASELINE,
+  ref_node_http_call: REF_NODE_HTTP,
+  'login-funnel-off': LOGIN_FUNNEL_OFF,
+  'otp_generate-challenge-off': CHALLENGE_OFF,
+};
 
 const viaNodeHttp = 'ref_node_http_call' as const;
 const viaEcho = 'baseline' as const;
@@ -149,8 +165,26 @@ export const CASES: readonly BenchCase[] = [
     floor: 1.3,
     upstreamCalls: 0,
   },
-  { name: 'otp_generate', label: '(b) otp_generate, SMS channel', kind: 'otp_generate', service: memory, phoneDigit: 1, ratioTo: viaNodeHttp, floor: 2.0, upstreamCalls: 1 },
-  { name: 'verify_otp', label: '(c) verify_otp, right code, one-shot', kind: 'verify_otp', service: memory, phoneDigit: 2, ratioTo: viaEcho, floor: 2.0, upstreamCalls: 0 },
+  {
+    name: 'otp_generate',
+    label: '(b) otp_generate, SMS channel',
+    kind: 'otp_generate',
+    service: memory,
+    phoneDigit: 1,
+    ratioTo: viaNodeHttp,
+    floor: 2.0,
+    upstreamCalls: 1,
+  },
+  {
+    name: 'verify_otp',
+    label: '(c) verify_otp, right code, one-shot',
+    kind: 'verify_otp',
+    service: memory,
+    phoneDigit: 2,
+    ratioTo: viaEcho,
+    floor: 2.0,
+    upstreamCalls: 0,
+  },
   {
     name: 'login',
     label: '(d) FeLogin + FeVerifyOtp, phone (each request counted)',
@@ -166,7 +200,8 @@ export const CASES: readonly BenchCase[] = [
   // The same phones as its other half: two fresh instances, one setting apart.
   {
     name: 'login+funnel',
-    label: '(d) the same with the funnel on, each round right after login-funnel-off: what counting costs (issue 28: at most 5%)',
+    label:
+      '(d) the same with the funnel on, each round right after login-funnel-off: what counting costs (issue 28: at most 5%)',
     kind: 'login',
     service: memory,
     phoneDigit: 3,
@@ -180,7 +215,8 @@ export const CASES: readonly BenchCase[] = [
   // The same phones as its other half, as the funnel pair: two fresh instances, one setting apart.
   {
     name: 'otp_generate+challenge',
-    label: '(b) otp_generate with challenge.mode adaptive, never challenged, each round right after the same with it off: what the check costs (issue 37: at most 5%)',
+    label:
+      '(b) otp_generate with challenge.mode adaptive, never challenged, each round right after the same with it off: what the check costs (issue 37: at most 5%)',
     kind: 'otp_generate',
     service: { ...memory, challenge: 'adaptive' },
     phoneDigit: 1,
@@ -191,12 +227,59 @@ export const CASES: readonly BenchCase[] = [
     upstreamCalls: 1,
     thisBuildOnly: true,
   },
-  { name: 'get_user', label: '(e) get_user via the identity client', kind: 'get_user', service: memory, phoneDigit: 8, ratioTo: viaNodeHttp, floor: 1.5, upstreamCalls: 1 },
-  { name: 'otp_generate+info', label: '(b) with info logs to /dev/null', kind: 'otp_generate', service: memoryInfo, phoneDigit: 4, ratioTo: viaNodeHttp, floor: 1.15, relativeTo: 'otp_generate', upstreamCalls: 1 },
-  { name: 'verify_otp+info', label: '(c) with info logs to /dev/null', kind: 'verify_otp', service: memoryInfo, phoneDigit: 5, ratioTo: viaEcho, floor: 1.15, relativeTo: 'verify_otp', upstreamCalls: 0 },
+  {
+    name: 'get_user',
+    label: '(e) get_user via the identity client',
+    kind: 'get_user',
+    service: memory,
+    phoneDigit: 8,
+    ratioTo: viaNodeHttp,
+    floor: 1.5,
+    upstreamCalls: 1,
+  },
+  {
+    name: 'otp_generate+info',
+    label: '(b) with info logs to /dev/null',
+    kind: 'otp_generate',
+    service: memoryInfo,
+    phoneDigit: 4,
+    ratioTo: viaNodeHttp,
+    floor: 1.15,
+    relativeTo: 'otp_generate',
+    upstreamCalls: 1,
+  },
+  {
+    name: 'verify_otp+info',
+    label: '(c) with info logs to /dev/null',
+    kind: 'verify_otp',
+    service: memoryInfo,
+    phoneDigit: 5,
+    ratioTo: viaEcho,
+    floor: 1.15,
+    relativeTo: 'verify_otp',
+    upstreamCalls: 0,
+  },
   // Redis: the same work plus the store's round trips (a Lua script per code operation).
-  { name: 'otp_generate@redis', label: '(b) on the Redis store', kind: 'otp_generate', service: redis, phoneDigit: 6, ratioTo: viaNodeHttp, floor: 1.5, upstreamCalls: 1 },
-  { name: 'verify_otp@redis', label: '(c) on the Redis store', kind: 'verify_otp', service: redis, phoneDigit: 7, ratioTo: viaEcho, floor: 2.5, upstreamCalls: 0 },
+  {
+    name: 'otp_generate@redis',
+    label: '(b) on the Redis store',
+    kind: 'otp_generate',
+    service: redis,
+    phoneDigit: 6,
+    ratioTo: viaNodeHttp,
+    floor: 1.5,
+    upstreamCalls: 1,
+  },
+  {
+    name: 'verify_otp@redis',
+    label: '(c) on the Redis store',
+    kind: 'verify_otp',
+    service: redis,
+    phoneDigit: 7,
+    ratioTo: viaEcho,
+    floor: 2.5,
+    upstreamCalls: 0,
+  },
 ];
 
 /** The references every case's JSON names, whether or not it was paired with them. */

@@ -52,7 +52,8 @@ export function serve(handler: (command: Record<string, unknown>) => Promise<unk
   process.on('message', (message: { id: number; command: Record<string, unknown> }) => {
     handler(message.command).then(
       (result) => process.send?.({ id: message.id, result }),
-      (err: unknown) => process.send?.({ id: message.id, error: err instanceof Error ? err.stack ?? err.message : String(err) }),
+      (err: unknown) =>
+        process.send?.({ id: message.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
     );
   });
 }
@@ -76,7 +77,8 @@ export function startChild<A>(file: string, args: string[] = [], options: ChildO
     else waiter?.resolve(message.result);
   });
   child.once('exit', (code, signal) => {
-    for (const waiter of pending.values()) waiter.reject(new Error(`${file} exited (${signal ?? code}) before answering`));
+    for (const waiter of pending.values())
+      waiter.reject(new Error(`${file} exited (${signal ?? code}) before answering`));
     pending.clear();
   });
 

@@ -55,7 +55,8 @@ export function watchCpu(app: number | undefined, load: number | undefined, ours
   const sample = () => ({
     app: processCpuSeconds(app),
     load: processCpuSeconds(load),
-    ours: ours.map(processCpuSeconds).reduce<number>((sum, s) => sum + (s ?? 0), 0) + (processCpuSeconds(process.pid) ?? 0),
+    ours:
+      ours.map(processCpuSeconds).reduce<number>((sum, s) => sum + (s ?? 0), 0) + (processCpuSeconds(process.pid) ?? 0),
     machine: machineCpuSeconds(),
   });
   const before = sample();

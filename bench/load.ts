@@ -66,20 +66,39 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 const CODE_IN_ANSWER = /"otp":"(\d+)"/;
 
 /** The requests of one case: a fixed body, or bodies built per request from a shared counter. */
-export function requestsFor(spec: LoadSpec): { requests: Request[]; headers: Record<string, string>; state: { next: number; exhausted: boolean } } {
+export function requestsFor(spec: LoadSpec): {
+  requests: Request[];
+  headers: Record<string, string>;
+  state: { next: number; exhausted: boolean };
+} {
   const state = { next: spec.firstIndex ?? 0, exhausted: false };
   const prefix = spec.phonePrefix ?? '+3939';
-  const post = (path: string, setupRequest?: Request['setupRequest'], body?: string): Request => ({ method: 'POST', path, ...(body ? { body } : {}), ...(setupRequest ? { setupRequest } : {}) });
+  const post = (path: string, setupRequest?: Request['setupRequest'], body?: string): Request => ({
+    method: 'POST',
+    path,
+    ...(body ? { body } : {}),
+    ...(setupRequest ? { setupRequest } : {}),
+  });
   switch (spec.kind) {
     case 'echo':
-      return { headers: JSON_HEADERS, state, requests: [post('/', undefined, JSON.stringify({ uid: phoneOf(prefix, 0) }))] };
+      return {
+        headers: JSON_HEADERS,
+        state,
+        requests: [post('/', undefined, JSON.stringify({ uid: phoneOf(prefix, 0) }))],
+      };
     case 'noop':
-      return { headers: JSON_HEADERS, state, requests: [post('/?action=bench_noop', undefined, JSON.stringify({ uid: phoneOf(prefix, 0) }))] };
+      return {
+        headers: JSON_HEADERS,
+        state,
+        requests: [post('/?action=bench_noop', undefined, JSON.stringify({ uid: phoneOf(prefix, 0) }))],
+      };
     case 'otp_generate':
       return {
         headers: JSON_HEADERS,
         state,
-        requests: [post('/?action=otp_generate', (req) => ({ ...req, body: `{"uid":"${phoneOf(prefix, state.next++)}"}` }))],
+        requests: [
+          post('/?action=otp_generate', (req) => ({ ...req, body: `{"uid":"${phoneOf(prefix, state.next++)}"}` })),
+        ],
       };
     case 'verify_otp':
       return {
@@ -108,7 +127,10 @@ export function requestsFor(spec: LoadSpec): { requests: Request[]; headers: Rec
               context.code = CODE_IN_ANSWER.exec(body)?.[1] ?? 'missing';
             },
           },
-          post('/?action=FeVerifyOtp', (req, context) => ({ ...req, body: `{"flow":"phone","phone":"${context.phone}","otp_code":"${context.code}"}` })),
+          post('/?action=FeVerifyOtp', (req, context) => ({
+            ...req,
+            body: `{"flow":"phone","phone":"${context.phone}","otp_code":"${context.code}"}`,
+          })),
         ],
       };
     case 'get_user':
@@ -126,7 +148,13 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 
 async function runPacedLoad(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
   const { requests, headers, state } = requestsFor(spec);
-  const { answered, durationSeconds, ...figures } = await runPaced({ url: spec.url, rate: spec.rate, duration: spec.duration, requests, headers });
+  const { answered, durationSeconds, ...figures } = await runPaced({
+    url: spec.url,
+    rate: spec.rate,
+    duration: spec.duration,
+    requests,
+    headers,
+  });
   return {
     kind: spec.kind,
     requests: answered,

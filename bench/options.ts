@@ -93,7 +93,9 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] = arg.includes('=')
+      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+      : [arg, undefined];
     const value = () => inline ?? argv[++i];
     switch (flag) {
       case '--smoke':
@@ -115,9 +117,15 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         options.records = Math.max(1, positive(flag, value(), true));
         break;
       case '--cases': {
-        const cases = (value() ?? '').split(',').map((c) => c.trim()).filter(Boolean);
+        const cases = (value() ?? '')
+          .split(',')
+          .map((c) => c.trim())
+          .filter(Boolean);
         const unknown = cases.filter((c) => !CASE_NAMES.includes(c));
-        if (cases.length === 0 || unknown.length > 0) throw new UsageError(`--cases takes names among ${CASE_NAMES.join(', ')}${unknown.length > 0 ? `; unknown: ${unknown.join(', ')}` : ''}`);
+        if (cases.length === 0 || unknown.length > 0)
+          throw new UsageError(
+            `--cases takes names among ${CASE_NAMES.join(', ')}${unknown.length > 0 ? `; unknown: ${unknown.join(', ')}` : ''}`,
+          );
         options.cases = cases;
         break;
       }
@@ -140,7 +148,8 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
         break;
       case '--against':
         options.against = value() ?? null;
-        if (!options.against || options.against.startsWith('-')) throw new UsageError('--against needs a git ref (a commit, branch or tag) or perf-base');
+        if (!options.against || options.against.startsWith('-'))
+          throw new UsageError('--against needs a git ref (a commit, branch or tag) or perf-base');
         break;
       case '--profile':
         options.profileDir = value() ?? null;

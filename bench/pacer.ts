@@ -65,7 +65,11 @@ export async function runPaced(spec: PacedSpec): Promise<PacedResult> {
   const { requests, headers } = spec;
   const schedule = arrivalSchedule(spec.rate, spec.duration, requests.length);
   const url = new URL(spec.url);
-  const pool = new Pool(url.origin, { connections: PACED_SOCKETS, headersTimeout: ANSWER_TIMEOUT_MS, bodyTimeout: ANSWER_TIMEOUT_MS });
+  const pool = new Pool(url.origin, {
+    connections: PACED_SOCKETS,
+    headersTimeout: ANSWER_TIMEOUT_MS,
+    bodyTimeout: ANSWER_TIMEOUT_MS,
+  });
   // Microseconds: the histogram holds integers, and a login answer takes about one ms.
   const latency = createHistogram();
   const counts = { non2xx: 0, errors: 0, timeouts: 0, mismatches: 0 };
@@ -80,7 +84,12 @@ export async function runPaced(spec: PacedSpec): Promise<PacedResult> {
       let body: string;
       let status: number;
       try {
-        const answer = await pool.request({ method: 'POST', path: `${url.pathname.replace(/\/$/, '')}${request.path ?? '/'}`, headers, body: request.body });
+        const answer = await pool.request({
+          method: 'POST',
+          path: `${url.pathname.replace(/\/$/, '')}${request.path ?? '/'}`,
+          headers,
+          body: request.body,
+        });
         status = answer.statusCode;
         body = await answer.body.text();
       } catch (err) {

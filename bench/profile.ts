@@ -53,7 +53,10 @@ function componentOf(url: string): string {
   return path.startsWith(`/${ROOT}`) ? path.slice(ROOT.length + 1) : path;
 }
 
-export function hotFunctions(profile: CpuProfile, top = 15): { busyMs: number; functions: HotFunction[]; components: HotFunction[] } {
+export function hotFunctions(
+  profile: CpuProfile,
+  top = 15,
+): { busyMs: number; functions: HotFunction[]; components: HotFunction[] } {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
@@ -83,7 +86,8 @@ export function hotFunctions(profile: CpuProfile, top = 15): { busyMs: number; f
 
 export function formatHotFunctions(file: string, top = 12): string {
   const { busyMs, functions, components } = hotFunctions(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, top);
-  const line = (f: HotFunction) => `  ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.selfMs.toFixed(0).padStart(6)} ms  ${f.name}`;
+  const line = (f: HotFunction) =>
+    `  ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.selfMs.toFixed(0).padStart(6)} ms  ${f.name}`;
   return [
     `${file}: ${busyMs.toFixed(0)} ms busy`,
     ' self time by component (package, file of this repository, Node module; native code counts for its caller):',

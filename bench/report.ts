@@ -1,6 +1,16 @@
 import { BASE_FLOORS, BASE_NOISY_SPREAD } from './base-floors';
 import type { Build } from './against';
-import { MEMORY_TARGET_BYTES, NOISY_SPREAD, REFERENCE_NAMES, TAIL_LOADS, TAIL_NOISY_SPREAD, TAIL_P99_FLOOR, TAIL_P99_SLACK_MS, type BenchCase, type RatioTo } from './cases';
+import {
+  MEMORY_TARGET_BYTES,
+  NOISY_SPREAD,
+  REFERENCE_NAMES,
+  TAIL_LOADS,
+  TAIL_NOISY_SPREAD,
+  TAIL_P99_FLOOR,
+  TAIL_P99_SLACK_MS,
+  type BenchCase,
+  type RatioTo,
+} from './cases';
 import type { CpuUse } from './cpu';
 import type { LoadResult } from './load';
 import type { MemoryResult } from './memory';
@@ -72,7 +82,8 @@ export interface CaseFigures {
   /** Each round's ratio, in the order they ran: what a NOISY spread is made of. */
   round_ratios: number[];
   /** µs per answer of each reference in this run (and of the echo); the paired one from this case's own rounds. */
-  references: Record<(typeof REFERENCE_NAMES)[number] | 'baseline', number | null> & Partial<Record<RatioTo, number | null>>;
+  references: Record<(typeof REFERENCE_NAMES)[number] | 'baseline', number | null> &
+    Partial<Record<RatioTo, number | null>>;
   /**
    * The service's own work per answer, µs: the case's CPU less the echo's and, per upstream call
    * it makes, less what one call through the service's client adds to the echo
@@ -86,7 +97,8 @@ export interface CaseFigures {
   noisy: boolean;
 }
 
-const round = (value: number | undefined | null, digits: number): number | null => (value === undefined || value === null || !Number.isFinite(value) ? null : Number(value.toFixed(digits)));
+const round = (value: number | undefined | null, digits: number): number | null =>
+  value === undefined || value === null || !Number.isFinite(value) ? null : Number(value.toFixed(digits));
 
 export function median(values: readonly number[]): number | undefined {
   if (values.length === 0) return undefined;
@@ -102,17 +114,20 @@ export function spreadOf(values: readonly number[]): number | undefined {
 }
 
 const cpuOf = (run: Run) => run.cpu?.appMicrosPerRequest ?? undefined;
-const defined = (values: Array<number | undefined | null>) => values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+const defined = (values: Array<number | undefined | null>) =>
+  values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
 const medianCpu = (runs: readonly Run[] | undefined) => median(defined((runs ?? []).map(cpuOf)));
 
 /** Each round's ratio: the case's CPU per answer over its reference's, measured right before it. */
 export function roundRatios(outcome: CaseOutcome): number[] {
   const { runs = [], paired = [] } = outcome;
-  return defined(runs.map((run, i) => {
-    const own = cpuOf(run);
-    const reference = paired[i] && cpuOf(paired[i]!);
-    return own && reference ? own / reference : undefined;
-  }));
+  return defined(
+    runs.map((run, i) => {
+      const own = cpuOf(run);
+      const reference = paired[i] && cpuOf(paired[i]!);
+      return own && reference ? own / reference : undefined;
+    }),
+  );
 }
 
 /** Every run of a name in the bench (a reference runs once per round of each case paired with it). */
@@ -131,7 +146,8 @@ export function baselineCpu(outcomes: readonly CaseOutcome[]): number | undefine
   return medianCpu(allRuns(outcomes, 'baseline'));
 }
 
-const failed = (runs: readonly Run[] | undefined) => (runs ?? []).some((r) => r.result.failures > 0 || r.result.exhausted);
+const failed = (runs: readonly Run[] | undefined) =>
+  (runs ?? []).some((r) => r.result.failures > 0 || r.result.exhausted);
 const isJudgedCase = (outcome: CaseOutcome) => Boolean(outcome.benchCase.ratioTo);
 
 /** Every case judged against its floor; `judge` false (smoke: cold, a second each) leaves them unjudged. */
@@ -153,9 +169,22 @@ export function caseFigures(outcomes: readonly CaseOutcome[], judge = true): Cas
     else if (judge && judged !== undefined) verdict = judged <= benchCase.floor ? 'ok' : 'over floor';
     const cpu = medianCpu(runs);
     const own = ownWork(outcomes)(benchCase, cpu);
-    const names: readonly string[] = benchCase.ratioTo && !(named as readonly string[]).includes(benchCase.ratioTo) ? [...named, benchCase.ratioTo] : named;
+    const names: readonly string[] =
+      benchCase.ratioTo && !(named as readonly string[]).includes(benchCase.ratioTo)
+        ? [...named, benchCase.ratioTo]
+        : named;
     const references = Object.fromEntries(
-      names.map((name) => [name, round(name === benchCase.ratioTo ? medianCpu(outcome.paired) : name === benchCase.name ? cpu : runMedians[name as (typeof named)[number]], 1)]),
+      names.map((name) => [
+        name,
+        round(
+          name === benchCase.ratioTo
+            ? medianCpu(outcome.paired)
+            : name === benchCase.name
+              ? cpu
+              : runMedians[name as (typeof named)[number]],
+          1,
+        ),
+      ]),
     ) as CaseFigures['references'];
     return {
       name: benchCase.name,
@@ -184,13 +213,16 @@ export function caseFigures(outcomes: readonly CaseOutcome[], judge = true): Cas
  * upstream call, less what one call through the service's client adds to the echo (medians of
  * this run's references). Undefined for a reference app, or when a reference it needs did not run.
  */
-export function ownWork(outcomes: readonly CaseOutcome[]): (benchCase: BenchCase, cpu: number | undefined) => number | undefined {
+export function ownWork(
+  outcomes: readonly CaseOutcome[],
+): (benchCase: BenchCase, cpu: number | undefined) => number | undefined {
   const baseline = baselineCpu(outcomes);
   const upstreamCall = medianCpu(allRuns(outcomes, 'ref_upstream_call'));
   const perCall = upstreamCall !== undefined && baseline !== undefined ? upstreamCall - baseline : undefined;
   return (benchCase, cpu) => {
     const calls = benchCase.service ? benchCase.upstreamCalls : undefined;
-    if (cpu === undefined || baseline === undefined || calls === undefined || (calls > 0 && perCall === undefined)) return undefined;
+    if (cpu === undefined || baseline === undefined || calls === undefined || (calls > 0 && perCall === undefined))
+      return undefined;
     return cpu - baseline - calls * (perCall ?? 0);
   };
 }
@@ -226,11 +258,13 @@ export function againstFigures(outcomes: readonly CaseOutcome[], judge = true): 
     const { benchCase, runs = [], base } = outcome;
     if (!base) return [];
     const ownOf = (run: Run | undefined) => (run ? own(benchCase, cpuOf(run)) : undefined);
-    const ratios = defined(runs.map((run, i) => {
-      const mine = ownOf(run);
-      const theirs = ownOf(base.runs[i]);
-      return mine !== undefined && theirs !== undefined && theirs > 0 ? mine / theirs : undefined;
-    }));
+    const ratios = defined(
+      runs.map((run, i) => {
+        const mine = ownOf(run);
+        const theirs = ownOf(base.runs[i]);
+        return mine !== undefined && theirs !== undefined && theirs > 0 ? mine / theirs : undefined;
+      }),
+    );
     const ratio = median(ratios);
     const spread = spreadOf(ratios);
     const { floor, target } = BASE_FLOORS[benchCase.name] ?? {};
@@ -265,9 +299,24 @@ export function againstFigures(outcomes: readonly CaseOutcome[], judge = true): 
 export function formatAgainst(figures: readonly AgainstFigures[]): string {
   const rows = figures.map((f) => {
     const result = f.noisy ? `${f.result} NOISY` : f.result;
-    return [f.name, cell(round(f.own_us_base, 0)), cell(round(f.own_us_new, 0)), cell(f.ratio), percent(f.spread), f.floor === null ? '' : `<= ${f.floor}`, f.target === null ? '' : `${f.target}`, `${cell(round(f.cpu_us_base, 0))} -> ${cell(round(f.cpu_us_new, 0))}`, `${cell(f.p99_ms_base)} -> ${cell(f.p99_ms_new)}`, result];
+    return [
+      f.name,
+      cell(round(f.own_us_base, 0)),
+      cell(round(f.own_us_new, 0)),
+      cell(f.ratio),
+      percent(f.spread),
+      f.floor === null ? '' : `<= ${f.floor}`,
+      f.target === null ? '' : `${f.target}`,
+      `${cell(round(f.cpu_us_base, 0))} -> ${cell(round(f.cpu_us_new, 0))}`,
+      `${cell(f.p99_ms_base)} -> ${cell(f.p99_ms_new)}`,
+      result,
+    ];
   });
-  return table(['case', 'base own µs', 'new own µs', 'ratio', 'spread', 'floor', 'target', 'app CPU µs', 'p99 ms', 'result'], rows, 1);
+  return table(
+    ['case', 'base own µs', 'new own µs', 'ratio', 'spread', 'floor', 'target', 'app CPU µs', 'p99 ms', 'result'],
+    rows,
+    1,
+  );
 }
 
 export const AGAINST_LEGEND = [
@@ -362,13 +411,14 @@ export function tailFigures(outcomes: readonly CaseOutcome[], judge = true): Tai
     floor: TAIL_P99_FLOOR,
     slack_ms: TAIL_P99_SLACK_MS,
     noisy_spread: TAIL_NOISY_SPREAD,
-    result: failedLevel ? 'failed' : judged?.result ?? 'not judged',
+    result: failedLevel ? 'failed' : (judged?.result ?? 'not judged'),
   };
 }
 
 /** The printed tail table. */
 export function formatTail(figures: TailFigures): string {
-  const pair = (base: number | null, mine: number | null) => (base === null ? cell(mine) : `${cell(base)} -> ${cell(mine)}`);
+  const pair = (base: number | null, mine: number | null) =>
+    base === null ? cell(mine) : `${cell(base)} -> ${cell(mine)}`;
   const rows = figures.levels.map((l) => [
     `${Math.round(l.load * 100)}%`,
     cell(l.rate),
@@ -380,10 +430,17 @@ export function formatTail(figures: TailFigures): string {
     l.load === TAIL_JUDGED_LOAD ? `<= ${figures.floor} or ${figures.slack_ms} ms` : '',
     l.noisy ? `${l.result} NOISY` : l.result,
   ]);
-  const saturating = figures.saturating_req_per_s_base === null ? `${cell(figures.saturating_req_per_s_new)} req/s` : `base ${cell(figures.saturating_req_per_s_base)}, new ${cell(figures.saturating_req_per_s_new)} req/s; the lower is the basis`;
+  const saturating =
+    figures.saturating_req_per_s_base === null
+      ? `${cell(figures.saturating_req_per_s_new)} req/s`
+      : `base ${cell(figures.saturating_req_per_s_base)}, new ${cell(figures.saturating_req_per_s_new)} req/s; the lower is the basis`;
   return [
     `tail latency, ${figures.case}: paced at shares of the saturating rate (closed loop: ${saturating})`,
-    table(['load', 'offered req/s', 'answered req/s', 'p50 ms', 'p99 ms', 'p99 ratio', 'spread', 'floor', 'result'], rows, 1),
+    table(
+      ['load', 'offered req/s', 'answered req/s', 'p50 ms', 'p99 ms', 'p99 ratio', 'spread', 'floor', 'result'],
+      rows,
+      1,
+    ),
   ].join('\n');
 }
 
@@ -418,7 +475,11 @@ export function referenceFigures(outcomes: readonly CaseOutcome[]) {
 export function jsonReport(outcomes: readonly CaseOutcome[], memory: MemoryResult | undefined, judge: boolean) {
   const baselineRuns = allRuns(outcomes, 'baseline');
   return {
-    baseline: { req_per_s: round(median(baselineRuns.map((r) => r.result.rps)), 0), cpu_us_per_answer: round(baselineCpu(outcomes), 1), runs: baselineRuns.length },
+    baseline: {
+      req_per_s: round(median(baselineRuns.map((r) => r.result.rps)), 0),
+      cpu_us_per_answer: round(baselineCpu(outcomes), 1),
+      runs: baselineRuns.length,
+    },
     cases: caseFigures(outcomes, judge),
     references: referenceFigures(outcomes),
     memory_bytes_per_code: memory ? round(memory.bytesPerRecord, 1) : null,
@@ -429,31 +490,74 @@ export function jsonReport(outcomes: readonly CaseOutcome[], memory: MemoryResul
 
 function table(header: string[], rows: string[][], leftColumns = 2): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i < leftColumns ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
 const cell = (value: number | null) => (value === null ? '-' : String(value));
 const percent = (value: number | null) => (value === null ? '-' : `${(value * 100).toFixed(0)}%`);
-const SHORT: Record<RatioTo, string> = { ref_node_http_call: 'node:http', baseline: 'echo', 'login-funnel-off': 'funnel off', 'otp_generate-challenge-off': 'challenge off' };
+const SHORT: Record<RatioTo, string> = {
+  ref_node_http_call: 'node:http',
+  baseline: 'echo',
+  'login-funnel-off': 'funnel off',
+  'otp_generate-challenge-off': 'challenge off',
+};
 
 /** The printed table: each case's ratio to its paired reference, its spread, beside its floor. */
 export function formatTable(outcomes: readonly CaseOutcome[], judge = true): string {
   const rows = referenceFigures(outcomes)
     .filter((r) => r.name === 'ref_node_http_call')
-    .map((r) => [r.name, '-', cell(r.req_per_s), cell(round(r.p50_ms, 1)), cell(round(r.p99_ms, 1)), cell(round(r.cpu_us_per_answer, 0)), '-', '', '', '', '', '', `reference (${r.runs} runs)`]);
+    .map((r) => [
+      r.name,
+      '-',
+      cell(r.req_per_s),
+      cell(round(r.p50_ms, 1)),
+      cell(round(r.p99_ms, 1)),
+      cell(round(r.cpu_us_per_answer, 0)),
+      '-',
+      '',
+      '',
+      '',
+      '',
+      '',
+      `reference (${r.runs} runs)`,
+    ]);
   const baselineRuns = allRuns(outcomes, 'baseline');
   if (baselineRuns.length > 0) {
     const cpu = baselineCpu(outcomes);
-    rows.unshift(['baseline', '-', cell(round(median(baselineRuns.map((r) => r.result.rps)), 0)), cell(round(median(baselineRuns.map((r) => r.result.p50)), 1)), cell(round(median(baselineRuns.map((r) => r.result.p99)), 1)), cell(round(cpu, 0)), '-', '', '', '', '', '', `reference (${baselineRuns.length} runs)`]);
+    rows.unshift([
+      'baseline',
+      '-',
+      cell(round(median(baselineRuns.map((r) => r.result.rps)), 0)),
+      cell(round(median(baselineRuns.map((r) => r.result.p50)), 1)),
+      cell(round(median(baselineRuns.map((r) => r.result.p99)), 1)),
+      cell(round(cpu, 0)),
+      '-',
+      '',
+      '',
+      '',
+      '',
+      '',
+      `reference (${baselineRuns.length} runs)`,
+    ]);
   }
   for (const figures of caseFigures(outcomes, judge)) {
     const outcome = outcomes.find((o) => o.benchCase.name === figures.name)!;
-    const floor = figures.floor === null ? '' : outcome.benchCase.relativeTo ? `x${figures.floor} of ${outcome.benchCase.relativeTo}` : `<= ${figures.floor}`;
+    const floor =
+      figures.floor === null
+        ? ''
+        : outcome.benchCase.relativeTo
+          ? `x${figures.floor} of ${outcome.benchCase.relativeTo}`
+          : `<= ${figures.floor}`;
     const last = outcome.runs?.find((r) => r.result.failures > 0 || r.result.exhausted)?.result;
     let result: string = figures.result;
     if (figures.result === 'skipped') result = `skipped: ${outcome.skipped ?? 'not run'}`;
-    else if (figures.result === 'failed' && last) result = `${last.failures} failed${last.exhausted ? ' (ran out of pre-issued codes)' : ''}`;
+    else if (figures.result === 'failed' && last)
+      result = `${last.failures} failed${last.exhausted ? ' (ran out of pre-issued codes)' : ''}`;
     if (figures.noisy) result += ' NOISY';
     const paired = figures.ratio_to ? figures.references[figures.ratio_to] : null;
     rows.push([
@@ -472,7 +576,24 @@ export function formatTable(outcomes: readonly CaseOutcome[], judge = true): str
       result,
     ]);
   }
-  return table(['case', 'store, log', 'req/s', 'p50 ms', 'p99 ms', 'app CPU µs/answer', 'paired ref µs', 'ratio', 'spread', 'floor', 'x echo', 'own µs', 'result'], rows);
+  return table(
+    [
+      'case',
+      'store, log',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'app CPU µs/answer',
+      'paired ref µs',
+      'ratio',
+      'spread',
+      'floor',
+      'x echo',
+      'own µs',
+      'result',
+    ],
+    rows,
+  );
 }
 
 /** What the CPU columns mean, printed under the table. */
@@ -480,7 +601,7 @@ export const CPU_LEGEND = [
   'app CPU µs/answer: CPU time of the process under load per answer (independent of how many cores it got), median of the rounds;',
   'paired ref µs: the same for the reference run right before each round (node:http: one answer plus one node:http upstream call; echo: the bare Koa echo);',
   `ratio: the case's over its paired reference's, median of the rounds (the figure the floors are set in); spread: (largest - smallest) / median of the rounds' ratios, NOISY above ${NOISY_SPREAD * 100}%;`,
-  'x echo: the case over the baseline\'s median, the figure of earlier runs;',
+  "x echo: the case over the baseline's median, the figure of earlier runs;",
   "own µs: the service's own work per answer: the case less the echo and, per upstream call, less one call through its client (ref_upstream_call - echo).",
 ].join('\n');
 
@@ -499,7 +620,9 @@ export function verdict(outcomes: readonly CaseOutcome[], memory?: MemoryResult)
     if (result.requests === 0) problems.push(`${name}: no answer at all`);
     if (result.failures > 0) {
       const detail = `non-2xx ${result.non2xx}, socket errors ${result.errors}, timeouts ${result.timeouts}, success:false ${result.mismatches}`;
-      problems.push(`${name}: ${result.failures} failed (${detail})${result.firstFailure ? `; first: ${result.firstFailure}` : ''}`);
+      problems.push(
+        `${name}: ${result.failures} failed (${detail})${result.firstFailure ? `; first: ${result.firstFailure}` : ''}`,
+      );
     }
     if (result.exhausted) problems.push(`${name}: ran out of pre-issued codes`);
   };
@@ -507,7 +630,11 @@ export function verdict(outcomes: readonly CaseOutcome[], memory?: MemoryResult)
     for (const run of runs ?? []) check(benchCase.name, run.result);
     for (const run of base?.runs ?? []) check(`${benchCase.name} (base build)`, run.result);
     for (const run of paired ?? []) check(benchCase.ratioTo ?? 'reference', run.result);
-    for (const run of tail?.runs ?? []) check(`${benchCase.name} paced at ${Math.round(run.load * 100)}%${run.build === 'base' ? ' (base build)' : ''}`, run.result);
+    for (const run of tail?.runs ?? [])
+      check(
+        `${benchCase.name} paced at ${Math.round(run.load * 100)}%${run.build === 'base' ? ' (base build)' : ''}`,
+        run.result,
+      );
   }
   if (memory && !(memory.bytesPerRecord > 0)) problems.push('memory: no growth measured');
   return { ok: problems.length === 0, problems };

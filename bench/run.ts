@@ -4,7 +4,22 @@ import { availableParallelism, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { AgainstError, BASE_MEMORY, BASE_SERVICE, pairOrder, prepareBase, resolveRef, type BaseBuild } from './against';
 import { BASE_NOISY_SPREAD } from './base-floors';
-import { BASELINE, CASES, MEMORY_TARGET_BYTES, NOISY_SPREAD, PAIRING, REF_NODE_HTTP, TAIL_CASE, TAIL_DURATION, TAIL_LOADS, TAIL_NOISY_SPREAD, TAIL_ROUNDS, phonePrefix, type BenchCase, type ServiceVariant } from './cases';
+import {
+  BASELINE,
+  CASES,
+  MEMORY_TARGET_BYTES,
+  NOISY_SPREAD,
+  PAIRING,
+  REF_NODE_HTTP,
+  TAIL_CASE,
+  TAIL_DURATION,
+  TAIL_LOADS,
+  TAIL_NOISY_SPREAD,
+  TAIL_ROUNDS,
+  phonePrefix,
+  type BenchCase,
+  type ServiceVariant,
+} from './cases';
 import { benchFile, startChild, type Child } from './child';
 import type { LoadResult, LoadSpec } from './load';
 import type { MemoryResult } from './memory';
@@ -12,7 +27,24 @@ import { BENCH_USAGE, parseOptions, UsageError, type BenchOptions } from './opti
 import { formatHotFunctions } from './profile';
 import { redisInstalled, startRedis, type BenchRedis } from './redis';
 import { watchCpu } from './cpu';
-import { AGAINST_LEGEND, againstFigures, caseFigures, CPU_LEGEND, formatAgainst, formatMemory, formatTable, formatTail, jsonReport, median, TAIL_LEGEND, tailFigures, verdict, type CaseOutcome, type Run, type TailOutcome } from './report';
+import {
+  AGAINST_LEGEND,
+  againstFigures,
+  caseFigures,
+  CPU_LEGEND,
+  formatAgainst,
+  formatMemory,
+  formatTable,
+  formatTail,
+  jsonReport,
+  median,
+  TAIL_LEGEND,
+  tailFigures,
+  verdict,
+  type CaseOutcome,
+  type Run,
+  type TailOutcome,
+} from './report';
 import { BENCH_INTERNAL_KEY, type ServiceOptions } from './service';
 
 /*
@@ -58,7 +90,13 @@ export function cpuPlan(pin: boolean): { app?: string; rest?: string } {
   return { app: '0', rest: cpus === 2 ? '1' : `1-${cpus - 1}` };
 }
 
-export const machine = (): Machine => ({ cpus: availableParallelism(), node: process.version, load: loadavg().map((l) => l.toFixed(2)).join(' ') });
+export const machine = (): Machine => ({
+  cpus: availableParallelism(),
+  node: process.version,
+  load: loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' '),
+});
 
 export interface BenchReport {
   outcomes: CaseOutcome[];
@@ -89,11 +127,17 @@ export const REDIS_MISSING =
 
 /** Why the selected cases cannot run here, if they cannot: a Redis case needs redis-server unless --skip-redis. */
 export function setupRefusal(options: BenchOptions, installed: () => boolean = redisInstalled): string | undefined {
-  const wantsRedis = CASES.some((c) => c.service?.store === 'redis' && (!options.cases || options.cases.includes(c.name)));
+  const wantsRedis = CASES.some(
+    (c) => c.service?.store === 'redis' && (!options.cases || options.cases.includes(c.name)),
+  );
   return wantsRedis && options.redis && !installed() ? REDIS_MISSING : undefined;
 }
 
-export async function runBench(options: BenchOptions, say: Say = (line) => process.stdout.write(`${line}\n`), base?: BaseCheckout): Promise<BenchReport> {
+export async function runBench(
+  options: BenchOptions,
+  say: Say = (line) => process.stdout.write(`${line}\n`),
+  base?: BaseCheckout,
+): Promise<BenchReport> {
   const stoppers: Array<() => Promise<void>> = [];
   const outcomes: CaseOutcome[] = [];
   const profiles: string[] = [];
@@ -102,7 +146,10 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
   const refusal = setupRefusal(options);
   if (refusal) throw new BenchSetupError(refusal);
   const cpus = cpuPlan(options.pin);
-  if (cpus.app) say(`.. pinned: the app under load on CPU ${cpus.app}; load generator, fake upstreams and Redis on CPU ${cpus.rest}`);
+  if (cpus.app)
+    say(
+      `.. pinned: the app under load on CPU ${cpus.app}; load generator, fake upstreams and Redis on CPU ${cpus.rest}`,
+    );
   try {
     const upstreams = await startChild<{ url: string }>(benchFile('upstreams.ts'), [], { cpus: cpus.rest });
     stoppers.push(() => upstreams.stop());
@@ -121,8 +168,16 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       ...extra,
     });
     /** Warm-up (answers not counted), then the measured window with the CPU each process used in it. */
-    const measure = async (benchCase: BenchCase, loadSpec: LoadSpec, app: Child<unknown>, profileFile?: string, build = ''): Promise<{ run: Run; nextIndex: number }> => {
-      say(`.. ${benchCase.name}${build}: ${benchCase.label} (${options.warmup > 0 ? `${options.warmup} s warm-up + ` : ''}${loadSpec.duration} s, ${options.connections} connections)`);
+    const measure = async (
+      benchCase: BenchCase,
+      loadSpec: LoadSpec,
+      app: Child<unknown>,
+      profileFile?: string,
+      build = '',
+    ): Promise<{ run: Run; nextIndex: number }> => {
+      say(
+        `.. ${benchCase.name}${build}: ${benchCase.label} (${options.warmup > 0 ? `${options.warmup} s warm-up + ` : ''}${loadSpec.duration} s, ${options.connections} connections)`,
+      );
       if (options.warmup > 0) {
         const warm = await load.call<LoadResult>({ type: 'run', spec: { ...loadSpec, duration: options.warmup } });
         loadSpec = { ...loadSpec, firstIndex: warm.nextIndex };
@@ -152,7 +207,10 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
     const settle = async (benchCase: BenchCase, loadSpec: LoadSpec): Promise<number> => {
       if (options.warmup === 0) return loadSpec.firstIndex ?? 0;
       say(`.. ${benchCase.name}: settling (${options.warmup * SETTLE_WARMUPS} s, not measured)`);
-      const settled = await load.call<LoadResult>({ type: 'run', spec: { ...loadSpec, duration: options.warmup * SETTLE_WARMUPS } });
+      const settled = await load.call<LoadResult>({
+        type: 'run',
+        spec: { ...loadSpec, duration: options.warmup * SETTLE_WARMUPS },
+      });
       return settled.nextIndex;
     };
 
@@ -163,12 +221,18 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
     const referenceRun = async (reference: BenchCase, duration = options.duration): Promise<Run> => {
       const kept = lastReference.get(reference.name);
       if (options.smoke && kept) return kept;
-      const app = reference.service ? await serviceFor(reference.name, reference.service) : await referenceApp(reference);
+      const app = reference.service
+        ? await serviceFor(reference.name, reference.service)
+        : await referenceApp(reference);
       let firstIndex = referenceIndex.get(reference.name);
       if (firstIndex === undefined) {
         firstIndex = reference.service ? await settle(reference, spec(reference, app.ready.url, { firstIndex: 0 })) : 0;
       }
-      const { run, nextIndex } = await measure(reference, spec(reference, app.ready.url, { firstIndex, duration }), app);
+      const { run, nextIndex } = await measure(
+        reference,
+        spec(reference, app.ready.url, { firstIndex, duration }),
+        app,
+      );
       referenceIndex.set(reference.name, nextIndex);
       lastReference.set(reference.name, run);
       return run;
@@ -176,7 +240,8 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
 
     const baseline = await referenceRun(BASELINE);
     outcomes.push({ benchCase: BASELINE, runs: [baseline] });
-    if (options.cases?.includes(REF_NODE_HTTP.name)) outcomes.push({ benchCase: REF_NODE_HTTP, runs: [await referenceRun(REF_NODE_HTTP)] });
+    if (options.cases?.includes(REF_NODE_HTTP.name))
+      outcomes.push({ benchCase: REF_NODE_HTTP, runs: [await referenceRun(REF_NODE_HTTP)] });
 
     let redisSkip: string | undefined;
     if (wantsRedis) {
@@ -201,16 +266,32 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       let child = services.get(key);
       if (!child) {
         const challenge = variant.challenge ? `, defences on, challenge ${variant.challenge}` : '';
-        say(`.. ${owner}: a fresh service instance (${variant.store}, ${variant.logLevel}${variant.floor ? ', noop action' : ''}${variant.funnel === false ? ', funnel off' : ''}${challenge})${build === 'base' ? ' of the base build' : ''}`);
+        say(
+          `.. ${owner}: a fresh service instance (${variant.store}, ${variant.logLevel}${variant.floor ? ', noop action' : ''}${variant.funnel === false ? ', funnel off' : ''}${challenge})${build === 'base' ? ' of the base build' : ''}`,
+        );
         const onBase = build === 'base' && base;
-        const serviceOptions: ServiceOptions = { upstreams: upstreams.ready.url, store: variant.store, logLevel: variant.logLevel, redisUrl: (onBase ? baseRedis : redis)?.url, floor: variant.floor, funnel: variant.funnel !== false, ...(variant.challenge ? { challenge: variant.challenge } : {}) };
+        const serviceOptions: ServiceOptions = {
+          upstreams: upstreams.ready.url,
+          store: variant.store,
+          logLevel: variant.logLevel,
+          redisUrl: (onBase ? baseRedis : redis)?.url,
+          floor: variant.floor,
+          funnel: variant.funnel !== false,
+          ...(variant.challenge ? { challenge: variant.challenge } : {}),
+        };
         const file = onBase ? join(onBase.dir, BASE_SERVICE) : benchFile('service.ts');
-        child = await startChild<{ url: string }>(file, [JSON.stringify(serviceOptions)], { cpus: cpus.app, cwd: onBase ? onBase.dir : undefined });
+        child = await startChild<{ url: string }>(file, [JSON.stringify(serviceOptions)], {
+          cpus: cpus.app,
+          cwd: onBase ? onBase.dir : undefined,
+        });
         services.set(key, child);
         if (variant.challenge) {
           // A gate built off (the defences off turn an adaptive setting off) would make the pair measure nothing.
           const mode = await child.call<string>({ type: 'challenge-mode' });
-          if (mode !== variant.challenge) throw new Error(`${owner}: the service's challenge gate runs in mode ${mode}, the case needs ${variant.challenge}`);
+          if (mode !== variant.challenge)
+            throw new Error(
+              `${owner}: the service's challenge gate runs in mode ${mode}, the case needs ${variant.challenge}`,
+            );
         }
       }
       return child;
@@ -232,7 +313,9 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       const reference = PAIRING[benchCase.ratioTo ?? 'baseline'];
       // Every instance but this case's reference's stops (an idle one on the app's core is not measured, but holds memory); when profiling, that one too, so a profile holds one case's work.
       await stopServices((owner) => !options.profileDir && owner === reference.name);
-      const app = benchCase.service ? await serviceFor(benchCase.name, benchCase.service) : await referenceApp(benchCase);
+      const app = benchCase.service
+        ? await serviceFor(benchCase.name, benchCase.service)
+        : await referenceApp(benchCase);
       const missingOn = async (child: Child<unknown>) => {
         if (!benchCase.requires) return [];
         const registered = new Set(await child.call<string[]>({ type: 'actions' }));
@@ -245,12 +328,21 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
         continue;
       }
       // The base build runs every service case too, on a fresh instance of its own beside this one's; a setting's pair (thisBuildOnly) runs on this build alone.
-      if (base && benchCase.service && benchCase.thisBuildOnly) say(`.. ${benchCase.name}: this build only (a setting's cost within one build; the base may not have the setting)`);
-      let baseApp = base && benchCase.service && !benchCase.thisBuildOnly ? await serviceFor(benchCase.name, benchCase.service, 'base') : undefined;
+      if (base && benchCase.service && benchCase.thisBuildOnly)
+        say(
+          `.. ${benchCase.name}: this build only (a setting's cost within one build; the base may not have the setting)`,
+        );
+      let baseApp =
+        base && benchCase.service && !benchCase.thisBuildOnly
+          ? await serviceFor(benchCase.name, benchCase.service, 'base')
+          : undefined;
       const outcome: CaseOutcome = { benchCase, runs: [], paired: [] };
       if (baseApp) {
         const baseMissing = await missingOn(baseApp);
-        outcome.base = { runs: [], skipped: baseMissing.length > 0 ? `${baseMissing.join(', ')} not registered in the base build` : undefined };
+        outcome.base = {
+          runs: [],
+          skipped: baseMissing.length > 0 ? `${baseMissing.join(', ')} not registered in the base build` : undefined,
+        };
         if (baseMissing.length > 0) {
           say(`.. ${benchCase.name}: not on the base build: ${outcome.base.skipped}`);
           baseApp = undefined;
@@ -261,14 +353,25 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
         // One-shot codes: enough for the baseline's pace over every round, with a margin. A smoke
         // run's one cold second of the echo on a loaded machine read 1,018 req/s while verify_otp
         // then answered 1,851 and ran out: a smoke run counts on at least 5,000.
-        const keys = Math.ceil(Math.max(baseline.result.rps, options.smoke ? 5000 : 1000) * ((options.duration + options.warmup) * options.rounds + options.warmup * SETTLE_WARMUPS) * 1.3) + options.connections * 4;
-        for (const child of [app, baseApp]) await child?.call({ type: 'preissue', prefix: phonePrefix(benchCase), count: keys, code: PREISSUED_CODE });
+        const keys =
+          Math.ceil(
+            Math.max(baseline.result.rps, options.smoke ? 5000 : 1000) *
+              ((options.duration + options.warmup) * options.rounds + options.warmup * SETTLE_WARMUPS) *
+              1.3,
+          ) +
+          options.connections * 4;
+        for (const child of [app, baseApp])
+          await child?.call({ type: 'preissue', prefix: phonePrefix(benchCase), count: keys, code: PREISSUED_CODE });
         Object.assign(extra, { keys, code: PREISSUED_CODE });
       }
       if (benchCase.kind === 'get_user') Object.assign(extra, { internalKey: BENCH_INTERNAL_KEY, uid: BENCH_UID });
       outcomes.push(outcome);
-      let firstIndex = benchCase.service ? await settle(benchCase, spec(benchCase, app.ready.url, { ...extra, firstIndex: 0 })) : 0;
-      let baseIndex = baseApp ? await settle(benchCase, spec(benchCase, baseApp.ready.url, { ...extra, firstIndex: 0 })) : 0;
+      let firstIndex = benchCase.service
+        ? await settle(benchCase, spec(benchCase, app.ready.url, { ...extra, firstIndex: 0 }))
+        : 0;
+      let baseIndex = baseApp
+        ? await settle(benchCase, spec(benchCase, baseApp.ready.url, { ...extra, firstIndex: 0 }))
+        : 0;
       // A case that asks for more (a small difference to resolve) gets more rounds and longer runs, its reference too.
       const rounds = options.smoke ? options.rounds : Math.max(options.rounds, benchCase.rounds ?? 0);
       const duration = options.smoke ? options.duration : Math.max(options.duration, benchCase.duration ?? 0);
@@ -277,22 +380,42 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
         // With a base build, the two run back to back, the first of the pair swapping each round.
         for (const build of baseApp ? pairOrder(round) : (['new'] as const)) {
           if (build === 'base') {
-            const { run, nextIndex } = await measure(benchCase, spec(benchCase, baseApp!.ready.url, { ...extra, firstIndex: baseIndex, duration }), baseApp!, undefined, ' [base]');
+            const { run, nextIndex } = await measure(
+              benchCase,
+              spec(benchCase, baseApp!.ready.url, { ...extra, firstIndex: baseIndex, duration }),
+              baseApp!,
+              undefined,
+              ' [base]',
+            );
             outcome.base!.runs.push(run);
             baseIndex = nextIndex;
             continue;
           }
           // The profile covers the first round only: the profiler's own cost would skew the rounds after it.
-          const profileFile = options.profileDir && benchCase.service && round === 0 ? join(options.profileDir, `${benchCase.name.replace(/[^\w.-]/g, '_')}.cpuprofile`) : undefined;
-          const { run, nextIndex } = await measure(benchCase, spec(benchCase, app.ready.url, { ...extra, firstIndex, duration }), app, profileFile, base && benchCase.service ? ' [new]' : '');
+          const profileFile =
+            options.profileDir && benchCase.service && round === 0
+              ? join(options.profileDir, `${benchCase.name.replace(/[^\w.-]/g, '_')}.cpuprofile`)
+              : undefined;
+          const { run, nextIndex } = await measure(
+            benchCase,
+            spec(benchCase, app.ready.url, { ...extra, firstIndex, duration }),
+            app,
+            profileFile,
+            base && benchCase.service ? ' [new]' : '',
+          );
           outcome.runs!.push(run);
           firstIndex = nextIndex;
         }
       }
       if (benchCase.name !== TAIL_CASE) continue;
       // The tail figure: the same instances, paced at shares of what they reached in closed loop.
-      const saturating = { new: median(outcome.runs!.map((r) => r.result.rps)) ?? 0, base: baseApp ? median(outcome.base!.runs.map((r) => r.result.rps)) : undefined };
-      const failedRounds = [...outcome.runs!, ...(outcome.base?.runs ?? [])].some((r) => r.result.failures > 0 || r.result.requests === 0);
+      const saturating = {
+        new: median(outcome.runs!.map((r) => r.result.rps)) ?? 0,
+        base: baseApp ? median(outcome.base!.runs.map((r) => r.result.rps)) : undefined,
+      };
+      const failedRounds = [...outcome.runs!, ...(outcome.base?.runs ?? [])].some(
+        (r) => r.result.failures > 0 || r.result.requests === 0,
+      );
       if (failedRounds) {
         say(`.. ${benchCase.name}: no tail-latency runs: its closed-loop rounds failed`);
         continue;
@@ -301,15 +424,25 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       outcome.tail = tail;
       const tailRounds = options.smoke ? 1 : TAIL_ROUNDS;
       const tailDuration = options.smoke ? options.duration : Math.max(options.duration, TAIL_DURATION);
-      if (options.smoke) say(`.. ${benchCase.name}: tail latency, smoke: one ${tailDuration} s paced run per load, not judged`);
+      if (options.smoke)
+        say(`.. ${benchCase.name}: tail latency, smoke: one ${tailDuration} s paced run per load, not judged`);
       for (const share of TAIL_LOADS) {
         const rate = Math.max(1, Math.round(tail.basis * share));
         for (let round = 0; round < tailRounds; round++) {
           for (const build of baseApp ? pairOrder(round) : (['new'] as const)) {
             const onBase = build === 'base';
             const child = onBase ? baseApp! : app;
-            say(`.. ${benchCase.name}${baseApp ? ` [${build}]` : ''}: paced at ${Math.round(share * 100)}% of ${Math.round(tail.basis)} req/s = ${rate} req/s (${tailDuration} s)`);
-            const result = await loadRun(spec(benchCase, child.ready.url, { ...extra, firstIndex: onBase ? baseIndex : firstIndex, duration: tailDuration, rate }));
+            say(
+              `.. ${benchCase.name}${baseApp ? ` [${build}]` : ''}: paced at ${Math.round(share * 100)}% of ${Math.round(tail.basis)} req/s = ${rate} req/s (${tailDuration} s)`,
+            );
+            const result = await loadRun(
+              spec(benchCase, child.ready.url, {
+                ...extra,
+                firstIndex: onBase ? baseIndex : firstIndex,
+                duration: tailDuration,
+                rate,
+              }),
+            );
             if (onBase) baseIndex = result.nextIndex;
             else firstIndex = result.nextIndex;
             tail.runs.push({ load: share, rate, build, result });
@@ -328,7 +461,10 @@ export async function runBench(options: BenchOptions, say: Say = (line) => proce
       memory = await probe.call<MemoryResult>({ type: 'measure', records: options.records });
       if (base && existsSync(join(base.dir, BASE_MEMORY))) {
         say('.. memory: the same in the base build');
-        const baseProbe = await startChild<unknown>(join(base.dir, BASE_MEMORY), [], { nodeArgs: ['--expose-gc'], cwd: base.dir });
+        const baseProbe = await startChild<unknown>(join(base.dir, BASE_MEMORY), [], {
+          nodeArgs: ['--expose-gc'],
+          cwd: base.dir,
+        });
         stoppers.push(() => baseProbe.stop());
         baseMemory = await baseProbe.call<MemoryResult>({ type: 'measure', records: options.records });
       }
@@ -344,7 +480,9 @@ function baseBuild(options: BenchOptions, say: Say): BaseBuild | undefined {
   if (!options.against) return undefined;
   try {
     const resolved = resolveRef(options.against);
-    say(`.. base: ${resolved.ref}${resolved.ref === resolved.commit ? '' : ` = ${resolved.commit.slice(0, 12)}`}, checked out in a temporary worktree`);
+    say(
+      `.. base: ${resolved.ref}${resolved.ref === resolved.commit ? '' : ` = ${resolved.commit.slice(0, 12)}`}, checked out in a temporary worktree`,
+    );
     const build = prepareBase(resolved, say);
     say(`.. base: dependencies: ${build.deps}`);
     return build;
@@ -374,7 +512,9 @@ async function main(): Promise<void> {
   }
   const host = machine();
   const say = (line: string) => process.stdout.write(`${line}\n`);
-  say(`bench: ${options.smoke ? 'smoke' : 'full'} run; ${host.cpus} CPUs, node ${host.node}, load average ${host.load}`);
+  say(
+    `bench: ${options.smoke ? 'smoke' : 'full'} run; ${host.cpus} CPUs, node ${host.node}, load average ${host.load}`,
+  );
   const base = baseBuild(options, say);
   // Ctrl-C or a kill still removes the base's checkout (the worktree would otherwise stay registered).
   const interrupted = () => {
@@ -396,11 +536,14 @@ async function main(): Promise<void> {
   const judge = !options.smoke;
   say('');
   say(formatTable(report.outcomes, judge));
-  if (options.smoke) say('smoke run: cold, short and unpaired, so the floors are not judged (run `npm run bench` for figures)');
+  if (options.smoke)
+    say('smoke run: cold, short and unpaired, so the floors are not judged (run `npm run bench` for figures)');
   say(CPU_LEGEND);
   const against = base ? againstFigures(report.outcomes, judge) : [];
   if (base) {
-    say(`\nagainst ${base.ref} (${base.commit.slice(0, 12)}): each service case on both builds, alternating round by round`);
+    say(
+      `\nagainst ${base.ref} (${base.commit.slice(0, 12)}): each service case on both builds, alternating round by round`,
+    );
     say(formatAgainst(against));
     say(AGAINST_LEGEND);
   }
@@ -424,18 +567,38 @@ async function main(): Promise<void> {
   const over = !judge ? [] : judgedHere.filter((c) => c.result === 'over floor').map((c) => c.name);
   if (judge && report.memory && report.memory.bytesPerRecord > MEMORY_TARGET_BYTES) over.push('memory');
   const tailJudged = tail?.levels.find((l) => l.result !== 'not judged' && l.result !== 'failed');
-  if (tailJudged?.result === 'over floor') over.push(`${tail!.case} p99 at ${Math.round(tailJudged.load * 100)}% (${tailJudged.p99_ms_base} -> ${tailJudged.p99_ms_new} ms)`);
+  if (tailJudged?.result === 'over floor')
+    over.push(
+      `${tail!.case} p99 at ${Math.round(tailJudged.load * 100)}% (${tailJudged.p99_ms_base} -> ${tailJudged.p99_ms_new} ms)`,
+    );
   if (over.length > 0) say(`OVER FLOOR${base ? ` (new / base, bench/base-floors.ts)` : ''}: ${over.join(', ')}`);
-  const noisyOf = (list: Array<{ name: string; noisy: boolean; spread: number | null }>) => list.filter((c) => c.noisy).map((c) => `${c.name} (${((c.spread ?? 0) * 100).toFixed(0)}%)`);
+  const noisyOf = (list: Array<{ name: string; noisy: boolean; spread: number | null }>) =>
+    list.filter((c) => c.noisy).map((c) => `${c.name} (${((c.spread ?? 0) * 100).toFixed(0)}%)`);
   const noisy = !judge ? [] : noisyOf(judgedHere);
-  if (noisy.length > 0) say(`NOISY: the rounds of ${noisy.join(', ')} disagree by more than ${(base ? BASE_NOISY_SPREAD : NOISY_SPREAD) * 100}%${base && noisy.some((n) => ownPairs.has(n.split(' ')[0]!)) ? ` (a setting's pair: ${NOISY_SPREAD * 100}%)` : ''}; rerun on a quieter machine${options.strict ? ' (--strict: exit 1)' : ''}`);
+  if (noisy.length > 0)
+    say(
+      `NOISY: the rounds of ${noisy.join(', ')} disagree by more than ${(base ? BASE_NOISY_SPREAD : NOISY_SPREAD) * 100}%${base && noisy.some((n) => ownPairs.has(n.split(' ')[0]!)) ? ` (a setting's pair: ${NOISY_SPREAD * 100}%)` : ''}; rerun on a quieter machine${options.strict ? ' (--strict: exit 1)' : ''}`,
+    );
   if (tailJudged?.noisy) {
     noisy.push(`${tail!.case} p99 at ${Math.round(tailJudged.load * 100)}%`);
-    say(`NOISY: the rounds' p99 ratios at ${Math.round(tailJudged.load * 100)}% load disagree by more than ${TAIL_NOISY_SPREAD * 100}%; rerun on a quieter machine${options.strict ? ' (--strict: exit 1)' : ''}`);
+    say(
+      `NOISY: the rounds' p99 ratios at ${Math.round(tailJudged.load * 100)}% load disagree by more than ${TAIL_NOISY_SPREAD * 100}%; rerun on a quieter machine${options.strict ? ' (--strict: exit 1)' : ''}`,
+    );
   }
   if (options.jsonFile) {
-    const againstJson = base ? { ref: base.ref, commit: base.commit, deps: base.deps, cases: against, memory_bytes_per_code: report.baseMemory ? Number(report.baseMemory.bytesPerRecord.toFixed(1)) : null } : undefined;
-    writeFileSync(options.jsonFile, `${JSON.stringify({ ...jsonReport(report.outcomes, report.memory, judge), ...(againstJson ? { against: againstJson } : {}) }, null, 2)}\n`);
+    const againstJson = base
+      ? {
+          ref: base.ref,
+          commit: base.commit,
+          deps: base.deps,
+          cases: against,
+          memory_bytes_per_code: report.baseMemory ? Number(report.baseMemory.bytesPerRecord.toFixed(1)) : null,
+        }
+      : undefined;
+    writeFileSync(
+      options.jsonFile,
+      `${JSON.stringify({ ...jsonReport(report.outcomes, report.memory, judge), ...(againstJson ? { against: againstJson } : {}) }, null, 2)}\n`,
+    );
     say(`figures written to ${options.jsonFile}`);
   }
   process.exitCode = ok && over.length === 0 && !(options.strict && noisy.length > 0) ? 0 : 1;

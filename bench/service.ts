@@ -58,8 +58,23 @@ const NEVER = 1_000_000_000;
  */
 export function defencesNeverCrossed(mode: 'off' | 'adaptive') {
   return {
-    rate_limits: { enabled: true, sends_per_identifier_per_hour: NEVER, sends_per_ip_per_hour: NEVER, sends_per_recipient: NEVER, verifies_per_ip_per_minute: NEVER, lookups_per_ip_per_minute: NEVER, lookups_per_account_per_hour: NEVER },
-    sms: { pumping: { country_sends_per_hour: NEVER, prefix_sends_per_hour: NEVER, watch_sends_per_hour: NEVER, block_min_sends: NEVER } },
+    rate_limits: {
+      enabled: true,
+      sends_per_identifier_per_hour: NEVER,
+      sends_per_ip_per_hour: NEVER,
+      sends_per_recipient: NEVER,
+      verifies_per_ip_per_minute: NEVER,
+      lookups_per_ip_per_minute: NEVER,
+      lookups_per_account_per_hour: NEVER,
+    },
+    sms: {
+      pumping: {
+        country_sends_per_hour: NEVER,
+        prefix_sends_per_hour: NEVER,
+        watch_sends_per_hour: NEVER,
+        block_min_sends: NEVER,
+      },
+    },
     challenge: {
       mode,
       client_sends: NEVER,
@@ -67,7 +82,12 @@ export function defencesNeverCrossed(mode: 'off' | 'adaptive') {
       client_verify_failures: NEVER,
       destination_share: 1,
       // The client's wider networks and the new numbers' velocity: counted, never crossed.
-      ...Object.fromEntries(['network_56', 'network_48', 'network_24'].map((tier) => [tier, { sends: NEVER, identifiers: NEVER, verify_failures: NEVER, refused: NEVER }])),
+      ...Object.fromEntries(
+        ['network_56', 'network_48', 'network_24'].map((tier) => [
+          tier,
+          { sends: NEVER, identifiers: NEVER, verify_failures: NEVER, refused: NEVER },
+        ]),
+      ),
       country_velocity_floor: NEVER,
       range_velocity_floor: NEVER,
     },
@@ -108,9 +128,19 @@ export function benchConfig(options: ServiceOptions): Config {
       // One load generator is one client: the per-client connection cap would measure itself.
       server: { host: '127.0.0.1', port: 0, max_connections_per_client: 0 },
       log: { level: options.logLevel },
-      otp: { debug: true, store: options.store, log_file: options.logLevel === 'info' ? '/dev/null' : '', max_records: 5_000_000 },
+      otp: {
+        debug: true,
+        store: options.store,
+        log_file: options.logLevel === 'info' ? '/dev/null' : '',
+        max_records: 5_000_000,
+      },
       redis: { url: options.redisUrl ?? 'redis://127.0.0.1:6379', key_prefix: 'bench:' },
-      sms: { api_url: `${options.upstreams}/sms`, api_key: BENCH_SMS_KEY, sender: 'Bench', ...(defences ? defences.sms : {}) },
+      sms: {
+        api_url: `${options.upstreams}/sms`,
+        api_key: BENCH_SMS_KEY,
+        sender: 'Bench',
+        ...(defences ? defences.sms : {}),
+      },
       identity: { base_url: `${options.upstreams}/idp`, aid: BENCH_AID, api_token: BENCH_API_TOKEN },
       user_collector: { base_url: `${options.upstreams}/collector`, internal_token: BENCH_COLLECTOR_TOKEN },
       security: { secret: BENCH_SECRET, internal_key: BENCH_INTERNAL_KEY },
@@ -130,11 +160,14 @@ export interface PreissueCommand {
   code: string;
 }
 
-
 /** Stores `count` pending codes, as otp_generate would, without sending them. */
 async function preissue(store: OtpStore, config: Config, { prefix, count, code }: PreissueCommand): Promise<number> {
   const hash = createOtpHasher(config.security.secret);
-  const policy = { ttlMs: config.otp.ttl_seconds * 1000, cooldownMs: config.otp.resend_cooldown_seconds * 1000, maxAttempts: config.otp.max_attempts };
+  const policy = {
+    ttlMs: config.otp.ttl_seconds * 1000,
+    cooldownMs: config.otp.resend_cooldown_seconds * 1000,
+    maxAttempts: config.otp.max_attempts,
+  };
   const now = Date.now();
   const batch = 1000;
   for (let start = 0; start < count; start += batch) {
@@ -148,7 +181,9 @@ async function preissue(store: OtpStore, config: Config, { prefix, count, code }
   return count;
 }
 
-export async function startBenchService(options: ServiceOptions): Promise<{ url: string; deps: Deps; preissue(command: PreissueCommand): Promise<number>; close(): Promise<void> }> {
+export async function startBenchService(
+  options: ServiceOptions,
+): Promise<{ url: string; deps: Deps; preissue(command: PreissueCommand): Promise<number>; close(): Promise<void> }> {
   const config = benchConfig(options);
   const log = createLogger(config.log.level);
   if (options.floor) {
@@ -157,7 +192,9 @@ export async function startBenchService(options: ServiceOptions): Promise<{ url:
   }
   const redis = config.otp.store === 'redis' ? createRedis(config, log) : undefined;
   if (redis) await redisReady(redis);
-  const store = redis ? createRedisOtpStore(redis, { prefix: config.redis.key_prefix }) : createMemoryOtpStore({ maxRecords: config.otp.max_records });
+  const store = redis
+    ? createRedisOtpStore(redis, { prefix: config.redis.key_prefix })
+    : createMemoryOtpStore({ maxRecords: config.otp.max_records });
   // The service's own start-up, as `npm start` runs it (src/service.ts), on a store `preissue` can reach.
   const service = await startService(config, { log, redis, otpStore: store });
   return {
@@ -179,7 +216,9 @@ function createProfiler() {
   const session = new Session();
   session.connect();
   const post = <T>(method: string, params?: object) =>
-    new Promise<T>((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result as T))));
+    new Promise<T>((resolve, reject) =>
+      session.post(method, params, (err, result) => (err ? reject(err) : resolve(result as T))),
+    );
   return {
     start: async () => {
       await post('Profiler.enable');

@@ -1,6 +1,12 @@
 import axios, { type AxiosAdapter } from 'axios';
 import http from 'node:http';
-import { Agent, fetch as undiciFetch, request as undiciRequest, Request as UndiciRequest, Response as UndiciResponse } from 'undici';
+import {
+  Agent,
+  fetch as undiciFetch,
+  request as undiciRequest,
+  Request as UndiciRequest,
+  Response as UndiciResponse,
+} from 'undici';
 import { upstreamAdapter } from '../src/clients/http-adapter';
 import { identityPaths } from '../src/clients/identity/urls';
 import { announce, benchFile, serve, startChild } from './child';
@@ -37,17 +43,38 @@ function undiciAdapter(dispatcher: Agent): AxiosAdapter {
     headers['User-Agent'] = `axios/${axios.VERSION}`;
     headers['Accept-Encoding'] = 'gzip, compress, deflate, br';
     const method = config.method!.toUpperCase() as 'GET' | 'POST';
-    const res = await undiciRequest(config.url!, { method, headers, body: config.data as string | undefined, dispatcher, headersTimeout: config.timeout, bodyTimeout: config.timeout });
-    return { data: await res.body.text(), status: res.statusCode, statusText: '', headers: res.headers as never, config, request: null };
+    const res = await undiciRequest(config.url!, {
+      method,
+      headers,
+      body: config.data as string | undefined,
+      dispatcher,
+      headersTimeout: config.timeout,
+      bodyTimeout: config.timeout,
+    });
+    return {
+      data: await res.body.text(),
+      status: res.statusCode,
+      statusText: '',
+      headers: res.headers as never,
+      config,
+      request: null,
+    };
   };
 }
 
-export const CANDIDATES = ['axios-http', 'upstream-adapter', 'axios-fetch-undici', 'axios-undici-request', 'undici-request'] as const;
+export const CANDIDATES = [
+  'axios-http',
+  'upstream-adapter',
+  'axios-fetch-undici',
+  'axios-undici-request',
+  'undici-request',
+] as const;
 
 function transportCall(transport: string, url: string): Call {
   const viaAxios = (adapter: AxiosAdapter | 'http' | 'fetch', extra: object = {}): Call => {
     const instance = new axios.Axios({ ...clientConfig, adapter, httpAgent: keptAlive(), ...extra });
-    return async () => JSON.parse((await instance.request<string>({ method: 'GET', url, headers: {} })).data) as unknown;
+    return async () =>
+      JSON.parse((await instance.request<string>({ method: 'GET', url, headers: {} })).data) as unknown;
   };
   switch (transport) {
     case 'node:http': {
@@ -76,7 +103,8 @@ function transportCall(transport: string, url: string): Call {
       return viaAxios(undiciAdapter(new Agent({ connections: 128 })));
     case 'undici-request': {
       const dispatcher = new Agent({ connections: 128 });
-      return async () => (await undiciRequest(url, { dispatcher, headers: { accept: 'application/json' } })).body.json();
+      return async () =>
+        (await undiciRequest(url, { dispatcher, headers: { accept: 'application/json' } })).body.json();
     }
     default:
       throw new Error(`unknown transport ${transport}`);
@@ -102,7 +130,8 @@ async function loop(call: Call, seconds: number, inFlight: number): Promise<numb
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function main(): Promise<void> {
-  const arg = (name: string, fallback: number) => Number(process.argv[process.argv.indexOf(name) + 1] ?? fallback) || fallback;
+  const arg = (name: string, fallback: number) =>
+    Number(process.argv[process.argv.indexOf(name) + 1] ?? fallback) || fallback;
   const seconds = process.argv.includes('--seconds') ? arg('--seconds', 4) : 4;
   const rounds = process.argv.includes('--rounds') ? arg('--rounds', 3) : 3;
   const upstreams = await startChild<{ url: string }>(benchFile('upstreams.ts'), [], { cpus: '1' });

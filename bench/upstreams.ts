@@ -24,7 +24,14 @@ const PHONE_MARK = '__PHONE__';
 // The search answers the searched phone's holder: the fixture user with the phone put in.
 const [searchHead, searchTail] = JSON.stringify({
   ...searchFixture,
-  users: [{ ...searchFixture.users[0], custom_fields: searchFixture.users[0]!.custom_fields.map((f) => (f.field_name === 'otp_phone' ? { ...f, value: PHONE_MARK } : f)) }],
+  users: [
+    {
+      ...searchFixture.users[0],
+      custom_fields: searchFixture.users[0]!.custom_fields.map((f) =>
+        f.field_name === 'otp_phone' ? { ...f, value: PHONE_MARK } : f,
+      ),
+    },
+  ],
 }).split(PHONE_MARK) as [string, string];
 
 type Reply = (body: string) => { status: number; body: Buffer | string };
@@ -32,14 +39,18 @@ const replies = new Map<string, Reply>([
   ['/sms', () => ({ status: 200, body: json({ status: 'queued', id: 'bench' }) })],
   [`/idp${identityPaths.userGet}`, () => ({ status: 200, body: json(userGetFixture) })],
   [`/idp${identityPaths.token}`, () => ({ status: 200, body: json(tokenFixture) })],
-  [`/idp${identityPaths.userSearch}`, (body) => ({ status: 200, body: `${searchHead}${searchedDigits(body)}${searchTail}` })],
+  [
+    `/idp${identityPaths.userSearch}`,
+    (body) => ({ status: 200, body: `${searchHead}${searchedDigits(body)}${searchTail}` }),
+  ],
   ['/collector/ingest/login', () => ({ status: 202, body: json({ accepted: true }) })],
 ]);
 // Prepared once: the handlers above that ignore the request body answer the same bytes every time.
-for (const [path, reply] of replies) if (reply.length === 0) {
-  const fixed = reply('');
-  replies.set(path, () => fixed);
-}
+for (const [path, reply] of replies)
+  if (reply.length === 0) {
+    const fixed = reply('');
+    replies.set(path, () => fixed);
+  }
 
 /** The phone digits of the search's `custom_fields` filter (form-urlencoded). */
 function searchedDigits(form: string): string {
@@ -53,8 +64,13 @@ function handle(req: IncomingMessage, res: ServerResponse) {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
-    const answer = reply ? reply(Buffer.concat(chunks).toString('utf8')) : { status: 404, body: json({ error: 'not faked' }) };
-    res.writeHead(answer.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(answer.body) });
+    const answer = reply
+      ? reply(Buffer.concat(chunks).toString('utf8'))
+      : { status: 404, body: json({ error: 'not faked' }) };
+    res.writeHead(answer.status, {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(answer.body),
+    });
     res.end(answer.body);
   });
 }
@@ -64,7 +80,10 @@ export function startUpstreams(port = 0): Promise<{ url: string; close(): Promis
   return new Promise((resolve) => {
     server.listen(port, '127.0.0.1', () => {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      resolve({ url, close: () => new Promise<void>((done) => (server.closeAllConnections(), server.close(() => done()))) });
+      resolve({
+        url,
+        close: () => new Promise<void>((done) => (server.closeAllConnections(), server.close(() => done()))),
+      });
     });
   });
 }

@@ -35,7 +35,11 @@ interface ActionSpec {
 export const ACTIONS = {
   FeLogin: { entry: 'login', event: 'LOGIN', proofField: null },
   FeVerifyOtp: { entry: 'verifyOtp', event: 'VERIFY_OTP', proofField: 'pending_proof' },
-  FeRegister: { entry: 'register', event: 'REGISTER', proofField: { email_otp: 'phone_proof', register: 'register_proof' } },
+  FeRegister: {
+    entry: 'register',
+    event: 'REGISTER',
+    proofField: { email_otp: 'phone_proof', register: 'register_proof' },
+  },
   FeAddPhone: { entry: 'addPhone', event: 'ADD_PHONE', proofField: 'proof' },
   FeUpdateProfile: { entry: 'updateProfile', event: 'UPDATE_PROFILE', proofField: 'proof' },
 } as const satisfies Record<string, ActionSpec>;
@@ -51,11 +55,16 @@ export const FE_ACTIONS = Object.keys(ACTIONS) as FeAction[];
 const derive = <K extends string, V>(pairs: Array<[K, V]>): Record<K, V> => Object.fromEntries(pairs) as Record<K, V>;
 
 /** Action -> entry (the handlers' `runFlowAction(ACTION_ENTRY.FeLogin, ...)`). */
-export const ACTION_ENTRY = derive(FE_ACTIONS.map((a) => [a, ACTIONS[a].entry])) as { readonly [A in FeAction]: (typeof ACTIONS)[A]['entry'] };
+export const ACTION_ENTRY = derive(FE_ACTIONS.map((a) => [a, ACTIONS[a].entry])) as {
+  readonly [A in FeAction]: (typeof ACTIONS)[A]['entry'];
+};
 /** Entry -> action. */
 export const ENTRY_ACTION = derive(FE_ACTIONS.map((a) => [ACTIONS[a].entry, a])) as Record<Entry, FeAction>;
 /** Entry -> the one event its request sends. */
-export const ENTRY_EVENT = derive(FE_ACTIONS.map((a) => [ACTIONS[a].entry, ACTIONS[a].event])) as Record<Entry, UserEventType>;
+export const ENTRY_EVENT = derive(FE_ACTIONS.map((a) => [ACTIONS[a].entry, ACTIONS[a].event])) as Record<
+  Entry,
+  UserEventType
+>;
 /** Event -> the action that sends it. */
 export const EVENT_ACTION = derive(FE_ACTIONS.map((a) => [ACTIONS[a].event, a])) as Record<UserEventType, FeAction>;
 

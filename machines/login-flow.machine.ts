@@ -35,7 +35,15 @@ import { ingestingLogin, issuingToken, loggedIn } from './login-flow/logged-in';
  */
 
 export * from './login-flow/context';
-export { ADMISSION_REFUSALS, CODE_REFUSALS, FLOW_FAILURE_REASONS, NAMED_REFUSALS, RESUME_REFUSALS, type FlowFailure, type FlowFailureReason } from './login-flow/refusals';
+export {
+  ADMISSION_REFUSALS,
+  CODE_REFUSALS,
+  FLOW_FAILURE_REASONS,
+  NAMED_REFUSALS,
+  RESUME_REFUSALS,
+  type FlowFailure,
+  type FlowFailureReason,
+} from './login-flow/refusals';
 
 export const loginFlowMachine = loginFlow.createMachine({
   id: 'loginFlow',
@@ -75,7 +83,9 @@ export type LoginFlowState = LeafOf<SnapshotFrom<LoginFlowMachine>['value']>;
  */
 export function provideEffects(effects: Partial<FlowEffects>): LoginFlowMachine {
   const actors: Record<string, unknown> = {};
-  for (const [name, effect] of Object.entries(effects) as Array<[EffectName, (input: unknown, signal: AbortSignal) => Promise<unknown>]>) {
+  for (const [name, effect] of Object.entries(effects) as Array<
+    [EffectName, (input: unknown, signal: AbortSignal) => Promise<unknown>]
+  >) {
     actors[name] = fromPromise(({ input, signal }) => effect(input, signal));
   }
   return loginFlowMachine.provide({ actors: actors as Parameters<LoginFlowMachine['provide']>[0]['actors'] });

@@ -1,4 +1,11 @@
-import { createActor, type AnyActorRef, type AnyActorScope, type AnyMachineSnapshot, type AnyStateMachine, type EventObject } from 'xstate';
+import {
+  createActor,
+  type AnyActorRef,
+  type AnyActorScope,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  type EventObject,
+} from 'xstate';
 
 /*
  * One macrostep of a machine without a live actor: the snapshots of its microsteps and the
@@ -56,7 +63,16 @@ function scopeOf(machine: AnyStateMachine): Omit<AnyActorScope, 'actionExecutor'
   let scope = scopes.get(machine);
   if (!scope) {
     const self = createActor(machine);
-    scope = { self, system: self.system, id: '', sessionId: '', logger: noop, defer: noop, emit: noop, stopChild: noop };
+    scope = {
+      self,
+      system: self.system,
+      id: '',
+      sessionId: '',
+      logger: noop,
+      defer: noop,
+      emit: noop,
+      stopChild: noop,
+    };
     scopes.set(machine, scope);
   }
   return scope;
@@ -75,6 +91,9 @@ export function macrostep(machine: AnyStateMachine, snapshot: AnyMachineSnapshot
     const ref = params.actorRef;
     spawned.push({ id: ref.id, src: typeof params.src === 'string' ? params.src : ref.id, input: params.input, ref });
   };
-  const microsteps = machine.microstep(snapshot, event, { ...scopeOf(machine), actionExecutor } as AnyActorScope) as AnyMachineSnapshot[];
+  const microsteps = machine.microstep(snapshot, event, {
+    ...scopeOf(machine),
+    actionExecutor,
+  } as AnyActorScope) as AnyMachineSnapshot[];
   return { microsteps, spawned };
 }

@@ -41,14 +41,7 @@ export interface OtpRecord {
 }
 
 export type OtpOutcome =
-  | 'issued'
-  | 'blocked'
-  | 'reverted'
-  | 'kept'
-  | 'ok'
-  | 'invalid'
-  | 'expired'
-  | 'too_many_attempts';
+  'issued' | 'blocked' | 'reverted' | 'kept' | 'ok' | 'invalid' | 'expired' | 'too_many_attempts';
 
 export interface OtpRecordContext {
   record: OtpRecord | null;
@@ -66,7 +59,8 @@ export type OtpRecordEvent =
 /** Names of the effects a store must carry out after a step (the machine's only side effects). */
 export type OtpRecordEffect = 'storeCode' | 'countWrongGuess' | 'deleteRecord' | 'restorePrevious';
 
-const isLive = (record: OtpRecord | null, now: number): record is OtpRecord => record !== null && now < record.expiresAt;
+const isLive = (record: OtpRecord | null, now: number): record is OtpRecord =>
+  record !== null && now < record.expiresAt;
 
 /** Constant-time equality of two hex digests; different lengths are simply unequal. */
 export function sameDigest(a: string, b: string): boolean {
@@ -87,14 +81,20 @@ type Update = (context: OtpRecordContext, event: OtpRecordEvent) => Partial<OtpR
 export const otpGuards = {
   /** The contract: a valid (unexpired) code was sent less than `resend_cooldown_seconds` ago. */
   withinCooldown: (context, event) =>
-    event.type === 'GENERATE' && isLive(context.record, event.now) && event.now - context.record.sentAt < event.policy.cooldownMs,
+    event.type === 'GENERATE' &&
+    isLive(context.record, event.now) &&
+    event.now - context.record.sentAt < event.policy.cooldownMs,
   expired: (context, event) => event.type === 'VERIFY' && !isLive(context.record, event.now),
   /** Every guess was spent: the code stays (its cooldown with it) but nothing matches it any more. */
-  burned: (context, event) => event.type === 'VERIFY' && context.record !== null && context.record.attempts >= event.policy.maxAttempts,
-  codeMatches: (context, event) => event.type === 'VERIFY' && context.record !== null && sameDigest(context.record.hash, event.hash),
+  burned: (context, event) =>
+    event.type === 'VERIFY' && context.record !== null && context.record.attempts >= event.policy.maxAttempts,
+  codeMatches: (context, event) =>
+    event.type === 'VERIFY' && context.record !== null && sameDigest(context.record.hash, event.hash),
   /** This wrong guess is the last one the record allows. */
-  lastAttempt: (context, event) => event.type === 'VERIFY' && context.record !== null && context.record.attempts + 1 >= event.policy.maxAttempts,
-  isIssuedCode: (context, event) => event.type === 'SEND_FAILED' && context.record !== null && context.record.hash === event.hash,
+  lastAttempt: (context, event) =>
+    event.type === 'VERIFY' && context.record !== null && context.record.attempts + 1 >= event.policy.maxAttempts,
+  isIssuedCode: (context, event) =>
+    event.type === 'SEND_FAILED' && context.record !== null && context.record.hash === event.hash,
   hadPrevious: (_, event) => event.type === 'SEND_FAILED' && event.previous !== null,
 } satisfies Record<string, Guard>;
 export type OtpGuardName = keyof typeof otpGuards;
@@ -113,15 +113,25 @@ export const otpUpdates = {
     const journey = (live ? context.record!.journey : undefined) ?? event.journey;
     return {
       previous: context.record,
-      record: { hash: event.hash, sentAt: event.now, expiresAt: event.now + event.policy.ttlMs, attempts: carried, to: event.to, ...(journey ? { journey } : {}) },
+      record: {
+        hash: event.hash,
+        sentAt: event.now,
+        expiresAt: event.now + event.policy.ttlMs,
+        attempts: carried,
+        to: event.to,
+        ...(journey ? { journey } : {}),
+      },
       outcome: 'issued' as const,
       retryAfterMs: event.policy.cooldownMs,
     };
   },
   setRetryAfter: (context, event) => ({
-    retryAfterMs: event.type === 'GENERATE' && context.record ? context.record.sentAt + event.policy.cooldownMs - event.now : 0,
+    retryAfterMs:
+      event.type === 'GENERATE' && context.record ? context.record.sentAt + event.policy.cooldownMs - event.now : 0,
   }),
-  addWrongGuess: (context) => ({ record: context.record && { ...context.record, attempts: context.record.attempts + 1 } }),
+  addWrongGuess: (context) => ({
+    record: context.record && { ...context.record, attempts: context.record.attempts + 1 },
+  }),
   forget: () => ({ record: null }),
   putBackPrevious: (context, event) => {
     if (event.type !== 'SEND_FAILED' || !event.previous) return {};
@@ -132,7 +142,10 @@ export const otpUpdates = {
 } satisfies Record<string, Update>;
 export type OtpUpdateName = keyof typeof otpUpdates;
 
-const guard = (name: OtpGuardName) => ({ context, event }: { context: OtpRecordContext; event: OtpRecordEvent }) => otpGuards[name](context, event);
+const guard =
+  (name: OtpGuardName) =>
+  ({ context, event }: { context: OtpRecordContext; event: OtpRecordEvent }) =>
+    otpGuards[name](context, event);
 
 export const otpRecordMachine = setup({
   types: {
@@ -185,11 +198,19 @@ export const otpRecordMachine = setup({
           { guard: 'burned', target: 'valid', actions: report('too_many_attempts') },
           { guard: 'codeMatches', target: 'deleted', actions: ['forget', 'deleteRecord', report('ok')] },
           // Burned, not deleted: the next send for this key still waits out the cooldown (a stranger's guesses cannot buy a resend).
-          { guard: 'lastAttempt', target: 'valid', actions: ['addWrongGuess', 'countWrongGuess', report('too_many_attempts')] },
+          {
+            guard: 'lastAttempt',
+            target: 'valid',
+            actions: ['addWrongGuess', 'countWrongGuess', report('too_many_attempts')],
+          },
           { target: 'valid', actions: ['addWrongGuess', 'countWrongGuess', report('invalid')] },
         ],
         SEND_FAILED: [
-          { guard: and(['isIssuedCode', 'hadPrevious']), target: 'valid', actions: ['putBackPrevious', 'restorePrevious', report('reverted')] },
+          {
+            guard: and(['isIssuedCode', 'hadPrevious']),
+            target: 'valid',
+            actions: ['putBackPrevious', 'restorePrevious', report('reverted')],
+          },
           { guard: 'isIssuedCode', target: 'none', actions: ['forget', 'deleteRecord', report('reverted')] },
           { target: 'valid', actions: report('kept') },
         ],

@@ -59,7 +59,12 @@ export function sampleEvent(type: EventType): OtpRecordEvent {
 
 /** The snapshot of a record in `state`, as a store restores it (guards are looked up on the snapshot's own machine). */
 export function sampleSnapshot(state: OtpRecordState, machine: typeof otpRecordMachine = otpRecordMachine) {
-  const context: OtpRecordContext = { record: state === 'valid' ? sampleRecord : null, previous: null, outcome: null, retryAfterMs: 0 };
+  const context: OtpRecordContext = {
+    record: state === 'valid' ? sampleRecord : null,
+    previous: null,
+    outcome: null,
+    retryAfterMs: 0,
+  };
   return machine.resolveState({ value: state, context });
 }
 
@@ -70,7 +75,10 @@ export function machineAnswering(answers: (guard: OtpGuardName) => boolean, aske
 }
 
 function actionOf(action: unknown): TableAction {
-  const { type, params } = typeof action === 'string' ? { type: action, params: undefined } : (action as { type: string; params?: { outcome?: OtpOutcome } });
+  const { type, params } =
+    typeof action === 'string'
+      ? { type: action, params: undefined }
+      : (action as { type: string; params?: { outcome?: OtpOutcome } });
   if (type === 'report' && params?.outcome) return { kind: 'report', outcome: params.outcome };
   if (type in otpUpdates) return { kind: 'update', name: type as OtpUpdateName };
   return { kind: 'effect', name: type as OtpRecordEffect };
@@ -125,7 +133,14 @@ export function stepOtpRecord(table: OtpRecordTable, context: OtpRecordContext, 
   let next = context;
   const effects: OtpRecordEffect[] = [];
   for (const action of entry.actions) {
-    if (action.kind === 'update') next = { ...next, ...(otpUpdates[action.name] as (c: OtpRecordContext, e: OtpRecordEvent) => Partial<OtpRecordContext>)(next, event) };
+    if (action.kind === 'update')
+      next = {
+        ...next,
+        ...(otpUpdates[action.name] as (c: OtpRecordContext, e: OtpRecordEvent) => Partial<OtpRecordContext>)(
+          next,
+          event,
+        ),
+      };
     else if (action.kind === 'report') next = { ...next, outcome: action.outcome };
     else effects.push(action.name);
   }

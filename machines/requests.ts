@@ -23,9 +23,14 @@ const PROOF_FIELDS = new Set<string>(Object.keys(PROOF_KIND));
 const isPhase = (value: unknown): value is Phase => (PHASES as readonly unknown[]).includes(value);
 
 /** The machine's input and event for one request (body already validated, phones in E.164). */
-export function flowRequest(entry: Entry, body: Body, proof: { claims?: FlowClaims | null; trusted?: boolean } = {}): { input: LoginFlowInput; event: LoginFlowEvent } {
+export function flowRequest(
+  entry: Entry,
+  body: Body,
+  proof: { claims?: FlowClaims | null; trusted?: boolean } = {},
+): { input: LoginFlowInput; event: LoginFlowEvent } {
   const fields: Body = {};
-  for (const [key, value] of Object.entries(body)) if (value !== undefined && value !== null && !PROOF_FIELDS.has(key)) fields[key] = value;
+  for (const [key, value] of Object.entries(body))
+    if (value !== undefined && value !== null && !PROOF_FIELDS.has(key)) fields[key] = value;
   const input: LoginFlowInput = {
     entry,
     ...(typeof body.flow === 'string' ? { flow: body.flow as Flow } : {}),

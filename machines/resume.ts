@@ -44,18 +44,53 @@ export interface ResumePoint {
 export const RESUME_POINTS: readonly ResumePoint[] = [
   { action: 'FeLogin', state: 'enteringIdentifier' },
 
-  { action: 'FeVerifyOtp', flows: ['phone_register', 'email_register'], proof: { kind: 'pending', step: STEP.enterRegistrationEmailCode }, state: 'awaitingRegistrationEmailCode' },
-  { action: 'FeVerifyOtp', flows: ['email_add_phone', 'email_register_phone'], proof: { kind: 'pending', step: STEP.enterNewPhoneCode }, state: 'awaitingNewPhoneCode' },
+  {
+    action: 'FeVerifyOtp',
+    flows: ['phone_register', 'email_register'],
+    proof: { kind: 'pending', step: STEP.enterRegistrationEmailCode },
+    state: 'awaitingRegistrationEmailCode',
+  },
+  {
+    action: 'FeVerifyOtp',
+    flows: ['email_add_phone', 'email_register_phone'],
+    proof: { kind: 'pending', step: STEP.enterNewPhoneCode },
+    state: 'awaitingNewPhoneCode',
+  },
   // Step 65 after a claim: the code sent to the phone on file, or "not my phone".
-  { action: 'FeVerifyOtp', flows: ['email_with_phone', 'email_phone_declined'], proof: { kind: 'pending', step: STEP.knownUserWithPhone }, state: 'awaitingPhoneOnFileCode' },
+  {
+    action: 'FeVerifyOtp',
+    flows: ['email_with_phone', 'email_phone_declined'],
+    proof: { kind: 'pending', step: STEP.knownUserWithPhone },
+    state: 'awaitingPhoneOnFileCode',
+  },
   { action: 'FeVerifyOtp', flows: ['phone'], state: 'awaitingPhoneCode' },
   { action: 'FeVerifyOtp', flows: ['email', 'email_with_phone', 'email_register'], state: 'awaitingEmailCode' },
   { action: 'FeVerifyOtp', flows: ['phone_register'], trusted: true, state: 'awaitingRegistrationEmailCode' },
-  { action: 'FeVerifyOtp', flows: ['email_add_phone', 'email_register_phone'], trusted: true, state: 'awaitingNewPhoneCode' },
+  {
+    action: 'FeVerifyOtp',
+    flows: ['email_add_phone', 'email_register_phone'],
+    trusted: true,
+    state: 'awaitingNewPhoneCode',
+  },
 
-  { action: 'FeRegister', phases: ['email_otp'], proof: { kind: 'phone', step: STEP.enterRegistrationEmail }, state: 'askingRegistrationEmail' },
-  { action: 'FeRegister', phases: ['register'], proof: { kind: 'register', step: STEP.registrationForm }, state: 'fillingPhoneRegistrationForm' },
-  { action: 'FeRegister', phases: ['register'], proof: { kind: 'register', step: STEP.newUserForm }, state: 'fillingEmailRegistrationForm' },
+  {
+    action: 'FeRegister',
+    phases: ['email_otp'],
+    proof: { kind: 'phone', step: STEP.enterRegistrationEmail },
+    state: 'askingRegistrationEmail',
+  },
+  {
+    action: 'FeRegister',
+    phases: ['register'],
+    proof: { kind: 'register', step: STEP.registrationForm },
+    state: 'fillingPhoneRegistrationForm',
+  },
+  {
+    action: 'FeRegister',
+    phases: ['register'],
+    proof: { kind: 'register', step: STEP.newUserForm },
+    state: 'fillingEmailRegistrationForm',
+  },
   // Without a proof an email registration starts here (no phone verified first).
   { action: 'FeRegister', phases: ['email_otp'], state: 'enteringRegistrationEmail' },
   { action: 'FeRegister', phases: ['register'], trusted: true, state: 'fillingEmailRegistrationForm' },
@@ -86,7 +121,9 @@ export function resumePointFor(input: LoginFlowInput): ResumePoint | undefined {
 }
 
 /** Why a request that matches no row is refused. */
-export const unresumable = (input: LoginFlowInput): FlowFailure & { reason: ResumeRefusal } => ({ reason: input.claims ? 'invalid_proof' : 'proof_required' });
+export const unresumable = (input: LoginFlowInput): FlowFailure & { reason: ResumeRefusal } => ({
+  reason: input.claims ? 'invalid_proof' : 'proof_required',
+});
 
 /** The path of every state, by its key (keys are unique across the machine). */
 function statePaths(machine: LoginFlowMachine): Map<string, string[]> {
@@ -119,8 +156,15 @@ const nest = (path: string[]): StateValue => (path.length === 1 ? path[0]! : { [
 export function resumeSnapshot(machine: LoginFlowMachine, input: LoginFlowInput) {
   const context = initialContext(input);
   const point = RESUME_POINTS.find((row) => matches(row, context));
-  if (!point) return machine.resolveState({ value: stateValueOf('refused'), context: { ...context, failure: unresumable(input) } });
-  return machine.resolveState({ value: stateValueOf(point.state), context: point.proof ? { ...context, ...proofIdentifiers(context.claims) } : context });
+  if (!point)
+    return machine.resolveState({
+      value: stateValueOf('refused'),
+      context: { ...context, failure: unresumable(input) },
+    });
+  return machine.resolveState({
+    value: stateValueOf(point.state),
+    context: point.proof ? { ...context, ...proofIdentifiers(context.claims) } : context,
+  });
 }
 
 /** What a row asks of the request, in words: `flow phone_register / email_register, pending proof of 23`. */
@@ -148,7 +192,10 @@ export const mayBeUnresumable = (action: FeAction): boolean =>
 
 /** The diagram's entry points: one per row (of one action, or all), then the refusal of every other request. */
 export function resumeEntries(action?: FeAction): Array<{ target: LoginFlowState; label: string }> {
-  const rows = RESUME_POINTS.filter((p) => !action || p.action === action).map((p) => ({ target: p.state, label: resumeLabel(p) }));
+  const rows = RESUME_POINTS.filter((p) => !action || p.action === action).map((p) => ({
+    target: p.state,
+    label: resumeLabel(p),
+  }));
   const refused = !action || mayBeUnresumable(action) ? [{ target: 'refused' as const, label: UNRESUMABLE_LABEL }] : [];
   return [...rows, ...refused];
 }

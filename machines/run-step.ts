@@ -1,7 +1,21 @@
-import { createActor, toPromise, type AnyActor, type AnyActorRef, type AnyMachineSnapshot, type EventObject } from 'xstate';
+import {
+  createActor,
+  toPromise,
+  type AnyActor,
+  type AnyActorRef,
+  type AnyMachineSnapshot,
+  type EventObject,
+} from 'xstate';
 import type { FlowEffects, NextProof, OtpSendMetadata } from './effects';
 import { ENTRY_EVENT, PROOF_KIND } from './actions';
-import type { FlowFailure, LoginFlowContext, LoginFlowEvent, LoginFlowInput, LoginFlowMachine, LoginFlowStateMeta } from './login-flow.machine';
+import type {
+  FlowFailure,
+  LoginFlowContext,
+  LoginFlowEvent,
+  LoginFlowInput,
+  LoginFlowMachine,
+  LoginFlowStateMeta,
+} from './login-flow.machine';
 import { macrostep, type Spawned } from './macrostep';
 import { resumeSnapshot } from './resume';
 import { CODE_VERIFIED, FAILED, SETTLED, STEP, STEP_INFO, stepOfTag, type Flow, type StepId } from './steps';
@@ -86,7 +100,10 @@ export interface RunStepOptions {
 }
 
 export class FlowTimeoutError extends Error {
-  constructor(readonly state: string, timeoutMs: number) {
+  constructor(
+    readonly state: string,
+    timeoutMs: number,
+  ) {
     super(`login flow did not settle within ${timeoutMs} ms (stuck in ${state})`);
     this.name = 'FlowTimeoutError';
   }
@@ -207,12 +224,14 @@ export async function runStep(machine: LoginFlowMachine, options: RunStepOptions
     options.trace?.push(entry);
   };
 
-  if (event.type !== ENTRY_EVENT[input.entry]) throw new Error(`login flow: ${input.entry} sends ${ENTRY_EVENT[input.entry]}, not ${event.type}`);
+  if (event.type !== ENTRY_EVENT[input.entry])
+    throw new Error(`login flow: ${input.entry} sends ${ENTRY_EVENT[input.entry]}, not ${event.type}`);
   // Resolved directly in the state the request resumes (or `refused`): nothing runs before its event.
   let snapshot: AnyMachineSnapshot = resumeSnapshot(machine, input);
   const from = stateKeyOf(snapshot);
   let lastState = from;
-  if (snapshot.status === 'active' && !snapshot.can(event)) throw new Error(`login flow: state ${from} does not take ${event.type}`);
+  if (snapshot.status === 'active' && !snapshot.can(event))
+    throw new Error(`login flow: state ${from} does not take ${event.type}`);
 
   /** Steps passed and effects invoked, read from each microstep as it happened. */
   const observe = (microstep: AnyMachineSnapshot) => {

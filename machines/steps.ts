@@ -87,9 +87,16 @@ export const STEP_INFO: Record<StepId, StepInfo> = {
   [STEP.emailCodeSent]: { screen: 'otp_email', meaning: 'code sent by email to the address typed' },
   [STEP.enterEmailCode]: { screen: 'otp_email', meaning: 'enter the code received by email' },
   [STEP.enterPassword]: { screen: 'password', meaning: 'enter the password (completed by the `login` action)' },
-  [STEP.enterRegistrationEmail]: { screen: 'register_email', meaning: 'registration email: phone verified and no account, type an email; later its code is checked with the pending proof' },
+  [STEP.enterRegistrationEmail]: {
+    screen: 'register_email',
+    meaning:
+      'registration email: phone verified and no account, type an email; later its code is checked with the pending proof',
+  },
   [STEP.enterRegistrationEmailCode]: { screen: 'otp_email', meaning: 'registration email code sent: enter it' },
-  [STEP.registerProofIssued]: { screen: 'register_email', meaning: 'registration email verified: register_proof issued' },
+  [STEP.registerProofIssued]: {
+    screen: 'register_email',
+    meaning: 'registration email verified: register_proof issued',
+  },
   [STEP.registrationForm]: { screen: 'register_form', meaning: 'phone and email verified: personal data form' },
   [STEP.emailVerification]: { screen: 'otp_email', meaning: 'email verification: the email code is checked' },
   [STEP.userLookup]: { screen: 'otp_email', meaning: 'user lookup by the verified email' },
@@ -97,18 +104,32 @@ export const STEP_INFO: Record<StepId, StepInfo> = {
   [STEP.newUserForm]: { screen: 'register_form', meaning: 'email verified, new user: personal data form' },
   [STEP.knownUserWithPhone]: {
     screen: 'otp_phone_on_file',
-    meaning: 'account with a phone: login completes; if its email was never confirmed, a code goes to that phone (masked in `phone_hint`): proving it keeps the phone (90), "not my phone" drops it (61)',
+    meaning:
+      'account with a phone: login completes; if its email was never confirmed, a code goes to that phone (masked in `phone_hint`): proving it keeps the phone (90), "not my phone" drops it (61)',
   },
   [STEP.addPhone]: { screen: 'add_phone', meaning: 'account without phone: type a phone to add' },
   [STEP.enterNewPhoneCode]: { screen: 'otp_phone', wire: true, meaning: 'code sent by SMS to the new phone: enter it' },
   [STEP.doiConfirmed]: { screen: 'register_form', meaning: 'double opt-in of the email confirmed' },
   [STEP.identitySaved]: { screen: 'register_form', meaning: 'identity fields saved (first_name, last_name, email)' },
   [STEP.customFieldsSaved]: { screen: 'register_form', meaning: 'custom fields saved (city, birth_date, otp_phone)' },
-  [STEP.loggedIn]: { screen: 'success', wire: true, meaning: 'logged in: token issued, cookie set, collector ingest queued' },
+  [STEP.loggedIn]: {
+    screen: 'success',
+    wire: true,
+    meaning: 'logged in: token issued, cookie set, collector ingest queued',
+  },
 };
 
 /** The contract's `flow` values (FeVerifyOtp's request), and `email_phone_declined`: "not my phone" at step 65. */
-export const FLOWS = ['phone', 'email_with_phone', 'email', 'phone_register', 'email_register', 'email_add_phone', 'email_register_phone', 'email_phone_declined'] as const;
+export const FLOWS = [
+  'phone',
+  'email_with_phone',
+  'email',
+  'phone_register',
+  'email_register',
+  'email_add_phone',
+  'email_register_phone',
+  'email_phone_declined',
+] as const;
 export type Flow = (typeof FLOWS)[number];
 
 /**

@@ -27,7 +27,10 @@ export function copyBuildAssets(outDir: string = join(ROOT, 'dist')): void {
     const target = join(outDir, path);
     // A diagram removed from docs/ must not linger in the build.
     rmSync(target, { recursive: true, force: true });
-    cpSync(join(ROOT, path), target, { recursive: true, filter: (source) => !ext || source.endsWith(ext) || statSync(source).isDirectory() });
+    cpSync(join(ROOT, path), target, {
+      recursive: true,
+      filter: (source) => !ext || source.endsWith(ext) || statSync(source).isDirectory(),
+    });
   }
 }
 

@@ -28,7 +28,10 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 function configWith(overrides: Record<string, unknown>): Config {
-  return loadConfig({ env: { NODE_ENV: 'test' }, overrides: { log: { level: 'silent' }, otp: { log_file: '' }, security: { secret: 'x'.repeat(32) }, ...overrides } });
+  return loadConfig({
+    env: { NODE_ENV: 'test' },
+    overrides: { log: { level: 'silent' }, otp: { log_file: '' }, security: { secret: 'x'.repeat(32) }, ...overrides },
+  });
 }
 
 async function solving(difficulty: number, runs: number) {
@@ -68,20 +71,55 @@ async function solving(difficulty: number, runs: number) {
 }
 
 async function checking(rounds: number) {
-  const config = configWith({ challenge: { mode: 'adaptive' }, sms: { allowed_regions: ['IT'] }, rate_limits: { sends_per_ip_per_hour: 1e9, sends_per_identifier_per_hour: 1e9, sends_per_recipient: 1e9 } });
+  const config = configWith({
+    challenge: { mode: 'adaptive' },
+    sms: { allowed_regions: ['IT'] },
+    rate_limits: { sends_per_ip_per_hour: 1e9, sends_per_identifier_per_hour: 1e9, sends_per_recipient: 1e9 },
+  });
   const limiter = createMemoryRateLimiter();
   // Every number new: none has a verified history, the dearest path through the check.
-  const gate = createChallengeGate(config, { limiter, now: Date.now, secret: 's', log: silent, spend: async () => true, history: { has: async () => false }, destination: async () => ({ flagged: false, rangeSends: 0, countrySends: 0 }) });
+  const gate = createChallengeGate(config, {
+    limiter,
+    now: Date.now,
+    secret: 's',
+    log: silent,
+    spend: async () => true,
+    history: { has: async () => false },
+    destination: async () => ({ flagged: false, rangeSends: 0, countrySends: 0 }),
+  });
   const check: number[] = [];
   for (let i = 0; i < rounds; i += 1) {
     const ctx = { requestId: 'r', ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, action: 'otp_generate' };
     const started = process.hrtime.bigint();
-    await gate.check(ctx, { action: 'otp_generate', identifier: `+39333${String(i).padStart(7, '0')}`, phone: `+39333${String(i).padStart(7, '0')}` });
+    await gate.check(ctx, {
+      action: 'otp_generate',
+      identifier: `+39333${String(i).padStart(7, '0')}`,
+      phone: `+39333${String(i).padStart(7, '0')}`,
+    });
     check.push(Number(process.hrtime.bigint() - started) / 1000);
   }
   // The whole send without the check: the OTP service, a fake provider, the memory stores.
-  const offConfig = configWith({ sms: { allowed_regions: ['IT'], pumping: { prefix_sends_per_hour: 1e9, country_sends_per_hour: 1e9 } }, rate_limits: config.rate_limits });
-  const sms = createSmsServices(offConfig, { log: silent, now: Date.now, secret: 's', history: { has: async () => false }, providers: [{ name: 'fake', kind: 'gateway', countries: [], weight: 1, receipts: false, configured: true, send: async () => ({ status: 200, durationMs: 0 }) }] });
+  const offConfig = configWith({
+    sms: { allowed_regions: ['IT'], pumping: { prefix_sends_per_hour: 1e9, country_sends_per_hour: 1e9 } },
+    rate_limits: config.rate_limits,
+  });
+  const sms = createSmsServices(offConfig, {
+    log: silent,
+    now: Date.now,
+    secret: 's',
+    history: { has: async () => false },
+    providers: [
+      {
+        name: 'fake',
+        kind: 'gateway',
+        countries: [],
+        weight: 1,
+        receipts: false,
+        configured: true,
+        send: async () => ({ status: 200, durationMs: 0 }),
+      },
+    ],
+  });
   const deps = createDeps(offConfig, { log: silent, otpLog: silent, sms });
   const generate: number[] = [];
   for (let i = 0; i < rounds; i += 1) {
@@ -92,18 +130,33 @@ async function checking(rounds: number) {
   }
   await deps.close();
   const [checkUs, generateUs] = [median(check.slice(rounds / 2)), median(generate.slice(rounds / 2))];
-  return { checkUs: round(checkUs), otpGenerateUs: round(generateUs), addedPercent: round((100 * checkUs) / generateUs) };
+  return {
+    checkUs: round(checkUs),
+    otpGenerateUs: round(generateUs),
+    addedPercent: round((100 * checkUs) / generateUs),
+  };
 }
 
 async function main(): Promise<void> {
-  const asked = process.argv.slice(2).map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  const asked = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n > 0);
   const settings = configWith({}).challenge;
   const ladder: number[] = [];
-  for (let d = settings.pow_difficulty; d <= settings.pow_difficulty * settings.pow_pressure_max; d *= settings.pow_pressure_step) ladder.push(d);
+  for (
+    let d = settings.pow_difficulty;
+    d <= settings.pow_difficulty * settings.pow_pressure_max;
+    d *= settings.pow_pressure_step
+  )
+    ladder.push(d);
   const difficulties = asked.length > 0 ? asked : ladder;
   const solved = [];
   // Fewer runs of the hardest: each is seconds.
-  for (const difficulty of difficulties) solved.push(await solving(difficulty, Math.max(5, Math.min(20, Math.round((20 * settings.pow_difficulty) / difficulty)))));
+  for (const difficulty of difficulties)
+    solved.push(
+      await solving(difficulty, Math.max(5, Math.min(20, Math.round((20 * settings.pow_difficulty) / difficulty)))),
+    );
   console.log(JSON.stringify({ node: process.version, solved, check: await checking(4000) }, null, 2));
 }
 

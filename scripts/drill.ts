@@ -34,17 +34,28 @@ export async function drill(argv: string[]): Promise<number> {
     return 0;
   }
   const unknown = options.only.filter((name) => !ALERTS[name]);
-  if (unknown.length > 0) throw new DrillUsageError(`--only ${unknown.join(',')}: no such alert in the drill's table (${Object.keys(ALERTS).join(', ')})`);
+  if (unknown.length > 0)
+    throw new DrillUsageError(
+      `--only ${unknown.join(',')}: no such alert in the drill's table (${Object.keys(ALERTS).join(', ')})`,
+    );
   const chosen = options.only.length > 0 ? options.only : Object.keys(ALERTS);
   const byFault = new Map<FaultName, string[]>();
   for (const alert of chosen) byFault.set(ALERTS[alert]!.fault, [...(byFault.get(ALERTS[alert]!.fault) ?? []), alert]);
   const longest = Math.max(...chosen.map((alert) => expectedSeconds(ALERTS[alert]!, options.factor)));
-  say(`drill: ${chosen.length} alerts, ${byFault.size} faults, ${options.parallel} at once, for and windows divided by ${options.factor}; then ${seconds(longest)} of healthy traffic`);
+  say(
+    `drill: ${chosen.length} alerts, ${byFault.size} faults, ${options.parallel} at once, for and windows divided by ${options.factor}; then ${seconds(longest)} of healthy traffic`,
+  );
 
   const progress = (r: AlertResult) =>
-    say(`drill: ${r.alert} ${r.firedAfter === undefined ? `did not fire within ${seconds(r.expected * 2)}` : `fired after ${seconds(r.firedAfter)} (expected within ${seconds(r.expected)})`}`);
+    say(
+      `drill: ${r.alert} ${r.firedAfter === undefined ? `did not fire within ${seconds(r.expected * 2)}` : `fired after ${seconds(r.firedAfter)} (expected within ${seconds(r.expected)})`}`,
+    );
   const played = await pooled(
-    [...byFault].map(([fault, alerts], lane) => () => playFault(fault, alerts, options.factor, lane + 1, progress)),
+    [...byFault].map(
+      ([fault, alerts], lane) =>
+        () =>
+          playFault(fault, alerts, options.factor, lane + 1, progress),
+    ),
     options.parallel,
   );
   say(`drill: healthy traffic for ${seconds(longest)}`);
@@ -57,12 +68,21 @@ export async function drill(argv: string[]): Promise<number> {
     const onTime = r.firedAfter !== undefined && r.firedAfter <= r.expected;
     const silent = !firedWhenHealthy.has(r.alert);
     if (!onTime || !silent) failed += 1;
-    const fired = r.firedAfter === undefined ? 'DID NOT FIRE' : `${onTime ? 'fired' : 'LATE:'} in ${seconds(r.firedAfter)} (within ${seconds(r.expected)})`;
-    say(`${r.alert.padEnd(width)}  ${r.fault}: ${fired}; ${silent ? 'silent on healthy traffic' : 'FIRED ON HEALTHY TRAFFIC'}`);
+    const fired =
+      r.firedAfter === undefined
+        ? 'DID NOT FIRE'
+        : `${onTime ? 'fired' : 'LATE:'} in ${seconds(r.firedAfter)} (within ${seconds(r.expected)})`;
+    say(
+      `${r.alert.padEnd(width)}  ${r.fault}: ${fired}; ${silent ? 'silent on healthy traffic' : 'FIRED ON HEALTHY TRAFFIC'}`,
+    );
   }
   const stray = [...firedWhenHealthy].filter((a) => !chosen.includes(a));
   for (const alert of stray) say(`${alert.padEnd(width)}  FIRED ON HEALTHY TRAFFIC (not in this drill)`);
-  say(failed + stray.length === 0 ? 'drill: every alert fired on its fault and none on healthy traffic' : `drill: ${failed + stray.length} alert(s) failed the drill`);
+  say(
+    failed + stray.length === 0
+      ? 'drill: every alert fired on its fault and none on healthy traffic'
+      : `drill: ${failed + stray.length} alert(s) failed the drill`,
+  );
   return failed + stray.length === 0 ? 0 : 1;
 }
 

@@ -1,9 +1,27 @@
 import { durationMs } from '../src/http/funnel';
 import type { FunnelStats, ScreenFigures } from '../src/domain/funnel/figures';
-import { journeyName, percent, refusalText, repeatsText, screenName, seconds, stillThere } from '../src/domain/funnel/words';
+import {
+  journeyName,
+  percent,
+  refusalText,
+  repeatsText,
+  screenName,
+  seconds,
+  stillThere,
+} from '../src/domain/funnel/words';
 import type { TextLocale } from '../src/core/text-locale';
 import { JOURNEY_IDS } from '../machines';
-import { CommandError, callService, keyHeaders, operatorKey, readCommand, refusal, runCommand, type CommandOption, type CommandSpec } from './lib/service';
+import {
+  CommandError,
+  callService,
+  keyHeaders,
+  operatorKey,
+  readCommand,
+  refusal,
+  runCommand,
+  type CommandOption,
+  type CommandSpec,
+} from './lib/service';
 
 /*
  * `npm run funnel -- --since 24h [--journey phone-login]` (`--help`: every option): the
@@ -21,8 +39,16 @@ export const FUNNEL_COMMAND = {
     en: 'The journey funnel of a running service (GET /flows/stats).',
   },
   options: {
-    since: { type: 'string', value: '<90m|24h|7d>', help: { it: 'quanto indietro (predefinito 24h)', en: 'how far back (default 24h)' } },
-    journey: { type: 'string', value: '<name>', help: { it: 'un solo percorso (phone-login, ...)', en: 'one journey only (phone-login, ...)' } },
+    since: {
+      type: 'string',
+      value: '<90m|24h|7d>',
+      help: { it: 'quanto indietro (predefinito 24h)', en: 'how far back (default 24h)' },
+    },
+    journey: {
+      type: 'string',
+      value: '<name>',
+      help: { it: 'un solo percorso (phone-login, ...)', en: 'one journey only (phone-login, ...)' },
+    },
     key: {
       type: 'string',
       value: '<key>',
@@ -41,17 +67,45 @@ export const FUNNEL_COMMAND = {
  */
 const WORDS = {
   it: {
-    range: (from: string, to: string, resolution: string) => `[${from}, ${to}) (intervalli di ${resolution === 'minute' ? 'un minuto' : 'un’ora'}; persone, ogni percorso nel periodo in cui è iniziato)`,
-    journey: (started: number, completed: number, rate: string, median: string, p90: string) => `partiti ${started}, arrivati alla fine ${completed} (${rate}), tempo per finire mediana ${median} p90 ${p90}`,
+    range: (from: string, to: string, resolution: string) =>
+      `[${from}, ${to}) (intervalli di ${resolution === 'minute' ? 'un minuto' : 'un’ora'}; persone, ogni percorso nel periodo in cui è iniziato)`,
+    journey: (started: number, completed: number, rate: string, median: string, p90: string) =>
+      `partiti ${started}, arrivati alla fine ${completed} (${rate}), tempo per finire mediana ${median} p90 ${p90}`,
     turnedAway: (n: number, reasons: string) => `  respinti all'ingresso ${n}${reasons ? `: ${reasons}` : ''}`,
-    columns: ['schermata', 'arrivati', 'proseguono', 'altrove', 'in corso', 'si fermano', 'finiscono', 'ripetute', 'mediana', 'p90', 'errori'],
+    columns: [
+      'schermata',
+      'arrivati',
+      'proseguono',
+      'altrove',
+      'in corso',
+      'si fermano',
+      'finiscono',
+      'ripetute',
+      'mediana',
+      'p90',
+      'errori',
+    ],
     split: 'si dividono',
   },
   en: {
-    range: (from: string, to: string, resolution: string) => `[${from}, ${to}) (${resolution} buckets; people, each journey in the range where it started)`,
-    journey: (started: number, completed: number, rate: string, median: string, p90: string) => `started ${started}, completed ${completed} (${rate}), time to complete median ${median} p90 ${p90}`,
+    range: (from: string, to: string, resolution: string) =>
+      `[${from}, ${to}) (${resolution} buckets; people, each journey in the range where it started)`,
+    journey: (started: number, completed: number, rate: string, median: string, p90: string) =>
+      `started ${started}, completed ${completed} (${rate}), time to complete median ${median} p90 ${p90}`,
     turnedAway: (n: number, reasons: string) => `  turned away at the door ${n}${reasons ? `: ${reasons}` : ''}`,
-    columns: ['screen', 'arrived', 'went on', 'elsewhere', 'open', 'stopped', 'completed', 'repeats', 'median', 'p90', 'refusals'],
+    columns: [
+      'screen',
+      'arrived',
+      'went on',
+      'elsewhere',
+      'open',
+      'stopped',
+      'completed',
+      'repeats',
+      'median',
+      'p90',
+      'refusals',
+    ],
     split: 'split',
   },
 } as const;
@@ -59,12 +113,24 @@ const WORDS = {
 export function renderFunnel(stats: FunnelStats, locale: TextLocale = 'it'): string {
   const words = WORDS[locale];
   const lines = [words.range(stats.from, stats.to, stats.resolution)];
-  const names = stats.journeys.flatMap((journey) => (journey.screens as ScreenFigures[]).map((s) => screenName(s, locale)));
+  const names = stats.journeys.flatMap((journey) =>
+    (journey.screens as ScreenFigures[]).map((s) => screenName(s, locale)),
+  );
   const widths = [Math.max(words.columns[0].length, ...names.map((n) => n.length)), 9, 15, 10, 9, 15, 11, 28, 9, 9];
-  const row = (cells: string[]) => `  ${cells.map((cell, i) => (i < widths.length ? cell.padEnd(widths[i]!) : cell)).join(' ')}`.trimEnd();
+  const row = (cells: string[]) =>
+    `  ${cells.map((cell, i) => (i < widths.length ? cell.padEnd(widths[i]!) : cell)).join(' ')}`.trimEnd();
   for (const journey of stats.journeys) {
-    lines.push('', `${journeyName(journey, locale)}: ${words.journey(journey.started, journey.completed, percent(journey.completionRate, locale), seconds(journey.median_complete_seconds), seconds(journey.p90_complete_seconds))}`);
-    if (journey.turnedAway > 0) lines.push(words.turnedAway(journey.turnedAway, journey.turnedAwayReasons.map((r) => refusalText(r, 0, locale)).join('; ')));
+    lines.push(
+      '',
+      `${journeyName(journey, locale)}: ${words.journey(journey.started, journey.completed, percent(journey.completionRate, locale), seconds(journey.median_complete_seconds), seconds(journey.p90_complete_seconds))}`,
+    );
+    if (journey.turnedAway > 0)
+      lines.push(
+        words.turnedAway(
+          journey.turnedAway,
+          journey.turnedAwayReasons.map((r) => refusalText(r, 0, locale)).join('; '),
+        ),
+      );
     lines.push(row([...words.columns]));
     for (const s of journey.screens as ScreenFigures[]) {
       const going = s.arrived > s.completed;
@@ -86,7 +152,10 @@ export function renderFunnel(stats: FunnelStats, locale: TextLocale = 'it'): str
       const ways = s.split.filter((w) => w.people > 0);
       if (ways.length > 1) {
         // The step is the title's (`90 · …`): the screen may be another journey's, not in this report.
-        const where = (w: (typeof ways)[number]) => (w.to === null ? stillThere(locale) : `→ ${screenName({ state: w.to, step: /^(\w+) · /.exec(w.title)?.[1] ?? null, title: w.title }, locale)}`);
+        const where = (w: (typeof ways)[number]) =>
+          w.to === null
+            ? stillThere(locale)
+            : `→ ${screenName({ state: w.to, step: /^(\w+) · /.exec(w.title)?.[1] ?? null, title: w.title }, locale)}`;
         lines.push(`    ${words.split}: ${ways.map((w) => `${where(w)}: ${w.people}`).join(', ')}`);
       }
     }
@@ -104,13 +173,19 @@ export async function funnelOutput(argv: readonly string[], env: NodeJS.ProcessE
   const command = readCommand(FUNNEL_COMMAND, argv, env);
   if ('help' in command) return command.help;
   const since = command.values.since ?? '24h';
-  if (durationMs(since) === undefined) throw new CommandError(`--since ${since}: give minutes, hours or days (90m, 24h, 7d)`);
+  if (durationMs(since) === undefined)
+    throw new CommandError(`--since ${since}: give minutes, hours or days (90m, 24h, 7d)`);
   const journey = command.values.journey;
   // Named here, before any call: the journeys are the machines', whatever the service's answer.
-  if (journey !== undefined && !(JOURNEY_IDS as readonly string[]).includes(journey)) throw new CommandError(UNKNOWN_JOURNEY[command.locale](journey));
+  if (journey !== undefined && !(JOURNEY_IDS as readonly string[]).includes(journey))
+    throw new CommandError(UNKNOWN_JOURNEY[command.locale](journey));
   const key = operatorKey(command.values.key, env, { funnel: true, locale: command.locale });
   const query = new URLSearchParams({ since, ...(journey ? { journey } : {}) });
-  const { status, body } = await callService<{ success: boolean; error: string | null; data: FunnelStats }>(command, `/flows/stats?${query}`, { headers: keyHeaders(key) });
+  const { status, body } = await callService<{ success: boolean; error: string | null; data: FunnelStats }>(
+    command,
+    `/flows/stats?${query}`,
+    { headers: keyHeaders(key) },
+  );
   if (!body.success) throw refusal(command, status, body, key, { funnel: true });
   return renderFunnel(body.data, command.locale);
 }

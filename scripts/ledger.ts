@@ -4,7 +4,18 @@ import type { PhoneChannel } from '../src/core/config/schema';
 import type { NotSentReason } from '../src/domain/sms/store';
 import { readablePercent, readableTime, type TextLocale } from '../src/core/text-locale';
 import { GROUP_COLUMNS, SMS_TEXTS } from '../src/http/sms-texts';
-import { CommandError, callService, keyHeaders, operatorKey, readCommand, refusal, runCommand, type CommandOption, type CommandSpec, type OperatorKey } from './lib/service';
+import {
+  CommandError,
+  callService,
+  keyHeaders,
+  operatorKey,
+  readCommand,
+  refusal,
+  runCommand,
+  type CommandOption,
+  type CommandSpec,
+  type OperatorKey,
+} from './lib/service';
 
 /*
  * `npm run ledger -- --since 1h`: the SMS ledger of a running service in the terminal, the same
@@ -43,7 +54,11 @@ export const LEDGER_COMMAND = {
     en: 'The SMS ledger of a running service, as its /sms page shows it.',
   },
   options: {
-    since: { type: 'string', value: '<n><s|m|h|d>', help: { it: 'quanto indietro (predefinito 24h)', en: 'how far back (default 24h)' } },
+    since: {
+      type: 'string',
+      value: '<n><s|m|h|d>',
+      help: { it: 'quanto indietro (predefinito 24h)', en: 'how far back (default 24h)' },
+    },
     key: {
       type: 'string',
       value: '<key>',
@@ -52,7 +67,14 @@ export const LEDGER_COMMAND = {
         en: 'x-internal-key (else $SECURITY__INTERNAL_KEY, $INTERNAL_KEY, or security.internal_key in CONFIG_FILE; the sandbox needs none)',
       },
     },
-    lift: { type: 'string', value: '<range>', help: { it: 'toglie il blocco di una numerazione (le sue cifre) invece', en: 'lift the pumping block of a range (its digits) instead' } },
+    lift: {
+      type: 'string',
+      value: '<range>',
+      help: {
+        it: 'toglie il blocco di una numerazione (le sue cifre) invece',
+        en: 'lift the pumping block of a range (its digits) instead',
+      },
+    },
     json: { type: 'boolean', help: { it: 'il registro in JSON', en: 'the report as JSON' } },
   },
 } satisfies CommandSpec<Record<string, CommandOption>>;
@@ -70,7 +92,10 @@ export function parseDuration(text: string, locale: TextLocale = 'en'): number {
 }
 
 /** The options, or the --help text. */
-export function parseLedgerArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): LedgerOptions | { help: string } {
+export function parseLedgerArgs(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): LedgerOptions | { help: string } {
   const command = readCommand(LEDGER_COMMAND, argv, env);
   if ('help' in command) return command;
   const { values, url, locale } = command;
@@ -87,7 +112,9 @@ export function parseLedgerArgs(argv: string[], env: NodeJS.ProcessEnv = process
 
 const pad = (rows: string[][]) => {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return rows.map((row) => row.map((cell, i) => (i < 3 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')).join('\n');
+  return rows
+    .map((row) => row.map((cell, i) => (i < 3 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '))
+    .join('\n');
 };
 
 /** The report in the words of the /sms page, in `locale`, times as local times. */
@@ -96,24 +123,64 @@ export function formatLedger(report: LedgerReport, locale: TextLocale): string {
   const lines = [`${t.title} · ${t.since(readableTime(report.since, locale))}`, ''];
   if (report.totals.length === 0) lines.push(t.nothingSent);
   else {
-    const header = [t.columns.country, t.columns.provider, t.columns.channel, ...GROUP_COLUMNS.map((c) => t.columns[c]), t.columns.conversion];
-    const rows = report.totals.map((g) => [g.country || '-', g.provider, g.channel, ...GROUP_COLUMNS.map((c) => String(g[c])), readablePercent(g.conversion, locale)]);
+    const header = [
+      t.columns.country,
+      t.columns.provider,
+      t.columns.channel,
+      ...GROUP_COLUMNS.map((c) => t.columns[c]),
+      t.columns.conversion,
+    ];
+    const rows = report.totals.map((g) => [
+      g.country || '-',
+      g.provider,
+      g.channel,
+      ...GROUP_COLUMNS.map((c) => String(g[c])),
+      readablePercent(g.conversion, locale),
+    ]);
     lines.push(pad([header, ...rows]), '', t.legend);
     if (report.by_channel?.length) {
-      const channelHeader = [t.columns.country, t.columns.channel, '', ...GROUP_COLUMNS.map((c) => t.columns[c]), t.columns.conversion];
-      const channelRows = report.by_channel.map((g) => [g.country || '-', g.channel, '', ...GROUP_COLUMNS.map((c) => String(g[c])), readablePercent(g.conversion, locale)]);
+      const channelHeader = [
+        t.columns.country,
+        t.columns.channel,
+        '',
+        ...GROUP_COLUMNS.map((c) => t.columns[c]),
+        t.columns.conversion,
+      ];
+      const channelRows = report.by_channel.map((g) => [
+        g.country || '-',
+        g.channel,
+        '',
+        ...GROUP_COLUMNS.map((c) => String(g[c])),
+        readablePercent(g.conversion, locale),
+      ]);
       lines.push('', `${t.byChannel}:`, pad([channelHeader, ...channelRows]));
     }
   }
   if (report.not_sent) {
     lines.push('', `${t.notSentHeading}:`);
-    lines.push(...(report.not_sent.length === 0 ? [`  ${t.noneNotSent}`] : report.not_sent.map((row) => `  ${row.provider || '-'} (${t.channelNames[row.channel]}): ${row.count} · ${t.notSentReasons[row.reason]}`)));
+    lines.push(
+      ...(report.not_sent.length === 0
+        ? [`  ${t.noneNotSent}`]
+        : report.not_sent.map(
+            (row) =>
+              `  ${row.provider || '-'} (${t.channelNames[row.channel]}): ${row.count} · ${t.notSentReasons[row.reason]}`,
+          )),
+    );
   }
   lines.push('', `${t.blocksHeading}:`);
-  lines.push(...(report.blocks.length === 0 ? [`  ${t.noBlocks}`] : report.blocks.map((b) => `  ${t.block(b.range, readableTime(b.until, locale))}`)));
+  lines.push(
+    ...(report.blocks.length === 0
+      ? [`  ${t.noBlocks}`]
+      : report.blocks.map((b) => `  ${t.block(b.range, readableTime(b.until, locale))}`)),
+  );
   if (report.challenges) lines.push('', `${t.challengesHeading}:`, `  ${t.challenges(report.challenges)}`);
   lines.push('', `${t.providersHeading}:`);
-  lines.push(...report.breakers.map((b) => `  ${b.provider} (${t.channelNames[b.channel ?? 'sms']}): ${t.circuit[b.state]}; ${t.receipts(b.receipts)}`));
+  lines.push(
+    ...report.breakers.map(
+      (b) =>
+        `  ${b.provider} (${t.channelNames[b.channel ?? 'sms']}): ${t.circuit[b.state]}; ${t.receipts(b.receipts)}`,
+    ),
+  );
   return lines.join('\n');
 }
 
@@ -121,8 +188,16 @@ export function formatLedger(report: LedgerReport, locale: TextLocale): string {
 export async function ledgerOutput(options: LedgerOptions): Promise<string> {
   const headers = keyHeaders(options.key);
   const { status, body } = options.lift
-    ? await callService<{ success: boolean; error?: string; data: unknown }>(options, '/_sms/blocks/lift', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ range: options.lift }) })
-    : await callService<{ success: boolean; error?: string; data: unknown }>(options, `/_sms/ledger?since=${options.sinceSeconds}`, { headers });
+    ? await callService<{ success: boolean; error?: string; data: unknown }>(options, '/_sms/blocks/lift', {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ range: options.lift }),
+      })
+    : await callService<{ success: boolean; error?: string; data: unknown }>(
+        options,
+        `/_sms/ledger?since=${options.sinceSeconds}`,
+        { headers },
+      );
   if (!body.success) throw refusal(options, status, body, options.key);
   if (options.lift) return JSON.stringify(body.data);
   return options.json ? JSON.stringify(body.data, null, 2) : formatLedger(body.data as LedgerReport, options.locale);

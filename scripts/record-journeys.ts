@@ -22,11 +22,17 @@ type Data = Record<string, unknown>;
 export function sandboxClient(baseUrl: string) {
   const read = new Map<string, number>();
   const fe = async (action: string, body: Body, expected?: { next_step?: unknown; reason?: string }): Promise<Data> => {
-    const res = await fetch(`${baseUrl}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${baseUrl}/${action}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     const envelope = (await res.json()) as { success: boolean; data: Data };
     const got = envelope.success ? { next_step: envelope.data.next_step } : { reason: envelope.data.reason };
     if (expected && JSON.stringify({ ...got }) !== JSON.stringify(expected)) {
-      throw new Error(`${action} ${JSON.stringify(body)} answered ${JSON.stringify(envelope)}, expected ${JSON.stringify(expected)}`);
+      throw new Error(
+        `${action} ${JSON.stringify(body)} answered ${JSON.stringify(envelope)}, expected ${JSON.stringify(expected)}`,
+      );
     }
     return envelope.data;
   };
@@ -86,12 +92,40 @@ export const scenarios: Scenario[] = [
       const phone = '+393334440404';
       const email = 'paolo.gialli@example.com';
       await fe('FeLogin', { identifier: '+39 333 444 0404' }, { next_step: 14 });
-      const verified = await fe('FeVerifyOtp', { flow: 'phone', phone, otp_code: await nextCode(phone) }, { next_step: 24 });
-      const emailSent = await fe('FeRegister', { phase: 'email_otp', email, phone, otp: true, phone_proof: verified.phone_proof }, { next_step: 23 });
-      const both = await fe('FeVerifyOtp', { flow: 'phone_register', email, phone, otp_code: await nextCode(email), pending_proof: emailSent.pending_proof }, { next_step: 25 });
+      const verified = await fe(
+        'FeVerifyOtp',
+        { flow: 'phone', phone, otp_code: await nextCode(phone) },
+        { next_step: 24 },
+      );
+      const emailSent = await fe(
+        'FeRegister',
+        { phase: 'email_otp', email, phone, otp: true, phone_proof: verified.phone_proof },
+        { next_step: 23 },
+      );
+      const both = await fe(
+        'FeVerifyOtp',
+        {
+          flow: 'phone_register',
+          email,
+          phone,
+          otp_code: await nextCode(email),
+          pending_proof: emailSent.pending_proof,
+        },
+        { next_step: 25 },
+      );
       await fe(
         'FeRegister',
-        { phase: 'register', email, phone, first_name: 'Paolo', last_name: 'Gialli', city: 'Torino', birth_date: '1988-03-02', consents: { terms_conditions: true }, register_proof: both.register_proof },
+        {
+          phase: 'register',
+          email,
+          phone,
+          first_name: 'Paolo',
+          last_name: 'Gialli',
+          city: 'Torino',
+          birth_date: '1988-03-02',
+          consents: { terms_conditions: true },
+          register_proof: both.register_proof,
+        },
         { next_step: 90 },
       );
     },
@@ -101,7 +135,11 @@ export const scenarios: Scenario[] = [
     name: 'Email login, the account has a phone',
     async run({ fe, nextCode }) {
       await fe('FeLogin', { identifier: MARIO.email }, { next_step: 33 });
-      await fe('FeVerifyOtp', { flow: 'email', email: MARIO.email, otp_code: await nextCode(MARIO.email) }, { next_step: 90 });
+      await fe(
+        'FeVerifyOtp',
+        { flow: 'email', email: MARIO.email, otp_code: await nextCode(MARIO.email) },
+        { next_step: 90 },
+      );
     },
   },
   {
@@ -109,8 +147,16 @@ export const scenarios: Scenario[] = [
     name: 'Email login, the email never confirmed: the phone on file proven at 65',
     async run({ fe, nextCode }) {
       await fe('FeLogin', { identifier: ELENA.email }, { next_step: 33 });
-      const asked = await fe('FeVerifyOtp', { flow: 'email', email: ELENA.email, otp_code: await nextCode(ELENA.email) }, { next_step: 65 });
-      await fe('FeVerifyOtp', { flow: 'email_with_phone', otp_code: await nextCode(ELENA.phone), pending_proof: asked.pending_proof }, { next_step: 90 });
+      const asked = await fe(
+        'FeVerifyOtp',
+        { flow: 'email', email: ELENA.email, otp_code: await nextCode(ELENA.email) },
+        { next_step: 65 },
+      );
+      await fe(
+        'FeVerifyOtp',
+        { flow: 'email_with_phone', otp_code: await nextCode(ELENA.phone), pending_proof: asked.pending_proof },
+        { next_step: 90 },
+      );
     },
   },
   {
@@ -119,11 +165,34 @@ export const scenarios: Scenario[] = [
     async run({ fe, nextCode }) {
       const phone = '+393336660808';
       await fe('FeLogin', { identifier: FRANCESCA.email }, { next_step: 33 });
-      const asked = await fe('FeVerifyOtp', { flow: 'email', email: FRANCESCA.email, otp_code: await nextCode(FRANCESCA.email) }, { next_step: 65 });
-      const declined = await fe('FeVerifyOtp', { flow: 'email_phone_declined', pending_proof: asked.pending_proof }, { next_step: 61 });
+      const asked = await fe(
+        'FeVerifyOtp',
+        { flow: 'email', email: FRANCESCA.email, otp_code: await nextCode(FRANCESCA.email) },
+        { next_step: 65 },
+      );
+      const declined = await fe(
+        'FeVerifyOtp',
+        { flow: 'email_phone_declined', pending_proof: asked.pending_proof },
+        { next_step: 61 },
+      );
       const uid = declined.uid;
-      const added = await fe('FeAddPhone', { flow: 'email_add_phone', phone, uid, email: FRANCESCA.email, proof: declined.proof }, { next_step: 62 });
-      await fe('FeVerifyOtp', { flow: 'email_add_phone', phone, uid, email: FRANCESCA.email, otp_code: await nextCode(phone), pending_proof: added.pending_proof }, { next_step: 90 });
+      const added = await fe(
+        'FeAddPhone',
+        { flow: 'email_add_phone', phone, uid, email: FRANCESCA.email, proof: declined.proof },
+        { next_step: 62 },
+      );
+      await fe(
+        'FeVerifyOtp',
+        {
+          flow: 'email_add_phone',
+          phone,
+          uid,
+          email: FRANCESCA.email,
+          otp_code: await nextCode(phone),
+          pending_proof: added.pending_proof,
+        },
+        { next_step: 90 },
+      );
     },
   },
   {
@@ -132,10 +201,29 @@ export const scenarios: Scenario[] = [
     async run({ fe, nextCode }) {
       const phone = '+393335550101';
       await fe('FeLogin', { identifier: GIULIA.email }, { next_step: 33 });
-      const verified = await fe('FeVerifyOtp', { flow: 'email', email: GIULIA.email, otp_code: await nextCode(GIULIA.email) }, { next_step: 61 });
+      const verified = await fe(
+        'FeVerifyOtp',
+        { flow: 'email', email: GIULIA.email, otp_code: await nextCode(GIULIA.email) },
+        { next_step: 61 },
+      );
       const uid = verified.uid;
-      const added = await fe('FeAddPhone', { flow: 'email_add_phone', phone: '+39 333 555 0101', uid, email: GIULIA.email, proof: verified.proof }, { next_step: 62 });
-      await fe('FeVerifyOtp', { flow: 'email_add_phone', phone, uid, email: GIULIA.email, otp_code: await nextCode(phone), pending_proof: added.pending_proof }, { next_step: 90 });
+      const added = await fe(
+        'FeAddPhone',
+        { flow: 'email_add_phone', phone: '+39 333 555 0101', uid, email: GIULIA.email, proof: verified.proof },
+        { next_step: 62 },
+      );
+      await fe(
+        'FeVerifyOtp',
+        {
+          flow: 'email_add_phone',
+          phone,
+          uid,
+          email: GIULIA.email,
+          otp_code: await nextCode(phone),
+          pending_proof: added.pending_proof,
+        },
+        { next_step: 90 },
+      );
     },
   },
   {
@@ -145,16 +233,46 @@ export const scenarios: Scenario[] = [
       const email = 'sara.neri@example.com';
       const phone = '+393337770707';
       const sent = await fe('FeRegister', { phase: 'email_otp', email, otp: true }, { next_step: 23 });
-      const verified = await fe('FeVerifyOtp', { flow: 'email_register', email, otp_code: await nextCode(email), pending_proof: sent.pending_proof }, { next_step: 37 });
+      const verified = await fe(
+        'FeVerifyOtp',
+        { flow: 'email_register', email, otp_code: await nextCode(email), pending_proof: sent.pending_proof },
+        { next_step: 37 },
+      );
       const registered = await fe(
         'FeRegister',
-        { phase: 'register', email, first_name: 'Sara', last_name: 'Neri', consents: { terms_conditions: true }, register_proof: verified.register_proof },
+        {
+          phase: 'register',
+          email,
+          first_name: 'Sara',
+          last_name: 'Neri',
+          consents: { terms_conditions: true },
+          register_proof: verified.register_proof,
+        },
         { next_step: 90 },
       );
       const uid = registered.uid;
-      const added = await fe('FeAddPhone', { flow: 'email_register_phone', phone: '+39 333 777 0707', uid, email, proof: registered.proof }, { next_step: 62 });
-      const phoneDone = await fe('FeVerifyOtp', { flow: 'email_register_phone', phone, uid, email, otp_code: await nextCode(phone), pending_proof: added.pending_proof }, { next_step: 90 });
-      await fe('FeUpdateProfile', { uid, city: 'Bologna', birth_date: '1992-06-15', proof: phoneDone.proof }, { next_step: 90 });
+      const added = await fe(
+        'FeAddPhone',
+        { flow: 'email_register_phone', phone: '+39 333 777 0707', uid, email, proof: registered.proof },
+        { next_step: 62 },
+      );
+      const phoneDone = await fe(
+        'FeVerifyOtp',
+        {
+          flow: 'email_register_phone',
+          phone,
+          uid,
+          email,
+          otp_code: await nextCode(phone),
+          pending_proof: added.pending_proof,
+        },
+        { next_step: 90 },
+      );
+      await fe(
+        'FeUpdateProfile',
+        { uid, city: 'Bologna', birth_date: '1992-06-15', proof: phoneDone.proof },
+        { next_step: 90 },
+      );
     },
   },
 ];
@@ -164,13 +282,24 @@ export async function recordScenario(client: SandboxClient, scenario: Scenario):
   const before = new Set((await client.journeys()).map((j) => j.id));
   await scenario.run(client);
   const added = (await client.journeys()).filter((j) => !before.has(j.id));
-  if (added.length !== 1) throw new Error(`${scenario.file}: recorded ${added.length} journeys, expected 1: ${JSON.stringify(added.map((j) => j.requests.map((r) => r.action)))}`);
+  if (added.length !== 1)
+    throw new Error(
+      `${scenario.file}: recorded ${added.length} journeys, expected 1: ${JSON.stringify(added.map((j) => j.requests.map((r) => r.action)))}`,
+    );
   return { ...added[0]!, name: scenario.name };
 }
 
 async function main(): Promise<void> {
   const silent = pino({ level: 'silent' });
-  const config = loadConfig({ env: { NODE_ENV: 'development' }, overrides: { sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' }, otp: { log_file: '' } } });
+  const config = loadConfig({
+    env: { NODE_ENV: 'development' },
+    overrides: {
+      sandbox: { enabled: true },
+      server: { host: '127.0.0.1', port: 0 },
+      log: { level: 'silent' },
+      otp: { log_file: '' },
+    },
+  });
   const service = await startService(config, { log: silent, otpLog: silent });
   try {
     const client = sandboxClient(service.url);

@@ -10,7 +10,14 @@ import {
   type FlowEffects,
   type StepId,
 } from '../machines';
-import { MASK, RECORDING_FORMAT, maskSecrets, type RecordedEffect, type RecordedJourney, type RecordedRequest } from '../src/flows/journey-recording';
+import {
+  MASK,
+  RECORDING_FORMAT,
+  maskSecrets,
+  type RecordedEffect,
+  type RecordedJourney,
+  type RecordedRequest,
+} from '../src/flows/journey-recording';
 
 /*
  * `npm run replay -- <file.json>`: replays a recorded login journey (GET /_sandbox/journeys,
@@ -54,26 +61,39 @@ class ReplayDivergence extends Error {}
 const arrow = (steps: readonly StepId[]) => (steps.length ? steps.join(' → ') : '-');
 /** The steps of a runStep trace (`step_24b` -> '24b', `step_14` -> 14), in order. */
 const stepsOf = (trace: ReadonlyArray<{ step: string }>): StepId[] =>
-  trace.filter((e) => e.step.startsWith('step_')).map((e) => {
-    const raw = e.step.slice('step_'.length);
-    return (/^\d+$/.test(raw) ? Number(raw) : raw) as StepId;
-  });
+  trace
+    .filter((e) => e.step.startsWith('step_'))
+    .map((e) => {
+      const raw = e.step.slice('step_'.length);
+      return (/^\d+$/.test(raw) ? Number(raw) : raw) as StepId;
+    });
 const json = (value: unknown) => JSON.stringify(value);
 /** JSON with object keys sorted: two values are the same when their canonical texts are (whatever realm parsed them). */
 const canonical = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
   );
 
 /** Effects that answer, in order, what the recording's effects answered; any other call is a divergence. */
-function recordedEffects(recorded: RecordedEffect[], diverge: (message: string) => void): { effects: FlowEffects; left: RecordedEffect[] } {
+function recordedEffects(
+  recorded: RecordedEffect[],
+  diverge: (message: string) => void,
+): { effects: FlowEffects; left: RecordedEffect[] } {
   const left = [...recorded];
   const effects: Record<string, (input: unknown) => Promise<unknown>> = {};
   for (const name of EFFECT_NAMES) {
     effects[name] = async (input) => {
       const next = left[0];
       if (!next || next.name !== name) {
-        diverge(next ? `the machine called ${name} where the recording called ${next.name}` : `the machine called ${name}; the recording called nothing more`);
+        diverge(
+          next
+            ? `the machine called ${name} where the recording called ${next.name}`
+            : `the machine called ${name}; the recording called nothing more`,
+        );
         throw new ReplayDivergence(name);
       }
       left.shift();
@@ -92,23 +112,40 @@ function recordedEffects(recorded: RecordedEffect[], diverge: (message: string) 
 }
 
 /** The proof field a recorded answer handed out (masked), if any. */
-const proofFieldOf = (data: Record<string, unknown>) => ['phone_proof', 'pending_proof', 'register_proof', 'proof'].find((f) => data[f] === MASK);
+const proofFieldOf = (data: Record<string, unknown>) =>
+  ['phone_proof', 'pending_proof', 'register_proof', 'proof'].find((f) => data[f] === MASK);
 
 /** Replays one request; returns its line and, when it left the recorded path, where. */
-async function replayRequest(request: RecordedRequest): Promise<{ line: ReplayedLine; divergence?: Omit<Divergence, 'request' | 'action'> }> {
+async function replayRequest(
+  request: RecordedRequest,
+): Promise<{ line: ReplayedLine; divergence?: Omit<Divergence, 'request' | 'action'> }> {
   const recordedAnswer = request.answer;
   const recordedReason = typeof recordedAnswer.data.reason === 'string' ? recordedAnswer.data.reason : undefined;
   const base = { n: request.n, action: request.action };
   if (request.resumed === undefined) {
-    return { line: { ...base, resumed: null, steps: [], answer: { ok: false, step: null, flow: null, reason: recordedReason }, skipped: `refused before the machine ran (${recordedReason ?? 'refused'})` } };
+    return {
+      line: {
+        ...base,
+        resumed: null,
+        steps: [],
+        answer: { ok: false, step: null, flow: null, reason: recordedReason },
+        skipped: `refused before the machine ran (${recordedReason ?? 'refused'})`,
+      },
+    };
   }
   const entry = ACTION_ENTRY[request.action];
-  const { input, event } = flowRequest(entry, request.body, { claims: request.proof_claims?.claims ?? null, trusted: request.trusted === true });
+  const { input, event } = flowRequest(entry, request.body, {
+    claims: request.proof_claims?.claims ?? null,
+    trusted: request.trusted === true,
+  });
   const resumed = resumePointFor(input)?.state ?? 'refused';
   const trace: Array<{ step: string }> = [];
   const lastStep = (): StepId | null => stepsOf(trace).pop() ?? null;
   let effectDivergence: { message: string; step: StepId | null } | undefined;
-  const { effects, left } = recordedEffects(request.effects, (message) => (effectDivergence ??= { message, step: lastStep() }));
+  const { effects, left } = recordedEffects(
+    request.effects,
+    (message) => (effectDivergence ??= { message, step: lastStep() }),
+  );
 
   let steps: StepId[];
   let answer: ReplayedLine['answer'];
@@ -117,14 +154,31 @@ async function replayRequest(request: RecordedRequest): Promise<{ line: Replayed
     const result = await runStep(provideEffects(effects), { input, event, trace, timeoutMs: 5000 });
     steps = result.steps;
     const out = result.output;
-    answer = { ok: out.ok, step: out.ok ? out.nextStep : null, flow: out.flow, ...(out.failure ? { reason: out.failure.reason } : {}) };
+    answer = {
+      ok: out.ok,
+      step: out.ok ? out.nextStep : null,
+      flow: out.flow,
+      ...(out.failure ? { reason: out.failure.reason } : {}),
+    };
     proofField = out.ok ? out.proof?.field : undefined;
   } catch (err) {
     steps = stepsOf(trace);
-    const reason = err instanceof ReplayDivergence ? 'replay_divergence' : err instanceof FlowTimeoutError ? 'upstream_error' : ((err as { reason?: string }).reason ?? 'internal_error');
-    if (!(err instanceof ReplayDivergence) && !(err as { reason?: string }).reason && !(err instanceof FlowTimeoutError)) {
+    const reason =
+      err instanceof ReplayDivergence
+        ? 'replay_divergence'
+        : err instanceof FlowTimeoutError
+          ? 'upstream_error'
+          : ((err as { reason?: string }).reason ?? 'internal_error');
+    if (
+      !(err instanceof ReplayDivergence) &&
+      !(err as { reason?: string }).reason &&
+      !(err instanceof FlowTimeoutError)
+    ) {
       // The machine itself failed (a resumed state that does not take the event): not the recorded path.
-      effectDivergence ??= { message: `the machine failed: ${err instanceof Error ? err.message : String(err)}`, step: lastStep() };
+      effectDivergence ??= {
+        message: `the machine failed: ${err instanceof Error ? err.message : String(err)}`,
+        step: lastStep(),
+      };
     }
     answer = { ok: false, step: null, flow: null, reason };
   }
@@ -137,23 +191,50 @@ async function replayRequest(request: RecordedRequest): Promise<{ line: Replayed
     if (steps[i] === request.steps[i]) continue;
     const step = steps[i] ?? steps[i - 1] ?? null;
     const where = steps[i] === undefined ? `stops after step ${arrow(steps)}` : `passes step ${steps[i]}`;
-    return { line, divergence: { step, message: `the machine ${where} where the recording passes ${request.steps[i] ?? 'no further step'} (steps ${arrow(steps)}; recorded ${arrow(request.steps)})` } };
+    return {
+      line,
+      divergence: {
+        step,
+        message: `the machine ${where} where the recording passes ${request.steps[i] ?? 'no further step'} (steps ${arrow(steps)}; recorded ${arrow(request.steps)})`,
+      },
+    };
   }
   if (effectDivergence) return { line, divergence: effectDivergence };
   if (left.length > 0) {
-    return { line, divergence: { step: lastStep(), message: `the recording also called ${left.map((e) => e.name).join(', ')}; the machine did not` } };
+    return {
+      line,
+      divergence: {
+        step: lastStep(),
+        message: `the recording also called ${left.map((e) => e.name).join(', ')}; the machine did not`,
+      },
+    };
   }
   const recordedStep = (recordedAnswer.success ? (recordedAnswer.data.next_step as StepId | undefined) : null) ?? null;
-  const recordedFlow = recordedAnswer.success ? ((recordedAnswer.data.flow as string | null | undefined) ?? null) : null;
-  const say = (ok: boolean, step: StepId | null, flow: string | null, reason?: string) => (ok ? `step ${step} (flow ${flow})` : `refused ${reason}`);
+  const recordedFlow = recordedAnswer.success
+    ? ((recordedAnswer.data.flow as string | null | undefined) ?? null)
+    : null;
+  const say = (ok: boolean, step: StepId | null, flow: string | null, reason?: string) =>
+    ok ? `step ${step} (flow ${flow})` : `refused ${reason}`;
   const recordedSays = say(recordedAnswer.success, recordedStep, recordedFlow, recordedReason);
   const replayedSays = say(answer.ok, answer.step, answer.flow, answer.reason);
   if (recordedSays !== replayedSays) {
-    return { line, divergence: { step: answer.step ?? lastStep(), message: `the machine answers ${replayedSays}; the recording answered ${recordedSays}` } };
+    return {
+      line,
+      divergence: {
+        step: answer.step ?? lastStep(),
+        message: `the machine answers ${replayedSays}; the recording answered ${recordedSays}`,
+      },
+    };
   }
   const recordedProof = recordedAnswer.success ? proofFieldOf(recordedAnswer.data) : undefined;
   if (recordedProof !== proofField) {
-    return { line, divergence: { step: answer.step, message: `the machine hands out ${proofField ?? 'no proof'}; the recording handed out ${recordedProof ?? 'no proof'}` } };
+    return {
+      line,
+      divergence: {
+        step: answer.step,
+        message: `the machine hands out ${proofField ?? 'no proof'}; the recording handed out ${recordedProof ?? 'no proof'}`,
+      },
+    };
   }
   return { line };
 }
@@ -181,7 +262,10 @@ export async function replayRecording(journey: RecordedJourney): Promise<ReplayR
  */
 export function readRecordings(text: string): RecordedJourney[] {
   const parsed = JSON.parse(text) as unknown;
-  const data = (parsed as { data?: unknown })?.data !== undefined && (parsed as { success?: unknown }).success !== undefined ? (parsed as { data: unknown }).data : parsed;
+  const data =
+    (parsed as { data?: unknown })?.data !== undefined && (parsed as { success?: unknown }).success !== undefined
+      ? (parsed as { data: unknown }).data
+      : parsed;
   if (Array.isArray(data)) return data as RecordedJourney[];
   const listed = (data as { journeys?: unknown })?.journeys;
   if (Array.isArray(listed)) return listed as RecordedJourney[];
@@ -192,12 +276,20 @@ export function readRecordings(text: string): RecordedJourney[] {
 export function formatReplay(result: ReplayResult): string {
   const lines = [`journey ${result.journey}`];
   for (const line of result.lines) {
-    const answer = line.answer.ok ? `answer ${line.answer.step} (${line.answer.flow})` : `refused ${line.answer.reason ?? ''}`.trim();
-    const path = line.skipped ? line.skipped : `from ${String(line.resumed).padEnd(30)} steps ${arrow(line.steps).padEnd(26)} ${answer}`;
+    const answer = line.answer.ok
+      ? `answer ${line.answer.step} (${line.answer.flow})`
+      : `refused ${line.answer.reason ?? ''}`.trim();
+    const path = line.skipped
+      ? line.skipped
+      : `from ${String(line.resumed).padEnd(30)} steps ${arrow(line.steps).padEnd(26)} ${answer}`;
     lines.push(`  ${String(line.n).padStart(2)}. ${line.action.padEnd(16)} ${path}`);
   }
   const d = result.divergence;
-  lines.push(d ? `DIVERGED at request ${d.request} (${d.action}), step ${d.step ?? '-'}: ${d.message}` : `ok: the machine takes the recorded path (${result.lines.length} requests)`);
+  lines.push(
+    d
+      ? `DIVERGED at request ${d.request} (${d.action}), step ${d.step ?? '-'}: ${d.message}`
+      : `ok: the machine takes the recorded path (${result.lines.length} requests)`,
+  );
   return lines.join('\n');
 }
 

@@ -41,7 +41,12 @@ const INGEST_DRAIN_MS = 30_000;
  */
 const OPENING_BURST = 24;
 
-function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams, judgeAfterSeconds: number, internalKey: string): Record<string, unknown> {
+function instanceConfig(
+  store: SoakRedis,
+  upstreams: SoakUpstreams,
+  judgeAfterSeconds: number,
+  internalKey: string,
+): Record<string, unknown> {
   const plenty = 1_000_000;
   return {
     // The soak is the instances' load balancer: it forwards each journey's and each bot's own address.
@@ -72,7 +77,13 @@ function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams, judgeAfterSe
     sms: {
       ...upstreams.config.sms,
       allowed_regions: ['IT', 'GB'],
-      pumping: { ...upstreams.config.sms.pumping, country_sends_per_hour: plenty, prefix_sends_per_hour: plenty, block_min_sends: SOAK_BLOCK_MIN_SENDS, judge_after_seconds: judgeAfterSeconds },
+      pumping: {
+        ...upstreams.config.sms.pumping,
+        country_sends_per_hour: plenty,
+        prefix_sends_per_hour: plenty,
+        block_min_sends: SOAK_BLOCK_MIN_SENDS,
+        judge_after_seconds: judgeAfterSeconds,
+      },
     },
     // The challenge is production's default, `adaptive` at the default thresholds (checked at start), but for the velocity
     // floors: every journey's number is new and in one range, at a thousand a minute, which is a spike by any baseline.
@@ -81,7 +92,8 @@ function instanceConfig(store: SoakRedis, upstreams: SoakUpstreams, judgeAfterSe
   };
 }
 
-const startStore = (options: SoakOptions, dir: string): Promise<SoakRedis> => (options.cluster ? startSoakCluster() : startSoakRedis(dir));
+const startStore = (options: SoakOptions, dir: string): Promise<SoakRedis> =>
+  options.cluster ? startSoakCluster() : startSoakRedis(dir);
 
 async function main(): Promise<number> {
   const options = parseSoakOptions(process.argv.slice(2));
@@ -98,13 +110,19 @@ async function main(): Promise<number> {
   const upstreams = await startUpstreams(loadConfig({ env: { NODE_ENV: 'development' }, overrides: {} }));
   const configFile = join(dir, 'config.json');
   const internalKey = randomBytes(32).toString('base64url');
-  writeFileSync(configFile, JSON.stringify(instanceConfig(store, upstreams, soakJudgeAfterSeconds(options.outage), internalKey), null, 2));
+  writeFileSync(
+    configFile,
+    JSON.stringify(instanceConfig(store, upstreams, soakJudgeAfterSeconds(options.outage), internalKey), null, 2),
+  );
   // What the instances make of it: the challenge must be production's default.
   const { challenge } = loadConfig({ env: { NODE_ENV: 'production', CONFIG_FILE: configFile } });
-  if (challenge.mode !== 'adaptive') throw new Error(`the instances would run the bot challenge in mode ${challenge.mode}, not adaptive`);
+  if (challenge.mode !== 'adaptive')
+    throw new Error(`the instances would run the bot challenge in mode ${challenge.mode}, not adaptive`);
   const fleet = new Fleet(configFile, dir);
   await fleet.start(options.instances);
-  say(`soak: ${options.instances} instances on ${store.describe}, ${options.concurrency} journeys at a time for ${options.duration} s (logs in ${dir})`);
+  say(
+    `soak: ${options.instances} instances on ${store.describe}, ${options.concurrency} journeys at a time for ${options.duration} s (logs in ${dir})`,
+  );
 
   const honestSolver = new PowSolver();
   const journeys = new Journeys(tally, fleet, upstreams.outbox, honestSolver);
@@ -115,13 +133,20 @@ async function main(): Promise<number> {
   let redisRestarted = false;
   let instanceReplaced = false;
 
-  const progress = setInterval(() => say(tally.progressLine((Date.now() - startedAt) / 1000, options.duration, upstreams.outbox.issued, state)), options.smoke ? 2_000 : 5_000);
+  const progress = setInterval(
+    () => say(tally.progressLine((Date.now() - startedAt) / 1000, options.duration, upstreams.outbox.issued, state)),
+    options.smoke ? 2_000 : 5_000,
+  );
 
   const faults = (async () => {
     await sleep(durationMs * REDIS_RESTART_AT);
     await store.restart(options.outage * 1000, {
       onDown: () => ((tally.redisDownAt = Date.now()), (state = 'redis down'), say('soak: stopping Redis (SIGTERM)')),
-      onUp: () => ((tally.redisUpAt = Date.now()), (state = 'redis back'), say(`soak: Redis serves again ${((Date.now() - tally.redisDownAt!) / 1000).toFixed(1)} s after it was stopped`)),
+      onUp: () => (
+        (tally.redisUpAt = Date.now()),
+        (state = 'redis back'),
+        say(`soak: Redis serves again ${((Date.now() - tally.redisDownAt!) / 1000).toFixed(1)} s after it was stopped`)
+      ),
     });
     redisRestarted = true;
     await sleep(Math.max(0, startedAt + durationMs * INSTANCE_KILL_AT - Date.now()));
@@ -148,7 +173,12 @@ async function main(): Promise<number> {
   const botSolver = new PowSolver();
   const solving = new SolvingBot(tally, fleet, upstreams.outbox, botSolver);
   const bots = Promise.all([pumping.run(endAt), flood.run(endAt), slash48.run(endAt), solving.run(endAt)]);
-  await Promise.race([Promise.all([workers, faults, bots]), sleep(durationMs + JOURNEYS_FINISH_MS).then(() => say('soak: journeys still running after the run: not waited for'))]);
+  await Promise.race([
+    Promise.all([workers, faults, bots]),
+    sleep(durationMs + JOURNEYS_FINISH_MS).then(() =>
+      say('soak: journeys still running after the run: not waited for'),
+    ),
+  ]);
 
   // The ingest queue drains: every login answered with a token reaches the collector, or the wait ends.
   state = 'load over, waiting for the ingests';

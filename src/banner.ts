@@ -12,7 +12,8 @@ export interface BannerSituation {
   terminal: boolean;
 }
 
-export const showsBanner = ({ sandbox, production, terminal }: BannerSituation): boolean => sandbox && terminal && !production;
+export const showsBanner = ({ sandbox, production, terminal }: BannerSituation): boolean =>
+  sandbox && terminal && !production;
 
 /** The sandbox's SMS fakes as the configuration points at them, with the keys to point another service at them (the Twilio fake's are made per start). */
 function fakeLines(sms: Config['sms']): string[] {

@@ -39,7 +39,13 @@ async function main(): Promise<void> {
   service.metricsServer?.on('error', fatal);
 
   handleShutdown(server, service.config.server.shutdown_grace_seconds * 1000, deps.log, closeResources);
-  if (showsBanner({ sandbox: service.config.sandbox.enabled, production: loaded.environment === 'production', terminal: process.stdout.isTTY === true })) {
+  if (
+    showsBanner({
+      sandbox: service.config.sandbox.enabled,
+      production: loaded.environment === 'production',
+      terminal: process.stdout.isTTY === true,
+    })
+  ) {
     process.stdout.write(banner(service.url, service.config.sms));
   }
 }
@@ -97,7 +103,10 @@ function handleShutdown(server: Server, graceMs: number, log: Logger, closeResou
     });
     server.closeIdleConnections();
     // Logged once the listener is closed: from here on a new connection is refused.
-    log.info({ signal, in_flight: inFlight.size, grace_seconds: graceMs / 1000 }, 'shutting down: no new connections, finishing in-flight requests');
+    log.info(
+      { signal, in_flight: inFlight.size, grace_seconds: graceMs / 1000 },
+      'shutting down: no new connections, finishing in-flight requests',
+    );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -49,7 +49,11 @@ export interface StartOptions {
   choice?: Pick<EnvironmentChoice, 'environment' | 'decidedBy'>;
 }
 
-export async function startService(initial: Config, overrides: DepsOverrides = {}, start: StartOptions = {}): Promise<Service> {
+export async function startService(
+  initial: Config,
+  overrides: DepsOverrides = {},
+  start: StartOptions = {},
+): Promise<Service> {
   let config = initial;
   // Unnamed (tests, tools): an app with the sandbox is not production, which refuses it; one without is.
   const environment = start.choice?.environment ?? (config.sandbox.enabled ? 'development' : 'production');
@@ -65,8 +69,10 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   }
   const deps = createDeps(config, overrides);
   // A weakened defence is a deliberate, visible choice: one line each at every start (and on /readyz).
-  for (const { key, exposes } of weakenedDefences(config)) deps.log.warn({ event: 'weakened_defence', key }, `${key} weakens a defence: ${exposes}`);
-  for (const { key, says } of configWarnings(config, environment)) deps.log.warn({ event: 'config_warning', key }, `${key}: ${says}`);
+  for (const { key, exposes } of weakenedDefences(config))
+    deps.log.warn({ event: 'weakened_defence', key }, `${key} weakens a defence: ${exposes}`);
+  for (const { key, says } of configWarnings(config, environment))
+    deps.log.warn({ event: 'config_warning', key }, `${key}: ${says}`);
   warnWhenTrustProxyDeprecated(config.server, deps.log);
   const outbox = sandbox?.outbox;
   // Recorded login journeys: in the sandbox and with `debug` on (the flow runner records into the same recorder).
@@ -100,7 +106,9 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   };
   let server: Server;
   try {
-    server = await listen(createHttpServer(app.callback(), config.server, deps.log).listen(config.server.port, config.server.host));
+    server = await listen(
+      createHttpServer(app.callback(), config.server, deps.log).listen(config.server.port, config.server.host),
+    );
   } catch (err) {
     deps.log.fatal({ err }, 'cannot listen');
     await closeResources();
@@ -111,7 +119,10 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
   const url = `http://${config.server.host}:${port}`;
   // Which environment, and which key decided it (never its value): the first thing to read when production was not meant.
   const judged = start.choice ? { environment, decided_by: start.choice.decidedBy } : {};
-  deps.log.info({ host: config.server.host, port, sandbox: config.sandbox.enabled, ...judged }, `listening on ${url}${start.choice ? `: ${describeEnvironment(start.choice)}` : ''}`);
+  deps.log.info(
+    { host: config.server.host, port, sandbox: config.sandbox.enabled, ...judged },
+    `listening on ${url}${start.choice ? `: ${describeEnvironment(start.choice)}` : ''}`,
+  );
 
   let metricsUrl: string | undefined;
   if (config.metrics.port !== 0) {
@@ -125,7 +136,10 @@ export async function startService(initial: Config, overrides: DepsOverrides = {
       throw err;
     }
     metricsUrl = `http://${config.metrics.host}:${config.metrics.port}`;
-    deps.log.info({ host: config.metrics.host, port: config.metrics.port }, `metrics listening on ${metricsUrl}/metrics`);
+    deps.log.info(
+      { host: config.metrics.host, port: config.metrics.port },
+      `metrics listening on ${metricsUrl}/metrics`,
+    );
   }
 
   return {

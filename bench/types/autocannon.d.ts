@@ -9,7 +9,12 @@ declare module 'autocannon' {
     body?: string;
     /** Returns the request to send; `context` lives per connection and is reset when the list starts over. */
     setupRequest?: (request: Request, context: Record<string, string>) => Request;
-    onResponse?: (status: number, body: string, context: Record<string, string>, headers: Record<string, string>) => void;
+    onResponse?: (
+      status: number,
+      body: string,
+      context: Record<string, string>,
+      headers: Record<string, string>,
+    ) => void;
   }
 
   export interface Options {
@@ -45,5 +50,8 @@ declare module 'autocannon' {
     requests: Histogram;
   }
 
-  export default function autocannon(options: Options, callback: (err: Error | null, result: Result) => void): EventEmitter;
+  export default function autocannon(
+    options: Options,
+    callback: (err: Error | null, result: Result) => void,
+  ): EventEmitter;
 }

@@ -13,10 +13,12 @@ export type ActionName = (typeof ACTIONS)[number];
 type Operation<A extends ActionName> = paths[`/${A}`]['post'];
 
 /** The JSON body of an action. */
-export type RequestOf<A extends ActionName> = Operation<A> extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
+export type RequestOf<A extends ActionName> =
+  Operation<A> extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
 
 /** What an action answers: its success envelope or its business failure (HTTP 200). */
-export type AnswerOf<A extends ActionName> = Operation<A> extends { responses: { 200: { content: { 'application/json': infer R } } } } ? R : never;
+export type AnswerOf<A extends ActionName> =
+  Operation<A> extends { responses: { 200: { content: { 'application/json': infer R } } } } ? R : never;
 
 /** A refusal before the action ran (malformed JSON, unknown action, payload too large, rate limited...). */
 export type TransportFailure = components['schemas']['Failure'];
@@ -25,7 +27,8 @@ export type TransportFailure = components['schemas']['Failure'];
 export type Envelope<A extends ActionName> = AnswerOf<A> | TransportFailure;
 
 /** The data of an action's successful answer. */
-export type DataOf<A extends ActionName> = Extract<AnswerOf<A>, { success: true }> extends { data: infer D } ? D : never;
+export type DataOf<A extends ActionName> =
+  Extract<AnswerOf<A>, { success: true }> extends { data: infer D } ? D : never;
 
 /** What a `challenge_required` answer asks to solve (`data.challenge`): ALTCHA's proof of work, or a hosted widget's site key. */
 export type Challenge = components['schemas']['Challenge'];
@@ -43,7 +46,13 @@ export function challengeOf(envelope: { success: boolean; data?: unknown }): Cha
 /** The part of fetch the client uses: the browser's, Node's, or a test double. */
 export type Fetch = (
   url: string,
-  init: { method: string; headers: Record<string, string>; body: string; credentials?: 'include' | 'same-origin' | 'omit'; signal?: AbortSignal },
+  init: {
+    method: string;
+    headers: Record<string, string>;
+    body: string;
+    credentials?: 'include' | 'same-origin' | 'omit';
+    signal?: AbortSignal;
+  },
 ) => Promise<{ status: number; json(): Promise<unknown> }>;
 
 export interface ClientOptions {
@@ -84,12 +93,21 @@ export type Client = { readonly [A in ActionName]: ActionFunction<A> } & {
 export function createClient(options: ClientOptions = {}): Client {
   const base = (options.baseUrl ?? '').replace(/\/+$/, '');
   const send: Fetch = options.fetch ?? ((url, init) => fetch(url, init));
-  async function call<A extends ActionName>(action: A, body: RequestOf<A>, callOptions: CallOptions = {}): Promise<Envelope<A>> {
+  async function call<A extends ActionName>(
+    action: A,
+    body: RequestOf<A>,
+    callOptions: CallOptions = {},
+  ): Promise<Envelope<A>> {
     let res;
     try {
       res = await send(`${base}/${encodeURIComponent(action)}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', ...options.headers, ...callOptions.headers },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          ...options.headers,
+          ...callOptions.headers,
+        },
         body: JSON.stringify(body),
         credentials: options.credentials ?? 'same-origin',
         signal: callOptions.signal,
@@ -104,6 +122,7 @@ export function createClient(options: ClientOptions = {}): Client {
     }
   }
   const client: Record<string, unknown> = { call };
-  for (const action of ACTIONS) client[action] = (body: never, callOptions?: CallOptions) => call(action, body, callOptions);
+  for (const action of ACTIONS)
+    client[action] = (body: never, callOptions?: CallOptions) => call(action, body, callOptions);
   return client as Client;
 }

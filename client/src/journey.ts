@@ -37,7 +37,8 @@ export interface JourneyState {
 
 type FlowAction = 'FeLogin' | 'FeVerifyOtp' | 'FeRegister' | 'FeAddPhone' | 'FeUpdateProfile';
 /** A request with the fields the journey carries made optional. */
-type Carried<A extends ActionName, K extends keyof RequestOf<A>> = Omit<RequestOf<A>, K> & Partial<Pick<RequestOf<A>, K>>;
+type Carried<A extends ActionName, K extends keyof RequestOf<A>> = Omit<RequestOf<A>, K> &
+  Partial<Pick<RequestOf<A>, K>>;
 
 export type VerifyOtpInput = Carried<'FeVerifyOtp', 'flow'>;
 export type RegisterInput = Carried<'FeRegister', 'email'>;
@@ -72,7 +73,17 @@ export interface Journey {
   reset(): void;
 }
 
-const initial = (): JourneyState => ({ step: null, flow: null, screen: null, done: false, uid: null, email: null, phone: null, phoneHint: null, proofs: {} });
+const initial = (): JourneyState => ({
+  step: null,
+  flow: null,
+  screen: null,
+  done: false,
+  uid: null,
+  email: null,
+  phone: null,
+  phoneHint: null,
+  proofs: {},
+});
 
 /** The steps whose answer hands out the `pending_proof` the next FeVerifyOtp presents. */
 const PENDING_STEPS: readonly Step[] = [23, 62, 65];
@@ -85,7 +96,9 @@ function withoutSolution<T extends { challenge?: unknown }>(body: T): T {
 
 /** Drops absent fields so that what is carried never overrides an explicit value with nothing. */
 function defined<T>(body: T): T {
-  return Object.fromEntries(Object.entries(body as object).filter(([, v]) => v !== undefined && v !== null && v !== '')) as T;
+  return Object.fromEntries(
+    Object.entries(body as object).filter(([, v]) => v !== undefined && v !== null && v !== ''),
+  ) as T;
 }
 
 export function createJourney(client: Client): Journey {
@@ -93,7 +106,10 @@ export function createJourney(client: Client): Journey {
   let sender: ((challenge?: string) => Promise<Envelope<'FeLogin' | 'FeRegister' | 'FeAddPhone'>>) | null = null;
 
   /** Takes what a successful answer hands out; `changes` are the identifiers the request established. */
-  function remember<E extends { success: boolean; data?: unknown }>(envelope: E, changes: Partial<JourneyState> = {}): E {
+  function remember<E extends { success: boolean; data?: unknown }>(
+    envelope: E,
+    changes: Partial<JourneyState> = {},
+  ): E {
     if (!envelope.success) return envelope;
     const data = (envelope.data ?? {}) as Record<string, unknown>;
     const proofs = { ...state.proofs };
@@ -107,7 +123,8 @@ export function createJourney(client: Client): Journey {
       screen: typeof data.screen === 'string' ? data.screen : data.next_step !== undefined ? null : state.screen,
       done: data.done === true || (data.next_step !== undefined ? false : state.done),
       uid: typeof data.uid === 'string' ? data.uid : state.uid,
-      phoneHint: typeof data.phone_hint === 'string' ? data.phone_hint : data.next_step !== undefined ? null : state.phoneHint,
+      phoneHint:
+        typeof data.phone_hint === 'string' ? data.phone_hint : data.next_step !== undefined ? null : state.phoneHint,
     };
     if (state.step === 65) sender = null;
     return envelope;
@@ -126,7 +143,10 @@ export function createJourney(client: Client): Journey {
       state = initial();
       sender = (challenge) => journey.login({ ...withoutSolution(body), challenge });
       // A phone is answered with 14 (an SMS code); an email with 33 or 60.
-      return remember(envelope, envelope.data.next_step === 14 ? { phone: body.identifier } : { email: body.identifier });
+      return remember(
+        envelope,
+        envelope.data.next_step === 14 ? { phone: body.identifier } : { email: body.identifier },
+      );
     },
 
     async verifyOtp(body) {
@@ -144,7 +164,12 @@ export function createJourney(client: Client): Journey {
 
     async declinePhone() {
       if (state.step !== 65) throw new Error('declinePhone: only at step 65');
-      return remember(await send('FeVerifyOtp', { flow: 'email_phone_declined', pending_proof: state.proofs.pending_proof } as RequestOf<'FeVerifyOtp'>));
+      return remember(
+        await send('FeVerifyOtp', {
+          flow: 'email_phone_declined',
+          pending_proof: state.proofs.pending_proof,
+        } as RequestOf<'FeVerifyOtp'>),
+      );
     },
 
     async register(body) {
@@ -155,10 +180,16 @@ export function createJourney(client: Client): Journey {
             step === 24
             ? { email: state.email, phone: state.phone, flow: state.flow, phone_proof: state.proofs.phone_proof }
             : { email: state.email }
-          : { email: state.email, phone: step === 25 ? state.phone : undefined, flow: state.flow, register_proof: state.proofs.register_proof };
+          : {
+              email: state.email,
+              phone: step === 25 ? state.phone : undefined,
+              flow: state.flow,
+              register_proof: state.proofs.register_proof,
+            };
       const request = { ...defined(carried), ...defined(body) } as RequestOf<'FeRegister'>;
       const envelope = await send('FeRegister', request);
-      if (envelope.success && request.phase === 'email_otp') sender = (challenge) => journey.register({ ...withoutSolution(body), challenge });
+      if (envelope.success && request.phase === 'email_otp')
+        sender = (challenge) => journey.register({ ...withoutSolution(body), challenge });
       return remember(envelope, envelope.success ? { email: request.email } : {});
     },
 
@@ -177,16 +208,25 @@ export function createJourney(client: Client): Journey {
 
     async updateProfile(body) {
       const carried = { uid: state.uid, proof: state.proofs.proof };
-      return remember(await send('FeUpdateProfile', { ...defined(carried), ...defined(body) } as RequestOf<'FeUpdateProfile'>));
+      return remember(
+        await send('FeUpdateProfile', { ...defined(carried), ...defined(body) } as RequestOf<'FeUpdateProfile'>),
+      );
     },
 
     async password(password, challenge) {
-      const envelope = await client.login(defined({ email: state.email ?? '', password, challenge }) as RequestOf<'login'>);
+      const envelope = await client.login(
+        defined({ email: state.email ?? '', password, challenge }) as RequestOf<'login'>,
+      );
       return remember(envelope);
     },
 
     async resend(challenge) {
-      if (!sender) throw new Error(state.step === 65 ? 'step 65 has no resend: decline the phone or log in by email again' : 'no code was sent in this journey');
+      if (!sender)
+        throw new Error(
+          state.step === 65
+            ? 'step 65 has no resend: decline the phone or log in by email again'
+            : 'no code was sent in this journey',
+        );
       return sender(challenge);
     },
 
@@ -197,4 +237,3 @@ export function createJourney(client: Client): Journey {
   };
   return journey;
 }
-

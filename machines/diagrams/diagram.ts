@@ -44,7 +44,10 @@ const stepsOf = (node: Node): StepId[] => node.tags.map(stepOfTag).filter((s): s
 
 function paramText(value: unknown): string {
   if (Array.isArray(value)) return value.map(paramText).join('/');
-  if (value !== null && typeof value === 'object') return Object.entries(value).map(([k, v]) => `${k}=${paramText(v)}`).join(' ');
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value)
+      .map(([k, v]) => `${k}=${paramText(v)}`)
+      .join(' ');
   return String(value);
 }
 
@@ -88,14 +91,19 @@ export function edgesOf(machine: AnyStateMachine): Edge[] {
         // The last unguarded choice among guarded ones is the "else" branch.
         const condition = guard ? `[${guard}]` : list.length > 1 ? '[else]' : '';
         const label = [eventLabel(eventType), condition].filter(Boolean).join(' ');
-        for (const target of t.target ?? [source]) edges.push({ source, target, eventType, guard: t.guard, actions: t.actions ?? [], label });
+        for (const target of t.target ?? [source])
+          edges.push({ source, target, eventType, guard: t.guard, actions: t.actions ?? [], label });
       });
     }
   }
   return edges;
 }
 
-const clean = (text: string) => text.replace(/[:;#{}"]/g, ' ').replace(/\s+/g, ' ').trim();
+const clean = (text: string) =>
+  text
+    .replace(/[:;#{}"]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 /** A way into the machine other than its initial state: drawn as `[*] --> target : label`. */
 export interface MermaidEntry {
@@ -141,7 +149,8 @@ export function renderMermaid(machine: AnyStateMachine, options: MermaidOptions 
     }
     lines.push(`${indent}state "${clean(title)}" as ${id} {`);
     const initial = (node.config as { initial?: string }).initial;
-    if (entered.has(node) && initial && node.states[initial] && keep(node.states[initial] as Node)) lines.push(`${indent}  [*] --> ${mermaidId(node.states[initial] as Node)}`);
+    if (entered.has(node) && initial && node.states[initial] && keep(node.states[initial] as Node))
+      lines.push(`${indent}  [*] --> ${mermaidId(node.states[initial] as Node)}`);
     for (const child of children) declare(child, `${indent}  `);
     lines.push(`${indent}}`);
   };
@@ -157,7 +166,8 @@ export function renderMermaid(machine: AnyStateMachine, options: MermaidOptions 
     }
   } else {
     const initial = (root.config as { initial?: string }).initial;
-    if (initial && root.states[initial] && keep(root.states[initial] as Node)) lines.push(`  [*] --> ${mermaidId(root.states[initial] as Node)}`);
+    if (initial && root.states[initial] && keep(root.states[initial] as Node))
+      lines.push(`  [*] --> ${mermaidId(root.states[initial] as Node)}`);
   }
   for (const edge of edgesOf(machine)) {
     if (!keep(edge.source) || !keep(edge.target) || (options.edges && !options.edges(edge))) continue;
@@ -165,7 +175,8 @@ export function renderMermaid(machine: AnyStateMachine, options: MermaidOptions 
     lines.push(`  ${mermaidId(edge.source)} --> ${mermaidId(edge.target)}${label ? ` : ${label}` : ''}`);
   }
   for (const node of all) if (node.type === 'final' && keep(node)) lines.push(`  ${mermaidId(node)} --> [*]`);
-  if (settled.length) lines.push('  classDef settled fill:#e7f1ff,stroke:#3178c6', `  class ${settled.join(',')} settled`);
+  if (settled.length)
+    lines.push('  classDef settled fill:#e7f1ff,stroke:#3178c6', `  class ${settled.join(',')} settled`);
   if (failed.length) lines.push('  classDef failed fill:#fdecea,stroke:#c62828', `  class ${failed.join(',')} failed`);
   return lines.join('\n');
 }
@@ -210,7 +221,6 @@ export interface StepRow {
   proof?: string;
 }
 
-
 /** One row per step the machine's states carry, in step order. */
 export function stepTable(machine: AnyStateMachine): StepRow[] {
   const reached = reachedBy(machine);
@@ -218,7 +228,14 @@ export function stepTable(machine: AnyStateMachine): StepRow[] {
   for (const node of stateNodes(machine.root as Node)) {
     for (const step of stepsOf(node)) {
       const info = STEP_INFO[step];
-      const row = rows.get(step) ?? { step, screen: info.screen, meaning: info.meaning, states: [], settles: false, reachedBy: [] };
+      const row = rows.get(step) ?? {
+        step,
+        screen: info.screen,
+        meaning: info.meaning,
+        states: [],
+        settles: false,
+        reachedBy: [],
+      };
       row.states.push(node.key);
       row.settles ||= node.tags.includes(SETTLED);
       const actions = new Set([...row.reachedBy, ...(reached.get(node) ?? [])]);

@@ -77,10 +77,15 @@ export interface JourneyDiagram {
 const REFUSED = 'refused';
 
 /** The reasons (and `data.field`) an edge into `refused` answers, read from its actions. */
-export function refusalsOf(edge: Pick<Edge, 'actions' | 'label'>): Array<{ reason: FlowFailureReason; field?: string }> {
+export function refusalsOf(
+  edge: Pick<Edge, 'actions' | 'label'>,
+): Array<{ reason: FlowFailureReason; field?: string }> {
   const found: Array<{ reason: FlowFailureReason; field?: string }> = [];
   for (const action of edge.actions) {
-    const { type, params } = (typeof action === 'string' ? { type: action } : action) as { type?: string; params?: unknown };
+    const { type, params } = (typeof action === 'string' ? { type: action } : action) as {
+      type?: string;
+      params?: unknown;
+    };
     if (type === 'refuse') {
       const { reason, data } = params as { reason: FlowFailureReason; data?: { field?: unknown } };
       found.push({ reason, ...(typeof data?.field === 'string' ? { field: data.field } : {}) });
@@ -91,7 +96,8 @@ export function refusalsOf(edge: Pick<Edge, 'actions' | 'label'>): Array<{ reaso
   return found;
 }
 
-const stepOfNode = (node: Node): StepId | null => node.tags.map(stepOfTag).find((s): s is StepId => s !== undefined) ?? null;
+const stepOfNode = (node: Node): StepId | null =>
+  node.tags.map(stepOfTag).find((s): s is StepId => s !== undefined) ?? null;
 
 function nodesByKey(machine: AnyStateMachine): Map<string, Node> {
   return new Map(stateNodes(machine.root as Node).map((node) => [node.key, node]));
@@ -100,21 +106,35 @@ function nodesByKey(machine: AnyStateMachine): Map<string, Node> {
 function screenOf(nodes: Map<string, Node>, state: string): JourneyScreen {
   const node = nodes.get(state);
   if (!node) throw new Error(`journey diagrams: no state "${state}"`);
-  if (!node.tags.includes(SETTLED)) throw new Error(`journey diagrams: "${state}" is not a screen (a request does not settle there)`);
+  if (!node.tags.includes(SETTLED))
+    throw new Error(`journey diagrams: "${state}" is not a screen (a request does not settle there)`);
   const label = stateLabel(state);
-  if (!label || !isScreenLabel(label)) throw new Error(`journey diagrams: "${state}" has no screen label in machines/diagrams/labels.ts`);
+  if (!label || !isScreenLabel(label))
+    throw new Error(`journey diagrams: "${state}" has no screen label in machines/diagrams/labels.ts`);
   const step = stepOfNode(node);
-  return { state, step, name: label.screen, title: screenTitle(state, step), shows: label.shows, screen: step === null ? null : STEP_INFO[step].screen };
+  return {
+    state,
+    step,
+    name: label.screen,
+    title: screenTitle(state, step),
+    shows: label.shows,
+    screen: step === null ? null : STEP_INFO[step].screen,
+  };
 }
 
 function noteOf(state: string): string {
   const label = stateLabel(state);
-  if (!label || isScreenLabel(label)) throw new Error(`journey diagrams: "${state}" has no note in machines/diagrams/labels.ts`);
+  if (!label || isScreenLabel(label))
+    throw new Error(`journey diagrams: "${state}" has no note in machines/diagrams/labels.ts`);
   return label.note;
 }
 
 /** The journey's diagram, read from a replay of it (`replayJourney`) against the machine. */
-export function journeyDiagramOf(journey: Journey, replayed: ReplayedRequest[], machine: AnyStateMachine = loginFlowMachine): JourneyDiagram {
+export function journeyDiagramOf(
+  journey: Journey,
+  replayed: ReplayedRequest[],
+  machine: AnyStateMachine = loginFlowMachine,
+): JourneyDiagram {
   const nodes = nodesByKey(machine);
   const edges = edgesOf(machine);
   const screens = new Map<string, JourneyScreen>();
@@ -125,27 +145,48 @@ export function journeyDiagramOf(journey: Journey, replayed: ReplayedRequest[], 
   };
 
   replayed.forEach((request, index) => {
-    if (!request.answer.ok) throw new Error(`journey diagrams: request ${index + 1} of "${journey.name}" was refused (${request.answer.failure?.reason})`);
+    if (!request.answer.ok)
+      throw new Error(
+        `journey diagrams: request ${index + 1} of "${journey.name}" was refused (${request.answer.failure?.reason})`,
+      );
     const to = request.states[request.states.length - 1];
-    if (to === undefined) throw new Error(`journey diagrams: request ${index + 1} of "${journey.name}" entered no state`);
+    if (to === undefined)
+      throw new Error(`journey diagrams: request ${index + 1} of "${journey.name}" entered no state`);
     const previous = replayed[index - 1];
     if (previous && previous.states[previous.states.length - 1] !== request.from) {
-      throw new Error(`journey diagrams: request ${index + 1} of "${journey.name}" resumes at ${request.from}, not where the previous one settled`);
+      throw new Error(
+        `journey diagrams: request ${index + 1} of "${journey.name}" resumes at ${request.from}, not where the previous one settled`,
+      );
     }
     addScreen(request.from);
     addScreen(to);
     const event = loginEventOf(request.action);
     const label = actionLabel(event, request.states[0]!);
-    if (label === undefined) throw new Error(`journey diagrams: no action label for ${event} into ${request.states[0]} in machines/diagrams/labels.ts`);
+    if (label === undefined)
+      throw new Error(
+        `journey diagrams: no action label for ${event} into ${request.states[0]} in machines/diagrams/labels.ts`,
+      );
     const passed = request.states.slice(0, -1);
     // The notes are the upstream calls (a state that invokes an effect); the checks in between need no words here.
     const notes = passed
       .filter((state) => (nodes.get(state)?.invoke.length ?? 0) > 0)
       .map(noteOf)
       .filter((note, i, all) => note !== all[i - 1]);
-    const same = actions.find((a) => a.from === request.from && a.to === to && a.label === label && a.notes.join('\n') === notes.join('\n'));
+    const same = actions.find(
+      (a) => a.from === request.from && a.to === to && a.label === label && a.notes.join('\n') === notes.join('\n'),
+    );
     if (same) same.requests.push(index + 1);
-    else actions.push({ from: request.from, to, action: request.action, event, label, notes, passed, requests: [index + 1] });
+    else
+      actions.push({
+        from: request.from,
+        to,
+        action: request.action,
+        event,
+        label,
+        notes,
+        passed,
+        requests: [index + 1],
+      });
 
     // The refusals this request could have met: its event refused on its screen, or a state it passed refusing.
     for (const edge of edges) {
@@ -155,8 +196,10 @@ export function journeyDiagramOf(journey: Journey, replayed: ReplayedRequest[], 
       for (const { reason, field } of refusalsOf(edge)) {
         const key = `${request.from} ${reason} ${field ?? ''}`;
         const mistake = refusalLabel(reason, field);
-        if (mistake === undefined) throw new Error(`journey diagrams: no mistake for refusal "${reason}" in machines/diagrams/labels.ts`);
-        if (!refusals.has(key)) refusals.set(key, { at: request.from, action: request.action, reason, ...(field ? { field } : {}), mistake });
+        if (mistake === undefined)
+          throw new Error(`journey diagrams: no mistake for refusal "${reason}" in machines/diagrams/labels.ts`);
+        if (!refusals.has(key))
+          refusals.set(key, { at: request.from, action: request.action, reason, ...(field ? { field } : {}), mistake });
       }
     }
   });
@@ -200,7 +243,9 @@ const text = (value: string) => value.replace(/"/g, '#quot;');
  */
 export function renderJourneyMermaid(diagram: JourneyDiagram): string {
   const lines = ['---', `title: "${text(diagram.title)}"`, '---', 'flowchart TD'];
-  diagram.screens.forEach((screen, i) => lines.push(i === 0 ? `  ${screen.state}(["${text(screen.title)}"])` : `  ${screen.state}("${text(screen.title)}")`));
+  diagram.screens.forEach((screen, i) =>
+    lines.push(i === 0 ? `  ${screen.state}(["${text(screen.title)}"])` : `  ${screen.state}("${text(screen.title)}")`),
+  );
   const notes: string[] = [];
   for (const action of diagram.actions) {
     if (action.notes.length === 0) {

@@ -41,13 +41,24 @@ export function worldEffects(world: FakeWorld, calls: EffectCall[] = []): FlowEf
     if (!user) return { found: false as const };
     const { unconfirmed, ...account } = user;
     const heldPhone = account.phone === undefined ? held[user.uid] : undefined;
-    return { found: true as const, ...account, ...(unconfirmed ? { emailUnconfirmed: true as const } : {}), ...(heldPhone ? { phone: heldPhone, phoneHeld: true as const } : {}) };
+    return {
+      found: true as const,
+      ...account,
+      ...(unconfirmed ? { emailUnconfirmed: true as const } : {}),
+      ...(heldPhone ? { phone: heldPhone, phoneHeld: true as const } : {}),
+    };
   };
   const heldFor = (phone: string) => Object.keys(held).find((uid) => held[uid] === phone);
   return {
     sendOtp: async (input) => {
       record('sendOtp', input);
-      return { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { sms: input.phone !== undefined, email: input.email !== undefined } };
+      return {
+        resent: false,
+        retry_after: 60,
+        cooldown: 60,
+        expires_in: 300,
+        notified: { sms: input.phone !== undefined, email: input.email !== undefined },
+      };
     },
     verifyOtp: async (input) => {
       record('verifyOtp', input);
@@ -178,8 +189,23 @@ export const journeys: Journey[] = [
       { action: 'FeLogin', body: { identifier: PHONE } },
       { action: 'FeVerifyOtp', body: { flow: 'phone', phone: PHONE, otp_code: JOURNEY_CODE } },
       { action: 'FeRegister', body: { phase: 'email_otp', email: 'new@example.com', phone: PHONE, otp: true } },
-      { action: 'FeVerifyOtp', body: { flow: 'phone_register', email: 'new@example.com', phone: PHONE, otp_code: JOURNEY_CODE } },
-      { action: 'FeRegister', body: { phase: 'register', email: 'new@example.com', phone: PHONE, first_name: 'Nina', last_name: 'Neri', city: 'Roma', birth_date: '1990-01-31', consents: { terms_conditions: true } } },
+      {
+        action: 'FeVerifyOtp',
+        body: { flow: 'phone_register', email: 'new@example.com', phone: PHONE, otp_code: JOURNEY_CODE },
+      },
+      {
+        action: 'FeRegister',
+        body: {
+          phase: 'register',
+          email: 'new@example.com',
+          phone: PHONE,
+          first_name: 'Nina',
+          last_name: 'Neri',
+          city: 'Roma',
+          birth_date: '1990-01-31',
+          consents: { terms_conditions: true },
+        },
+      },
     ],
   },
   {
@@ -190,9 +216,30 @@ export const journeys: Journey[] = [
     requests: [
       { action: 'FeLogin', body: { identifier: 'new@example.com' } },
       { action: 'FeVerifyOtp', body: { flow: 'email', email: 'new@example.com', otp_code: JOURNEY_CODE } },
-      { action: 'FeRegister', body: { phase: 'register', email: 'new@example.com', first_name: 'Nina', last_name: 'Neri', consents: { terms_conditions: true } } },
-      { action: 'FeAddPhone', body: { flow: 'email_register_phone', phone: NEW_PHONE, uid: 'uid-new-1', email: 'new@example.com' } },
-      { action: 'FeVerifyOtp', body: { flow: 'email_register_phone', phone: NEW_PHONE, uid: 'uid-new-1', email: 'new@example.com', otp_code: JOURNEY_CODE } },
+      {
+        action: 'FeRegister',
+        body: {
+          phase: 'register',
+          email: 'new@example.com',
+          first_name: 'Nina',
+          last_name: 'Neri',
+          consents: { terms_conditions: true },
+        },
+      },
+      {
+        action: 'FeAddPhone',
+        body: { flow: 'email_register_phone', phone: NEW_PHONE, uid: 'uid-new-1', email: 'new@example.com' },
+      },
+      {
+        action: 'FeVerifyOtp',
+        body: {
+          flow: 'email_register_phone',
+          phone: NEW_PHONE,
+          uid: 'uid-new-1',
+          email: 'new@example.com',
+          otp_code: JOURNEY_CODE,
+        },
+      },
       { action: 'FeUpdateProfile', body: { uid: 'uid-new-1', city: 'Milano', birth_date: '1990-01-31' } },
     ],
   },
@@ -238,8 +285,20 @@ export const journeys: Journey[] = [
     requests: [
       { action: 'FeLogin', body: { identifier: 'carla@example.com' } },
       { action: 'FeVerifyOtp', body: { flow: 'email', email: 'carla@example.com', otp_code: JOURNEY_CODE } },
-      { action: 'FeAddPhone', body: { flow: 'email_add_phone', phone: NEW_PHONE, uid: 'uid-carla', email: 'carla@example.com' } },
-      { action: 'FeVerifyOtp', body: { flow: 'email_add_phone', phone: NEW_PHONE, uid: 'uid-carla', email: 'carla@example.com', otp_code: JOURNEY_CODE } },
+      {
+        action: 'FeAddPhone',
+        body: { flow: 'email_add_phone', phone: NEW_PHONE, uid: 'uid-carla', email: 'carla@example.com' },
+      },
+      {
+        action: 'FeVerifyOtp',
+        body: {
+          flow: 'email_add_phone',
+          phone: NEW_PHONE,
+          uid: 'uid-carla',
+          email: 'carla@example.com',
+          otp_code: JOURNEY_CODE,
+        },
+      },
     ],
   },
   {
@@ -250,7 +309,10 @@ export const journeys: Journey[] = [
     requests: [
       { action: 'FeRegister', body: { phase: 'email_otp', email: 'dario@example.com', otp: true } },
       { action: 'FeVerifyOtp', body: { flow: 'email_register', email: 'dario@example.com', otp_code: JOURNEY_CODE } },
-      { action: 'FeRegister', body: { phase: 'register', email: 'dario@example.com', first_name: 'Dario', last_name: 'Bianchi' } },
+      {
+        action: 'FeRegister',
+        body: { phase: 'register', email: 'dario@example.com', first_name: 'Dario', last_name: 'Bianchi' },
+      },
     ],
   },
   {
@@ -266,7 +328,10 @@ export const journeys: Journey[] = [
  * Replays a journey request by request: each request resumes from the proofs the earlier
  * answers handed out (claims only; signing is src/'s), with effects from `effectsFor`.
  */
-export async function replayJourney(journey: Journey, effectsFor: (world: FakeWorld, calls: EffectCall[]) => FlowEffects = worldEffects): Promise<ReplayedRequest[]> {
+export async function replayJourney(
+  journey: Journey,
+  effectsFor: (world: FakeWorld, calls: EffectCall[]) => FlowEffects = worldEffects,
+): Promise<ReplayedRequest[]> {
   const world: FakeWorld = { users: journey.users.map((u) => ({ ...u })), code: JOURNEY_CODE };
   const proofs = new Map<ProofField, FlowClaims>();
   const replayed: ReplayedRequest[] = [];

@@ -45,22 +45,56 @@ export const LABELS = {
 
   states: {
     // The screens (tag `settled`).
-    enteringIdentifier: { screen: 'Accedi o registrati', shows: "il campo email o telefono, «Accedi con password» e «Registrati con l'email»" },
-    askingPassword: { screen: 'Inserisci la password', shows: "email e password: l'accesso lo completa l'azione login" },
-    awaitingPhoneCode: { screen: 'Inserisci il codice SMS', shows: 'il campo per il codice ricevuto per SMS e «Invia un nuovo codice» dopo l’attesa' },
-    awaitingEmailCode: { screen: 'Inserisci il codice email', shows: 'il campo per il codice ricevuto per email e «Invia un nuovo codice» dopo l’attesa' },
-    enteringRegistrationEmail: { screen: "Registrati con l'email", shows: "il campo email a cui inviare il codice" },
-    askingRegistrationEmail: { screen: "Scegli l'email per registrarti", shows: "il telefono è verificato ma nessun account lo usa: il campo email" },
-    awaitingRegistrationEmailCode: { screen: "Inserisci il codice dell'email di registrazione", shows: "il campo per il codice ricevuto all'email appena scelta" },
-    fillingPhoneRegistrationForm: { screen: 'Completa la registrazione', shows: 'nome, cognome, data di nascita, città e consensi; telefono ed email già verificati' },
-    fillingEmailRegistrationForm: { screen: 'Completa la registrazione', shows: 'nome, cognome, data di nascita, città e consensi; email già verificata' },
+    enteringIdentifier: {
+      screen: 'Accedi o registrati',
+      shows: "il campo email o telefono, «Accedi con password» e «Registrati con l'email»",
+    },
+    askingPassword: {
+      screen: 'Inserisci la password',
+      shows: "email e password: l'accesso lo completa l'azione login",
+    },
+    awaitingPhoneCode: {
+      screen: 'Inserisci il codice SMS',
+      shows: 'il campo per il codice ricevuto per SMS e «Invia un nuovo codice» dopo l’attesa',
+    },
+    awaitingEmailCode: {
+      screen: 'Inserisci il codice email',
+      shows: 'il campo per il codice ricevuto per email e «Invia un nuovo codice» dopo l’attesa',
+    },
+    enteringRegistrationEmail: { screen: "Registrati con l'email", shows: 'il campo email a cui inviare il codice' },
+    askingRegistrationEmail: {
+      screen: "Scegli l'email per registrarti",
+      shows: 'il telefono è verificato ma nessun account lo usa: il campo email',
+    },
+    awaitingRegistrationEmailCode: {
+      screen: "Inserisci il codice dell'email di registrazione",
+      shows: "il campo per il codice ricevuto all'email appena scelta",
+    },
+    fillingPhoneRegistrationForm: {
+      screen: 'Completa la registrazione',
+      shows: 'nome, cognome, data di nascita, città e consensi; telefono ed email già verificati',
+    },
+    fillingEmailRegistrationForm: {
+      screen: 'Completa la registrazione',
+      shows: 'nome, cognome, data di nascita, città e consensi; email già verificata',
+    },
     awaitingPhoneOnFileCode: {
       screen: 'Conferma il telefono dell’account',
-      shows: 'l’email non era mai stata confermata: il campo per il codice inviato per SMS al telefono dell’account (numero mascherato) e «Non è il mio numero»',
+      shows:
+        'l’email non era mai stata confermata: il campo per il codice inviato per SMS al telefono dell’account (numero mascherato) e «Non è il mio numero»',
     },
-    askingPhone: { screen: 'Aggiungi il telefono', shows: "l'account non ha un telefono: il campo per aggiungerne uno" },
-    awaitingNewPhoneCode: { screen: 'Inserisci il codice SMS del nuovo telefono', shows: 'il campo per il codice ricevuto per SMS al nuovo numero' },
-    loggedIn: { screen: 'Accesso effettuato', shows: "conferma dell'accesso, cookie __utp; «Aggiungi un telefono», «Completa il profilo»" },
+    askingPhone: {
+      screen: 'Aggiungi il telefono',
+      shows: "l'account non ha un telefono: il campo per aggiungerne uno",
+    },
+    awaitingNewPhoneCode: {
+      screen: 'Inserisci il codice SMS del nuovo telefono',
+      shows: 'il campo per il codice ricevuto per SMS al nuovo numero',
+    },
+    loggedIn: {
+      screen: 'Accesso effettuato',
+      shows: "conferma dell'accesso, cookie __utp; «Aggiungi un telefono», «Completa il profilo»",
+    },
     refused: { screen: 'Richiesta rifiutata', shows: "il testo d'errore della risposta; l'utente resta sul passo" },
     // What the service does between two screens.
     sendingSmsCode: { note: 'invia SMS' },
@@ -96,9 +130,17 @@ export const LABELS = {
   } satisfies Record<LoginFlowState, StateLabel>,
 
   actions: {
-    LOGIN: { sendingSmsCode: 'inserisce il telefono', sendingEmailCode: "inserisce l'email", askingPassword: 'sceglie «Accedi con password»' },
+    LOGIN: {
+      sendingSmsCode: 'inserisce il telefono',
+      sendingEmailCode: "inserisce l'email",
+      askingPassword: 'sceglie «Accedi con password»',
+    },
     VERIFY_OTP: { '*': 'invia il codice', decliningPhoneOnFile: 'sceglie «Non è il mio numero»' },
-    REGISTER: { sendingRegistrationEmailCode: "inserisce l'email", checkingRegistrationPhone: 'invia il modulo', registeringUser: 'invia il modulo' },
+    REGISTER: {
+      sendingRegistrationEmailCode: "inserisce l'email",
+      checkingRegistrationPhone: 'invia il modulo',
+      registeringUser: 'invia il modulo',
+    },
     ADD_PHONE: 'aggiunge un telefono',
     UPDATE_PROFILE: 'salva il profilo',
   } satisfies Record<UserEventType, ActionLabel>,

@@ -6,7 +6,8 @@ import { loginFlow } from './setup';
 import { admitted, refuse } from './transitions';
 
 export const addingPhone = loginFlow.createStateConfig({
-  description: 'Adding a phone (an account without one, or a logged-in user): free for this account, then its SMS code.',
+  description:
+    'Adding a phone (an account without one, or a logged-in user): free for this account, then its SMS code.',
   initial: 'askingPhone',
   states: {
     askingPhone: {
@@ -34,10 +35,13 @@ export const addingPhone = loginFlow.createStateConfig({
     recheckingNewPhone: {
       id: 'recheckingNewPhone',
       description: 'The phone may have been taken since the code went out.',
-      ...phoneCheck((context) => context.pendingPhone!, [
-        { guard: 'knowsUid', target: '#savingProfile' },
-        { target: '#refused', actions: refuse('invalid_request', { field: 'uid' }) },
-      ]),
+      ...phoneCheck(
+        (context) => context.pendingPhone!,
+        [
+          { guard: 'knowsUid', target: '#savingProfile' },
+          { target: '#refused', actions: refuse('invalid_request', { field: 'uid' }) },
+        ],
+      ),
     },
   },
 });

@@ -16,12 +16,20 @@ interface CodeStep<Sending extends string, Awaiting extends string, Verifying ex
   /** Sending the code; `reachable`: entered from outside its journey, so its id is its key. */
   sending: { name: Sending; reachable?: boolean; tags?: string[] };
   /** The screen where the user types the code: what it shows, the proof it hands out, what a request must name there, and another request it takes. */
-  awaiting: { name: Awaiting; tags: string[]; meta?: LoginFlowStateMeta; admit: AdmitParams; instead?: ReturnType<typeof admittedWhen> };
+  awaiting: {
+    name: Awaiting;
+    tags: string[];
+    meta?: LoginFlowStateMeta;
+    admit: AdmitParams;
+    instead?: ReturnType<typeof admittedWhen>;
+  };
   verifying: { name: Verifying; tags?: string[]; description?: string };
   accepted: { target: string; actions?: 'savePhoneLater' };
 }
 
-export function codeStep<const S extends string, const A extends string, const V extends string>(step: CodeStep<S, A, V>) {
+export function codeStep<const S extends string, const A extends string, const V extends string>(
+  step: CodeStep<S, A, V>,
+) {
   const key = step.to === 'email' ? 'email' : 'phone';
   const kept = { type: 'keepOtp' as const, params: output<SendOtpOutput> };
   const sending = loginFlow.createStateConfig({
@@ -53,11 +61,20 @@ export function codeStep<const S extends string, const A extends string, const V
       // Admitted only with a code (`needs: ['code']`).
       input: ({ context }) => ({ key: context[key]!, code: requestOf(context, 'VERIFY_OTP')!.otp_code! }),
       onDone: [
-        { guard: { type: 'codeAccepted', params: output<VerifyOtpOutput> }, target: step.accepted.target, ...(step.accepted.actions ? { actions: step.accepted.actions } : {}) },
+        {
+          guard: { type: 'codeAccepted', params: output<VerifyOtpOutput> },
+          target: step.accepted.target,
+          ...(step.accepted.actions ? { actions: step.accepted.actions } : {}),
+        },
         { target: '#refused', actions: { type: 'refuseCode', params: output<VerifyOtpOutput> } },
       ],
     },
   });
   // Keyed by the journey's names, which the machine's state type is made of.
-  return { [step.sending.name]: sending, [step.awaiting.name]: awaiting, [step.verifying.name]: verifying } as Record<S, typeof sending> & Record<A, typeof awaiting> & Record<V, typeof verifying>;
+  return { [step.sending.name]: sending, [step.awaiting.name]: awaiting, [step.verifying.name]: verifying } as Record<
+    S,
+    typeof sending
+  > &
+    Record<A, typeof awaiting> &
+    Record<V, typeof verifying>;
 }

@@ -124,7 +124,8 @@ const IDENTIFIERS_OF: Record<LoginFlowEvent['type'], Identifier[]> = {
   UPDATE_PROFILE: ['uid', 'email'],
 };
 
-const sameValue = (key: Identifier, a: string, b: string) => (key === 'email' ? a.toLowerCase() === b.toLowerCase() : a === b);
+const sameValue = (key: Identifier, a: string, b: string) =>
+  key === 'email' ? a.toLowerCase() === b.toLowerCase() : a === b;
 export const present = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
 
 interface Admission {
@@ -152,9 +153,12 @@ export function admit(context: LoginFlowContext, event: LoginFlowEvent, params: 
     }
   }
   for (const need of params.needs) {
-    if (need === 'code' && !(event.type === 'VERIFY_OTP' && present(event.otp_code))) return { ok: false, reason: 'invalid_request', field: 'otp_code', ids };
-    if (need === 'account' && !ids.uid && !ids.email) return { ok: false, reason: 'invalid_request', field: 'uid', ids };
-    if ((need === 'uid' || need === 'email' || need === 'phone') && !ids[need]) return { ok: false, reason: 'invalid_request', field: need, ids };
+    if (need === 'code' && !(event.type === 'VERIFY_OTP' && present(event.otp_code)))
+      return { ok: false, reason: 'invalid_request', field: 'otp_code', ids };
+    if (need === 'account' && !ids.uid && !ids.email)
+      return { ok: false, reason: 'invalid_request', field: 'uid', ids };
+    if ((need === 'uid' || need === 'email' || need === 'phone') && !ids[need])
+      return { ok: false, reason: 'invalid_request', field: need, ids };
   }
   return { ok: true, ids };
 }
@@ -211,4 +215,3 @@ export function profileFields(context: LoginFlowContext, step: ProfileStep): Pro
 export const hasFields = (fields: ProfileFields) => Object.keys(fields).length > 0;
 /** Who asks whether a phone is free: the account acted on (its uid, else its email). */
 export const accountOf = (context: LoginFlowContext): string | undefined => context.uid ?? context.email;
-

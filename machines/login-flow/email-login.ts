@@ -20,12 +20,20 @@ export const emailLogin = loginFlow.createStateConfig({
     ...codeStep({
       to: 'email',
       sending: { name: 'sendingEmailCode', reachable: true, tags: [stepTag(STEP.emailCodeSent)] },
-      awaiting: { name: 'awaitingEmailCode', tags: [stepTag(STEP.enterEmailCode), SETTLED], admit: { needs: ['email', 'code'], takes: ['email'] } },
+      awaiting: {
+        name: 'awaitingEmailCode',
+        tags: [stepTag(STEP.enterEmailCode), SETTLED],
+        admit: { needs: ['email', 'code'], takes: ['email'] },
+      },
       verifying: { name: 'verifyingEmailCode', tags: [stepTag(STEP.emailVerification)] },
       accepted: { target: 'lookingUpUser' },
     }),
     lookingUpUser: emailLookup([
-      { guard: { type: 'userFound', params: output }, target: 'checkingPhoneOnFile', actions: { type: 'adoptAccount', params: output } },
+      {
+        guard: { type: 'userFound', params: output },
+        target: 'checkingPhoneOnFile',
+        actions: { type: 'adoptAccount', params: output },
+      },
       { target: '#fillingEmailRegistrationForm', actions: flowIs('email_register') },
     ]),
     checkingPhoneOnFile: {
@@ -38,13 +46,18 @@ export const emailLogin = loginFlow.createStateConfig({
       ],
     },
     claimingAccount: {
-      description: 'The email was never confirmed: earlier proofs void, the phone on file dropped (read back gone) and held for the account, the email confirmed.',
+      description:
+        'The email was never confirmed: earlier proofs void, the phone on file dropped (read back gone) and held for the account, the email confirmed.',
       invoke: {
         id: 'claimAccount',
         src: 'claimAccount',
         input: ({ context }) => ({ uid: context.uid!, ...(context.phone ? { phone: context.phone } : {}) }),
         onDone: [
-          { guard: { type: 'phoneWasDropped', params: output<ClaimAccountOutput> }, target: 'sendingPhoneOnFileCode', actions: [{ type: 'adoptHeldPhone', params: output<ClaimAccountOutput> }, flowIs('email_with_phone')] },
+          {
+            guard: { type: 'phoneWasDropped', params: output<ClaimAccountOutput> },
+            target: 'sendingPhoneOnFileCode',
+            actions: [{ type: 'adoptHeldPhone', params: output<ClaimAccountOutput> }, flowIs('email_with_phone')],
+          },
           { target: '#askingPhone', actions: ['forgetPhone', flowIs('email_add_phone')] },
         ],
       },

@@ -16,4 +16,7 @@ export const enteringIdentifier = loginFlow.createStateConfig({
   },
 });
 
-export const askingPassword = loginFlow.createStateConfig({ type: 'final', tags: [stepTag(STEP.enterPassword), SETTLED] });
+export const askingPassword = loginFlow.createStateConfig({
+  type: 'final',
+  tags: [stepTag(STEP.enterPassword), SETTLED],
+});

@@ -9,12 +9,22 @@ import { refuse } from './transitions';
  * A state that asks who holds a phone before this account may have it: another account's phone
  * is refused (`phone_taken`); a free one (or the account's own) goes on by `free`, in order.
  */
-export const phoneCheck = <const Free extends readonly object[]>(phoneOf: (context: LoginFlowContext) => string, free: Free) => ({
+export const phoneCheck = <const Free extends readonly object[]>(
+  phoneOf: (context: LoginFlowContext) => string,
+  free: Free,
+) => ({
   invoke: {
     id: 'searchUserByPhone',
     src: 'searchUserByPhone' as const,
     input: ({ context }: { context: LoginFlowContext }) => ({ phone: phoneOf(context), account: accountOf(context) }),
-    onDone: [{ guard: { type: 'phoneTakenByOther' as const, params: output<UserLookupOutput> }, target: '#refused', actions: refuse('phone_taken') }, ...free] as const,
+    onDone: [
+      {
+        guard: { type: 'phoneTakenByOther' as const, params: output<UserLookupOutput> },
+        target: '#refused',
+        actions: refuse('phone_taken'),
+      },
+      ...free,
+    ] as const,
   },
 });
 

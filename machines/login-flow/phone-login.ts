@@ -11,7 +11,11 @@ export const phoneLogin = loginFlow.createStateConfig({
     ...codeStep({
       to: 'phone',
       sending: { name: 'sendingSmsCode', reachable: true, tags: [stepTag(STEP.smsCodeSent)] },
-      awaiting: { name: 'awaitingPhoneCode', tags: [stepTag(STEP.enterPhoneCode), SETTLED], admit: { needs: ['phone', 'code'], takes: ['phone'] } },
+      awaiting: {
+        name: 'awaitingPhoneCode',
+        tags: [stepTag(STEP.enterPhoneCode), SETTLED],
+        admit: { needs: ['phone', 'code'], takes: ['phone'] },
+      },
       verifying: { name: 'verifyingPhoneCode' },
       accepted: { target: 'findingUserByPhone' },
     }),
@@ -22,7 +26,11 @@ export const phoneLogin = loginFlow.createStateConfig({
         input: ({ context }) => ({ phone: context.phone! }),
         onDone: [
           { guard: { type: 'phoneOnHold', params: output }, target: '#refused', actions: refuse('phone_on_hold') },
-          { guard: { type: 'userFound', params: output }, target: '#issuingToken', actions: [{ type: 'adoptUser', params: output }, flowIs('phone')] },
+          {
+            guard: { type: 'userFound', params: output },
+            target: '#issuingToken',
+            actions: [{ type: 'adoptUser', params: output }, flowIs('phone')],
+          },
           { target: '#askingRegistrationEmail', actions: flowIs('phone_register') },
         ],
       },

@@ -11,8 +11,19 @@ const saving = <const Saved extends readonly object[]>(step: ProfileStep, saved:
   invoke: {
     id: 'updateProfile',
     src: 'updateProfile' as const,
-    input: ({ context }: { context: LoginFlowContext }) => ({ uid: context.uid!, step, fields: profileFields(context, step) }),
-    onDone: [{ guard: { type: 'saveRefused' as const, params: output<UpdateProfileOutput> }, target: '#refused', actions: refuse('phone_taken') }, ...saved] as const,
+    input: ({ context }: { context: LoginFlowContext }) => ({
+      uid: context.uid!,
+      step,
+      fields: profileFields(context, step),
+    }),
+    onDone: [
+      {
+        guard: { type: 'saveRefused' as const, params: output<UpdateProfileOutput> },
+        target: '#refused',
+        actions: refuse('phone_taken'),
+      },
+      ...saved,
+    ] as const,
   },
 });
 
@@ -23,7 +34,11 @@ export const profile = loginFlow.createStateConfig({
     reviewingProfile: {
       id: 'reviewingProfile',
       always: [
-        { guard: 'profilePhoneUnverified', target: '#refused', actions: refuse('phone_not_verified', { field: 'otp_phone' }) },
+        {
+          guard: 'profilePhoneUnverified',
+          target: '#refused',
+          actions: refuse('phone_not_verified', { field: 'otp_phone' }),
+        },
         { guard: 'changesPhone', target: 'checkingProfilePhone', actions: 'keepProfilePhone' },
         { target: 'savingProfile' },
       ],
@@ -31,9 +46,16 @@ export const profile = loginFlow.createStateConfig({
     checkingProfilePhone: phoneCheck((context) => context.pendingPhone!, [{ target: 'savingProfile' }]),
     savingProfile: {
       id: 'savingProfile',
-      always: [{ guard: 'hasIdentityFields', target: 'savingIdentity' }, { guard: 'hasCustomFields', target: 'savingCustomFields' }, { target: '#issuingToken' }],
+      always: [
+        { guard: 'hasIdentityFields', target: 'savingIdentity' },
+        { guard: 'hasCustomFields', target: 'savingCustomFields' },
+        { target: '#issuingToken' },
+      ],
     },
-    savingIdentity: saving(STEP.identitySaved, [{ guard: 'hasCustomFields', target: 'savingCustomFields' }, { target: '#issuingToken' }]),
+    savingIdentity: saving(STEP.identitySaved, [
+      { guard: 'hasCustomFields', target: 'savingCustomFields' },
+      { target: '#issuingToken' },
+    ]),
     savingCustomFields: saving(STEP.customFieldsSaved, [{ target: '#issuingToken', actions: 'adoptSavedPhone' }]),
   },
 });

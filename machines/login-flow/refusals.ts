@@ -30,7 +30,9 @@ export type NamedRefusal = (typeof NAMED_REFUSALS)[number];
 
 /** Why a request was refused: `data.reason` of the envelope. */
 export type FlowFailureReason = CodeRefusal | AdmissionRefusal | ResumeRefusal | NamedRefusal;
-export const FLOW_FAILURE_REASONS: readonly FlowFailureReason[] = [...new Set([...CODE_REFUSALS, ...ADMISSION_REFUSALS, ...RESUME_REFUSALS, ...NAMED_REFUSALS])];
+export const FLOW_FAILURE_REASONS: readonly FlowFailureReason[] = [
+  ...new Set([...CODE_REFUSALS, ...ADMISSION_REFUSALS, ...RESUME_REFUSALS, ...NAMED_REFUSALS]),
+];
 
 export interface FlowFailure {
   reason: FlowFailureReason;

@@ -6,14 +6,17 @@ import { loginFlow } from './setup';
 import { admitted, flowIs } from './transitions';
 
 export const registration = loginFlow.createStateConfig({
-  description: 'Registration: the email verified by code (after a verified phone, or from scratch), the form, the new account and its double opt-in.',
+  description:
+    'Registration: the email verified by code (after a verified phone, or from scratch), the form, the new account and its double opt-in.',
   initial: 'enteringRegistrationEmail',
   states: {
     enteringRegistrationEmail: {
       description: 'Email registration without a verified phone: the email to send the code to.',
       tags: [SETTLED],
       on: {
-        REGISTER: admitted('sendingRegistrationEmailCode', { needs: ['email'], takes: ['email'] }, [flowIs('email_register')]),
+        REGISTER: admitted('sendingRegistrationEmailCode', { needs: ['email'], takes: ['email'] }, [
+          flowIs('email_register'),
+        ]),
       },
     },
     askingRegistrationEmail: {
@@ -42,8 +45,16 @@ export const registration = loginFlow.createStateConfig({
       description: 'Both codes verified: an account may already hold the email.',
       ...emailLookup([
         // The account keeps its own phone; the one just verified is not saved over it.
-        { guard: { type: 'userFoundWithPhone', params: output }, target: 'confirmingDoi', actions: { type: 'adoptAccount', params: output } },
-        { guard: { type: 'userFound', params: output }, target: 'confirmingDoi', actions: ['savePhoneLater', { type: 'adoptAccount', params: output }] },
+        {
+          guard: { type: 'userFoundWithPhone', params: output },
+          target: 'confirmingDoi',
+          actions: { type: 'adoptAccount', params: output },
+        },
+        {
+          guard: { type: 'userFound', params: output },
+          target: 'confirmingDoi',
+          actions: ['savePhoneLater', { type: 'adoptAccount', params: output }],
+        },
         { guard: 'knowsPhone', target: 'issuingRegisterProof', actions: flowIs('phone_register') },
         { target: 'fillingEmailRegistrationForm', actions: flowIs('email_register') },
       ]),
@@ -55,7 +66,9 @@ export const registration = loginFlow.createStateConfig({
     fillingPhoneRegistrationForm: {
       tags: [stepTag(STEP.registrationForm), SETTLED],
       meta: { proof: { field: 'register_proof', carries: ['phone', 'email'] } },
-      on: { REGISTER: admitted('checkingRegistrationPhone', { needs: ['phone', 'email'] }, [{ type: 'savePhoneLater' }]) },
+      on: {
+        REGISTER: admitted('checkingRegistrationPhone', { needs: ['phone', 'email'] }, [{ type: 'savePhoneLater' }]),
+      },
     },
     checkingRegistrationPhone: phoneCheck((context) => context.pendingPhone!, [{ target: 'registeringUser' }]),
     fillingEmailRegistrationForm: {

@@ -24,7 +24,20 @@ import type {
   VerifyOtpOutput,
 } from '../effects';
 import { STEP, type Flow } from '../steps';
-import { admit, E164, EMAIL, hasFields, present, profileFields, requestOf, type AdmitParams, type LoginFlowContext, type LoginFlowEvent, type LoginFlowInput, type LoginFlowStateMeta } from './context';
+import {
+  admit,
+  E164,
+  EMAIL,
+  hasFields,
+  present,
+  profileFields,
+  requestOf,
+  type AdmitParams,
+  type LoginFlowContext,
+  type LoginFlowEvent,
+  type LoginFlowInput,
+  type LoginFlowStateMeta,
+} from './context';
 import type { CodeRefusal, NamedRefusal } from './refusals';
 
 /*
@@ -61,7 +74,8 @@ export const loginFlow = setup({
   },
   guards: {
     requestAccepted: ({ context, event }, params: AdmitParams) => admit(context, event, params).ok,
-    wantsPassword: ({ event }) => event.type === 'LOGIN' && event.method === 'password' && EMAIL.test(event.identifier.trim()),
+    wantsPassword: ({ event }) =>
+      event.type === 'LOGIN' && event.method === 'password' && EMAIL.test(event.identifier.trim()),
     identifierIsPhone: ({ event }) => event.type === 'LOGIN' && E164.test(event.identifier.trim()),
     identifierIsEmail: ({ event }) => event.type === 'LOGIN' && EMAIL.test(event.identifier.trim()),
     codeAccepted: (_, outcome: VerifyOtpOutput) => outcome === 'ok',
@@ -92,34 +106,64 @@ export const loginFlow = setup({
     }),
     acceptLogin: assign(({ event }) => {
       const identifier = event.type === 'LOGIN' ? event.identifier.trim() : '';
-      return E164.test(identifier) ? { request: event, phone: identifier } : { request: event, email: identifier.toLowerCase() };
+      return E164.test(identifier)
+        ? { request: event, phone: identifier }
+        : { request: event, email: identifier.toLowerCase() };
     }),
     setFlow: assign((_, params: { flow: Flow }) => ({ flow: params.flow })),
     keepOtp: assign((_, otp: SendOtpOutput) => ({ otp })),
     /** The phone a code just went to is the one this journey verifies next. */
-    keepNewPhone: assign(({ context }) => ({ phone: requestOf(context, 'ADD_PHONE')!.phone, flow: context.flow ?? 'email_add_phone' })),
+    keepNewPhone: assign(({ context }) => ({
+      phone: requestOf(context, 'ADD_PHONE')!.phone,
+      flow: context.flow ?? 'email_add_phone',
+    })),
     /** The holder of the phone just verified. */
     adoptUser: assign(({ context }, user: UserLookupOutput) =>
-      user.found ? { uid: user.uid, email: user.email?.toLowerCase() ?? context.email, phone: user.phone ?? context.phone } : {},
+      user.found
+        ? { uid: user.uid, email: user.email?.toLowerCase() ?? context.email, phone: user.phone ?? context.phone }
+        : {},
     ),
     /** The account of the email just verified: its phone on file is the account's, whatever the request said. */
     adoptAccount: assign(({ context }, user: UserLookupOutput) =>
-      user.found ? { uid: user.uid, email: user.email?.toLowerCase() ?? context.email, phone: user.phone, emailUnconfirmed: user.emailUnconfirmed === true, phoneHeld: user.phoneHeld === true } : {},
+      user.found
+        ? {
+            uid: user.uid,
+            email: user.email?.toLowerCase() ?? context.email,
+            phone: user.phone,
+            emailUnconfirmed: user.emailUnconfirmed === true,
+            phoneHeld: user.phoneHeld === true,
+          }
+        : {},
     ),
     /** The phone a claim dropped and holds: the one step 65 sends its code to. */
-    adoptHeldPhone: assign((_, claim: ClaimAccountOutput) => ({ phone: claim.heldPhone ?? undefined, emailUnconfirmed: false, phoneHeld: claim.heldPhone !== null })),
+    adoptHeldPhone: assign((_, claim: ClaimAccountOutput) => ({
+      phone: claim.heldPhone ?? undefined,
+      emailUnconfirmed: false,
+      phoneHeld: claim.heldPhone !== null,
+    })),
     forgetPhone: assign({ phone: undefined, phoneHeld: false }),
     adoptSavedPhone: assign(({ context }) => (context.pendingPhone ? { phone: context.pendingPhone } : {})),
     /** The verified phone of this journey becomes the one to save. */
     savePhoneLater: assign(({ context }) => ({ pendingPhone: context.phone })),
     keepProfilePhone: assign(({ context }) => ({ pendingPhone: requestOf(context, 'UPDATE_PROFILE')?.otp_phone })),
     adoptRegisteredUid: assign((_, registered: RegisterUserOutput) => ({ uid: registered.uid })),
-    keepToken: assign((_, token: IssueTokenOutput) => ({ accessToken: token.access_token, expiresIn: token.expires_in ?? null })),
+    keepToken: assign((_, token: IssueTokenOutput) => ({
+      accessToken: token.access_token,
+      expiresIn: token.expires_in ?? null,
+    })),
     refuse: assign((_, params: { reason: NamedRefusal; data?: Record<string, unknown> }) => ({ failure: params })),
     refuseRequest: assign(({ context, event }, params: AdmitParams) => {
       const admission = admit(context, event, params);
-      return { request: event, failure: { reason: admission.reason ?? 'invalid_request', data: admission.field ? { field: admission.field } : {} } };
+      return {
+        request: event,
+        failure: {
+          reason: admission.reason ?? 'invalid_request',
+          data: admission.field ? { field: admission.field } : {},
+        },
+      };
     }),
-    refuseCode: assign((_, outcome: VerifyOtpOutput) => ({ failure: { reason: outcome as CodeRefusal, data: { valid: false } } })),
+    refuseCode: assign((_, outcome: VerifyOtpOutput) => ({
+      failure: { reason: outcome as CodeRefusal, data: { valid: false } },
+    })),
   },
 });

@@ -8,14 +8,25 @@ import type { NamedRefusal } from './refusals';
 /** A user-event transition pair: accepted (adopting identifiers) or refused with the reason `admit` gives. */
 type AdmittedExtra = { type: 'setFlow'; params: { flow: Flow } } | { type: 'savePhoneLater' };
 export const admitted = (target: string, params: AdmitParams, more: AdmittedExtra[] = []) => [
-  { guard: { type: 'requestAccepted' as const, params }, target, actions: [{ type: 'accept' as const, params }, ...more] },
+  {
+    guard: { type: 'requestAccepted' as const, params },
+    target,
+    actions: [{ type: 'accept' as const, params }, ...more],
+  },
   { target: '#refused', actions: [{ type: 'refuseRequest' as const, params }] },
 ];
 /** `admitted`, taken only when `when` holds (another request on the same screen): otherwise the next transition is tried. */
 type OtherRequest = 'declinesPhone';
 export const admittedWhen = (when: OtherRequest, target: string, params: AdmitParams) => [
-  { guard: and([when, { type: 'requestAccepted' as const, params }]), target, actions: [{ type: 'accept' as const, params }] },
+  {
+    guard: and([when, { type: 'requestAccepted' as const, params }]),
+    target,
+    actions: [{ type: 'accept' as const, params }],
+  },
   { guard: when, target: '#refused', actions: [{ type: 'refuseRequest' as const, params }] },
 ];
 export const flowIs = (flow: Flow) => ({ type: 'setFlow' as const, params: { flow } });
-export const refuse = (reason: NamedRefusal, data?: Record<string, unknown>) => ({ type: 'refuse' as const, params: { reason, ...(data ? { data } : {}) } });
+export const refuse = (reason: NamedRefusal, data?: Record<string, unknown>) => ({
+  type: 'refuse' as const,
+  params: { reason, ...(data ? { data } : {}) },
+});

@@ -23,8 +23,12 @@ type Document = ReturnType<typeof createOpenApiDocument>;
 /** The types openapi-typescript makes of the document (scripts/docs/openapi-types.mjs, in a child process). */
 function openapiTypes(document: Document): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = execFile(process.execPath, [join(__dirname, 'openapi-types.mjs')], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`openapi-typescript failed: ${stderr || err.message}`)) : resolve(stdout),
+    const child = execFile(
+      process.execPath,
+      [join(__dirname, 'openapi-types.mjs')],
+      { maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) =>
+        err ? reject(new Error(`openapi-typescript failed: ${stderr || err.message}`)) : resolve(stdout),
     );
     child.stdin!.end(JSON.stringify(document));
   });
@@ -34,7 +38,10 @@ function openapiTypes(document: Document): Promise<string> {
 function actionNames(document: Document): string[] {
   return Object.values(document.paths ?? {})
     .map((item) => item?.post)
-    .filter((op): op is NonNullable<typeof op> => op !== undefined && 'x-action-query' in op && typeof op.operationId === 'string')
+    .filter(
+      (op): op is NonNullable<typeof op> =>
+        op !== undefined && 'x-action-query' in op && typeof op.operationId === 'string',
+    )
     .map((op) => op.operationId!);
 }
 
@@ -43,7 +50,9 @@ export const clientTypesDoc: DocGenerator = {
   render: async () => {
     const document = createOpenApiDocument();
     const types = await openapiTypes(document);
-    const names = actionNames(document).map((name) => `  ${JSON.stringify(name)},`).join('\n');
+    const names = actionNames(document)
+      .map((name) => `  ${JSON.stringify(name)},`)
+      .join('\n');
     return `${HEADER}\n${types}\n/** Every action, by the name it is called with (\`POST /<name>\`). */\nexport const ACTIONS = [\n${names}\n] as const;\n`;
   },
 };

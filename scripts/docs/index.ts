@@ -7,4 +7,12 @@ import { openapiDoc } from './openapi';
 import { operationsDoc } from './operations';
 
 /** Every generated file under docs/, and the typed client's types. Each generator adds itself here. */
-export const docGenerators: DocGenerator[] = [openapiDoc, operationsDoc, flowsDoc, journeyExamplesDoc, journeysDoc, ...journeySvgDocs, clientTypesDoc];
+export const docGenerators: DocGenerator[] = [
+  openapiDoc,
+  operationsDoc,
+  flowsDoc,
+  journeyExamplesDoc,
+  journeysDoc,
+  ...journeySvgDocs,
+  clientTypesDoc,
+];

@@ -1,7 +1,13 @@
 import pino from 'pino';
 import { ACTION_ENTRY, journeyDiagrams, proofFieldFor, type FeAction, type JourneyId } from '../../machines';
 import { loadConfig } from '../../src/core/config/load';
-import { codePlaceholder, proofReference, type ExamplePerson, type ExampleExchange, type JourneyExample } from '../../src/http/demo/flow-examples';
+import {
+  codePlaceholder,
+  proofReference,
+  type ExamplePerson,
+  type ExampleExchange,
+  type JourneyExample,
+} from '../../src/http/demo/flow-examples';
 import { sandboxSeedUsers, sandboxUidFor } from '../../src/sandbox/identity';
 import { startService } from '../../src/service';
 import { sandboxClient } from '../record-journeys';
@@ -35,7 +41,12 @@ interface Walk {
 const seeded = (email: string) => {
   const user = sandboxSeedUsers.find((u) => u.email === email);
   if (!user) throw new Error(`journey examples: no seeded person ${email}`);
-  return { name: `${user.first_name} ${user.last_name}`, uid: user.uid, email: user.email, phone: user.custom.otp_phone ? `+${user.custom.otp_phone}` : undefined };
+  return {
+    name: `${user.first_name} ${user.last_name}`,
+    uid: user.uid,
+    email: user.email,
+    phone: user.custom.otp_phone ? `+${user.custom.otp_phone}` : undefined,
+  };
 };
 const MARIO = seeded('mario.rossi@example.com');
 const GIULIA = seeded('giulia.bianchi@example.com');
@@ -65,10 +76,22 @@ const EXAMPLE_WALKS: Walk[] = [
       { action: 'FeLogin', body: { identifier: PAOLO.phone } },
       { action: 'FeVerifyOtp', body: { flow: 'phone', phone: PAOLO.phone, otp_code: codeTo(PAOLO.phone) } },
       { action: 'FeRegister', body: { phase: 'email_otp', email: PAOLO.email, phone: PAOLO.phone, otp: true } },
-      { action: 'FeVerifyOtp', body: { flow: 'phone_register', email: PAOLO.email, phone: PAOLO.phone, otp_code: codeTo(PAOLO.email) } },
+      {
+        action: 'FeVerifyOtp',
+        body: { flow: 'phone_register', email: PAOLO.email, phone: PAOLO.phone, otp_code: codeTo(PAOLO.email) },
+      },
       {
         action: 'FeRegister',
-        body: { phase: 'register', email: PAOLO.email, phone: PAOLO.phone, first_name: 'Paolo', last_name: 'Gialli', city: 'Torino', birth_date: '1988-03-02', consents: { terms_conditions: true } },
+        body: {
+          phase: 'register',
+          email: PAOLO.email,
+          phone: PAOLO.phone,
+          first_name: 'Paolo',
+          last_name: 'Gialli',
+          city: 'Torino',
+          birth_date: '1988-03-02',
+          consents: { terms_conditions: true },
+        },
       },
     ],
   },
@@ -78,10 +101,34 @@ const EXAMPLE_WALKS: Walk[] = [
     requests: [
       { action: 'FeLogin', body: { identifier: SARA.email } },
       { action: 'FeVerifyOtp', body: { flow: 'email', email: SARA.email, otp_code: codeTo(SARA.email) } },
-      { action: 'FeRegister', body: { phase: 'register', email: SARA.email, first_name: 'Sara', last_name: 'Neri', consents: { terms_conditions: true } } },
-      { action: 'FeAddPhone', body: { flow: 'email_register_phone', phone: SARA.phone, uid: sandboxUidFor(SARA.email), email: SARA.email } },
-      { action: 'FeVerifyOtp', body: { flow: 'email_register_phone', phone: SARA.phone, uid: sandboxUidFor(SARA.email), email: SARA.email, otp_code: codeTo(SARA.phone) } },
-      { action: 'FeUpdateProfile', body: { uid: sandboxUidFor(SARA.email), city: 'Bologna', birth_date: '1992-06-15' } },
+      {
+        action: 'FeRegister',
+        body: {
+          phase: 'register',
+          email: SARA.email,
+          first_name: 'Sara',
+          last_name: 'Neri',
+          consents: { terms_conditions: true },
+        },
+      },
+      {
+        action: 'FeAddPhone',
+        body: { flow: 'email_register_phone', phone: SARA.phone, uid: sandboxUidFor(SARA.email), email: SARA.email },
+      },
+      {
+        action: 'FeVerifyOtp',
+        body: {
+          flow: 'email_register_phone',
+          phone: SARA.phone,
+          uid: sandboxUidFor(SARA.email),
+          email: SARA.email,
+          otp_code: codeTo(SARA.phone),
+        },
+      },
+      {
+        action: 'FeUpdateProfile',
+        body: { uid: sandboxUidFor(SARA.email), city: 'Bologna', birth_date: '1992-06-15' },
+      },
     ],
   },
   {
@@ -104,13 +151,30 @@ const EXAMPLE_WALKS: Walk[] = [
   {
     id: 'email-login-phone-declined',
     // The phone on her account is someone else's (she declines it at 65); the one she adds is hers.
-    person: { name: FRANCESCA.name, uid: FRANCESCA.uid, email: FRANCESCA.email, phones: [FRANCESCA.phone!, FRANCESCA_OWN_PHONE] },
+    person: {
+      name: FRANCESCA.name,
+      uid: FRANCESCA.uid,
+      email: FRANCESCA.email,
+      phones: [FRANCESCA.phone!, FRANCESCA_OWN_PHONE],
+    },
     requests: [
       { action: 'FeLogin', body: { identifier: FRANCESCA.email } },
       { action: 'FeVerifyOtp', body: { flow: 'email', email: FRANCESCA.email, otp_code: codeTo(FRANCESCA.email) } },
       { action: 'FeVerifyOtp', body: { flow: 'email_phone_declined' } },
-      { action: 'FeAddPhone', body: { flow: 'email_add_phone', phone: FRANCESCA_OWN_PHONE, uid: FRANCESCA.uid, email: FRANCESCA.email } },
-      { action: 'FeVerifyOtp', body: { flow: 'email_add_phone', phone: FRANCESCA_OWN_PHONE, uid: FRANCESCA.uid, email: FRANCESCA.email, otp_code: codeTo(FRANCESCA_OWN_PHONE) } },
+      {
+        action: 'FeAddPhone',
+        body: { flow: 'email_add_phone', phone: FRANCESCA_OWN_PHONE, uid: FRANCESCA.uid, email: FRANCESCA.email },
+      },
+      {
+        action: 'FeVerifyOtp',
+        body: {
+          flow: 'email_add_phone',
+          phone: FRANCESCA_OWN_PHONE,
+          uid: FRANCESCA.uid,
+          email: FRANCESCA.email,
+          otp_code: codeTo(FRANCESCA_OWN_PHONE),
+        },
+      },
     ],
   },
   {
@@ -119,8 +183,20 @@ const EXAMPLE_WALKS: Walk[] = [
     requests: [
       { action: 'FeLogin', body: { identifier: GIULIA.email } },
       { action: 'FeVerifyOtp', body: { flow: 'email', email: GIULIA.email, otp_code: codeTo(GIULIA.email) } },
-      { action: 'FeAddPhone', body: { flow: 'email_add_phone', phone: GIULIA_NEW_PHONE, uid: GIULIA.uid, email: GIULIA.email } },
-      { action: 'FeVerifyOtp', body: { flow: 'email_add_phone', phone: GIULIA_NEW_PHONE, uid: GIULIA.uid, email: GIULIA.email, otp_code: codeTo(GIULIA_NEW_PHONE) } },
+      {
+        action: 'FeAddPhone',
+        body: { flow: 'email_add_phone', phone: GIULIA_NEW_PHONE, uid: GIULIA.uid, email: GIULIA.email },
+      },
+      {
+        action: 'FeVerifyOtp',
+        body: {
+          flow: 'email_add_phone',
+          phone: GIULIA_NEW_PHONE,
+          uid: GIULIA.uid,
+          email: GIULIA.email,
+          otp_code: codeTo(GIULIA_NEW_PHONE),
+        },
+      },
     ],
   },
   {
@@ -129,7 +205,16 @@ const EXAMPLE_WALKS: Walk[] = [
     requests: [
       { action: 'FeRegister', body: { phase: 'email_otp', email: DARIO.email, otp: true } },
       { action: 'FeVerifyOtp', body: { flow: 'email_register', email: DARIO.email, otp_code: codeTo(DARIO.email) } },
-      { action: 'FeRegister', body: { phase: 'register', email: DARIO.email, first_name: 'Dario', last_name: 'Bianchi', consents: { terms_conditions: true } } },
+      {
+        action: 'FeRegister',
+        body: {
+          phase: 'register',
+          email: DARIO.email,
+          first_name: 'Dario',
+          last_name: 'Bianchi',
+          consents: { terms_conditions: true },
+        },
+      },
     ],
   },
   {
@@ -161,7 +246,10 @@ export function readableClaims(signed: unknown): Record<string, unknown> | undef
 const bound = (claims: Record<string, unknown>, leave: string[]) =>
   Object.entries(claims)
     .filter(([key, value]) => value !== undefined && !RANDOM_CLAIMS.has(key) && !leave.includes(key))
-    .map(([key, value]) => `${key} ${Array.isArray(value) ? value.join('/') : typeof value === 'object' ? JSON.stringify(value) : String(value)}`)
+    .map(
+      ([key, value]) =>
+        `${key} ${Array.isArray(value) ? value.join('/') : typeof value === 'object' ? JSON.stringify(value) : String(value)}`,
+    )
     .join(', ');
 
 /** A proof in an answer, shown by what it binds. */
@@ -191,7 +279,11 @@ export function examplesClient(baseUrl: string) {
   let outbox = sandboxClient(baseUrl);
   return {
     async post(action: string, body: Record<string, unknown>): Promise<ExampleExchange['answer']> {
-      const res = await fetch(`${baseUrl}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${baseUrl}/${action}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return (await res.json()) as ExampleExchange['answer'];
     },
     code: (to: string): Promise<string> => outbox.nextCode(to),
@@ -224,8 +316,13 @@ async function recordWalk(client: ReturnType<typeof examplesClient>, walk: Walk)
       sent[field] = proof.value;
     }
     const answer = await client.post(action, sent);
-    if (!answer.success) throw new Error(`journey examples: ${walk.id} request ${i + 1} (${action}) was refused: ${JSON.stringify(answer)}`);
-    for (const key of Object.keys(answer.data)) if ((PROOF_FIELDS as readonly string[]).includes(key)) handedOut.set(key, { value: answer.data[key], answer: i + 1 });
+    if (!answer.success)
+      throw new Error(
+        `journey examples: ${walk.id} request ${i + 1} (${action}) was refused: ${JSON.stringify(answer)}`,
+      );
+    for (const key of Object.keys(answer.data))
+      if ((PROOF_FIELDS as readonly string[]).includes(key))
+        handedOut.set(key, { value: answer.data[key], answer: i + 1 });
     if (typeof answer.data.uid === 'string') uid ??= answer.data.uid;
     requests.push({ action, body: shown, answer: exampleAnswer(answer) });
   }
@@ -238,7 +335,12 @@ async function recordJourneyExamples(): Promise<JourneyExample[]> {
   const silent = pino({ level: 'silent' });
   const config = loadConfig({
     env: { NODE_ENV: 'development' },
-    overrides: { sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' }, otp: { log_file: '' } },
+    overrides: {
+      sandbox: { enabled: true },
+      server: { host: '127.0.0.1', port: 0 },
+      log: { level: 'silent' },
+      otp: { log_file: '' },
+    },
   });
   const service = await startService(config, { log: silent, otpLog: silent });
   try {
@@ -252,7 +354,10 @@ async function recordJourneyExamples(): Promise<JourneyExample[]> {
       // The examples are of the journey the diagram draws: the same actions, the same steps.
       const drawn = diagram.replayed.map((r) => `${r.action} → ${r.answer.nextStep}`);
       const walked = example.requests.map((r) => `${r.action} → ${String(r.answer.data.next_step)}`);
-      if (drawn.join(', ') !== walked.join(', ')) throw new Error(`journey examples: ${diagram.id} walked ${walked.join(', ')} where its diagram draws ${drawn.join(', ')}`);
+      if (drawn.join(', ') !== walked.join(', '))
+        throw new Error(
+          `journey examples: ${diagram.id} walked ${walked.join(', ')} where its diagram draws ${drawn.join(', ')}`,
+        );
       examples.push(example);
     }
     return examples;
@@ -269,7 +374,11 @@ export const journeyExamplesDoc: DocGenerator = {
   path: 'docs/journeys/examples.json',
   render: async () =>
     `${JSON.stringify(
-      { generated: 'Generated by `npm run docs` from one person walking each journey in the sandbox (scripts/docs/journey-examples.ts). Do not edit by hand.', journeys: await journeyExamplesOnce() },
+      {
+        generated:
+          'Generated by `npm run docs` from one person walking each journey in the sandbox (scripts/docs/journey-examples.ts). Do not edit by hand.',
+        journeys: await journeyExamplesOnce(),
+      },
       null,
       2,
     )}\n`,

@@ -49,18 +49,34 @@ const MERMAID_CONFIG = {
 const roundNumbers = (svg: string) => svg.replace(/-?\d+\.\d{3,}/g, (n) => String(Math.round(Number(n) * 100) / 100));
 
 /** Renders every source in one headless Chromium. Throws, saying how to install it, when Chromium or the font is missing. */
-export async function renderMermaidSvgs(sources: readonly MermaidSource[], options: { executablePath?: string } = {}): Promise<Map<string, string>> {
+export async function renderMermaidSvgs(
+  sources: readonly MermaidSource[],
+  options: { executablePath?: string } = {},
+): Promise<Map<string, string>> {
   const executablePath = options.executablePath ?? CHROMIUM;
   if (!existsSync(executablePath)) {
-    throw new Error(`${executablePath} is missing: the journey diagrams are rendered in Debian's chromium package. Run the README test command (npm ci && npm test), which installs it with apt-get.`);
+    throw new Error(
+      `${executablePath} is missing: the journey diagrams are rendered in Debian's chromium package. Run the README test command (npm ci && npm test), which installs it with apt-get.`,
+    );
   }
   if (!existsSync(DIAGRAM_FONT_FILE)) {
-    throw new Error(`${DIAGRAM_FONT_FILE} is missing: the journey diagrams are laid out in DejaVu Sans. Run the README test command (npm ci && npm test), which installs Debian's fonts-dejavu-core with apt-get.`);
+    throw new Error(
+      `${DIAGRAM_FONT_FILE} is missing: the journey diagrams are laid out in DejaVu Sans. Run the README test command (npm ci && npm test), which installs Debian's fonts-dejavu-core with apt-get.`,
+    );
   }
   const bundle = readFileSync(require.resolve('mermaid/dist/mermaid.min.js'), 'utf8');
   const browser = await chromium.launch({
     executablePath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--font-render-hinting=none'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--font-render-hinting=none',
+    ],
   });
   try {
     const page = await browser.newPage({ viewport: { width: 1200, height: 900 }, deviceScaleFactor: 1 });
@@ -70,7 +86,11 @@ export async function renderMermaidSvgs(sources: readonly MermaidSource[], optio
     for (const { id, source } of sources) {
       const svg = await page.evaluate(
         async ({ id, source, config }) => {
-          const mermaid = (globalThis as unknown as { mermaid: { initialize(c: object): void; render(id: string, text: string): Promise<{ svg: string }> } }).mermaid;
+          const mermaid = (
+            globalThis as unknown as {
+              mermaid: { initialize(c: object): void; render(id: string, text: string): Promise<{ svg: string }> };
+            }
+          ).mermaid;
           mermaid.initialize({ ...config, deterministicIDSeed: id });
           return (await mermaid.render(id, source)).svg;
         },

@@ -13,7 +13,8 @@ const TEMPLATE = join(__dirname, 'operations.template.md');
 
 function renderMetrics(): string {
   const rows = metricDefinitions.map(
-    (m) => `| \`${m.name}\` | ${m.type} | ${m.labels.length > 0 ? m.labels.map((l) => `\`${l}\``).join(', ') : '-'} | ${m.help} |`,
+    (m) =>
+      `| \`${m.name}\` | ${m.type} | ${m.labels.length > 0 ? m.labels.map((l) => `\`${l}\``).join(', ') : '-'} | ${m.help} |`,
   );
   return [
     '| Metric | Type | Labels | Meaning |',

@@ -50,13 +50,21 @@ export function parseDrillOptions(argv: string[]): DrillOptions | 'help' {
   const short = values.short === true;
   const parsed = optionsSchema.safeParse({
     factor: values.factor ?? (short ? 60 : 20),
-    only: typeof values.only === 'string' ? values.only.split(',').map((s) => s.trim()).filter(Boolean) : [],
+    only:
+      typeof values.only === 'string'
+        ? values.only
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : [],
     parallel: values.parallel ?? (short ? 6 : 3),
     short,
   });
   if (!parsed.success) {
     const name = String(parsed.error.issues[0]!.path[0]);
-    throw new DrillUsageError(`--${name} ${String(values[name])}: ${RANGES[name] ?? parsed.error.issues[0]!.message}; npm run drill -- --help lists the options`);
+    throw new DrillUsageError(
+      `--${name} ${String(values[name])}: ${RANGES[name] ?? parsed.error.issues[0]!.message}; npm run drill -- --help lists the options`,
+    );
   }
   return parsed.data;
 }

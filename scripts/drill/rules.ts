@@ -29,8 +29,15 @@ const asDuration = (seconds: number) => `${Math.round(seconds * 1000)}ms`;
 export function scaleRules(text: string, factor: number): string {
   if (!(factor >= 1)) throw new Error(`the factor must be 1 or more, not ${factor}`);
   return text
-    .replace(/^(\s+for:\s*)(\S+)\s*$/gm, (_, head: string, d: string) => `${head}${asDuration(Math.max(MIN_FOR_S, durationSeconds(d) / factor))}`)
-    .replace(/\[(\d+(?:ms|[smhdwy])(?:\d+(?:ms|[smhdwy]))*)(:[^\]]*)?\]/g, (_, d: string, step: string | undefined) => `[${asDuration(Math.max(MIN_WINDOW_S, durationSeconds(d) / factor))}${step ?? ''}]`);
+    .replace(
+      /^(\s+for:\s*)(\S+)\s*$/gm,
+      (_, head: string, d: string) => `${head}${asDuration(Math.max(MIN_FOR_S, durationSeconds(d) / factor))}`,
+    )
+    .replace(
+      /\[(\d+(?:ms|[smhdwy])(?:\d+(?:ms|[smhdwy]))*)(:[^\]]*)?\]/g,
+      (_, d: string, step: string | undefined) =>
+        `[${asDuration(Math.max(MIN_WINDOW_S, durationSeconds(d) / factor))}${step ?? ''}]`,
+    );
 }
 
 /** A documented time (seconds) at the drill's speed: the same floor as the rules' `for`. */

@@ -36,7 +36,8 @@ export interface AlertResult {
 }
 
 /** Where an alert must fire by, in seconds after its fault, at this factor. */
-export const expectedSeconds = (row: DrillRow, factor: number): number => scaled(row.within, factor) + (row.realSeconds ?? 0) + SLACK_SECONDS;
+export const expectedSeconds = (row: DrillRow, factor: number): number =>
+  scaled(row.within, factor) + (row.realSeconds ?? 0) + SLACK_SECONDS;
 
 /** The drill's own configuration: the sandbox with its two SMS providers and two WhatsApp ones, every limit off but the challenge's. */
 function drillConfig(fault: Fault, port: number, metricsPort: number, redis: RedisServer | undefined) {
@@ -69,7 +70,11 @@ interface Stage {
 
 /** The service of a fault (or of the healthy run) on its sandbox, on free ports. */
 export const drillService = (fault: Fault, redis?: RedisServer): Promise<Service> =>
-  onFreePort((port) => onFreePort((metricsPort) => startService(drillConfig(fault, port, metricsPort, redis), { log: silent, otpLog: silent })));
+  onFreePort((port) =>
+    onFreePort((metricsPort) =>
+      startService(drillConfig(fault, port, metricsPort, redis), { log: silent, otpLog: silent }),
+    ),
+  );
 
 async function stage(fault: Fault, factor: number, lane: number): Promise<Stage> {
   const redis = fault.redis ? await startRedisServer() : undefined;
@@ -77,7 +82,11 @@ async function stage(fault: Fault, factor: number, lane: number): Promise<Stage>
   const dir = await mkdtemp(join(tmpdir(), 'lfa-drill-'));
   const rules = join(dir, 'alerts.yml');
   await writeFile(rules, scaleRules(await readFile(RULES, 'utf8'), factor));
-  const prometheus = await startPrometheus({ target: new URL(service.metricsUrl!).host, ruleFiles: [rules], startTimeoutMs: 30_000 });
+  const prometheus = await startPrometheus({
+    target: new URL(service.metricsUrl!).host,
+    ruleFiles: [rules],
+    startTimeoutMs: 30_000,
+  });
   return { service, prometheus, redis, client: new Client(service, lane), stops: [], dir, closed: false };
 }
 
@@ -86,8 +95,17 @@ async function teardown(s: Stage): Promise<void> {
   // DRILL_SHOW=<regex>: the service's series matching it as the fault ends, to see why an alert stayed silent.
   const show = process.env.DRILL_SHOW;
   if (show && s.service.metricsUrl) {
-    const text = await fetch(`${s.service.metricsUrl}/metrics`).then((r) => r.text(), () => '');
-    process.stdout.write(text.split('\n').filter((l) => !l.startsWith('#') && new RegExp(show).test(l)).map((l) => `  ${l}\n`).join(''));
+    const text = await fetch(`${s.service.metricsUrl}/metrics`).then(
+      (r) => r.text(),
+      () => '',
+    );
+    process.stdout.write(
+      text
+        .split('\n')
+        .filter((l) => !l.startsWith('#') && new RegExp(show).test(l))
+        .map((l) => `  ${l}\n`)
+        .join(''),
+    );
   }
   await s.prometheus.stop();
   // The service-down fault closed it already.
@@ -101,13 +119,21 @@ interface AlertsAnswer {
 }
 
 const firing = async (prometheus: PrometheusServer): Promise<Set<string>> =>
-  new Set((await prometheus.api<AlertsAnswer>('alerts')).alerts.filter((a) => a.state === 'firing').map((a) => a.labels.alertname!));
+  new Set(
+    (await prometheus.api<AlertsAnswer>('alerts')).alerts
+      .filter((a) => a.state === 'firing')
+      .map((a) => a.labels.alertname!),
+  );
 
 /** Until Prometheus holds a few scrapes of the service at 0: its first scrape can take 5 s (target discovery). */
 async function scraped(prometheus: PrometheusServer): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    const answer = await prometheus.api<{ result: Array<{ value: [number, string] }> }>('query', { query: 'count_over_time(lfa_process_start_time_seconds[1m])' }).catch(() => undefined);
+    const answer = await prometheus
+      .api<{ result: Array<{ value: [number, string] }> }>('query', {
+        query: 'count_over_time(lfa_process_start_time_seconds[1m])',
+      })
+      .catch(() => undefined);
     if (Number(answer?.result[0]?.value[1] ?? 0) >= 3) return;
     await pause(250);
   }
@@ -115,10 +141,21 @@ async function scraped(prometheus: PrometheusServer): Promise<void> {
 }
 
 /** Plays one fault for its alerts; `progress` is told of each alert as it fires or runs out of time. */
-export async function playFault(name: FaultName, alerts: string[], factor: number, lane: number, progress: (result: AlertResult) => void): Promise<AlertResult[]> {
+export async function playFault(
+  name: FaultName,
+  alerts: string[],
+  factor: number,
+  lane: number,
+  progress: (result: AlertResult) => void,
+): Promise<AlertResult[]> {
   const fault: Fault = FAULTS[name];
   const s = await stage(fault, factor, lane);
-  const results = new Map(alerts.map((alert) => [alert, { alert, fault: fault.says, expected: expectedSeconds(ALERTS[alert]!, factor) } as AlertResult]));
+  const results = new Map(
+    alerts.map((alert) => [
+      alert,
+      { alert, fault: fault.says, expected: expectedSeconds(ALERTS[alert]!, factor) } as AlertResult,
+    ]),
+  );
   try {
     const ctx = { service: s.service, client: s.client, redis: s.redis, factor };
     s.stops.push(...(fault.traffic?.(ctx) ?? []));

@@ -34,11 +34,16 @@ export interface Fault {
 }
 
 /** Codes asked for by phone, one person and address each. */
-const codeSends = (everyMs: number) => (ctx: DrillContext) => [every(everyMs, () => ctx.client.post('otp_generate', { uid: ctx.client.phone() }))];
+const codeSends = (everyMs: number) => (ctx: DrillContext) => [
+  every(everyMs, () => ctx.client.post('otp_generate', { uid: ctx.client.phone() })),
+];
 /** Logins by code of the sandbox's accounts, each one after the other (a new code replaces the last), to the success screen (90). */
-const logins = (accounts: readonly string[]) => (ctx: DrillContext) => accounts.map((account) => every(1050, () => ctx.client.login(account), 1));
+const logins = (accounts: readonly string[]) => (ctx: DrillContext) =>
+  accounts.map((account) => every(1050, () => ctx.client.login(account), 1));
 /** The identity provider asked (search_user: user_search). */
-const lookups = (everyMs: number) => (ctx: DrillContext) => [every(everyMs, () => ctx.client.post('search_user', { phone: ctx.client.phone() }))];
+const lookups = (everyMs: number) => (ctx: DrillContext) => [
+  every(everyMs, () => ctx.client.post('search_user', { phone: ctx.client.phone() })),
+];
 
 export const FAULTS = {
   'sms-down': {
@@ -50,7 +55,7 @@ export const FAULTS = {
     },
   },
   'sms-provider-down': {
-    says: "one SMS provider answering 503 until its breaker opens, the other sending",
+    says: 'one SMS provider answering 503 until its breaker opens, the other sending',
     traffic: codeSends(250),
     inject: async ({ client }) => client.fault('sms/gateway/error_5xx'),
   },
@@ -99,7 +104,11 @@ export const FAULTS = {
   },
   pumping: {
     says: 'a pumping campaign, one new number of one range a request from a new address, answered by the challenge',
-    config: { rate_limits: { enabled: true }, challenge: { mode: 'adaptive' }, sms: { pumping: { prefix_sends_per_hour: 10 } } },
+    config: {
+      rate_limits: { enabled: true },
+      challenge: { mode: 'adaptive' },
+      sms: { pumping: { prefix_sends_per_hour: 10 } },
+    },
     traffic: (ctx) => [every(1000, () => ctx.client.codeVerified(ctx.client.phone('3477')))],
     inject: async ({ client }) => [every(250, () => client.post('otp_generate', { uid: client.phone('3339') }))],
   },
@@ -111,12 +120,13 @@ export const FAULTS = {
         const address = client.address();
         const email = `victim.${client.phone().slice(3)}@example.com`;
         await client.post('otp_generate', { uid: email }, address);
-        for (const guess of ['000000', '111111', '222222']) await client.post('verify_otp', { email, otp_code: guess }, address);
+        for (const guess of ['000000', '111111', '222222'])
+          await client.post('verify_otp', { email, otp_code: guess }, address);
       }),
     ],
   },
   'sms-cap': {
-    says: "new numbers to one country past its hourly cap (sms.pumping.country_sends_per_hour: 5)",
+    says: 'new numbers to one country past its hourly cap (sms.pumping.country_sends_per_hour: 5)',
     config: { rate_limits: { enabled: true }, sms: { pumping: { country_sends_per_hour: 5 } } },
     inject: async ({ client }) => [every(500, () => client.post('otp_generate', { uid: client.phone() }))],
   },
@@ -127,7 +137,10 @@ export const FAULTS = {
     traffic: (ctx) => {
       void ctx.client.fault('sms/gateway/error_5xx');
       // One person's logins are too few for the rules' 30 starts an hour (scaled): new numbers start and register.
-      return [...logins(SEEDED_LOGINS.slice(0, 1))(ctx), every(400, () => ctx.client.post('FeLogin', { identifier: ctx.client.phone() }))];
+      return [
+        ...logins(SEEDED_LOGINS.slice(0, 1))(ctx),
+        every(400, () => ctx.client.post('FeLogin', { identifier: ctx.client.phone() })),
+      ];
     },
     inject: async ({ client }) => client.fault('sms/twilio/undelivered'),
   },

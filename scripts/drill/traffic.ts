@@ -76,7 +76,15 @@ export class Client {
     if (typeof first.data?.flow !== 'string') return false;
     const code = await this.code(identifier, since);
     if (!code) return false;
-    const done = await this.post('FeVerifyOtp', { flow: first.data.flow, ...(identifier.startsWith('+') ? { phone: identifier } : { email: identifier }), otp_code: code }, address);
+    const done = await this.post(
+      'FeVerifyOtp',
+      {
+        flow: first.data.flow,
+        ...(identifier.startsWith('+') ? { phone: identifier } : { email: identifier }),
+        otp_code: code,
+      },
+      address,
+    );
     return done.data?.next_step === 90;
   }
 
@@ -94,7 +102,9 @@ export class Client {
     const code = await this.code(to, since);
     // verify_otp names the code's key `email` whether it is a phone or an address.
     if (typo) await this.post('verify_otp', { email: to, otp_code: code === '000000' ? '111111' : '000000' }, address);
-    return code !== undefined && (await this.post('verify_otp', { email: to, otp_code: code }, address)).data?.valid === true;
+    return (
+      code !== undefined && (await this.post('verify_otp', { email: to, otp_code: code }, address)).data?.valid === true
+    );
   }
 }
 

@@ -14,7 +14,9 @@ import { freePort } from '../../test/support/ports';
 function assertInstalled(command: 'prometheus' | 'promtool'): void {
   const probe = spawnSync(command, ['--version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) {
-    throw new Error(`${command} is not installed: run the README test command (\`npm test\`), which installs Debian's prometheus package with apt-get`);
+    throw new Error(
+      `${command} is not installed: run the README test command (\`npm test\`), which installs Debian's prometheus package with apt-get`,
+    );
   }
 }
 
@@ -40,7 +42,11 @@ interface ApiAnswer {
 }
 
 /** Prometheus scraping `target` (host:port, path /metrics) every second, with these rule files loaded. */
-export async function startPrometheus(options: { target: string; ruleFiles: string[]; startTimeoutMs?: number }): Promise<PrometheusServer> {
+export async function startPrometheus(options: {
+  target: string;
+  ruleFiles: string[];
+  startTimeoutMs?: number;
+}): Promise<PrometheusServer> {
   assertInstalled('prometheus');
   const dir = await mkdtemp(join(tmpdir(), 'lfa-prometheus-'));
   const port = await freePort();
@@ -54,7 +60,12 @@ export async function startPrometheus(options: { target: string; ruleFiles: stri
   let output = '';
   const child: ChildProcess = spawn(
     'prometheus',
-    [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -76,11 +87,16 @@ export async function startPrometheus(options: { target: string; ruleFiles: stri
       await stop();
       throw new Error(`prometheus exited with code ${child.exitCode}: ${output}`);
     }
-    const ready = await fetch(`${url}/-/ready`).then((r) => r.ok, () => false);
+    const ready = await fetch(`${url}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > deadline) {
       await stop();
-      throw new Error(`prometheus did not become ready within ${(options.startTimeoutMs ?? 15_000) / 1000} s: ${output}`);
+      throw new Error(
+        `prometheus did not become ready within ${(options.startTimeoutMs ?? 15_000) / 1000} s: ${output}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -88,7 +104,8 @@ export async function startPrometheus(options: { target: string; ruleFiles: stri
   const api = async <T>(path: string, params: Record<string, string> = {}): Promise<T> => {
     const res = await fetch(`${url}/api/v1/${path}?${new URLSearchParams(params).toString()}`);
     const body = (await res.json()) as ApiAnswer;
-    if (body.status !== 'success') throw new Error(`${path} ${JSON.stringify(params)}: ${body.errorType}: ${body.error}`);
+    if (body.status !== 'success')
+      throw new Error(`${path} ${JSON.stringify(params)}: ${body.errorType}: ${body.error}`);
     return body.data as T;
   };
   return { url, api, stop };

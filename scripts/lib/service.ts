@@ -39,7 +39,9 @@ export interface CommandSpec<O extends Record<string, CommandOption>> {
   options: O;
 }
 
-type Values<O extends Record<string, CommandOption>> = { [K in keyof O]?: O[K]['type'] extends 'boolean' ? boolean : string };
+type Values<O extends Record<string, CommandOption>> = {
+  [K in keyof O]?: O[K]['type'] extends 'boolean' ? boolean : string;
+};
 
 export interface ServiceCommand<O extends Record<string, CommandOption>> {
   /** The service's base URL, no trailing slash. */
@@ -51,7 +53,8 @@ export interface ServiceCommand<O extends Record<string, CommandOption>> {
 const TEXTS = {
   it: {
     options: 'Opzioni',
-    url: (shown: string) => `il servizio (qui: ${shown}, da CONFIG_FILE, SERVER__HOST e SERVER__PORT come li legge il servizio)`,
+    url: (shown: string) =>
+      `il servizio (qui: ${shown}, da CONFIG_FILE, SERVER__HOST e SERVER__PORT come li legge il servizio)`,
     locale: (shown: string) => `la lingua di questo comando, it o en (qui: ${shown}, da LANG o da mail.default_locale)`,
     help: 'questo aiuto',
     unknown: (option: string) => `opzione sconosciuta ${option} (vedi --help)`,
@@ -59,28 +62,38 @@ const TEXTS = {
     badLocale: (given: string) => `--locale ${given}: it o en`,
     badUrl: (given: string) => `--url ${given}: un indirizzo http(s) come http://127.0.0.1:8080`,
     badServer: (problems: string) => `configurazione del servizio non valida: ${problems}`,
-    unreachable: (url: string, why: string) => `nessuna risposta da ${url} (${why}). Il servizio è in ascolto lì? Altrimenti --url, o SERVER__HOST / SERVER__PORT / CONFIG_FILE come li ha il servizio.`,
+    unreachable: (url: string, why: string) =>
+      `nessuna risposta da ${url} (${why}). Il servizio è in ascolto lì? Altrimenti --url, o SERVER__HOST / SERVER__PORT / CONFIG_FILE come li ha il servizio.`,
     notJson: (url: string, status: number) => `${url} ha risposto ${status} senza JSON: è il servizio?`,
-    keyRefused: (from: string) => `il servizio ha rifiutato la chiave presa da ${from}: non è la sua (security.internal_key, o funnel.read_key per il funnel)`,
-    lockedOut: (from: string, error: string) => `${error} Troppe chiavi sbagliate da questo indirizzo: ogni chiave è rifiutata fino ad allora, anche quella giusta (l'ultima presa da ${from}).`,
-    noKey: (funnel: boolean) => `serve una chiave da operatore: --key, SECURITY__INTERNAL_KEY${funnel ? ', INTERNAL_KEY o FUNNEL_KEY' : ' o INTERNAL_KEY'}, oppure security.internal_key${funnel ? ' (o funnel.read_key)' : ''} nel CONFIG_FILE`,
+    keyRefused: (from: string) =>
+      `il servizio ha rifiutato la chiave presa da ${from}: non è la sua (security.internal_key, o funnel.read_key per il funnel)`,
+    lockedOut: (from: string, error: string) =>
+      `${error} Troppe chiavi sbagliate da questo indirizzo: ogni chiave è rifiutata fino ad allora, anche quella giusta (l'ultima presa da ${from}).`,
+    noKey: (funnel: boolean) =>
+      `serve una chiave da operatore: --key, SECURITY__INTERNAL_KEY${funnel ? ', INTERNAL_KEY o FUNNEL_KEY' : ' o INTERNAL_KEY'}, oppure security.internal_key${funnel ? ' (o funnel.read_key)' : ''} nel CONFIG_FILE`,
     refused: (status: number, error: string) => `${status}: ${error}`,
   },
   en: {
     options: 'Options',
-    url: (shown: string) => `the service (here: ${shown}, from CONFIG_FILE, SERVER__HOST and SERVER__PORT as the service reads them)`,
-    locale: (shown: string) => `the language of this command, it or en (here: ${shown}, from LANG or mail.default_locale)`,
+    url: (shown: string) =>
+      `the service (here: ${shown}, from CONFIG_FILE, SERVER__HOST and SERVER__PORT as the service reads them)`,
+    locale: (shown: string) =>
+      `the language of this command, it or en (here: ${shown}, from LANG or mail.default_locale)`,
     help: 'this help',
     unknown: (option: string) => `unknown option ${option} (see --help)`,
     needsValue: (option: string) => `${option} needs a value (see --help)`,
     badLocale: (given: string) => `--locale ${given}: it or en`,
     badUrl: (given: string) => `--url ${given}: an http(s) address such as http://127.0.0.1:8080`,
     badServer: (problems: string) => `the service's configuration is not valid: ${problems}`,
-    unreachable: (url: string, why: string) => `no answer from ${url} (${why}). Is the service listening there? Otherwise --url, or SERVER__HOST / SERVER__PORT / CONFIG_FILE as the service has them.`,
+    unreachable: (url: string, why: string) =>
+      `no answer from ${url} (${why}). Is the service listening there? Otherwise --url, or SERVER__HOST / SERVER__PORT / CONFIG_FILE as the service has them.`,
     notJson: (url: string, status: number) => `${url} answered ${status} without JSON: is it the service?`,
-    keyRefused: (from: string) => `the service refused the key taken from ${from}: it is not its security.internal_key (or, for the funnel, funnel.read_key)`,
-    lockedOut: (from: string, error: string) => `${error} Too many wrong keys from this address: every key is refused until then, the right one too (the last taken from ${from}).`,
-    noKey: (funnel: boolean) => `an operator's key is needed: --key, SECURITY__INTERNAL_KEY${funnel ? ', INTERNAL_KEY or FUNNEL_KEY' : ' or INTERNAL_KEY'}, or security.internal_key${funnel ? ' (or funnel.read_key)' : ''} in CONFIG_FILE`,
+    keyRefused: (from: string) =>
+      `the service refused the key taken from ${from}: it is not its security.internal_key (or, for the funnel, funnel.read_key)`,
+    lockedOut: (from: string, error: string) =>
+      `${error} Too many wrong keys from this address: every key is refused until then, the right one too (the last taken from ${from}).`,
+    noKey: (funnel: boolean) =>
+      `an operator's key is needed: --key, SECURITY__INTERNAL_KEY${funnel ? ', INTERNAL_KEY or FUNNEL_KEY' : ' or INTERNAL_KEY'}, or security.internal_key${funnel ? ' (or funnel.read_key)' : ''} in CONFIG_FILE`,
     refused: (status: number, error: string) => `${status}: ${error}`,
   },
 } satisfies Record<TextLocale, unknown>;
@@ -93,9 +106,14 @@ function serviceSettings(env: NodeJS.ProcessEnv, chosen: TextLocale | undefined)
   const tree = configTree({ env });
   const server = configSchema.shape.server.safeParse(tree.server);
   const mail = configSchema.shape.mail.safeParse(tree.mail);
-  for (const [name, parsed] of [['server', server], ['mail', mail]] as const) {
+  for (const [name, parsed] of [
+    ['server', server],
+    ['mail', mail],
+  ] as const) {
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((issue) => `${[name, ...issue.path].join('.')}: ${issue.message}`).join('; ');
+      const problems = parsed.error.issues
+        .map((issue) => `${[name, ...issue.path].join('.')}: ${issue.message}`)
+        .join('; ');
       throw new CommandError(TEXTS[chosen ?? 'it'].badServer(problems));
     }
   }
@@ -113,44 +131,80 @@ function terminalLanguage(env: NodeJS.ProcessEnv): TextLocale | undefined {
   return language === 'it' || language === 'en' ? language : undefined;
 }
 
-function helpText<O extends Record<string, CommandOption>>(spec: CommandSpec<O>, locale: TextLocale, url: string): string {
+function helpText<O extends Record<string, CommandOption>>(
+  spec: CommandSpec<O>,
+  locale: TextLocale,
+  url: string,
+): string {
   const t = TEXTS[locale];
   const all: Array<[string, string | undefined, string]> = [
-    ...Object.entries(spec.options).map(([name, option]): [string, string | undefined, string] => [name, option.value, option.help[locale]]),
+    ...Object.entries(spec.options).map(([name, option]): [string, string | undefined, string] => [
+      name,
+      option.value,
+      option.help[locale],
+    ]),
     ['url', '<base>', t.url(url)],
     ['locale', '<it|en>', t.locale(locale)],
     ['help', undefined, t.help],
   ];
   const left = all.map(([name, value]) => `--${name}${value ? ` ${value}` : ''}`);
   const width = Math.max(...left.map((l) => l.length));
-  return [spec.usage, '', spec.summary[locale], '', `${t.options}:`, ...all.map(([, , help], i) => `  ${left[i]!.padEnd(width)}  ${help}`)].join('\n');
+  return [
+    spec.usage,
+    '',
+    spec.summary[locale],
+    '',
+    `${t.options}:`,
+    ...all.map(([, , help], i) => `  ${left[i]!.padEnd(width)}  ${help}`),
+  ].join('\n');
 }
 
 /**
  * Reads a command's arguments: the options it declares plus --url, --locale and --help.
  * `{ help }` is the text to print for --help; otherwise where and how to call the service.
  */
-export function readCommand<O extends Record<string, CommandOption>>(spec: CommandSpec<O>, argv: readonly string[], env: NodeJS.ProcessEnv = process.env): { help: string } | ServiceCommand<O> {
+export function readCommand<O extends Record<string, CommandOption>>(
+  spec: CommandSpec<O>,
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { help: string } | ServiceCommand<O> {
   // The language first, so the arguments' errors are written in it too.
   const given = argv.findIndex((a) => a === '--locale' || a.startsWith('--locale='));
-  const flagLocale = given === -1 ? undefined : argv[given]!.includes('=') ? argv[given]!.slice('--locale='.length) : argv[given + 1];
-  const chosen = flagLocale !== undefined && /^(it|en)$/i.test(flagLocale) ? (flagLocale.toLowerCase() as TextLocale) : terminalLanguage(env);
+  const flagLocale =
+    given === -1 ? undefined : argv[given]!.includes('=') ? argv[given]!.slice('--locale='.length) : argv[given + 1];
+  const chosen =
+    flagLocale !== undefined && /^(it|en)$/i.test(flagLocale)
+      ? (flagLocale.toLowerCase() as TextLocale)
+      : terminalLanguage(env);
   const settings = serviceSettings(env, chosen);
   const locale = chosen ?? textLocale(settings.locale);
   const t = TEXTS[locale];
 
-  const options: Record<string, { type: 'string' | 'boolean' }> = { url: { type: 'string' }, locale: { type: 'string' }, help: { type: 'boolean' } };
+  const options: Record<string, { type: 'string' | 'boolean' }> = {
+    url: { type: 'string' },
+    locale: { type: 'string' },
+    help: { type: 'boolean' },
+  };
   for (const [name, option] of Object.entries(spec.options)) options[name] = { type: option.type };
   let values: Record<string, string | boolean | undefined>;
   try {
-    values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values as Record<string, string | boolean | undefined>;
+    values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values as Record<
+      string,
+      string | boolean | undefined
+    >;
   } catch (err) {
     const code = (err as { code?: string }).code;
     const option = /'(-[^']*)'/.exec((err as Error).message)?.[1] ?? argv.find((a) => a.startsWith('-')) ?? '';
-    throw new CommandError(code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' ? t.needsValue(option.split(' ')[0]!) : t.unknown(option.split(' ')[0]!));
+    throw new CommandError(
+      code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE'
+        ? t.needsValue(option.split(' ')[0]!)
+        : t.unknown(option.split(' ')[0]!),
+    );
   }
-  if (typeof values.locale === 'string' && !/^(it|en)$/i.test(values.locale)) throw new CommandError(t.badLocale(values.locale));
-  if (typeof values.url === 'string' && !/^https?:\/\/[^\s/]+/.test(values.url)) throw new CommandError(t.badUrl(values.url));
+  if (typeof values.locale === 'string' && !/^(it|en)$/i.test(values.locale))
+    throw new CommandError(t.badLocale(values.locale));
+  if (typeof values.url === 'string' && !/^https?:\/\/[^\s/]+/.test(values.url))
+    throw new CommandError(t.badUrl(values.url));
 
   const url = (typeof values.url === 'string' ? values.url : settings.url).replace(/\/+$/, '');
   if (values.help) return { help: helpText(spec, locale, url) };
@@ -171,7 +225,11 @@ export interface OperatorKey {
  * The key a command presents, from the first place that has one: `--key`, the environment,
  * CONFIG_FILE (see the header). `funnel`: the funnel's read-only key is accepted too.
  */
-export function operatorKey(given: string | undefined, env: NodeJS.ProcessEnv, options: { funnel?: boolean; locale?: TextLocale } = {}): OperatorKey | undefined {
+export function operatorKey(
+  given: string | undefined,
+  env: NodeJS.ProcessEnv,
+  options: { funnel?: boolean; locale?: TextLocale } = {},
+): OperatorKey | undefined {
   const internal = (value: string, from: string): OperatorKey => ({ header: 'x-internal-key', value, from });
   if (given) return internal(given, '--key');
   if (env.SECURITY__INTERNAL_KEY) return internal(env.SECURITY__INTERNAL_KEY, 'SECURITY__INTERNAL_KEY');
@@ -187,27 +245,40 @@ export function operatorKey(given: string | undefined, env: NodeJS.ProcessEnv, o
   }
   const security = configSchema.shape.security.safeParse(tree.security);
   const funnel = configSchema.shape.funnel.safeParse(tree.funnel);
-  for (const [name, parsed] of [['security', security], ['funnel', funnel]] as const) {
+  for (const [name, parsed] of [
+    ['security', security],
+    ['funnel', funnel],
+  ] as const) {
     if (!parsed.success) {
       // Never the value: a key's section refused names its keys only.
-      const problems = parsed.error.issues.map((issue) => `${[name, ...issue.path].join('.')}: ${issue.message}`).join('; ');
+      const problems = parsed.error.issues
+        .map((issue) => `${[name, ...issue.path].join('.')}: ${issue.message}`)
+        .join('; ');
       throw new CommandError(TEXTS[options.locale ?? 'it'].badServer(problems));
     }
   }
   if (security.data!.internal_key) return internal(security.data!.internal_key, 'CONFIG_FILE (security.internal_key)');
-  if (options.funnel && funnel.data!.read_key) return { header: 'x-funnel-key', value: funnel.data!.read_key, from: 'CONFIG_FILE (funnel.read_key)' };
+  if (options.funnel && funnel.data!.read_key)
+    return { header: 'x-funnel-key', value: funnel.data!.read_key, from: 'CONFIG_FILE (funnel.read_key)' };
   return undefined;
 }
 
 /** The headers that present `key`, if any. */
-export const keyHeaders = (key: OperatorKey | undefined): Record<string, string> => (key ? { [key.header]: key.value } : {});
+export const keyHeaders = (key: OperatorKey | undefined): Record<string, string> =>
+  key ? { [key.header]: key.value } : {};
 
 /**
  * Why the service refused a command, in the command's language: the key is named only when the
  * key was what it refused (401 with a key; 429 after wrong keys); no key, when none was found;
  * otherwise the service's own words and what it found wrong in the request.
  */
-export function refusal(command: Pick<ServiceCommand<Record<string, CommandOption>>, 'locale'>, status: number, body: { error?: string | null; data?: unknown }, key: OperatorKey | undefined, options: { funnel?: boolean } = {}): CommandError {
+export function refusal(
+  command: Pick<ServiceCommand<Record<string, CommandOption>>, 'locale'>,
+  status: number,
+  body: { error?: string | null; data?: unknown },
+  key: OperatorKey | undefined,
+  options: { funnel?: boolean } = {},
+): CommandError {
   const t = TEXTS[command.locale];
   const error = body.error ?? '';
   const reason = (body.data as { reason?: string } | null | undefined)?.reason;
@@ -225,12 +296,19 @@ function networkCause(err: unknown): string {
 }
 
 /** GET or POST on the service, asked in the command's language; the JSON answer, or a CommandError naming the address tried. */
-export async function callService<T>(command: Pick<ServiceCommand<Record<string, CommandOption>>, 'url' | 'locale'>, path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
+export async function callService<T>(
+  command: Pick<ServiceCommand<Record<string, CommandOption>>, 'url' | 'locale'>,
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: T }> {
   const t = TEXTS[command.locale];
   const url = `${command.url}${path}`;
   let response: Response;
   try {
-    response = await fetch(url, { ...init, headers: { 'accept-language': command.locale, ...(init.headers as Record<string, string> | undefined) } });
+    response = await fetch(url, {
+      ...init,
+      headers: { 'accept-language': command.locale, ...(init.headers as Record<string, string> | undefined) },
+    });
   } catch (err) {
     throw new CommandError(t.unreachable(command.url, networkCause(err)));
   }

@@ -80,7 +80,13 @@ class NonSolvingBot {
     while (Date.now() < until) {
       const from = this.shape.address(this.figures.asked);
       this.figures.asked += 1;
-      const outcome = await post(this.tally, this.fleet.next().url, 'otp_generate', { uid: this.shape.number(this.figures.asked) }, from);
+      const outcome = await post(
+        this.tally,
+        this.fleet.next().url,
+        'otp_generate',
+        { uid: this.shape.number(this.figures.asked) },
+        from,
+      );
       if (outcome.kind === 'answer' && reasonOf(outcome.envelope) === 'challenge_required') {
         this.figures.challenged += 1;
         this.figures.firstChallengeAfterSeconds ??= (Date.now() - started) / 1000;
@@ -99,8 +105,10 @@ class NonSolvingBot {
   }
 }
 
-export const floodBot = (tally: Tally, fleet: Fleet, outbox: SoakOutbox, allowedBefore: number) => new NonSolvingBot(FLOOD, tally, fleet, outbox, allowedBefore);
-export const slash48Bot = (tally: Tally, fleet: Fleet, outbox: SoakOutbox, allowedBefore: number) => new NonSolvingBot(slash48Shape(), tally, fleet, outbox, allowedBefore);
+export const floodBot = (tally: Tally, fleet: Fleet, outbox: SoakOutbox, allowedBefore: number) =>
+  new NonSolvingBot(FLOOD, tally, fleet, outbox, allowedBefore);
+export const slash48Bot = (tally: Tally, fleet: Fleet, outbox: SoakOutbox, allowedBefore: number) =>
+  new NonSolvingBot(slash48Shape(), tally, fleet, outbox, allowedBefore);
 
 export class SolvingBot {
   readonly figures: SolverFigures = { asked: 0, challenged: 0, smsFree: 0, smsPaid: 0, solves: 0, cpuMs: 0 };
@@ -118,7 +126,10 @@ export class SolvingBot {
       const uid = `${SOLVER_PREFIX}${String(randomInt(100_000_000)).padStart(8, '0')}`;
       this.figures.asked += 1;
       const outcome = await post(this.tally, this.fleet.next().url, 'otp_generate', { uid }, SOLVER_ADDRESS);
-      const challenge = outcome.kind === 'answer' && reasonOf(outcome.envelope) === 'challenge_required' ? outcome.envelope.data?.challenge : undefined;
+      const challenge =
+        outcome.kind === 'answer' && reasonOf(outcome.envelope) === 'challenge_required'
+          ? outcome.envelope.data?.challenge
+          : undefined;
       if (challenge) {
         this.figures.challenged += 1;
         const solution = await this.solver.solve(challenge);

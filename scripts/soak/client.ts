@@ -12,7 +12,10 @@ import type { Tally } from './tally';
 
 const envelopeSchema = z
   .object({ success: z.boolean(), error: z.string().nullable(), data: z.record(z.string(), z.unknown()).nullable() })
-  .refine((e) => (e.success ? e.error === null : typeof e.error === 'string' && typeof e.data?.reason === 'string'), 'success and error disagree');
+  .refine(
+    (e) => (e.success ? e.error === null : typeof e.error === 'string' && typeof e.data?.reason === 'string'),
+    'success and error disagree',
+  );
 
 export type Envelope = z.infer<typeof envelopeSchema>;
 
@@ -26,9 +29,16 @@ export type Outcome =
 /** Longer than any answer may take: the slowest path is bounded by identity.timeout_seconds x 1.5. */
 const REQUEST_TIMEOUT_MS = 20_000;
 
-export const reasonOf = (envelope: Envelope) => (typeof envelope.data?.reason === 'string' ? envelope.data.reason : undefined);
+export const reasonOf = (envelope: Envelope) =>
+  typeof envelope.data?.reason === 'string' ? envelope.data.reason : undefined;
 
-export async function post(tally: Tally, baseUrl: string, action: string, body: Record<string, unknown>, from?: string): Promise<Outcome> {
+export async function post(
+  tally: Tally,
+  baseUrl: string,
+  action: string,
+  body: Record<string, unknown>,
+  from?: string,
+): Promise<Outcome> {
   const sentAt = Date.now();
   tally.requests.sent += 1;
   let response: Response;

@@ -30,7 +30,10 @@ export interface Instance {
 async function waitReady(instance: Instance, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (instance.process.exitCode !== null) throw new Error(`${instance.name} exited with code ${instance.process.exitCode} before it was ready (log: ${instance.log})`);
+    if (instance.process.exitCode !== null)
+      throw new Error(
+        `${instance.name} exited with code ${instance.process.exitCode} before it was ready (log: ${instance.log})`,
+      );
     const ready = await fetch(`${instance.url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
       (res) => res.status === 200,
       () => false,
@@ -76,7 +79,9 @@ export class Fleet {
 
   private launch(): Promise<Instance> {
     this.started += 1;
-    return startInstance(`instance-${this.started}`, this.configFile, this.logDir).then((instance) => (this.all.push(instance), instance));
+    return startInstance(`instance-${this.started}`, this.configFile, this.logDir).then(
+      (instance) => (this.all.push(instance), instance),
+    );
   }
 
   /** The next instance in round-robin order. */

@@ -51,7 +51,20 @@ const dataOf = (envelope: Envelope) => envelope.data ?? {};
 const wrongCode = (code: string) => `${code.slice(0, -1)}${(Number(code.at(-1)) + 1) % 10}`;
 
 /** The order journeys are started in: logins outnumber registrations, as in production. */
-const MIX: JourneyKind[] = ['phone_registration', 'email_registration', 'phone_login', 'email_login', 'wrong_code', 'phone_login', 'resend', 'email_login', 'phone_registration', 'phone_login', 'wrong_code', 'email_login'];
+const MIX: JourneyKind[] = [
+  'phone_registration',
+  'email_registration',
+  'phone_login',
+  'email_login',
+  'wrong_code',
+  'phone_login',
+  'resend',
+  'email_login',
+  'phone_registration',
+  'phone_login',
+  'wrong_code',
+  'email_login',
+];
 
 export class Journeys {
   private readonly people: Person[] = [];
@@ -76,7 +89,12 @@ export class Journeys {
     this.addresses += 1;
     const n = this.addresses;
     // Each on a /24 of its own (the low byte first): people come from many networks, and a /24 has a budget of its own (challenge.network_24).
-    const journey: Journey = { kind, sawFault: false, from: `10.${n & 255}.${(n >> 8) & 255}.${(n >> 16) & 255}`, challenged: false };
+    const journey: Journey = {
+      kind,
+      sawFault: false,
+      from: `10.${n & 255}.${(n >> 8) & 255}.${(n >> 16) & 255}`,
+      challenged: false,
+    };
     this.tally.journeyStarted(kind);
     try {
       const registered = await this.run(journey, person);
@@ -118,7 +136,12 @@ export class Journeys {
    * succeeded or not; `already_sent` (a resend met its cooldown) is waited out and retried, and
    * `challenge_required` solved and sent again with the solution.
    */
-  private async call(journey: Journey, action: string, given: Record<string, unknown>, first?: Instance): Promise<Envelope> {
+  private async call(
+    journey: Journey,
+    action: string,
+    given: Record<string, unknown>,
+    first?: Instance,
+  ): Promise<Envelope> {
     let body = given;
     const deadline = Date.now() + STEP_DEADLINE_MS;
     let instance = first ?? this.fleet.next();
@@ -157,20 +180,27 @@ export class Journeys {
   }
 
   /** `call`, which must succeed at one of `steps`. */
-  private async step(journey: Journey, action: string, body: Record<string, unknown>, steps: number[]): Promise<Record<string, unknown>> {
+  private async step(
+    journey: Journey,
+    action: string,
+    body: Record<string, unknown>,
+    steps: number[],
+  ): Promise<Record<string, unknown>> {
     return this.expect(action, await this.call(journey, action, body), steps);
   }
 
   private expect(action: string, envelope: Envelope, steps: number[]): Record<string, unknown> {
     const data = dataOf(envelope);
     if (!envelope.success) throw new Stop(`${action} refused ${reasonOf(envelope)}`, envelope.error ?? '');
-    if (!steps.includes(Number(data.next_step))) throw new Stop(`${action} answered step ${String(data.next_step)}`, `expected ${steps.join(' or ')}`);
+    if (!steps.includes(Number(data.next_step)))
+      throw new Stop(`${action} answered step ${String(data.next_step)}`, `expected ${steps.join(' or ')}`);
     this.noteToken(data);
     return data;
   }
 
   private noteToken(data: Record<string, unknown>): void {
-    if (typeof data.access_token === 'string' && typeof data.uid === 'string') this.logins.push({ uid: data.uid, token: data.access_token });
+    if (typeof data.access_token === 'string' && typeof data.uid === 'string')
+      this.logins.push({ uid: data.uid, token: data.access_token });
   }
 
   /** The code a send just delivered to `to` (more than `seen` codes went there). */
@@ -184,12 +214,21 @@ export class Journeys {
    * Verifies a right code on two instances at once: one answer may accept it, never both.
    * The journey goes on with the accepted answer.
    */
-  private async verify(journey: Journey, body: Record<string, unknown>, steps: number[]): Promise<Record<string, unknown>> {
+  private async verify(
+    journey: Journey,
+    body: Record<string, unknown>,
+    steps: number[],
+  ): Promise<Record<string, unknown>> {
     const first = this.fleet.next();
-    const [main, probe] = await Promise.all([this.call(journey, 'FeVerifyOtp', body, first), post(this.tally, this.fleet.other(first).url, 'FeVerifyOtp', body, journey.from)]);
+    const [main, probe] = await Promise.all([
+      this.call(journey, 'FeVerifyOtp', body, first),
+      post(this.tally, this.fleet.other(first).url, 'FeVerifyOtp', body, journey.from),
+    ]);
     // The duplicate may have spent the code or proof before meeting the fault: the journey met it too.
     if (probe.kind === 'cut' || probe.kind === 'store_unavailable') journey.sawFault = true;
-    const accepted = [main, probe.kind === 'answer' ? probe.envelope : undefined].filter((e): e is Envelope => e?.success === true);
+    const accepted = [main, probe.kind === 'answer' ? probe.envelope : undefined].filter(
+      (e): e is Envelope => e?.success === true,
+    );
     if (accepted.length === 0) return this.expect('FeVerifyOtp', main, steps);
     this.tally.codes.accepted += 1;
     if (accepted.length > 1) {
@@ -207,35 +246,109 @@ export class Journeys {
       this.noteToken(dataOf(envelope));
       throw new Stop('a wrong code was accepted', String(body.otp_code));
     }
-    if (reasonOf(envelope) !== 'invalid') throw new Stop(`a wrong code answered ${reasonOf(envelope)}`, 'expected invalid');
+    if (reasonOf(envelope) !== 'invalid')
+      throw new Stop(`a wrong code answered ${reasonOf(envelope)}`, 'expected invalid');
   }
 
   private async phoneRegistration(journey: Journey): Promise<Person> {
     const { phone, email } = this.fresh();
     await this.step(journey, 'FeLogin', { identifier: phone }, [14]);
     const atPhone = await this.verify(journey, { flow: 'phone', phone, otp_code: await this.code(phone, 0) }, [24]);
-    const atEmail = await this.step(journey, 'FeRegister', { phase: 'email_otp', email, phone, otp: true, consents: { terms_conditions: true }, flow: atPhone.flow, phone_proof: atPhone.phone_proof }, [23]);
-    const verified = await this.verify(journey, { flow: atEmail.flow, email, otp_code: await this.code(email, 0), pending_proof: atEmail.pending_proof }, [25]);
-    const done = await this.step(journey, 'FeRegister', { phase: 'register', email, first_name: 'Soak', last_name: `Phone ${this.serial}`, consents: { terms_conditions: true }, flow: verified.flow, register_proof: verified.register_proof }, [90]);
+    const atEmail = await this.step(
+      journey,
+      'FeRegister',
+      {
+        phase: 'email_otp',
+        email,
+        phone,
+        otp: true,
+        consents: { terms_conditions: true },
+        flow: atPhone.flow,
+        phone_proof: atPhone.phone_proof,
+      },
+      [23],
+    );
+    const verified = await this.verify(
+      journey,
+      { flow: atEmail.flow, email, otp_code: await this.code(email, 0), pending_proof: atEmail.pending_proof },
+      [25],
+    );
+    const done = await this.step(
+      journey,
+      'FeRegister',
+      {
+        phase: 'register',
+        email,
+        first_name: 'Soak',
+        last_name: `Phone ${this.serial}`,
+        consents: { terms_conditions: true },
+        flow: verified.flow,
+        register_proof: verified.register_proof,
+      },
+      [90],
+    );
     return { uid: String(done.uid), email, phone };
   }
 
   private async emailRegistration(journey: Journey): Promise<Person> {
     const { phone, email } = this.fresh();
-    const atEmail = await this.step(journey, 'FeRegister', { phase: 'email_otp', email, otp: true, consents: { terms_conditions: true } }, [23]);
-    const verified = await this.verify(journey, { flow: atEmail.flow, email, otp_code: await this.code(email, 0), pending_proof: atEmail.pending_proof }, [37]);
-    const registered = await this.step(journey, 'FeRegister', { phase: 'register', email, first_name: 'Soak', last_name: `Email ${this.serial}`, consents: { terms_conditions: true }, flow: verified.flow, register_proof: verified.register_proof }, [90]);
+    const atEmail = await this.step(
+      journey,
+      'FeRegister',
+      { phase: 'email_otp', email, otp: true, consents: { terms_conditions: true } },
+      [23],
+    );
+    const verified = await this.verify(
+      journey,
+      { flow: atEmail.flow, email, otp_code: await this.code(email, 0), pending_proof: atEmail.pending_proof },
+      [37],
+    );
+    const registered = await this.step(
+      journey,
+      'FeRegister',
+      {
+        phase: 'register',
+        email,
+        first_name: 'Soak',
+        last_name: `Email ${this.serial}`,
+        consents: { terms_conditions: true },
+        flow: verified.flow,
+        register_proof: verified.register_proof,
+      },
+      [90],
+    );
     const uid = String(registered.uid);
-    const atPhone = await this.step(journey, 'FeAddPhone', { flow: registered.flow, phone, uid, email, proof: registered.proof }, [62]);
-    await this.verify(journey, { flow: atPhone.flow, phone, uid, email, otp_code: await this.code(phone, 0), pending_proof: atPhone.pending_proof }, [90]);
+    const atPhone = await this.step(
+      journey,
+      'FeAddPhone',
+      { flow: registered.flow, phone, uid, email, proof: registered.proof },
+      [62],
+    );
+    await this.verify(
+      journey,
+      {
+        flow: atPhone.flow,
+        phone,
+        uid,
+        email,
+        otp_code: await this.code(phone, 0),
+        pending_proof: atPhone.pending_proof,
+      },
+      [90],
+    );
     return { uid, email, phone };
   }
 
   private async phoneLogin(journey: Journey, person: Person): Promise<void> {
     const seen = this.outbox.codeCount(person.phone);
     await this.step(journey, 'FeLogin', { identifier: person.phone }, [14]);
-    const done = await this.verify(journey, { flow: 'phone', phone: person.phone, otp_code: await this.code(person.phone, seen) }, [90]);
-    if (done.uid !== person.uid) throw new Stop('phone login reached another account', `${String(done.uid)} for ${person.uid}`);
+    const done = await this.verify(
+      journey,
+      { flow: 'phone', phone: person.phone, otp_code: await this.code(person.phone, seen) },
+      [90],
+    );
+    if (done.uid !== person.uid)
+      throw new Stop('phone login reached another account', `${String(done.uid)} for ${person.uid}`);
   }
 
   private async emailLogin(journey: Journey, person: Person, wrongFirst: boolean): Promise<void> {
@@ -244,7 +357,8 @@ export class Journeys {
     const code = await this.code(person.email, seen);
     if (wrongFirst) await this.refuse(journey, { flow: 'email', email: person.email, otp_code: wrongCode(code) });
     const done = await this.verify(journey, { flow: 'email', email: person.email, otp_code: code }, [90]);
-    if (done.uid !== person.uid) throw new Stop('email login reached another account', `${String(done.uid)} for ${person.uid}`);
+    if (done.uid !== person.uid)
+      throw new Stop('email login reached another account', `${String(done.uid)} for ${person.uid}`);
   }
 
   /** A phone login whose user asks for a new code: the replaced code is refused, the new one logs in. */
@@ -270,7 +384,8 @@ export class Journeys {
       expected.set(key, entry);
     }
     let lost = 0;
-    for (const { uid, token, count } of expected.values()) lost += Math.max(0, count - this.outbox.ingestsOf(uid, token));
+    for (const { uid, token, count } of expected.values())
+      lost += Math.max(0, count - this.outbox.ingestsOf(uid, token));
     return lost;
   }
 }

@@ -69,7 +69,9 @@ export function parseSoakOptions(argv: string[]): SoakOptions | 'help' {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0]);
-    throw new SoakUsageError(`--${name} ${String(values[name])}: ${RANGES[name] ?? issue.message}; npm run soak -- --help lists the options`);
+    throw new SoakUsageError(
+      `--${name} ${String(values[name])}: ${RANGES[name] ?? issue.message}; npm run soak -- --help lists the options`,
+    );
   }
   return parsed.data;
 }

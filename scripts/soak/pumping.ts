@@ -60,7 +60,13 @@ export class Pumping {
     while (Date.now() < until) {
       const number = `${PUMPED_RANGE}${String(randomInt(100_000)).padStart(5, '0')}`;
       this.figures.asked += 1;
-      const outcome = await post(this.tally, this.fleet.next().url, 'otp_generate', { uid: number }, addressOf(this.figures.asked));
+      const outcome = await post(
+        this.tally,
+        this.fleet.next().url,
+        'otp_generate',
+        { uid: number },
+        addressOf(this.figures.asked),
+      );
       const elapsed = since();
       this.figures.ranSeconds = elapsed;
       if (outcome.kind === 'answer' && outcome.envelope.success === true && ++this.spent === SOAK_BLOCK_MIN_SENDS) {
@@ -76,7 +82,11 @@ export class Pumping {
         this.figures.firstChallengeAfterSeconds ??= elapsed;
         this.figures.smsBeforeChallenge ??= this.outbox.codesTo(PUMPED_RANGE);
       }
-      if (this.figures.challenged! > 0 && this.figures.blockedAfterSeconds === undefined && Date.now() - this.ledgerAskedAt >= LEDGER_POLL_MS) {
+      if (
+        this.figures.challenged! > 0 &&
+        this.figures.blockedAfterSeconds === undefined &&
+        Date.now() - this.ledgerAskedAt >= LEDGER_POLL_MS
+      ) {
         this.ledgerAskedAt = Date.now();
         if (await this.rangeBlocked()) this.figures.blockedAfterSeconds = since();
       }
@@ -88,7 +98,10 @@ export class Pumping {
   private async rangeBlocked(): Promise<boolean> {
     const range = PUMPED_RANGE.slice(1);
     try {
-      const response = await fetch(`${this.fleet.next().url}/_sms/ledger?since=1`, { headers: { 'x-internal-key': this.internalKey }, signal: AbortSignal.timeout(5_000) });
+      const response = await fetch(`${this.fleet.next().url}/_sms/ledger?since=1`, {
+        headers: { 'x-internal-key': this.internalKey },
+        signal: AbortSignal.timeout(5_000),
+      });
       if (!response.ok) return false;
       const body = (await response.json()) as { data?: { blocks?: Array<{ range: string }> } };
       return (body.data?.blocks ?? []).some((block) => range.startsWith(block.range));

@@ -22,7 +22,8 @@ export interface SoakRedis {
 
 function assertRedisInstalled(): void {
   const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
-  if (probe.error || probe.status !== 0) throw new Error('redis-server is not installed (scripts/test.sh installs it with apt-get)');
+  if (probe.error || probe.status !== 0)
+    throw new Error('redis-server is not installed (scripts/test.sh installs it with apt-get)');
 }
 
 /** Resolves once Redis answers PING (not LOADING, not refused); throws after `timeoutMs`. */
@@ -30,7 +31,14 @@ async function waitForPong(port: number, child: ChildProcess, timeoutMs = 20_000
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`redis-server on port ${port} exited with code ${child.exitCode}`);
-    const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+    const client = new Redis({
+      host: '127.0.0.1',
+      port,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      enableOfflineQueue: false,
+    });
     client.on('error', () => {});
     const pong = await client
       .connect()
@@ -53,14 +61,27 @@ export async function stopProcess(child: ChildProcess, graceMs = 10_000): Promis
   clearTimeout(force);
 }
 
-const appendOnlyArgs = (dir: string) => ['--dir', dir, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', ''];
+const appendOnlyArgs = (dir: string) => [
+  '--dir',
+  dir,
+  '--appendonly',
+  'yes',
+  '--appendfsync',
+  'everysec',
+  '--save',
+  '',
+];
 
 export async function startSoakRedis(dir: string): Promise<SoakRedis> {
   assertRedisInstalled();
   mkdirSync(dir, { recursive: true });
   const port = await freePort();
   const launch = async () => {
-    const child = adopt(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...appendOnlyArgs(dir)], { stdio: 'ignore' }));
+    const child = adopt(
+      spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', ...appendOnlyArgs(dir)], {
+        stdio: 'ignore',
+      }),
+    );
     await waitForPong(port, child);
     return child;
   };

@@ -24,7 +24,12 @@ export class PowSolver {
 
   /** Starts the child now rather than at the first challenge (its start-up is not a solution's cost). */
   start(): void {
-    this.child ??= adopt(fork(join(__dirname, 'solver-process.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
+    this.child ??= adopt(
+      fork(join(__dirname, 'solver-process.ts'), [], {
+        execArgv: ['--import', 'tsx'],
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      }),
+    );
   }
 
   /** The payload to send back in `challenge`: base64 of `{ challenge, solution }`. */

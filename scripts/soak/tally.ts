@@ -5,18 +5,28 @@
  * or failed (it went wrong with no fault to explain it: a check fails).
  */
 
-const JOURNEY_KINDS = ['phone_login', 'email_login', 'phone_registration', 'email_registration', 'wrong_code', 'resend'] as const;
+const JOURNEY_KINDS = [
+  'phone_login',
+  'email_login',
+  'phone_registration',
+  'email_registration',
+  'wrong_code',
+  'resend',
+] as const;
 export type JourneyKind = (typeof JOURNEY_KINDS)[number];
 
 /** How long after Redis answers again a 503 `store_unavailable` is still expected: ioredis reconnects with a backoff of at most 2 s. */
 const OUTAGE_TAIL_MS = 5_000;
 
-const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
+const percentile = (sorted: number[], p: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 export class Tally {
   readonly startedAt = Date.now();
   journeys = { started: 0, completed: 0, interrupted: 0, failed: 0 };
-  readonly byKind = new Map<JourneyKind, { started: number; completed: number }>(JOURNEY_KINDS.map((k) => [k, { started: 0, completed: 0 }]));
+  readonly byKind = new Map<JourneyKind, { started: number; completed: number }>(
+    JOURNEY_KINDS.map((k) => [k, { started: 0, completed: 0 }]),
+  );
   /** Why failed journeys failed, with a count each (the first few examples are kept). */
   readonly failures = new Map<string, number>();
   readonly failureExamples: string[] = [];
@@ -63,7 +73,12 @@ export class Tally {
   answered(sentAt: number, answeredAt: number, success: boolean): void {
     this.requests.answered += 1;
     this.latencies.push(answeredAt - sentAt);
-    if (success && this.redisUpAt !== undefined && this.firstSuccessAfterReturn === undefined && sentAt >= this.redisUpAt) {
+    if (
+      success &&
+      this.redisUpAt !== undefined &&
+      this.firstSuccessAfterReturn === undefined &&
+      sentAt >= this.redisUpAt
+    ) {
       this.firstSuccessAfterReturn = answeredAt;
     }
   }
@@ -214,24 +229,35 @@ export function verdict(
   if (recovery === undefined) violations.push('no success after Redis returned');
   if (figures.pumping) {
     const { asked, smsSpent, blockDueAfterSeconds, blockedAfterSeconds, ranSeconds } = figures.pumping;
-    if (smsSpent >= PUMPING_SMS_CEILING) violations.push(`pumping: ${smsSpent} SMS spent on the pumped range (must be under ${PUMPING_SMS_CEILING})`);
+    if (smsSpent >= PUMPING_SMS_CEILING)
+      violations.push(`pumping: ${smsSpent} SMS spent on the pumped range (must be under ${PUMPING_SMS_CEILING})`);
     // Only a campaign that ran past the time its block was due must have met it (the graces, or a Redis outage, may eat the rest of a short run).
     const due = blockDueAfterSeconds !== undefined && (ranSeconds ?? 0) >= blockDueAfterSeconds;
-    if (due && blockedAfterSeconds === undefined) violations.push(`pumping: ${asked} codes asked, ${smsSpent} SMS spent, ${ranSeconds!.toFixed(0)} s, and the range never blocked (due after ${blockDueAfterSeconds.toFixed(0)} s)`);
+    if (due && blockedAfterSeconds === undefined)
+      violations.push(
+        `pumping: ${asked} codes asked, ${smsSpent} SMS spent, ${ranSeconds!.toFixed(0)} s, and the range never blocked (due after ${blockDueAfterSeconds.toFixed(0)} s)`,
+      );
   }
   if (figures.challenge) violations.push(...challengeViolations(tally, figures.challenge, figures.pumping));
   const last = `soak: ${j.started} journeys, ${tally.codes.doubleAccepted} double-accepted, ${figures.lostIngests} lost ingests, ${r.unexpected} unexpected 5xx, recovered in ${recovery === undefined ? 'never' : recovery.toFixed(2)} s${figures.challenge ? `; ${challengeSummary(tally, figures.challenge, figures.pumping)}` : ''}`;
   return { lines, violations, last };
 }
 
-const cpuPerSms = (solver: SolverFigures) => (solver.smsPaid === 0 ? 'no SMS paid for' : `${ms(solver.cpuMs / solver.smsPaid)} ms CPU per SMS`);
+const cpuPerSms = (solver: SolverFigures) =>
+  solver.smsPaid === 0 ? 'no SMS paid for' : `${ms(solver.cpuMs / solver.smsPaid)} ms CPU per SMS`;
 
 /** SMS the bots that never solve got after they were first challenged: the campaign's (its range's SMS since) and the flood's. */
-function nonSolverSms(challenge: ChallengeFigures, pumping?: PumpingFigures & { smsSpent: number }): { before: number; after: number } {
+function nonSolverSms(
+  challenge: ChallengeFigures,
+  pumping?: PumpingFigures & { smsSpent: number },
+): { before: number; after: number } {
   const campaignBefore = pumping ? (pumping.smsBeforeChallenge ?? pumping.smsSpent) : 0;
   const campaignAfter = pumping ? pumping.smsSpent - campaignBefore : 0;
   const slash48 = challenge.slash48 ?? { smsBefore: 0, smsAfter: 0 };
-  return { before: campaignBefore + challenge.flood.smsBefore + slash48.smsBefore, after: campaignAfter + challenge.flood.smsAfter + slash48.smsAfter };
+  return {
+    before: campaignBefore + challenge.flood.smsBefore + slash48.smsBefore,
+    after: campaignAfter + challenge.flood.smsAfter + slash48.smsAfter,
+  };
 }
 
 function pumpingChallengeLine(pumping: PumpingFigures & { smsSpent: number }): string {
@@ -254,27 +280,51 @@ function challengeLines(tally: Tally, { flood, solver, slash48 }: ChallengeFigur
   ];
 }
 
-function challengeViolations(tally: Tally, challenge: ChallengeFigures, pumping?: PumpingFigures & { smsSpent: number }): string[] {
+function challengeViolations(
+  tally: Tally,
+  challenge: ChallengeFigures,
+  pumping?: PumpingFigures & { smsSpent: number },
+): string[] {
   const violations: string[] = [];
   const { journeysChallenged } = tally.challenge;
   const started = tally.journeys.started;
   if (journeysChallenged >= HONEST_CHALLENGED_CEILING * started) {
-    violations.push(`challenge: ${journeysChallenged} of ${started} journeys asked to solve one, ${percent(journeysChallenged, started).toFixed(2)} % (must be under ${100 * HONEST_CHALLENGED_CEILING} %)`);
+    violations.push(
+      `challenge: ${journeysChallenged} of ${started} journeys asked to solve one, ${percent(journeysChallenged, started).toFixed(2)} % (must be under ${100 * HONEST_CHALLENGED_CEILING} %)`,
+    );
   }
   const { flood } = challenge;
-  if (flood.smsAfter !== 0) violations.push(`challenge: the flood from one client got ${flood.smsAfter} SMS after its first challenge, never solving one (must be 0)`);
-  if (flood.smsBefore > flood.allowedBefore) violations.push(`challenge: the flood from one client got ${flood.smsBefore} SMS before it was challenged (must be at most ${flood.allowedBefore}, one per identifier under challenge.client_identifiers)`);
+  if (flood.smsAfter !== 0)
+    violations.push(
+      `challenge: the flood from one client got ${flood.smsAfter} SMS after its first challenge, never solving one (must be 0)`,
+    );
+  if (flood.smsBefore > flood.allowedBefore)
+    violations.push(
+      `challenge: the flood from one client got ${flood.smsBefore} SMS before it was challenged (must be at most ${flood.allowedBefore}, one per identifier under challenge.client_identifiers)`,
+    );
   const { slash48 } = challenge;
-  if (slash48 && slash48.smsAfter !== 0) violations.push(`challenge: the bot from one /48 got ${slash48.smsAfter} SMS after its first challenge, never solving one (must be 0)`);
-  if (slash48 && slash48.smsBefore > slash48.allowedBefore) violations.push(`challenge: the bot from one /48 got ${slash48.smsBefore} SMS before it was challenged (must be at most ${slash48.allowedBefore}, challenge.network_48.identifiers)`);
+  if (slash48 && slash48.smsAfter !== 0)
+    violations.push(
+      `challenge: the bot from one /48 got ${slash48.smsAfter} SMS after its first challenge, never solving one (must be 0)`,
+    );
+  if (slash48 && slash48.smsBefore > slash48.allowedBefore)
+    violations.push(
+      `challenge: the bot from one /48 got ${slash48.smsBefore} SMS before it was challenged (must be at most ${slash48.allowedBefore}, challenge.network_48.identifiers)`,
+    );
   if (pumping?.smsBeforeChallenge !== undefined && pumping.smsSpent > pumping.smsBeforeChallenge) {
-    violations.push(`challenge: the pumping campaign got ${pumping.smsSpent - pumping.smsBeforeChallenge} SMS after its first challenge, never solving one (must be 0)`);
+    violations.push(
+      `challenge: the pumping campaign got ${pumping.smsSpent - pumping.smsBeforeChallenge} SMS after its first challenge, never solving one (must be 0)`,
+    );
   }
   return violations;
 }
 
 /** The challenge's figures on the closing line: honest journeys asked, the bots that never solve, the price for the one that does. */
-function challengeSummary(tally: Tally, challenge: ChallengeFigures, pumping?: PumpingFigures & { smsSpent: number }): string {
+function challengeSummary(
+  tally: Tally,
+  challenge: ChallengeFigures,
+  pumping?: PumpingFigures & { smsSpent: number },
+): string {
   const { journeysChallenged } = tally.challenge;
   const { before, after } = nonSolverSms(challenge, pumping);
   return `challenged ${journeysChallenged} journeys (${percent(journeysChallenged, tally.journeys.started).toFixed(2)} %), non-solving bots ${before} SMS before the challenge and ${after} after, solving bot ${cpuPerSms(challenge.solver)}`;

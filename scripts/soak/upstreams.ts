@@ -89,7 +89,15 @@ export interface SoakUpstreams {
 
 export async function startUpstreams(base: Config): Promise<SoakUpstreams> {
   const outbox = new SoakOutbox();
-  const sandbox: Sandbox = await startSandbox(base, pino({ level: 'silent' }), sandboxFakes.map((make) => withOutbox(make, outbox)));
+  const sandbox: Sandbox = await startSandbox(
+    base,
+    pino({ level: 'silent' }),
+    sandboxFakes.map((make) => withOutbox(make, outbox)),
+  );
   const { sms, mail, identity, user_collector, newsletter, recommendations } = sandbox.config;
-  return { outbox, config: { sms, mail, identity, user_collector, newsletter, recommendations }, close: () => sandbox.close() };
+  return {
+    outbox,
+    config: { sms, mail, identity, user_collector, newsletter, recommendations },
+    close: () => sandbox.close(),
+  };
 }

@@ -6,6 +6,12 @@ import { identityActions } from './identity';
 import { otpActions } from './otp';
 
 /** Every action of the contract (docs/contract.md#actions), by name. Each group lists its own actions in its index. */
-export const actions: Action[] = [...otpActions, ...identityActions, ...flowsActions, ...contentActions, ...debugActions];
+export const actions: Action[] = [
+  ...otpActions,
+  ...identityActions,
+  ...flowsActions,
+  ...contentActions,
+  ...debugActions,
+];
 
 export const actionsByName: ReadonlyMap<string, Action> = new Map(actions.map((a) => [a.name, a]));

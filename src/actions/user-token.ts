@@ -10,7 +10,10 @@ export type TokenSource = 'body' | 'cookie' | 'bearer';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-export function findUserToken(ctx: Pick<ActionContext, 'tokenCookie' | 'header'>, fromBody?: string | null): { token: string; source: TokenSource } | undefined {
+export function findUserToken(
+  ctx: Pick<ActionContext, 'tokenCookie' | 'header'>,
+  fromBody?: string | null,
+): { token: string; source: TokenSource } | undefined {
   if (fromBody) return { token: fromBody, source: 'body' };
   const cookie = ctx.tokenCookie.get();
   if (cookie) return { token: cookie, source: 'cookie' };
@@ -19,7 +22,10 @@ export function findUserToken(ctx: Pick<ActionContext, 'tokenCookie' | 'header'>
 }
 
 /** The user's token, or `token_required`. */
-export function requireUserToken(ctx: Pick<ActionContext, 'tokenCookie' | 'header'>, fromBody?: string | null): { token: string; source: TokenSource } {
+export function requireUserToken(
+  ctx: Pick<ActionContext, 'tokenCookie' | 'header'>,
+  fromBody?: string | null,
+): { token: string; source: TokenSource } {
   const found = findUserToken(ctx, fromBody);
   if (!found) {
     throw apiError('token_required');

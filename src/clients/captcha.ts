@@ -42,12 +42,26 @@ export interface CaptchaClient {
   verify(ctx: CallContext, token: string): Promise<SiteverifyResult>;
 }
 
-export function createCaptchaClient(config: Config, log: Logger, { upstream, observe, declare }: ClientOptions = {}): CaptchaClient | undefined {
+export function createCaptchaClient(
+  config: Config,
+  log: Logger,
+  { upstream, observe, declare }: ClientOptions = {},
+): CaptchaClient | undefined {
   const settings = config.challenge;
   if (settings.provider === 'pow') return undefined;
   const provider = settings.provider;
   const url = settings.verify_url || SITEVERIFY_URLS[provider];
-  const client = upstream ?? createUpstream({ name: provider, label: provider === 'turnstile' ? 'Turnstile' : 'hCaptcha', timeoutMs: settings.timeout_seconds * 1000, log, observe, declare, endpoints: ['siteverify'] });
+  const client =
+    upstream ??
+    createUpstream({
+      name: provider,
+      label: provider === 'turnstile' ? 'Turnstile' : 'hCaptcha',
+      timeoutMs: settings.timeout_seconds * 1000,
+      log,
+      observe,
+      declare,
+      endpoints: ['siteverify'],
+    });
   return {
     provider,
     async verify(ctx, token) {
@@ -55,10 +69,20 @@ export function createCaptchaClient(config: Config, log: Logger, { upstream, obs
         endpoint: 'siteverify',
         method: 'POST',
         url,
-        form: { secret: settings.secret_key, response: token, remoteip: ctx.ip, ...(provider === 'hcaptcha' && settings.site_key ? { sitekey: settings.site_key } : {}) },
+        form: {
+          secret: settings.secret_key,
+          response: token,
+          remoteip: ctx.ip,
+          ...(provider === 'hcaptcha' && settings.site_key ? { sitekey: settings.site_key } : {}),
+        },
         reply: siteverifyReply,
       });
-      return { success: data.success, errors: data['error-codes'] ?? [], ...(data.action !== undefined ? { action: data.action } : {}), ...(data.cdata !== undefined ? { cdata: data.cdata } : {}) };
+      return {
+        success: data.success,
+        errors: data['error-codes'] ?? [],
+        ...(data.action !== undefined ? { action: data.action } : {}),
+        ...(data.cdata !== undefined ? { cdata: data.cdata } : {}),
+      };
     },
   };
 }

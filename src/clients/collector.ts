@@ -28,14 +28,30 @@ export interface CollectorClient {
 
 export function collectorUrl(collector: Config['user_collector']): string {
   if (!collector.base_url) return '';
-  const path = collector.ingest_login_path.startsWith('/') ? collector.ingest_login_path : `/${collector.ingest_login_path}`;
+  const path = collector.ingest_login_path.startsWith('/')
+    ? collector.ingest_login_path
+    : `/${collector.ingest_login_path}`;
   return `${collector.base_url.replace(/\/+$/, '')}${path}`;
 }
 
-export function createCollectorClient(config: Config, log: Logger, { upstream, observe, declare }: ClientOptions = {}): CollectorClient {
+export function createCollectorClient(
+  config: Config,
+  log: Logger,
+  { upstream, observe, declare }: ClientOptions = {},
+): CollectorClient {
   const settings = config.user_collector;
   const url = collectorUrl(settings);
-  const collector = upstream ?? createUpstream({ name: 'collector', label: 'user collector', timeoutMs: settings.timeout * 1000, log, observe, declare, endpoints: ['ingest_login'] });
+  const collector =
+    upstream ??
+    createUpstream({
+      name: 'collector',
+      label: 'user collector',
+      timeoutMs: settings.timeout * 1000,
+      log,
+      observe,
+      declare,
+      endpoints: ['ingest_login'],
+    });
   return {
     configured: url !== '',
     url,

@@ -17,7 +17,9 @@ import { createUpstream, type ClientOptions } from './http';
  */
 
 export const feedUrl = (base: string, feed: string): string =>
-  base.includes('{feed}') ? base.replaceAll('{feed}', encodeURIComponent(feed)) : `${base.replace(/\/+$/, '')}/${encodeURIComponent(feed)}`;
+  base.includes('{feed}')
+    ? base.replaceAll('{feed}', encodeURIComponent(feed))
+    : `${base.replace(/\/+$/, '')}/${encodeURIComponent(feed)}`;
 
 /** Keys that may hold the list in an object-shaped feed, in the order they are tried. */
 const LIST_KEYS = ['items', 'newsletters', 'lists', 'data', 'results', 'entries'] as const;
@@ -72,9 +74,26 @@ export interface FeedsClient {
   read(ctx: CallContext, feed: string): Promise<FeedRead>;
 }
 
-export function createFeedsClient(config: Config, log: Logger, { now = Date.now, observe, declare }: ClientOptions & { now?: () => number } = {}): FeedsClient {
-  const { feed_base_url: base, feed_cache_seconds: freshSeconds, feed_stale_seconds: staleSeconds, timeout_seconds } = config.newsletter;
-  const upstream = createUpstream({ name: 'feeds', label: 'feed newsletter', timeoutMs: timeout_seconds * 1000, log, observe, declare, endpoints: ['feed'] });
+export function createFeedsClient(
+  config: Config,
+  log: Logger,
+  { now = Date.now, observe, declare }: ClientOptions & { now?: () => number } = {},
+): FeedsClient {
+  const {
+    feed_base_url: base,
+    feed_cache_seconds: freshSeconds,
+    feed_stale_seconds: staleSeconds,
+    timeout_seconds,
+  } = config.newsletter;
+  const upstream = createUpstream({
+    name: 'feeds',
+    label: 'feed newsletter',
+    timeoutMs: timeout_seconds * 1000,
+    log,
+    observe,
+    declare,
+    endpoints: ['feed'],
+  });
   // The LRU's own TTL is the outer bound of staleness; freshness is judged from fetchedAt.
   const copies = new LRUCache<string, FeedCopy>({
     max: 64,
@@ -87,8 +106,17 @@ export function createFeedsClient(config: Config, log: Logger, { now = Date.now,
 
   // A fetch in flight is shared by every request that asks meanwhile: it is logged under the first one's id.
   const fetchFeed = async (ctx: CallContext, feed: string): Promise<FeedCopy> => {
-    if (!base) throw apiError('not_configured', { params: { key: 'newsletter.feed_base_url' }, data: { key: 'newsletter.feed_base_url' } });
-    const { data } = await upstream.call(ctx, { endpoint: 'feed', method: 'GET', url: feedUrl(base, feed), reply: feedReply });
+    if (!base)
+      throw apiError('not_configured', {
+        params: { key: 'newsletter.feed_base_url' },
+        data: { key: 'newsletter.feed_base_url' },
+      });
+    const { data } = await upstream.call(ctx, {
+      endpoint: 'feed',
+      method: 'GET',
+      url: feedUrl(base, feed),
+      reply: feedReply,
+    });
     const copy = { ...data, fetchedAt: now() };
     copies.set(feed, copy);
     return copy;
@@ -107,7 +135,10 @@ export function createFeedsClient(config: Config, log: Logger, { now = Date.now,
         return { ...(await pending), state: 'fresh' };
       } catch (err) {
         if (!kept || !(err instanceof ApiError) || err.reason !== 'upstream_error') throw err;
-        log.warn({ feed, age_seconds: Math.round((now() - kept.fetchedAt) / 1000) }, 'feed unavailable: serving the last good copy');
+        log.warn(
+          { feed, age_seconds: Math.round((now() - kept.fetchedAt) / 1000) },
+          'feed unavailable: serving the last good copy',
+        );
         return { ...kept, state: 'stale', error: err };
       }
     },

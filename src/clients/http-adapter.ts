@@ -1,4 +1,10 @@
-import axios, { AxiosError, AxiosHeaders, type AxiosAdapter, type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
+import axios, {
+  AxiosError,
+  AxiosHeaders,
+  type AxiosAdapter,
+  type AxiosResponse,
+  type InternalAxiosRequestConfig,
+} from 'axios';
 import http from 'node:http';
 import https from 'node:https';
 import zlib from 'node:zlib';
@@ -67,7 +73,10 @@ function decoded(res: http.IncomingMessage, method: string): NodeJS.ReadableStre
       decoder = zlib.createUnzip({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH });
       break;
     case 'br':
-      decoder = zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
+      decoder = zlib.createBrotliDecompress({
+        flush: zlib.constants.BROTLI_OPERATION_FLUSH,
+        finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH,
+      });
       break;
     default:
       return res;
@@ -94,29 +103,52 @@ export const upstreamAdapter: AxiosAdapter = (config) => {
       reject(err instanceof AxiosError ? err : AxiosError.from(err, undefined, config, req));
     };
     const timeout = config.timeout ?? 0;
-    const onTimeout = () => fail(new AxiosError(`timeout of ${timeout}ms exceeded`, AxiosError.ECONNABORTED, config, req));
+    const onTimeout = () =>
+      fail(new AxiosError(`timeout of ${timeout}ms exceeded`, AxiosError.ECONNABORTED, config, req));
     // Node's own request timeout starts once the socket is connected; this one covers the
     // connection and the wait for the reply's head, as axios's adapter's does.
     let connectTimer: NodeJS.Timeout | undefined;
 
-    const req = transport.request(url, { method, headers: outgoingHeaders(config, body), agent: secure ? config.httpsAgent : config.httpAgent }, (res) => {
-      clearTimeout(connectTimer);
-      const chunks: Buffer[] = [];
-      const stream = decoded(res, method);
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('error', (err: Error) => fail(err));
-      res.on('aborted', () => fail(new AxiosError('stream has been aborted', AxiosError.ERR_BAD_RESPONSE, config, req)));
-      stream.on('end', () => {
-        if (done) return;
-        done = true;
-        let data = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
-        if (data.charCodeAt(0) === 0xfeff) data = data.slice(1);
-        const response: AxiosResponse = { data, status: res.statusCode!, statusText: res.statusMessage ?? '', headers: new AxiosHeaders(res.headers as Record<string, string>), config, request: req };
-        const validate = config.validateStatus;
-        if (!validate || validate(response.status)) resolve(response);
-        else reject(new AxiosError(`Request failed with status code ${response.status}`, response.status >= 500 ? AxiosError.ERR_BAD_RESPONSE : AxiosError.ERR_BAD_REQUEST, config, req, response));
-      });
-    });
+    const req = transport.request(
+      url,
+      { method, headers: outgoingHeaders(config, body), agent: secure ? config.httpsAgent : config.httpAgent },
+      (res) => {
+        clearTimeout(connectTimer);
+        const chunks: Buffer[] = [];
+        const stream = decoded(res, method);
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('error', (err: Error) => fail(err));
+        res.on('aborted', () =>
+          fail(new AxiosError('stream has been aborted', AxiosError.ERR_BAD_RESPONSE, config, req)),
+        );
+        stream.on('end', () => {
+          if (done) return;
+          done = true;
+          let data = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+          if (data.charCodeAt(0) === 0xfeff) data = data.slice(1);
+          const response: AxiosResponse = {
+            data,
+            status: res.statusCode!,
+            statusText: res.statusMessage ?? '',
+            headers: new AxiosHeaders(res.headers as Record<string, string>),
+            config,
+            request: req,
+          };
+          const validate = config.validateStatus;
+          if (!validate || validate(response.status)) resolve(response);
+          else
+            reject(
+              new AxiosError(
+                `Request failed with status code ${response.status}`,
+                response.status >= 500 ? AxiosError.ERR_BAD_RESPONSE : AxiosError.ERR_BAD_REQUEST,
+                config,
+                req,
+                response,
+              ),
+            );
+        });
+      },
+    );
     req.on('error', fail);
     if (timeout > 0) {
       connectTimer = setTimeout(onTimeout, timeout);

@@ -106,7 +106,8 @@ const anyStatus = () => true;
  * environment and parsing the URL for it on every call; with one, axios keeps doing that.
  */
 const PROXY_VARIABLES = ['http_proxy', 'https_proxy', 'all_proxy'];
-const envNamesProxy = (env: NodeJS.ProcessEnv = process.env): boolean => PROXY_VARIABLES.some((name) => Boolean(env[name] || env[name.toUpperCase()]));
+const envNamesProxy = (env: NodeJS.ProcessEnv = process.env): boolean =>
+  PROXY_VARIABLES.some((name) => Boolean(env[name] || env[name.toUpperCase()]));
 
 /**
  * One axios instance per upstream, configured once (agents, timeout, text replies, no redirects):
@@ -124,8 +125,18 @@ const envNamesProxy = (env: NodeJS.ProcessEnv = process.env): boolean => PROXY_V
 function createInstance(timeoutMs: number, transport: UpstreamOptions['transport']): InstanceType<typeof axios.Axios> {
   return new axios.Axios({
     adapter: transport === 'axios-http' ? 'http' : upstreamAdapter,
-    httpAgent: new http.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: MAX_SOCKETS, timeout: IDLE_SOCKET_MS }),
-    httpsAgent: new https.Agent({ keepAlive: true, keepAliveMsecs: TCP_KEEPALIVE_MS, maxSockets: MAX_SOCKETS, timeout: IDLE_SOCKET_MS }),
+    httpAgent: new http.Agent({
+      keepAlive: true,
+      keepAliveMsecs: TCP_KEEPALIVE_MS,
+      maxSockets: MAX_SOCKETS,
+      timeout: IDLE_SOCKET_MS,
+    }),
+    httpsAgent: new https.Agent({
+      keepAlive: true,
+      keepAliveMsecs: TCP_KEEPALIVE_MS,
+      maxSockets: MAX_SOCKETS,
+      timeout: IDLE_SOCKET_MS,
+    }),
     ...(envNamesProxy() ? {} : { proxy: false as const }),
     timeout: timeoutMs,
     responseType: 'text',
@@ -165,11 +176,24 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     });
 
   const finish = (ctx: CallContext, call: UpstreamCall, detail?: string) => {
-    ctx.trace?.push({ step: `${name}.${call.endpoint}`, status: call.status, outcome: call.outcome, duration_ms: call.durationMs });
+    ctx.trace?.push({
+      step: `${name}.${call.endpoint}`,
+      status: call.status,
+      outcome: call.outcome,
+      duration_ms: call.durationMs,
+    });
     const ok = call.outcome === 'ok';
     // The line is built only when the log takes it: most runs log at warn, and most calls succeed.
     if (ok ? log.isLevelEnabled('info') : log.isLevelEnabled('warn')) {
-      const line = { client: name, endpoint: call.endpoint, method: call.method, status: call.status, outcome: call.outcome, duration_ms: call.durationMs, request_id: ctx.requestId };
+      const line = {
+        client: name,
+        endpoint: call.endpoint,
+        method: call.method,
+        status: call.status,
+        outcome: call.outcome,
+        duration_ms: call.durationMs,
+        request_id: ctx.requestId,
+      };
       if (ok) log.info(line, 'upstream call');
       else log.warn({ ...line, detail }, 'upstream call failed');
     }
@@ -181,15 +205,30 @@ export function createUpstream(options: UpstreamOptions): Upstream {
     async call<T>(ctx: CallContext, request: UpstreamRequest<T>): Promise<UpstreamResponse<T>> {
       // The body's type before the caller's headers: the order upstreams receive, which
       // test/clients/http-wire.test.ts pins.
-      const type = request.form ? 'application/x-www-form-urlencoded' : request.json !== undefined ? 'application/json' : undefined;
+      const type = request.form
+        ? 'application/x-www-form-urlencoded'
+        : request.json !== undefined
+          ? 'application/json'
+          : undefined;
       const headers = type ? { 'Content-Type': type, ...request.headers } : { ...request.headers };
-      const config: AxiosRequestConfig = { method: request.method, url: withQuery(request.url, request.params), headers };
+      const config: AxiosRequestConfig = {
+        method: request.method,
+        url: withQuery(request.url, request.params),
+        headers,
+      };
       if (request.timeoutMs !== undefined) config.timeout = request.timeoutMs;
       if (request.form) config.data = formBody(request.form);
       else if (request.json !== undefined) config.data = JSON.stringify(request.json);
 
       const started = performance.now();
-      const call: UpstreamCall = { client: name, endpoint: request.endpoint, method: request.method, status: 0, durationMs: 0, outcome: 'ok' };
+      const call: UpstreamCall = {
+        client: name,
+        endpoint: request.endpoint,
+        method: request.method,
+        status: 0,
+        durationMs: 0,
+        outcome: 'ok',
+      };
       let response;
       try {
         response = await instance.request<string>(config);
@@ -202,7 +241,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       }
       call.durationMs = Math.round(performance.now() - started);
       call.status = response.status;
-      const accepted = (response.status >= 200 && response.status < 300) || request.acceptStatus?.includes(response.status);
+      const accepted =
+        (response.status >= 200 && response.status < 300) || request.acceptStatus?.includes(response.status);
       if (!accepted) {
         call.outcome = 'http_error';
         finish(ctx, call, `HTTP ${response.status}`);
@@ -223,7 +263,10 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         const parsed = request.reply.safeParse(body);
         if (!parsed.success) {
           call.outcome = 'bad_reply';
-          const detail = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+          const detail = parsed.error.issues
+            .slice(0, 3)
+            .map((i) => `${i.path.join('.')}: ${i.message}`)
+            .join('; ');
           finish(ctx, call, detail);
           throw failure(call, detail);
         }

@@ -70,9 +70,18 @@ export function createMailer(config: Config, log: Logger): Mailer {
         const code = (err as { code?: string; responseCode?: number }).code ?? 'error';
         ctx.trace?.push({ step: 'mail.send', outcome: 'failed', code, duration_ms: durationMs });
         // SMTP replies often quote the recipient: mask addresses before logging.
-        const detail = String((err as Error).message).replace(/[^\s<>"']+@[^\s<>"']+/g, (address) => maskEmail(address));
-        log.warn({ client: 'mail', outcome: 'failed', code, detail, duration_ms: durationMs, request_id: ctx.requestId }, 'mail failed');
-        throw apiError('upstream_error', { params: { service: 'di posta' }, data: { upstream: 'mail', code }, cause: err });
+        const detail = String((err as Error).message).replace(/[^\s<>"']+@[^\s<>"']+/g, (address) =>
+          maskEmail(address),
+        );
+        log.warn(
+          { client: 'mail', outcome: 'failed', code, detail, duration_ms: durationMs, request_id: ctx.requestId },
+          'mail failed',
+        );
+        throw apiError('upstream_error', {
+          params: { service: 'di posta' },
+          data: { upstream: 'mail', code },
+          cause: err,
+        });
       }
     },
     async close() {

@@ -19,14 +19,18 @@ export const subscribeUrl = (espUrl: string, email: string, mlids: readonly stri
 const subscribeReply = z.unknown();
 
 const FAILED = new Set(['error', 'ko', 'failed', 'failure', 'fail']);
-const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, 200) : undefined);
+const text = (v: unknown): string | undefined =>
+  typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, 200) : undefined;
 
 /** A 2xx body that still reports a failure: `success: false`, `status`/`result` "error"/"ko", or an `error` field. */
 function refusal(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
   const b = body as Record<string, unknown>;
   const failed = [b.status, b.result].some((v) => typeof v === 'string' && FAILED.has(v.toLowerCase()));
-  const error = typeof b.error === 'object' && b.error !== null ? text((b.error as Record<string, unknown>).message) ?? 'error' : text(b.error);
+  const error =
+    typeof b.error === 'object' && b.error !== null
+      ? (text((b.error as Record<string, unknown>).message) ?? 'error')
+      : text(b.error);
   if (b.success !== false && !failed && error === undefined) return undefined;
   return error ?? text(b.message) ?? 'refused';
 }
@@ -52,7 +56,11 @@ export interface MailingListClient {
   subscribe(ctx: CallContext, request: SubscribeRequest): Promise<SubscribeOutcome>;
 }
 
-export function createMailingListClient(config: Config, log: Logger, { observe, declare }: ClientOptions = {}): MailingListClient {
+export function createMailingListClient(
+  config: Config,
+  log: Logger,
+  { observe, declare }: ClientOptions = {},
+): MailingListClient {
   const upstream = createUpstream({
     name: 'mailing_list',
     label: 'newsletter',

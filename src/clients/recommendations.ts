@@ -64,9 +64,21 @@ export interface RecommendationsClient {
   recommend(ctx: CallContext, request: RecommendationRequest): Promise<Recommendations>;
 }
 
-export function createRecommendationsClient(config: Config, log: Logger, { observe, declare }: ClientOptions = {}): RecommendationsClient {
+export function createRecommendationsClient(
+  config: Config,
+  log: Logger,
+  { observe, declare }: ClientOptions = {},
+): RecommendationsClient {
   const settings = config.recommendations;
-  const upstream = createUpstream({ name: 'recommendations', label: 'raccomandazioni', timeoutMs: settings.timeout * 1000, log, observe, declare, endpoints: ['widget'] });
+  const upstream = createUpstream({
+    name: 'recommendations',
+    label: 'raccomandazioni',
+    timeoutMs: settings.timeout * 1000,
+    log,
+    observe,
+    declare,
+    endpoints: ['widget'],
+  });
   const requestBody = ({ widgetId, url, udi }: RecommendationRequest): WidgetRequestBody => ({
     widgetId,
     // The contract: context.url is omitted for home; the whole context object goes with it.
@@ -76,7 +88,11 @@ export function createRecommendationsClient(config: Config, log: Logger, { obser
   return {
     requestBody,
     async recommend(ctx, request) {
-      if (!settings.api_url) throw apiError('not_configured', { params: { key: 'recommendations.api_url' }, data: { key: 'recommendations.api_url' } });
+      if (!settings.api_url)
+        throw apiError('not_configured', {
+          params: { key: 'recommendations.api_url' },
+          data: { key: 'recommendations.api_url' },
+        });
       const { data, status, durationMs } = await upstream.call(ctx, {
         endpoint: 'widget',
         method: 'POST',

@@ -91,18 +91,38 @@ export interface SmsProvider extends SmsClient {
 }
 
 export function createSmsClient(config: Config, log: Logger, options: ClientOptions = {}): SmsClient {
-  return createGatewayProvider(config, { kind: 'gateway', name: 'gateway', countries: [], weight: 1, api_url: '', api_key: '', sender: '' }, log, options);
+  return createGatewayProvider(
+    config,
+    { kind: 'gateway', name: 'gateway', countries: [], weight: 1, api_url: '', api_key: '', sender: '' },
+    log,
+    options,
+  );
 }
 
 /** The contract's gateway as a provider; its own url, key and sender, or `sms.*`'s when empty. */
-export function createGatewayProvider(config: Config, provider: Extract<SmsProviderConfig, { kind: 'gateway' }>, log: Logger, { upstream, observe, declare }: ClientOptions = {}): SmsProvider {
+export function createGatewayProvider(
+  config: Config,
+  provider: Extract<SmsProviderConfig, { kind: 'gateway' }>,
+  log: Logger,
+  { upstream, observe, declare }: ClientOptions = {},
+): SmsProvider {
   const url = provider.api_url || config.sms.api_url;
   const apiKey = provider.api_key || config.sms.api_key;
   const sender = provider.sender || config.sms.sender;
   const name = provider.name || provider.kind;
   const timeoutSeconds = provider.timeout_seconds ?? config.sms.timeout_seconds;
   // The single gateway of today keeps its upstream name (`sms`): dashboards of lfa_upstream_calls_total stay true.
-  const gateway = upstream ?? createUpstream({ name: name === 'gateway' ? 'sms' : `sms_${name}`, label: 'SMS', timeoutMs: timeoutSeconds * 1000, log, observe, declare, endpoints: ['send'] });
+  const gateway =
+    upstream ??
+    createUpstream({
+      name: name === 'gateway' ? 'sms' : `sms_${name}`,
+      label: 'SMS',
+      timeoutMs: timeoutSeconds * 1000,
+      log,
+      observe,
+      declare,
+      endpoints: ['send'],
+    });
   return {
     name,
     kind: 'gateway',
@@ -121,7 +141,12 @@ export function createGatewayProvider(config: Config, provider: Extract<SmsProvi
         reply: gatewayReply,
       });
       const id = (response.data as { id?: unknown } | null)?.id;
-      return { status: response.status, durationMs: response.durationMs, provider: name, ...(typeof id === 'string' ? { messageId: id } : {}) };
+      return {
+        status: response.status,
+        durationMs: response.durationMs,
+        provider: name,
+        ...(typeof id === 'string' ? { messageId: id } : {}),
+      };
     },
   };
 }

@@ -17,7 +17,10 @@ import type { ReceiptRequest, ReceiptStatus, SmsProvider, SmsReceipt } from './s
  */
 
 /** Tolerant: a 2xx is an accepted message whatever else the resource carries; only `sid` is read. */
-const messageResource = z.looseObject({ sid: z.string().optional(), status: z.string().optional() }).nullable().catch(null);
+const messageResource = z
+  .looseObject({ sid: z.string().optional(), status: z.string().optional() })
+  .nullable()
+  .catch(null);
 
 export const TWILIO_SIGNATURE_HEADER = 'x-twilio-signature';
 
@@ -50,11 +53,26 @@ type TwilioConfig = Extract<SmsProviderConfig, { kind: 'twilio' | 'twilio_whatsa
  * `whatsapp:` addresses and a Content Template (ContentSid, the code as its variable 1), as
  * WhatsApp business-initiated messages must be templates. Status callbacks are alike for both.
  */
-export function createTwilioProvider(config: Config, provider: TwilioConfig, log: Logger, { upstream, observe, declare }: ClientOptions = {}): SmsProvider {
+export function createTwilioProvider(
+  config: Config,
+  provider: TwilioConfig,
+  log: Logger,
+  { upstream, observe, declare }: ClientOptions = {},
+): SmsProvider {
   const name = provider.name || provider.kind;
   const timeoutSeconds = provider.timeout_seconds ?? config.sms.timeout_seconds;
   const whatsapp = provider.kind === 'twilio_whatsapp';
-  const api = upstream ?? createUpstream({ name: `sms_${name}`, label: whatsapp ? 'WhatsApp' : 'SMS', timeoutMs: timeoutSeconds * 1000, log, observe, declare, endpoints: ['messages'] });
+  const api =
+    upstream ??
+    createUpstream({
+      name: `sms_${name}`,
+      label: whatsapp ? 'WhatsApp' : 'SMS',
+      timeoutMs: timeoutSeconds * 1000,
+      log,
+      observe,
+      declare,
+      endpoints: ['messages'],
+    });
   const url = `${provider.api_url.replace(/\/+$/, '')}/2010-04-01/Accounts/${encodeURIComponent(provider.account_sid)}/Messages.json`;
   const authorization = `Basic ${Buffer.from(`${provider.account_sid}:${provider.auth_token}`).toString('base64')}`;
   const address = (e164: string) => (whatsapp ? `whatsapp:${e164}` : e164);
@@ -68,14 +86,19 @@ export function createTwilioProvider(config: Config, provider: TwilioConfig, log
     receipts: true,
     configured: true,
     async send(ctx, { to, body, code, callbackUrl }) {
-      const content = provider.kind === 'twilio_whatsapp' ? { ContentSid: provider.content_sid, ContentVariables: JSON.stringify({ 1: code ?? '' }) } : { Body: body };
+      const content =
+        provider.kind === 'twilio_whatsapp'
+          ? { ContentSid: provider.content_sid, ContentVariables: JSON.stringify({ 1: code ?? '' }) }
+          : { Body: body };
       const response = await api.call(ctx, {
         endpoint: 'messages',
         method: 'POST',
         url,
         form: {
           To: address(to),
-          ...(provider.messaging_service_sid ? { MessagingServiceSid: provider.messaging_service_sid } : { From: address(from) }),
+          ...(provider.messaging_service_sid
+            ? { MessagingServiceSid: provider.messaging_service_sid }
+            : { From: address(from) }),
           ...content,
           StatusCallback: callbackUrl,
         },
@@ -83,7 +106,12 @@ export function createTwilioProvider(config: Config, provider: TwilioConfig, log
         reply: messageResource,
       });
       const sid = response.data?.sid;
-      return { status: response.status, durationMs: response.durationMs, provider: name, ...(sid ? { messageId: sid } : {}) };
+      return {
+        status: response.status,
+        durationMs: response.durationMs,
+        provider: name,
+        ...(sid ? { messageId: sid } : {}),
+      };
     },
     receipt(request: ReceiptRequest): SmsReceipt | null {
       const given = request.header(TWILIO_SIGNATURE_HEADER);
@@ -96,7 +124,11 @@ export function createTwilioProvider(config: Config, provider: TwilioConfig, log
       const messageId = request.form.MessageSid ?? request.form.SmsSid;
       const status = request.form.MessageStatus ?? request.form.SmsStatus;
       if (!messageId || !status) return null;
-      return { messageId, status: STATUSES[status] ?? 'unknown', ...(request.form.ErrorCode ? { errorCode: request.form.ErrorCode } : {}) };
+      return {
+        messageId,
+        status: STATUSES[status] ?? 'unknown',
+        ...(request.form.ErrorCode ? { errorCode: request.form.ErrorCode } : {}),
+      };
     },
   };
 }

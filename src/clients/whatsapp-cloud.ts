@@ -30,7 +30,12 @@ const sendReply = z
   .nullable()
   .catch(null);
 
-const STATUSES: Record<string, ReceiptStatus> = { sent: 'pending', delivered: 'delivered', read: 'read', failed: 'failed' };
+const STATUSES: Record<string, ReceiptStatus> = {
+  sent: 'pending',
+  delivered: 'delivered',
+  read: 'read',
+  failed: 'failed',
+};
 
 /** The parts of a webhook post that are read: the statuses of this phone-number id's messages. */
 const webhookBody = z.object({
@@ -40,7 +45,15 @@ const webhookBody = z.object({
         z.object({
           value: z.looseObject({
             metadata: z.looseObject({ phone_number_id: z.string() }).optional(),
-            statuses: z.array(z.looseObject({ id: z.string(), status: z.string(), errors: z.array(z.looseObject({ code: z.number().optional() })).optional() })).optional(),
+            statuses: z
+              .array(
+                z.looseObject({
+                  id: z.string(),
+                  status: z.string(),
+                  errors: z.array(z.looseObject({ code: z.number().optional() })).optional(),
+                }),
+              )
+              .optional(),
           }),
         }),
       ),
@@ -54,10 +67,25 @@ const sameText = (a: string, b: string) => {
   return left.length === right.length && timingSafeEqual(left, right);
 };
 
-export function createWhatsAppCloudProvider(config: Config, provider: Extract<SmsProviderConfig, { kind: 'whatsapp_cloud' }>, log: Logger, { upstream, observe, declare }: ClientOptions = {}): SmsProvider {
+export function createWhatsAppCloudProvider(
+  config: Config,
+  provider: Extract<SmsProviderConfig, { kind: 'whatsapp_cloud' }>,
+  log: Logger,
+  { upstream, observe, declare }: ClientOptions = {},
+): SmsProvider {
   const name = provider.name || provider.kind;
   const timeoutSeconds = provider.timeout_seconds ?? config.sms.timeout_seconds;
-  const api = upstream ?? createUpstream({ name: `sms_${name}`, label: 'WhatsApp', timeoutMs: timeoutSeconds * 1000, log, observe, declare, endpoints: ['messages'] });
+  const api =
+    upstream ??
+    createUpstream({
+      name: `sms_${name}`,
+      label: 'WhatsApp',
+      timeoutMs: timeoutSeconds * 1000,
+      log,
+      observe,
+      declare,
+      endpoints: ['messages'],
+    });
   const url = `${provider.api_url.replace(/\/+$/, '')}/${provider.api_version}/${provider.phone_number_id}/messages`;
   return {
     name,
@@ -92,12 +120,18 @@ export function createWhatsAppCloudProvider(config: Config, provider: Extract<Sm
         reply: sendReply,
       });
       const id = response.data?.messages?.[0]?.id;
-      return { status: response.status, durationMs: response.durationMs, provider: name, ...(id ? { messageId: id } : {}) };
+      return {
+        status: response.status,
+        durationMs: response.durationMs,
+        provider: name,
+        ...(id ? { messageId: id } : {}),
+      };
     },
     handshake(query) {
       const token = query.get('hub.verify_token');
       const challenge = query.get('hub.challenge');
-      if (query.get('hub.mode') !== 'subscribe' || !provider.verify_token || token === null || challenge === null) return null;
+      if (query.get('hub.mode') !== 'subscribe' || !provider.verify_token || token === null || challenge === null)
+        return null;
       return sameText(token, provider.verify_token) ? challenge : null;
     },
     webhook(request: ReceiptRequest): SmsReceipt[] | null {
@@ -119,7 +153,11 @@ export function createWhatsAppCloudProvider(config: Config, provider: Extract<Sm
         .flatMap((change) => change.value.statuses ?? [])
         .map((status) => {
           const errorCode = status.errors?.[0]?.code;
-          return { messageId: status.id, status: STATUSES[status.status] ?? 'unknown', ...(errorCode !== undefined ? { errorCode: String(errorCode) } : {}) };
+          return {
+            messageId: status.id,
+            status: STATUSES[status.status] ?? 'unknown',
+            ...(errorCode !== undefined ? { errorCode: String(errorCode) } : {}),
+          };
         });
     },
   };

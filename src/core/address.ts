@@ -38,7 +38,8 @@ export const mailbox = () =>
     .meta({ format: 'email' })
     .transform((raw, ctx): Mailbox => {
       const address = canonicalMailbox(raw);
-      if (address === null) ctx.addIssue({ code: 'custom', message: 'one email address (local@domain), nothing around it' });
+      if (address === null)
+        ctx.addIssue({ code: 'custom', message: 'one email address (local@domain), nothing around it' });
       return address ?? (raw as Mailbox);
     });
 
@@ -61,10 +62,15 @@ export const recipientKey = (max = 254) =>
     .transform((raw, ctx) => {
       if (raw.includes('@')) {
         const address = canonicalMailbox(raw);
-        if (address === null) ctx.addIssue({ code: 'custom', message: 'one email address (local@domain), nothing around it' });
+        if (address === null)
+          ctx.addIssue({ code: 'custom', message: 'one email address (local@domain), nothing around it' });
         return address ?? raw;
       }
-      if (!PHONE_SPELLING.test(raw) && SEPARATORS.test(raw)) ctx.addIssue({ code: 'custom', message: 'one phone, one email address or one key, without spaces or separators' });
+      if (!PHONE_SPELLING.test(raw) && SEPARATORS.test(raw))
+        ctx.addIssue({
+          code: 'custom',
+          message: 'one phone, one email address or one key, without spaces or separators',
+        });
       return raw;
     });
 

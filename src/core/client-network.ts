@@ -33,11 +33,16 @@ export type NetworkTier = 'client' | '56' | '48' | '24';
  * is routed in.
  */
 export function clientNetworks(ip: string): Array<{ tier: NetworkTier; subject: string }> {
-  if (isIP(ip) === 4) return [{ tier: 'client', subject: ip }, { tier: '24', subject: `${ipaddr.IPv4.networkAddressFromCIDR(`${ip}/24`).toString()}/24` }];
+  if (isIP(ip) === 4)
+    return [
+      { tier: 'client', subject: ip },
+      { tier: '24', subject: `${ipaddr.IPv4.networkAddressFromCIDR(`${ip}/24`).toString()}/24` },
+    ];
   if (isIP(ip) !== 6) return [{ tier: 'client', subject: ip }];
   const address = ipaddr.IPv6.parse(ip);
   if (address.isIPv4MappedAddress()) return clientNetworks(address.toIPv4Address().toString());
-  const prefix = (bits: number) => `${ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/${bits}`).toString()}/${bits}`;
+  const prefix = (bits: number) =>
+    `${ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/${bits}`).toString()}/${bits}`;
   return [
     { tier: 'client', subject: prefix(IPV6_CLIENT_PREFIX) },
     { tier: '56', subject: prefix(56) },

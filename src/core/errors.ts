@@ -22,20 +22,34 @@ interface CatalogueEntry {
 export const catalogue = {
   invalid_request: { status: 200, message: 'Richiesta non valida.' },
   unknown_action: { status: 404, message: 'Azione sconosciuta.' },
-  metrics_not_enabled: { status: 404, message: 'Metriche non disponibili su questa porta: imposta metrics.token (Authorization: Bearer) oppure metrics.port.' },
+  metrics_not_enabled: {
+    status: 404,
+    message:
+      'Metriche non disponibili su questa porta: imposta metrics.token (Authorization: Bearer) oppure metrics.port.',
+  },
   malformed_json: { status: 400, message: 'Il corpo della richiesta non è JSON valido.' },
   method_not_allowed: { status: 405, message: 'Metodo non consentito: usa POST.' },
   payload_too_large: { status: 413, message: 'Richiesta troppo grande.' },
   unsupported_media_type: {
     status: 415,
-    message: 'Il corpo della richiesta deve essere JSON (Content-Type: application/json), non compresso o compresso con gzip, deflate o br.',
+    message:
+      'Il corpo della richiesta deve essere JSON (Content-Type: application/json), non compresso o compresso con gzip, deflate o br.',
   },
   /** A delivery receipt, which providers post as a form: the 415 names what it expects, not JSON. */
-  form_expected: { status: 415, message: 'La ricevuta deve essere un modulo (Content-Type: application/x-www-form-urlencoded).' },
+  form_expected: {
+    status: 415,
+    message: 'La ricevuta deve essere un modulo (Content-Type: application/x-www-form-urlencoded).',
+  },
   unauthorized: { status: 401, message: 'Token mancante o non valido.' },
-  rate_limited: { status: 429, message: ({ retryAfter }: { retryAfter: number }) => `Troppe richieste. Riprova tra ${retryAfter} secondi.` },
+  rate_limited: {
+    status: 429,
+    message: ({ retryAfter }: { retryAfter: number }) => `Troppe richieste. Riprova tra ${retryAfter} secondi.`,
+  },
   // The contract's texts to the letter (docs/contract.md#errors): already_sent, expired, invalid, phone_taken (no final period).
-  already_sent: { status: 200, message: ({ retryAfter }: { retryAfter: number }) => `OTP già inviato. Riprova tra ${retryAfter} secondi.` },
+  already_sent: {
+    status: 200,
+    message: ({ retryAfter }: { retryAfter: number }) => `OTP già inviato. Riprova tra ${retryAfter} secondi.`,
+  },
   expired: { status: 200, message: 'OTP scaduto. Richiedi un nuovo codice.' },
   invalid: { status: 200, message: 'OTP non valido.' },
   too_many_attempts: { status: 200, message: 'Troppi tentativi. Richiedi un nuovo codice.' },
@@ -44,14 +58,21 @@ export const catalogue = {
   region_not_allowed: { status: 200, message: 'Invio SMS non consentito verso questo paese.' },
   phone_not_mobile: { status: 200, message: 'Il numero indicato non è un cellulare: inserisci un numero mobile.' },
   // SMS pumping defence (docs/security.md): too many codes to one country or number range, or a range blocked for codes nobody verifies.
-  sms_destination_limited: { status: 200, message: ({ retryAfter }: { retryAfter: number }) => `Troppi SMS verso questa destinazione. Riprova tra ${retryAfter} secondi.` },
+  sms_destination_limited: {
+    status: 200,
+    message: ({ retryAfter }: { retryAfter: number }) =>
+      `Troppi SMS verso questa destinazione. Riprova tra ${retryAfter} secondi.`,
+  },
   sms_destination_blocked: { status: 200, message: 'Invio SMS verso questa numerazione temporaneamente sospeso.' },
   /** The bot challenge (docs/security.md): `data.challenge` says what to solve; the request is repeated with `challenge`. */
   challenge_required: { status: 200, message: 'Verifica anti-bot richiesta: completa la verifica e riprova.' },
   phone_taken: { status: 200, message: 'Telefono già registrato su un altro account' },
   phone_not_verified: { status: 200, message: 'Telefono non verificato: conferma prima il codice inviato al numero.' },
   /** A phone an email claim dropped, held while the email's owner proves or declines it (step 65). */
-  phone_on_hold: { status: 200, message: "Questo numero è in attesa di conferma dal titolare dell'email dell'account: accedi con l'email." },
+  phone_on_hold: {
+    status: 200,
+    message: "Questo numero è in attesa di conferma dal titolare dell'email dell'account: accedi con l'email.",
+  },
   proof_required: { status: 200, message: 'Verifica richiesta: conferma prima il codice ricevuto.' },
   invalid_proof: { status: 200, message: 'Sessione non valida o scaduta. Ricomincia l’accesso.' },
   token_required: { status: 200, message: 'Token di accesso mancante: accedi di nuovo.' },
@@ -59,9 +80,15 @@ export const catalogue = {
   invalid_credentials: { status: 200, message: 'Email o password non corretti.' },
   user_not_found: { status: 200, message: 'Utente non trovato.' },
   /** The provider refused to create the account (the email has one already, or it is not acceptable): its words stay in the log. */
-  registration_refused: { status: 200, message: 'Registrazione non riuscita: se hai già un account con questa email, accedi.' },
+  registration_refused: {
+    status: 200,
+    message: 'Registrazione non riuscita: se hai già un account con questa email, accedi.',
+  },
   /** `service` as the text names it: 'di identità', 'SMS', 'di posta', 'newsletter'... (each client's `label`). */
-  upstream_error: { status: 200, message: ({ service }: { service: string }) => `Servizio ${service} non disponibile. Riprova più tardi.` },
+  upstream_error: {
+    status: 200,
+    message: ({ service }: { service: string }) => `Servizio ${service} non disponibile. Riprova più tardi.`,
+  },
   /** `key`: the configuration key to set (also in `data.key` where the answer has one). */
   not_configured: { status: 200, message: ({ key }: { key: string }) => `Servizio non configurato (${key}).` },
   subscription_failed: { status: 200, message: 'Iscrizione alla newsletter non riuscita. Riprova più tardi.' },
@@ -75,7 +102,9 @@ export const catalogue = {
 export type Reason = keyof typeof catalogue;
 
 /** The English text of each reason, with the same parameters as its Italian one. */
-type EnglishTexts = { readonly [R in Reason]: (typeof catalogue)[R]['message'] extends string ? string : (typeof catalogue)[R]['message'] };
+type EnglishTexts = {
+  readonly [R in Reason]: (typeof catalogue)[R]['message'] extends string ? string : (typeof catalogue)[R]['message'];
+};
 
 /** The services' names as the Italian texts give them (each client's `label`), as an English text reads them. */
 const englishServiceNames: Readonly<Record<string, string>> = {
@@ -93,11 +122,13 @@ const englishServiceNames: Readonly<Record<string, string>> = {
 export const englishTexts: EnglishTexts = {
   invalid_request: 'Invalid request.',
   unknown_action: 'Unknown action.',
-  metrics_not_enabled: 'Metrics are not served on this port: set metrics.token (Authorization: Bearer) or metrics.port.',
+  metrics_not_enabled:
+    'Metrics are not served on this port: set metrics.token (Authorization: Bearer) or metrics.port.',
   malformed_json: 'The request body is not valid JSON.',
   method_not_allowed: 'Method not allowed: use POST.',
   payload_too_large: 'Request too large.',
-  unsupported_media_type: 'The request body must be JSON (Content-Type: application/json), uncompressed or compressed with gzip, deflate or br.',
+  unsupported_media_type:
+    'The request body must be JSON (Content-Type: application/json), uncompressed or compressed with gzip, deflate or br.',
   form_expected: 'A receipt must be a form (Content-Type: application/x-www-form-urlencoded).',
   unauthorized: 'Missing or invalid token.',
   rate_limited: ({ retryAfter }) => `Too many requests. Try again in ${retryAfter} seconds.`,
@@ -109,7 +140,8 @@ export const englishTexts: EnglishTexts = {
   channel_not_configured: 'No delivery channel is configured for this recipient.',
   region_not_allowed: 'Text messages to this country are not allowed.',
   phone_not_mobile: 'This number is not a mobile number: enter a mobile number.',
-  sms_destination_limited: ({ retryAfter }) => `Too many text messages to this destination. Try again in ${retryAfter} seconds.`,
+  sms_destination_limited: ({ retryAfter }) =>
+    `Too many text messages to this destination. Try again in ${retryAfter} seconds.`,
   sms_destination_blocked: 'Text messages to this number range are suspended for now.',
   challenge_required: 'A bot check is required: complete it and try again.',
   phone_taken: 'Phone number already registered to another account',
@@ -122,7 +154,8 @@ export const englishTexts: EnglishTexts = {
   invalid_credentials: 'Incorrect email or password.',
   user_not_found: 'User not found.',
   registration_refused: 'Registration failed: if you already have an account with this email, sign in.',
-  upstream_error: ({ service }) => `The ${englishServiceNames[service] ?? service} service is unavailable. Try again later.`,
+  upstream_error: ({ service }) =>
+    `The ${englishServiceNames[service] ?? service} service is unavailable. Try again later.`,
   not_configured: ({ key }) => `Service not configured (${key}).`,
   subscription_failed: 'Newsletter subscription failed. Try again later.',
   partial_failure: 'Subscription failed for some newsletters: try again for those listed.',
@@ -164,7 +197,11 @@ export class ApiError extends Error {
   readonly params: unknown;
 
   /** Made by `apiError` (and `withDetails`) only: the text and the status are the catalogue's. */
-  constructor(readonly reason: Reason, message: string, options: ApiErrorOptions & { status: number; params?: unknown }) {
+  constructor(
+    readonly reason: Reason,
+    message: string,
+    options: ApiErrorOptions & { status: number; params?: unknown },
+  ) {
     super(message, { cause: options.cause });
     this.name = 'ApiError';
     this.status = options.status;
@@ -202,9 +239,20 @@ export function apiError<R extends Reason>(reason: R, ...[options]: OptionsArgs<
  * answer, paid on every wrong code or limit of a flood. Faults (something of ours or upstream
  * failed, whatever status the contract answers them with) keep their stack, and so does any cause.
  */
-const FAULTS: ReadonlySet<Reason> = new Set<Reason>(['upstream_error', 'delivery_failed', 'subscription_failed', 'partial_failure', 'store_unavailable', 'internal_error']);
+const FAULTS: ReadonlySet<Reason> = new Set<Reason>([
+  'upstream_error',
+  'delivery_failed',
+  'subscription_failed',
+  'partial_failure',
+  'store_unavailable',
+  'internal_error',
+]);
 
-function made(reason: Reason, message: string, options: ApiErrorOptions & { status: number; params?: unknown }): ApiError {
+function made(
+  reason: Reason,
+  message: string,
+  options: ApiErrorOptions & { status: number; params?: unknown },
+): ApiError {
   if (options.status >= 500 || FAULTS.has(reason)) return new ApiError(reason, message, options);
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
@@ -219,7 +267,10 @@ function made(reason: Reason, message: string, options: ApiErrorOptions & { stat
  * The same failure (reason, status, text, headers) with what the caller adds: more `data`
  * (over the original's) and envelope fields. For an action reporting a client's failure.
  */
-export function withDetails(err: ApiError, details: { data?: Record<string, unknown>; extra?: Record<string, unknown> }): ApiError {
+export function withDetails(
+  err: ApiError,
+  details: { data?: Record<string, unknown>; extra?: Record<string, unknown> },
+): ApiError {
   return made(err.reason, err.message, {
     status: err.status,
     params: err.params,

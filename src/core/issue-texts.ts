@@ -24,8 +24,10 @@ export const ITALIAN_ISSUES: Readonly<Record<string, string>> = {
   'give the OTP key in email (or uid)': 'indica la chiave del codice in email (o uid)',
   'give the phone to send the test SMS to': 'indica il telefono a cui inviare l’SMS di prova',
   'one email address (local@domain), nothing around it': 'un solo indirizzo email (nome@dominio), senza altro intorno',
-  'one phone, one email address or one key, without spaces or separators': 'un solo telefono, indirizzo email o chiave, senza spazi né separatori',
-  'only a trusted caller (x-internal-key) may pass a body to the provider': 'solo un chiamante fidato (x-internal-key) può passare un body al provider',
+  'one phone, one email address or one key, without spaces or separators':
+    'un solo telefono, indirizzo email o chiave, senza spazi né separatori',
+  'only a trusted caller (x-internal-key) may pass a body to the provider':
+    'solo un chiamante fidato (x-internal-key) può passare un body al provider',
   'no field to update': 'nessun campo da aggiornare',
   'is required': 'è obbligatorio',
   'must be a numeric list id': 'deve essere l’id numerico di una lista',
@@ -61,7 +63,10 @@ export function issueTextIn(message: string, locale: string | undefined): string
   return ITALIAN_ISSUES[message] ?? message;
 }
 
-const zodTexts: Record<TextLocale, z.core.$ZodErrorMap> = { it: z.locales.it().localeError, en: z.locales.en().localeError };
+const zodTexts: Record<TextLocale, z.core.$ZodErrorMap> = {
+  it: z.locales.it().localeError,
+  en: z.locales.en().localeError,
+};
 
 /**
  * zod's error map in `locale` (a parse's `error` option): a field left out reads `is required`,
@@ -72,7 +77,8 @@ export function issueMap(locale: string | undefined): z.core.$ZodErrorMap {
   const language = textLocale(locale);
   return (issue) => {
     if (issue.code === 'invalid_type' && issue.input === undefined) return issueTextIn('is required', language);
-    if (issue.code === 'too_small' && issue.origin === 'string' && Number(issue.minimum) === 1) return issueTextIn('must not be empty', language);
+    if (issue.code === 'too_small' && issue.origin === 'string' && Number(issue.minimum) === 1)
+      return issueTextIn('must not be empty', language);
     return zodTexts[language](issue);
   };
 }
@@ -83,6 +89,8 @@ export function dataIn(err: ApiError, locale: string | undefined): Record<string
   if (!Array.isArray(issues)) return err.data;
   return {
     ...err.data,
-    issues: issues.map((issue: { path?: unknown; message?: unknown }) => (typeof issue.message === 'string' ? { ...issue, message: issueTextIn(issue.message, locale) } : issue)),
+    issues: issues.map((issue: { path?: unknown; message?: unknown }) =>
+      typeof issue.message === 'string' ? { ...issue, message: issueTextIn(issue.message, locale) } : issue,
+    ),
   };
 }

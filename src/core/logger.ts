@@ -14,8 +14,18 @@ export type { Logger };
  * this scan of the keys a line already has costs ~1 µs and copies only a line that holds a secret.
  */
 const SECRET_FIELDS = new Set([
-  'otp', 'code', 'otp_code', 'token', 'access_token', 'accessToken', 'refresh_token', 'api_key', 'api_token',
-  'authorization', 'password', 'secret',
+  'otp',
+  'code',
+  'otp_code',
+  'token',
+  'access_token',
+  'accessToken',
+  'refresh_token',
+  'api_key',
+  'api_token',
+  'authorization',
+  'password',
+  'secret',
 ]);
 const CENSOR = '[redacted]';
 
@@ -27,7 +37,11 @@ function censorLevel(fields: Record<string, unknown>, depth: number): Record<str
   let out = fields;
   for (const key in fields) {
     const value = fields[key];
-    const censored = SECRET_FIELDS.has(key) ? CENSOR : depth > 0 && isPlainObject(value) ? censorLevel(value, depth - 1) : value;
+    const censored = SECRET_FIELDS.has(key)
+      ? CENSOR
+      : depth > 0 && isPlainObject(value)
+        ? censorLevel(value, depth - 1)
+        : value;
     if (censored === value) continue;
     if (out === fields) out = { ...fields };
     out[key] = censored;
@@ -49,7 +63,10 @@ export function createLogger(level: string, destination?: pino.DestinationStream
 export function createOtpLogger(file: string, level: string): Logger {
   if (!file || level === 'silent') return pino({ level: 'silent' });
   mkdirSync(dirname(file), { recursive: true });
-  return pino({ level, formatters, msgPrefix: '[OTP] ', base: { service: 'login-frontend-api', log: 'otp' } }, pino.destination({ dest: file, sync: false }));
+  return pino(
+    { level, formatters, msgPrefix: '[OTP] ', base: { service: 'login-frontend-api', log: 'otp' } },
+    pino.destination({ dest: file, sync: false }),
+  );
 }
 
 /** Phones in logs keep only their last 3 digits. */

@@ -56,7 +56,23 @@ type VerificationResult = (typeof VERIFICATION_RESULTS)[number];
 const INGEST_RESULTS = ['queued', 'delivered', 'failed', 'dropped'] as const;
 type IngestResult = (typeof INGEST_RESULTS)[number];
 /** The signals of the bot challenge (src/domain/limits/challenge.ts), the `signal` label of its decisions. */
-const CHALLENGE_SIGNALS = ['always', 'client_sends', 'client_identifiers', 'client_verify_failures', 'password_failures', 'client_refused', 'network_sends', 'network_identifiers', 'network_verify_failures', 'network_refused', 'range_flagged', 'range_rate', 'country_rate', 'range_velocity', 'country_velocity'] as const;
+const CHALLENGE_SIGNALS = [
+  'always',
+  'client_sends',
+  'client_identifiers',
+  'client_verify_failures',
+  'password_failures',
+  'client_refused',
+  'network_sends',
+  'network_identifiers',
+  'network_verify_failures',
+  'network_refused',
+  'range_flagged',
+  'range_rate',
+  'country_rate',
+  'range_velocity',
+  'country_velocity',
+] as const;
 /** Refusals of a code SMS to a country the service sends to (region_not_allowed names a country outside them). */
 const SMS_REFUSAL_REASONS = ['phone_not_mobile', 'sms_destination_limited', 'sms_destination_blocked'] as const;
 const RANGE_VERDICTS = ['watched', 'blocked', 'cleared', 'unblocked'] as const;
@@ -233,7 +249,12 @@ export interface Metrics {
   observeUpstream(call: UpstreamCall): void;
   /** One attempt of a code SMS at one provider, and how long the provider took. */
   smsSend(provider: string, country: string, result: SmsSendResult, durationMs: number, channel?: PhoneChannel): void;
-  smsReceipt(provider: string, country: string, status: 'delivered' | 'read' | 'failed' | 'unknown', channel?: PhoneChannel): void;
+  smsReceipt(
+    provider: string,
+    country: string,
+    status: 'delivered' | 'read' | 'failed' | 'unknown',
+    channel?: PhoneChannel,
+  ): void;
   smsVerified(provider: string, country: string, channel?: PhoneChannel): void;
   /** A provider's breaker; the first call names the provider, whose series then start at 0. */
   smsBreaker(provider: string, state: SmsBreakerState, channel?: PhoneChannel): void;
@@ -389,9 +410,17 @@ interface PromHistogramRecord {
 }
 
 /** A histogram counted in plain numbers: `observe(value, a, b, ...)`. */
-function plainHistogram(name: (typeof metricDefinitions)[number]['name'], buckets: readonly number[], registry: Registry) {
+function plainHistogram(
+  name: (typeof metricDefinitions)[number]['name'],
+  buckets: readonly number[],
+  registry: Registry,
+) {
   const def = definition(name);
-  const tree = new SeriesTree<HistogramSeries>(def.labelNames, () => ({ buckets: new Array<number>(buckets.length + 1).fill(0), sum: 0, count: 0 }));
+  const tree = new SeriesTree<HistogramSeries>(def.labelNames, () => ({
+    buckets: new Array<number>(buckets.length + 1).fill(0),
+    sum: 0,
+    count: 0,
+  }));
   new Histogram({
     ...def,
     buckets: [...buckets],
@@ -427,7 +456,11 @@ function plainHistogram(name: (typeof metricDefinitions)[number]['name'], bucket
 /** The label values the configuration bounds: countries codes go to, the limits that refuse. */
 function configuredBounds(config: Config): { countries: string[]; limits: string[] } {
   const countries = new Set<string>();
-  for (const region of [config.sms.default_region, ...config.sms.allowed_regions, ...config.sms.providers.flatMap((p) => p.countries)]) {
+  for (const region of [
+    config.sms.default_region,
+    ...config.sms.allowed_regions,
+    ...config.sms.providers.flatMap((p) => p.countries),
+  ]) {
     const upper = region.trim().toUpperCase();
     if (/^[A-Z]{2}$/.test(upper)) countries.add(upper);
   }
@@ -480,7 +513,8 @@ export function createMetrics(config?: Config): Metrics {
     for (const result of VERIFICATION_RESULTS) verifications.seed(result);
     for (const result of INGEST_RESULTS) ingestEvents.seed(result);
     for (const limit of bounds.limits) refusals.seed(limit);
-    for (const decision of ['challenged', 'solved', 'failed'] as const) for (const signal of CHALLENGE_SIGNALS) challenges.seed(decision, signal);
+    for (const decision of ['challenged', 'solved', 'failed'] as const)
+      for (const signal of CHALLENGE_SIGNALS) challenges.seed(decision, signal);
     for (const region of bounds.countries) {
       for (const reason of SMS_REFUSAL_REASONS) smsRefusals.seed(reason, region);
       for (const verdict of RANGE_VERDICTS) smsRangeVerdicts.seed(verdict, region);
@@ -493,7 +527,8 @@ export function createMetrics(config?: Config): Metrics {
     if (declaredProviders.has(key)) return;
     declaredProviders.add(key);
     for (const region of bounds.countries) {
-      for (const result of ['accepted', 'failed', 'failover'] as const) smsSends.seed(provider, channel, region, result);
+      for (const result of ['accepted', 'failed', 'failover'] as const)
+        smsSends.seed(provider, channel, region, result);
       for (const status of RECEIPT_STATUSES) smsReceipts.seed(provider, channel, region, status);
       smsVerified.seed(provider, channel, region);
     }
@@ -522,7 +557,8 @@ export function createMetrics(config?: Config): Metrics {
     if (!LABEL_VALUE.test(client)) return;
     for (const endpoint of endpoints.filter((e) => LABEL_VALUE.test(e))) {
       for (const [status, outcome] of UPSTREAM_ENDS) upstreamCalls.seed(client, endpoint, status, outcome);
-      for (const outcome of ['ok', 'http_error', 'bad_reply', 'timeout', 'unreachable'] as const) upstreamDuration.seed(client, endpoint, outcome);
+      for (const outcome of ['ok', 'http_error', 'bad_reply', 'timeout', 'unreachable'] as const)
+        upstreamDuration.seed(client, endpoint, outcome);
     }
   };
 
@@ -554,7 +590,8 @@ export function createMetrics(config?: Config): Metrics {
       smsSends(bounded(provider), channel, country(region), result);
       smsDuration(durationMs / 1000, bounded(provider), result === 'accepted' ? 'accepted' : 'failed');
     },
-    smsReceipt: (provider, region, status, channel = 'sms') => smsReceipts(bounded(provider), channel, country(region), status),
+    smsReceipt: (provider, region, status, channel = 'sms') =>
+      smsReceipts(bounded(provider), channel, country(region), status),
     smsVerified: (provider, region, channel = 'sms') => smsVerified(bounded(provider), channel, country(region)),
     smsBreaker: (provider, state, channel = 'sms') => {
       declareProvider(bounded(provider), channel);
@@ -562,7 +599,8 @@ export function createMetrics(config?: Config): Metrics {
     },
     smsRefused: (reason, region) => smsRefusals(REASON.test(reason) ? reason : 'other', country(region)),
     smsRangeVerdict: (verdict, region) => smsRangeVerdicts(verdict, country(region)),
-    smsCapReached: (scope, region, count = true) => (count ? smsCapsReached : smsCapsReached.seed)(scope, country(region)),
+    smsCapReached: (scope, region, count = true) =>
+      (count ? smsCapsReached : smsCapsReached.seed)(scope, country(region)),
     challenge: (decision, signal) => challenges(decision, signal),
     funnelRequest: (journey, step, outcome, seconds) => {
       funnelRequests(bounded(journey), bounded(step), REASON.test(outcome) ? outcome : 'other');

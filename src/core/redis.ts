@@ -88,7 +88,9 @@ function clusterOptions(security: Security): ClusterOptions {
     retryDelayOnFailover: 0,
     slotsRefreshInterval: 2_000,
     clusterRetryStrategy: retryDelayMs,
-    ...(security.tls ? { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) } : {}),
+    ...(security.tls
+      ? { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) }
+      : {}),
     redisOptions: { maxRetriesPerRequest: 1, connectTimeout: 2_000, ...security },
   };
 }

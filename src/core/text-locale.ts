@@ -7,7 +7,8 @@
 
 export type TextLocale = 'it' | 'en';
 
-export const textLocale = (tag: string | undefined): TextLocale => (tag !== undefined && /^en(-|$)/i.test(tag) ? 'en' : 'it');
+export const textLocale = (tag: string | undefined): TextLocale =>
+  tag !== undefined && /^en(-|$)/i.test(tag) ? 'en' : 'it';
 
 const timeFormats = new Map<TextLocale, Intl.DateTimeFormat>();
 
@@ -15,7 +16,16 @@ const timeFormats = new Map<TextLocale, Intl.DateTimeFormat>();
 export function readableTime(at: number | string | Date, locale: TextLocale): string {
   let format = timeFormats.get(locale);
   if (!format) {
-    format = new Intl.DateTimeFormat(locale, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
+    format = new Intl.DateTimeFormat(locale, {
+      year: 'numeric',
+      month: 'short',
+      day: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'short',
+    });
     timeFormats.set(locale, format);
   }
   return format.format(new Date(at));

@@ -46,7 +46,9 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   const log = overrides.log ?? createLogger(config.log.level);
   const secret = overrides.secret ?? (config.security.secret || randomBytes(32).toString('hex'));
   if (!config.security.secret && !overrides.secret) {
-    log.warn('security.secret is not set: using a random per-process secret (codes and proofs do not survive a restart or cross instances)');
+    log.warn(
+      'security.secret is not set: using a random per-process secret (codes and proofs do not survive a restart or cross instances)',
+    );
   }
   const now = overrides.now ?? Date.now;
   const otpLog = overrides.otpLog ?? createOtpLogger(config.otp.log_file, config.log.level);
@@ -64,11 +66,16 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   // What the sandbox's reset forgets: codes, limits and the SMS ledger, when each lives in this process.
   const inMemory: Array<() => void> = [];
   const forgettable = <T extends { clear(): void }>(store: T): T => (inMemory.push(() => store.clear()), store);
-  const rateLimiter = overrides.rateLimiter ?? (redis ? createRedisRateLimiter(redis, prefix) : forgettable(createMemoryRateLimiter()));
-  const limits = overrides.limits ?? createAbuseLimits(config, rateLimiter, now, (limit) => metrics.rateLimitRefused(limit));
+  const rateLimiter =
+    overrides.rateLimiter ?? (redis ? createRedisRateLimiter(redis, prefix) : forgettable(createMemoryRateLimiter()));
+  const limits =
+    overrides.limits ?? createAbuseLimits(config, rateLimiter, now, (limit) => metrics.rateLimitRefused(limit));
   // One verified history, read by the pumping caps and the bot challenge alike, recorded below for every address a code proved.
-  const history = overrides.history ?? createVerifiedHistory(rateLimiter, { secret, days: config.rate_limits.verified_history_days, now });
-  const keys = overrides.keys ?? createKeyChecks(config, rateLimiter, now, () => metrics.rateLimitRefused('wrong_keys_per_ip'));
+  const history =
+    overrides.history ??
+    createVerifiedHistory(rateLimiter, { secret, days: config.rate_limits.verified_history_days, now });
+  const keys =
+    overrides.keys ?? createKeyChecks(config, rateLimiter, now, () => metrics.rateLimitRefused('wrong_keys_per_ip'));
   const sms =
     overrides.sms ??
     createSmsServices(config, {
@@ -80,8 +87,13 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       redis,
       store: redis ? undefined : forgettable(createMemorySmsStore({ maxEntries: config.sms.ledger.max_entries })),
       clients,
-      confirmedEmailOf: (ctx, phone) => confirmedEmailOfPhone({ identity, config }, ctx, phone) });
-  const otpStore = overrides.otpStore ?? (redis ? createRedisOtpStore(redis, { prefix }) : forgettable(createMemoryOtpStore({ maxRecords: config.otp.max_records, now })));
+      confirmedEmailOf: (ctx, phone) => confirmedEmailOfPhone({ identity, config }, ctx, phone),
+    });
+  const otpStore =
+    overrides.otpStore ??
+    (redis
+      ? createRedisOtpStore(redis, { prefix })
+      : forgettable(createMemoryOtpStore({ maxRecords: config.otp.max_records, now })));
   const challenge =
     overrides.challenge ??
     createChallengeGate(config, {
@@ -94,7 +106,12 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       spend: (id, untilMs) => otpStore.spendProof(id, untilMs),
       history,
       // Beside the SMS it saved, for the operator: never in the request's way.
-      record: (decision) => void sms.ledger.recordChallenge(decision).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a challenge')),
+      record: (decision) =>
+        void sms.ledger
+          .recordChallenge(decision)
+          .catch((err: unknown) =>
+            log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a challenge'),
+          ),
       destination: (e164) => sms.pumping.destination(e164, smsFacts(e164).region ?? ''),
       placeOf: (e164) => ({ country: smsFacts(e164).region ?? '', range: sms.pumping.rangeOf(e164) }),
       captcha: createCaptchaClient(config, log, clients),
@@ -116,10 +133,24 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
           const result = await otpStore.verify(key, hash, at, policy);
           if (result.outcome === 'ok') {
             const reached = reachedOf(result.to);
-            sms.verified(reached).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a verification'));
+            sms
+              .verified(reached)
+              .catch((err: unknown) =>
+                log.warn(
+                  { err: isApiError(err) ? err.reason : 'error' },
+                  'sms ledger: could not record a verification',
+                ),
+              );
             // What the code proved has a verified history, once, for both defences that spare it: the pumping caps and the bot challenge's wider signals (docs/security.md).
             for (const address of Object.values(provenBy(reached).verified)) {
-              history.record(address).catch((err: unknown) => log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'verified history: could not record a verification'));
+              history
+                .record(address)
+                .catch((err: unknown) =>
+                  log.warn(
+                    { err: isApiError(err) ? err.reason : 'error' },
+                    'verified history: could not record a verification',
+                  ),
+                );
             }
           }
           return result;
@@ -144,7 +175,12 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   const loginIngest = overrides.loginIngest ?? createLoginIngest(config, log, { collector, observer: metrics, redis });
   const funnel =
     overrides.funnel ??
-    createFunnelTally(redis ? createRedisFunnelStore(redis, prefix, { idleMs: journeyIdleMs(config) }) : createMemoryFunnelStore({ idleMs: journeyIdleMs(config) }), { flushMs: config.funnel.flush_ms, now, log });
+    createFunnelTally(
+      redis
+        ? createRedisFunnelStore(redis, prefix, { idleMs: journeyIdleMs(config) })
+        : createMemoryFunnelStore({ idleMs: journeyIdleMs(config) }),
+      { flushMs: config.funnel.flush_ms, now, log },
+    );
   // Before the connection closes (closers run in reverse): the last counts are written.
   if (!overrides.funnel) closers.push(() => funnel.close());
   // Closed first (closers run in reverse): pending ingests get the grace period, still counted.

@@ -56,7 +56,10 @@ export function funnelReader(ctx: KeyHolder): boolean {
 }
 
 /** The verified proof the request carries (body first, then header); `invalid_proof` when one is there but not genuine. */
-export function presentedProof(ctx: Pick<ServiceContext, 'deps' | 'header'>, fromBody?: string | null): VerifiedProof | undefined {
+export function presentedProof(
+  ctx: Pick<ServiceContext, 'deps' | 'header'>,
+  fromBody?: string | null,
+): VerifiedProof | undefined {
   const token = fromBody || ctx.header(PROOF_HEADER);
   if (!token) return undefined;
   return verifyProof(ctx.deps.proofKey, token, ctx.deps.now(), [VERIFIED]);
@@ -64,12 +67,17 @@ export function presentedProof(ctx: Pick<ServiceContext, 'deps' | 'header'>, fro
 
 export function vouches(claims: ProofClaims, identity: Identity, binding: Binding): boolean {
   if (binding === 'any') return proofBinds(claims, identity);
-  const named = (Object.entries(identity) as Array<[keyof Identity, string | undefined]>).filter(([, value]) => value !== undefined);
+  const named = (Object.entries(identity) as Array<[keyof Identity, string | undefined]>).filter(
+    ([, value]) => value !== undefined,
+  );
   return (
     named.length > 0 &&
     named.every(([key, value]) => {
       const vouched = claims[key];
-      return typeof vouched === 'string' && (key === 'email' ? vouched.toLowerCase() === value!.toLowerCase() : vouched === value);
+      return (
+        typeof vouched === 'string' &&
+        (key === 'email' ? vouched.toLowerCase() === value!.toLowerCase() : vouched === value)
+      );
     })
   );
 }
@@ -80,7 +88,12 @@ export const proofRequired = () => apiError('proof_required');
  * The guard, in one line of a handler: `const claims = requireVerified(ctx, { uid }, input.proof)`.
  * Returns the proof's claims, or null for a trusted caller (guard off or internal key).
  */
-export function requireVerified(ctx: GuardContext, identity: Identity, proof?: string | null, binding: Binding = 'all'): VerifiedProof | null {
+export function requireVerified(
+  ctx: GuardContext,
+  identity: Identity,
+  proof?: string | null,
+  binding: Binding = 'all',
+): VerifiedProof | null {
   if (trustedCaller(ctx)) return null;
   const claims = presentedProof(ctx, proof);
   if (!claims || !vouches(claims, identity, binding)) throw proofRequired();
@@ -99,7 +112,12 @@ const defined = (identity: Identity = {}): Identity =>
 
 /** Two identifier sets that could be one account's: no key names two different values. */
 function consistent(a: Identity, b: Identity): boolean {
-  return (['uid', 'email', 'phone'] as const).every((key) => a[key] === undefined || b[key] === undefined || (key === 'email' ? a[key]!.toLowerCase() === b[key]!.toLowerCase() : a[key] === b[key]));
+  return (['uid', 'email', 'phone'] as const).every(
+    (key) =>
+      a[key] === undefined ||
+      b[key] === undefined ||
+      (key === 'email' ? a[key]!.toLowerCase() === b[key]!.toLowerCase() : a[key] === b[key]),
+  );
 }
 
 /**
@@ -121,14 +139,26 @@ export function issueVerifiedProof(
   const { deps } = ctx;
   const now = deps.now();
   const justVerified = defined(verified);
-  const { exp, jti, iat, kind: _kind, linked: earlierLinked, ...earlierClaims } = basedOn ?? ({} as Partial<VerifiedProof>);
+  const {
+    exp,
+    jti,
+    iat,
+    kind: _kind,
+    linked: earlierLinked,
+    ...earlierClaims
+  } = basedOn ?? ({} as Partial<VerifiedProof>);
   // A verification that contradicts the earlier proof starts a new one: the two are not one account's.
   const earlier: Record<string, unknown> = consistent(earlierClaims as Identity, justVerified) ? earlierClaims : {};
   const merged = earlier === earlierClaims && basedOn !== undefined && basedOn !== null;
   const earlierIds = earlier as Identity;
   const links = defined(linked);
-  const added = consistent({ ...earlierIds, ...justVerified }, links) ? Object.fromEntries(Object.entries(links).filter(([key]) => earlier[key] === undefined)) : {};
-  const linkedKeys = new Set([...(merged && Array.isArray(earlierLinked) ? earlierLinked.filter((k): k is string => typeof k === 'string') : []), ...Object.keys(added)]);
+  const added = consistent({ ...earlierIds, ...justVerified }, links)
+    ? Object.fromEntries(Object.entries(links).filter(([key]) => earlier[key] === undefined))
+    : {};
+  const linkedKeys = new Set([
+    ...(merged && Array.isArray(earlierLinked) ? earlierLinked.filter((k): k is string => typeof k === 'string') : []),
+    ...Object.keys(added),
+  ]);
   for (const key of Object.keys(justVerified)) linkedKeys.delete(key);
   const derived = Object.keys(justVerified).length === 0 && exp !== undefined;
   const ttl = derived ? Math.max(1, exp - Math.floor(now / 1000)) : deps.config.security.proof_ttl_seconds;
@@ -146,7 +176,10 @@ export function issueVerifiedProof(
 }
 
 /** Refuses a proof naming an account whose email's owner claimed it after the proof's chain began (email-claim.ts). */
-export async function refuseIfClaimedSince(ctx: Pick<ServiceContext, 'deps'>, claims: Pick<VerifiedProof, 'uid' | 'iat'>): Promise<void> {
+export async function refuseIfClaimedSince(
+  ctx: Pick<ServiceContext, 'deps'>,
+  claims: Pick<VerifiedProof, 'uid' | 'iat'>,
+): Promise<void> {
   if (typeof claims.uid !== 'string') return;
   const claimedAt = await ctx.deps.otp.accountClaimedAt(claims.uid);
   if (claimedAt !== null && claims.iat < claimedAt) throw invalidProof('claimed');
@@ -158,7 +191,11 @@ export async function refuseIfClaimedSince(ctx: Pick<ServiceContext, 'deps'>, cl
  * change fails the proof is given back, so an upstream outage costs the user nothing. A trusted
  * caller (claims null) spends nothing.
  */
-export async function spending<T>(ctx: Pick<ServiceContext, 'deps'>, claims: VerifiedProof | null, change: () => Promise<T>): Promise<T> {
+export async function spending<T>(
+  ctx: Pick<ServiceContext, 'deps'>,
+  claims: VerifiedProof | null,
+  change: () => Promise<T>,
+): Promise<T> {
   if (!claims) return change();
   const { otp } = ctx.deps;
   await refuseIfClaimedSince(ctx, claims);

@@ -18,7 +18,11 @@ import type { RateDecision, RateLimiter } from './limits/rate-limiter';
  */
 
 /** Where each key is presented: what a warning names, never the value. */
-export const KEY_HEADERS: Readonly<Record<KeyName, string>> = { internal: 'x-internal-key', funnel: 'x-funnel-key', metrics: 'authorization' };
+export const KEY_HEADERS: Readonly<Record<KeyName, string>> = {
+  internal: 'x-internal-key',
+  funnel: 'x-funnel-key',
+  metrics: 'authorization',
+};
 
 const KEY_NAMES = Object.keys(KEY_HEADERS) as KeyName[];
 
@@ -56,9 +60,22 @@ export interface KeyChecks {
   check(ip: string, given: Partial<Record<KeyName, string>>, scope: LogScope): Promise<PresentedKeys>;
 }
 
-export function createKeyChecks(config: Config, limiter: RateLimiter, now: () => number, onRefused: () => void = () => {}): KeyChecks {
-  const expected: Record<KeyName, string> = { internal: config.security.internal_key, funnel: config.funnel.read_key, metrics: config.metrics.token };
-  const matches: Record<KeyName, (given: string) => boolean> = { internal: matcherOf(expected.internal), funnel: matcherOf(expected.funnel), metrics: matcherOf(expected.metrics) };
+export function createKeyChecks(
+  config: Config,
+  limiter: RateLimiter,
+  now: () => number,
+  onRefused: () => void = () => {},
+): KeyChecks {
+  const expected: Record<KeyName, string> = {
+    internal: config.security.internal_key,
+    funnel: config.funnel.read_key,
+    metrics: config.metrics.token,
+  };
+  const matches: Record<KeyName, (given: string) => boolean> = {
+    internal: matcherOf(expected.internal),
+    funnel: matcherOf(expected.funnel),
+    metrics: matcherOf(expected.metrics),
+  };
   const { wrong_keys_per_ip: limit, wrong_key_lockout_seconds: windowSeconds } = config.rate_limits;
   const windowMs = windowSeconds * 1000;
   return {
@@ -78,7 +95,9 @@ export function createKeyChecks(config: Config, limiter: RateLimiter, now: () =>
         counted = await limiter.hit(counter, limit, windowMs, now());
       }
       // A right key is refused too while the client is locked out: a lockout that let the right guess through would not stop guessing.
-      const decision = counted ?? (held.internal || held.funnel || held.metrics ? await limiter.peek(counter, limit, now()) : undefined);
+      const decision =
+        counted ??
+        (held.internal || held.funnel || held.metrics ? await limiter.peek(counter, limit, now()) : undefined);
       if (decision && !decision.allowed) {
         onRefused();
         throw rateLimited(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)), 'wrong_keys_per_ip');

@@ -74,7 +74,8 @@ export function samePhone(a: string, b: string, defaultRegion: string): boolean 
 export const isE164 = (text: string): boolean => /^\+[1-9]\d{1,14}$/.test(text);
 
 /** An identifier that looks like a phone rather than an email. */
-export const looksLikePhone = (identifier: string): boolean => !identifier.includes('@') && /^[+\d][\d\s().-]{4,24}$/.test(identifier.trim());
+export const looksLikePhone = (identifier: string): boolean =>
+  !identifier.includes('@') && /^[+\d][\d\s().-]{4,24}$/.test(identifier.trim());
 
 interface Facts {
   readonly region: string | undefined;

@@ -40,7 +40,8 @@ const PREFIX = 'v1';
 export type ProofKey = KeyObject;
 
 /** Separate key from the one that hashes codes, so one can never be replayed as the other. */
-export const deriveProofKey = (secret: string): ProofKey => createSecretKey(createHmac('sha256', secret).update('proof-key:v1').digest());
+export const deriveProofKey = (secret: string): ProofKey =>
+  createSecretKey(createHmac('sha256', secret).update('proof-key:v1').digest());
 
 /** The derived key; a secret given instead (tests, one-off callers) is derived on the spot. */
 const keyOf = (key: string | ProofKey): ProofKey => (typeof key === 'string' ? deriveProofKey(key) : key);
@@ -53,7 +54,9 @@ export const newProofId = (): string => randomId(12);
 export function signProof(key: string | ProofKey, claims: ProofClaims, ttlSeconds: number, nowMs: number): string {
   const { exp: _exp, ...rest } = claims;
   const iat = typeof claims.iat === 'number' ? claims.iat : nowMs;
-  const body = Buffer.from(JSON.stringify({ ...rest, jti: claims.jti ?? newProofId(), iat, exp: Math.floor(nowMs / 1000) + ttlSeconds })).toString('base64url');
+  const body = Buffer.from(
+    JSON.stringify({ ...rest, jti: claims.jti ?? newProofId(), iat, exp: Math.floor(nowMs / 1000) + ttlSeconds }),
+  ).toString('base64url');
   return `${PREFIX}.${body}.${mac(keyOf(key), body).toString('base64url')}`;
 }
 
@@ -74,7 +77,12 @@ function strictBase64url(part: string): Buffer | null {
 }
 
 /** Returns the claims of a genuine, unexpired proof of one of the expected kinds; throws `invalid_proof` otherwise. */
-export function verifyProof(key: string | ProofKey, token: unknown, nowMs: number, kinds?: readonly string[]): VerifiedProof {
+export function verifyProof(
+  key: string | ProofKey,
+  token: unknown,
+  nowMs: number,
+  kinds?: readonly string[],
+): VerifiedProof {
   // Stryker disable next-line EqualityOperator: equivalent at 4,096 exactly, which no genuine proof is (47 characters and an unpadded base64url body, never 1 more than a multiple of 4)
   if (typeof token !== 'string' || token.length > 4096) throw invalid('malformed');
   const [prefix, body, signature, ...rest] = token.split('.');
@@ -91,7 +99,13 @@ export function verifyProof(key: string | ProofKey, token: unknown, nowMs: numbe
     throw invalid('malformed');
   }
   // null is the one JSON value whose fields cannot be read; any other that is no object has no string `kind`.
-  if (claims === null || typeof claims.kind !== 'string' || typeof claims.exp !== 'number' || typeof claims.iat !== 'number' || typeof claims.jti !== 'string') {
+  if (
+    claims === null ||
+    typeof claims.kind !== 'string' ||
+    typeof claims.exp !== 'number' ||
+    typeof claims.iat !== 'number' ||
+    typeof claims.jti !== 'string'
+  ) {
     throw invalid('malformed');
   }
   if (claims.exp * 1000 <= nowMs) throw invalid('expired');

@@ -83,4 +83,3 @@ export type DepsOverrides = Partial<Deps> & { otpStore?: OtpStore; mailer?: Mail
 export interface ServiceContext extends RequestContext {
   deps: Deps;
 }
-

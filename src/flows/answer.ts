@@ -22,23 +22,39 @@ const STEP_IDS = Object.values(STEP) as [StepId, ...StepId[]];
 const nextStep = z.literal(STEP_IDS).meta({
   type: ['integer', 'string'],
   enum: STEP_IDS,
-  description: 'the step the frontend shows next, one of the contract\'s (docs/contract.md#steps; docs/flows.md)',
+  description: "the step the frontend shows next, one of the contract's (docs/contract.md#steps; docs/flows.md)",
 });
 
 /** Every field an optimised action may answer in `data`; each action's OpenAPI response picks its own. */
 export const flowAnswerShape = z.object({
   next_step: nextStep,
   flow: z.enum(FLOWS).nullable().describe('send it back as `flow` in the next request'),
-  screen: z.enum(['otp_phone', 'success']).optional().describe('only where the contract names one: otp_phone at 62, success at 90'),
+  screen: z
+    .enum(['otp_phone', 'success'])
+    .optional()
+    .describe('only where the contract names one: otp_phone at 62, success at 90'),
   done: z.literal(true).optional().describe('present at 90: the journey is complete'),
   uid: z.string().optional().describe('the account acted on, once known (send it to FeAddPhone / FeUpdateProfile)'),
-  phone_hint: z.string().optional().describe('at 65 when the code went to the phone on file: that phone, masked (`+39 *******567`)'),
-  otp: otpSendResponse.optional().describe('send metadata of the code this request sent; `otp.otp` only when otp.debug is on'),
+  phone_hint: z
+    .string()
+    .optional()
+    .describe('at 65 when the code went to the phone on file: that phone, masked (`+39 *******567`)'),
+  otp: otpSendResponse
+    .optional()
+    .describe('send metadata of the code this request sent; `otp.otp` only when otp.debug is on'),
   access_token: z.string().optional().describe('when this request issued a token (also set as cookie __utp)'),
   phone_proof: z.string().optional().describe('at 24: send it as `phone_proof` to FeRegister phase email_otp'),
   pending_proof: z.string().optional().describe('at 23, 62 and 65: send it as `pending_proof` to FeVerifyOtp'),
-  register_proof: z.string().optional().describe('at 25 and 37: send it as `register_proof` to FeRegister phase register'),
-  proof: z.string().optional().describe('at 61 and 90: send it as `proof` to FeAddPhone / FeUpdateProfile (a `verified` proof, also accepted by the identity primitives)'),
+  register_proof: z
+    .string()
+    .optional()
+    .describe('at 25 and 37: send it as `register_proof` to FeRegister phase register'),
+  proof: z
+    .string()
+    .optional()
+    .describe(
+      'at 61 and 90: send it as `proof` to FeAddPhone / FeUpdateProfile (a `verified` proof, also accepted by the identity primitives)',
+    ),
 });
 export type FlowAnswerData = z.infer<typeof flowAnswerShape>;
 
@@ -58,7 +74,11 @@ export interface NextProofLineage {
 }
 
 /** `data` of a settled, accepted request; signs the next proof and sets `__utp` when a token was issued. */
-export function answerData(answer: StepAnswer, ctx: Pick<ServiceContext, 'deps'>, lineage: NextProofLineage = {}): FlowAnswerData {
+export function answerData(
+  answer: StepAnswer,
+  ctx: Pick<ServiceContext, 'deps'>,
+  lineage: NextProofLineage = {},
+): FlowAnswerData {
   const { deps } = ctx;
   const data: FlowAnswerData = { next_step: answer.nextStep!, flow: answer.flow };
   if (answer.screen) data.screen = answer.screen as FlowAnswerData['screen'];
@@ -71,10 +91,19 @@ export function answerData(answer: StepAnswer, ctx: Pick<ServiceContext, 'deps'>
   if (answer.proof) {
     const now = deps.now();
     const expires = lineage.continues?.exp ?? lineage.expires;
-    const ttl = expires !== undefined ? Math.max(1, expires - Math.floor(now / 1000)) : deps.config.security.proof_ttl_seconds;
-    const chain = { ...(lineage.continues ? { jti: lineage.continues.jti } : {}), ...(lineage.iat !== undefined ? { iat: lineage.iat } : {}) };
+    const ttl =
+      expires !== undefined ? Math.max(1, expires - Math.floor(now / 1000)) : deps.config.security.proof_ttl_seconds;
+    const chain = {
+      ...(lineage.continues ? { jti: lineage.continues.jti } : {}),
+      ...(lineage.iat !== undefined ? { iat: lineage.iat } : {}),
+    };
     // `shown`: when this screen was shown, so the request that acts on it can tell the time spent there (src/domain/funnel/counting.ts).
-    data[answer.proof.field] = signProof(deps.proofKey, { ...answer.proof.claims, ...chain, ...lineage.funnel, shown: now }, ttl, now);
+    data[answer.proof.field] = signProof(
+      deps.proofKey,
+      { ...answer.proof.claims, ...chain, ...lineage.funnel, shown: now },
+      ttl,
+      now,
+    );
   }
   return data;
 }
@@ -100,7 +129,9 @@ function failureData(reason: FlowFailureReason, field: string | undefined): Reco
     case 'phone_not_verified':
       return { issues: [{ path: field ?? 'otp_phone', message: 'not the phone verified in this journey' }] };
     case 'invalid_request':
-      return { issues: [{ path: field ?? '', message: (field && FIELD_MESSAGE[field]) ?? 'is required at this step' }] };
+      return {
+        issues: [{ path: field ?? '', message: (field && FIELD_MESSAGE[field]) ?? 'is required at this step' }],
+      };
     case 'phone_taken':
     case 'phone_on_hold':
     case 'proof_required':

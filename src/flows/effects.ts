@@ -35,12 +35,20 @@ export interface SendChoice {
 }
 
 /** A user as the flows know it: the phone on file back in E.164 (stored digits may lack the `+`). */
-function flowUser(user: V3User | IdentityProfile, fallback: V3User | IdentityProfile | null, region: string): UserLookupOutput & { found: true } {
+function flowUser(
+  user: V3User | IdentityProfile,
+  fallback: V3User | IdentityProfile | null,
+  region: string,
+): UserLookupOutput & { found: true } {
   const profile = reducedProfile(user, fallback);
   const phone = profile.otp_phone ? toE164(profile.otp_phone, region) : null;
-  return { found: true, uid: profile.uid, ...(profile.email ? { email: profile.email } : {}), ...(phone ? { phone } : {}) };
+  return {
+    found: true,
+    uid: profile.uid,
+    ...(profile.email ? { email: profile.email } : {}),
+    ...(phone ? { phone } : {}),
+  };
 }
-
 
 /** The code record named the journey of a request that had none: it is that one, not a new one (a proof's journey stays). */
 const joinJourney = (seen: EffectsSeen, id: string | undefined) => {
@@ -50,7 +58,13 @@ const joinJourney = (seen: EffectsSeen, id: string | undefined) => {
 };
 
 /** The effects for one request: every upstream call is made on its behalf (its id, trace and limits). */
-export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendFieldNames = {}, seen: EffectsSeen = {}, choice: SendChoice = {}): FlowEffects {
+export function createFlowEffects(
+  deps: Deps,
+  ctx: ServiceContext,
+  fields: SendFieldNames = {},
+  seen: EffectsSeen = {},
+  choice: SendChoice = {},
+): FlowEffects {
   const region = () => deps.config.sms.default_region;
   return {
     sendOtp: ({ key, phone, email }) =>
@@ -107,7 +121,11 @@ export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendF
     releasePhone: ({ uid }) => deps.otp.releasePhone(uid),
 
     async registerUser({ email, consents, is_magic_link_sent }) {
-      const { uid } = await registerAccount(deps, ctx, { email, consents, isMagicLinkSent: is_magic_link_sent ?? false });
+      const { uid } = await registerAccount(deps, ctx, {
+        email,
+        consents,
+        isMagicLinkSent: is_magic_link_sent ?? false,
+      });
       if (!uid) {
         // The provider answered without the new user's uid.
         throw identityFailure('register');
@@ -119,7 +137,11 @@ export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendF
 
     async updateProfile({ uid, step, fields: profile }) {
       const identity = { first_name: profile.first_name, last_name: profile.last_name, email: profile.email };
-      const custom = { city: profile.city, birth_date: profile.birth_date, otp_phone: profile.otp_phone ? toStoredDigits(profile.otp_phone) : undefined };
+      const custom = {
+        city: profile.city,
+        birth_date: profile.birth_date,
+        otp_phone: profile.otp_phone ? toStoredDigits(profile.otp_phone) : undefined,
+      };
       await saveProfile(deps, ctx, uid, step === STEP.identitySaved ? { identity } : { custom });
       // The machine checked the phone against other uids just before (searchUserByPhone): not checked twice.
       return { outcome: 'saved' };
@@ -133,7 +155,14 @@ export function createFlowEffects(deps: Deps, ctx: ServiceContext, fields: SendF
 
     async ingestLogin(event) {
       // enqueue never rejects by contract; should one ever, the login still completes.
-      await deps.loginIngest.enqueue(event).catch((err: unknown) => deps.log.warn({ uid: event.uid, err: err instanceof Error ? err.name : 'error' }, 'login ingest enqueue failed'));
+      await deps.loginIngest
+        .enqueue(event)
+        .catch((err: unknown) =>
+          deps.log.warn(
+            { uid: event.uid, err: err instanceof Error ? err.name : 'error' },
+            'login ingest enqueue failed',
+          ),
+        );
     },
   };
 }

@@ -1,4 +1,13 @@
-import { ENTRY_ACTION, proofFieldFor, resumePointFor, type Entry, type FlowClaims, type FlowEffects, type LoginFlowInput, type StepId } from '../../machines';
+import {
+  ENTRY_ACTION,
+  proofFieldFor,
+  resumePointFor,
+  type Entry,
+  type FlowClaims,
+  type FlowEffects,
+  type LoginFlowInput,
+  type StepId,
+} from '../../machines';
 import type { Config } from '../core/config/schema';
 import { isApiError } from '../core/errors';
 import type { Deps, ServiceContext } from '../domain/deps';
@@ -52,7 +61,8 @@ interface StoredJourney {
 type Body = Record<string, unknown>;
 
 /** FeLogin, or FeRegister phase email_otp without a proof: the first request of a journey. */
-const startsJourney = (entry: Entry, body: Body, claims: FlowClaims | undefined) => !claims && (entry === 'login' || (entry === 'register' && body.phase === 'email_otp'));
+const startsJourney = (entry: Entry, body: Body, claims: FlowClaims | undefined) =>
+  !claims && (entry === 'login' || (entry === 'register' && body.phase === 'email_otp'));
 
 /** The identifiers a request is about: `phone:+39...`, `email:...`, `uid:...`. */
 function subjectsOf(body: Body, claims: FlowClaims | undefined): string[] {
@@ -117,7 +127,9 @@ export class RequestRecording {
   /** The request's effects, each call recorded with its masked input and what it returned or threw. */
   wrap(effects: FlowEffects): FlowEffects {
     const wrapped: Record<string, (input: unknown, signal: AbortSignal) => Promise<unknown>> = {};
-    for (const [name, effect] of Object.entries(effects) as Array<[RecordedEffect['name'], (input: unknown, signal: AbortSignal) => Promise<unknown>]>) {
+    for (const [name, effect] of Object.entries(effects) as Array<
+      [RecordedEffect['name'], (input: unknown, signal: AbortSignal) => Promise<unknown>]
+    >) {
       wrapped[name] = async (input, signal) => {
         const call: RecordedEffect = { name, input: maskSecrets(input), outcome: 'pending' };
         this.effects.push(call);
@@ -128,7 +140,9 @@ export class RequestRecording {
           return output;
         } catch (err) {
           call.outcome = 'error';
-          call.error = isApiError(err) ? { reason: err.reason, message: err.message } : { message: err instanceof Error ? err.name : 'error' };
+          call.error = isApiError(err)
+            ? { reason: err.reason, message: err.message }
+            : { message: err instanceof Error ? err.name : 'error' };
           throw err;
         }
       };
@@ -146,7 +160,12 @@ export class RequestRecording {
       (err: unknown) => {
         this.file(
           isApiError(err)
-            ? { status: err.status, success: false, error: err.message, data: { reason: err.reason, ...(maskSecrets(err.data) as Body) } }
+            ? {
+                status: err.status,
+                success: false,
+                error: err.message,
+                data: { reason: err.reason, ...(maskSecrets(err.data) as Body) },
+              }
             : { status: 500, success: false, error: 'internal_error', data: { reason: 'internal_error' } },
         );
         throw err;
@@ -156,9 +175,22 @@ export class RequestRecording {
 
   private file(answer: RecordedAnswer, data?: Body): void {
     try {
-      const trace = this.ctx.trace.slice(this.traceStart) as Array<{ step: string; state?: unknown; status?: unknown; outcome?: unknown }>;
-      const steps = trace.filter((e) => typeof e.state === 'string' && e.step.startsWith('step_')).map((e) => stepOfEntry(e.step));
-      const upstream = trace.filter((e) => e.state === undefined).map((e) => ({ call: e.step, ...(e.status !== undefined ? { status: e.status } : {}), ...(e.outcome !== undefined ? { outcome: e.outcome } : {}) }));
+      const trace = this.ctx.trace.slice(this.traceStart) as Array<{
+        step: string;
+        state?: unknown;
+        status?: unknown;
+        outcome?: unknown;
+      }>;
+      const steps = trace
+        .filter((e) => typeof e.state === 'string' && e.step.startsWith('step_'))
+        .map((e) => stepOfEntry(e.step));
+      const upstream = trace
+        .filter((e) => e.state === undefined)
+        .map((e) => ({
+          call: e.step,
+          ...(e.status !== undefined ? { status: e.status } : {}),
+          ...(e.outcome !== undefined ? { outcome: e.outcome } : {}),
+        }));
       if (this.resumed !== undefined && this.states.length > 0) answer.state = this.states[this.states.length - 1];
       else if (this.resumed !== undefined) answer.state = this.resumed;
       const field = proofFieldFor(this.entry, this.body);
@@ -223,7 +255,13 @@ export class JourneyRecorder {
   }
 
   /** @internal Called by RequestRecording.finish. */
-  file(entry: Entry, body: Body, claims: FlowClaims | undefined, request: Omit<RecordedRequest, 'n'>, data: Body | undefined): void {
+  file(
+    entry: Entry,
+    body: Body,
+    claims: FlowClaims | undefined,
+    request: Omit<RecordedRequest, 'n'>,
+    data: Body | undefined,
+  ): void {
     const now = this.deps.now();
     const subjects = subjectsOf(body, claims);
     let stored = claims?.jti ? this.stored(this.byProof.get(claims.jti)) : undefined;
@@ -235,7 +273,18 @@ export class JourneyRecorder {
       if (recent && !(recent.done && startsJourney(entry, body, claims))) stored = recent;
     }
     if (!stored) {
-      stored = { journey: { format: RECORDING_FORMAT, id: `j-${++this.sequence}`, about: [], started_at: request.at, updated_at: request.at, requests: [] }, updatedMs: now, done: false };
+      stored = {
+        journey: {
+          format: RECORDING_FORMAT,
+          id: `j-${++this.sequence}`,
+          about: [],
+          started_at: request.at,
+          updated_at: request.at,
+          requests: [],
+        },
+        updatedMs: now,
+        done: false,
+      };
     }
     const { journey } = stored;
     const last = journey.requests[journey.requests.length - 1];

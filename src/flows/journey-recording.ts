@@ -98,7 +98,8 @@ export function maskSecrets(value: unknown, key?: string): unknown {
   if (Array.isArray(value)) return value.map((item) => maskSecrets(item));
   if (typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) if (v !== undefined) out[k] = maskSecrets(v, k);
+    for (const [k, v] of Object.entries(value as Record<string, unknown>))
+      if (v !== undefined) out[k] = maskSecrets(v, k);
     return out;
   }
   if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') return String(value);

@@ -53,7 +53,6 @@ const SEND_FIELDS: Record<Entry, SendFieldNames> = {
  */
 export const flowTimeoutMs = (config: Config): number => config.identity.timeout_seconds * 1500;
 
-
 function normalisePhones(body: Record<string, unknown>, region: string): Record<string, unknown> {
   const out = { ...body };
   for (const field of PHONE_FIELDS) {
@@ -77,21 +76,41 @@ function presentedClaims(entry: Entry, body: Record<string, unknown>, ctx: Servi
   return verifyProof(ctx.deps.proofKey, token, ctx.deps.now(), [PROOF_KIND[field]]);
 }
 
-
 /** Effects that change something: a proof that led to one is spent (docs/security.md). */
-const CHANGES: ReadonlySet<string> = new Set<EffectName>(['claimAccount', 'releasePhone', 'registerUser', 'confirmDoi', 'updateProfile', 'issueToken']);
+const CHANGES: ReadonlySet<string> = new Set<EffectName>([
+  'claimAccount',
+  'releasePhone',
+  'registerUser',
+  'confirmDoi',
+  'updateProfile',
+  'issueToken',
+]);
 
 /**
  * The presented proof, spent when this action may change something with it: the registration
  * form (register_proof), the code of a journey that continues (pending_proof) and the profile
  * (proof). Adding a phone only sends a code, so its proof stays usable for a resend.
  */
-function spendsProof(entry: Entry, claims: FlowClaims | undefined): claims is FlowClaims & { jti: string; exp: number } {
-  return claims !== undefined && typeof claims.jti === 'string' && typeof claims.exp === 'number' && entry !== 'addPhone' && entry !== 'login' && claims.kind !== 'phone';
+function spendsProof(
+  entry: Entry,
+  claims: FlowClaims | undefined,
+): claims is FlowClaims & { jti: string; exp: number } {
+  return (
+    claims !== undefined &&
+    typeof claims.jti === 'string' &&
+    typeof claims.exp === 'number' &&
+    entry !== 'addPhone' &&
+    entry !== 'login' &&
+    claims.kind !== 'phone'
+  );
 }
 
 const flowTimedOut = (err: FlowTimeoutError, timeoutMs: number) =>
-  apiError('upstream_error', { params: { service: 'di accesso' }, data: { upstream: 'login_flow', timeout_ms: timeoutMs }, cause: err });
+  apiError('upstream_error', {
+    params: { service: 'di accesso' },
+    data: { upstream: 'login_flow', timeout_ms: timeoutMs },
+    cause: err,
+  });
 
 /** Serves the optimised actions: one per process (the front controller builds it with the app). */
 export interface FlowRunner {
@@ -160,18 +179,35 @@ async function runFlowAction(
 }
 
 /** The proof, spent before the machine runs, so two requests with one proof cannot both change something. */
-async function spendProof(ctx: ServiceContext, claims: FlowClaims & { jti: string; exp: number }): Promise<typeof claims> {
+async function spendProof(
+  ctx: ServiceContext,
+  claims: FlowClaims & { jti: string; exp: number },
+): Promise<typeof claims> {
   if (typeof claims.iat === 'number') await refuseIfClaimedSince(ctx, { uid: claims.uid, iat: claims.iat });
   if (!(await ctx.deps.otp.spendProof(claims.jti, claims.exp * 1000))) throw invalidProof('spent');
   return claims;
 }
 
 /** The machine's step; a step that never settled gives the spent proof back. */
-async function step(ctx: ServiceContext, input: LoginFlowInput, event: ReturnType<typeof flowRequest>['event'], effects: FlowEffects, spent: { jti: string } | undefined, recording?: RequestRecording): Promise<StepResult> {
+async function step(
+  ctx: ServiceContext,
+  input: LoginFlowInput,
+  event: ReturnType<typeof flowRequest>['event'],
+  effects: FlowEffects,
+  spent: { jti: string } | undefined,
+  recording?: RequestRecording,
+): Promise<StepResult> {
   const timeoutMs = flowTimeoutMs(ctx.deps.config);
   try {
     // ctx.trace is the request's debug trace: flow steps and upstream calls land in it in the order they happen.
-    return await runStep(loginFlowMachine, { input, event, effects, trace: ctx.trace, timeoutMs, entered: recording?.machineStarts() });
+    return await runStep(loginFlowMachine, {
+      input,
+      event,
+      effects,
+      trace: ctx.trace,
+      timeoutMs,
+      entered: recording?.machineStarts(),
+    });
   } catch (err) {
     if (spent) await ctx.deps.otp.unspendProof(spent.jti).catch(() => {});
     throw err instanceof FlowTimeoutError ? flowTimedOut(err, timeoutMs) : err;
@@ -184,19 +220,40 @@ function logStep(ctx: ServiceContext, entry: Entry, result: StepResult, started:
   if (!deps.log.isLevelEnabled('info')) return;
   const { output } = result;
   ctx.log.info(
-    { flow_action: entry, flow: output.flow, next_step: output.nextStep, steps: result.steps, calls: result.calls, reason: output.failure?.reason, uid: output.uid, duration_ms: deps.now() - started },
+    {
+      flow_action: entry,
+      flow: output.flow,
+      next_step: output.nextStep,
+      steps: result.steps,
+      calls: result.calls,
+      reason: output.failure?.reason,
+      uid: output.uid,
+      duration_ms: deps.now() - started,
+    },
     'login flow step',
   );
 }
 
 /** The envelope of a settled step, with the lineage of the proof it hands out; a refusal is thrown. */
-function answer(ctx: ServiceContext, result: StepResult, claims: FlowClaims | undefined, changed: boolean, carried: FunnelLineage | undefined): { data: FlowAnswerData } {
+function answer(
+  ctx: ServiceContext,
+  result: StepResult,
+  claims: FlowClaims | undefined,
+  changed: boolean,
+  carried: FunnelLineage | undefined,
+): { data: FlowAnswerData } {
   const { output } = result;
   if (!output.ok) throw failureError(output.failure ?? { reason: 'invalid_request' });
   // Nothing changed: the next proof continues this one (one phone proof, one registration). A change
   // spent it: a code verified now starts a new chain, else the new proof ends when this one would have.
   const verifiedCode = result.calls.includes('verifyOtp');
   const lineage: NextProofLineage =
-    !claims?.jti || !claims.exp ? {} : !changed ? { continues: { jti: claims.jti, exp: claims.exp }, iat: claims.iat } : verifiedCode ? {} : { expires: claims.exp, iat: claims.iat };
+    !claims?.jti || !claims.exp
+      ? {}
+      : !changed
+        ? { continues: { jti: claims.jti, exp: claims.exp }, iat: claims.iat }
+        : verifiedCode
+          ? {}
+          : { expires: claims.exp, iat: claims.iat };
   return { data: answerData(output, ctx, carried ? { ...lineage, funnel: carried } : lineage) };
 }

@@ -71,7 +71,8 @@ function answerFailure(ctx: Context, err: ApiError, locale?: string): void {
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 /** No Content-Length (or 0) and no Transfer-Encoding: nothing to type-check, and the request is `{}`. */
-const hasBody = (ctx: Context) => ctx.req.headers['transfer-encoding'] !== undefined || Number(ctx.req.headers['content-length']) > 0;
+const hasBody = (ctx: Context) =>
+  ctx.req.headers['transfer-encoding'] !== undefined || Number(ctx.req.headers['content-length']) > 0;
 
 async function serveMetrics(ctx: Context, deps: Deps): Promise<void> {
   ctx.body = await deps.metrics.render();
@@ -106,7 +107,12 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   app.silent = true;
   if (hops > 0) {
     app.use(function clientBehindProxies(ctx: Context, next: Next) {
-      ctx.request.ip = clientAddress(ctx.get(forwardedHeader) || undefined, forwardedHeader, hops, ctx.req.socket.remoteAddress ?? '');
+      ctx.request.ip = clientAddress(
+        ctx.get(forwardedHeader) || undefined,
+        forwardedHeader,
+        hops,
+        ctx.req.socket.remoteAddress ?? '',
+      );
       return next();
     });
   }
@@ -118,7 +124,10 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
   app.use(deps.metrics.middleware);
   // Every action's series from 0, and the GET endpoints that answer the service's own failures (readiness).
   deps.metrics.declareActions([...actions.keys(), '/healthz', '/readyz']);
-  if (config.funnel.enabled) declareFunnelSeries(deps.metrics).catch((err: unknown) => deps.log.warn({ err: { message: err instanceof Error ? err.message : 'error' } }, 'funnel: series not declared'));
+  if (config.funnel.enabled)
+    declareFunnelSeries(deps.metrics).catch((err: unknown) =>
+      deps.log.warn({ err: { message: err instanceof Error ? err.message : 'error' } }, 'funnel: series not declared'),
+    );
   app.use(async function requestScope(ctx: Context, next: Next) {
     const started = process.hrtime.bigint();
     const incoming = ctx.get('x-request-id');
@@ -146,12 +155,22 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     // The path of an unknown action is whatever the client typed (a phone, a token): not logged.
     const path = actionLabel(ctx) === 'unknown' ? undefined : ctx.path;
     ctx.state.log.info(
-      { method: ctx.method, path, action: ctx.state.action, status: ctx.status, reason: ctx.state.outcome, duration_ms: Math.round(durationMs * 10) / 10 },
+      {
+        method: ctx.method,
+        path,
+        action: ctx.state.action,
+        status: ctx.status,
+        reason: ctx.state.outcome,
+        duration_ms: Math.round(durationMs * 10) / 10,
+      },
       'request',
     );
   });
 
-  const corsHeaders = cors({ origin: (ctx) => (config.server.cors_origins.includes(ctx.get('origin')) ? ctx.get('origin') : ''), credentials: true });
+  const corsHeaders = cors({
+    origin: (ctx) => (config.server.cors_origins.includes(ctx.get('origin')) ? ctx.get('origin') : ''),
+    credentials: true,
+  });
   app.use(function corsWhenOrigin(ctx: Context, next: Next) {
     // Without an Origin header @koa/cors only adds `Vary: Origin`; doing just that here spares it on most requests.
     if (ctx.get('origin') !== '') return corsHeaders(ctx, next);
@@ -167,18 +186,26 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     ctx.body = { success: true, error: null, data: { status: 'up' } };
   });
   const unsafe = weakenedDefences(config);
-  const warnings = configWarnings(config, options.environment ?? (config.sandbox.enabled ? 'development' : 'production'));
+  const warnings = configWarnings(
+    config,
+    options.environment ?? (config.sandbox.enabled ? 'development' : 'production'),
+  );
   router.get('/readyz', async (ctx) => {
     if (!(await deps.ready().catch(() => false))) return answerFailure(ctx, apiError('store_unavailable'));
     // What this instance runs without, for an operator: which defences are off is a map for anyone else.
     const operator = diagnosticsCaller({ deps, keys: keysOf(ctx) });
-    ctx.body = { success: true, error: null, data: operator ? { status: 'ready', unsafe, warnings } : { status: 'ready' } };
+    ctx.body = {
+      success: true,
+      error: null,
+      data: operator ? { status: 'ready', unsafe, warnings } : { status: 'ready' },
+    };
   });
   router.get('/metrics', async (ctx) => {
     // Metrics name actions, upstreams and refusal rates: not for whoever reaches the public port.
     // Without a token they are only on the metrics listener (src/service.ts), if anywhere.
     // What it is and how to turn it on: no metric is there to reveal.
-    if (!config.metrics.token) throw apiError('metrics_not_enabled', { data: { keys: ['metrics.token', 'metrics.port'] } });
+    if (!config.metrics.token)
+      throw apiError('metrics_not_enabled', { data: { keys: ['metrics.token', 'metrics.port'] } });
     if (!(await metricsTokenHeld(deps, ctx))) {
       throw apiError('unauthorized', { headers: { 'WWW-Authenticate': 'Bearer' } });
     }

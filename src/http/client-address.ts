@@ -52,7 +52,12 @@ function forwardedFor(element: string): string | undefined {
  * connection's address. Entries are split at commas, which no proxy-written entry contains
  * (a quoted comma can only be in the client's part, left of them).
  */
-export function clientAddress(header: string | undefined, kind: ForwardedHeader, hops: number, socketAddress: string): string {
+export function clientAddress(
+  header: string | undefined,
+  kind: ForwardedHeader,
+  hops: number,
+  socketAddress: string,
+): string {
   if (!header) return socketAddress;
   // Stryker disable next-line ConditionalExpression: with 0 hops the entry read would be the one past the last (none), which answers the connection too; said here outright.
   if (hops === 0) return socketAddress;

@@ -40,7 +40,8 @@ export function capConnectionsPerClient(server: Pick<Server, 'on'>, cap: number,
     if (count > cap) {
       // Refused before a byte is read: no answer, the client sees the connection closed.
       socket.destroy();
-      if (!warned) log.warn({ cap }, 'a client reached server.max_connections_per_client; further refusals are not logged');
+      if (!warned)
+        log.warn({ cap }, 'a client reached server.max_connections_per_client; further refusals are not logged');
       warned = true;
       return;
     }

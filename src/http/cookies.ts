@@ -22,7 +22,12 @@ export function tokenCookieOf(ctx: Pick<Context, 'cookies'>, config: Pick<Config
   };
 }
 
-function setTokenCookie(ctx: Pick<Context, 'cookies'>, config: Pick<Config, 'server' | 'sandbox'>, token: string, { stayLoggedIn, expiresIn }: TokenCookieOptions): void {
+function setTokenCookie(
+  ctx: Pick<Context, 'cookies'>,
+  config: Pick<Config, 'server' | 'sandbox'>,
+  token: string,
+  { stayLoggedIn, expiresIn }: TokenCookieOptions,
+): void {
   const { server, sandbox } = config;
   const secure = !sandbox.enabled;
   // TLS usually ends at a proxy: the browser's connection is secure even when ours is not,

@@ -15,5 +15,10 @@ export function successEnvelope(data: Record<string, unknown> | null, extra: Rec
 
 /** The one place an error becomes an answer: its text in the request's locale (Italian unless `en`). */
 export function failureEnvelope(err: ApiError, locale?: string): Envelope {
-  return { success: false, error: messageIn(err, locale), data: { reason: err.reason, ...dataIn(err, locale) }, ...err.extra };
+  return {
+    success: false,
+    error: messageIn(err, locale),
+    data: { reason: err.reason, ...dataIn(err, locale) },
+    ...err.extra,
+  };
 }

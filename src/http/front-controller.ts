@@ -91,7 +91,9 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     ctx.state.action = action?.name ?? 'unknown';
     if (!action) {
       const suggestion = name ? closestAction(name, actions) : undefined;
-      throw apiError('unknown_action', { data: { action: name?.slice(0, 64) ?? null, ...(suggestion ? { did_you_mean: suggestion } : {}) } });
+      throw apiError('unknown_action', {
+        data: { action: name?.slice(0, 64) ?? null, ...(suggestion ? { did_you_mean: suggestion } : {}) },
+      });
     }
     const body = ctx.request.body ?? {};
     checkBodyShape(body);
@@ -101,7 +103,14 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     const input = valid.success ? valid.data : parseRequest(action.request, body, localeOf(ctx));
     // The bot challenge's solution, where the action takes one (src/domain/limits/challenge.ts): only such an action's sends are asked for one.
     const solution = (input as { challenge?: unknown }).challenge;
-    const actionCtx = new RequestActionContext(deps, flows, ctx, localeOf, takesChallenge(action) ? action.name : undefined, typeof solution === 'string' && solution !== '' ? solution : undefined);
+    const actionCtx = new RequestActionContext(
+      deps,
+      flows,
+      ctx,
+      localeOf,
+      takesChallenge(action) ? action.name : undefined,
+      typeof solution === 'string' && solution !== '' ? solution : undefined,
+    );
     const { trace } = actionCtx;
     // Identity exchanges are collected (masked) only when `debug` is on: `idp_debug`.
     const idpExchanges = deps.config.debug ? [] : undefined;
@@ -113,7 +122,8 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
       // A provider's failure carries its exchanges: that is when they help most. A refusal of the
       // caller does not: the provider's reply behind it (a profile, "unknown email") is exactly
       // what the caller was refused.
-      if (idpExchanges && isApiError(err) && err.reason === 'upstream_error') Object.assign(err.extra, idpDebugFields(idpExchanges));
+      if (idpExchanges && isApiError(err) && err.reason === 'upstream_error')
+        Object.assign(err.extra, idpDebugFields(idpExchanges));
       throw err;
     }
     ctx.status = 200;
@@ -135,7 +145,11 @@ const challengeTakers = new WeakMap<Action, boolean>();
  */
 function takesChallenge(action: Action): boolean {
   let takes = challengeTakers.get(action);
-  if (takes === undefined) challengeTakers.set(action, (takes = (action.request as { shape?: Record<string, unknown> }).shape?.challenge !== undefined));
+  if (takes === undefined)
+    challengeTakers.set(
+      action,
+      (takes = (action.request as { shape?: Record<string, unknown> }).shape?.challenge !== undefined),
+    );
   return takes;
 }
 
@@ -153,7 +167,8 @@ function closestAction(name: string, actions: ReadonlyMap<string, Action>): stri
 }
 
 /** An answer reduced for this caller (`meta.limited`): the provider's reply would show what it left out. */
-const trimmed = (extra: Record<string, unknown> | undefined): boolean => (extra?.meta as { limited?: unknown } | undefined)?.limited === true;
+const trimmed = (extra: Record<string, unknown> | undefined): boolean =>
+  (extra?.meta as { limited?: unknown } | undefined)?.limited === true;
 
 /**
  * `idp_debug` (docs/contract.md#addressing-and-envelope, only when `debug` is on): the identity exchanges of this request,

@@ -5,7 +5,15 @@ import { JOURNEY_IDS } from '../../machines';
 import { apiError } from '../core/errors';
 import type { Deps } from '../domain/deps';
 import { funnelReader } from '../domain/guard';
-import { alignRange, DAY_MS, HOUR_MS, MINUTE_MS, MINUTE_READ_LIMIT_MS, MINUTE_RETENTION_MS, type FunnelRange } from '../domain/funnel/store';
+import {
+  alignRange,
+  DAY_MS,
+  HOUR_MS,
+  MINUTE_MS,
+  MINUTE_READ_LIMIT_MS,
+  MINUTE_RETENTION_MS,
+  type FunnelRange,
+} from '../domain/funnel/store';
 import { funnelDiagrams } from '../domain/funnel/counting';
 import { compareFigures, funnelFigures, type FunnelStats } from '../domain/funnel/figures';
 import { FUNNEL_CSS } from './demo/funnel-css';
@@ -32,7 +40,9 @@ export function durationMs(text: string): number | undefined {
   return match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : undefined;
 }
 
-const instant = z.union([z.iso.datetime({ offset: true }), z.string().regex(/^\d{10,14}$/)]).transform((v) => (/^\d+$/.test(v) ? Number(v) : Date.parse(v)));
+const instant = z
+  .union([z.iso.datetime({ offset: true }), z.string().regex(/^\d{10,14}$/)])
+  .transform((v) => (/^\d+$/.test(v) ? Number(v) : Date.parse(v)));
 const since = z.string().refine((v) => durationMs(v) !== undefined, 'must be minutes, hours or days: 90m, 24h, 7d');
 
 export const funnelStatsQuery = z.strictObject({
@@ -55,18 +65,30 @@ export type FunnelStatsQuery = z.infer<typeof funnelStatsQuery>;
 export function rangesOf(query: FunnelStatsQuery, now: number): { main: FunnelRange; other?: FunnelRange } {
   const to = query.to ?? now;
   const from = query.from ?? to - durationMs(query.since ?? '24h')!;
-  const asked = [{ from, to }, ...(query.compare_from !== undefined ? [{ from: query.compare_from, to: query.compare_to ?? query.compare_from + (to - from) }] : [])];
+  const asked = [
+    { from, to },
+    ...(query.compare_from !== undefined
+      ? [{ from: query.compare_from, to: query.compare_to ?? query.compare_from + (to - from) }]
+      : []),
+  ];
   for (const w of asked) {
     if (!(w.from < w.to && w.to - w.from <= MAX_RANGE_MS)) {
-      throw apiError('invalid_request', { data: { issues: [{ path: 'from', message: 'from must be before to, at most 30 days apart' }] } });
+      throw apiError('invalid_request', {
+        data: { issues: [{ path: 'from', message: 'from must be before to, at most 30 days apart' }] },
+      });
     }
   }
   const earliest = Math.min(...asked.map((w) => w.from), query.compare === 'previous' ? from - (to - from) : from);
-  const resolution: FunnelRange['resolution'] = to - from <= MINUTE_READ_LIMIT_MS && earliest >= now - MINUTE_RETENTION_MS + HOUR_MS ? 'minute' : 'hour';
+  const resolution: FunnelRange['resolution'] =
+    to - from <= MINUTE_READ_LIMIT_MS && earliest >= now - MINUTE_RETENTION_MS + HOUR_MS ? 'minute' : 'hour';
   const main = alignRange(from, to, now, resolution);
   const length = main.to - main.from;
   const other =
-    query.compare_from !== undefined ? alignRange(asked[1]!.from, asked[1]!.to, now, resolution) : query.compare === 'previous' ? { from: main.from - length, to: main.from, resolution } satisfies FunnelRange : undefined;
+    query.compare_from !== undefined
+      ? alignRange(asked[1]!.from, asked[1]!.to, now, resolution)
+      : query.compare === 'previous'
+        ? ({ from: main.from - length, to: main.from, resolution } satisfies FunnelRange)
+        : undefined;
   return { main, ...(other ? { other } : {}) };
 }
 
@@ -84,7 +106,10 @@ export async function funnelStats(deps: Pick<Deps, 'funnel' | 'now'>, query: Fun
 
 export function parseQuery(ctx: Context): FunnelStatsQuery {
   const parsed = funnelStatsQuery.safeParse(ctx.query);
-  if (!parsed.success) throw apiError('invalid_request', { data: { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) } });
+  if (!parsed.success)
+    throw apiError('invalid_request', {
+      data: { issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) },
+    });
   return parsed.data;
 }
 
@@ -109,7 +134,10 @@ export function mountFunnel(router: Router, deps: Deps): void {
     allowed(ctx);
     const query = parseQuery(ctx);
     ctx.type = 'text/html; charset=utf-8';
-    ctx.body = funnelPage(await funnelStats(deps, query), query.from === undefined ? (query.since ?? '24h') : undefined);
+    ctx.body = funnelPage(
+      await funnelStats(deps, query),
+      query.from === undefined ? (query.since ?? '24h') : undefined,
+    );
     ctx.set('Content-Security-Policy', DEMO_CSP);
     ctx.set('Referrer-Policy', 'no-referrer');
   });

@@ -15,11 +15,16 @@ export type LocaleOf = (ctx: Context) => string;
 /** Actions whose request schema has a `locale` field: only their body names the locale. */
 export function actionsWithLocaleField(actions: Iterable<Action>): ReadonlySet<string> {
   const names = new Set<string>();
-  for (const action of actions) if (action.request instanceof z.ZodObject && 'locale' in action.request.shape) names.add(action.name);
+  for (const action of actions)
+    if (action.request instanceof z.ZodObject && 'locale' in action.request.shape) names.add(action.name);
   return names;
 }
 
-export function createLocaleResolver(locales: readonly string[], fallback: string, fieldActions: ReadonlySet<string>): LocaleOf {
+export function createLocaleResolver(
+  locales: readonly string[],
+  fallback: string,
+  fieldActions: ReadonlySet<string>,
+): LocaleOf {
   const known = new Set(locales);
   // The default first: `Accept-Language: *` (or a tie) picks it.
   const offered = [fallback, ...locales.filter((l) => l !== fallback)];
@@ -36,7 +41,9 @@ export function createLocaleResolver(locales: readonly string[], fallback: strin
   return (ctx) => {
     const resolved = ctx.state.locale;
     if (typeof resolved === 'string') return resolved;
-    const body = fieldActions.has(ctx.state.action as string) ? (ctx.request.body as { locale?: unknown } | undefined) : undefined;
+    const body = fieldActions.has(ctx.state.action as string)
+      ? (ctx.request.body as { locale?: unknown } | undefined)
+      : undefined;
     let locale = fromField(body?.locale);
     if (locale === undefined && ctx.get('accept-language') !== '') locale = ctx.acceptsLanguages(offered) || undefined;
     ctx.state.locale = locale ?? fallback;

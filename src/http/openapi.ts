@@ -43,17 +43,23 @@ const tagOf = (name: string): string => groups.find(([, list]) => list.some((a) 
 const looseRecord = () => z.record(z.string(), z.unknown());
 
 const issues = z
-  .array(z.object({ path: z.string().describe('Dotted path of the field, empty for the whole body.'), message: z.string() }))
+  .array(
+    z.object({ path: z.string().describe('Dotted path of the field, empty for the whole body.'), message: z.string() }),
+  )
   .describe('Present with reason invalid_request: what was wrong with each field.');
 
 const extras = {
   meta: looseRecord().optional().describe('Present on search_user, get_user and get_user_email.'),
-  payload: looseRecord().optional().describe('Present on update_profile (echo of the sent fields) and on debug actions (token masked).'),
+  payload: looseRecord()
+    .optional()
+    .describe('Present on update_profile (echo of the sent fields) and on debug actions (token masked).'),
   idp_debug: looseRecord().optional().describe('Only when the configuration key `debug` is true.'),
   debug: z
     .array(z.looseObject({ step: z.string() }))
     .optional()
-    .describe('Internal call trace of optimised actions, only when `debug` is true; holds a step named login_ingestion when ingest ran.'),
+    .describe(
+      'Internal call trace of optimised actions, only when `debug` is true; holds a step named login_ingestion when ingest ran.',
+    ),
 };
 
 const successEnvelope = (data: z.ZodType) =>
@@ -65,12 +71,33 @@ const successEnvelope = (data: z.ZodType) =>
  * read them from the document rather than from prose.
  */
 const transportData = {
-  action: z.string().nullable().optional().describe('With unknown_action from the front controller: the name asked for (at most 64 characters), null when none was given.'),
-  did_you_mean: z.string().optional().describe('With unknown_action: the known action the name most likely meant (`felogin` -> `FeLogin`), when it is near enough to be a typo.'),
-  retry_after: z.number().int().optional().describe('With rate_limited: seconds to wait, as in the Retry-After header.'),
+  action: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      'With unknown_action from the front controller: the name asked for (at most 64 characters), null when none was given.',
+    ),
+  did_you_mean: z
+    .string()
+    .optional()
+    .describe(
+      'With unknown_action: the known action the name most likely meant (`felogin` -> `FeLogin`), when it is near enough to be a typo.',
+    ),
+  retry_after: z
+    .number()
+    .int()
+    .optional()
+    .describe('With rate_limited: seconds to wait, as in the Retry-After header.'),
   limit: z.string().optional().describe('With rate_limited: the name of the limit that refused the request.'),
-  request_id: z.string().optional().describe('With internal_error: the id of the request in the log (also the x-request-id header).'),
-  keys: z.array(z.string()).optional().describe('With metrics_not_enabled: the configuration keys that serve the metrics.'),
+  request_id: z
+    .string()
+    .optional()
+    .describe('With internal_error: the id of the request in the log (also the x-request-id header).'),
+  keys: z
+    .array(z.string())
+    .optional()
+    .describe('With metrics_not_enabled: the configuration keys that serve the metrics.'),
 };
 
 /**
@@ -94,12 +121,17 @@ const challengeData = {
               keyPrefix: z.string(),
               keySignature: z.string().optional(),
               expiresAt: z.number().optional().describe('Seconds since the epoch.'),
-              data: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional().describe('The action and a digest of the identifier the challenge is bound to.'),
+              data: z
+                .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+                .optional()
+                .describe('The action and a digest of the identifier the challenge is bound to.'),
             })
             .describe("ALTCHA's challenge parameters (protocol v2), signed."),
           signature: z.string(),
         })
-        .describe("A proof of work to solve with ALTCHA's widget (or its library): the solution is the widget's payload."),
+        .describe(
+          "A proof of work to solve with ALTCHA's widget (or its library): the solution is the widget's payload.",
+        ),
       z
         .object({
           provider: z.enum(['turnstile', 'hcaptcha']),
@@ -115,7 +147,9 @@ const challengeData = {
   solution: z
     .enum(['malformed', 'invalid', 'expired', 'spent', 'mismatch', 'unverified'])
     .optional()
-    .describe('With challenge_required after a solution was given: why it was refused (spent: used already; mismatch: issued for another action or identifier; unverified: the provider could not be asked).'),
+    .describe(
+      'With challenge_required after a solution was given: why it was refused (spent: used already; mismatch: issued for another action or identifier; unverified: the provider could not be asked).',
+    ),
 };
 
 const failureEnvelope = (reason: z.ZodType, data: z.ZodRawShape = {}) =>
@@ -126,7 +160,9 @@ const failureEnvelope = (reason: z.ZodType, data: z.ZodRawShape = {}) =>
       .describe(
         "Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule.",
       ),
-    data: z.looseObject({ reason, issues: issues.optional(), ...data }).describe('`reason` plus reason-specific fields (retry_after, valid, blocked, ...).'),
+    data: z
+      .looseObject({ reason, issues: issues.optional(), ...data })
+      .describe('`reason` plus reason-specific fields (retry_after, valid, blocked, ...).'),
   });
 
 /**
@@ -135,7 +171,13 @@ const failureEnvelope = (reason: z.ZodType, data: z.ZodRawShape = {}) =>
  * instead, so one odd action never breaks the document: a placeholder object is registered
  * (it embeds as a plain $ref) and `fallbacks` replaces it once the document is generated.
  */
-function component(registry: OpenAPIRegistry, fallbacks: Map<string, object>, refId: string, schema: z.ZodType, io: 'input' | 'output'): z.ZodType {
+function component(
+  registry: OpenAPIRegistry,
+  fallbacks: Map<string, object>,
+  refId: string,
+  schema: z.ZodType,
+  io: 'input' | 'output',
+): z.ZodType {
   // Schemas built before extendZodWithOpenApi ran lack `.openapi`; a clone has it.
   const named = schema.clone().openapi(refId);
   try {
@@ -151,7 +193,11 @@ function component(registry: OpenAPIRegistry, fallbacks: Map<string, object>, re
 
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   try {
-    const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<string, unknown>;
+    const { $schema: _dialect, ...json } = z.toJSONSchema(schema, {
+      target: 'draft-2020-12',
+      io,
+      unrepresentable: 'any',
+    }) as Record<string, unknown>;
     return json;
   } catch {
     return { description: 'Shape not describable.' };
@@ -160,15 +206,25 @@ function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string,
 
 const reasonsOf = (action: Action): string[] => [...new Set([...(action.reasons ?? []), ...COMMON_REASONS])].sort();
 
-function registerAction(registry: OpenAPIRegistry, fallbacks: Map<string, object>, action: Action, transportFailure: z.ZodType) {
+function registerAction(
+  registry: OpenAPIRegistry,
+  fallbacks: Map<string, object>,
+  action: Action,
+  transportFailure: z.ZodType,
+) {
   const { name } = action;
   const request = component(registry, fallbacks, `${name}.Request`, action.request, 'input');
-  const data = action.response ? component(registry, fallbacks, `${name}.Data`, action.response, 'output') : looseRecord().nullable();
+  const data = action.response
+    ? component(registry, fallbacks, `${name}.Data`, action.response, 'output')
+    : looseRecord().nullable();
   const reasons = reasonsOf(action);
   const success = registry.register(`${name}.Success`, successEnvelope(data));
   const failure = registry.register(
     `${name}.Failure`,
-    failureEnvelope(z.enum(reasons as [string, ...string[]]).describe('Stable snake_case code of the outcome.'), reasons.includes('challenge_required') ? challengeData : {}),
+    failureEnvelope(
+      z.enum(reasons as [string, ...string[]]).describe('Stable snake_case code of the outcome.'),
+      reasons.includes('challenge_required') ? challengeData : {},
+    ),
   );
   registry.registerPath({
     method: 'post',
@@ -185,7 +241,11 @@ function registerAction(registry: OpenAPIRegistry, fallbacks: Map<string, object
         content: {
           'application/json': {
             schema: z
-              .union(action.bodyResponse ? [success, failure, component(registry, fallbacks, `${name}.Body`, action.bodyResponse, 'output')] : [success, failure])
+              .union(
+                action.bodyResponse
+                  ? [success, failure, component(registry, fallbacks, `${name}.Body`, action.bodyResponse, 'output')]
+                  : [success, failure],
+              )
               .openapi({}, { unionPreferredType: 'oneOf' }),
           },
         },
@@ -208,34 +268,57 @@ function transportFailureResponse(schema: z.ZodType) {
 function registerOperations(registry: OpenAPIRegistry, envelope: z.ZodType, failure: z.ZodType) {
   const tags = ['Operations'];
   registry.registerPath({
-    method: 'get', path: '/healthz', operationId: 'healthz', tags, summary: 'Liveness: 200 while the process is up.',
+    method: 'get',
+    path: '/healthz',
+    operationId: 'healthz',
+    tags,
+    summary: 'Liveness: 200 while the process is up.',
     responses: { 200: { description: 'Up.', content: { 'application/json': { schema: envelope } } } },
   });
   registry.registerPath({
-    method: 'get', path: '/readyz', operationId: 'readyz', tags, summary: 'Readiness: 200 when the store answers, 503 (reason store_unavailable) otherwise.',
+    method: 'get',
+    path: '/readyz',
+    operationId: 'readyz',
+    tags,
+    summary: 'Readiness: 200 when the store answers, 503 (reason store_unavailable) otherwise.',
     responses: {
       200: { description: 'Ready.', content: { 'application/json': { schema: envelope } } },
       503: { description: 'The store is unreachable.', content: { 'application/json': { schema: failure } } },
     },
   });
   registry.registerPath({
-    method: 'get', path: '/metrics', operationId: 'metrics', tags, summary: 'Prometheus metrics (docs/operations.md lists them).',
+    method: 'get',
+    path: '/metrics',
+    operationId: 'metrics',
+    tags,
+    summary: 'Prometheus metrics (docs/operations.md lists them).',
     responses: {
-      200: { description: 'Prometheus text exposition format 0.0.4.', content: { 'text/plain': { schema: z.string() } } },
+      200: {
+        description: 'Prometheus text exposition format 0.0.4.',
+        content: { 'text/plain': { schema: z.string() } },
+      },
       401: {
-        description: 'unauthorized: metrics.token is set and `Authorization: Bearer <metrics.token>` is missing or wrong (with WWW-Authenticate: Bearer).',
+        description:
+          'unauthorized: metrics.token is set and `Authorization: Bearer <metrics.token>` is missing or wrong (with WWW-Authenticate: Bearer).',
         headers: z.object({ 'WWW-Authenticate': z.literal('Bearer') }),
         content: { 'application/json': { schema: failure } },
       },
       404: {
-        description: 'metrics_not_enabled: metrics.token is not set, so this port serves no metrics (data.keys names the keys that do: metrics.token here, or metrics.port for a listener of their own).',
+        description:
+          'metrics_not_enabled: metrics.token is not set, so this port serves no metrics (data.keys names the keys that do: metrics.token here, or metrics.port for a listener of their own).',
         content: { 'application/json': { schema: failure } },
       },
     },
   });
   registry.registerPath({
-    method: 'get', path: '/openapi.json', operationId: 'openapi', tags, summary: 'This document.',
-    responses: { 200: { description: 'OpenAPI 3.1 document.', content: { 'application/json': { schema: looseRecord() } } } },
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'openapi',
+    tags,
+    summary: 'This document.',
+    responses: {
+      200: { description: 'OpenAPI 3.1 document.', content: { 'application/json': { schema: looseRecord() } } },
+    },
   });
 }
 
@@ -251,7 +334,9 @@ export function createOpenApiDocument(actions: readonly Action[] = registeredAct
   });
   const envelope = registry.register('Envelope', successEnvelope(looseRecord().nullable()).loose());
   // Any reason of the catalogue: the query form's answer is the failure of whichever action it named.
-  const anyReason = z.enum([...reasons].sort() as [Reason, ...Reason[]]).describe('Stable snake_case code of the outcome: any reason of the service.');
+  const anyReason = z
+    .enum([...reasons].sort() as [Reason, ...Reason[]])
+    .describe('Stable snake_case code of the outcome: any reason of the service.');
   const failure = registry.register('Failure', failureEnvelope(anyReason, transportData));
 
   const fallbacks = new Map<string, object>();
@@ -264,17 +349,25 @@ export function createOpenApiDocument(actions: readonly Action[] = registeredAct
       operationId: 'action_by_query',
       tags: ['Addressing'],
       summary: 'Any action, named by the query parameter (the same call as POST /<name>).',
-      description: '`POST /?action=<name>` is the same call as `POST /<name>`: the body, the answer and the reasons are those of the named operation.',
+      description:
+        '`POST /?action=<name>` is the same call as `POST /<name>`: the body, the answer and the reasons are those of the named operation.',
       request: {
         query: z.object({
-          action: z.enum(actions.map((a) => a.name) as [string, ...string[]]).openapi({ param: { description: 'The action to call.' } }),
+          action: z
+            .enum(actions.map((a) => a.name) as [string, ...string[]])
+            .openapi({ param: { description: 'The action to call.' } }),
         }),
-        body: { required: true, content: { 'application/json': { schema: rest.length > 0 ? z.union([first, ...rest]) : first } } },
+        body: {
+          required: true,
+          content: { 'application/json': { schema: rest.length > 0 ? z.union([first, ...rest]) : first } },
+        },
       },
       responses: {
         200: {
           description: 'The envelope of the named action (see its `/<name>` operation).',
-          content: { 'application/json': { schema: z.union([envelope, failure]).openapi({}, { unionPreferredType: 'oneOf' }) } },
+          content: {
+            'application/json': { schema: z.union([envelope, failure]).openapi({}, { unionPreferredType: 'oneOf' }) },
+          },
         },
         default: transportFailureResponse(failure),
       },

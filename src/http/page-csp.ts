@@ -5,7 +5,13 @@ import { createHash } from 'node:crypto';
  * its hash) and nothing else, no script, no image, no form, no frame.
  */
 export const inlineStylePageCsp = (style: string): string =>
-  ["default-src 'none'", `style-src 'sha256-${createHash('sha256').update(style).digest('base64')}'`, "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"].join('; ');
+  [
+    "default-src 'none'",
+    `style-src 'sha256-${createHash('sha256').update(style).digest('base64')}'`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
 
 /** No inline script or style, nothing from another origin: /demo, /flows and /flows/funnel only talk to this service. */
 export const DEMO_CSP = [

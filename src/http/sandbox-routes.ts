@@ -126,7 +126,11 @@ export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c)
 
 function ago(at: string, now: Date): string {
   const seconds = Math.max(0, Math.round((now.getTime() - Date.parse(at)) / 1000));
-  return seconds < 60 ? `${seconds} s fa` : seconds < 3600 ? `${Math.floor(seconds / 60)} min fa` : `${Math.floor(seconds / 3600)} h fa`;
+  return seconds < 60
+    ? `${seconds} s fa`
+    : seconds < 3600
+      ? `${Math.floor(seconds / 60)} min fa`
+      : `${Math.floor(seconds / 3600)} h fa`;
 }
 
 /** The newest code per recipient, newest first, every value escaped; in Italian, as the demo and /flows it sits beside. */
@@ -150,7 +154,9 @@ export function outboxPage(newest: OutboxMessage[], now: Date, resettable = fals
     `<p class="muted">Si aggiorna ogni ${REFRESH_SECONDS} secondi. In JSON: <code>/_sandbox/outbox?to=&lt;telefono o email&gt;</code> (i messaggi di quel destinatario, dal più recente, l’ultimo codice in <code>data.code</code>).</p>`,
     table,
     ...(resettable
-      ? [`<form method="post" action="${RESET_PATH}"><p><button type="submit">Ricomincia da capo</button> <span class="muted">cancella codici, attese tra un invio e l’altro, limiti, registro SMS e questa outbox</span></p></form>`]
+      ? [
+          `<form method="post" action="${RESET_PATH}"><p><button type="submit">Ricomincia da capo</button> <span class="muted">cancella codici, attese tra un invio e l’altro, limiti, registro SMS e questa outbox</span></p></form>`,
+        ]
       : []),
     '</body></html>',
   ].join('\n');

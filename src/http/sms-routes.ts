@@ -58,7 +58,10 @@ export async function ledgerReport(deps: Deps, sinceSeconds: number) {
   const at = now();
   const entries = await sms.ledger.since(at - sinceSeconds * 1000);
   // The newest messages that went out; those no provider took are counted in totals and not_sent.
-  const newest = entries.filter((entry) => entry.not_sent === undefined).slice(-NEWEST).reverse();
+  const newest = entries
+    .filter((entry) => entry.not_sent === undefined)
+    .slice(-NEWEST)
+    .reverse();
   return {
     since: new Date(at - sinceSeconds * 1000).toISOString(),
     totals: sms.ledger.summary(entries),
@@ -111,7 +114,8 @@ export function createSmsRoutes(deps: Deps) {
       const provider = path.slice(RECEIPT_PATH.length);
       // Meta posts JSON signed over its raw bytes; Twilio posts forms signed over the URL and fields.
       const json = deps.sms.router.provider(provider)?.webhook !== undefined;
-      if (json ? !ctx.is('application/json') : !ctx.is('application/x-www-form-urlencoded')) throw apiError(json ? 'unsupported_media_type' : 'form_expected');
+      if (json ? !ctx.is('application/json') : !ctx.is('application/x-www-form-urlencoded'))
+        throw apiError(json ? 'unsupported_media_type' : 'form_expected');
       const rawBody = await readText(ctx, json ? JSON_RECEIPT_LIMIT : RECEIPT_LIMIT);
       const base = deps.config.sms.receipts.callback_base_url.replace(/\/+$/, '') || ctx.origin;
       const outcome = await deps.sms.receipt(provider, new URLSearchParams(ctx.querystring).get('m') ?? undefined, {
@@ -139,11 +143,15 @@ export function createSmsRoutes(deps: Deps) {
       } catch {
         throw apiError('malformed_json');
       }
-      if (typeof range !== 'string' || !/^\d{3,12}$/.test(range)) throw apiError('invalid_request', { data: { issues: [{ path: 'range', message: 'digits of a blocked range' }] } });
+      if (typeof range !== 'string' || !/^\d{3,12}$/.test(range))
+        throw apiError('invalid_request', {
+          data: { issues: [{ path: 'range', message: 'digits of a blocked range' }] },
+        });
       ctx.body = { success: true, error: null, data: { range, lifted: await deps.sms.pumping.lift(range) } };
       return;
     }
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw apiError('method_not_allowed', { headers: { Allow: 'GET' } });
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD')
+      throw apiError('method_not_allowed', { headers: { Allow: 'GET' } });
     if (path === LEDGER_PATH) {
       operator(ctx, deps);
       ctx.body = { success: true, error: null, data: await ledgerReport(deps, sinceOf(ctx)) };
@@ -178,7 +186,8 @@ const STYLE = [
 
 export const SMS_PAGE_CSP = inlineStylePageCsp(STYLE);
 
-const cells = (values: Array<string | number>, numeric: boolean[] = []) => values.map((v, i) => `<td${numeric[i] ? ' class="n"' : ''}>${escapeHtml(String(v))}</td>`).join('');
+const cells = (values: Array<string | number>, numeric: boolean[] = []) =>
+  values.map((v, i) => `<td${numeric[i] ? ' class="n"' : ''}>${escapeHtml(String(v))}</td>`).join('');
 const heads = (names: string[]) => `<tr>${names.map((name) => `<th>${escapeHtml(name)}</th>`).join('')}</tr>`;
 
 type LedgerReportData = Awaited<ReturnType<typeof ledgerReport>>;
@@ -189,7 +198,10 @@ function groupRow(group: LedgerGroup, locale: TextLocale): string {
   const low = group.sent >= 10 && group.conversion < 0.5;
   const counts = GROUP_COLUMNS.map((column) => group[column]);
   const channel = t(locale).channelNames[group.channel];
-  return `<tr>${cells(group.provider ? [group.country || '—', group.provider, channel] : [group.country || '—', channel])}${cells(counts, counts.map(() => true))}<td class="n${low ? ' low' : ''}">${readablePercent(group.conversion, locale)}</td></tr>`;
+  return `<tr>${cells(group.provider ? [group.country || '—', group.provider, channel] : [group.country || '—', channel])}${cells(
+    counts,
+    counts.map(() => true),
+  )}<td class="n${low ? ' low' : ''}">${readablePercent(group.conversion, locale)}</td></tr>`;
 }
 
 /**
@@ -209,17 +221,27 @@ export function smsPage(report: LedgerReportData, sinceSeconds: number, language
     : '';
   const notSent = report.not_sent.length
     ? `<table><thead>${heads([t.notSentColumns.provider, t.notSentColumns.channel, t.notSentColumns.reason, t.notSentColumns.count])}</thead><tbody>${report.not_sent
-        .map((row) => `<tr>${cells([row.provider || '—', t.channelNames[row.channel], t.notSentReasons[row.reason], row.count], [false, false, false, true])}</tr>`)
+        .map(
+          (row) =>
+            `<tr>${cells([row.provider || '—', t.channelNames[row.channel], t.notSentReasons[row.reason], row.count], [false, false, false, true])}</tr>`,
+        )
         .join('')}</tbody></table>`
     : `<p>${escapeHtml(t.noneNotSent)}</p>`;
-  const blocks = report.blocks.length ? `<ul>${report.blocks.map((b) => `<li>${escapeHtml(t.block(b.range, when(b.until)))}</li>`).join('')}</ul>` : `<p>${escapeHtml(t.noBlocks)}</p>`;
+  const blocks = report.blocks.length
+    ? `<ul>${report.blocks.map((b) => `<li>${escapeHtml(t.block(b.range, when(b.until)))}</li>`).join('')}</ul>`
+    : `<p>${escapeHtml(t.noBlocks)}</p>`;
   const providers = `<table><thead>${heads([t.providerColumns.provider, t.providerColumns.channel, t.providerColumns.circuit, t.providerColumns.receipts])}</thead><tbody>${report.breakers
-    .map((b) => `<tr>${cells([b.provider, t.channelNames[b.channel], t.circuit[b.state], t.receipts(b.receipts)])}</tr>`)
+    .map(
+      (b) => `<tr>${cells([b.provider, t.channelNames[b.channel], t.circuit[b.state], t.receipts(b.receipts)])}</tr>`,
+    )
     .join('')}</tbody></table>`;
   const c = t.entryColumns;
   const entries = report.entries.length
     ? `<table><thead>${heads([c.accepted, c.recipient, c.country, c.type, c.channel, c.provider, c.state, c.verified])}</thead><tbody>${report.entries
-        .map((e) => `<tr>${cells([when(e.accepted_at), e.recipient, e.country, t.numberTypes[e.number_type as PhoneNumberType] ?? e.number_type, t.channelNames[e.channel], e.provider, t.states[e.state], when(e.verified_at)])}</tr>`)
+        .map(
+          (e) =>
+            `<tr>${cells([when(e.accepted_at), e.recipient, e.country, t.numberTypes[e.number_type as PhoneNumberType] ?? e.number_type, t.channelNames[e.channel], e.provider, t.states[e.state], when(e.verified_at)])}</tr>`,
+        )
         .join('')}</tbody></table>`
     : '';
   return [

@@ -17,7 +17,21 @@ export interface SmsTexts {
   since(at: string): string;
   otherPeriods: string;
   byGroup: string;
-  columns: { country: string; provider: string; channel: string; attempted: string; not_sent: string; sent: string; delivered: string; failed: string; waiting: string; no_receipt: string; unknown: string; verified: string; conversion: string };
+  columns: {
+    country: string;
+    provider: string;
+    channel: string;
+    attempted: string;
+    not_sent: string;
+    sent: string;
+    delivered: string;
+    failed: string;
+    waiting: string;
+    no_receipt: string;
+    unknown: string;
+    verified: string;
+    conversion: string;
+  };
   /** Under the table: what the columns mean and that they add up. */
   legend: string;
   nothingSent: string;
@@ -42,7 +56,16 @@ export interface SmsTexts {
   circuit: Record<BreakerState, string>;
   receipts(posted: boolean): string;
   newestHeading: string;
-  entryColumns: { accepted: string; recipient: string; country: string; type: string; channel: string; provider: string; state: string; verified: string };
+  entryColumns: {
+    accepted: string;
+    recipient: string;
+    country: string;
+    type: string;
+    channel: string;
+    provider: string;
+    state: string;
+    verified: string;
+  };
   states: Record<DeliveryState, string>;
   /** libphonenumber's number types (the ledger's `number_type`); one it does not name is shown as it is. */
   numberTypes: Partial<Record<PhoneNumberType, string>>;
@@ -51,7 +74,10 @@ export interface SmsTexts {
 export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
   it: {
     title: 'SMS: consegne e conversione',
-    heading: (hours) => (hours === '1' ? 'SMS: consegne e conversione nell’ultima ora' : `SMS: consegne e conversione nelle ultime ${hours} ore`),
+    heading: (hours) =>
+      hours === '1'
+        ? 'SMS: consegne e conversione nell’ultima ora'
+        : `SMS: consegne e conversione nelle ultime ${hours} ore`,
     since: (at) => `Dal ${at}.`,
     otherPeriods: 'Altri periodi',
     byGroup: 'Per paese e fornitore',
@@ -86,8 +112,10 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
     },
     noneNotSent: 'Ogni messaggio tentato è stato preso da un fornitore.',
     challengesHeading: 'Verifica anti-bot',
-    challenges: ({ challenged, solved, failed }) => `Per ore intere: chiesta ${challenged}, superata ${solved}, fallita ${failed}.`,
-    block: (range, until) => `+${range}… bloccata fino al ${until}: molti codici verso questa numerazione e quasi nessuno verificato. Sblocco: npm run ledger -- --lift ${range}`,
+    challenges: ({ challenged, solved, failed }) =>
+      `Per ore intere: chiesta ${challenged}, superata ${solved}, fallita ${failed}.`,
+    block: (range, until) =>
+      `+${range}… bloccata fino al ${until}: molti codici verso questa numerazione e quasi nessuno verificato. Sblocco: npm run ledger -- --lift ${range}`,
     providersHeading: 'Fornitori',
     providerColumns: { provider: 'Fornitore', channel: 'Canale', circuit: 'Circuito', receipts: 'Ricevute' },
     byChannel: 'Per canale e paese',
@@ -99,7 +127,16 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
     },
     receipts: (posted) => (posted ? 'con ricevute' : 'senza ricevute'),
     newestHeading: 'Ultimi invii',
-    entryColumns: { accepted: 'Accettato', recipient: 'Destinatario', country: 'Paese', type: 'Tipo', channel: 'Canale', provider: 'Fornitore', state: 'Stato', verified: 'Verificato' },
+    entryColumns: {
+      accepted: 'Accettato',
+      recipient: 'Destinatario',
+      country: 'Paese',
+      type: 'Tipo',
+      channel: 'Canale',
+      provider: 'Fornitore',
+      state: 'Stato',
+      verified: 'Verificato',
+    },
     states: {
       waiting: 'in attesa della ricevuta',
       delivered: 'consegnato',
@@ -123,7 +160,10 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
   },
   en: {
     title: 'SMS: deliveries and conversion',
-    heading: (hours) => (hours === '1' ? 'SMS: deliveries and conversion over the last hour' : `SMS: deliveries and conversion over the last ${hours} hours`),
+    heading: (hours) =>
+      hours === '1'
+        ? 'SMS: deliveries and conversion over the last hour'
+        : `SMS: deliveries and conversion over the last ${hours} hours`,
     since: (at) => `Since ${at}.`,
     otherPeriods: 'Other periods',
     byGroup: 'By country and provider',
@@ -158,8 +198,10 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
     },
     noneNotSent: 'Every message tried was taken by a provider.',
     challengesHeading: 'Bot challenge',
-    challenges: ({ challenged, solved, failed }) => `Whole hours: asked ${challenged}, solved ${solved}, failed ${failed}.`,
-    block: (range, until) => `+${range}… blocked until ${until}: many codes to this range and hardly any verified. Lift it: npm run ledger -- --lift ${range}`,
+    challenges: ({ challenged, solved, failed }) =>
+      `Whole hours: asked ${challenged}, solved ${solved}, failed ${failed}.`,
+    block: (range, until) =>
+      `+${range}… blocked until ${until}: many codes to this range and hardly any verified. Lift it: npm run ledger -- --lift ${range}`,
     providersHeading: 'Providers',
     providerColumns: { provider: 'Provider', channel: 'Channel', circuit: 'Circuit', receipts: 'Receipts' },
     byChannel: 'By channel and country',
@@ -171,7 +213,16 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
     },
     receipts: (posted) => (posted ? 'with receipts' : 'no receipts'),
     newestHeading: 'Newest sends',
-    entryColumns: { accepted: 'Accepted', recipient: 'Recipient', country: 'Country', type: 'Type', channel: 'Channel', provider: 'Provider', state: 'State', verified: 'Verified' },
+    entryColumns: {
+      accepted: 'Accepted',
+      recipient: 'Recipient',
+      country: 'Country',
+      type: 'Type',
+      channel: 'Channel',
+      provider: 'Provider',
+      state: 'State',
+      verified: 'Verified',
+    },
     states: {
       waiting: 'waiting for its receipt',
       delivered: 'delivered',
@@ -196,4 +247,14 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
 };
 
 /** The ledger's columns in order, as the page and the terminal show them. */
-export const GROUP_COLUMNS = ['sent', 'not_sent', 'attempted', 'delivered', 'failed', 'waiting', 'no_receipt', 'unknown', 'verified'] as const;
+export const GROUP_COLUMNS = [
+  'sent',
+  'not_sent',
+  'attempted',
+  'delivered',
+  'failed',
+  'waiting',
+  'no_receipt',
+  'unknown',
+  'verified',
+] as const;

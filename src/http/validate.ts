@@ -16,7 +16,9 @@ export function checkBodyShape(body: unknown): void {
     const [node, depth] = stack.pop()!;
     if (typeof node !== 'object' || node === null) continue;
     if (depth > MAX_DEPTH) {
-      throw apiError('invalid_request', { data: { issues: [{ path: '', message: `nested deeper than ${MAX_DEPTH} levels` }] } });
+      throw apiError('invalid_request', {
+        data: { issues: [{ path: '', message: `nested deeper than ${MAX_DEPTH} levels` }] },
+      });
     }
     for (const key of Object.keys(node)) {
       if (unsafeKeys.has(key)) {

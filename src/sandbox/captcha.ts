@@ -21,7 +21,12 @@ export function createCaptchaFake(): SandboxFake {
       router.get(`${PREFIX}/token`, (ctx) => {
         const token = `sandbox.${randomBytes(18).toString('base64url')}`;
         const text = (value: unknown) => (typeof value === 'string' ? value.slice(0, 255) : '');
-        tokens.set(token, { action: text(ctx.query.action), cdata: text(ctx.query.cdata), until: Date.now() + TOKEN_TTL_MS, used: false });
+        tokens.set(token, {
+          action: text(ctx.query.action),
+          cdata: text(ctx.query.cdata),
+          until: Date.now() + TOKEN_TTL_MS,
+          used: false,
+        });
         ctx.body = { token };
       });
       router.post(`${PREFIX}/siteverify`, (ctx) => {
@@ -36,7 +41,14 @@ export function createCaptchaFake(): SandboxFake {
         if (!held) return refuse('invalid-input-response');
         if (held.used || held.until <= Date.now()) return refuse('timeout-or-duplicate');
         held.used = true;
-        ctx.body = { success: true, 'error-codes': [], challenge_ts: new Date().toISOString(), hostname: 'sandbox', action: held.action, cdata: held.cdata };
+        ctx.body = {
+          success: true,
+          'error-codes': [],
+          challenge_ts: new Date().toISOString(),
+          hostname: 'sandbox',
+          action: held.action,
+          cdata: held.cdata,
+        };
       });
     },
     configure: ({ baseUrl }) => ({ challenge: { verify_url: `${baseUrl}${PREFIX}/siteverify` } }),

@@ -5,7 +5,8 @@ import type { SandboxFake } from './fake';
  * What the outbox keeps of a token the collector received: no character of it (masks show none),
  * but a digest a test that holds the token can match, to tell one login's ingest from another's.
  */
-export const tokenFingerprint = (token: string): string => createHash('sha256').update(token).digest('hex').slice(0, 16);
+export const tokenFingerprint = (token: string): string =>
+  createHash('sha256').update(token).digest('hex').slice(0, 16);
 
 const PREFIX = '/collector';
 export const SANDBOX_COLLECTOR_TOKEN = 'sandbox-collector-token';
@@ -31,13 +32,21 @@ export function createCollectorFake(): SandboxFake {
           ctx.body = { error: 'uid and accessToken are required' };
           return;
         }
-        outbox.add({ channel: 'collector', to: uid, body: JSON.stringify({ uid, token_sha256: tokenFingerprint(accessToken) }) });
+        outbox.add({
+          channel: 'collector',
+          to: uid,
+          body: JSON.stringify({ uid, token_sha256: tokenFingerprint(accessToken) }),
+        });
         ctx.status = 202;
         ctx.body = { accepted: true };
       });
     },
     configure: ({ baseUrl }) => ({
-      user_collector: { base_url: `${baseUrl}${PREFIX}`, ingest_login_path: '/ingest/login', internal_token: SANDBOX_COLLECTOR_TOKEN },
+      user_collector: {
+        base_url: `${baseUrl}${PREFIX}`,
+        ingest_login_path: '/ingest/login',
+        internal_token: SANDBOX_COLLECTOR_TOKEN,
+      },
     }),
   };
 }

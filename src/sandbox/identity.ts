@@ -49,7 +49,8 @@ interface SandboxUser {
  * /flows's examples (docs/journeys/examples.json) answers the uid it shows. A fake's, never a
  * provider's: the real one chooses.
  */
-export const sandboxUidFor = (email: string): string => `PNI${createHash('sha256').update(email.trim().toLowerCase()).digest('base64url').slice(0, 11)}`;
+export const sandboxUidFor = (email: string): string =>
+  `PNI${createHash('sha256').update(email.trim().toLowerCase()).digest('base64url').slice(0, 11)}`;
 
 /**
  * A user with a phone, one without, one whose email is not confirmed yet, and two accounts made
@@ -110,17 +111,33 @@ function v3User(user: SandboxUser) {
   const custom_fields = customTemplates
     .filter((field) => user.custom[field.field_name as keyof SandboxUser['custom']] !== undefined)
     .map((field) => ({ ...field, value: user.custom[field.field_name as keyof SandboxUser['custom']]! }));
-  const names = { first_name: user.first_name, last_name: user.last_name, personal_name: `${user.first_name} ${user.last_name}`.trim() };
+  const names = {
+    first_name: user.first_name,
+    last_name: user.last_name,
+    personal_name: `${user.first_name} ${user.last_name}`.trim(),
+  };
   return { ...userGetFixture.user, uid: user.uid, email: user.email, ...names, custom_fields };
 }
 
 /** users/get answers a flat profile whose custom fields may be partial (only the phone here), as recorded. */
 function identityProfile(user: SandboxUser) {
-  const custom_fields = user.custom.otp_phone ? [{ ...usersGetFixture.custom_fields[0], value: user.custom.otp_phone }] : [];
-  return { ...usersGetFixture, uid: user.uid, email: user.email, first_name: user.first_name, last_name: user.last_name, email_confirmation_state: user.email_confirmation_state, custom_fields };
+  const custom_fields = user.custom.otp_phone
+    ? [{ ...usersGetFixture.custom_fields[0], value: user.custom.otp_phone }]
+    : [];
+  return {
+    ...usersGetFixture,
+    uid: user.uid,
+    email: user.email,
+    first_name: user.first_name,
+    last_name: user.last_name,
+    email_confirmation_state: user.email_confirmation_state,
+    custom_fields,
+  };
 }
 
-const errorList = (message: string, code = '400') => ({ error_code_list: [{ ...errorCodeListFixture.error_code_list[0], code, message, field: undefined }] });
+const errorList = (message: string, code = '400') => ({
+  error_code_list: [{ ...errorCodeListFixture.error_code_list[0], code, message, field: undefined }],
+});
 const v3Error = (code: number, message: string) => ({ ...v3ErrorFixture, code, message });
 
 export function createIdentityFake(): SandboxFake {
@@ -130,7 +147,9 @@ export function createIdentityFake(): SandboxFake {
   const key = randomBytes(32);
 
   const byEmail = (email: unknown) =>
-    typeof email === 'string' ? [...users.values()].find((u) => u.email.toLowerCase() === email.toLowerCase()) : undefined;
+    typeof email === 'string'
+      ? [...users.values()].find((u) => u.email.toLowerCase() === email.toLowerCase())
+      : undefined;
   const byUid = (uid: unknown) => (typeof uid === 'string' ? users.get(uid) : undefined);
 
   const sign = (body: string) => createHmac('sha256', key).update(body).digest('base64url');
@@ -144,7 +163,8 @@ export function createIdentityFake(): SandboxFake {
     const [header, payload, signature] = token.split('.');
     if (!header || !payload || !signature) return undefined;
     const expected = Buffer.from(sign(`${header}.${payload}`));
-    if (expected.length !== Buffer.from(signature).length || !timingSafeEqual(expected, Buffer.from(signature))) return undefined;
+    if (expected.length !== Buffer.from(signature).length || !timingSafeEqual(expected, Buffer.from(signature)))
+      return undefined;
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sub?: string; exp?: number };
     return (claims.exp ?? 0) * 1000 > Date.now() ? byUid(claims.sub) : undefined;
   }
@@ -157,7 +177,8 @@ export function createIdentityFake(): SandboxFake {
   const body = (ctx: Context) => (ctx.request.body ?? {}) as Record<string, unknown>;
   const bearer = (ctx: Context) => /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
   /** Publisher calls must carry the application id and the publisher key, as the real provider demands. */
-  const publisherOk = (ctx: Context, apiToken: unknown) => ctx.query.aid === SANDBOX_AID && apiToken === SANDBOX_API_TOKEN;
+  const publisherOk = (ctx: Context, apiToken: unknown) =>
+    ctx.query.aid === SANDBOX_AID && apiToken === SANDBOX_API_TOKEN;
   const v3Ok = (ctx: Context) => body(ctx).aid === SANDBOX_AID && body(ctx).api_token === SANDBOX_API_TOKEN;
   const route = (path: string) => `${PREFIX}${path}`;
 
@@ -179,9 +200,14 @@ export function createIdentityFake(): SandboxFake {
         // With a password, an unknown email, an account without a password and a wrong password
         // get the one recorded refusal (HTTP 200 + error_code_list), so the service's single
         // invalid_credentials answer is exercised against a provider that does not tell them apart.
-        if (!passwordless && (!user?.password || password !== user.password)) return void (ctx.body = errorCodeListFixture);
+        if (!passwordless && (!user?.password || password !== user.password))
+          return void (ctx.body = errorCodeListFixture);
         if (!user) return void (ctx.body = errorList('User not found', '404'));
-        ctx.body = { ...loginFixture, ...tokens(user), email_confirmation_required: user.email_confirmation_state !== 'confirmed' };
+        ctx.body = {
+          ...loginFixture,
+          ...tokens(user),
+          email_confirmation_required: user.email_confirmation_state !== 'confirmed',
+        };
       });
 
       router.post(route(identityPaths.register), (ctx) => {
@@ -189,7 +215,14 @@ export function createIdentityFake(): SandboxFake {
         const email = ctx.query.email;
         if (typeof email !== 'string' || !email.includes('@')) return void (ctx.body = errorList('Email is not valid'));
         if (byEmail(email)) return void (ctx.body = errorList('Email already registered', '409'));
-        const user: SandboxUser = { uid: sandboxUidFor(email), email, first_name: '', last_name: '', email_confirmation_state: 'unconfirmed', custom: {} };
+        const user: SandboxUser = {
+          uid: sandboxUidFor(email),
+          email,
+          first_name: '',
+          last_name: '',
+          email_confirmation_state: 'unconfirmed',
+          custom: {},
+        };
         users.set(user.uid, user);
         ctx.body = { ...registerFixture, ...tokens(user), pub_id: `pub_${randomBytes(4).toString('hex')}` };
       });
@@ -198,7 +231,8 @@ export function createIdentityFake(): SandboxFake {
         if (!publisherOk(ctx, bearer(ctx))) return void (ctx.body = errorList('Access denied', '403'));
         const user = byUid(ctx.query.uid);
         if (!user) return void (ctx.body = errorList('User not found', '404'));
-        if (String(body(ctx).email_confirmation_state).toLowerCase() === 'confirmed') user.email_confirmation_state = 'confirmed';
+        if (String(body(ctx).email_confirmation_state).toLowerCase() === 'confirmed')
+          user.email_confirmation_state = 'confirmed';
         ctx.body = doiFixture;
       });
 
@@ -223,11 +257,25 @@ export function createIdentityFake(): SandboxFake {
           return void (ctx.body = v3Error(400, 'custom_fields is not valid JSON'));
         }
         const wanted = Array.isArray(filters)
-          ? filters.filter((f) => f?.field_name === 'otp_phone' && f?.condition?.type === 'EQUAL').map((f) => String(f.condition.value))
+          ? filters
+              .filter((f) => f?.field_name === 'otp_phone' && f?.condition?.type === 'EQUAL')
+              .map((f) => String(f.condition.value))
           : [];
-        const found = [...users.values()].filter((u) => wanted.length === 0 || (u.custom.otp_phone !== undefined && wanted.includes(u.custom.otp_phone)));
-        const page = found.slice(Number(body(ctx).offset ?? 0), Number(body(ctx).offset ?? 0) + Number(body(ctx).limit ?? 100));
-        ctx.body = { ...searchFixture, offset: Number(body(ctx).offset ?? 0), limit: Number(body(ctx).limit ?? 100), total: found.length, count: page.length, users: page.map(v3User) };
+        const found = [...users.values()].filter(
+          (u) => wanted.length === 0 || (u.custom.otp_phone !== undefined && wanted.includes(u.custom.otp_phone)),
+        );
+        const page = found.slice(
+          Number(body(ctx).offset ?? 0),
+          Number(body(ctx).offset ?? 0) + Number(body(ctx).limit ?? 100),
+        );
+        ctx.body = {
+          ...searchFixture,
+          offset: Number(body(ctx).offset ?? 0),
+          limit: Number(body(ctx).limit ?? 100),
+          total: found.length,
+          count: page.length,
+          users: page.map(v3User),
+        };
       });
 
       router.post(route(identityPaths.userUpdate), (ctx) => {
@@ -277,6 +325,8 @@ export function createIdentityFake(): SandboxFake {
         ctx.body = { ...refreshFixture, ...tokens(user) };
       });
     },
-    configure: ({ baseUrl }) => ({ identity: { base_url: `${baseUrl}${PREFIX}`, aid: SANDBOX_AID, api_token: SANDBOX_API_TOKEN } }),
+    configure: ({ baseUrl }) => ({
+      identity: { base_url: `${baseUrl}${PREFIX}`, aid: SANDBOX_AID, api_token: SANDBOX_API_TOKEN },
+    }),
   };
 }

@@ -30,7 +30,11 @@ export interface Sandbox {
  * Starts in-process fakes of every upstream on loopback and points the configuration at them,
  * so `npm start` with nothing configured runs the whole service through its real clients.
  */
-export async function startSandbox(config: Config, log: Logger, fakes: Array<() => SandboxFake> = sandboxFakes): Promise<Sandbox> {
+export async function startSandbox(
+  config: Config,
+  log: Logger,
+  fakes: Array<() => SandboxFake> = sandboxFakes,
+): Promise<Sandbox> {
   const outbox = new Outbox();
   const app = new Koa();
   app.silent = true;
@@ -46,7 +50,13 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const smsFaults = new SmsFaults();
   let receiptsBase = '';
-  const sandbox: SandboxContext = { outbox, log: log.child({ component: 'sandbox' }), baseUrl, smsFaults, receiptsBase: () => receiptsBase };
+  const sandbox: SandboxContext = {
+    outbox,
+    log: log.child({ component: 'sandbox' }),
+    baseUrl,
+    smsFaults,
+    receiptsBase: () => receiptsBase,
+  };
   router.post('/faults/sms/:provider/:fault', (ctx) => {
     const fault = ctx.params.fault as SmsFault;
     if (!SMS_FAULTS.includes(fault)) {
@@ -91,7 +101,13 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
 
   // Receipts come back to the service's own port when it is known before it listens (a fixed server.port).
   if (config.server.port !== 0 && config.sms.receipts.callback_base_url === '') {
-    patch = deepMerge(patch, { sms: { receipts: { callback_base_url: `http://${config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host}:${config.server.port}` } } });
+    patch = deepMerge(patch, {
+      sms: {
+        receipts: {
+          callback_base_url: `http://${config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host}:${config.server.port}`,
+        },
+      },
+    });
   }
   const merged = configSchema.parse(deepMerge(config as unknown as Record<string, unknown>, patch));
   receiptsBase = merged.sms.receipts.callback_base_url.replace(/\/+$/, '');
@@ -119,7 +135,8 @@ export async function startSandbox(config: Config, log: Logger, fakes: Array<() 
 
 /** Fakes' patches merged; their `sms.providers` lists add up (each fake brings its own providers), where a merge would keep the last. */
 function withProviders(patch: Record<string, unknown>, add: Record<string, unknown>): Record<string, unknown> {
-  const providersOf = (tree: Record<string, unknown>) => ((tree.sms as { providers?: unknown[] } | undefined)?.providers ?? []);
+  const providersOf = (tree: Record<string, unknown>) =>
+    (tree.sms as { providers?: unknown[] } | undefined)?.providers ?? [];
   const providers = [...providersOf(patch), ...providersOf(add)];
   const merged = deepMerge(patch, add);
   return providers.length > 0 ? { ...merged, sms: { ...(merged.sms as Record<string, unknown>), providers } } : merged;

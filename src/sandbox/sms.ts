@@ -27,7 +27,8 @@ export function createSmsFake(): SandboxFake {
           ctx.body = { error: 'receiver (E.164) and body are required' };
           return;
         }
-        if (smsFaults?.get('gateway') !== 'undelivered') outbox.add({ channel: 'sms', to: receiver, body, code: codeIn(body) });
+        if (smsFaults?.get('gateway') !== 'undelivered')
+          outbox.add({ channel: 'sms', to: receiver, body, code: codeIn(body) });
         ctx.body = { status: 'queued', id: `sandbox-${Date.now().toString(36)}` };
       });
     },

@@ -16,15 +16,19 @@ export interface ParsedMail {
 }
 
 function decodeWords(header: string): string {
-  return header.replace(/=\?([^?]+)\?([BbQq])\?([^?]*)\?=\s*/g, (_, _charset: string, encoding: string, data: string) =>
-    encoding.toUpperCase() === 'B'
-      ? Buffer.from(data, 'base64').toString('utf8')
-      : decodeQuotedPrintable(data.replace(/_/g, ' ')),
+  return header.replace(
+    /=\?([^?]+)\?([BbQq])\?([^?]*)\?=\s*/g,
+    (_, _charset: string, encoding: string, data: string) =>
+      encoding.toUpperCase() === 'B'
+        ? Buffer.from(data, 'base64').toString('utf8')
+        : decodeQuotedPrintable(data.replace(/_/g, ' ')),
   );
 }
 
 function decodeQuotedPrintable(body: string): string {
-  const bytes = body.replace(/=\r?\n/g, '').replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  const bytes = body
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   return Buffer.from(bytes, 'latin1').toString('utf8');
 }
 
@@ -43,7 +47,11 @@ function splitEntity(raw: string): { headers: Map<string, string>; body: string 
 function decodeBody(headers: Map<string, string>, body: string): string {
   const encoding = (headers.get('content-transfer-encoding') ?? '').toLowerCase();
   const decoded =
-    encoding === 'base64' ? Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8') : encoding === 'quoted-printable' ? decodeQuotedPrintable(body) : body;
+    encoding === 'base64'
+      ? Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8')
+      : encoding === 'quoted-printable'
+        ? decodeQuotedPrintable(body)
+        : body;
   // SMTP lines end in CRLF; people and tests read LF.
   return decoded.replace(/\r\n/g, '\n');
 }
@@ -77,7 +85,9 @@ export interface CapturedMail extends ParsedMail {
 }
 
 /** A real SMTP server on 127.0.0.1 and a free port; `onMail` sees every accepted mail. */
-export async function startSmtpServer(onMail: (mail: CapturedMail) => void): Promise<{ port: number; close(): Promise<void> }> {
+export async function startSmtpServer(
+  onMail: (mail: CapturedMail) => void,
+): Promise<{ port: number; close(): Promise<void> }> {
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
@@ -91,7 +101,11 @@ export async function startSmtpServer(onMail: (mail: CapturedMail) => void): Pro
       stream.on('end', () => {
         const mail = parseMail(Buffer.concat(chunks).toString('utf8'));
         const envelope = session.envelope;
-        onMail({ ...mail, from: envelope.mailFrom ? envelope.mailFrom.address : '', to: envelope.rcptTo.map((r) => r.address) });
+        onMail({
+          ...mail,
+          from: envelope.mailFrom ? envelope.mailFrom.address : '',
+          to: envelope.rcptTo.map((r) => r.address),
+        });
         callback();
       });
     },
@@ -112,9 +126,19 @@ export function createSmtpFake(): SandboxFake {
     name: 'smtp',
     async start({ outbox }) {
       smtp = await startSmtpServer((mail) => {
-        for (const to of mail.to) outbox.add({ channel: 'email', to, subject: mail.subject, body: mail.text, code: codeIn(mail.text) });
+        for (const to of mail.to)
+          outbox.add({ channel: 'email', to, subject: mail.subject, body: mail.text, code: codeIn(mail.text) });
       });
-      return { mail: { host: '127.0.0.1', port: smtp.port, secure: false, user: '', pass: '', from_address: SANDBOX_MAIL_FROM } };
+      return {
+        mail: {
+          host: '127.0.0.1',
+          port: smtp.port,
+          secure: false,
+          user: '',
+          pass: '',
+          from_address: SANDBOX_MAIL_FROM,
+        },
+      };
     },
     async close() {
       await smtp?.close();

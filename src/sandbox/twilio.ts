@@ -13,7 +13,12 @@ export const SANDBOX_TWILIO_CONTENT_SID = 'HXb5b62575e6e4ff6129ad7c8efe1f983e';
 const CALLBACK_DELAY_MS = 50;
 
 /** Twilio's error resource, as its API answers a refusal. */
-const twilioError = (status: number, code: number, message: string) => ({ code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
+const twilioError = (status: number, code: number, message: string) => ({
+  code,
+  message,
+  more_info: `https://www.twilio.com/docs/errors/${code}`,
+  status,
+});
 
 /**
  * Twilio's Messages resource as the service calls it (src/clients/twilio.ts):
@@ -30,7 +35,11 @@ export function createTwilioFake(): SandboxFake {
       const basic = `Basic ${Buffer.from(`${SANDBOX_TWILIO_SID}:${authToken}`).toString('base64')}`;
       router.post(`${PREFIX}/2010-04-01/Accounts/:sid/Messages.json`, async (ctx) => {
         // Each configured provider has its own switch: WhatsApp through Twilio can fail while its SMS works.
-        const provider = String((ctx.request.body as Record<string, unknown> | undefined)?.To ?? '').startsWith('whatsapp:') ? 'twilio-whatsapp' : 'twilio';
+        const provider = String((ctx.request.body as Record<string, unknown> | undefined)?.To ?? '').startsWith(
+          'whatsapp:',
+        )
+          ? 'twilio-whatsapp'
+          : 'twilio';
         if (await smsFaults?.show(provider, ctx)) return;
         const undelivered = smsFaults?.get(provider) === 'undelivered';
         if (ctx.get('authorization') !== basic || ctx.params.sid !== SANDBOX_TWILIO_SID) {
@@ -49,7 +58,11 @@ export function createTwilioFake(): SandboxFake {
         }
         if (!form.From && !form.MessagingServiceSid) {
           ctx.status = 400;
-          ctx.body = twilioError(400, 21603, "A 'From' or 'MessagingServiceSid' parameter is required to send a message.");
+          ctx.body = twilioError(
+            400,
+            21603,
+            "A 'From' or 'MessagingServiceSid' parameter is required to send a message.",
+          );
           return;
         }
         let body = form.Body;
@@ -62,7 +75,11 @@ export function createTwilioFake(): SandboxFake {
               return {};
             }
           })();
-          if (form.ContentSid !== SANDBOX_TWILIO_CONTENT_SID || typeof variables['1'] !== 'string' || (form.From !== undefined && !form.From.startsWith('whatsapp:'))) {
+          if (
+            form.ContentSid !== SANDBOX_TWILIO_CONTENT_SID ||
+            typeof variables['1'] !== 'string' ||
+            (form.From !== undefined && !form.From.startsWith('whatsapp:'))
+          ) {
             ctx.status = 400;
             ctx.body = twilioError(400, 63027, 'Template does not exist for a language and locale');
             return;
@@ -102,15 +119,39 @@ export function createTwilioFake(): SandboxFake {
         const callback = form.StatusCallback;
         if (callback) {
           const post = async (status: string) => {
-            const params = { AccountSid: SANDBOX_TWILIO_SID, ApiVersion: '2010-04-01', From: form.From ?? '', MessageSid: sid, MessageStatus: status, SmsSid: sid, SmsStatus: status, To: form.To! };
+            const params = {
+              AccountSid: SANDBOX_TWILIO_SID,
+              ApiVersion: '2010-04-01',
+              From: form.From ?? '',
+              MessageSid: sid,
+              MessageStatus: status,
+              SmsSid: sid,
+              SmsStatus: status,
+              To: form.To!,
+            };
             await fetch(callback, {
               method: 'POST',
-              headers: { 'content-type': 'application/x-www-form-urlencoded', [TWILIO_SIGNATURE_HEADER]: twilioSignature(authToken, callback, params) },
+              headers: {
+                'content-type': 'application/x-www-form-urlencoded',
+                [TWILIO_SIGNATURE_HEADER]: twilioSignature(authToken, callback, params),
+              },
               body: new URLSearchParams(params).toString(),
-            }).catch((err: unknown) => log.warn({ err: { message: (err as Error).message } }, 'sandbox twilio: status callback failed'));
+            }).catch((err: unknown) =>
+              log.warn({ err: { message: (err as Error).message } }, 'sandbox twilio: status callback failed'),
+            );
           };
-          const statuses = undelivered ? ['sent', 'failed'] : whatsapp && smsFaults?.whatsAppState(to) !== 'unread' ? ['sent', 'delivered', 'read'] : ['sent', 'delivered'];
-          void statuses.reduce((previous, status) => previous.then(() => new Promise((resolve) => setTimeout(resolve, CALLBACK_DELAY_MS).unref())).then(() => post(status)), Promise.resolve());
+          const statuses = undelivered
+            ? ['sent', 'failed']
+            : whatsapp && smsFaults?.whatsAppState(to) !== 'unread'
+              ? ['sent', 'delivered', 'read']
+              : ['sent', 'delivered'];
+          void statuses.reduce(
+            (previous, status) =>
+              previous
+                .then(() => new Promise((resolve) => setTimeout(resolve, CALLBACK_DELAY_MS).unref()))
+                .then(() => post(status)),
+            Promise.resolve(),
+          );
         }
       });
     },
@@ -119,9 +160,26 @@ export function createTwilioFake(): SandboxFake {
         // The contract's gateway first (its url and key are the SMS fake's: sms.api_url), Twilio as its backup.
         providers: [
           { kind: 'gateway', name: 'gateway' },
-          { kind: 'twilio', name: 'twilio', weight: 0, account_sid: SANDBOX_TWILIO_SID, auth_token: authToken, from: SANDBOX_TWILIO_FROM, api_url: `${baseUrl}${PREFIX}` },
+          {
+            kind: 'twilio',
+            name: 'twilio',
+            weight: 0,
+            account_sid: SANDBOX_TWILIO_SID,
+            auth_token: authToken,
+            from: SANDBOX_TWILIO_FROM,
+            api_url: `${baseUrl}${PREFIX}`,
+          },
           // WhatsApp's backup, behind the Cloud API fake (src/sandbox/whatsapp.ts): used only where sms.channels names whatsapp.
-          { kind: 'twilio_whatsapp', name: 'twilio-whatsapp', weight: 0, account_sid: SANDBOX_TWILIO_SID, auth_token: authToken, from: SANDBOX_TWILIO_FROM, content_sid: SANDBOX_TWILIO_CONTENT_SID, api_url: `${baseUrl}${PREFIX}` },
+          {
+            kind: 'twilio_whatsapp',
+            name: 'twilio-whatsapp',
+            weight: 0,
+            account_sid: SANDBOX_TWILIO_SID,
+            auth_token: authToken,
+            from: SANDBOX_TWILIO_FROM,
+            content_sid: SANDBOX_TWILIO_CONTENT_SID,
+            api_url: `${baseUrl}${PREFIX}`,
+          },
         ],
       },
     }),

@@ -14,20 +14,32 @@ export const SANDBOX_WHATSAPP_PROVIDER = 'whatsapp';
 const STATUS_DELAY_MS = 50;
 
 /** Meta's error object, as the Graph API answers a refusal. */
-const graphError = (code: number, message: string) => ({ error: { message, type: 'OAuthException', code, fbtrace_id: randomBytes(8).toString('hex') } });
+const graphError = (code: number, message: string) => ({
+  error: { message, type: 'OAuthException', code, fbtrace_id: randomBytes(8).toString('hex') },
+});
 
 /** What the person sees: the authentication template's text in its language (templates/<locale>/otp_whatsapp.txt). */
 export function templateText(language: string, code: string): string {
   const locale = language.toLowerCase().split(/[-_]/)[0] ?? 'it';
-  const file = projectPath('templates', existsSync(projectPath('templates', locale, 'otp_whatsapp.txt')) ? locale : 'it', 'otp_whatsapp.txt');
-  return readFileSync(file, 'utf8').trim().replace(/\{\{\s*OTP_CODE\s*\}\}/g, code);
+  const file = projectPath(
+    'templates',
+    existsSync(projectPath('templates', locale, 'otp_whatsapp.txt')) ? locale : 'it',
+    'otp_whatsapp.txt',
+  );
+  return readFileSync(file, 'utf8')
+    .trim()
+    .replace(/\{\{\s*OTP_CODE\s*\}\}/g, code);
 }
 
 interface TemplateMessage {
   messaging_product?: unknown;
   to?: unknown;
   type?: unknown;
-  template?: { name?: unknown; language?: { code?: unknown }; components?: Array<{ type?: unknown; sub_type?: unknown; parameters?: Array<{ text?: unknown }> }> };
+  template?: {
+    name?: unknown;
+    language?: { code?: unknown };
+    components?: Array<{ type?: unknown; sub_type?: unknown; parameters?: Array<{ text?: unknown }> }>;
+  };
 }
 
 /**
@@ -57,13 +69,24 @@ export function createWhatsAppFake(): SandboxFake {
         const message = (ctx.request.body ?? {}) as TemplateMessage;
         const template = message.template;
         const code = template?.components?.find((c) => c.type === 'body')?.parameters?.[0]?.text;
-        const button = template?.components?.find((c) => c.type === 'button' && c.sub_type === 'url')?.parameters?.[0]?.text;
-        if (ctx.params.version !== VERSION || ctx.params.phoneNumberId !== SANDBOX_WHATSAPP_PHONE_NUMBER_ID || message.messaging_product !== 'whatsapp' || typeof message.to !== 'string' || !/^\d{6,15}$/.test(message.to)) {
+        const button = template?.components?.find((c) => c.type === 'button' && c.sub_type === 'url')?.parameters?.[0]
+          ?.text;
+        if (
+          ctx.params.version !== VERSION ||
+          ctx.params.phoneNumberId !== SANDBOX_WHATSAPP_PHONE_NUMBER_ID ||
+          message.messaging_product !== 'whatsapp' ||
+          typeof message.to !== 'string' ||
+          !/^\d{6,15}$/.test(message.to)
+        ) {
           ctx.status = 400;
           ctx.body = graphError(100, 'Invalid parameter');
           return;
         }
-        if (message.type !== 'template' || template?.name !== SANDBOX_WHATSAPP_TEMPLATE || typeof template.language?.code !== 'string') {
+        if (
+          message.type !== 'template' ||
+          template?.name !== SANDBOX_WHATSAPP_TEMPLATE ||
+          typeof template.language?.code !== 'string'
+        ) {
           ctx.status = 404;
           ctx.body = graphError(132001, 'Template name does not exist in the translation');
           return;
@@ -81,21 +104,55 @@ export function createWhatsAppFake(): SandboxFake {
           return;
         }
         const id = `wamid.${randomBytes(18).toString('base64url')}`;
-        if (smsFaults?.get(SANDBOX_WHATSAPP_PROVIDER) !== 'undelivered') outbox.add({ channel: 'whatsapp', to, body: templateText(template.language.code, code), code });
-        ctx.body = { messaging_product: 'whatsapp', contacts: [{ input: message.to, wa_id: message.to }], messages: [{ id }] };
+        if (smsFaults?.get(SANDBOX_WHATSAPP_PROVIDER) !== 'undelivered')
+          outbox.add({ channel: 'whatsapp', to, body: templateText(template.language.code, code), code });
+        ctx.body = {
+          messaging_product: 'whatsapp',
+          contacts: [{ input: message.to, wa_id: message.to }],
+          messages: [{ id }],
+        };
         const base = receiptsBase?.() ?? '';
         if (!base) return;
         const post = async (status: string) => {
           const raw = JSON.stringify({
             object: 'whatsapp_business_account',
-            entry: [{ id: 'sandbox-waba', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550000000', phone_number_id: SANDBOX_WHATSAPP_PHONE_NUMBER_ID }, statuses: [{ id, status, timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: message.to }] } }] }],
+            entry: [
+              {
+                id: 'sandbox-waba',
+                changes: [
+                  {
+                    field: 'messages',
+                    value: {
+                      messaging_product: 'whatsapp',
+                      metadata: {
+                        display_phone_number: '15550000000',
+                        phone_number_id: SANDBOX_WHATSAPP_PHONE_NUMBER_ID,
+                      },
+                      statuses: [
+                        { id, status, timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: message.to },
+                      ],
+                    },
+                  },
+                ],
+              },
+            ],
           });
-          await fetch(`${base}/_sms/receipts/${SANDBOX_WHATSAPP_PROVIDER}`, { method: 'POST', headers: { 'content-type': 'application/json', [META_SIGNATURE_HEADER]: metaSignature(appSecret, raw) }, body: raw }).catch((err: unknown) =>
+          await fetch(`${base}/_sms/receipts/${SANDBOX_WHATSAPP_PROVIDER}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', [META_SIGNATURE_HEADER]: metaSignature(appSecret, raw) },
+            body: raw,
+          }).catch((err: unknown) =>
             log.warn({ err: { message: (err as Error).message } }, 'sandbox whatsapp: webhook failed'),
           );
         };
         const statuses = state === 'unread' ? ['sent', 'delivered'] : ['sent', 'delivered', 'read'];
-        void statuses.reduce((previous, status) => previous.then(() => new Promise((resolve) => setTimeout(resolve, STATUS_DELAY_MS).unref())).then(() => post(status)), Promise.resolve());
+        void statuses.reduce(
+          (previous, status) =>
+            previous
+              .then(() => new Promise((resolve) => setTimeout(resolve, STATUS_DELAY_MS).unref()))
+              .then(() => post(status)),
+          Promise.resolve(),
+        );
       });
     },
     configure: ({ baseUrl }) => ({

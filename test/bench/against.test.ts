@@ -1,6 +1,17 @@
 import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { AgainstError, BASE_SERVICE, PERF_BASE, PERF_BASE_FILE, REPO_ROOT, lockKey, pairOrder, prepareBase, readPerfBase, resolveRef } from '../../bench/against';
+import {
+  AgainstError,
+  BASE_SERVICE,
+  PERF_BASE,
+  PERF_BASE_FILE,
+  REPO_ROOT,
+  lockKey,
+  pairOrder,
+  prepareBase,
+  readPerfBase,
+  resolveRef,
+} from '../../bench/against';
 import { BASE_FLOORS } from '../../bench/base-floors';
 import { BASELINE, CASES } from '../../bench/cases';
 import type { LoadResult } from '../../bench/load';
@@ -30,7 +41,10 @@ const result = (overrides: Partial<LoadResult> = {}): LoadResult => ({
   nextIndex: 100,
   ...overrides,
 });
-const run = (micros: number, overrides: Partial<LoadResult> = {}): Run => ({ result: result(overrides), cpu: { appMicrosPerRequest: micros, appCores: 1, loadCores: 1, otherCores: 0 } });
+const run = (micros: number, overrides: Partial<LoadResult> = {}): Run => ({
+  result: result(overrides),
+  cpu: { appMicrosPerRequest: micros, appCores: 1, loadCores: 1, otherCores: 0 },
+});
 const named = (name: string) => CASES.find((c) => c.name === name)!;
 
 describe('bench --against options', () => {
@@ -69,7 +83,9 @@ describe('bench --against ref', () => {
   it('resolves any other ref through git, and says when a commit is not in this clone', () => {
     expect(resolveRef('main', { git: fakeGit({ main: sha }) })).toEqual({ ref: 'main', commit: sha });
     expect(() => resolveRef('nope', { git: fakeGit({}) })).toThrow(/--against nope: no such commit/);
-    expect(() => resolveRef(PERF_BASE, { git: fakeGit({}), perfBase: () => '27147fd' })).toThrow(/holds 27147fd; a shallow clone may lack it/);
+    expect(() => resolveRef(PERF_BASE, { git: fakeGit({}), perfBase: () => '27147fd' })).toThrow(
+      /holds 27147fd; a shallow clone may lack it/,
+    );
   });
 
   it("finds perf-base's commit in this repository", () => {
@@ -86,7 +102,8 @@ describe('bench --against ref', () => {
     try {
       expect(existsSync(join(base.dir, BASE_SERVICE))).toBe(true);
       expect(lstatSync(join(base.dir, 'node_modules')).isSymbolicLink()).toBe(true);
-      if (base.deps === 'same lock as this checkout') expect(realpathSync(join(base.dir, 'node_modules'))).toBe(realpathSync(join(REPO_ROOT, 'node_modules')));
+      if (base.deps === 'same lock as this checkout')
+        expect(realpathSync(join(base.dir, 'node_modules'))).toBe(realpathSync(join(REPO_ROOT, 'node_modules')));
     } finally {
       base.close();
     }
@@ -115,25 +132,54 @@ describe('bench --against figures', () => {
   const outcomes = (mine: number[], theirs: number[], extra: Partial<CaseOutcome> = {}): CaseOutcome[] => [
     { benchCase: BASELINE, runs: [run(40)] },
     { benchCase: refUpstream, runs: [run(100)], paired: [run(90)] },
-    { benchCase: getUser, runs: mine.map((m) => run(m)), paired: mine.map(() => run(90)), base: { runs: theirs.map((m) => run(m)) }, ...extra },
+    {
+      benchCase: getUser,
+      runs: mine.map((m) => run(m)),
+      paired: mine.map(() => run(90)),
+      base: { runs: theirs.map((m) => run(m)) },
+      ...extra,
+    },
   ];
 
   it("reads each build's own work, their ratio per round and its median and spread, against the case's floor and target", () => {
     const [figures] = againstFigures(outcomes([200, 204, 196], [300, 300, 300]));
-    expect(figures).toMatchObject({ name: 'get_user', own_us_base: 200, own_us_new: 100, round_ratios: [0.5, 0.52, 0.48], ratio: 0.5, spread: 0.08, cpu_us_base: 300, cpu_us_new: 200 });
+    expect(figures).toMatchObject({
+      name: 'get_user',
+      own_us_base: 200,
+      own_us_new: 100,
+      round_ratios: [0.5, 0.52, 0.48],
+      ratio: 0.5,
+      spread: 0.08,
+      cpu_us_base: 300,
+      cpu_us_new: 200,
+    });
     expect(figures).toMatchObject({ floor: BASE_FLOORS.get_user!.floor, target: 0.5, result: 'ok', noisy: false });
   });
 
   it('judges a case over its floor, NOISY above 10%, and not at all in a smoke run', () => {
-    expect(againstFigures(outcomes([330, 330, 330], [300, 300, 300]))[0]).toMatchObject({ ratio: 1.15, result: 'over floor' });
-    expect(againstFigures(outcomes([280, 300, 320], [300, 300, 300]))[0]).toMatchObject({ ratio: 1, spread: 0.2, noisy: true });
+    expect(againstFigures(outcomes([330, 330, 330], [300, 300, 300]))[0]).toMatchObject({
+      ratio: 1.15,
+      result: 'over floor',
+    });
+    expect(againstFigures(outcomes([280, 300, 320], [300, 300, 300]))[0]).toMatchObject({
+      ratio: 1,
+      spread: 0.2,
+      noisy: true,
+    });
     expect(againstFigures(outcomes([330], [300]), false)[0]!.result).toBe('not judged');
   });
 
   it('holds only the cases that ran on both builds, and says when the base could not run one', () => {
     const skipped = outcomes([200], [], { base: { runs: [], skipped: 'FeLogin not registered in the base build' } });
-    expect(againstFigures(skipped)).toEqual([expect.objectContaining({ name: 'get_user', result: 'skipped', ratio: null })]);
-    expect(againstFigures([{ benchCase: BASELINE, runs: [run(40)] }, { benchCase: noop, runs: [run(60)], paired: [run(40)] }])).toEqual([]);
+    expect(againstFigures(skipped)).toEqual([
+      expect.objectContaining({ name: 'get_user', result: 'skipped', ratio: null }),
+    ]);
+    expect(
+      againstFigures([
+        { benchCase: BASELINE, runs: [run(40)] },
+        { benchCase: noop, runs: [run(60)], paired: [run(40)] },
+      ]),
+    ).toEqual([]);
   });
 
   it("fails the run when the base build's answers fail, naming the build", () => {
@@ -144,7 +190,9 @@ describe('bench --against figures', () => {
   });
 
   it('prints both builds side by side with the ratio, floor and target', () => {
-    expect(formatAgainst(againstFigures(outcomes([200, 204, 196], [300, 300, 300])))).toMatch(/get_user +200 +100 +0\.5 +8% +<= 1\.1 +0\.5 +300 -> 200 +2 -> 2 +ok$/m);
+    expect(formatAgainst(againstFigures(outcomes([200, 204, 196], [300, 300, 300])))).toMatch(
+      /get_user +200 +100 +0\.5 +8% +<= 1\.1 +0\.5 +300 -> 200 +2 -> 2 +ok$/m,
+    );
   });
 });
 
@@ -163,13 +211,21 @@ describe('bench --against run', () => {
     expect(order).toEqual(['noop_action [base]', 'noop_action [new]', 'noop_action [new]', 'noop_action [base]']);
     const noop = report.outcomes.find((o) => o.benchCase.name === 'noop_action')!;
     expect([noop.runs!.length, noop.base!.runs.length, noop.paired!.length]).toEqual([2, 2, 2]);
-    expect(againstFigures(report.outcomes, false)).toEqual([expect.objectContaining({ name: 'noop_action', result: 'not judged', round_ratios: expect.any(Array) })]);
+    expect(againstFigures(report.outcomes, false)).toEqual([
+      expect.objectContaining({ name: 'noop_action', result: 'not judged', round_ratios: expect.any(Array) }),
+    ]);
   }, 60_000);
 });
 
 describe('bench --against tail and pairs', () => {
   it('paces both builds at the lower of their saturating rates, alternating, and runs a setting pair on this build only', async () => {
-    const options = { ...parseOptions(['--smoke']), rounds: 1, duration: 0.5, connections: 5, cases: ['login', 'otp_generate+challenge'] };
+    const options = {
+      ...parseOptions(['--smoke']),
+      rounds: 1,
+      duration: 0.5,
+      connections: 5,
+      cases: ['login', 'otp_generate+challenge'],
+    };
     const lines: string[] = [];
     const report = await runBench(options, (line) => lines.push(line), { dir: REPO_ROOT });
     expect(verdict(report.outcomes)).toEqual({ ok: true, problems: [] });
@@ -178,9 +234,17 @@ describe('bench --against tail and pairs', () => {
     expect(login.tail).toMatchObject({ saturating: { new: mine, base: theirs }, basis: Math.min(mine, theirs) });
     // Both builds offered the same rate at each load, the first of the pair as in the closed-loop rounds.
     expect(login.tail!.runs.map((r) => [r.load, r.build, r.rate])).toEqual(
-      [0.5, 0.9].flatMap((load) => (['base', 'new'] as const).map((build) => [load, build, Math.max(1, Math.round(Math.min(mine, theirs) * load))])),
+      [0.5, 0.9].flatMap((load) =>
+        (['base', 'new'] as const).map((build) => [
+          load,
+          build,
+          Math.max(1, Math.round(Math.min(mine, theirs) * load)),
+        ]),
+      ),
     );
-    expect(lines).toContain(".. otp_generate+challenge: this build only (a setting's cost within one build; the base may not have the setting)");
+    expect(lines).toContain(
+      ".. otp_generate+challenge: this build only (a setting's cost within one build; the base may not have the setting)",
+    );
     expect(lines.some((l) => l.includes('otp_generate+challenge') && l.includes('of the base build'))).toBe(false);
     expect(againstFigures(report.outcomes, false).map((f) => f.name)).toEqual(['login']);
     const tail = tailFigures(report.outcomes, false)!;

@@ -13,7 +13,9 @@ describe('bench paced load: the arrival schedule', () => {
   it('starts one journey every 1 / rate s, evenly, a pair of requests half as often', () => {
     expect(arrivalSchedule(4, 1)).toEqual([0, 250, 500, 750]);
     expect(arrivalSchedule(400, 2, 2)).toHaveLength(400);
-    const gaps = arrivalSchedule(600, 1, 2).map((at, i, all) => (i === 0 ? 0 : at - all[i - 1]!)).slice(1);
+    const gaps = arrivalSchedule(600, 1, 2)
+      .map((at, i, all) => (i === 0 ? 0 : at - all[i - 1]!))
+      .slice(1);
     // No burst: every gap is the same 1/300 s, unlike autocannon's overallRate (a second's share back to back).
     expect(Math.min(...gaps)).toBeCloseTo(1000 / 300, 9);
     expect(Math.max(...gaps)).toBeCloseTo(1000 / 300, 9);
@@ -36,8 +38,16 @@ describe('bench paced load: a short real run of the login pair', () => {
         const body = JSON.parse(raw) as Record<string, string>;
         seen.push({ action, at: performance.now(), body });
         const digits = (body.identifier ?? body.phone ?? '').slice(-6);
-        const answer = action === 'FeLogin' ? { success: true, otp: digits } : action === 'FeVerifyOtp' ? { success: body.otp_code === digits } : { success: true };
-        setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer)), SERVICE_MS);
+        const answer =
+          action === 'FeLogin'
+            ? { success: true, otp: digits }
+            : action === 'FeVerifyOtp'
+              ? { success: body.otp_code === digits }
+              : { success: true };
+        setTimeout(
+          () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer)),
+          SERVICE_MS,
+        );
       });
     });
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
@@ -46,8 +56,24 @@ describe('bench paced load: a short real run of the login pair', () => {
   afterAll(() => new Promise<void>((done) => server.close(() => done())));
 
   it('answers at the offered rate, chains each FeVerifyOtp to its FeLogin code, and counts latency from the due time', async () => {
-    const result = await runLoad({ kind: 'login', url, duration: 2, connections: 1, rate: 100, phonePrefix: '+3939', firstIndex: 7 });
-    expect(result).toMatchObject({ kind: 'login', failures: 0, non2xx: 0, errors: 0, timeouts: 0, mismatches: 0, nextIndex: 107 });
+    const result = await runLoad({
+      kind: 'login',
+      url,
+      duration: 2,
+      connections: 1,
+      rate: 100,
+      phonePrefix: '+3939',
+      firstIndex: 7,
+    });
+    expect(result).toMatchObject({
+      kind: 'login',
+      failures: 0,
+      non2xx: 0,
+      errors: 0,
+      timeouts: 0,
+      mismatches: 0,
+      nextIndex: 107,
+    });
     expect(result.requests).toBe(200);
     // Answered within a few % of offered: the schedule's 2 s plus the last pair's two answers.
     expect(result.rps).toBeGreaterThan(95);
@@ -58,7 +84,9 @@ describe('bench paced load: a short real run of the login pair', () => {
     expect(result.p50).toBeLessThan(SERVICE_MS + 40);
     expect(result.p99).toBeLessThan(SERVICE_MS + 150);
     expect(seen.filter((s) => s.action === 'FeLogin')).toHaveLength(100);
-    expect(seen.filter((s) => s.action === 'FeVerifyOtp').every((s) => s.body.otp_code === s.body.phone!.slice(-6))).toBe(true);
+    expect(
+      seen.filter((s) => s.action === 'FeVerifyOtp').every((s) => s.body.otp_code === s.body.phone!.slice(-6)),
+    ).toBe(true);
     // Evenly started: FeLogin arrivals 20 ms apart on average, never a second's share at once.
     const logins = seen.filter((s) => s.action === 'FeLogin').map((s) => s.at);
     const inAnyTenMs = Math.max(...logins.map((t) => logins.filter((u) => u >= t && u < t + 10).length));

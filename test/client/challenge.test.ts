@@ -22,7 +22,10 @@ let client: Client;
 let now = Date.now();
 
 beforeAll(async () => {
-  sandbox = await startSandbox(testConfig({ challenge: { mode: 'always', pow_difficulty: 2000 } }), pino({ level: 'silent' }));
+  sandbox = await startSandbox(
+    testConfig({ challenge: { mode: 'always', pow_difficulty: 2000 } }),
+    pino({ level: 'silent' }),
+  );
   deps = testDeps(sandbox.config, { now: () => now });
   server = testApp(deps).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));

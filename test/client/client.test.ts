@@ -43,7 +43,10 @@ describe('the typed client', () => {
       headers: { 'x-internal-key': 'k' },
       fetch: async (url, init) => {
         sent.push({ url, init });
-        return { status: 200, json: async () => ({ success: true, error: null, data: { next_step: 14, flow: 'phone' } }) };
+        return {
+          status: 200,
+          json: async () => ({ success: true, error: null, data: { next_step: 14, flow: 'phone' } }),
+        };
       },
     });
     const answer = await recording.FeLogin({ identifier: '+393331234567' }, { headers: { 'x-request-id': 'r1' } });
@@ -55,7 +58,12 @@ describe('the typed client', () => {
           method: 'POST',
           body: '{"identifier":"+393331234567"}',
           credentials: 'same-origin',
-          headers: { 'content-type': 'application/json', accept: 'application/json', 'x-internal-key': 'k', 'x-request-id': 'r1' },
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json',
+            'x-internal-key': 'k',
+            'x-request-id': 'r1',
+          },
         }),
       },
     ]);
@@ -63,7 +71,11 @@ describe('the typed client', () => {
 
   it('returns a refusal as the envelope: a validation failure of the action', async () => {
     const answer = await client.FeLogin({ identifier: '' });
-    expect(answer).toMatchObject({ success: false, error: 'Richiesta non valida.', data: { reason: 'invalid_request', issues: [expect.objectContaining({ path: 'identifier' })] } });
+    expect(answer).toMatchObject({
+      success: false,
+      error: 'Richiesta non valida.',
+      data: { reason: 'invalid_request', issues: [expect.objectContaining({ path: 'identifier' })] },
+    });
   });
 
   it('returns a transport-level refusal (another HTTP status, same envelope) instead of throwing', async () => {

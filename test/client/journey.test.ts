@@ -21,7 +21,8 @@ let sandbox: Sandbox;
 let deps: Deps;
 let server: Server;
 let client: Client;
-const codeFor = (channel: 'sms' | 'email', to: string) => sandbox.outbox.list(channel).find((m) => m.to.includes(to))?.code;
+const codeFor = (channel: 'sms' | 'email', to: string) =>
+  sandbox.outbox.list(channel).find((m) => m.to.includes(to))?.code;
 
 beforeAll(async () => {
   sandbox = await startSandbox(testConfig(), pino({ level: 'silent' }));
@@ -45,8 +46,16 @@ describe('the journey helper', () => {
     expect(journey.state).toMatchObject({ step: 14, flow: 'phone', phone: '+39 333 123 4567' });
 
     const done = await journey.verifyOtp({ otp_code: codeFor('sms', '+393331234567')! });
-    expect(done).toMatchObject({ success: true, data: { next_step: 90, screen: 'success', done: true, uid: mario.uid, access_token: expect.any(String) } });
-    expect(journey.state).toMatchObject({ step: 90, done: true, uid: mario.uid, proofs: { proof: expect.any(String) } });
+    expect(done).toMatchObject({
+      success: true,
+      data: { next_step: 90, screen: 'success', done: true, uid: mario.uid, access_token: expect.any(String) },
+    });
+    expect(journey.state).toMatchObject({
+      step: 90,
+      done: true,
+      uid: mario.uid,
+      proofs: { proof: expect.any(String) },
+    });
   });
 
   it('keeps the step after a wrong code, and the right code still logs in', async () => {
@@ -54,7 +63,11 @@ describe('the journey helper', () => {
     await journey.login({ identifier: mario.email });
     const code = codeFor('email', mario.email)!;
     const wrong = await journey.verifyOtp({ otp_code: code === '000000' ? '111111' : '000000' });
-    expect(wrong).toMatchObject({ success: false, error: 'OTP non valido.', data: { reason: 'invalid', valid: false } });
+    expect(wrong).toMatchObject({
+      success: false,
+      error: 'OTP non valido.',
+      data: { reason: 'invalid', valid: false },
+    });
     expect(journey.state).toMatchObject({ step: 33, flow: 'email' });
 
     const done = await journey.verifyOtp({ otp_code: code });
@@ -65,12 +78,21 @@ describe('the journey helper', () => {
     const journey = createJourney(client);
     await journey.login({ identifier: giulia.email });
     const verified = await journey.verifyOtp({ otp_code: codeFor('email', giulia.email)! });
-    expect(verified).toMatchObject({ success: true, data: { next_step: 61, flow: 'email_add_phone', uid: giulia.uid } });
+    expect(verified).toMatchObject({
+      success: true,
+      data: { next_step: 61, flow: 'email_add_phone', uid: giulia.uid },
+    });
 
     const added = await journey.addPhone({ phone: '+39 333 555 0202' });
-    expect(added).toMatchObject({ success: true, data: { next_step: 62, screen: 'otp_phone', pending_proof: expect.any(String) } });
+    expect(added).toMatchObject({
+      success: true,
+      data: { next_step: 62, screen: 'otp_phone', pending_proof: expect.any(String) },
+    });
     const done = await journey.verifyOtp({ otp_code: codeFor('sms', '+393335550202')! });
-    expect(done).toMatchObject({ success: true, data: { next_step: 90, uid: giulia.uid, access_token: expect.any(String) } });
+    expect(done).toMatchObject({
+      success: true,
+      data: { next_step: 90, uid: giulia.uid, access_token: expect.any(String) },
+    });
 
     const firstProof = journey.state.proofs.proof;
     const saved = await journey.updateProfile({ city: 'Torino' });
@@ -85,12 +107,24 @@ describe('the journey helper', () => {
     const journey = createJourney(client);
     await journey.login({ identifier: elena.email });
     const asked = await journey.verifyOtp({ otp_code: codeFor('email', elena.email)! });
-    expect(asked).toMatchObject({ success: true, data: { next_step: 65, flow: 'email_with_phone', uid: elena.uid, phone_hint: '+39 *******606', pending_proof: expect.any(String) } });
+    expect(asked).toMatchObject({
+      success: true,
+      data: {
+        next_step: 65,
+        flow: 'email_with_phone',
+        uid: elena.uid,
+        phone_hint: '+39 *******606',
+        pending_proof: expect.any(String),
+      },
+    });
     expect(journey.state).toMatchObject({ step: 65, phoneHint: '+39 *******606' });
     await expect(journey.resend()).rejects.toThrow('step 65 has no resend');
 
     const done = await journey.verifyOtp({ otp_code: codeFor('sms', '+393336660606')! });
-    expect(done).toMatchObject({ success: true, data: { next_step: 90, done: true, uid: elena.uid, access_token: expect.any(String) } });
+    expect(done).toMatchObject({
+      success: true,
+      data: { next_step: 90, done: true, uid: elena.uid, access_token: expect.any(String) },
+    });
     expect(journey.state.phoneHint).toBeNull();
   });
 
@@ -100,12 +134,21 @@ describe('the journey helper', () => {
     const { email, uid } = francesca;
     const journey = createJourney(client);
     expect(await journey.login({ identifier: email })).toMatchObject({ success: true, data: { next_step: 33 } });
-    expect(await journey.verifyOtp({ otp_code: codeFor('email', email)! })).toMatchObject({ success: true, data: { next_step: 65, phone_hint: '+39 *******707' } });
+    expect(await journey.verifyOtp({ otp_code: codeFor('email', email)! })).toMatchObject({
+      success: true,
+      data: { next_step: 65, phone_hint: '+39 *******707' },
+    });
     const declined = await journey.declinePhone();
-    expect(declined).toMatchObject({ success: true, data: { next_step: 61, flow: 'email_add_phone', uid, proof: expect.any(String) } });
+    expect(declined).toMatchObject({
+      success: true,
+      data: { next_step: 61, flow: 'email_add_phone', uid, proof: expect.any(String) },
+    });
     await expect(journey.declinePhone()).rejects.toThrow('only at step 65');
 
-    expect(await journey.addPhone({ phone: '+39 333 666 0808' })).toMatchObject({ success: true, data: { next_step: 62 } });
+    expect(await journey.addPhone({ phone: '+39 333 666 0808' })).toMatchObject({
+      success: true,
+      data: { next_step: 62 },
+    });
     const done = await journey.verifyOtp({ otp_code: codeFor('sms', '+393336660808')! });
     expect(done).toMatchObject({ success: true, data: { next_step: 90, uid, access_token: expect.any(String) } });
   });
@@ -117,13 +160,24 @@ describe('the journey helper', () => {
     expect(sent).toMatchObject({ success: true, data: { next_step: 23, flow: 'email_register' } });
     const verified = await journey.verifyOtp({ otp_code: codeFor('email', email)! });
     expect(verified).toMatchObject({ success: true, data: { next_step: 37, register_proof: expect.any(String) } });
-    const registered = await journey.register({ phase: 'register', first_name: 'Clara', last_name: 'Rossi', consents: { terms_conditions: true } });
-    expect(registered).toMatchObject({ success: true, data: { next_step: 90, access_token: expect.any(String), uid: expect.any(String) } });
+    const registered = await journey.register({
+      phase: 'register',
+      first_name: 'Clara',
+      last_name: 'Rossi',
+      consents: { terms_conditions: true },
+    });
+    expect(registered).toMatchObject({
+      success: true,
+      data: { next_step: 90, access_token: expect.any(String), uid: expect.any(String) },
+    });
   });
 
   it('logs in with the password at 60, keeping the proof of the login', async () => {
     const journey = createJourney(client);
-    expect(await journey.login({ identifier: mario.email, method: 'password' })).toMatchObject({ success: true, data: { next_step: 60 } });
+    expect(await journey.login({ identifier: mario.email, method: 'password' })).toMatchObject({
+      success: true,
+      data: { next_step: 60 },
+    });
     const done = await journey.password(SANDBOX_PASSWORD);
     expect(done).toMatchObject({ success: true });
     expect(journey.state.proofs.proof).toEqual(expect.any(String));

@@ -19,11 +19,16 @@ const ROOT = join(__dirname, '..', '..');
 const CLIENT = join(ROOT, 'client');
 const silent = pino({ level: 'silent' });
 // The copy's prepack runs tsc, installed at the root of the repository.
-const env = { ...process.env, PATH: `${join(ROOT, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? ''}`, npm_config_update_notifier: 'false' };
+const env = {
+  ...process.env,
+  PATH: `${join(ROOT, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? ''}`,
+  npm_config_update_notifier: 'false',
+};
 const npm = (args: string[], cwd: string) => run('npm', args, { cwd, env, timeout: 120_000 });
 
 /** Node and tsc run asynchronously: the service answers them from this very process. */
-const node = (file: string, cwd: string, baseUrl: string) => run(process.execPath, [file, baseUrl], { cwd, timeout: 30_000 });
+const node = (file: string, cwd: string, baseUrl: string) =>
+  run(process.execPath, [file, baseUrl], { cwd, timeout: 30_000 });
 /** tsc's complaints about a consumer ('' when it type-checks). */
 const typeErrors = (cwd: string) =>
   run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', cwd], { cwd, timeout: 60_000 }).then(
@@ -45,7 +50,19 @@ export async function first(baseUrl: string): Promise<Step | undefined> {
 }
 export const steps = [step, registered, unknown];
 `;
-const TSCONFIG = JSON.stringify({ compilerOptions: { module: 'node16', moduleResolution: 'node16', target: 'ES2022', lib: ['ES2022', 'DOM'], strict: true, noEmit: true, skipLibCheck: false, types: [] }, include: ['check.ts'] });
+const TSCONFIG = JSON.stringify({
+  compilerOptions: {
+    module: 'node16',
+    moduleResolution: 'node16',
+    target: 'ES2022',
+    lib: ['ES2022', 'DOM'],
+    strict: true,
+    noEmit: true,
+    skipLibCheck: false,
+    types: [],
+  },
+  include: ['check.ts'],
+});
 
 describe('the packed client, installed into CommonJS and ES module projects', () => {
   let service: Service;
@@ -53,7 +70,10 @@ describe('the packed client, installed into CommonJS and ES module projects', ()
   let tarball: string;
 
   beforeAll(async () => {
-    service = await startService(testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 } }), { log: silent, otpLog: silent });
+    service = await startService(testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 } }), {
+      log: silent,
+      otpLog: silent,
+    });
     dir = mkdtempSync(join(tmpdir(), 'packed-client-'));
     // Packed from a copy: its prepack empties dist/, which the demo tests serve from the checkout.
     const copy = join(dir, 'client');
@@ -91,7 +111,10 @@ journey.login({ identifier: '+39 333 123 4567' }).then((answer) => console.log(J
 `,
     );
     const { stdout } = await node('index.js', cwd, service.url);
-    expect(JSON.parse(stdout)).toMatchObject({ answer: { success: true, error: null, data: { next_step: 14, flow: 'phone' } }, step: 14 });
+    expect(JSON.parse(stdout)).toMatchObject({
+      answer: { success: true, error: null, data: { next_step: 14, flow: 'phone' } },
+      step: 14,
+    });
     expect(await typeErrors(cwd)).toBe('');
   }, 120_000);
 

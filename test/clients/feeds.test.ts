@@ -15,7 +15,9 @@ const log = pino({ level: 'silent' });
 
 function setup(newsletter: Record<string, unknown> = {}) {
   let clock = 1_700_000_000_000;
-  const config = testConfig({ newsletter: { feed_base_url: `${HOST}/nl`, feed_cache_seconds: 60, feed_stale_seconds: 3600, ...newsletter } });
+  const config = testConfig({
+    newsletter: { feed_base_url: `${HOST}/nl`, feed_cache_seconds: 60, feed_stale_seconds: 3600, ...newsletter },
+  });
   const client = createFeedsClient(config, log, { now: () => clock });
   return { client, advance: (seconds: number) => (clock += seconds * 1000) };
 }
@@ -28,7 +30,9 @@ describe('feed URL', () => {
   });
 
   it('puts the feed id where the base URL holds {feed}', () => {
-    expect(feedUrl('https://cdn.example.com/nl/{feed}.json?v=2', 'feed_b')).toBe('https://cdn.example.com/nl/feed_b.json?v=2');
+    expect(feedUrl('https://cdn.example.com/nl/{feed}.json?v=2', 'feed_b')).toBe(
+      'https://cdn.example.com/nl/feed_b.json?v=2',
+    );
   });
 });
 
@@ -106,7 +110,11 @@ describe('feeds client', () => {
   it('shares one call among concurrent reads of a feed', async () => {
     nock(HOST).get('/nl/feed_c').once().delay(50).reply(200, feedC);
     const { client } = setup();
-    const reads = await Promise.all([client.read(testCtx, 'feed_c'), client.read(testCtx, 'feed_c'), client.read(testCtx, 'feed_c')]);
+    const reads = await Promise.all([
+      client.read(testCtx, 'feed_c'),
+      client.read(testCtx, 'feed_c'),
+      client.read(testCtx, 'feed_c'),
+    ]);
     expect(reads.map((r) => r.entries.length)).toEqual([2, 2, 2]);
   });
 });

@@ -29,7 +29,12 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
 
-const upstream = createUpstream({ name: 'adapter', label: 'di prova', timeoutMs: 10_000, log: pino({ level: 'silent' }) });
+const upstream = createUpstream({
+  name: 'adapter',
+  label: 'di prova',
+  timeoutMs: 10_000,
+  log: pino({ level: 'silent' }),
+});
 const json = Buffer.from('{"uid":"u1","name":"Mario Rossi"}');
 
 describe('the upstream client reading replies', () => {
@@ -38,19 +43,39 @@ describe('the upstream client reading replies', () => {
     ['deflate', deflateSync(json)],
     ['br', brotliCompressSync(json)],
   ])('decodes a %s reply', async (encoding, body) => {
-    replies.set(`/${encoding}`, { status: 200, headers: { 'Content-Type': 'application/json', 'Content-Encoding': encoding }, body });
+    replies.set(`/${encoding}`, {
+      status: 200,
+      headers: { 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+      body,
+    });
     const reply = await upstream.call(testCtx, { endpoint: 'enc', method: 'GET', url: `${base}/${encoding}` });
     expect(reply.data).toEqual({ uid: 'u1', name: 'Mario Rossi' });
   });
 
   it('drops a byte-order mark before parsing', async () => {
-    replies.set('/bom', { status: 200, headers: { 'Content-Type': 'application/json' }, body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json]) });
-    expect((await upstream.call(testCtx, { endpoint: 'bom', method: 'GET', url: `${base}/bom` })).data).toEqual({ uid: 'u1', name: 'Mario Rossi' });
+    replies.set('/bom', {
+      status: 200,
+      headers: { 'Content-Type': 'application/json' },
+      body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json]),
+    });
+    expect((await upstream.call(testCtx, { endpoint: 'bom', method: 'GET', url: `${base}/bom` })).data).toEqual({
+      uid: 'u1',
+      name: 'Mario Rossi',
+    });
   });
 
   it('hands an accepted non-2xx status to the client', async () => {
-    replies.set('/missing', { status: 404, headers: { 'Content-Type': 'application/json' }, body: Buffer.from('{"error":"no such user"}') });
-    const reply = await upstream.call(testCtx, { endpoint: 'get', method: 'GET', url: `${base}/missing`, acceptStatus: [404] });
+    replies.set('/missing', {
+      status: 404,
+      headers: { 'Content-Type': 'application/json' },
+      body: Buffer.from('{"error":"no such user"}'),
+    });
+    const reply = await upstream.call(testCtx, {
+      endpoint: 'get',
+      method: 'GET',
+      url: `${base}/missing`,
+      acceptStatus: [404],
+    });
     expect(reply).toMatchObject({ status: 404, data: { error: 'no such user' } });
   });
 });

@@ -32,7 +32,12 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      seen.push({ method: req.method!, url: req.url!, headers: req.rawHeaders, body: Buffer.concat(chunks).toString('utf8') });
+      seen.push({
+        method: req.method!,
+        url: req.url!,
+        headers: req.rawHeaders,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end('{"ok":true}');
     });
@@ -48,38 +53,88 @@ beforeEach(() => {
   connections = 0;
 });
 
-const upstream = () => createUpstream({ name: 'wire', label: 'di prova', timeoutMs: 10_000, log: pino({ level: 'silent' }) });
+const upstream = () =>
+  createUpstream({ name: 'wire', label: 'di prova', timeoutMs: 10_000, log: pino({ level: 'silent' }) });
 const userAgent = ['User-Agent', `axios/${axios.VERSION}`];
 const encodings = ['Accept-Encoding', 'gzip, compress, deflate, br'];
 
 describe('the upstream client on the wire', () => {
   it('sends a GET with its query, and only Accept, the user agent, the encodings, Host and Connection', async () => {
-    const reply = await upstream().call(testCtx, { endpoint: 'get', method: 'GET', url: `${base}/user`, params: { uid: 'a b', none: undefined, n: 3 } });
+    const reply = await upstream().call(testCtx, {
+      endpoint: 'get',
+      method: 'GET',
+      url: `${base}/user`,
+      params: { uid: 'a b', none: undefined, n: 3 },
+    });
     expect(reply.data).toEqual({ ok: true });
     expect(seen).toEqual([
-      { method: 'GET', url: '/user?uid=a+b&n=3', headers: ['Accept', 'application/json', ...userAgent, ...encodings, 'Host', host, 'Connection', 'keep-alive'], body: '' },
+      {
+        method: 'GET',
+        url: '/user?uid=a+b&n=3',
+        headers: ['Accept', 'application/json', ...userAgent, ...encodings, 'Host', host, 'Connection', 'keep-alive'],
+        body: '',
+      },
     ]);
   });
 
-  it('sends a JSON body once serialised, with its type, its length and the caller\'s headers', async () => {
-    await upstream().call(testCtx, { endpoint: 'post', method: 'POST', url: `${base}/ingest`, json: { uid: 'u1', at: 1 }, headers: { Authorization: 'Bearer t' } });
+  it("sends a JSON body once serialised, with its type, its length and the caller's headers", async () => {
+    await upstream().call(testCtx, {
+      endpoint: 'post',
+      method: 'POST',
+      url: `${base}/ingest`,
+      json: { uid: 'u1', at: 1 },
+      headers: { Authorization: 'Bearer t' },
+    });
     expect(seen).toEqual([
       {
         method: 'POST',
         url: '/ingest',
-        headers: ['Accept', 'application/json', 'Content-Type', 'application/json', 'Authorization', 'Bearer t', ...userAgent, 'Content-Length', '19', ...encodings, 'Host', host, 'Connection', 'keep-alive'],
+        headers: [
+          'Accept',
+          'application/json',
+          'Content-Type',
+          'application/json',
+          'Authorization',
+          'Bearer t',
+          ...userAgent,
+          'Content-Length',
+          '19',
+          ...encodings,
+          'Host',
+          host,
+          'Connection',
+          'keep-alive',
+        ],
         body: '{"uid":"u1","at":1}',
       },
     ]);
   });
 
   it('sends a form body urlencoded, with its type and length', async () => {
-    await upstream().call(testCtx, { endpoint: 'form', method: 'POST', url: `${base}/search`, form: { q: 'x y', skip: undefined } });
+    await upstream().call(testCtx, {
+      endpoint: 'form',
+      method: 'POST',
+      url: `${base}/search`,
+      form: { q: 'x y', skip: undefined },
+    });
     expect(seen).toEqual([
       {
         method: 'POST',
         url: '/search',
-        headers: ['Accept', 'application/json', 'Content-Type', 'application/x-www-form-urlencoded', ...userAgent, 'Content-Length', '5', ...encodings, 'Host', host, 'Connection', 'keep-alive'],
+        headers: [
+          'Accept',
+          'application/json',
+          'Content-Type',
+          'application/x-www-form-urlencoded',
+          ...userAgent,
+          'Content-Length',
+          '5',
+          ...encodings,
+          'Host',
+          host,
+          'Connection',
+          'keep-alive',
+        ],
         body: 'q=x+y',
       },
     ]);
@@ -103,12 +158,19 @@ describe('the upstream client on the wire', () => {
     expect(connections).toBe(1);
     expect(seen).toHaveLength(3);
     expect(asked.length).toBeGreaterThan(0);
-    expect(new Set(asked.map(([enable, delay]: Parameters<Socket['setKeepAlive']>) => `${enable}/${delay}`)).size).toBe(1);
+    expect(new Set(asked.map(([enable, delay]: Parameters<Socket['setKeepAlive']>) => `${enable}/${delay}`)).size).toBe(
+      1,
+    );
   });
 });
 
 describe('the upstream client behind a proxy', () => {
-  const saved = { http_proxy: process.env.http_proxy, HTTP_PROXY: process.env.HTTP_PROXY, no_proxy: process.env.no_proxy, NO_PROXY: process.env.NO_PROXY };
+  const saved = {
+    http_proxy: process.env.http_proxy,
+    HTTP_PROXY: process.env.HTTP_PROXY,
+    no_proxy: process.env.no_proxy,
+    NO_PROXY: process.env.NO_PROXY,
+  };
   afterEach(() => {
     for (const [name, value] of Object.entries(saved)) {
       if (value === undefined) delete process.env[name];
@@ -121,7 +183,12 @@ describe('the upstream client behind a proxy', () => {
     process.env.http_proxy = base;
     delete process.env.no_proxy;
     delete process.env.NO_PROXY;
-    const reply = await upstream().call(testCtx, { endpoint: 'get', method: 'GET', url: 'http://idp.example.test/user', params: { uid: 'u1' } });
+    const reply = await upstream().call(testCtx, {
+      endpoint: 'get',
+      method: 'GET',
+      url: 'http://idp.example.test/user',
+      params: { uid: 'u1' },
+    });
     expect(reply.data).toEqual({ ok: true });
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ method: 'GET', url: 'http://idp.example.test/user?uid=u1' });

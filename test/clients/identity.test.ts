@@ -4,7 +4,17 @@ import pino from 'pino';
 import { createIdentityClient, type IdentityClient } from '../../src/clients/identity';
 import { messageOf } from '../../src/core/errors';
 import type { Config } from '../../src/core/config/schema';
-import { AID, API_TOKEN, BASE, fixture, formOf, identityConfig, intercept, paths, useNock } from '../actions/identity/support';
+import {
+  AID,
+  API_TOKEN,
+  BASE,
+  fixture,
+  formOf,
+  identityConfig,
+  intercept,
+  paths,
+  useNock,
+} from '../actions/identity/support';
 
 const log = pino({ level: 'silent' });
 const client = (config: Config = identityConfig()): IdentityClient => createIdentityClient(config, log);
@@ -13,7 +23,11 @@ const reasonOf = async (promise: Promise<unknown>) => {
   try {
     await promise;
   } catch (err) {
-    return { reason: (err as { reason?: string }).reason, message: (err as Error).message, data: (err as { data?: Record<string, unknown> }).data };
+    return {
+      reason: (err as { reason?: string }).reason,
+      message: (err as Error).message,
+      data: (err as { data?: Record<string, unknown> }).data,
+    };
   }
   throw new Error('expected a failure');
 };
@@ -38,12 +52,19 @@ describe('identity client', () => {
       const { seen } = intercept('POST', paths.login, 200, fixture('login'));
       await client().login(testCtx, { email: 'mario.rossi@example.com', password: 's3cret', stayLoggedIn: true });
       expect(seen[0]!.query.password).toBe('s3cret');
-      expect(seen[0]!.body).toEqual({ aid: AID, email: 'mario.rossi@example.com', stay_logged_in: 'true', password: 's3cret' });
+      expect(seen[0]!.body).toEqual({
+        aid: AID,
+        email: 'mario.rossi@example.com',
+        stay_logged_in: 'true',
+        password: 's3cret',
+      });
     });
 
     it('treats an error_code_list under HTTP 200 on the passwordless login as a refusal with the provider words', async () => {
       const { scope } = intercept('POST', paths.login, 200, fixture('login-unknown-email'));
-      const failure = await reasonOf(client().login(testCtx, { email: 'mario.rossi@example.com', stayLoggedIn: false }));
+      const failure = await reasonOf(
+        client().login(testCtx, { email: 'mario.rossi@example.com', stayLoggedIn: false }),
+      );
       expect(scope.isDone()).toBe(true);
       expect(failure.reason).toBe('upstream_error');
       expect(failure.message).toBe(messageOf('upstream_error', { service: 'di identità' }));
@@ -57,30 +78,46 @@ describe('identity client', () => {
       ['HTTP 401', 401, ''],
       ['HTTP 404', 404, fixture('login-unknown-email')],
       ['HTTP 422 with a text body', 422, 'Unprocessable'],
-    ])('turns %s on the password login into invalid_credentials, with nothing of the provider in it', async (_what, status, reply) => {
-      const { scope } = intercept('POST', paths.login, status, reply);
-      const failure = await reasonOf(client().login(testCtx, { email: 'mario.rossi@example.com', password: 'wrong', stayLoggedIn: false }));
-      expect(scope.isDone()).toBe(true);
-      expect(failure).toEqual({ reason: 'invalid_credentials', message: 'Email o password non corretti.', data: {} });
-    });
+    ])(
+      'turns %s on the password login into invalid_credentials, with nothing of the provider in it',
+      async (_what, status, reply) => {
+        const { scope } = intercept('POST', paths.login, status, reply);
+        const failure = await reasonOf(
+          client().login(testCtx, { email: 'mario.rossi@example.com', password: 'wrong', stayLoggedIn: false }),
+        );
+        expect(scope.isDone()).toBe(true);
+        expect(failure).toEqual({ reason: 'invalid_credentials', message: 'Email o password non corretti.', data: {} });
+      },
+    );
 
     it.each([429, 500, 502])('keeps HTTP %i on the password login an upstream_error', async (status) => {
       const { scope } = intercept('POST', paths.login, status, fixture('error-code-list'));
-      const failure = await reasonOf(client().login(testCtx, { email: 'mario.rossi@example.com', password: 'wrong', stayLoggedIn: false }));
+      const failure = await reasonOf(
+        client().login(testCtx, { email: 'mario.rossi@example.com', password: 'wrong', stayLoggedIn: false }),
+      );
       expect(scope.isDone()).toBe(true);
-      expect(failure).toMatchObject({ reason: 'upstream_error', data: { upstream: 'identity', endpoint: 'login', upstream_status: status } });
+      expect(failure).toMatchObject({
+        reason: 'upstream_error',
+        data: { upstream: 'identity', endpoint: 'login', upstream_status: status },
+      });
     });
 
     it('keeps an unparseable 2xx reply on the password login an upstream_error', async () => {
       const { scope } = intercept('POST', paths.login, 200, { access_token: 42 });
-      const failure = await reasonOf(client().login(testCtx, { email: 'mario.rossi@example.com', password: 's3cret', stayLoggedIn: false }));
+      const failure = await reasonOf(
+        client().login(testCtx, { email: 'mario.rossi@example.com', password: 's3cret', stayLoggedIn: false }),
+      );
       expect(scope.isDone()).toBe(true);
       expect(failure).toMatchObject({ reason: 'upstream_error', data: { upstream: 'identity', endpoint: 'login' } });
     });
 
     it('answers the token reply of an accepted password', async () => {
       const { scope } = intercept('POST', paths.login, 200, fixture('login'));
-      const reply = await client().login(testCtx, { email: 'mario.rossi@example.com', password: 's3cret', stayLoggedIn: false });
+      const reply = await client().login(testCtx, {
+        email: 'mario.rossi@example.com',
+        password: 's3cret',
+        stayLoggedIn: false,
+      });
       expect(scope.isDone()).toBe(true);
       expect(reply).toEqual(fixture('login'));
     });
@@ -88,7 +125,11 @@ describe('identity client', () => {
 
   it('sends the passwordless registration with query strings and a JSON body', async () => {
     const { scope, seen } = intercept('POST', paths.register, 200, fixture('register'));
-    const reply = await client().register(testCtx, { email: 'nuovo.utente@example.com', consents: { terms_conditions: true }, isMagicLinkSent: false });
+    const reply = await client().register(testCtx, {
+      email: 'nuovo.utente@example.com',
+      consents: { terms_conditions: true },
+      isMagicLinkSent: false,
+    });
     expect(scope.isDone()).toBe(true);
     expect(seen[0]!.query).toEqual({
       aid: AID,
@@ -97,7 +138,13 @@ describe('identity client', () => {
       is_magic_link_sent: 'false',
       is_passwordless: 'true',
     });
-    expect(seen[0]!.body).toEqual({ password: '', is_passwordless: true, is_magic_link_sent: false, email: 'nuovo.utente@example.com', aid: AID });
+    expect(seen[0]!.body).toEqual({
+      password: '',
+      is_passwordless: true,
+      is_magic_link_sent: false,
+      email: 'nuovo.utente@example.com',
+      aid: AID,
+    });
     expect(reply).toMatchObject({ pub_id: 'pub_8b1d0e47', registration: true });
   });
 
@@ -116,7 +163,11 @@ describe('identity client', () => {
       expect(scope.isDone()).toBe(true);
       expect(seen[0]!.query).toEqual({ aid: AID, api_token: API_TOKEN, email: 'mario.rossi@example.com' });
       expect(seen[0]!.body).toBe('');
-      expect(user).toMatchObject({ uid: 'PNIa7Xk2mR0ssi', email_confirmation_state: 'confirmed', custom_fields: [{ name: 'otp_phone', value: '393331234567' }] });
+      expect(user).toMatchObject({
+        uid: 'PNIa7Xk2mR0ssi',
+        email_confirmation_state: 'confirmed',
+        custom_fields: [{ name: 'otp_phone', value: '393331234567' }],
+      });
     });
 
     it('answers null when the provider says the user is not found', async () => {
@@ -131,7 +182,9 @@ describe('identity client', () => {
 
     it('treats any other error_code_list as a refusal', async () => {
       intercept('POST', paths.usersGet, 200, { error_code_list: [{ code: '403', message: 'Access denied' }] });
-      expect((await reasonOf(client().findUserByEmail(testCtx, 'mario.rossi@example.com'))).reason).toBe('upstream_error');
+      expect((await reasonOf(client().findUserByEmail(testCtx, 'mario.rossi@example.com'))).reason).toBe(
+        'upstream_error',
+      );
     });
   });
 
@@ -165,15 +218,27 @@ describe('identity client', () => {
     expect(scope.isDone()).toBe(true);
     expect(seen[0]!.headers['content-type']).toBe('application/x-www-form-urlencoded');
     const form = formOf(seen[0]!);
-    expect(form).toEqual({ api_token: API_TOKEN, aid: AID, source: 'CF', offset: '0', limit: '100', custom_fields: expect.any(String) });
-    expect(JSON.parse(form.custom_fields!)).toEqual([{ field_name: 'otp_phone', data_type: 'NUMBER', condition: { type: 'EQUAL', value: '393331234567' } }]);
+    expect(form).toEqual({
+      api_token: API_TOKEN,
+      aid: AID,
+      source: 'CF',
+      offset: '0',
+      limit: '100',
+      custom_fields: expect.any(String),
+    });
+    expect(JSON.parse(form.custom_fields!)).toEqual([
+      { field_name: 'otp_phone', data_type: 'NUMBER', condition: { type: 'EQUAL', value: '393331234567' } },
+    ]);
     expect(reply.users).toHaveLength(1);
     expect(reply.total).toBe(1);
   });
 
   it('updates identity fields form-urlencoded with aid, api_token and uid in the query', async () => {
     const { scope, seen } = intercept('POST', paths.update, 200, fixture('user-update'));
-    const reply = await client().updateIdentity(testCtx, 'PNIa7Xk2mR0ssi', { first_name: 'Mario', last_name: 'Bianchi' });
+    const reply = await client().updateIdentity(testCtx, 'PNIa7Xk2mR0ssi', {
+      first_name: 'Mario',
+      last_name: 'Bianchi',
+    });
     expect(scope.isDone()).toBe(true);
     expect(seen[0]!.query).toEqual({ aid: AID, api_token: API_TOKEN, uid: 'PNIa7Xk2mR0ssi' });
     expect(seen[0]!.headers['content-type']).toBe('application/x-www-form-urlencoded');
@@ -183,7 +248,11 @@ describe('identity client', () => {
 
   it('updates custom fields as JSON with otp_phone as a number', async () => {
     const { scope, seen } = intercept('POST', paths.update, 200, fixture('user-update'));
-    await client().updateCustom(testCtx, 'PNIa7Xk2mR0ssi', { city: 'Roma', birth_date: '1985-04-12', otp_phone: '393331234567' });
+    await client().updateCustom(testCtx, 'PNIa7Xk2mR0ssi', {
+      city: 'Roma',
+      birth_date: '1985-04-12',
+      otp_phone: '393331234567',
+    });
     expect(scope.isDone()).toBe(true);
     expect(seen[0]!.query).toEqual({ aid: AID, api_token: API_TOKEN, uid: 'PNIa7Xk2mR0ssi' });
     expect(seen[0]!.headers['content-type']).toMatch(/^application\/json/);
@@ -225,15 +294,26 @@ describe('identity client', () => {
       const reply = await client().refreshToken(testCtx, 'RTq8Zr1mXfT0bW2nC5yE7uA9');
       expect(scope.isDone()).toBe(true);
       expect(seen[0]!.headers['content-type']).toBe('application/x-www-form-urlencoded');
-      expect(formOf(seen[0]!)).toEqual({ client_id: AID, grant_type: 'refresh_token', refresh_token: 'RTq8Zr1mXfT0bW2nC5yE7uA9' });
+      expect(formOf(seen[0]!)).toEqual({
+        client_id: AID,
+        grant_type: 'refresh_token',
+        refresh_token: 'RTq8Zr1mXfT0bW2nC5yE7uA9',
+      });
       expect(seen[0]!.query).toEqual({});
       expect(seen[0]!.headers.authorization).toBeUndefined();
-      expect(reply).toMatchObject({ token_type: 'Bearer', refresh_token: 'RTw2Fs9hJ4kD1mN6qZ8cV3xB', expires_in: 2592000 });
+      expect(reply).toMatchObject({
+        token_type: 'Bearer',
+        refresh_token: 'RTw2Fs9hJ4kD1mN6qZ8cV3xB',
+        expires_in: 2592000,
+      });
     });
 
     it('answers invalid_token when the provider refuses the refresh token', async () => {
       intercept('POST', paths.refresh, 400, fixture('refresh-invalid-grant'));
-      expect(await reasonOf(client().refreshToken(testCtx, 'expired'))).toMatchObject({ reason: 'invalid_token', message: 'Sessione scaduta o non valida. Accedi di nuovo.' });
+      expect(await reasonOf(client().refreshToken(testCtx, 'expired'))).toMatchObject({
+        reason: 'invalid_token',
+        message: 'Sessione scaduta o non valida. Accedi di nuovo.',
+      });
     });
   });
 
@@ -261,9 +341,14 @@ describe('identity client', () => {
 
   describe('URLs', () => {
     it('uses a full-URL override key instead of base_url + path', async () => {
-      const scope = nock('https://users.other.test').post('/custom/users-get').query(true).reply(200, fixture('users-get'));
+      const scope = nock('https://users.other.test')
+        .post('/custom/users-get')
+        .query(true)
+        .reply(200, fixture('users-get'));
       const config = identityConfig({ identity: { users_get_url: 'https://users.other.test/custom/users-get' } });
-      expect(await client(config).findUserByEmail(testCtx, 'mario.rossi@example.com')).toMatchObject({ uid: 'PNIa7Xk2mR0ssi' });
+      expect(await client(config).findUserByEmail(testCtx, 'mario.rossi@example.com')).toMatchObject({
+        uid: 'PNIa7Xk2mR0ssi',
+      });
       expect(scope.isDone()).toBe(true);
     });
 

@@ -28,22 +28,38 @@ describe('mailer', () => {
   });
 
   it('delivers an HTML mail with its plain-text part over SMTP', async () => {
-    const config = testConfig({ mail: { host: '127.0.0.1', port: smtp.port, from_address: 'otp@example.test', from_name: 'Login' } });
+    const config = testConfig({
+      mail: { host: '127.0.0.1', port: smtp.port, from_address: 'otp@example.test', from_name: 'Login' },
+    });
     const mailer = createMailer(config, log);
     try {
-      await mailer.send(testCtx, { to: 'mario@example.test', subject: 'Il tuo codice è pronto', html: '<p>Codice <b>012345</b></p>', text: 'Codice 012345' });
+      await mailer.send(testCtx, {
+        to: 'mario@example.test',
+        subject: 'Il tuo codice è pronto',
+        html: '<p>Codice <b>012345</b></p>',
+        text: 'Codice 012345',
+      });
     } finally {
       await mailer.close();
     }
     expect(received).toHaveLength(1);
-    expect(received[0]).toMatchObject({ from: 'otp@example.test', to: ['mario@example.test'], subject: 'Il tuo codice è pronto', text: 'Codice 012345' });
+    expect(received[0]).toMatchObject({
+      from: 'otp@example.test',
+      to: ['mario@example.test'],
+      subject: 'Il tuo codice è pronto',
+      text: 'Codice 012345',
+    });
     expect(received[0]!.html).toContain('<b>012345</b>');
   });
 
   it('turns an unreachable SMTP server into upstream_error', async () => {
-    const config = testConfig({ mail: { host: '127.0.0.1', port: await closedPort(), from_address: 'otp@example.test', timeout_seconds: 2 } });
+    const config = testConfig({
+      mail: { host: '127.0.0.1', port: await closedPort(), from_address: 'otp@example.test', timeout_seconds: 2 },
+    });
     const mailer = createMailer(config, log);
-    const failure = await mailer.send(testCtx, { to: 'mario@example.test', subject: 's', html: '<p>x</p>', text: 'x' }).catch((err: unknown) => err);
+    const failure = await mailer
+      .send(testCtx, { to: 'mario@example.test', subject: 's', html: '<p>x</p>', text: 'x' })
+      .catch((err: unknown) => err);
     await mailer.close();
     expect(isApiError(failure) && failure.reason).toBe('upstream_error');
   });

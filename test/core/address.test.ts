@@ -9,9 +9,12 @@ import { ITALIAN_ISSUES } from '../../src/core/issue-texts';
  */
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz0123456789'.split('');
-const word = (min: number, max: number) => fc.array(fc.constantFrom(...LETTERS), { minLength: min, maxLength: max }).map((chars) => chars.join(''));
+const word = (min: number, max: number) =>
+  fc.array(fc.constantFrom(...LETTERS), { minLength: min, maxLength: max }).map((chars) => chars.join(''));
 /** A local part with no tag: words joined by `.`, `-` or `_` (dots only count where the provider heeds them). */
-const localPart = fc.tuple(word(1, 8), fc.array(fc.tuple(fc.constantFrom('.', '-', '_'), word(1, 5)), { maxLength: 2 })).map(([head, rest]) => head + rest.map(([sep, w]) => sep + w).join(''));
+const localPart = fc
+  .tuple(word(1, 8), fc.array(fc.tuple(fc.constantFrom('.', '-', '_'), word(1, 5)), { maxLength: 2 }))
+  .map(([head, rest]) => head + rest.map(([sep, w]) => sep + w).join(''));
 const OTHER_DOMAINS = ['example.org', 'x.example', 'outlook.com', 'mail.co.uk', 'gmail.com.example'];
 const GMAIL = ['gmail.com', 'googlemail.com'];
 
@@ -28,19 +31,30 @@ const expectedInbox = ({ local, domain }: Mailbox) => `${local}@${domain}`;
 
 /** A `+tag`, or none: any atext, and dots only where a dot-atom allows them. */
 const tag = fc.option(
-  fc.tuple(fc.array(fc.constantFrom(...LETTERS, '-', '_', '+'), { maxLength: 6 }), fc.option(word(1, 4), { nil: '' })).map(([chars, more]) => `+${chars.join('')}${more && `.${more}`}`),
+  fc
+    .tuple(fc.array(fc.constantFrom(...LETTERS, '-', '_', '+'), { maxLength: 6 }), fc.option(word(1, 4), { nil: '' }))
+    .map(([chars, more]) => `+${chars.join('')}${more && `.${more}`}`),
   { nil: '' },
 );
-const anyCase = (text: string) => fc.array(fc.boolean(), { minLength: text.length, maxLength: text.length }).map((upper) => [...text].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(''));
+const anyCase = (text: string) =>
+  fc
+    .array(fc.boolean(), { minLength: text.length, maxLength: text.length })
+    .map((upper) => [...text].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(''));
 /** Dots between any characters of a Gmail local part (never first, last or doubled: a dot-atom). */
 const dotted = (local: string) =>
-  fc.array(fc.boolean(), { minLength: local.length, maxLength: local.length }).map((dots) => [...local].map((c, i) => (dots[i] && i < local.length - 1 ? `${c}.` : c)).join(''));
+  fc
+    .array(fc.boolean(), { minLength: local.length, maxLength: local.length })
+    .map((dots) => [...local].map((c, i) => (dots[i] && i < local.length - 1 ? `${c}.` : c)).join(''));
 
 /** Any spelling that reaches `mailbox`'s inbox. */
 const spellingOf = (mailbox: Mailbox) => {
   const gmail = mailbox.domain === 'gmail.com';
   return fc
-    .tuple(gmail ? dotted(mailbox.local) : fc.constant(mailbox.local), tag, gmail ? fc.constantFrom(...GMAIL) : fc.constant(mailbox.domain))
+    .tuple(
+      gmail ? dotted(mailbox.local) : fc.constant(mailbox.local),
+      tag,
+      gmail ? fc.constantFrom(...GMAIL) : fc.constant(mailbox.domain),
+    )
     .chain(([local, t, domain]) => anyCase(`${local}${t}@${domain}`));
 };
 
@@ -53,8 +67,16 @@ const canonical = (spelling: string) => {
 
 describe('inboxOf', () => {
   it('maps the issue spellings to one inbox each', () => {
-    expect(['victim@example.org', 'victim+1@example.org', 'victim+news@example.org', 'Victim+X@Example.org'].map((a) => inboxOf(canonical(a)))).toEqual(Array(4).fill('victim@example.org'));
-    expect(['bob@gmail.com', 'b.ob@gmail.com', 'bo.b@gmail.com', 'bob+a@googlemail.com', 'B.O.B+x.y@GoogleMail.com'].map((a) => inboxOf(canonical(a)))).toEqual(Array(5).fill('bob@gmail.com'));
+    expect(
+      ['victim@example.org', 'victim+1@example.org', 'victim+news@example.org', 'Victim+X@Example.org'].map((a) =>
+        inboxOf(canonical(a)),
+      ),
+    ).toEqual(Array(4).fill('victim@example.org'));
+    expect(
+      ['bob@gmail.com', 'b.ob@gmail.com', 'bo.b@gmail.com', 'bob+a@googlemail.com', 'B.O.B+x.y@GoogleMail.com'].map(
+        (a) => inboxOf(canonical(a)),
+      ),
+    ).toEqual(Array(5).fill('bob@gmail.com'));
   });
 
   it('keeps dots where the provider is not known to ignore them, and a local part that is all tag', () => {
@@ -66,7 +88,9 @@ describe('inboxOf', () => {
   it('maps every spelling of one mailbox to one budget key (property)', () => {
     fc.assert(
       fc.property(
-        mailboxes.chain((mailbox) => fc.tuple(fc.constant(mailbox), fc.array(spellingOf(mailbox), { minLength: 1, maxLength: 6 }))),
+        mailboxes.chain((mailbox) =>
+          fc.tuple(fc.constant(mailbox), fc.array(spellingOf(mailbox), { minLength: 1, maxLength: 6 })),
+        ),
         ([mailbox, spellings]) => {
           for (const spelling of spellings) expect(inboxOf(canonical(spelling))).toBe(expectedInbox(mailbox));
         },
@@ -108,7 +132,7 @@ describe('inboxOf', () => {
     expect(budgetOf('PNIa7Xk2mR0ssi')).toBe('PNIa7Xk2mR0ssi');
   });
 
-  it('counts text that is no mailbox as it is, never merged into a mailbox\'s inbox', () => {
+  it("counts text that is no mailbox as it is, never merged into a mailbox's inbox", () => {
     // No local part on a Gmail domain: not the inbox of anyone at gmail.com.
     expect(inboxOf('@googlemail.com')).toBe('@googlemail.com');
     // A `+` after the `@` is in the domain, not a tag.
@@ -119,13 +143,28 @@ describe('inboxOf', () => {
 
 describe('canonicalMailbox', () => {
   it('refuses a Unicode local part, including look-alikes of an ASCII one, and accepts an internationalised domain as its ASCII form', () => {
-    for (const raw of ['marío@example.org', 'mаrio@example.org' /* Cyrillic а */, 'δοκιμή@example.org', 'ｍario@example.org']) expect([raw, canonicalMailbox(raw)]).toEqual([raw, null]);
+    for (const raw of [
+      'marío@example.org',
+      'mаrio@example.org' /* Cyrillic а */,
+      'δοκιμή@example.org',
+      'ｍario@example.org',
+    ])
+      expect([raw, canonicalMailbox(raw)]).toEqual([raw, null]);
     expect(canonicalMailbox('mario@bücher.example')).toBe('mario@xn--bcher-kva.example');
     expect(canonicalMailbox('  Mario.Rossi@Example.ORG ')).toBe('mario.rossi@example.org');
   });
 
   it('refuses what is not exactly one mailbox: no local part, no domain, a list, a display name', () => {
-    for (const raw of ['@example.org', 'mario@', 'mario', '', 'a@example.org,b@example.org', 'Mario <mario@example.org>', 'mario@example', 'a@b@example.org'])
+    for (const raw of [
+      '@example.org',
+      'mario@',
+      'mario',
+      '',
+      'a@example.org,b@example.org',
+      'Mario <mario@example.org>',
+      'mario@example',
+      'a@b@example.org',
+    ])
       expect([raw, canonicalMailbox(raw)]).toEqual([raw, null]);
   });
 });
@@ -133,15 +172,18 @@ describe('canonicalMailbox', () => {
 /** What a field answers: its value, or the messages of its refusal. */
 const parsed = (schema: z.ZodType, raw: unknown) => {
   const result = schema.safeParse(raw);
-  return result.success ? { value: result.data as unknown } : { refused: result.error.issues.map((issue) => issue.message) };
+  return result.success
+    ? { value: result.data as unknown }
+    : { refused: result.error.issues.map((issue) => issue.message) };
 };
 
 describe('canonicalMailbox without an @', () => {
   it('refuses a domain IDNA cannot write', () => {
-    for (const raw of ['mario@xn--a.example', 'mario@exa mple.org', 'mario@ex%ample.org']) expect([raw, canonicalMailbox(raw)]).toEqual([raw, null]);
+    for (const raw of ['mario@xn--a.example', 'mario@exa mple.org', 'mario@ex%ample.org'])
+      expect([raw, canonicalMailbox(raw)]).toEqual([raw, null]);
   });
 
-  it('refuses a domain alone, rather than reading its last character as the local part\'s end', () => {
+  it("refuses a domain alone, rather than reading its last character as the local part's end", () => {
     for (const raw of ['mario.example.org', 'example.org']) expect([raw, canonicalMailbox(raw)]).toEqual([raw, null]);
   });
 });
@@ -164,7 +206,11 @@ describe('a mailbox field', () => {
   });
 
   it('is published as an email in the API description', () => {
-    expect(z.toJSONSchema(mailbox(), { io: 'input' })).toMatchObject({ type: 'string', format: 'email', maxLength: 254 });
+    expect(z.toJSONSchema(mailbox(), { io: 'input' })).toMatchObject({
+      type: 'string',
+      format: 'email',
+      maxLength: 254,
+    });
   });
 });
 
@@ -172,19 +218,30 @@ describe('a key that is a phone, a mailbox or a plain key', () => {
   const key = recipientKey();
 
   it('takes a phone as typed, with spaces, brackets, dots or dashes, trimmed', () => {
-    for (const raw of ['+39 333 123 4567', '333 1234567', '+39 (333) 123-45.67', '0039 333 1234567']) expect([raw, parsed(key, raw)]).toEqual([raw, { value: raw }]);
+    for (const raw of ['+39 333 123 4567', '333 1234567', '+39 (333) 123-45.67', '0039 333 1234567'])
+      expect([raw, parsed(key, raw)]).toEqual([raw, { value: raw }]);
     expect(parsed(key, ' +393331234567 ')).toEqual({ value: '+393331234567' });
     expect(parsed(key, '\t+39 333 123 4567\n')).toEqual({ value: '+39 333 123 4567' });
   });
 
   it('takes a plain key without separators as it is, and a mailbox in its canonical spelling', () => {
-    for (const raw of ['order-42', 'PNIa7Xk2mR0ssi', 'user_7.x']) expect([raw, parsed(key, raw)]).toEqual([raw, { value: raw }]);
+    for (const raw of ['order-42', 'PNIa7Xk2mR0ssi', 'user_7.x'])
+      expect([raw, parsed(key, raw)]).toEqual([raw, { value: raw }]);
     expect(parsed(key, 'Mario@Example.org')).toEqual({ value: 'mario@example.org' });
   });
 
   it('refuses a list of phones, a phone with words around it, and a plain key with separators', () => {
     const separators = 'one phone, one email address or one key, without spaces or separators';
-    for (const raw of ['+39 333 1234567; +39 333 7654321', '+393331234567,+393337654321', '333 1234567 <x>', 'call 333 1234567', 'Mario Rossi', 'a(b)', '"order-42"', '+39 333 123 4567 890 123 456 78'])
+    for (const raw of [
+      '+39 333 1234567; +39 333 7654321',
+      '+393331234567,+393337654321',
+      '333 1234567 <x>',
+      'call 333 1234567',
+      'Mario Rossi',
+      'a(b)',
+      '"order-42"',
+      '+39 333 123 4567 890 123 456 78',
+    ])
       expect([raw, parsed(key, raw)]).toEqual([raw, { refused: [separators] }]);
     expect(ITALIAN_ISSUES[separators]).toBeDefined();
     const { refused } = parsed(key, 'a@example.org, b@example.org') as { refused: string[] };

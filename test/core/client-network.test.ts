@@ -53,7 +53,7 @@ describe('clientNetwork', () => {
 });
 
 describe('clientNetworks', () => {
-  it('nests an IPv6 client\'s /64 in its /56 and its /48, and an IPv4 client in its /24', () => {
+  it("nests an IPv6 client's /64 in its /56 and its /48, and an IPv4 client in its /24", () => {
     expect(clientNetworks('2001:db8:1:2ab::9')).toEqual([
       { tier: 'client', subject: '2001:db8:1:2ab::/64' },
       { tier: '56', subject: '2001:db8:1:200::/56' },
@@ -72,7 +72,10 @@ describe('clientNetworks', () => {
         // b shares a's first `shared` hextets, then is whatever it is.
         const other = [...a.slice(0, shared), ...b.slice(shared)];
         const [mine, theirs] = [clientNetworks(spelled(a)), clientNetworks(spelled(other))];
-        const bitsShared = (bits: number) => a.slice(0, bits / 16).every((h, i) => h === other[i]) && (bits % 16 === 0 || a[Math.floor(bits / 16)]! >> (16 - (bits % 16)) === other[Math.floor(bits / 16)]! >> (16 - (bits % 16)));
+        const bitsShared = (bits: number) =>
+          a.slice(0, bits / 16).every((h, i) => h === other[i]) &&
+          (bits % 16 === 0 ||
+            a[Math.floor(bits / 16)]! >> (16 - (bits % 16)) === other[Math.floor(bits / 16)]! >> (16 - (bits % 16)));
         return [64, 56, 48].every((bits, i) => (mine[i]!.subject === theirs[i]!.subject) === bitsShared(bits));
       }),
     );

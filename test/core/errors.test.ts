@@ -1,5 +1,14 @@
 import type { FlowFailureReason } from '../../machines';
-import { apiError, catalogue, isApiError, messageOf, reasons, statusOf, withDetails, type Reason } from '../../src/core/errors';
+import {
+  apiError,
+  catalogue,
+  isApiError,
+  messageOf,
+  reasons,
+  statusOf,
+  withDetails,
+  type Reason,
+} from '../../src/core/errors';
 import { failureEnvelope } from '../../src/http/envelope';
 import { createOpenApiDocument } from '../../src/http/openapi';
 
@@ -16,7 +25,10 @@ const textOf = (reason: Reason): string => {
 };
 
 interface Schema {
-  properties?: { success?: { const?: unknown; enum?: unknown[] }; data?: { properties?: { reason?: { enum?: unknown[] } } } };
+  properties?: {
+    success?: { const?: unknown; enum?: unknown[] };
+    data?: { properties?: { reason?: { enum?: unknown[] } } };
+  };
 }
 
 /** Every `data.reason` enum of a failure envelope (`success: false`) in the OpenAPI description. */
@@ -52,14 +64,25 @@ describe('error catalogue', () => {
     expect(messageOf('rate_limited', { retryAfter: 30 })).toBe('Troppe richieste. Riprova tra 30 secondi.');
     expect(messageOf('too_many_attempts')).toBe('Troppi tentativi. Richiedi un nuovo codice.');
     expect(messageOf('invalid_request')).toBe('Richiesta non valida.');
-    expect(messageOf('upstream_error', { service: 'di identità' })).toBe('Servizio di identità non disponibile. Riprova più tardi.');
+    expect(messageOf('upstream_error', { service: 'di identità' })).toBe(
+      'Servizio di identità non disponibile. Riprova più tardi.',
+    );
     expect(messageOf('not_configured', { key: 'newsletter.esp_url' })).toContain('newsletter.esp_url');
   });
 
   it('makes an error with the text, the status and the envelope of its reason', () => {
-    const err = apiError('rate_limited', { params: { retryAfter: 7 }, headers: { 'Retry-After': '7' }, data: { retry_after: 7, limit: 'otp_ip' } });
+    const err = apiError('rate_limited', {
+      params: { retryAfter: 7 },
+      headers: { 'Retry-After': '7' },
+      data: { retry_after: 7, limit: 'otp_ip' },
+    });
     expect(isApiError(err)).toBe(true);
-    expect(err).toMatchObject({ reason: 'rate_limited', status: 429, message: 'Troppe richieste. Riprova tra 7 secondi.', headers: { 'Retry-After': '7' } });
+    expect(err).toMatchObject({
+      reason: 'rate_limited',
+      status: 429,
+      message: 'Troppe richieste. Riprova tra 7 secondi.',
+      headers: { 'Retry-After': '7' },
+    });
     expect(failureEnvelope(err)).toEqual({
       success: false,
       error: 'Troppe richieste. Riprova tra 7 secondi.',
@@ -71,8 +94,19 @@ describe('error catalogue', () => {
   it('adds details to a failure without changing its reason, status, text or headers', () => {
     const cause = apiError('unauthorized', { headers: { 'WWW-Authenticate': 'Bearer' }, data: { upstream: 'x' } });
     const err = withDetails(cause, { data: { forwarded: false }, extra: { payload: { a: 1 } } });
-    expect(err).toMatchObject({ reason: 'unauthorized', status: 401, message: cause.message, headers: cause.headers, cause });
-    expect(failureEnvelope(err)).toEqual({ success: false, error: cause.message, data: { reason: 'unauthorized', upstream: 'x', forwarded: false }, payload: { a: 1 } });
+    expect(err).toMatchObject({
+      reason: 'unauthorized',
+      status: 401,
+      message: cause.message,
+      headers: cause.headers,
+      cause,
+    });
+    expect(failureEnvelope(err)).toEqual({
+      success: false,
+      error: cause.message,
+      data: { reason: 'unauthorized', upstream: 'x', forwarded: false },
+      payload: { a: 1 },
+    });
   });
 
   it('knows every reason the OpenAPI description lists', () => {
@@ -90,20 +124,34 @@ describe('error catalogue', () => {
 
 describe('stacks', () => {
   // A refusal is an answer: capturing its stack cost 8% of a refused verify_otp under load.
-  const frames = (err: Error) => (err.stack ?? '').split('\n').filter((line) => line.trimStart().startsWith('at ')).length;
+  const frames = (err: Error) =>
+    (err.stack ?? '').split('\n').filter((line) => line.trimStart().startsWith('at ')).length;
 
   it('captures no stack for a refusal, and leaves the stack limit as it was', () => {
     const limit = Error.stackTraceLimit;
     expect(frames(apiError('unknown_action'))).toBe(0);
     expect(frames(apiError('invalid_request'))).toBe(0);
-    expect(frames(withDetails(apiError('rate_limited', { params: { retryAfter: 5 }, headers: { 'Retry-After': '5' }, data: { retry_after: 5, limit: 'sends_per_ip_per_hour' } }), { data: { more: 1 } }))).toBe(0);
+    expect(
+      frames(
+        withDetails(
+          apiError('rate_limited', {
+            params: { retryAfter: 5 },
+            headers: { 'Retry-After': '5' },
+            data: { retry_after: 5, limit: 'sends_per_ip_per_hour' },
+          }),
+          { data: { more: 1 } },
+        ),
+      ),
+    ).toBe(0);
     expect(Error.stackTraceLimit).toBe(limit);
     expect(new Error('plain').stack).toMatch(/\n\s+at /);
   });
 
   it('keeps the stack of a fault (5xx, or an upstream or delivery failure answered 200)', () => {
     expect(frames(apiError('internal_error'))).toBeGreaterThan(0);
-    expect(frames(apiError('upstream_error', { params: { service: 'SMS' }, data: { upstream: 'sms' } }))).toBeGreaterThan(0);
+    expect(
+      frames(apiError('upstream_error', { params: { service: 'SMS' }, data: { upstream: 'sms' } })),
+    ).toBeGreaterThan(0);
     expect(frames(apiError('delivery_failed'))).toBeGreaterThan(0);
     expect(frames(apiError('store_unavailable'))).toBeGreaterThan(0);
   });

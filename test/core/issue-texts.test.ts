@@ -11,19 +11,35 @@ import { testApp } from '../support/app';
  */
 
 const SRC = join(__dirname, '..', '..', 'src');
-const files = (dir: string): string[] => readdirSync(dir).flatMap((name) => (statSync(join(dir, name)).isDirectory() ? files(join(dir, name)) : name.endsWith('.ts') ? [join(dir, name)] : []));
+const files = (dir: string): string[] =>
+  readdirSync(dir).flatMap((name) =>
+    statSync(join(dir, name)).isDirectory() ? files(join(dir, name)) : name.endsWith('.ts') ? [join(dir, name)] : [],
+  );
 
 /** Issue texts written in src/: messages of issues and custom zod checks, and invalidField's second argument. */
 function writtenIssueTexts(): Set<string> {
   const texts = new Set<string>();
-  const literals = [/issues: \[\{ path: [^,]+, message: '([^']+)'/g, /issues\.push\(\{ path: [^,]+, message: '([^']+)'/g, /invalidField\([^,]+, '([^']+)'\)/g, /\.regex\([^,]+, '([^']+)'\)/g, /\{ error: '([^']+)'/g];
+  const literals = [
+    /issues: \[\{ path: [^,]+, message: '([^']+)'/g,
+    /issues\.push\(\{ path: [^,]+, message: '([^']+)'/g,
+    /invalidField\([^,]+, '([^']+)'\)/g,
+    /\.regex\([^,]+, '([^']+)'\)/g,
+    /\{ error: '([^']+)'/g,
+  ];
   for (const file of files(SRC)) {
     // Upstream replies' checks (clients) and the configuration's are logged, never answered; the sandbox's fakes answer as upstreams.
-    if (file.includes(join('src', 'clients')) || file.includes(join('src', 'sandbox')) || file.includes(join('src', 'core', 'config')) || file.endsWith(join('core', 'errors.ts'))) continue;
+    if (
+      file.includes(join('src', 'clients')) ||
+      file.includes(join('src', 'sandbox')) ||
+      file.includes(join('src', 'core', 'config')) ||
+      file.endsWith(join('core', 'errors.ts'))
+    )
+      continue;
     const text = readFileSync(file, 'utf8');
     for (const pattern of literals) for (const match of text.matchAll(pattern)) texts.add(match[1]!);
     // A custom zod issue: every quoted text in its message (a ternary may choose between two).
-    for (const match of text.matchAll(/addIssue\(\{[^}]*message: ([^}]+)\}/g)) for (const quoted of match[1]!.matchAll(/'([^']*)'/g)) if (quoted[1]) texts.add(quoted[1]);
+    for (const match of text.matchAll(/addIssue\(\{[^}]*message: ([^}]+)\}/g))
+      for (const quoted of match[1]!.matchAll(/'([^']*)'/g)) if (quoted[1]) texts.add(quoted[1]);
   }
   return texts;
 }
@@ -55,16 +71,19 @@ describe('issue texts', () => {
     ['register', { email: 'not an email' }],
   ];
 
-  it.each(REFUSALS)('answers %s %j in one language: Italian by default, English with Accept-Language en', async (action, body) => {
-    const app = testApp().callback();
-    const italian = await request(app).post(`/?action=${action}`).send(body);
-    const english = await request(app).post(`/?action=${action}`).set('Accept-Language', 'en').send(body);
-    expect(italian.body.success).toBe(false);
-    const italianIssues = (italian.body.data.issues ?? []) as Array<{ message: string }>;
-    const englishIssues = (english.body.data.issues ?? []) as Array<{ message: string }>;
-    expect(italianIssues.length).toBeGreaterThan(0);
-    for (const { message } of italianIssues) expect(message).not.toMatch(ENGLISH);
-    for (const { message } of englishIssues) expect(message).not.toMatch(ITALIAN);
-    expect(english.body.error).not.toMatch(ITALIAN);
-  });
+  it.each(REFUSALS)(
+    'answers %s %j in one language: Italian by default, English with Accept-Language en',
+    async (action, body) => {
+      const app = testApp().callback();
+      const italian = await request(app).post(`/?action=${action}`).send(body);
+      const english = await request(app).post(`/?action=${action}`).set('Accept-Language', 'en').send(body);
+      expect(italian.body.success).toBe(false);
+      const italianIssues = (italian.body.data.issues ?? []) as Array<{ message: string }>;
+      const englishIssues = (english.body.data.issues ?? []) as Array<{ message: string }>;
+      expect(italianIssues.length).toBeGreaterThan(0);
+      for (const { message } of italianIssues) expect(message).not.toMatch(ENGLISH);
+      for (const { message } of englishIssues) expect(message).not.toMatch(ITALIAN);
+      expect(english.body.error).not.toMatch(ITALIAN);
+    },
+  );
 });

@@ -81,14 +81,23 @@ describe('request log', () => {
     const res = await request(server).post('/verify_like').send(body);
     const requests = byMsg(lines, 'request');
     expect(requests).toHaveLength(1);
-    expect(requests[0]).toMatchObject({ action: 'verify_like', reason: 'ok', status: 200, request_id: res.headers['x-request-id'] });
+    expect(requests[0]).toMatchObject({
+      action: 'verify_like',
+      reason: 'ok',
+      status: 200,
+      request_id: res.headers['x-request-id'],
+    });
     expect(typeof requests[0]!.duration_ms).toBe('number');
   });
 
   it('writes the failure reason of a request that failed', async () => {
     const { server, lines } = setup();
-    await request(server).post('/verify_like').send({ ...body, otp_code: 'abc' });
-    expect(byMsg(lines, 'request')).toEqual([expect.objectContaining({ action: 'verify_like', reason: 'invalid_request' })]);
+    await request(server)
+      .post('/verify_like')
+      .send({ ...body, otp_code: 'abc' });
+    expect(byMsg(lines, 'request')).toEqual([
+      expect.objectContaining({ action: 'verify_like', reason: 'invalid_request' }),
+    ]);
   });
 });
 
@@ -101,7 +110,14 @@ describe('upstream call log', () => {
     const calls = byMsg(lines, 'upstream call');
     expect(calls.map((c) => c.endpoint)).toEqual(['search', 'token']);
     for (const call of calls) {
-      expect(call).toMatchObject({ level: 30, client: 'identity', method: 'POST', status: 200, outcome: 'ok', request_id: 'req-42' });
+      expect(call).toMatchObject({
+        level: 30,
+        client: 'identity',
+        method: 'POST',
+        status: 200,
+        outcome: 'ok',
+        request_id: 'req-42',
+      });
       expect(typeof call.duration_ms).toBe('number');
     }
   });
@@ -111,7 +127,13 @@ describe('upstream call log', () => {
     nock(IDP).post('/user/search').query(true).reply(502, { error: TOKEN });
     await request(server).post('/verify_like').send(body);
     expect(byMsg(lines, 'upstream call failed')).toEqual([
-      expect.objectContaining({ level: 40, client: 'identity', endpoint: 'search', status: 502, outcome: 'http_error' }),
+      expect.objectContaining({
+        level: 40,
+        client: 'identity',
+        endpoint: 'search',
+        status: 502,
+        outcome: 'http_error',
+      }),
     ]);
     expect(byMsg(lines, 'request')).toEqual([expect.objectContaining({ reason: 'upstream_error' })]);
   });
@@ -138,16 +160,25 @@ describe('secrets in logs', () => {
     const { server, raw } = setup();
     nock(IDP).post('/user/search').query(true).reply(500, `token ${TOKEN} for ${PHONE}`);
     await request(server).post('/verify_like').send(body);
-    await request(server).post('/verify_like').send({ ...body, otp_code: 12 });
-    await request(server).post('/verify_like').set('content-type', 'application/json').send(`{"phone":"${PHONE}","otp_code":"${CODE}",`);
+    await request(server)
+      .post('/verify_like')
+      .send({ ...body, otp_code: 12 });
+    await request(server)
+      .post('/verify_like')
+      .set('content-type', 'application/json')
+      .send(`{"phone":"${PHONE}","otp_code":"${CODE}",`);
     expect(raw.length).toBeGreaterThanOrEqual(4);
     for (const secret of secrets) expect(raw.join('\n')).not.toContain(secret);
   });
 
   it('does not log the path of an unknown action, which may be anything the caller typed', async () => {
     const { server, raw, lines } = setup();
-    await request(server).post(`/${PHONE.slice(1)}`).send({});
-    expect(byMsg(lines, 'request')).toEqual([expect.objectContaining({ action: 'unknown', reason: 'unknown_action', status: 404 })]);
+    await request(server)
+      .post(`/${PHONE.slice(1)}`)
+      .send({});
+    expect(byMsg(lines, 'request')).toEqual([
+      expect.objectContaining({ action: 'unknown', reason: 'unknown_action', status: 404 }),
+    ]);
     expect(raw.join('\n')).not.toContain(PHONE.slice(1));
   });
 });
@@ -166,15 +197,43 @@ describe('the service logger', () => {
   };
 
   it('censors secret fields at the top of a line and one level down, and keeps the rest', () => {
-    const line = lineOf({ token: TOKEN, otp_code: CODE, action: 'verify_otp', upstream: { api_key: API_KEY, status: 200 }, password: 'hunter2' });
-    expect(line).toMatchObject({ token: '[redacted]', otp_code: '[redacted]', action: 'verify_otp', upstream: { api_key: '[redacted]', status: 200 }, password: '[redacted]' });
+    const line = lineOf({
+      token: TOKEN,
+      otp_code: CODE,
+      action: 'verify_otp',
+      upstream: { api_key: API_KEY, status: 200 },
+      password: 'hunter2',
+    });
+    expect(line).toMatchObject({
+      token: '[redacted]',
+      otp_code: '[redacted]',
+      action: 'verify_otp',
+      upstream: { api_key: '[redacted]', status: 200 },
+      password: '[redacted]',
+    });
     expect(JSON.stringify(line)).not.toContain(TOKEN);
     expect(JSON.stringify(line)).not.toContain(API_KEY);
   });
 
   it('censors every field name on the list, whatever the value', () => {
-    const names = ['otp', 'code', 'otp_code', 'token', 'access_token', 'accessToken', 'refresh_token', 'api_key', 'api_token', 'authorization', 'password', 'secret'];
-    const line = lineOf({ nested: Object.fromEntries(names.map((name) => [name, { deep: CODE }])), ...Object.fromEntries(names.map((name) => [name, 12345])) });
+    const names = [
+      'otp',
+      'code',
+      'otp_code',
+      'token',
+      'access_token',
+      'accessToken',
+      'refresh_token',
+      'api_key',
+      'api_token',
+      'authorization',
+      'password',
+      'secret',
+    ];
+    const line = lineOf({
+      nested: Object.fromEntries(names.map((name) => [name, { deep: CODE }])),
+      ...Object.fromEntries(names.map((name) => [name, 12345])),
+    });
     for (const name of names) {
       expect(line[name]).toBe('[redacted]');
       expect((line.nested as Line)[name]).toBe('[redacted]');

@@ -11,7 +11,11 @@ import { useNock } from '../support/nock';
 
 const UPSTREAM = 'http://identity.test';
 
-const echo = defineAction({ name: 'echo', request: z.object({}).loose(), handler: async () => ({ data: { ok: true } }) });
+const echo = defineAction({
+  name: 'echo',
+  request: z.object({}).loose(),
+  handler: async () => ({ data: { ok: true } }),
+});
 const refuse = defineAction({
   name: 'refuse',
   request: z.object({}),
@@ -24,7 +28,13 @@ const lookup = defineAction({
   request: z.object({}),
   handler: async (_input, ctx) => {
     // An upstream as the clients build one: it reports each call to the process's metrics.
-    const upstream = createUpstream({ name: 'identity', label: 'identità', timeoutMs: 2000, log: pino({ level: 'silent' }), observe: ctx.deps.metrics.observeUpstream });
+    const upstream = createUpstream({
+      name: 'identity',
+      label: 'identità',
+      timeoutMs: 2000,
+      log: pino({ level: 'silent' }),
+      observe: ctx.deps.metrics.observeUpstream,
+    });
     await upstream.call(ctx, { endpoint: 'users_get', method: 'POST', url: `${UPSTREAM}/users/get` });
     return { data: {} };
   },
@@ -70,7 +80,11 @@ describe('GET /metrics', () => {
       const req = request(server).get('/metrics');
       const res = await (authorization === undefined ? req : req.set('authorization', authorization));
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ success: false, error: expect.stringContaining('metrics.token'), data: { reason: 'metrics_not_enabled', keys: ['metrics.token', 'metrics.port'] } });
+      expect(res.body).toEqual({
+        success: false,
+        error: expect.stringContaining('metrics.token'),
+        data: { reason: 'metrics_not_enabled', keys: ['metrics.token', 'metrics.port'] },
+      });
       expect(res.text).not.toContain('lfa_');
     }
   });
@@ -109,7 +123,9 @@ describe('GET /metrics', () => {
   it('counts a business failure under its reason', async () => {
     const { deps, server } = setup();
     await request(server).post('/refuse').send({});
-    expect(await valueOf(deps, 'lfa_requests_total', { action: 'refuse', outcome: 'phone_taken', status: '200' })).toBe(1);
+    expect(await valueOf(deps, 'lfa_requests_total', { action: 'refuse', outcome: 'phone_taken', status: '200' })).toBe(
+      1,
+    );
   });
 
   it('counts a request that fails validation under invalid_request', async () => {
@@ -124,7 +140,9 @@ describe('GET /metrics', () => {
     await request(server).post('/a/b/393331234567').send({});
     const text = await deps.metrics.render();
     expect(text).not.toContain('393331234567');
-    expect(await valueOf(deps, 'lfa_requests_total', { action: 'unknown', outcome: 'unknown_action', status: '404' })).toBe(2);
+    expect(
+      await valueOf(deps, 'lfa_requests_total', { action: 'unknown', outcome: 'unknown_action', status: '404' }),
+    ).toBe(2);
   });
 
   it('labels GET endpoints by their route', async () => {
@@ -152,9 +170,30 @@ describe('upstream call metrics', () => {
     await request(server).post('/lookup').send({});
     expect(ok.isDone() && failing.isDone()).toBe(true);
     // The status as its class: the label takes a known set of values, each series there from start.
-    expect(await valueOf(deps, 'lfa_upstream_calls_total', { client: 'identity', endpoint: 'users_get', status: '2xx', outcome: 'ok' })).toBe(1);
-    expect(await valueOf(deps, 'lfa_upstream_calls_total', { client: 'identity', endpoint: 'users_get', status: '5xx', outcome: 'http_error' })).toBe(1);
-    expect(await valueOf(deps, 'lfa_upstream_call_duration_seconds', { client: 'identity', endpoint: 'users_get', outcome: 'ok', le: '+Inf' })).toBe(1);
+    expect(
+      await valueOf(deps, 'lfa_upstream_calls_total', {
+        client: 'identity',
+        endpoint: 'users_get',
+        status: '2xx',
+        outcome: 'ok',
+      }),
+    ).toBe(1);
+    expect(
+      await valueOf(deps, 'lfa_upstream_calls_total', {
+        client: 'identity',
+        endpoint: 'users_get',
+        status: '5xx',
+        outcome: 'http_error',
+      }),
+    ).toBe(1);
+    expect(
+      await valueOf(deps, 'lfa_upstream_call_duration_seconds', {
+        client: 'identity',
+        endpoint: 'users_get',
+        outcome: 'ok',
+        le: '+Inf',
+      }),
+    ).toBe(1);
     expect(await valueOf(deps, 'lfa_requests_total', { action: 'lookup', outcome: 'upstream_error' })).toBe(1);
   });
 
@@ -163,8 +202,22 @@ describe('upstream call metrics', () => {
     const b = setup();
     nock(UPSTREAM).post('/users/get').reply(200, {});
     await request(a.server).post('/lookup').send({});
-    expect(await valueOf(a.deps, 'lfa_upstream_calls_total', { client: 'identity', endpoint: 'users_get', status: '2xx', outcome: 'ok' })).toBe(1);
-    expect(await valueOf(b.deps, 'lfa_upstream_calls_total', { client: 'identity', endpoint: 'users_get', status: '2xx', outcome: 'ok' })).toBe(0);
+    expect(
+      await valueOf(a.deps, 'lfa_upstream_calls_total', {
+        client: 'identity',
+        endpoint: 'users_get',
+        status: '2xx',
+        outcome: 'ok',
+      }),
+    ).toBe(1);
+    expect(
+      await valueOf(b.deps, 'lfa_upstream_calls_total', {
+        client: 'identity',
+        endpoint: 'users_get',
+        status: '2xx',
+        outcome: 'ok',
+      }),
+    ).toBe(0);
   });
 });
 
@@ -227,7 +280,14 @@ describe('the exposition after some requests', () => {
     deps.metrics.funnelReached('phone_login', '10');
     const text = await deps.metrics.render();
     // Durations vary: their buckets are read apart from their sums. The series every start has at 0 are read apart too (below).
-    const lines = text.split('\n').filter((line) => /^lfa_(requests_total|otp_codes_sent_total|otp_verifications_total|sms_sends_total|funnel_requests_total|funnel_steps_reached_total)\{/.test(line) && !line.endsWith(' 0'));
+    const lines = text
+      .split('\n')
+      .filter(
+        (line) =>
+          /^lfa_(requests_total|otp_codes_sent_total|otp_verifications_total|sms_sends_total|funnel_requests_total|funnel_steps_reached_total)\{/.test(
+            line,
+          ) && !line.endsWith(' 0'),
+      );
     expect(lines).toEqual([
       'lfa_requests_total{action="echo",outcome="ok",status="200"} 2',
       'lfa_requests_total{action="lookup",outcome="ok",status="200"} 1',
@@ -243,19 +303,31 @@ describe('the exposition after some requests', () => {
     ]);
     const sms = text.split('\n').filter((line) => line.startsWith('lfa_sms_provider_duration_seconds'));
     expect(sms).toEqual([
-      ...[0.01, 0.025].map((le) => `lfa_sms_provider_duration_seconds_bucket{le="${le}",provider="gateway",outcome="accepted"} 0`),
-      ...[0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, '+Inf'].map((le) => `lfa_sms_provider_duration_seconds_bucket{le="${le}",provider="gateway",outcome="accepted"} 2`),
+      ...[0.01, 0.025].map(
+        (le) => `lfa_sms_provider_duration_seconds_bucket{le="${le}",provider="gateway",outcome="accepted"} 0`,
+      ),
+      ...[0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, '+Inf'].map(
+        (le) => `lfa_sms_provider_duration_seconds_bucket{le="${le}",provider="gateway",outcome="accepted"} 2`,
+      ),
       'lfa_sms_provider_duration_seconds_sum{provider="gateway",outcome="accepted"} 0.07',
       'lfa_sms_provider_duration_seconds_count{provider="gateway",outcome="accepted"} 2',
-      ...[0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map((le) => `lfa_sms_provider_duration_seconds_bucket{le="${le}",provider="other",outcome="failed"} 0`),
-      ...[20, 30, '+Inf'].map((le) => `lfa_sms_provider_duration_seconds_bucket{le="${le}",provider="other",outcome="failed"} 1`),
+      ...[0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map(
+        (le) => `lfa_sms_provider_duration_seconds_bucket{le="${le}",provider="other",outcome="failed"} 0`,
+      ),
+      ...[20, 30, '+Inf'].map(
+        (le) => `lfa_sms_provider_duration_seconds_bucket{le="${le}",provider="other",outcome="failed"} 1`,
+      ),
       'lfa_sms_provider_duration_seconds_sum{provider="other",outcome="failed"} 20',
       'lfa_sms_provider_duration_seconds_count{provider="other",outcome="failed"} 1',
     ]);
-    const screen = text.split('\n').filter((line) => line.startsWith('lfa_funnel_step_seconds') && line.includes('journey="phone_login"'));
+    const screen = text
+      .split('\n')
+      .filter((line) => line.startsWith('lfa_funnel_step_seconds') && line.includes('journey="phone_login"'));
     expect(screen).toEqual([
       ...[1, 2, 3, 5, 10].map((le) => `lfa_funnel_step_seconds_bucket{le="${le}",journey="phone_login",step="10"} 0`),
-      ...[15, 20, 30, 45, 60, 90, 120, 180, 300, 600, 900, 1800, 3600, '+Inf'].map((le) => `lfa_funnel_step_seconds_bucket{le="${le}",journey="phone_login",step="10"} 1`),
+      ...[15, 20, 30, 45, 60, 90, 120, 180, 300, 600, 900, 1800, 3600, '+Inf'].map(
+        (le) => `lfa_funnel_step_seconds_bucket{le="${le}",journey="phone_login",step="10"} 1`,
+      ),
       'lfa_funnel_step_seconds_sum{journey="phone_login",step="10"} 12',
       'lfa_funnel_step_seconds_count{journey="phone_login",step="10"} 1',
     ]);
@@ -267,8 +339,24 @@ describe('the exposition after some requests', () => {
       'lfa_request_duration_seconds_count{action="lookup",outcome="ok"} 1',
       'lfa_request_duration_seconds_count{action="/healthz",outcome="ok"} 1',
     ]);
-    const echoBuckets = text.split('\n').filter((line) => line.startsWith('lfa_request_duration_seconds_bucket{') && line.includes('action="echo"'));
-    expect(echoBuckets.map((line) => /le="([^"]+)"/.exec(line)![1])).toEqual(['0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '20', '+Inf']);
+    const echoBuckets = text
+      .split('\n')
+      .filter((line) => line.startsWith('lfa_request_duration_seconds_bucket{') && line.includes('action="echo"'));
+    expect(echoBuckets.map((line) => /le="([^"]+)"/.exec(line)![1])).toEqual([
+      '0.005',
+      '0.01',
+      '0.025',
+      '0.05',
+      '0.1',
+      '0.25',
+      '0.5',
+      '1',
+      '2.5',
+      '5',
+      '10',
+      '20',
+      '+Inf',
+    ]);
     expect(echoBuckets.at(-1)).toBe('lfa_request_duration_seconds_bucket{le="+Inf",action="echo",outcome="ok"} 2');
     // A metric nobody counted yet shows its HELP and TYPE, and no series.
     expect(text).toContain('# HELP lfa_sms_receipts_total Delivery receipts recorded');

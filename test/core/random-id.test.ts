@@ -8,7 +8,13 @@ import { randomId } from '../../src/core/random-id';
 const calls = { fill: 0 };
 jest.mock('node:crypto', () => {
   const actual = jest.requireActual<typeof import('node:crypto')>('node:crypto');
-  return { ...actual, randomFillSync: (...args: Parameters<typeof actual.randomFillSync>) => (calls.fill++, actual.randomFillSync(...args)) };
+  return {
+    ...actual,
+    randomFillSync: (...args: Parameters<typeof actual.randomFillSync>) => (
+      calls.fill++,
+      actual.randomFillSync(...args)
+    ),
+  };
 });
 
 describe('randomId', () => {

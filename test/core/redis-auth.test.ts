@@ -2,7 +2,14 @@ import Redis from 'ioredis';
 import tls from 'node:tls';
 import request from 'supertest';
 import { loadConfig } from '../../src/core/config/load';
-import { createRedis, isCluster, redisAnswers, redisReady, singleServerSecurity, type RedisConnection } from '../../src/core/redis';
+import {
+  createRedis,
+  isCluster,
+  redisAnswers,
+  redisReady,
+  singleServerSecurity,
+  type RedisConnection,
+} from '../../src/core/redis';
 import { createRedisOtpStore } from '../../src/domain/otp/redis-store';
 import { memoryLog, smsConfig, smsGateway, useNock } from '../actions/otp/harness';
 import { testApp, testConfig, testDeps } from '../support/app';
@@ -82,7 +89,9 @@ describe('a Redis Cluster that requires AUTH (redis.password)', () => {
     useNock();
     it('answers store_unavailable and /readyz 503, and sends nothing', async () => {
       const gateway = smsGateway();
-      const deps = testDeps(testConfig({ ...smsConfig, otp: { store: 'redis' }, redis: { cluster: cluster.seeds, password: WRONG } }));
+      const deps = testDeps(
+        testConfig({ ...smsConfig, otp: { store: 'redis' }, redis: { cluster: cluster.seeds, password: WRONG } }),
+      );
       try {
         const app = testApp(deps).callback();
         expect((await request(app).get('/readyz')).status).toBe(503);
@@ -117,7 +126,10 @@ describe('a single server that requires AUTH', () => {
 
   it.each([
     ['a URL without credentials takes redis.password', () => ({ url: server.url, password: PASSWORD })],
-    ['credentials in the URL win over a wrong redis.password', () => ({ url: withPassword(PASSWORD), password: WRONG })],
+    [
+      'credentials in the URL win over a wrong redis.password',
+      () => ({ url: withPassword(PASSWORD), password: WRONG }),
+    ],
   ])('connects: %s', async (_, redis) => {
     const connection = connect(redis());
     try {
@@ -129,16 +141,25 @@ describe('a single server that requires AUTH', () => {
   });
 
   it("turns TLS on with redis.tls or rediss://, and takes the keys' credentials only when the URL has none", () => {
-    const section = (redis: Record<string, unknown>) => singleServerSecurity(loadConfig({ env: { NODE_ENV: 'test' }, overrides: { redis } }).redis);
+    const section = (redis: Record<string, unknown>) =>
+      singleServerSecurity(loadConfig({ env: { NODE_ENV: 'test' }, overrides: { redis } }).redis);
     expect(section({ url: 'redis://cache.internal:6379', tls: true })).toEqual({ tls: {} });
     // rediss:// is read by ioredis itself; nothing here may override it.
     expect(section({ url: 'rediss://cache.internal:6380' })).toEqual({});
-    expect(section({ url: 'rediss://cache.internal:6380', username: 'app', password: PASSWORD })).toEqual({ username: 'app', password: PASSWORD });
-    expect(section({ url: 'rediss://app:pw@cache.internal:6380', username: 'other', password: PASSWORD, tls: true })).toEqual({ tls: {} });
+    expect(section({ url: 'rediss://cache.internal:6380', username: 'app', password: PASSWORD })).toEqual({
+      username: 'app',
+      password: PASSWORD,
+    });
+    expect(
+      section({ url: 'rediss://app:pw@cache.internal:6380', username: 'other', password: PASSWORD, tls: true }),
+    ).toEqual({ tls: {} });
   });
 
   it.each([
-    ['a wrong password in the URL is not replaced by the right redis.password', () => ({ url: withPassword(WRONG), password: PASSWORD })],
+    [
+      'a wrong password in the URL is not replaced by the right redis.password',
+      () => ({ url: withPassword(WRONG), password: PASSWORD }),
+    ],
     ['a URL without credentials and no redis.password', () => ({ url: server.url })],
   ])('is refused: %s', async (_, redis) => {
     const connection = connect(redis());
@@ -167,7 +188,10 @@ describe('a Redis Cluster over TLS (redis.tls)', () => {
   });
   const trustTestCa = () => {
     const connectTls = tls.connect;
-    return jest.spyOn(tls, 'connect').mockImplementation(((options: tls.ConnectionOptions) => connectTls({ ...options, ca: cluster.ca })) as typeof tls.connect);
+    return jest
+      .spyOn(tls, 'connect')
+      .mockImplementation(((options: tls.ConnectionOptions) =>
+        connectTls({ ...options, ca: cluster.ca })) as typeof tls.connect);
   };
   afterEach(() => jest.restoreAllMocks());
 
@@ -184,7 +208,9 @@ describe('a Redis Cluster over TLS (redis.tls)', () => {
         expect(node.stream).toBeInstanceOf(tls.TLSSocket);
         expect((node.stream as tls.TLSSocket).authorized).toBe(true);
       }
-      expect(handshakes.mock.calls.map(([options]) => (options as tls.ConnectionOptions).host)).not.toContain('127.0.0.1');
+      expect(handshakes.mock.calls.map(([options]) => (options as tls.ConnectionOptions).host)).not.toContain(
+        '127.0.0.1',
+      );
       await expectIssuesEverywhere(connection, 'tls:');
     } finally {
       connection.disconnect();

@@ -16,7 +16,10 @@ let server: RedisServer;
 let redis: Redis;
 beforeAll(async () => {
   server = await startRedisServer();
-  const connection = createRedis(loadConfig({ env: { NODE_ENV: 'test' }, overrides: { redis: { url: server.url } } }), createLogger('silent'));
+  const connection = createRedis(
+    loadConfig({ env: { NODE_ENV: 'test' }, overrides: { redis: { url: server.url } } }),
+    createLogger('silent'),
+  );
   // With no `redis.cluster`, `redis.url` is one server: the single client, whose socket the tests look at.
   if (!(connection instanceof Redis)) throw new Error('expected the single-server client');
   redis = connection;
@@ -27,7 +30,9 @@ afterAll(async () => {
   await server.stop();
 });
 
-describeOtpStore('redis, on the service connection', () => createRedisOtpStore(redis, { prefix: `c${Math.random().toString(36).slice(2)}:` }));
+describeOtpStore('redis, on the service connection', () =>
+  createRedisOtpStore(redis, { prefix: `c${Math.random().toString(36).slice(2)}:` }),
+);
 
 describe('createRedis', () => {
   it('writes the commands of one turn together, in order, each answered on its own', async () => {
@@ -57,7 +62,10 @@ describe('createRedis with redis.cluster', () => {
   let connection: RedisConnection;
   beforeAll(async () => {
     cluster = await startRedisCluster();
-    connection = createRedis(loadConfig({ env: { NODE_ENV: 'test', REDIS__CLUSTER: cluster.seeds.join(',') } }), createLogger('silent'));
+    connection = createRedis(
+      loadConfig({ env: { NODE_ENV: 'test', REDIS__CLUSTER: cluster.seeds.join(',') } }),
+      createLogger('silent'),
+    );
     await redisReady(connection);
   }, 60_000);
   afterAll(async () => {
@@ -71,7 +79,9 @@ describe('createRedis with redis.cluster', () => {
     return cluster.seeds.indexOf(connection.slots[slot]![0]!);
   };
 
-  describeOtpStore('redis cluster, on the service connection', () => createRedisOtpStore(connection, { prefix: `c${Math.random().toString(36).slice(2)}:` }));
+  describeOtpStore('redis cluster, on the service connection', () =>
+    createRedisOtpStore(connection, { prefix: `c${Math.random().toString(36).slice(2)}:` }),
+  );
 
   it('is the Cluster client, and writes the commands of one turn together on each node, each answered on its own', async () => {
     if (!isCluster(connection)) throw new Error('expected the cluster client');
@@ -123,7 +133,13 @@ describe('createRedis with redis.cluster', () => {
     const onNode = (node: Redis) => joined.push(`${connection.status}/${node.status}`);
     // Once ready, every node is connected at once, before any command (a cold one would refuse a first burst).
     const idleWhenReady: string[] = [];
-    const onReady = () => idleWhenReady.push(...client.nodes().filter((node) => node.status === 'wait').map((node) => `${node.options.port}`));
+    const onReady = () =>
+      idleWhenReady.push(
+        ...client
+          .nodes()
+          .filter((node) => node.status === 'wait')
+          .map((node) => `${node.options.port}`),
+      );
     connection.on('+node', onNode);
     connection.on('ready', onReady);
     try {

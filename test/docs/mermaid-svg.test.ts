@@ -6,7 +6,10 @@ const SOURCE = 'flowchart TD\n  a("14 · Inserisci il codice SMS") -->|"invia il
 
 describe('renderMermaidSvgs', () => {
   it('renders with Mermaid itself, the same bytes every time, ids from the diagram’s seed', async () => {
-    const first = await renderMermaidSvgs([{ id: 'journey-test', source: SOURCE }, { id: 'journey-again', source: SOURCE }]);
+    const first = await renderMermaidSvgs([
+      { id: 'journey-test', source: SOURCE },
+      { id: 'journey-again', source: SOURCE },
+    ]);
     const again = await renderMermaidSvgs([{ id: 'journey-test', source: SOURCE }]);
     const svg = first.get('journey-test')!;
     expect(svg).toMatch(/^<svg [^>]*id="journey-test"/);
@@ -19,8 +22,8 @@ describe('renderMermaidSvgs', () => {
   }, 60_000);
 
   it('fails, saying how to install it, when Chromium is missing', async () => {
-    await expect(renderMermaidSvgs([{ id: 'x', source: SOURCE }], { executablePath: '/nonexistent/chromium' })).rejects.toThrow(
-      /\/nonexistent\/chromium is missing: .*npm ci && npm test.*apt-get/,
-    );
+    await expect(
+      renderMermaidSvgs([{ id: 'x', source: SOURCE }], { executablePath: '/nonexistent/chromium' }),
+    ).rejects.toThrow(/\/nonexistent\/chromium is missing: .*npm ci && npm test.*apt-get/);
   });
 });

@@ -19,7 +19,10 @@ const CODE = /\.(?:ts|tsx|mts|cts|js|mjs|cjs)$/;
 
 // A candidate runs from a top folder (not inside a longer word or path) over path characters and
 // placeholder characters, so that a placeholder stays inside the candidate and marks it skipped.
-const CANDIDATE = new RegExp(`(?<![\\w./@~-])((?:${TOP.map((t) => t.replace('.', '\\.')).join('|')})/[\\w./*<>{}$-]*)`, 'g');
+const CANDIDATE = new RegExp(
+  `(?<![\\w./@~-])((?:${TOP.map((t) => t.replace('.', '\\.')).join('|')})/[\\w./*<>{}$-]*)`,
+  'g',
+);
 const PLACEHOLDER = /[*<>{}$]|\.\.\./;
 
 /** The repository paths a line names, placeholders and families left out. */
@@ -46,7 +49,9 @@ function commentOf(line: string, inBlock: boolean): { text: string; inBlock: boo
   if (open >= 0 && (slashes < 0 || open < slashes)) {
     const rest = line.slice(open + 2);
     const end = rest.indexOf('*/');
-    return end < 0 ? { text: rest, inBlock: true } : { text: rest.slice(0, end) + ' ' + commentOf(rest.slice(end + 2), false).text, inBlock: false };
+    return end < 0
+      ? { text: rest, inBlock: true }
+      : { text: rest.slice(0, end) + ' ' + commentOf(rest.slice(end + 2), false).text, inBlock: false };
   }
   return { text: slashes >= 0 ? line.slice(slashes + 2) : '', inBlock: false };
 }
@@ -58,7 +63,9 @@ function trackedFiles(): string[] {
 /** `file:line: path` for every path named that does not exist. */
 function missingPaths(): string[] {
   const files = trackedFiles().filter((file) => existsSync(join(ROOT, file)));
-  const docs = files.filter((file) => file === 'README.md' || file === 'CHANGELOG.md' || /^docs\/[^/]+\.md$/.test(file));
+  const docs = files.filter(
+    (file) => file === 'README.md' || file === 'CHANGELOG.md' || /^docs\/[^/]+\.md$/.test(file),
+  );
   const code = files.filter((file) => CODE.test(file) && CODE_ROOTS.some((root) => file.startsWith(root)));
   expect(docs.length).toBeGreaterThan(10);
   expect(code.length).toBeGreaterThan(300);
@@ -66,14 +73,19 @@ function missingPaths(): string[] {
   const check = (file: string, n: number, text: string): void => {
     for (const path of pathsIn(text)) if (!existsSync(join(ROOT, path))) missing.push(`${file}:${n}: ${path}`);
   };
-  for (const file of docs) readFileSync(join(ROOT, file), 'utf8').split('\n').forEach((line, i) => check(file, i + 1, line));
+  for (const file of docs)
+    readFileSync(join(ROOT, file), 'utf8')
+      .split('\n')
+      .forEach((line, i) => check(file, i + 1, line));
   for (const file of code) {
     let inBlock = false;
-    readFileSync(join(ROOT, file), 'utf8').split('\n').forEach((line, i) => {
-      const comment = commentOf(line, inBlock);
-      inBlock = comment.inBlock;
-      check(file, i + 1, comment.text);
-    });
+    readFileSync(join(ROOT, file), 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        const comment = commentOf(line, inBlock);
+        inBlock = comment.inBlock;
+        check(file, i + 1, comment.text);
+      });
   }
   return missing.filter((entry) => !ignoredByGit(entry.slice(entry.lastIndexOf(' ') + 1)));
 }
@@ -89,7 +101,11 @@ function ignoredByGit(path: string): boolean {
 
 describe('paths named in docs and comments', () => {
   it('finds paths and skips families by the stated rule', () => {
-    expect(pathsIn('see src/http/app.ts, test/support/ and docs/otp.md.')).toEqual(['src/http/app.ts', 'test/support/', 'docs/otp.md']);
+    expect(pathsIn('see src/http/app.ts, test/support/ and docs/otp.md.')).toEqual([
+      'src/http/app.ts',
+      'test/support/',
+      'docs/otp.md',
+    ]);
     expect(pathsIn('docs/journeys/*.svg, docs/bench-<n>.json, src/{a,b}.ts, scripts/$NAME.ts')).toEqual([]);
     expect(pathsIn('the src folder, node_modules/xstate/src/x.ts, a/src/b.ts, src/http')).toEqual([]);
     expect(commentOf('const x = 1; // see src/http/app.ts', false).text).toContain('src/http/app.ts');

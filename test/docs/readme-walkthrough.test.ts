@@ -31,12 +31,19 @@ function shellBlocks(markdown: string, heading: string): string[] {
 /** One answer in a word: its next_step, `ok`, `!reason` for a refusal, `response` for the bare widget body; ` __utp` when it set the cookie. */
 function summary(raw: string): string {
   const body = raw.slice(raw.indexOf('{'));
-  const answer = JSON.parse(body) as { success?: boolean; data?: { next_step?: unknown; reason?: string }; response?: unknown };
+  const answer = JSON.parse(body) as {
+    success?: boolean;
+    data?: { next_step?: unknown; reason?: string };
+    response?: unknown;
+  };
   const word =
-    answer.response !== undefined ? 'response'
-    : answer.success === false ? `!${answer.data?.reason}`
-    : answer.data?.next_step !== undefined ? String(answer.data.next_step)
-    : 'ok';
+    answer.response !== undefined
+      ? 'response'
+      : answer.success === false
+        ? `!${answer.data?.reason}`
+        : answer.data?.next_step !== undefined
+          ? String(answer.data.next_step)
+          : 'ok';
   return /^set-cookie: __utp=/im.test(raw.slice(0, raw.indexOf('{'))) ? `${word} __utp` : word;
 }
 
@@ -56,7 +63,17 @@ describe('the sandbox walk-through', () => {
 
   beforeAll(async () => {
     // What `npm start` loads with nothing configured, but a free port and no log output: with those set, the sandbox is asked for by name.
-    service = await startService(loadConfig({ env: { NODE_ENV: 'development', SANDBOX__ENABLED: 'true', SERVER__PORT: '0', LOG__LEVEL: 'silent', OTP__LOG_FILE: '' } }));
+    service = await startService(
+      loadConfig({
+        env: {
+          NODE_ENV: 'development',
+          SANDBOX__ENABLED: 'true',
+          SERVER__PORT: '0',
+          LOG__LEVEL: 'silent',
+          OTP__LOG_FILE: '',
+        },
+      }),
+    );
     dir = mkdtempSync(join(tmpdir(), 'readme-'));
   });
   afterAll(async () => {
@@ -68,18 +85,22 @@ describe('the sandbox walk-through', () => {
     expect(service.config.sandbox.enabled).toBe(true);
     const blocks = shellBlocks(readFileSync(WALKTHROUGH, 'utf8'), SECTION);
     const base = new URL(service.url);
-    const script = [
-      'set -euo pipefail',
-      CURL_WRAPPER,
-      ...blocks.map((block, i) => `BLOCK=${i}\n${block}`),
-    ].join('\n');
+    const script = ['set -euo pipefail', CURL_WRAPPER, ...blocks.map((block, i) => `BLOCK=${i}\n${block}`)].join('\n');
     const log = join(dir, 'answers.tsv');
 
     // The port comes from one variable, the one the service reads: no block names 8080 but as its default.
     expect(blocks.join('\n').replaceAll('${SERVER__PORT:-8080}', '')).not.toMatch(/8080/);
     // Twice in a row on one sandbox, as a newcomer who starts over would: the reset in the first block makes room.
-    await run('bash', ['-c', script], { env: { ...process.env, SERVER__PORT: base.port, CURL_LOG: log }, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
-    await run('bash', ['-c', script], { env: { ...process.env, SERVER__PORT: base.port, CURL_LOG: log }, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 });
+    await run('bash', ['-c', script], {
+      env: { ...process.env, SERVER__PORT: base.port, CURL_LOG: log },
+      timeout: 60_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    await run('bash', ['-c', script], {
+      env: { ...process.env, SERVER__PORT: base.port, CURL_LOG: log },
+      timeout: 60_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
 
     const byBlock = blocks.map(() => [] as string[]);
     for (const line of readFileSync(log, 'utf8').trim().split('\n')) {

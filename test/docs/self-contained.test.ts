@@ -30,10 +30,13 @@ function outsideReferences(): string[] {
     if (!existsSync(path)) continue; // deleted in the working tree, not yet committed
     const content = readFileSync(path);
     if (content.includes(0)) continue; // binary
-    content.toString('utf8').split('\n').forEach((line, i) => {
-      const hit = FORBIDDEN.find(([, pattern]) => pattern.test(line));
-      if (hit) found.push(`${file}:${i + 1}: ${hit[0]}: ${line.trim().slice(0, 120)}`);
-    });
+    content
+      .toString('utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        const hit = FORBIDDEN.find(([, pattern]) => pattern.test(line));
+        if (hit) found.push(`${file}:${i + 1}: ${hit[0]}: ${line.trim().slice(0, 120)}`);
+      });
   }
   return found;
 }
@@ -41,7 +44,11 @@ function outsideReferences(): string[] {
 describe('the repository is self-contained', () => {
   it('finds the references it looks for', () => {
     const line = `see ${outside[0]} and ${['..', 'shared'].join('/')}/x, as ${planning[0]} says`;
-    expect(FORBIDDEN.filter(([, pattern]) => pattern.test(line)).map(([name]) => name)).toEqual([['..', 'shared'].join('/'), outside[0], planning[0]]);
+    expect(FORBIDDEN.filter(([, pattern]) => pattern.test(line)).map(([name]) => name)).toEqual([
+      ['..', 'shared'].join('/'),
+      outside[0],
+      planning[0],
+    ]);
     expect(FORBIDDEN.some(([, pattern]) => pattern.test(`test/foo.spec.ts, ${planning[0]}IAL, design`))).toBe(false);
   });
 

@@ -2,7 +2,15 @@ import { codeVerified, issueVerifiedProof, requireVerified, vouches } from '../.
 import { signProof, verifyProof } from '../../src/domain/proofs';
 import type { PresentedKeys } from '../../src/core/context';
 import { NO_KEYS } from '../../src/domain/keys';
-import { fixture, identityApp, identityConfig, intercept, INTERNAL_KEY, paths, useNock } from '../actions/identity/support';
+import {
+  fixture,
+  identityApp,
+  identityConfig,
+  intercept,
+  INTERNAL_KEY,
+  paths,
+  useNock,
+} from '../actions/identity/support';
 
 const uid = 'PNIa7Xk2mR0ssi';
 
@@ -18,15 +26,29 @@ const reasonOf = (fn: () => unknown): string => {
 describe('proof guard', () => {
   describe('binding', () => {
     it('with all, needs every identifier named to be vouched for', () => {
-      expect(vouches({ kind: 'verified', uid, phone: '+393331234567' }, { uid, phone: '+393331234567' }, 'all')).toBe(true);
+      expect(vouches({ kind: 'verified', uid, phone: '+393331234567' }, { uid, phone: '+393331234567' }, 'all')).toBe(
+        true,
+      );
       expect(vouches({ kind: 'verified', uid }, { uid, phone: '+393331234567' }, 'all')).toBe(false);
       expect(vouches({ kind: 'verified', email: 'A@Example.com' }, { email: 'a@example.com' }, 'all')).toBe(true);
       expect(vouches({ kind: 'verified', uid }, {}, 'all')).toBe(false);
     });
 
     it('with any, needs one identifier vouched for and none contradicted', () => {
-      expect(vouches({ kind: 'verified', phone: '+393331234567' }, { email: 'new@example.com', phone: '+393331234567' }, 'any')).toBe(true);
-      expect(vouches({ kind: 'verified', phone: '+393331234567', email: 'x@example.com' }, { email: 'new@example.com', phone: '+393331234567' }, 'any')).toBe(false);
+      expect(
+        vouches(
+          { kind: 'verified', phone: '+393331234567' },
+          { email: 'new@example.com', phone: '+393331234567' },
+          'any',
+        ),
+      ).toBe(true);
+      expect(
+        vouches(
+          { kind: 'verified', phone: '+393331234567', email: 'x@example.com' },
+          { email: 'new@example.com', phone: '+393331234567' },
+          'any',
+        ),
+      ).toBe(false);
       expect(vouches({ kind: 'verified', phone: '+393331234567' }, { email: 'new@example.com' }, 'any')).toBe(false);
     });
   });
@@ -44,22 +66,38 @@ describe('proof guard', () => {
 
     it('start a new lifetime when a code was just verified', () => {
       const earlier = verifyProof(deps.secret, proof({ uid, email: 'a@example.com' }, 60), deps.now());
-      const merged = verifyProof(deps.secret, issueVerifiedProof(ctx, { verified: { phone: '+393331234567' } }, earlier), deps.now());
+      const merged = verifyProof(
+        deps.secret,
+        issueVerifiedProof(ctx, { verified: { phone: '+393331234567' } }, earlier),
+        deps.now(),
+      );
       expect(merged.exp).toBe(Math.floor(deps.now() / 1000) + deps.config.security.proof_ttl_seconds);
       expect(merged).toMatchObject({ uid, email: 'a@example.com', phone: '+393331234567' });
     });
 
     it('never let a linked identifier replace a claimed one', () => {
       const earlier = verifyProof(deps.secret, proof({ email: 'verified@example.com' }), deps.now());
-      const derived = verifyProof(deps.secret, issueVerifiedProof(ctx, { linked: { uid, email: 'other@example.com' } }, earlier), deps.now());
+      const derived = verifyProof(
+        deps.secret,
+        issueVerifiedProof(ctx, { linked: { uid, email: 'other@example.com' } }, earlier),
+        deps.now(),
+      );
       expect(derived.email).toBe('verified@example.com');
       expect(codeVerified(derived, 'email')).toBe(true);
     });
 
     it('turn a linked identifier into a verified one when its code is verified later', () => {
-      const earlier = verifyProof(deps.secret, issueVerifiedProof(ctx, { linked: { uid, email: 'a@example.com' } }), deps.now());
+      const earlier = verifyProof(
+        deps.secret,
+        issueVerifiedProof(ctx, { linked: { uid, email: 'a@example.com' } }),
+        deps.now(),
+      );
       expect(codeVerified(earlier, 'email')).toBe(false);
-      const later = verifyProof(deps.secret, issueVerifiedProof(ctx, { verified: { email: 'a@example.com' } }, earlier), deps.now());
+      const later = verifyProof(
+        deps.secret,
+        issueVerifiedProof(ctx, { verified: { email: 'a@example.com' } }, earlier),
+        deps.now(),
+      );
       expect(codeVerified(later, 'email')).toBe(true);
       expect(later.linked).toEqual(['uid']);
     });
@@ -75,12 +113,16 @@ describe('proof guard', () => {
 
     it('trusts a caller whose internal key held, and no other key', () => {
       expect(reasonOf(() => requireVerified(ctxFor(identityConfig(), { internal: true }), { uid }))).toBe('passed');
-      expect(reasonOf(() => requireVerified(ctxFor(identityConfig(), { funnel: true, metrics: true }), { uid }))).toBe('proof_required');
+      expect(reasonOf(() => requireVerified(ctxFor(identityConfig(), { funnel: true, metrics: true }), { uid }))).toBe(
+        'proof_required',
+      );
       expect(reasonOf(() => requireVerified(ctxFor(identityConfig()), { uid }))).toBe('proof_required');
     });
 
     it('lets everybody through when security.guard_primitives is false', () => {
-      expect(reasonOf(() => requireVerified(ctxFor(identityConfig({ security: { guard_primitives: false } })), { uid }))).toBe('passed');
+      expect(
+        reasonOf(() => requireVerified(ctxFor(identityConfig({ security: { guard_primitives: false } })), { uid })),
+      ).toBe('passed');
     });
   });
 
@@ -96,11 +138,18 @@ describe('proof guard', () => {
       ['login', { email: 'mario.rossi@example.com' }],
     ];
 
-    it.each(guarded)('%s refuses with proof_required when the guard is on and nothing vouches', async (action, body) => {
-      const { call } = identityApp();
-      const res = await call(action, body);
-      expect(res.body).toEqual({ success: false, error: 'Verifica richiesta: conferma prima il codice ricevuto.', data: { reason: 'proof_required' } });
-    });
+    it.each(guarded)(
+      '%s refuses with proof_required when the guard is on and nothing vouches',
+      async (action, body) => {
+        const { call } = identityApp();
+        const res = await call(action, body);
+        expect(res.body).toEqual({
+          success: false,
+          error: 'Verifica richiesta: conferma prima il codice ricevuto.',
+          data: { reason: 'proof_required' },
+        });
+      },
+    );
 
     it('accepts the proof from the x-verification-proof header', async () => {
       const { call, proof } = identityApp();
@@ -119,13 +168,17 @@ describe('proof guard', () => {
     it('refuses a key that is not exactly the internal key', async () => {
       const { call } = identityApp();
       for (const key of [`${INTERNAL_KEY}x`, INTERNAL_KEY.slice(0, -1), INTERNAL_KEY.toUpperCase()]) {
-        expect((await call('access_token', { uid }, { 'x-internal-key': key })).body.data).toEqual({ reason: 'proof_required' });
+        expect((await call('access_token', { uid }, { 'x-internal-key': key })).body.data).toEqual({
+          reason: 'proof_required',
+        });
       }
     });
 
     it('trusts nobody by key when security.internal_key is empty', async () => {
       const { call } = identityApp(identityConfig({ security: { internal_key: '' } }));
-      expect((await call('access_token', { uid }, { 'x-internal-key': 'anything' })).body.data).toEqual({ reason: 'proof_required' });
+      expect((await call('access_token', { uid }, { 'x-internal-key': 'anything' })).body.data).toEqual({
+        reason: 'proof_required',
+      });
     });
 
     it('answers in full, with no proof, when the guard is off', async () => {

@@ -12,11 +12,23 @@ import { toE164 } from '../../src/domain/phone';
 const mockParses = { default: 0, full: 0 };
 jest.mock('libphonenumber-js', () => {
   const actual = jest.requireActual<typeof import('libphonenumber-js')>('libphonenumber-js');
-  return { ...actual, parsePhoneNumberFromString: (...args: Parameters<typeof actual.parsePhoneNumberFromString>) => (mockParses.default++, actual.parsePhoneNumberFromString(...args)) };
+  return {
+    ...actual,
+    parsePhoneNumberFromString: (...args: Parameters<typeof actual.parsePhoneNumberFromString>) => (
+      mockParses.default++,
+      actual.parsePhoneNumberFromString(...args)
+    ),
+  };
 });
 jest.mock('libphonenumber-js/max', () => {
   const actual = jest.requireActual<typeof import('libphonenumber-js/max')>('libphonenumber-js/max');
-  return { ...actual, parsePhoneNumberFromString: (...args: Parameters<typeof actual.parsePhoneNumberFromString>) => (mockParses.full++, actual.parsePhoneNumberFromString(...args)) };
+  return {
+    ...actual,
+    parsePhoneNumberFromString: (...args: Parameters<typeof actual.parsePhoneNumberFromString>) => (
+      mockParses.full++,
+      actual.parsePhoneNumberFromString(...args)
+    ),
+  };
 });
 
 const parsesDuring = async (during: () => Promise<unknown>) => {
@@ -49,7 +61,10 @@ describe('phone parses per code send', () => {
     const first = await parsesDuring(async () => forms.map((form) => toE164(form, 'IT')));
     expect(first.default).toBeGreaterThan(0);
     let again: Array<string | null> = [];
-    expect(await parsesDuring(async () => (again = forms.map((form) => toE164(form, 'IT'))))).toEqual({ default: 0, full: 0 });
+    expect(await parsesDuring(async () => (again = forms.map((form) => toE164(form, 'IT'))))).toEqual({
+      default: 0,
+      full: 0,
+    });
     expect(again).toEqual(['+393331000003', '+393331000003', null]);
     // The region is part of what is asked: the same digits read in another region are parsed again.
     expect((await parsesDuring(async () => toE164('3331000003', 'GB'))).default).toBeGreaterThan(0);

@@ -31,7 +31,21 @@ describe('phones', () => {
 describe('isE164 and normalisation', () => {
   // The OTP check looks an E.164-written key up as given (src/domain/otp/service.ts): sound only
   // because a normalised phone normalises to itself.
-  const typed = ['+39 333 1234567', '3331234567', '0612345678', '+447911123456', '+4407911123456', '+330612345678', '+1 202 555 0123', '+49 1512 3456789', '+81 90 1234 5678', '+61 412 345 678', '+55 11 91234 5678', '+91 98765 43210', '+3906123456'];
+  const typed = [
+    '+39 333 1234567',
+    '3331234567',
+    '0612345678',
+    '+447911123456',
+    '+4407911123456',
+    '+330612345678',
+    '+1 202 555 0123',
+    '+49 1512 3456789',
+    '+81 90 1234 5678',
+    '+61 412 345 678',
+    '+55 11 91234 5678',
+    '+91 98765 43210',
+    '+3906123456',
+  ];
   it.each(typed)('normalises %s to an E.164 string that normalises to itself', (input) => {
     const e164 = toE164(input, 'IT');
     expect(e164).not.toBeNull();
@@ -42,6 +56,8 @@ describe('isE164 and normalisation', () => {
 
   it('tells E.164 from other spellings', () => {
     expect(['+393331234567', '+12025550123'].map(isE164)).toEqual([true, true]);
-    expect(['393331234567', '+39 333 1234567', '+0393331234567', '+39333123456789012', 'a@b.it', ''].map(isE164)).toEqual([false, false, false, false, false, false]);
+    expect(
+      ['393331234567', '+39 333 1234567', '+0393331234567', '+39333123456789012', 'a@b.it', ''].map(isE164),
+    ).toEqual([false, false, false, false, false, false]);
   });
 });

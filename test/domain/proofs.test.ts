@@ -16,7 +16,12 @@ const reasonOf = (fn: () => unknown): string => {
 describe('proofs', () => {
   it('round-trips claims with an expiry', () => {
     const token = signProof(secret, { kind: 'verified', phone: '+393331234567', flow: 'phone' }, 900, now);
-    expect(verifyProof(secret, token, now + 899_000)).toMatchObject({ kind: 'verified', phone: '+393331234567', flow: 'phone', exp: now / 1000 + 900 });
+    expect(verifyProof(secret, token, now + 899_000)).toMatchObject({
+      kind: 'verified',
+      phone: '+393331234567',
+      flow: 'phone',
+      exp: now / 1000 + 900,
+    });
   });
 
   it('refuses an expired proof', () => {
@@ -47,7 +52,9 @@ describe('proofs', () => {
     const [prefix, body, signature] = token.split('.') as [string, string, string];
     expect(reasonOf(() => verifyProof(secret, `${prefix}.${body}.${signature}=`, now))).toBe('invalid_proof:malformed');
     expect(reasonOf(() => verifyProof(secret, `${prefix}.${body}=.${signature}`, now))).toBe('invalid_proof:malformed');
-    expect(reasonOf(() => verifyProof(secret, `${prefix}.${body}.${signature.slice(0, 10)}*${signature.slice(10)}`, now))).toBe('invalid_proof:malformed');
+    expect(
+      reasonOf(() => verifyProof(secret, `${prefix}.${body}.${signature.slice(0, 10)}*${signature.slice(10)}`, now)),
+    ).toBe('invalid_proof:malformed');
     // The signature is 32 bytes: its last base64url character carries 4 spare bits. Setting one spells the same bytes otherwise.
     const last = signature.at(-1)!;
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -59,7 +66,9 @@ describe('proofs', () => {
   });
 
   it('refuses a genuine-looking proof without an id', () => {
-    const body = Buffer.from(JSON.stringify({ kind: 'verified', uid: 'u1', exp: now / 1000 + 60 })).toString('base64url');
+    const body = Buffer.from(JSON.stringify({ kind: 'verified', uid: 'u1', exp: now / 1000 + 60 })).toString(
+      'base64url',
+    );
     const key = createHmac('sha256', secret).update('proof-key:v1').digest();
     const mac = createHmac('sha256', key).update(`v1.${body}`).digest('base64url');
     expect(reasonOf(() => verifyProof(secret, `v1.${body}.${mac}`, now))).toBe('invalid_proof:malformed');
@@ -77,22 +86,33 @@ describe('proofs', () => {
     expect(reasonOf(() => verifyProof(secret, signedAsIs(complete), now))).toBe('accepted');
     for (const missing of ['jti', 'exp', 'kind', 'iat'] as const) {
       const { [missing]: _gone, ...rest } = complete;
-      expect([missing, reasonOf(() => verifyProof(secret, signedAsIs(rest), now))]).toEqual([missing, 'invalid_proof:malformed']);
+      expect([missing, reasonOf(() => verifyProof(secret, signedAsIs(rest), now))]).toEqual([
+        missing,
+        'invalid_proof:malformed',
+      ]);
     }
   });
 
   it('refuses correctly signed claims holding an id, expiry, kind or start of the wrong type', () => {
     const wrong = { jti: 12345, exp: String(now / 1000 + 60), kind: ['verified'], iat: String(now) };
     for (const [field, value] of Object.entries(wrong)) {
-      expect([field, reasonOf(() => verifyProof(secret, signedAsIs({ ...complete, [field]: value }), now))]).toEqual([field, 'invalid_proof:malformed']);
+      expect([field, reasonOf(() => verifyProof(secret, signedAsIs({ ...complete, [field]: value }), now))]).toEqual([
+        field,
+        'invalid_proof:malformed',
+      ]);
     }
   });
 
   it('refuses correctly signed claims that are not an object, or not JSON', () => {
-    for (const claims of [null, 42, 'verified', [complete]]) expect(reasonOf(() => verifyProof(secret, signedAsIs(claims), now))).toBe('invalid_proof:malformed');
+    for (const claims of [null, 42, 'verified', [complete]])
+      expect(reasonOf(() => verifyProof(secret, signedAsIs(claims), now))).toBe('invalid_proof:malformed');
     const body = Buffer.from('{"kind":').toString('base64url');
     const key = createHmac('sha256', secret).update('proof-key:v1').digest();
-    expect(reasonOf(() => verifyProof(secret, `v1.${body}.${createHmac('sha256', key).update(`v1.${body}`).digest('base64url')}`, now))).toBe('invalid_proof:malformed');
+    expect(
+      reasonOf(() =>
+        verifyProof(secret, `v1.${body}.${createHmac('sha256', key).update(`v1.${body}`).digest('base64url')}`, now),
+      ),
+    ).toBe('invalid_proof:malformed');
   });
 
   it('keeps the start of the chain (iat) it is given, and starts one now when given none', () => {
@@ -101,7 +121,9 @@ describe('proofs', () => {
     expect(continued.exp).toBe(now / 1000 + 60);
     expect(verifyProof(secret, signProof(secret, { kind: 'verified' }, 60, now), now).iat).toBe(now);
     // An expiry in the claims given is replaced by the new one.
-    expect(verifyProof(secret, signProof(secret, { kind: 'verified', exp: 1 }, 60, now), now).exp).toBe(now / 1000 + 60);
+    expect(verifyProof(secret, signProof(secret, { kind: 'verified', exp: 1 }, 60, now), now).exp).toBe(
+      now / 1000 + 60,
+    );
   });
 
   it('refuses a token over 4,096 characters, genuine or not, and accepts a genuine one just under', () => {

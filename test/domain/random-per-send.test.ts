@@ -9,7 +9,13 @@ import { smsGateway, startApp, useNock, type Harness } from '../actions/otp/harn
 const crypto = { randomBytes: 0 };
 jest.mock('node:crypto', () => {
   const actual = jest.requireActual<typeof import('node:crypto')>('node:crypto');
-  return { ...actual, randomBytes: (...args: Parameters<typeof actual.randomBytes>) => (crypto.randomBytes++, (actual.randomBytes as (size: number) => Buffer)(args[0])) };
+  return {
+    ...actual,
+    randomBytes: (...args: Parameters<typeof actual.randomBytes>) => (
+      crypto.randomBytes++,
+      (actual.randomBytes as (size: number) => Buffer)(args[0])
+    ),
+  };
 });
 
 describe('random bytes per code send', () => {

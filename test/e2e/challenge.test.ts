@@ -14,9 +14,17 @@ const mario = sandboxSeedUsers[0]!;
 const e2e = useE2e({ challenge: { mode: 'always' } });
 
 /** The solver's own time (ms), as the widget put it in its payload. */
-const solverTime = (exchange: Exchange): number => (JSON.parse(Buffer.from(String(exchange.body.challenge), 'base64').toString('utf8')) as { solution: { time: number } }).solution.time;
+const solverTime = (exchange: Exchange): number =>
+  (
+    JSON.parse(Buffer.from(String(exchange.body.challenge), 'base64').toString('utf8')) as {
+      solution: { time: number };
+    }
+  ).solution.time;
 
-const focusedTag = (page: Page) => page.evaluate<string>('document.activeElement ? `${document.activeElement.tagName.toLowerCase()}:${document.activeElement.getAttribute("type") ?? ""}` : ""');
+const focusedTag = (page: Page) =>
+  page.evaluate<string>(
+    'document.activeElement ? `${document.activeElement.tagName.toLowerCase()}:${document.activeElement.getAttribute("type") ?? ""}` : ""',
+  );
 
 describe('the bot challenge in the reference login page', () => {
   it('solves a real proof of work in the page with the keyboard only and reaches 90', async () => {
@@ -28,8 +36,12 @@ describe('the bot challenge in the reference login page', () => {
       await page.keyboard.type('+39 333 123 4567');
       await page.keyboard.press('Enter');
       await page.locator('#challenge:not([hidden]) altcha-widget input[type="checkbox"]').waitFor();
-      expect(await page.locator('#challenge-text').innerText()).toBe('Verifica anti-bot richiesta: completa la verifica e riprova.');
-      await page.waitForFunction('document.activeElement && document.activeElement.getAttribute("type") === "checkbox"');
+      expect(await page.locator('#challenge-text').innerText()).toBe(
+        'Verifica anti-bot richiesta: completa la verifica e riprova.',
+      );
+      await page.waitForFunction(
+        'document.activeElement && document.activeElement.getAttribute("type") === "checkbox"',
+      );
       expect(await focusedTag(page)).toBe('input:checkbox');
       expect(await page.locator('#challenge altcha-widget label').first().innerText()).toBe('Non sono un robot');
 

@@ -11,7 +11,13 @@ import { LOW_CONTRAST, phoneLogin, useE2e, withPage } from './harness';
 
 const e2e = useE2e({ funnel: { flush_ms: 0 } });
 
-const ORDER = ['Ultima ora', 'Ultimo giorno', 'Ultimi 7 giorni', 'Confronta con il periodo precedente', 'Le stesse cifre in tabella'];
+const ORDER = [
+  'Ultima ora',
+  'Ultimo giorno',
+  'Ultimi 7 giorni',
+  'Confronta con il periodo precedente',
+  'Le stesse cifre in tabella',
+];
 
 /** The focused element's text and whether its focus shows (an outline of 2px at least). */
 const FOCUSED = `(() => {
@@ -61,12 +67,16 @@ describe('/flows with the funnel', () => {
         expect(await row.locator('[data-figure="arrived"]').innerText()).toBe('1');
       });
       expect(await page.locator('a[aria-current="page"]').innerText()).toBe('Ultima ora');
-      expect(await page.locator('section#phone-login [data-edge="awaitingPhoneCode>loggedIn"] .people').innerText()).toBe('1');
+      expect(
+        await page.locator('section#phone-login [data-edge="awaitingPhoneCode>loggedIn"] .people').innerText(),
+      ).toBe('1');
       expect(await page.evaluate(LOW_CONTRAST)).toEqual([]);
 
       // The diagram with its figures loaded as an image (its own CSP, nothing refused).
       const img = page.locator('section#phone-login figure.diagram img');
-      await eventually(async () => expect(await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(0));
+      await eventually(async () =>
+        expect(await img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(0),
+      );
       const src = await img.evaluate((el) => (el as unknown as { src: string }).src);
       expect(new URL(src).search).toMatch(/^\?from=\d+&to=\d+$/);
 
@@ -78,7 +88,9 @@ describe('/flows with the funnel', () => {
 
       // Every text drawn on the diagram, as the browser renders the SVG.
       await page.goto(src);
-      expect(await page.locator('.funnel-edge[data-edge="awaitingPhoneCode>loggedIn"] .people').textContent()).toBe('1 persona');
+      expect(await page.locator('.funnel-edge[data-edge="awaitingPhoneCode>loggedIn"] .people').textContent()).toBe(
+        '1 persona',
+      );
       const drawn = await page.evaluate<Array<{ text: string; ratio: number }>>(DRAWN_CONTRAST);
       expect(drawn.length).toBeGreaterThan(6);
       expect(drawn.filter((d) => d.ratio < 4.5)).toEqual([]);

@@ -19,18 +19,30 @@ describe('the journeys page', () => {
       expect(await page.locator('h1').innerText()).toContain('Percorsi di accesso');
 
       // Every journey, in the words of machines/diagrams/labels.ts, linked from the index.
-      expect(await page.locator('section.journey h2').allInnerTexts()).toEqual(JOURNEY_IDS.map((id) => LABELS.journeys[id]));
-      expect(await page.locator('#journey-index a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual(JOURNEY_IDS.map((id) => `#${id}`));
+      expect(await page.locator('section.journey h2').allInnerTexts()).toEqual(
+        JOURNEY_IDS.map((id) => LABELS.journeys[id]),
+      );
+      expect(
+        await page.locator('#journey-index a').evaluateAll((links) => links.map((a) => a.getAttribute('href'))),
+      ).toEqual(JOURNEY_IDS.map((id) => `#${id}`));
 
       // One SVG per journey, loaded and drawn.
       for (const id of JOURNEY_IDS) {
         const img = page.locator(`section#${id} figure.diagram img`);
         await img.scrollIntoViewIfNeeded();
         await page.waitForFunction((selector) => {
-          const el = (globalThis as unknown as { document: { querySelector(s: string): { complete: boolean; naturalWidth: number } | null } }).document.querySelector(selector);
+          const el = (
+            globalThis as unknown as {
+              document: { querySelector(s: string): { complete: boolean; naturalWidth: number } | null };
+            }
+          ).document.querySelector(selector);
           return el !== null && el.complete && el.naturalWidth > 0;
         }, `section#${id} figure.diagram img`);
-        expect({ id, src: await img.getAttribute('src'), visible: await img.isVisible() }).toEqual({ id, src: `/flows/${id}.svg`, visible: true });
+        expect({ id, src: await img.getAttribute('src'), visible: await img.isVisible() }).toEqual({
+          id,
+          src: `/flows/${id}.svg`,
+          visible: true,
+        });
         expect((await img.boundingBox())!.height).toBeGreaterThan(100);
       }
 
@@ -38,15 +50,32 @@ describe('the journeys page', () => {
       const rows = page.locator('section#phone-login table.steps tbody tr');
       expect(await rows.count()).toBe(3);
       const cells = async (i: number) => (await rows.nth(i).locator('td').allInnerTexts()).map((t) => t.trim());
-      expect(await cells(0)).toEqual(['–', 'Accedi o registrati', expect.stringContaining('email o telefono'), 'inizio del percorso']);
-      expect(await cells(1)).toEqual(['14', 'Inserisci il codice SMS', expect.stringContaining('otp_sms'), '«inserisce il telefono» FeLogin']);
-      expect(await cells(2)).toEqual(['90', 'Accesso effettuato', expect.stringContaining('success'), '«invia il codice» FeVerifyOtp']);
+      expect(await cells(0)).toEqual([
+        '–',
+        'Accedi o registrati',
+        expect.stringContaining('email o telefono'),
+        'inizio del percorso',
+      ]);
+      expect(await cells(1)).toEqual([
+        '14',
+        'Inserisci il codice SMS',
+        expect.stringContaining('otp_sms'),
+        '«inserisce il telefono» FeLogin',
+      ]);
+      expect(await cells(2)).toEqual([
+        '90',
+        'Accesso effettuato',
+        expect.stringContaining('success'),
+        '«invia il codice» FeVerifyOtp',
+      ]);
 
       // Its refusals and its example requests, one click away, recorded by Mario.
       expect(await page.locator('section#phone-login table.refusals').innerText()).toContain('OTP non valido.');
       expect(await page.locator('section#phone-login pre.request').first().isVisible()).toBe(false);
       await page.locator('section#phone-login details.examples summary').click();
-      expect(await page.locator('section#phone-login p.person').innerText()).toContain('Mario Rossi (uid PNIa7Xk2mR0ssi, mario.rossi@example.com, +393331234567)');
+      expect(await page.locator('section#phone-login p.person').innerText()).toContain(
+        'Mario Rossi (uid PNIa7Xk2mR0ssi, mario.rossi@example.com, +393331234567)',
+      );
       const requests = page.locator('section#phone-login pre.request');
       expect(await requests.count()).toBe(2);
       expect(await requests.nth(1).innerText()).toContain('POST /FeVerifyOtp');
@@ -59,11 +88,18 @@ describe('the journeys page', () => {
    * (its own units, measured in the SVG opened alone) times the scale the page draws that image at
    * (the image's width on the page over the SVG's viewBox width).
    */
-  async function labelHeights(page: Page, id: string): Promise<{ id: string; screen: number; action: number; scale: number }> {
+  async function labelHeights(
+    page: Page,
+    id: string,
+  ): Promise<{ id: string; screen: number; action: number; scale: number }> {
     const img = page.locator(`section#${id} figure.diagram img`);
     await img.scrollIntoViewIfNeeded();
     await page.waitForFunction((selector) => {
-      const el = (globalThis as unknown as { document: { querySelector(s: string): { complete: boolean; naturalWidth: number } | null } }).document.querySelector(selector);
+      const el = (
+        globalThis as unknown as {
+          document: { querySelector(s: string): { complete: boolean; naturalWidth: number } | null };
+        }
+      ).document.querySelector(selector);
       return el !== null && el.complete && el.naturalWidth > 0;
     }, `section#${id} figure.diagram img`);
     const drawnWidth = (await img.boundingBox())!.width;
@@ -76,8 +112,10 @@ describe('the journeys page', () => {
         const doc = (globalThis as unknown as { document: { querySelector(s: string): El | null } }).document;
         const viewBox = doc.querySelector('svg')!.getAttribute('viewBox')!.split(' ').map(Number);
         // A screen's name (a node's first line) and a user's action (an arrow's label), in the SVG's units.
-        const screen = doc.querySelector('g.node:not(.note) text tspan.text-outer-tspan') ?? doc.querySelector('g.node text');
-        const action = doc.querySelector('g.edgeLabel text tspan.text-outer-tspan') ?? doc.querySelector('g.edgeLabel text');
+        const screen =
+          doc.querySelector('g.node:not(.note) text tspan.text-outer-tspan') ?? doc.querySelector('g.node text');
+        const action =
+          doc.querySelector('g.edgeLabel text tspan.text-outer-tspan') ?? doc.querySelector('g.edgeLabel text');
         return { width: viewBox[2]!, screen: screen!.getBBox().height, action: action!.getBBox().height };
       });
       const scale = drawnWidth / measured.width;
@@ -91,7 +129,14 @@ describe('the journeys page', () => {
     await withPage(e2e(), 'flows diagrams one text size', async ({ page }) => {
       await page.goto(`${e2e().service.url}/flows`);
       // The shortest journeys and the tallest: the cap in height used to shrink only the tall ones.
-      const ids = ['password', 'phone-login', 'email-login-with-phone', 'email-registration', 'phone-registration', 'email-login-phone-declined'] as const;
+      const ids = [
+        'password',
+        'phone-login',
+        'email-login-with-phone',
+        'email-registration',
+        'phone-registration',
+        'email-login-phone-declined',
+      ] as const;
       const measured = [];
       for (const id of ids) measured.push(await labelHeights(page, id));
       const screens = measured.map((m) => m.screen);
@@ -105,8 +150,13 @@ describe('the journeys page', () => {
       const artifacts = join(__dirname, '..', '..', 'test-artifacts');
       await mkdir(artifacts, { recursive: true });
       await page.screenshot({ path: join(artifacts, 'flows-page.png'), fullPage: true });
-      const { height } = await page.evaluate(() => ({ height: (globalThis as unknown as { document: { documentElement: { scrollHeight: number } } }).document.documentElement.scrollHeight }));
-      process.stdout.write(`flows page: ${height} px tall; label heights ${JSON.stringify(measured.map((m) => [m.id, Math.round(m.screen * 10) / 10, Math.round(m.action * 10) / 10]))}\n`);
+      const { height } = await page.evaluate(() => ({
+        height: (globalThis as unknown as { document: { documentElement: { scrollHeight: number } } }).document
+          .documentElement.scrollHeight,
+      }));
+      process.stdout.write(
+        `flows page: ${height} px tall; label heights ${JSON.stringify(measured.map((m) => [m.id, Math.round(m.screen * 10) / 10, Math.round(m.action * 10) / 10]))}\n`,
+      );
     });
   }, 60_000);
 });

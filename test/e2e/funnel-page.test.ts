@@ -22,13 +22,16 @@ describe('the funnel page', () => {
         expect(await row.locator('[data-figure="arrived"]').innerText()).toBe('1');
       });
       expect(await page.locator('section#phone-login h2').innerText()).toBe(LABELS.journeys['phone-login']);
-      expect(await page.locator('section#phone-login [data-edge="awaitingPhoneCode>loggedIn"] .people').innerText()).toBe('1');
+      expect(
+        await page.locator('section#phone-login [data-edge="awaitingPhoneCode>loggedIn"] .people').innerText(),
+      ).toBe('1');
       expect(await page.evaluate(LOW_CONTRAST)).toEqual([]);
 
       // Keyboard only: Tab to «Ultimo giorno», Enter follows it.
       for (let i = 0; i < 10; i++) {
         await page.keyboard.press('Tab');
-        if ((await page.evaluate('document.activeElement && document.activeElement.textContent')) === 'Ultimo giorno') break;
+        if ((await page.evaluate('document.activeElement && document.activeElement.textContent')) === 'Ultimo giorno')
+          break;
       }
       expect(await page.evaluate('document.activeElement.textContent')).toBe('Ultimo giorno');
       await page.keyboard.press('Enter');

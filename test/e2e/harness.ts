@@ -25,14 +25,28 @@ export interface E2e {
 
 export async function startE2e(config: Record<string, unknown> = {}): Promise<E2e> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: the browser tests need Debian's chromium package. Run the README test command (npm ci && npm test), which installs it with apt-get.`);
+    throw new Error(
+      `${CHROMIUM} is missing: the browser tests need Debian's chromium package. Run the README test command (npm ci && npm test), which installs it with apt-get.`,
+    );
   }
-  const service = await startService(testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 }, ...config }), { log: silent, otpLog: silent });
+  const service = await startService(
+    testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 }, ...config }),
+    { log: silent, otpLog: silent },
+  );
   try {
     // playwright gives every launch a fresh temporary user-data-dir, removed on close.
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     return { service, browser };
   } catch (err) {
@@ -75,13 +89,23 @@ export interface PageRun {
   exchanges: Exchange[];
 }
 
-const fileName = (title: string) => `${title.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 80)}.png`;
+const fileName = (title: string) =>
+  `${title
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .slice(0, 80)}.png`;
 
 /**
  * A fresh context and page for `body`. Console errors (a CSP violation is one) and page errors
  * fail the test. On failure a full-page screenshot is saved and its path added to the error.
  */
-export async function withPage(e2e: E2e, title: string, body: (run: PageRun) => Promise<void>, { locale = 'it-IT' }: { locale?: string } = {}): Promise<void> {
+export async function withPage(
+  e2e: E2e,
+  title: string,
+  body: (run: PageRun) => Promise<void>,
+  { locale = 'it-IT' }: { locale?: string } = {},
+): Promise<void> {
   // The browser's language (Accept-Language): the page is Italian whatever it is.
   const context = await e2e.browser.newContext({ viewport: { width: 1280, height: 900 }, locale });
   const page = await context.newPage();
@@ -94,9 +118,18 @@ export async function withPage(e2e: E2e, title: string, body: (run: PageRun) => 
   page.on('response', async (response) => {
     const url = new URL(response.url());
     // The page calls the typed client, `POST /<action>`; `POST /?action=<action>` is the same call.
-    const action = url.pathname === '/' ? url.searchParams.get('action') : /^\/[\w-]+$/.test(url.pathname) ? url.pathname.slice(1) : null;
+    const action =
+      url.pathname === '/'
+        ? url.searchParams.get('action')
+        : /^\/[\w-]+$/.test(url.pathname)
+          ? url.pathname.slice(1)
+          : null;
     if (response.request().method() !== 'POST' || !action) return;
-    const exchange = { action, body: response.request().postDataJSON() as Exchange['body'], answer: undefined as unknown as Exchange['answer'] };
+    const exchange = {
+      action,
+      body: response.request().postDataJSON() as Exchange['body'],
+      answer: undefined as unknown as Exchange['answer'],
+    };
     exchanges.push(exchange);
     exchange.answer = (await response.json().catch(() => null)) as Exchange['answer'];
   });
@@ -110,7 +143,8 @@ export async function withPage(e2e: E2e, title: string, body: (run: PageRun) => 
       () => `screenshot: ${path}`,
       (shotErr: Error) => `no screenshot (${shotErr.message})`,
     );
-    if (err instanceof Error) err.message = `${err.message}\n${saved}${problems.length ? `\n${problems.join('\n')}` : ''}`;
+    if (err instanceof Error)
+      err.message = `${err.message}\n${saved}${problems.length ? `\n${problems.join('\n')}` : ''}`;
     throw err;
   } finally {
     await context.close();
@@ -122,7 +156,12 @@ export async function withPage(e2e: E2e, title: string, body: (run: PageRun) => 
  * people, /_sandbox/outbox.html), opened in another tab of the same browser as its JSON twin
  * (/_sandbox/outbox), which also counts the messages a test waits past.
  */
-export async function codeFromOutbox(run: PageRun, channel: 'sms' | 'whatsapp' | 'email', to: string, after = 0): Promise<string> {
+export async function codeFromOutbox(
+  run: PageRun,
+  channel: 'sms' | 'whatsapp' | 'email',
+  to: string,
+  after = 0,
+): Promise<string> {
   const page = await run.page.locator('#outbox-link').evaluate((link) => (link as unknown as { href: string }).href);
   expect(new URL(page).pathname).toBe('/_sandbox/outbox.html');
   const href = page.replace(/\.html$/, '');
@@ -135,7 +174,9 @@ export async function codeFromOutbox(run: PageRun, channel: 'sms' | 'whatsapp' |
         const { data } = JSON.parse(await tab.locator('body').innerText()) as { data: { messages: OutboxMessage[] } };
         const found = data.messages.filter((m) => m.channel === channel && m.to.includes(to));
         if (found.length > after && found[0]?.code) return found[0].code;
-        throw new Error(`no ${channel} code for ${to} in the outbox (${found.length} ${channel} messages to it, waiting for more than ${after})`);
+        throw new Error(
+          `no ${channel} code for ${to} in the outbox (${found.length} ${channel} messages to it, waiting for more than ${after})`,
+        );
       },
       { timeoutMs: 3_000, intervalMs: 100 },
     );
@@ -162,9 +203,15 @@ export const LOW_CONTRAST = `(() => {
 /** A phone login through the API (FeLogin, the sandbox's code, FeVerifyOtp), as the funnel counts it. */
 export async function phoneLogin(url: string, phone: string): Promise<void> {
   const post = (action: string, body: Record<string, unknown>) =>
-    fetch(`${url}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ data: Record<string, unknown> }>);
+    fetch(`${url}/${action}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then((r) => r.json() as Promise<{ data: Record<string, unknown> }>);
   await post('FeLogin', { identifier: phone });
-  const outbox = (await (await fetch(`${url}/_sandbox/outbox?to=${encodeURIComponent(phone)}`)).json()) as { data: { code: string } };
+  const outbox = (await (await fetch(`${url}/_sandbox/outbox?to=${encodeURIComponent(phone)}`)).json()) as {
+    data: { code: string };
+  };
   const done = await post('FeVerifyOtp', { flow: 'phone', phone, otp_code: outbox.data.code });
   expect(done.data.next_step).toBe(90);
 }

@@ -49,17 +49,36 @@ interface Laid {
  */
 async function figureBoxes(laid: Laid) {
   const svg = await (await fetch(laid.src)).text();
-  const [vx, vy, vw] = /<svg[^>]*?viewBox="([-\d.]+) ([-\d.]+) ([\d.]+) ([\d.]+)"/.exec(svg)!.slice(1).map(Number) as [number, number, number];
+  const [vx, vy, vw] = /<svg[^>]*?viewBox="([-\d.]+) ([-\d.]+) ([\d.]+) ([\d.]+)"/.exec(svg)!.slice(1).map(Number) as [
+    number,
+    number,
+    number,
+  ];
   const scale = laid.drawn.width / vw;
   const { drawn } = laid;
-  const boxes = [...svg.matchAll(/<g class="funnel-screen"[^>]*>.*?<rect x="([-\d.]+)" y="([-\d.]+)" width="([\d.]+)" height="([\d.]+)"/g)].map((m) => {
+  const boxes = [
+    ...svg.matchAll(
+      /<g class="funnel-screen"[^>]*>.*?<rect x="([-\d.]+)" y="([-\d.]+)" width="([\d.]+)" height="([\d.]+)"/g,
+    ),
+  ].map((m) => {
     const [x, y, w, h] = m.slice(1).map(Number) as [number, number, number, number];
-    return { left: drawn.left + (x - vx) * scale, top: drawn.top + (y - vy) * scale, right: drawn.left + (x + w - vx) * scale, bottom: drawn.top + (y + h - vy) * scale };
+    return {
+      left: drawn.left + (x - vx) * scale,
+      top: drawn.top + (y - vy) * scale,
+      right: drawn.left + (x + w - vx) * scale,
+      bottom: drawn.top + (y + h - vy) * scale,
+    };
   });
   return {
     src: new URL(laid.src).pathname,
     boxes: boxes.length,
-    outside: boxes.filter((b) => b.left < drawn.left - 0.5 || b.right > drawn.right + 0.5 || b.top < drawn.top - 0.5 || b.bottom > drawn.bottom + 0.5).length,
+    outside: boxes.filter(
+      (b) =>
+        b.left < drawn.left - 0.5 ||
+        b.right > drawn.right + 0.5 ||
+        b.top < drawn.top - 0.5 ||
+        b.bottom > drawn.bottom + 0.5,
+    ).length,
     inScroll: drawn.left >= laid.box.left - 0.5 && drawn.right <= laid.box.left + laid.box.scrollWidth + 0.5,
     boxInView: laid.box.left >= -0.5 && laid.box.right <= laid.viewport + 0.5,
   };
@@ -74,7 +93,11 @@ describe('the funnel and SMS pages', () => {
       // The figures are there before anything is measured.
       await eventually(async () => {
         await page.goto(`${url}/flows/funnel?since=1h`);
-        expect(await page.locator('section#phone-login tr[data-state="awaitingPhoneCode"] [data-figure="arrived"]').innerText()).toBe('1');
+        expect(
+          await page
+            .locator('section#phone-login tr[data-state="awaitingPhoneCode"] [data-figure="arrived"]')
+            .innerText(),
+        ).toBe('1');
       });
       for (const size of SIZES) {
         await page.setViewportSize(size);
@@ -83,14 +106,30 @@ describe('the funnel and SMS pages', () => {
           await page.waitForLoadState('load');
           const name = `fit-${size.width}-${path.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '')}.png`;
           await page.screenshot({ path: join(ARTIFACTS, name) });
-          if (path.startsWith('/flows')) await page.locator('section#phone-registration').screenshot({ path: join(ARTIFACTS, name.replace('.png', '-phone-registration.png')) });
+          if (path.startsWith('/flows'))
+            await page
+              .locator('section#phone-registration')
+              .screenshot({ path: join(ARTIFACTS, name.replace('.png', '-phone-registration.png')) });
           const fit = await page.evaluate<{ document: number; viewport: number; outside: string[] }>(FIT);
-          expect({ path, size: size.width, ...fit }).toEqual({ path, size: size.width, document: fit.viewport, viewport: size.width, outside: [] });
+          expect({ path, size: size.width, ...fit }).toEqual({
+            path,
+            size: size.width,
+            document: fit.viewport,
+            viewport: size.width,
+            outside: [],
+          });
           if (!path.startsWith('/flows?')) continue;
           const diagrams = await Promise.all((await page.evaluate<Laid[]>(DIAGRAMS)).map(figureBoxes));
           expect(diagrams.length).toBeGreaterThan(5);
           expect(diagrams.filter((d) => d.boxes > 0).length).toBe(diagrams.length);
-          for (const d of diagrams) expect({ ...d, size: size.width }).toEqual({ ...d, size: size.width, outside: 0, inScroll: true, boxInView: true });
+          for (const d of diagrams)
+            expect({ ...d, size: size.width }).toEqual({
+              ...d,
+              size: size.width,
+              outside: 0,
+              inScroll: true,
+              boxInView: true,
+            });
         }
       }
     });

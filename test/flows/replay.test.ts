@@ -66,7 +66,9 @@ describe('a recording the machine no longer follows', () => {
     journey.requests[1]!.answer.data.next_step = 61;
     const result = await replayRecording(journey);
     expect(result.divergence).toMatchObject({ request: 2, action: 'FeVerifyOtp', step: 90 });
-    expect(result.divergence!.message).toBe('the machine answers step 90 (flow email_with_phone); the recording answered step 61 (flow email_with_phone)');
+    expect(result.divergence!.message).toBe(
+      'the machine answers step 90 (flow email_with_phone); the recording answered step 61 (flow email_with_phone)',
+    );
     expect(formatReplay(result)).toContain('DIVERGED at request 2 (FeVerifyOtp), step 90:');
   });
 
@@ -108,7 +110,9 @@ describe('npm run replay', () => {
     const journey = load('phone-login.json');
     expect(readRecordings(JSON.stringify(journey))).toEqual([journey]);
     expect(readRecordings(JSON.stringify({ success: true, error: null, data: journey }))).toEqual([journey]);
-    expect(readRecordings(JSON.stringify({ success: true, error: null, data: { journeys: [journey, journey] } }))).toHaveLength(2);
+    expect(
+      readRecordings(JSON.stringify({ success: true, error: null, data: { journeys: [journey, journey] } })),
+    ).toHaveLength(2);
     expect(readRecordings(JSON.stringify([journey]))).toEqual([journey]);
   });
 
@@ -120,7 +124,13 @@ describe('npm run replay', () => {
     const run = await new Promise<{ code: number; stdout: string }>((resolve) => {
       execFile(
         process.execPath,
-        [require.resolve('tsx/cli'), join(__dirname, '..', '..', 'scripts', 'replay.ts'), '--', join(DIR, 'phone-login.json'), join(dir, 'bug.json')],
+        [
+          require.resolve('tsx/cli'),
+          join(__dirname, '..', '..', 'scripts', 'replay.ts'),
+          '--',
+          join(DIR, 'phone-login.json'),
+          join(dir, 'bug.json'),
+        ],
         { timeout: 30_000 },
         (err, stdout) => resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout }),
       );
@@ -129,6 +139,8 @@ describe('npm run replay', () => {
     expect(run.stdout).toMatch(/^ {3}1\. FeLogin +from enteringIdentifier +steps 13 → 14 +answer 14 \(phone\)$/m);
     expect(run.stdout).toMatch(/^ {3}2\. FeVerifyOtp +from awaitingPhoneCode +steps - +refused invalid$/m);
     expect(run.stdout).toContain('ok: the machine takes the recorded path (3 requests)');
-    expect(run.stdout).toContain('DIVERGED at request 3 (FeVerifyOtp), step 90: the machine answers step 90 (flow phone); the recording answered step 24 (flow phone)');
+    expect(run.stdout).toContain(
+      'DIVERGED at request 3 (FeVerifyOtp), step 90: the machine answers step 90 (flow phone); the recording answered step 24 (flow phone)',
+    );
   });
 });

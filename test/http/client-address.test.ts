@@ -39,7 +39,16 @@ describe('the client address from X-Forwarded-For', () => {
   });
 
   it('is the connection when the entry at the hop is no IP address', () => {
-    for (const garbage of ['unknown', 'evil.example', '999.1.1.1', '1.2.3', '"1.2.3.4"', 'for=1.2.3.4', '<script>', '']) {
+    for (const garbage of [
+      'unknown',
+      'evil.example',
+      '999.1.1.1',
+      '1.2.3',
+      '"1.2.3.4"',
+      'for=1.2.3.4',
+      '<script>',
+      '',
+    ]) {
       expect(xff(`203.0.113.5, ${garbage}`, 1)).toBe(SOCKET);
     }
     expect(xff('203.0.113.5,', 1)).toBe(SOCKET);
@@ -54,7 +63,13 @@ describe('the client address from X-Forwarded-For', () => {
   });
 
   it('is the connection when the entry holds more than an address and its port', () => {
-    for (const entry of ['198.51.100.7:51234x', '198.51.100.7:80 203.0.113.5', '[2001:db8::17]:4711/evil', '[2001:db8::17]:_port!']) expect([entry, xff(`10.9.1.7, ${entry}`, 1)]).toEqual([entry, SOCKET]);
+    for (const entry of [
+      '198.51.100.7:51234x',
+      '198.51.100.7:80 203.0.113.5',
+      '[2001:db8::17]:4711/evil',
+      '[2001:db8::17]:_port!',
+    ])
+      expect([entry, xff(`10.9.1.7, ${entry}`, 1)]).toEqual([entry, SOCKET]);
   });
 });
 
@@ -83,7 +98,7 @@ describe('the client address from Forwarded (RFC 7239)', () => {
     expect(fwd('198.51.100.7', 1)).toBe(SOCKET);
   });
 
-  it('reads the proxies\' element even when the client\'s text left of it is malformed', () => {
+  it("reads the proxies' element even when the client's text left of it is malformed", () => {
     expect(fwd('for="10.9.1.7, for=198.51.100.7', 1)).toBe('198.51.100.7');
     expect(fwd('garbage;;=, for=198.51.100.7', 1)).toBe('198.51.100.7');
   });
@@ -104,18 +119,25 @@ describe('ctx.ip of the app', () => {
   };
   const SELF = /^(::ffff:)?127\.0\.0\.1$|^::1$/;
 
-  it('is the connection\'s address by default, whatever the forwarded headers say', async () => {
+  it("is the connection's address by default, whatever the forwarded headers say", async () => {
     expect(await ipOf({}, { 'X-Forwarded-For': '10.9.1.7, 198.51.100.7', Forwarded: 'for=203.0.113.5' })).toMatch(SELF);
   });
 
   it('is the last X-Forwarded-For entry with one hop, and ignores a Forwarded header the client sends', async () => {
-    expect(await ipOf({ trust_proxy_hops: 1 }, { 'X-Forwarded-For': '10.9.1.7, 198.51.100.7', Forwarded: 'for=203.0.113.5' })).toBe('198.51.100.7');
+    expect(
+      await ipOf(
+        { trust_proxy_hops: 1 },
+        { 'X-Forwarded-For': '10.9.1.7, 198.51.100.7', Forwarded: 'for=203.0.113.5' },
+      ),
+    ).toBe('198.51.100.7');
     expect(await ipOf({ trust_proxy_hops: 1 }, { Forwarded: 'for=203.0.113.5' })).toMatch(SELF);
   });
 
   it('is the Forwarded `for` with server.forwarded_header: forwarded, and ignores X-Forwarded-For then', async () => {
     const server = { trust_proxy_hops: 1, forwarded_header: 'forwarded' };
-    expect(await ipOf(server, { 'X-Forwarded-For': '10.9.1.7', Forwarded: 'for=10.9.2.7, for="[2001:db8::17]:4711"' })).toBe('2001:db8::17');
+    expect(
+      await ipOf(server, { 'X-Forwarded-For': '10.9.1.7', Forwarded: 'for=10.9.2.7, for="[2001:db8::17]:4711"' }),
+    ).toBe('2001:db8::17');
     expect(await ipOf(server, { 'X-Forwarded-For': '10.9.1.7' })).toMatch(SELF);
   });
 
@@ -140,18 +162,29 @@ describe('the deprecated server.trust_proxy', () => {
     expect(() => testConfig({ server: { trust_proxy: true, trust_proxy_hops: 2 } })).toThrow(
       'server.trust_proxy: true means server.trust_proxy_hops: 1, but server.trust_proxy_hops is 2: remove the deprecated server.trust_proxy',
     );
-    expect(() => testConfig({ server: { trust_proxy: false, trust_proxy_hops: 1 } })).toThrow(/server\.trust_proxy: false means server\.trust_proxy_hops: 0/);
+    expect(() => testConfig({ server: { trust_proxy: false, trust_proxy_hops: 1 } })).toThrow(
+      /server\.trust_proxy: false means server\.trust_proxy_hops: 0/,
+    );
   });
 
   const logged = () => {
     const lines: Array<{ level: number; msg: string }> = [];
-    return { lines, log: pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) }) };
+    return {
+      lines,
+      log: pino(
+        { level: 'info' },
+        { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) },
+      ),
+    };
   };
-  const deprecation = /^server\.trust_proxy is deprecated .*server\.trust_proxy_hops: 1 .*set server\.trust_proxy_hops .*remove server\.trust_proxy$/;
+  const deprecation =
+    /^server\.trust_proxy is deprecated .*server\.trust_proxy_hops: 1 .*set server\.trust_proxy_hops .*remove server\.trust_proxy$/;
 
   it('logs one warn line at start naming what to set instead', async () => {
     const { lines, log } = logged();
-    const service = await startService(testConfig({ server: { host: '127.0.0.1', port: 0, trust_proxy: true } }), { log });
+    const service = await startService(testConfig({ server: { host: '127.0.0.1', port: 0, trust_proxy: true } }), {
+      log,
+    });
     await service.close();
     const warnings = lines.filter((line) => line.level === 40 && deprecation.test(line.msg));
     expect(warnings).toHaveLength(1);

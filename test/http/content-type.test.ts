@@ -49,7 +49,12 @@ beforeEach(async () => {
       smsCalls += 1;
       return [200, { id: `m${smsCalls}` }];
     });
-  deps = testDeps(testConfig({ sms: { api_url: `${SMS_ORIGIN}${SMS_PATH}`, api_key: 'sms-key-0123456789', sender: 'Login' }, newsletter: { feed_base_url: `${FEEDS}/nl` } }));
+  deps = testDeps(
+    testConfig({
+      sms: { api_url: `${SMS_ORIGIN}${SMS_PATH}`, api_key: 'sms-key-0123456789', sender: 'Login' },
+      newsletter: { feed_base_url: `${FEEDS}/nl` },
+    }),
+  );
   server = createServer(testApp(deps).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   port = (server.address() as AddressInfo).port;
@@ -69,7 +74,12 @@ function rawPost(path: string, headers: Record<string, string | number>, body?: 
     const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode!,
+          body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
+        }),
+      );
     });
     req.on('error', reject);
     req.end(body);
@@ -100,7 +110,10 @@ describe('bodies a browser may send cross-origin without a preflight', () => {
   });
 
   it('refuses a form-urlencoded body that happens to be JSON text', async () => {
-    const res = await request(url()).post('/?action=otp_generate').set('content-type', 'application/x-www-form-urlencoded').send(BODY);
+    const res = await request(url())
+      .post('/?action=otp_generate')
+      .set('content-type', 'application/x-www-form-urlencoded')
+      .send(BODY);
     expect(res.status).toBe(415);
     expect(smsCalls).toBe(0);
   });
@@ -121,29 +134,39 @@ describe('bodies a browser may send cross-origin without a preflight', () => {
   });
 
   it('refuses a chunked text/plain body with 415', async () => {
-    const res = await rawPost('/otp_generate', { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' }, Buffer.from(BODY));
+    const res = await rawPost(
+      '/otp_generate',
+      { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' },
+      Buffer.from(BODY),
+    );
     expect(res).toEqual({ status: 415, body: UNSUPPORTED });
     expect(smsCalls).toBe(0);
   });
 
-  it.each(['application/jsonp', 'application/json-seq', 'text/json', 'application/xml', 'json'])('refuses %s with 415', async (type) => {
-    const body = Buffer.from(BODY);
-    const res = await rawPost('/otp_generate', withLength({ 'content-type': type }, body), body);
-    expect(res).toEqual({ status: 415, body: UNSUPPORTED });
-    expect(smsCalls).toBe(0);
-  });
+  it.each(['application/jsonp', 'application/json-seq', 'text/json', 'application/xml', 'json'])(
+    'refuses %s with 415',
+    async (type) => {
+      const body = Buffer.from(BODY);
+      const res = await rawPost('/otp_generate', withLength({ 'content-type': type }, body), body);
+      expect(res).toEqual({ status: 415, body: UNSUPPORTED });
+      expect(smsCalls).toBe(0);
+    },
+  );
 });
 
 describe('JSON bodies', () => {
-  it.each(['application/json', 'application/json; charset=utf-8', 'Application/JSON;charset=UTF-8', 'application/vnd.x+json', 'application/vnd.x+json; charset=utf-8'])(
-    'accepts %s and sends the code',
-    async (type) => {
-      const res = await request(url()).post('/?action=otp_generate').set('content-type', type).send(BODY);
-      expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ success: true, data: { notified: { sms: true } } });
-      expect(smsCalls).toBe(1);
-    },
-  );
+  it.each([
+    'application/json',
+    'application/json; charset=utf-8',
+    'Application/JSON;charset=UTF-8',
+    'application/vnd.x+json',
+    'application/vnd.x+json; charset=utf-8',
+  ])('accepts %s and sends the code', async (type) => {
+    const res = await request(url()).post('/?action=otp_generate').set('content-type', type).send(BODY);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, data: { notified: { sms: true } } });
+    expect(smsCalls).toBe(1);
+  });
 
   it('keeps malformed JSON with the right type a 400 malformed_json', async () => {
     const res = await request(url()).post('/otp_generate').set('content-type', 'application/json').send('{"uid":');
@@ -154,7 +177,11 @@ describe('JSON bodies', () => {
 });
 
 describe('a request without a body', () => {
-  const serveFeed = () => nock(FEEDS).get(/^\/nl\/feed_[a-d]$/).times(4).reply(200, feedA);
+  const serveFeed = () =>
+    nock(FEEDS)
+      .get(/^\/nl\/feed_[a-d]$/)
+      .times(4)
+      .reply(200, feedA);
 
   it('is {} with Content-Length 0 and no Content-Type (newsletter_feed)', async () => {
     const scope = serveFeed();
@@ -167,14 +194,19 @@ describe('a request without a body', () => {
   it('is {} with no Content-Length and no Transfer-Encoding at all', async () => {
     serveFeed();
     const text = await new Promise<string>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.write('POST /newsletter_feed HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'));
+      const socket = connect(port, '127.0.0.1', () =>
+        socket.write('POST /newsletter_feed HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'),
+      );
       let received = '';
       socket.on('data', (chunk) => (received += String(chunk)));
       socket.on('end', () => resolve(received));
       socket.on('error', reject);
     });
     expect(text).toMatch(/^HTTP\/1\.1 200 /);
-    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toMatchObject({ success: true, data: { items: expect.any(Array) } });
+    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      success: true,
+      data: { items: expect.any(Array) },
+    });
   });
 
   it('is {} with supertest and no send(), whatever Content-Type it carries', async () => {
@@ -195,13 +227,20 @@ describe('a request without a body', () => {
 describe('Content-Encoding', () => {
   const json = { 'content-type': 'application/json' };
 
-  it.each(['gzip', 'deflate', 'br'])('answers 400 with the envelope when the body is not really %s', async (encoding) => {
-    const body = Buffer.from(BODY);
-    const res = await rawPost('/otp_generate', withLength({ ...json, 'content-encoding': encoding }, body), body);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ success: false, error: messageOf('malformed_json'), data: { reason: 'malformed_json' } });
-    expect(smsCalls).toBe(0);
-  });
+  it.each(['gzip', 'deflate', 'br'])(
+    'answers 400 with the envelope when the body is not really %s',
+    async (encoding) => {
+      const body = Buffer.from(BODY);
+      const res = await rawPost('/otp_generate', withLength({ ...json, 'content-encoding': encoding }, body), body);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        success: false,
+        error: messageOf('malformed_json'),
+        data: { reason: 'malformed_json' },
+      });
+      expect(smsCalls).toBe(0);
+    },
+  );
 
   it('answers 400 to a truncated gzip body', async () => {
     const body = gzipSync(BODY).subarray(0, 12);
@@ -210,13 +249,20 @@ describe('Content-Encoding', () => {
     expect(res.body).toMatchObject({ success: false, data: { reason: 'malformed_json' } });
   });
 
-  it.each(['compress', 'zstd', 'gzip, br'])('answers 415 with the envelope to Content-Encoding: %s', async (encoding) => {
-    const body = Buffer.from(BODY);
-    const res = await rawPost('/otp_generate', withLength({ ...json, 'content-encoding': encoding }, body), body);
-    expect(res.status).toBe(415);
-    expect(res.body).toEqual({ success: false, error: messageOf('unsupported_media_type'), data: { reason: 'unsupported_media_type' } });
-    expect(smsCalls).toBe(0);
-  });
+  it.each(['compress', 'zstd', 'gzip, br'])(
+    'answers 415 with the envelope to Content-Encoding: %s',
+    async (encoding) => {
+      const body = Buffer.from(BODY);
+      const res = await rawPost('/otp_generate', withLength({ ...json, 'content-encoding': encoding }, body), body);
+      expect(res.status).toBe(415);
+      expect(res.body).toEqual({
+        success: false,
+        error: messageOf('unsupported_media_type'),
+        data: { reason: 'unsupported_media_type' },
+      });
+      expect(smsCalls).toBe(0);
+    },
+  );
 
   it.each([
     ['gzip', gzipSync],

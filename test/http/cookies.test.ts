@@ -1,4 +1,12 @@
-import { fixture, identityApp, identityConfig, intercept, paths, setCookies, useNock } from '../actions/identity/support';
+import {
+  fixture,
+  identityApp,
+  identityConfig,
+  intercept,
+  paths,
+  setCookies,
+  useNock,
+} from '../actions/identity/support';
 
 /*
  * `__utp` carries a bearer token: Secure unless the sandbox (plain http://127.0.0.1) is on,
@@ -29,7 +37,9 @@ describe('the __utp cookie', () => {
   });
 
   it('is Secure behind a proxy that says the client spoke plain http', async () => {
-    const cookie = await issueCookie(identityConfig({ server: { trust_proxy_hops: 1 } }), { 'x-forwarded-proto': 'http' });
+    const cookie = await issueCookie(identityConfig({ server: { trust_proxy_hops: 1 } }), {
+      'x-forwarded-proto': 'http',
+    });
     expect(cookie).toMatch(/; secure; /);
   });
 

@@ -47,7 +47,11 @@ describe('front controller', () => {
   it('maps a business error to the envelope with its reason', async () => {
     const res = await request(server()).post('/refuse').send({});
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: false, error: 'Telefono già registrato su un altro account', data: { reason: 'phone_taken' } });
+    expect(res.body).toEqual({
+      success: false,
+      error: 'Telefono già registrato su un altro account',
+      data: { reason: 'phone_taken' },
+    });
   });
 
   it('answers 404 for an unknown action, 405 for a wrong method, 400 for malformed JSON, 413 over the limit', async () => {
@@ -66,7 +70,9 @@ describe('front controller', () => {
     expect(malformed.status).toBe(400);
     expect(malformed.body).toMatchObject({ success: false, data: { reason: 'malformed_json' } });
 
-    const huge = await request(server()).post('/echo').send({ word: 'x'.repeat(70 * 1024) });
+    const huge = await request(server())
+      .post('/echo')
+      .send({ word: 'x'.repeat(70 * 1024) });
     expect(huge.status).toBe(413);
     expect(huge.body).toMatchObject({ success: false, data: { reason: 'payload_too_large' } });
   });
@@ -90,16 +96,25 @@ describe('front controller', () => {
   it('answers a bug with 500, a request id and no stack or message', async () => {
     const res = await request(server()).post('/crash').set('x-request-id', 'req-1').send({});
     expect(res.status).toBe(500);
-    expect(res.body).toEqual({ success: false, error: expect.any(String), data: { reason: 'internal_error', request_id: 'req-1' } });
+    expect(res.body).toEqual({
+      success: false,
+      error: expect.any(String),
+      data: { reason: 'internal_error', request_id: 'req-1' },
+    });
     expect(JSON.stringify(res.body)).not.toContain('boom');
   });
 
   it('treats an empty body as {} and refuses __proto__ keys', async () => {
     expect((await request(server()).post('/refuse')).body.data.reason).toBe('phone_taken');
     // The JSON parser itself refuses __proto__ (400); other prototype keys are refused before validation.
-    const proto = await request(server()).post('/echo').set('content-type', 'application/json').send('{"word":"a","__proto__":{"polluted":true}}');
+    const proto = await request(server())
+      .post('/echo')
+      .set('content-type', 'application/json')
+      .send('{"word":"a","__proto__":{"polluted":true}}');
     expect(proto.status).toBe(400);
-    const ctor = await request(server()).post('/echo').send({ word: 'a', nested: { constructor: { prototype: { polluted: true } } } });
+    const ctor = await request(server())
+      .post('/echo')
+      .send({ word: 'a', nested: { constructor: { prototype: { polluted: true } } } });
     expect(ctor.status).toBe(200);
     expect(ctor.body.data.reason).toBe('invalid_request');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

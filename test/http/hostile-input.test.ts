@@ -87,7 +87,9 @@ function bodiesFor(fields: string[]): string[] {
     }
     bodies.push(JSON.stringify(Object.fromEntries(fields.map((f) => [f, f === field ? HUGE.slice(0, 60_000) : 'a']))));
   }
-  bodies.push(JSON.stringify(Object.fromEntries(fields.map((f) => [f, hostileValues[fields.indexOf(f) % hostileValues.length]]))));
+  bodies.push(
+    JSON.stringify(Object.fromEntries(fields.map((f) => [f, hostileValues[fields.indexOf(f) % hostileValues.length]]))),
+  );
   return bodies;
 }
 
@@ -121,7 +123,12 @@ describe('hostile input over every action', () => {
     nock.enableNetConnect(/127\.0\.0\.1|localhost/);
     // Channels configured but refusing connections (a closed loopback port), so bodies that pass
     // validation exercise the send path too.
-    deps = testDeps(testConfig({ sms: { api_url: 'http://127.0.0.1:1/send', api_key: 'k' }, mail: { host: '127.0.0.1', port: 1, from_address: 'otp@example.test' } }));
+    deps = testDeps(
+      testConfig({
+        sms: { api_url: 'http://127.0.0.1:1/send', api_key: 'k' },
+        mail: { host: '127.0.0.1', port: 1, from_address: 'otp@example.test' },
+      }),
+    );
     server = createServer(testApp(deps).callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -146,7 +153,11 @@ describe('hostile input over every action', () => {
       for (let i = 0; i < bodies.length; i += 25) {
         await Promise.all(
           bodies.slice(i, i + 25).map(async (raw) => {
-            const res = await request(url).post(`/?action=${name}`).agent(keepAlive).set('content-type', 'application/json').send(raw);
+            const res = await request(url)
+              .post(`/?action=${name}`)
+              .agent(keepAlive)
+              .set('content-type', 'application/json')
+              .send(raw);
             try {
               expectEnvelope(name, res.status, res.body);
             } catch {

@@ -60,18 +60,43 @@ describe.each(['it', 'en'] as TextLocale[])('one language per surface: %s', (loc
       sms: {
         allowed_regions: ['IT', 'GB'],
         providers: [
-          { kind: 'twilio', countries: ['IT'], account_sid: SID, auth_token: 'tok', from: '+15005550006', api_url: 'https://twilio.example.test' },
-          { kind: 'gateway', name: 'gateway', countries: ['GB'], api_url: 'https://gateway.example.test/send', api_key: 'k', sender: 'Login' },
+          {
+            kind: 'twilio',
+            countries: ['IT'],
+            account_sid: SID,
+            auth_token: 'tok',
+            from: '+15005550006',
+            api_url: 'https://twilio.example.test',
+          },
+          {
+            kind: 'gateway',
+            name: 'gateway',
+            countries: ['GB'],
+            api_url: 'https://gateway.example.test/send',
+            api_key: 'k',
+            sender: 'Login',
+          },
         ],
         receipts: { callback_base_url: 'https://login.example.com', timeout_seconds: 60 },
-        pumping: { block_min_sends: 5, block_min_conversion: 0.5, block_window_seconds: 600, block_seconds: 900, judge_after_seconds: 1, watch_sends_per_hour: 100 },
+        pumping: {
+          block_min_sends: 5,
+          block_min_conversion: 0.5,
+          block_window_seconds: 600,
+          block_seconds: 900,
+          judge_after_seconds: 1,
+          watch_sends_per_hour: 100,
+        },
       },
     });
     app = testApp(testDeps(config, { now: () => clock.now })).callback();
-    nock('https://twilio.example.test').post(`/2010-04-01/Accounts/${SID}/Messages.json`).times(2).reply(201, { sid: 'SM1', status: 'queued' });
+    nock('https://twilio.example.test')
+      .post(`/2010-04-01/Accounts/${SID}/Messages.json`)
+      .times(2)
+      .reply(201, { sid: 'SM1', status: 'queued' });
     nock('https://gateway.example.test').post('/send').times(10).reply(200, {});
     let ip = 0;
-    const send = (uid: string) => request(app).post('/otp_generate').set('X-Forwarded-For', `10.0.0.${++ip}`).send({ uid });
+    const send = (uid: string) =>
+      request(app).post('/otp_generate').set('X-Forwarded-For', `10.0.0.${++ip}`).send({ uid });
     await send('+393331234561');
     clock.now += 61_000;
     await send('+393331234562');
@@ -95,19 +120,39 @@ describe.each(['it', 'en'] as TextLocale[])('one language per surface: %s', (loc
     const page = (await request(app).get('/sms').set('x-internal-key', KEY)).text;
     expect(page).toContain(`<html lang="${locale}">`);
     // Every state the page shows here, a block, both receipt kinds.
-    expect(page).toMatch(locale === 'it' ? /in attesa della ricevuta[\s\S]*ricevuta in ritardo|ricevuta in ritardo[\s\S]*in attesa della ricevuta/ : /waiting for its receipt[\s\S]*receipt late|receipt late[\s\S]*waiting for its receipt/);
+    expect(page).toMatch(
+      locale === 'it'
+        ? /in attesa della ricevuta[\s\S]*ricevuta in ritardo|ricevuta in ritardo[\s\S]*in attesa della ricevuta/
+        : /waiting for its receipt[\s\S]*receipt late|receipt late[\s\S]*waiting for its receipt/,
+    );
     expect(page).toContain(locale === 'it' ? 'bloccata fino al' : 'blocked until');
     expect(page).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:/);
     expectOneLanguage(locale, '/sms', page);
   });
 
   it('npm run ledger: the report, a refusal, --help, and a service it cannot reach', async () => {
-    const report = await ledgerOutput({ url, locale, sinceSeconds: 3600, key: { header: 'x-internal-key', value: KEY, from: '--key' }, json: false });
+    const report = await ledgerOutput({
+      url,
+      locale,
+      sinceSeconds: 3600,
+      key: { header: 'x-internal-key', value: KEY, from: '--key' },
+      json: false,
+    });
     expect(report).toContain(locale === 'it' ? 'Numerazioni bloccate' : 'Blocked ranges');
     expectOneLanguage(locale, 'ledger report', report);
 
-    const refused = await ledgerOutput({ url, locale, sinceSeconds: 3600, key: { header: 'x-internal-key', value: 'not-the-key', from: 'SECURITY__INTERNAL_KEY' }, json: false }).catch((err: Error) => err.message);
-    expect(refused).toContain(locale === 'it' ? 'il servizio ha rifiutato la chiave presa da SECURITY__INTERNAL_KEY' : 'the service refused the key taken from SECURITY__INTERNAL_KEY');
+    const refused = await ledgerOutput({
+      url,
+      locale,
+      sinceSeconds: 3600,
+      key: { header: 'x-internal-key', value: 'not-the-key', from: 'SECURITY__INTERNAL_KEY' },
+      json: false,
+    }).catch((err: Error) => err.message);
+    expect(refused).toContain(
+      locale === 'it'
+        ? 'il servizio ha rifiutato la chiave presa da SECURITY__INTERNAL_KEY'
+        : 'the service refused the key taken from SECURITY__INTERNAL_KEY',
+    );
     expectOneLanguage(locale, 'ledger refusal', refused);
 
     const LANG = locale === 'it' ? 'it_IT.UTF-8' : 'en_US.UTF-8';
@@ -115,7 +160,9 @@ describe.each(['it', 'en'] as TextLocale[])('one language per surface: %s', (loc
       const help = readCommand(spec, ['--help'], { LANG });
       expectOneLanguage(locale, `${spec.usage.split(' -- ')[0]} --help`, (help as { help: string }).help);
       // --locale outranks the terminal.
-      const chosen = readCommand(spec, ['--help', '--locale', locale], { LANG: locale === 'it' ? 'en_US.UTF-8' : 'it_IT.UTF-8' });
+      const chosen = readCommand(spec, ['--help', '--locale', locale], {
+        LANG: locale === 'it' ? 'en_US.UTF-8' : 'it_IT.UTF-8',
+      });
       expectOneLanguage(locale, `${spec.usage.split(' -- ')[0]} --help --locale`, (chosen as { help: string }).help);
     }
     const port = await freePort();
@@ -125,14 +172,18 @@ describe.each(['it', 'en'] as TextLocale[])('one language per surface: %s', (loc
     );
     expect(unreachable).toContain(`http://127.0.0.1:${port}`);
     expectOneLanguage(locale, 'no answer', unreachable);
-    expectOneLanguage(locale, 'unknown option', (() => {
-      try {
-        readCommand(LEDGER_COMMAND, ['--nope'], { LANG });
-        return '';
-      } catch (err) {
-        return (err as Error).message;
-      }
-    })());
+    expectOneLanguage(
+      locale,
+      'unknown option',
+      (() => {
+        try {
+          readCommand(LEDGER_COMMAND, ['--nope'], { LANG });
+          return '';
+        } catch (err) {
+          return (err as Error).message;
+        }
+      })(),
+    );
   });
 
   const MISTAKES: Array<[string, Record<string, unknown>]> = [
@@ -158,13 +209,18 @@ describe.each(['it', 'en'] as TextLocale[])('one language per surface: %s', (loc
 
   it("answers in the service's language a client that names none (the typed client)", async () => {
     const answer = await request(app).post('/FeLogin').send({ identifier: 'x' });
-    expectOneLanguage(locale, 'FeLogin without Accept-Language', `${answer.body.error} ${answer.body.data.issues[0].message}`);
+    expectOneLanguage(
+      locale,
+      'FeLogin without Accept-Language',
+      `${answer.body.error} ${answer.body.data.issues[0].message}`,
+    );
   });
 
   it('words a field left out the same way whichever check finds it: a schema, a custom check, a journey', async () => {
     const missing = async (action: string, body: Record<string, unknown>, field: string) => {
       const answer = await request(app).post(`/${action}`).set('accept-language', locale).send(body);
-      return (answer.body.data.issues as Array<{ path: string; message: string }>).find((issue) => issue.path === field)?.message;
+      return (answer.body.data.issues as Array<{ path: string; message: string }>).find((issue) => issue.path === field)
+        ?.message;
     };
     const required = locale === 'it' ? 'è obbligatorio' : 'is required';
     expect(await missing('otp_generate', {}, 'uid')).toBe(required);

@@ -82,21 +82,28 @@ function problemsOf(exchange: Exchange): string[] {
   const found = operationOf(exchange.method, exchange.url);
   if (!found) return [];
   const responses = found.operation.responses as Json;
-  const status = String(exchange.status) in responses ? String(exchange.status) : 'default' in responses ? 'default' : undefined;
+  const status =
+    String(exchange.status) in responses ? String(exchange.status) : 'default' in responses ? 'default' : undefined;
   const where = `${exchange.method} ${exchange.url} -> ${exchange.status}`;
   if (!status) return [`${where}: status not in the document`];
   const media = exchange.contentType.split(';')[0]!.trim();
   const content = (responses[status] as Json).content as Json | undefined;
   if (!content?.[media]) return [`${where}: ${media} not in the document`];
   const value: unknown = media === 'application/json' ? JSON.parse(exchange.body) : exchange.body;
-  const validate = closedSchema(pointer('paths', found.path, found.method, 'responses', status, 'content', media, 'schema'));
+  const validate = closedSchema(
+    pointer('paths', found.path, found.method, 'responses', status, 'content', media, 'schema'),
+  );
   if (validate(value)) return [];
-  return [`${where}: ${exchange.body.slice(0, 300)}\n  ${(validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`).join('\n  ')}`];
+  return [
+    `${where}: ${exchange.body.slice(0, 300)}\n  ${(validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`).join('\n  ')}`,
+  ];
 }
 
 /** Whether the document's request schema of `action` accepts `body`, as written (a request may carry what the service ignores). */
 function documentAccepts(action: string, body: unknown): boolean {
-  return openSchema(pointer('paths', `/${action}`, 'post', 'requestBody', 'content', 'application/json', 'schema'))(body);
+  return openSchema(pointer('paths', `/${action}`, 'post', 'requestBody', 'content', 'application/json', 'schema'))(
+    body,
+  );
 }
 
 /** A proxy that forwards to `target` and records every exchange. */
@@ -107,12 +114,27 @@ async function recordingProxy(target: string, exchanges: Exchange[]): Promise<{ 
     req.on('end', () => {
       const requestBody = Buffer.concat(chunks);
       const headers = Object.fromEntries(
-        Object.entries(req.headers).filter(([name, value]) => typeof value === 'string' && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(name)),
+        Object.entries(req.headers).filter(
+          ([name, value]) =>
+            typeof value === 'string' && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(name),
+        ),
       ) as Record<string, string>;
-      fetch(`${target}${req.url}`, { method: req.method, headers, body: requestBody.length > 0 ? requestBody : undefined, redirect: 'manual' })
+      fetch(`${target}${req.url}`, {
+        method: req.method,
+        headers,
+        body: requestBody.length > 0 ? requestBody : undefined,
+        redirect: 'manual',
+      })
         .then(async (answer) => {
           const body = await answer.text();
-          exchanges.push({ method: req.method!, url: req.url!, requestBody: requestBody.toString(), status: answer.status, contentType: answer.headers.get('content-type') ?? '', body });
+          exchanges.push({
+            method: req.method!,
+            url: req.url!,
+            requestBody: requestBody.toString(),
+            status: answer.status,
+            contentType: answer.headers.get('content-type') ?? '',
+            body,
+          });
           res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' });
           res.end(body);
         })
@@ -130,12 +152,16 @@ describe('docs/openapi.json against the answers of the service', () => {
   let service: Service;
   let proxy: { url: string; server: Server };
   const exchanges: Exchange[] = [];
-  const post = (path: string, body: string, contentType = 'application/json') => fetch(`${proxy.url}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body });
+  const post = (path: string, body: string, contentType = 'application/json') =>
+    fetch(`${proxy.url}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body });
   const call = (action: string, body: unknown) => post(`/${action}`, JSON.stringify(body));
   const answerOf = (method: string, url: string) => exchanges.find((e) => e.method === method && e.url === url);
 
   beforeAll(async () => {
-    service = await startService(testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 } }), { log: silent, otpLog: silent });
+    service = await startService(testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 } }), {
+      log: silent,
+      otpLog: silent,
+    });
     proxy = await recordingProxy(service.url, exchanges);
     const client = sandboxClient(proxy.url);
     for (const scenario of scenarios) await scenario.run(client);
@@ -166,7 +192,8 @@ describe('docs/openapi.json against the answers of the service', () => {
     await call('FeVerifyOtp', { flow: 'email_with_phone', otp_code: '123456', pending_proof: 'forged' });
     await call('newsletter_subscribe', { email: 'mario.rossi@example.com' });
     await call('newsletter_subscribe', { email: 'mario.rossi@example.com', testata: 'head_a' });
-    for (const path of ['/FeLogin', '/?action=FeLogin', '/metrics', '/healthz', '/readyz', '/openapi.json']) await fetch(`${proxy.url}${path}`, { redirect: 'manual' });
+    for (const path of ['/FeLogin', '/?action=FeLogin', '/metrics', '/healthz', '/readyz', '/openapi.json'])
+      await fetch(`${proxy.url}${path}`, { redirect: 'manual' });
   }, 120_000);
   afterAll(async () => {
     proxy?.server.closeAllConnections();
@@ -177,36 +204,66 @@ describe('docs/openapi.json against the answers of the service', () => {
   it('holds every answer recorded, with every object closed', () => {
     // Not the document's: the sandbox's outbox (where the journeys read their codes), and a GET on
     // an action, which has no operation (405, below; a validating proxy answers it the same).
-    const undocumented = new Set(exchanges.filter((e) => !operationOf(e.method, e.url)).map((e) => `${e.method} ${e.url.replace(/\?to=.*/, '')}`));
+    const undocumented = new Set(
+      exchanges.filter((e) => !operationOf(e.method, e.url)).map((e) => `${e.method} ${e.url.replace(/\?to=.*/, '')}`),
+    );
     expect([...undocumented].sort()).toEqual(['GET /?action=FeLogin', 'GET /FeLogin', 'GET /_sandbox/outbox']);
     expect(exchanges.length).toBeGreaterThan(60);
     expect(exchanges.flatMap(problemsOf)).toEqual([]);
   });
 
   it('rejects an answer with a field it does not list: the objects are closed', () => {
-    const login = exchanges.find((e) => e.url === '/FeLogin' && e.status === 200 && (JSON.parse(e.body) as Json).success === true)!;
+    const login = exchanges.find(
+      (e) => e.url === '/FeLogin' && e.status === 200 && (JSON.parse(e.body) as Json).success === true,
+    )!;
     const answer = JSON.parse(login.body) as { data: Json };
-    expect(problemsOf({ ...login, body: JSON.stringify({ ...answer, data: { ...answer.data, surprise: 1 } }) })).toHaveLength(1);
-    expect(problemsOf({ ...login, body: JSON.stringify({ ...answer, data: { ...answer.data, next_step: 99 } }) })).toHaveLength(1);
+    expect(
+      problemsOf({ ...login, body: JSON.stringify({ ...answer, data: { ...answer.data, surprise: 1 } }) }),
+    ).toHaveLength(1);
+    expect(
+      problemsOf({ ...login, body: JSON.stringify({ ...answer, data: { ...answer.data, next_step: 99 } }) }),
+    ).toHaveLength(1);
   });
 
   it('lists GET /metrics answering 404 metrics_not_enabled without a token, and 401 with a wrong one', async () => {
-    expect([answerOf('GET', '/metrics')?.status, JSON.parse(answerOf('GET', '/metrics')!.body).data.reason]).toEqual([404, 'metrics_not_enabled']);
+    expect([answerOf('GET', '/metrics')?.status, JSON.parse(answerOf('GET', '/metrics')!.body).data.reason]).toEqual([
+      404,
+      'metrics_not_enabled',
+    ]);
     const deps = testDeps(testConfig({ metrics: { token: 'metrics-token-for-the-test' } }));
     const res = await request(testApp(deps).callback()).get('/metrics').set('authorization', 'Bearer wrong');
     await deps.close();
     expect([res.status, res.body.data.reason]).toEqual([401, 'unauthorized']);
-    expect(problemsOf({ method: 'GET', url: '/metrics', requestBody: '', status: res.status, contentType: res.headers['content-type'] ?? '', body: res.text })).toEqual([]);
+    expect(
+      problemsOf({
+        method: 'GET',
+        url: '/metrics',
+        requestBody: '',
+        status: res.status,
+        contentType: res.headers['content-type'] ?? '',
+        body: res.text,
+      }),
+    ).toEqual([]);
   });
 
   it('has did_you_mean in the failure schema, where the service answers it', () => {
     const typo = answerOf('POST', '/FeLogn')!;
-    expect([typo.status, JSON.parse(typo.body).data]).toEqual([404, { reason: 'unknown_action', action: 'FeLogn', did_you_mean: 'FeLogin' }]);
+    expect([typo.status, JSON.parse(typo.body).data]).toEqual([
+      404,
+      { reason: 'unknown_action', action: 'FeLogn', did_you_mean: 'FeLogin' },
+    ]);
     const data = ((DOCUMENT.components as Json).schemas as Record<string, Json>).Failure!.properties as Json;
     expect(((data.data as Json).properties as Json).did_you_mean).toMatchObject({ type: 'string' });
-    expect(problemsOf({ ...typo, body: JSON.stringify({ ...JSON.parse(typo.body), data: { reason: 'unknown_action', did_you_mean: 7 } }) })).toHaveLength(1);
+    expect(
+      problemsOf({
+        ...typo,
+        body: JSON.stringify({ ...JSON.parse(typo.body), data: { reason: 'unknown_action', did_you_mean: 7 } }),
+      }),
+    ).toHaveLength(1);
     // A transport failure's reason is one of the service's, not any string.
-    expect(problemsOf({ ...typo, body: JSON.stringify({ ...JSON.parse(typo.body), data: { reason: 'made_up' } }) })).toHaveLength(1);
+    expect(
+      problemsOf({ ...typo, body: JSON.stringify({ ...JSON.parse(typo.body), data: { reason: 'made_up' } }) }),
+    ).toHaveLength(1);
   });
 
   it('gives next_step as the enum of the contract steps', () => {
@@ -215,18 +272,34 @@ describe('docs/openapi.json against the answers of the service', () => {
   });
 
   it('refuses in the request schema what the service refuses across fields (newsletter_subscribe)', () => {
-    for (const body of [{ email: 'mario.rossi@example.com' }, { email: 'mario.rossi@example.com', testata: 'head_a' }]) {
-      const answer = exchanges.find((e) => e.url === '/newsletter_subscribe' && e.requestBody === JSON.stringify(body))!;
+    for (const body of [
+      { email: 'mario.rossi@example.com' },
+      { email: 'mario.rossi@example.com', testata: 'head_a' },
+    ]) {
+      const answer = exchanges.find(
+        (e) => e.url === '/newsletter_subscribe' && e.requestBody === JSON.stringify(body),
+      )!;
       expect(JSON.parse(answer.body).data.reason).toBe('invalid_request');
       expect(documentAccepts('newsletter_subscribe', body)).toBe(false);
     }
-    expect(documentAccepts('newsletter_subscribe', { email: 'mario.rossi@example.com', testata: 'head_a', mlids: '101' })).toBe(true);
-    expect(documentAccepts('newsletter_subscribe', { email: 'mario.rossi@example.com', selections: [{ feed: 'feed_a', mlid: 101 }] })).toBe(true);
+    expect(
+      documentAccepts('newsletter_subscribe', { email: 'mario.rossi@example.com', testata: 'head_a', mlids: '101' }),
+    ).toBe(true);
+    expect(
+      documentAccepts('newsletter_subscribe', {
+        email: 'mario.rossi@example.com',
+        selections: [{ feed: 'feed_a', mlid: 101 }],
+      }),
+    ).toBe(true);
   });
 
   it('accepts every request the service carried out', () => {
-    const accepted = exchanges.filter((e) => e.method === 'POST' && e.status === 200 && (JSON.parse(e.body) as Json).success === true);
-    const refused = accepted.map((e) => ({ url: e.url, body: JSON.parse(e.requestBody) as unknown })).filter(({ url, body }) => !documentAccepts(operationOf('POST', url)!.path.slice(1), body));
+    const accepted = exchanges.filter(
+      (e) => e.method === 'POST' && e.status === 200 && (JSON.parse(e.body) as Json).success === true,
+    );
+    const refused = accepted
+      .map((e) => ({ url: e.url, body: JSON.parse(e.requestBody) as unknown }))
+      .filter(({ url, body }) => !documentAccepts(operationOf('POST', url)!.path.slice(1), body));
     expect(refused).toEqual([]);
   });
 

@@ -33,7 +33,9 @@ function resolve(doc: OpenApiDocument, schema: unknown): Json {
   return found as Json;
 }
 const op = (doc: OpenApiDocument, path: string) => doc.paths?.[path]?.post as Json | undefined;
-const jsonSchemaOf = (part: unknown): unknown => ((part as Json).content as Json)['application/json'] && (((part as Json).content as Json)['application/json'] as Json).schema;
+const jsonSchemaOf = (part: unknown): unknown =>
+  ((part as Json).content as Json)['application/json'] &&
+  (((part as Json).content as Json)['application/json'] as Json).schema;
 
 /** Every `$ref` anywhere in the document points at a component that exists. */
 function danglingRefs(doc: OpenApiDocument): string[] {
@@ -58,9 +60,13 @@ function expectWellFormed(doc: OpenApiDocument, actionList: readonly Action[]) {
   expect(doc.openapi).toBe('3.1.0');
   expect(doc.info.version).toBe('1.0.0');
   expect(danglingRefs(doc)).toEqual([]);
-  const operationIds = Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item as Json).map((o) => (o as Json).operationId));
+  const operationIds = Object.values(doc.paths ?? {}).flatMap((item) =>
+    Object.values(item as Json).map((o) => (o as Json).operationId),
+  );
   expect(new Set(operationIds).size).toBe(operationIds.length);
-  const queryEnum = ((op(doc, '/')?.parameters as Json[] | undefined)?.find((p) => p.name === 'action')?.schema as Json | undefined)?.enum;
+  const queryEnum = (
+    (op(doc, '/')?.parameters as Json[] | undefined)?.find((p) => p.name === 'action')?.schema as Json | undefined
+  )?.enum;
   for (const action of actionList) {
     const operation = op(doc, `/${action.name}`);
     expect(operation).toBeDefined();
@@ -108,7 +114,14 @@ describe('OpenAPI document', () => {
 
   it('offers the query style as POST / with a required action parameter and any action body', () => {
     const query = op(doc, '/')!;
-    expect(query.parameters).toEqual([expect.objectContaining({ name: 'action', in: 'query', required: true, schema: { type: 'string', enum: ['code_send', 'odd-action'] } })]);
+    expect(query.parameters).toEqual([
+      expect.objectContaining({
+        name: 'action',
+        in: 'query',
+        required: true,
+        schema: { type: 'string', enum: ['code_send', 'odd-action'] },
+      }),
+    ]);
     expect((jsonSchemaOf(query.requestBody) as Json).anyOf).toEqual([
       { $ref: '#/components/schemas/code_send.Request' },
       { $ref: '#/components/schemas/odd-action.Request' },

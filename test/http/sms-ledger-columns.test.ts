@@ -28,8 +28,22 @@ function setup(locale = 'it') {
     mail: { default_locale: locale },
     sms: {
       providers: [
-        { kind: 'twilio', countries: ['IT'], account_sid: SID, auth_token: TOKEN, from: '+15005550006', api_url: 'https://twilio.example.test' },
-        { kind: 'gateway', name: 'gateway', countries: ['GB'], api_url: 'https://gateway.example.test/send', api_key: 'k', sender: 'Login' },
+        {
+          kind: 'twilio',
+          countries: ['IT'],
+          account_sid: SID,
+          auth_token: TOKEN,
+          from: '+15005550006',
+          api_url: 'https://twilio.example.test',
+        },
+        {
+          kind: 'gateway',
+          name: 'gateway',
+          countries: ['GB'],
+          api_url: 'https://gateway.example.test/send',
+          api_key: 'k',
+          sender: 'Login',
+        },
       ],
       receipts: { callback_base_url: BASE, timeout_seconds: 60 },
       allowed_regions: ['IT', 'GB'],
@@ -56,15 +70,23 @@ describe('the SMS ledger columns', () => {
     const callbacks: string[] = [];
     ITALIAN.forEach((to, i) =>
       nock('https://twilio.example.test')
-        .post(`/2010-04-01/Accounts/${SID}/Messages.json`, (body: Record<string, string>) => body.To === to && callbacks.push(body.StatusCallback ?? '') > 0)
+        .post(
+          `/2010-04-01/Accounts/${SID}/Messages.json`,
+          (body: Record<string, string>) => body.To === to && callbacks.push(body.StatusCallback ?? '') > 0,
+        )
         .reply(201, { sid: `SM${i}`, status: 'queued' }),
     );
     nock('https://gateway.example.test').post('/send').times(BRITISH.length).reply(200, {});
-    for (const to of [...ITALIAN, ...BRITISH]) expect((await request(app).post('/otp_generate').send({ uid: to })).body.error).toBeNull();
+    for (const to of [...ITALIAN, ...BRITISH])
+      expect((await request(app).post('/otp_generate').send({ uid: to })).body.error).toBeNull();
 
     const signed = (i: number, status: string) => {
       const form = { AccountSid: SID, MessageSid: `SM${i}`, MessageStatus: status };
-      return request(app).post(callbacks[i]!.replace(BASE, '')).type('form').set('X-Twilio-Signature', twilioSignature(TOKEN, callbacks[i]!, form)).send(form);
+      return request(app)
+        .post(callbacks[i]!.replace(BASE, ''))
+        .type('form')
+        .set('X-Twilio-Signature', twilioSignature(TOKEN, callbacks[i]!, form))
+        .send(form);
     };
     expect((await signed(0, 'delivered')).status).toBe(204);
     expect((await signed(1, 'undelivered')).status).toBe(204);
@@ -74,8 +96,24 @@ describe('the SMS ledger columns', () => {
     for (const group of early.totals) expect(sum(group)).toBe(group.sent);
     expect(early.totals).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ provider: 'twilio', sent: 3, delivered: 1, failed: 1, waiting: 1, no_receipt: 0, unknown: 0 }),
-        expect.objectContaining({ provider: 'gateway', sent: 2, delivered: 0, failed: 0, waiting: 0, no_receipt: 2, unknown: 0 }),
+        expect.objectContaining({
+          provider: 'twilio',
+          sent: 3,
+          delivered: 1,
+          failed: 1,
+          waiting: 1,
+          no_receipt: 0,
+          unknown: 0,
+        }),
+        expect.objectContaining({
+          provider: 'gateway',
+          sent: 2,
+          delivered: 0,
+          failed: 0,
+          waiting: 0,
+          no_receipt: 2,
+          unknown: 0,
+        }),
       ]),
     );
     expect(early.breakers).toEqual([
@@ -95,7 +133,9 @@ describe('the SMS ledger columns', () => {
     );
 
     const page = (await request(app).get('/sms').set('x-internal-key', KEY)).text;
-    expect(page).toMatch(/<th>Inviati<\/th><th>Non inviati<\/th><th>Tentati<\/th><th>Consegnati<\/th><th>Falliti<\/th><th>In attesa<\/th><th>Senza ricevute<\/th><th>Ricevuta in ritardo<\/th>/);
+    expect(page).toMatch(
+      /<th>Inviati<\/th><th>Non inviati<\/th><th>Tentati<\/th><th>Consegnati<\/th><th>Falliti<\/th><th>In attesa<\/th><th>Senza ricevute<\/th><th>Ricevuta in ritardo<\/th>/,
+    );
     expect(page).toContain('Inviati = Consegnati + Falliti + In attesa');
     expect(page).toMatch(/<tr><td>gateway<\/td><td>SMS<\/td><td>in funzione<\/td><td>senza ricevute<\/td><\/tr>/);
     expect(page).toMatch(/<tr><td>twilio<\/td><td>SMS<\/td><td>in funzione<\/td><td>con ricevute<\/td><\/tr>/);
@@ -110,15 +150,27 @@ describe('the SMS ledger columns', () => {
     nock('https://twilio.example.test').post(`/2010-04-01/Accounts/${SID}/Messages.json`).times(5).reply(503, {});
     for (const to of ITALIAN) await request(app).post('/otp_generate').send({ uid: to });
     const text = formatLedger(
-      { since: new Date(Date.UTC(2026, 10, 27, 13, 0)).toISOString(), totals: [], blocks: [{ range: '447520', until: new Date(Date.UTC(2026, 10, 27, 14, 3)).toISOString() }], breakers: (await report(app)).breakers },
+      {
+        since: new Date(Date.UTC(2026, 10, 27, 13, 0)).toISOString(),
+        totals: [],
+        blocks: [{ range: '447520', until: new Date(Date.UTC(2026, 10, 27, 14, 3)).toISOString() }],
+        breakers: (await report(app)).breakers,
+      },
       'it',
     );
     expect(text).toContain('twilio (SMS): escluso dopo troppi errori di fila, riprovato più tardi; con ricevute');
-    expect(text).toMatch(/\+447520… bloccata fino al 27 nov 2026, \d\d:03:00 \S+: molti codici verso questa numerazione e quasi nessuno verificato/);
+    expect(text).toMatch(
+      /\+447520… bloccata fino al 27 nov 2026, \d\d:03:00 \S+: molti codici verso questa numerazione e quasi nessuno verificato/,
+    );
     expect(text).not.toMatch(/\d{4}-\d\d-\d\dT/);
     // The three sends Twilio answered 503 (no backup serves IT) are not sent, each counted once under Twilio.
     const { not_sent: notSent, totals } = await report(app);
-    expect(notSent).toEqual([{ provider: 'twilio', channel: 'sms', reason: 'error', count: 2 }, { provider: 'twilio', channel: 'sms', reason: 'circuit_open', count: 1 }]);
-    expect(totals).toEqual([expect.objectContaining({ country: 'IT', provider: 'twilio', attempted: 3, not_sent: 3, sent: 0 })]);
+    expect(notSent).toEqual([
+      { provider: 'twilio', channel: 'sms', reason: 'error', count: 2 },
+      { provider: 'twilio', channel: 'sms', reason: 'circuit_open', count: 1 },
+    ]);
+    expect(totals).toEqual([
+      expect.objectContaining({ country: 'IT', provider: 'twilio', attempted: 3, not_sent: 3, sent: 0 }),
+    ]);
   });
 });

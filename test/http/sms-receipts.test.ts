@@ -25,7 +25,15 @@ function setup() {
     identity: { base_url: 'https://idp.example.test', aid: 'aid', api_token: 'tok' },
     security: { internal_key: KEY },
     sms: {
-      providers: [{ kind: 'twilio', account_sid: SID, auth_token: TOKEN, from: '+15005550006', api_url: 'https://twilio.example.test' }],
+      providers: [
+        {
+          kind: 'twilio',
+          account_sid: SID,
+          auth_token: TOKEN,
+          from: '+15005550006',
+          api_url: 'https://twilio.example.test',
+        },
+      ],
       receipts: { callback_base_url: 'https://login.example.com', timeout_seconds: 60 },
     },
   });
@@ -53,9 +61,23 @@ function setup() {
 
 /** Twilio's status callback for `sid`, posted to `url` and signed with `token`. */
 function receipt(app: ReturnType<typeof setup>['app'], url: string, sid: string, status: string, token = TOKEN) {
-  const form = { AccountSid: SID, MessageSid: sid, SmsSid: sid, MessageStatus: status, SmsStatus: status, To: TO, From: '+15005550006', ApiVersion: '2010-04-01', ...(status === 'undelivered' ? { ErrorCode: '30003' } : {}) };
+  const form = {
+    AccountSid: SID,
+    MessageSid: sid,
+    SmsSid: sid,
+    MessageStatus: status,
+    SmsStatus: status,
+    To: TO,
+    From: '+15005550006',
+    ApiVersion: '2010-04-01',
+    ...(status === 'undelivered' ? { ErrorCode: '30003' } : {}),
+  };
   const path = url.replace('https://login.example.com', '');
-  return request(app).post(path).type('form').set('X-Twilio-Signature', twilioSignature(token, url, form)).send(form);
+  return request(app)
+    .post(path)
+    .type('form')
+    .set('X-Twilio-Signature', twilioSignature(token, url, form))
+    .send(form);
 }
 
 const ledger = (app: ReturnType<typeof setup>['app']) => request(app).get('/_sms/ledger').set('x-internal-key', KEY);
@@ -74,8 +96,16 @@ describe('SMS delivery receipts and the email fallback', () => {
     expect((await ledger(app)).body.data.entries[0].state).toBe('waiting');
     expect((await receipt(app, callbacks[0]!, 'SM1', 'delivered')).status).toBe(204);
     const report = (await ledger(app)).body.data;
-    expect(report.entries[0]).toMatchObject({ state: 'delivered', provider: 'twilio', country: 'IT', channel: 'sms', recipient: expect.not.stringContaining('1234567') });
-    expect(report.totals).toEqual([expect.objectContaining({ country: 'IT', provider: 'twilio', sent: 1, delivered: 1, verified: 0 })]);
+    expect(report.entries[0]).toMatchObject({
+      state: 'delivered',
+      provider: 'twilio',
+      country: 'IT',
+      channel: 'sms',
+      recipient: expect.not.stringContaining('1234567'),
+    });
+    expect(report.totals).toEqual([
+      expect.objectContaining({ country: 'IT', provider: 'twilio', sent: 1, delivered: 1, verified: 0 }),
+    ]);
   });
 
   it('refuses a forged receipt (wrong key, or a genuine one replayed for another message) and records nothing', async () => {
@@ -83,9 +113,15 @@ describe('SMS delivery receipts and the email fallback', () => {
     twilio('SM1');
     twilio('SM2');
     await request(app).post('/?action=otp_generate').send({ uid: TO });
-    await request(app).post('/?action=otp_generate').send({ uid: '+393339876543' }).catch(() => undefined);
+    await request(app)
+      .post('/?action=otp_generate')
+      .send({ uid: '+393339876543' })
+      .catch(() => undefined);
     expect((await receipt(app, callbacks[0]!, 'SM1', 'failed', 'not-the-token')).status).toBe(403);
-    const unsigned = await request(app).post(callbacks[0]!.replace('https://login.example.com', '')).type('form').send({ AccountSid: SID, MessageSid: 'SM1', MessageStatus: 'failed' });
+    const unsigned = await request(app)
+      .post(callbacks[0]!.replace('https://login.example.com', ''))
+      .type('form')
+      .send({ AccountSid: SID, MessageSid: 'SM1', MessageStatus: 'failed' });
     expect(unsigned.status).toBe(403);
     // Signed for the first message's URL, posted to the second's: the URL is part of the signature.
     const form = { AccountSid: SID, MessageSid: 'SM1', MessageStatus: 'failed' };
@@ -121,8 +157,21 @@ describe('SMS delivery receipts and the email fallback', () => {
     nock('https://idp.example.test')
       .post('/api/v3/publisher/user/search')
       .times(times)
-      .reply(200, { code: 0, users: [{ uid: 'u1', email: 'mario@example.com', custom_fields: [{ field_name: 'otp_phone', value: '393331234567' }] }] });
-    nock('https://idp.example.test').post('/id/api/v1/publisher/users/get').query(true).times(times).reply(200, { uid: 'u1', email: 'mario@example.com', email_confirmation_state: 'CONFIRMED' });
+      .reply(200, {
+        code: 0,
+        users: [
+          {
+            uid: 'u1',
+            email: 'mario@example.com',
+            custom_fields: [{ field_name: 'otp_phone', value: '393331234567' }],
+          },
+        ],
+      });
+    nock('https://idp.example.test')
+      .post('/id/api/v1/publisher/users/get')
+      .query(true)
+      .times(times)
+      .reply(200, { uid: 'u1', email: 'mario@example.com', email_confirmation_state: 'CONFIRMED' });
   }
 
   it('after a failed delivery, sends the next code also to the confirmed email of the account, once, and says so', async () => {
@@ -162,7 +211,10 @@ describe('SMS delivery receipts and the email fallback', () => {
     identityHolds(2);
     twilio('SM2');
     const login = await request(app).post('/?action=FeLogin').send({ identifier: TO });
-    expect(login.body.data).toMatchObject({ next_step: 14, otp: { fallback: 'email', notified: { email: true, sms: true } } });
+    expect(login.body.data).toMatchObject({
+      next_step: 14,
+      otp: { fallback: 'email', notified: { email: true, sms: true } },
+    });
     expect(mails).toEqual(['mario@example.com']);
   });
 
@@ -190,6 +242,8 @@ describe('SMS delivery receipts and the email fallback', () => {
     await new Promise((resolve) => setImmediate(resolve));
     const report = (await ledger(app)).body.data;
     expect(report.totals[0]).toMatchObject({ sent: 1, verified: 1, conversion: 1 });
-    expect(await deps.metrics.render()).toMatch(/lfa_sms_verified_total\{provider="twilio",channel="sms",country="IT"\} 1/);
+    expect(await deps.metrics.render()).toMatch(
+      /lfa_sms_verified_total\{provider="twilio",channel="sms",country="IT"\} 1/,
+    );
   });
 });

@@ -31,7 +31,16 @@ function setup(sms: Record<string, unknown> = {}, store: Record<string, unknown>
       api_key: 'k',
       allowed_regions: ['IT', 'GB'],
       providers: [
-        { kind: 'whatsapp_cloud', name: 'meta', phone_number_id: '106540352242922', access_token: 'tok', template: 'otp_code', app_secret: SECRET, verify_token: 'vt', api_url: GRAPH },
+        {
+          kind: 'whatsapp_cloud',
+          name: 'meta',
+          phone_number_id: '106540352242922',
+          access_token: 'tok',
+          template: 'otp_code',
+          app_secret: SECRET,
+          verify_token: 'vt',
+          api_url: GRAPH,
+        },
         { kind: 'gateway', name: 'gateway' },
       ],
       channels: { IT: ['whatsapp', 'sms'], default: ['sms'] },
@@ -44,10 +53,13 @@ function setup(sms: Record<string, unknown> = {}, store: Record<string, unknown>
   const sent = { whatsapp: [] as string[], sms: [] as string[] };
   const meta = (reply: [number, nock.Body] = [200, { messages: [{ id: `wamid.${sent.whatsapp.length + 1}` }] }]) =>
     nock(GRAPH)
-      .post(MESSAGES, (body: { to: string; template: { components: Array<{ parameters: Array<{ text: string }> }> } }) => {
-        sent.whatsapp.push(body.template.components[0]!.parameters[0]!.text);
-        return body.to === TO.slice(1);
-      })
+      .post(
+        MESSAGES,
+        (body: { to: string; template: { components: Array<{ parameters: Array<{ text: string }> }> } }) => {
+          sent.whatsapp.push(body.template.components[0]!.parameters[0]!.text);
+          return body.to === TO.slice(1);
+        },
+      )
       .reply(...reply);
   const gateway = () =>
     nock('https://sms.example.test')
@@ -56,19 +68,45 @@ function setup(sms: Record<string, unknown> = {}, store: Record<string, unknown>
         return true;
       })
       .reply(200, { id: 'g1' });
-  const generate = (body: Record<string, unknown> = {}) => request(app).post('/?action=otp_generate').send({ uid: TO, ...body });
+  const generate = (body: Record<string, unknown> = {}) =>
+    request(app)
+      .post('/?action=otp_generate')
+      .send({ uid: TO, ...body });
   return { clock, deps, app, sent, meta, gateway, generate };
 }
 
 const webhook = (app: ReturnType<typeof setup>['app'], wamid: string, status: string, secret = SECRET) => {
   const raw = JSON.stringify({
     object: 'whatsapp_business_account',
-    entry: [{ id: 'WABA', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: '106540352242922' }, statuses: [{ id: wamid, status, timestamp: '1', recipient_id: TO.slice(1) }] } }] }],
+    entry: [
+      {
+        id: 'WABA',
+        changes: [
+          {
+            field: 'messages',
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { phone_number_id: '106540352242922' },
+              statuses: [{ id: wamid, status, timestamp: '1', recipient_id: TO.slice(1) }],
+            },
+          },
+        ],
+      },
+    ],
   });
-  return request(app).post('/_sms/receipts/meta').set('content-type', 'application/json').set('X-Hub-Signature-256', metaSignature(secret, raw)).send(raw);
+  return request(app)
+    .post('/_sms/receipts/meta')
+    .set('content-type', 'application/json')
+    .set('X-Hub-Signature-256', metaSignature(secret, raw))
+    .send(raw);
 };
 const entries = async (app: ReturnType<typeof setup>['app']) =>
-  (await request(app).get('/_sms/ledger').set('x-internal-key', KEY)).body.data.entries as Array<{ channel: string; provider: string; state: string; read_at?: string }>;
+  (await request(app).get('/_sms/ledger').set('x-internal-key', KEY)).body.data.entries as Array<{
+    channel: string;
+    provider: string;
+    state: string;
+    read_at?: string;
+  }>;
 
 describe('codes by WhatsApp, with SMS behind it', () => {
   useNock();
@@ -82,8 +120,12 @@ describe('codes by WhatsApp, with SMS behind it', () => {
     expect(sent.whatsapp).toEqual([res.body.data.otp]);
     expect(sent.sms).toEqual([]);
     expect(scope.isDone()).toBe(true);
-    expect(await entries(app)).toEqual([expect.objectContaining({ channel: 'whatsapp', provider: 'meta', state: 'waiting' })]);
-    expect(await deps.metrics.render()).toMatch(/lfa_sms_sends_total\{provider="meta",channel="whatsapp",country="IT",result="accepted"\} 1/);
+    expect(await entries(app)).toEqual([
+      expect.objectContaining({ channel: 'whatsapp', provider: 'meta', state: 'waiting' }),
+    ]);
+    expect(await deps.metrics.render()).toMatch(
+      /lfa_sms_sends_total\{provider="meta",channel="whatsapp",country="IT",result="accepted"\} 1/,
+    );
   });
 
   it('sends a phone of a region configured [sms] by SMS', async () => {
@@ -95,21 +137,33 @@ describe('codes by WhatsApp, with SMS behind it', () => {
   });
 
   it.each([
-    ['not on WhatsApp (131026)', [400, { error: { message: 'Message undeliverable', type: 'OAuthException', code: 131026 } }]],
-    ['the template rejected (132001)', [400, { error: { message: 'Template name does not exist in the translation', code: 132001 } }]],
+    [
+      'not on WhatsApp (131026)',
+      [400, { error: { message: 'Message undeliverable', type: 'OAuthException', code: 131026 } }],
+    ],
+    [
+      'the template rejected (132001)',
+      [400, { error: { message: 'Template name does not exist in the translation', code: 132001 } }],
+    ],
     ['Meta down', [503, { error: { message: 'Service temporarily unavailable', code: 2 } }]],
-  ] as const)('falls back to SMS in the same request when WhatsApp refuses: %s; one SMS, the same code', async (_name, reply) => {
-    const { sent, meta, gateway, generate } = setup();
-    meta([reply[0], reply[1]]);
-    gateway();
-    const res = await generate();
-    expect(res.body).toMatchObject({ success: true, data: { notified: { sms: true, channel: 'sms' }, fallback: 'sms' } });
-    expect(sent.whatsapp).toHaveLength(1);
-    expect(sent.sms).toHaveLength(1);
-    expect(sent.sms[0]).toContain(res.body.data.otp);
-  });
+  ] as const)(
+    'falls back to SMS in the same request when WhatsApp refuses: %s; one SMS, the same code',
+    async (_name, reply) => {
+      const { sent, meta, gateway, generate } = setup();
+      meta([reply[0], reply[1]]);
+      gateway();
+      const res = await generate();
+      expect(res.body).toMatchObject({
+        success: true,
+        data: { notified: { sms: true, channel: 'sms' }, fallback: 'sms' },
+      });
+      expect(sent.whatsapp).toHaveLength(1);
+      expect(sent.sms).toHaveLength(1);
+      expect(sent.sms[0]).toContain(res.body.data.otp);
+    },
+  );
 
-  it("skips WhatsApp while its circuit is open: straight to SMS, and says so", async () => {
+  it('skips WhatsApp while its circuit is open: straight to SMS, and says so', async () => {
     const { sent, meta, gateway, generate, clock } = setup({ breaker: { failures: 1, open_seconds: 300 } });
     meta([503, {}]);
     gateway();
@@ -159,7 +213,10 @@ describe('codes by WhatsApp, with SMS behind it', () => {
     meta();
     await generate();
     expect((await webhook(app, 'wamid.1', 'failed', 'guessed-secret')).status).toBe(403);
-    const unsigned = await request(app).post('/_sms/receipts/meta').set('content-type', 'application/json').send({ entry: [] });
+    const unsigned = await request(app)
+      .post('/_sms/receipts/meta')
+      .set('content-type', 'application/json')
+      .send({ entry: [] });
     expect(unsigned.status).toBe(403);
     expect((await entries(app))[0]).toMatchObject({ state: 'waiting' });
     clock.now += 31_000;
@@ -172,19 +229,47 @@ describe('codes by WhatsApp, with SMS behind it', () => {
     meta();
     await generate();
     expect((await webhook(app, 'wamid.not-ours', 'failed')).status).toBe(204);
-    const otherNumber = JSON.stringify({ entry: [{ changes: [{ value: { metadata: { phone_number_id: '999' }, statuses: [{ id: 'wamid.1', status: 'failed' }] } }] }] });
-    expect((await request(app).post('/_sms/receipts/meta').set('content-type', 'application/json').set('X-Hub-Signature-256', metaSignature(SECRET, otherNumber)).send(otherNumber)).status).toBe(204);
+    const otherNumber = JSON.stringify({
+      entry: [
+        {
+          changes: [
+            { value: { metadata: { phone_number_id: '999' }, statuses: [{ id: 'wamid.1', status: 'failed' }] } },
+          ],
+        },
+      ],
+    });
+    expect(
+      (
+        await request(app)
+          .post('/_sms/receipts/meta')
+          .set('content-type', 'application/json')
+          .set('X-Hub-Signature-256', metaSignature(SECRET, otherNumber))
+          .send(otherNumber)
+      ).status,
+    ).toBe(204);
     const form = 'MessageSid=wamid.1&MessageStatus=failed';
-    expect((await request(app).post('/_sms/receipts/meta').type('form').set('X-Hub-Signature-256', metaSignature(SECRET, form)).send(form)).status).toBe(415);
+    expect(
+      (
+        await request(app)
+          .post('/_sms/receipts/meta')
+          .type('form')
+          .set('X-Hub-Signature-256', metaSignature(SECRET, form))
+          .send(form)
+      ).status,
+    ).toBe(415);
     expect((await entries(app))[0]).toMatchObject({ channel: 'whatsapp', state: 'waiting' });
   });
 
   it("answers Meta's handshake with the challenge only for the verify token", async () => {
     const { app } = setup();
-    const ok = await request(app).get('/_sms/receipts/meta').query({ 'hub.mode': 'subscribe', 'hub.verify_token': 'vt', 'hub.challenge': '1158201444' });
+    const ok = await request(app)
+      .get('/_sms/receipts/meta')
+      .query({ 'hub.mode': 'subscribe', 'hub.verify_token': 'vt', 'hub.challenge': '1158201444' });
     expect(ok.status).toBe(200);
     expect(ok.text).toBe('1158201444');
-    const bad = await request(app).get('/_sms/receipts/meta').query({ 'hub.mode': 'subscribe', 'hub.verify_token': 'vx', 'hub.challenge': '1' });
+    const bad = await request(app)
+      .get('/_sms/receipts/meta')
+      .query({ 'hub.mode': 'subscribe', 'hub.verify_token': 'vx', 'hub.challenge': '1' });
     expect(bad.status).toBe(403);
   });
 
@@ -200,11 +285,21 @@ describe('codes by WhatsApp, with SMS behind it', () => {
     const report = (await request(app).get('/_sms/ledger').set('x-internal-key', KEY)).body.data;
     expect(report.by_channel).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ channel: 'whatsapp', country: 'IT', provider: '', sent: 1, verified: 1, conversion: 1 }),
+        expect.objectContaining({
+          channel: 'whatsapp',
+          country: 'IT',
+          provider: '',
+          sent: 1,
+          verified: 1,
+          conversion: 1,
+        }),
         expect.objectContaining({ channel: 'sms', country: 'IT', provider: '', sent: 1, verified: 0, conversion: 0 }),
       ]),
     );
-    expect(report.breakers).toEqual([expect.objectContaining({ provider: 'meta', channel: 'whatsapp' }), expect.objectContaining({ provider: 'gateway', channel: 'sms' })]);
+    expect(report.breakers).toEqual([
+      expect.objectContaining({ provider: 'meta', channel: 'whatsapp' }),
+      expect.objectContaining({ provider: 'gateway', channel: 'sms' }),
+    ]);
     const page = (await request(app).get('/sms').set('x-internal-key', KEY)).text;
     expect(page).toMatch(/<tr><td>IT<\/td><td>meta<\/td><td>WhatsApp<\/td><td class="n">1<\/td>/);
     expect(page).toMatch(/<tr><td>IT<\/td><td>WhatsApp<\/td><td class="n">1<\/td>/);
@@ -226,7 +321,9 @@ describe('codes by WhatsApp, with SMS behind it', () => {
       expect((await generate({ channel: 'whatsapp' })).body.success).toBe(true);
       expect((await generate({ channel: 'sms' })).body.data.reason).toBe('already_sent');
       // Another key sending to the same phone: still the phone's cooldown.
-      expect((await generate({ uid: 'another-key', phone: '333 123 4567', channel: 'sms' })).body.data.reason).toBe('already_sent');
+      expect((await generate({ uid: 'another-key', phone: '333 123 4567', channel: 'sms' })).body.data.reason).toBe(
+        'already_sent',
+      );
       expect(sent.whatsapp).toHaveLength(1);
       expect(sent.sms).toEqual([]);
     });
@@ -236,7 +333,9 @@ describe('codes by WhatsApp, with SMS behind it', () => {
       meta();
       const first = await request(app).post('/?action=FeLogin').send({ identifier: '333 123 4567' });
       expect(first.body.data).toMatchObject({ next_step: 14, otp: { notified: { channel: 'whatsapp' } } });
-      const second = await request(app).post('/?action=FeLogin').send({ identifier: '+39 333 123 4567', channel: 'sms' });
+      const second = await request(app)
+        .post('/?action=FeLogin')
+        .send({ identifier: '+39 333 123 4567', channel: 'sms' });
       expect(second.body.data.reason).toBe('already_sent');
       expect(sent.whatsapp).toHaveLength(1);
       expect(sent.sms).toEqual([]);
@@ -256,8 +355,16 @@ describe('codes by WhatsApp, with SMS behind it', () => {
     it.each([
       ['an unknown channel', { channel: 'telegram' }, { channel_choice: true }],
       ['a channel while sms.channel_choice is off', { channel: 'sms' }, {}],
-      ["a channel the number's region does not offer", { uid: '+447400123456', channel: 'whatsapp' }, { channel_choice: true }],
-      ['a channel for a code that goes by mail', { uid: 'mario@example.test', channel: 'whatsapp' }, { channel_choice: true }],
+      [
+        "a channel the number's region does not offer",
+        { uid: '+447400123456', channel: 'whatsapp' },
+        { channel_choice: true },
+      ],
+      [
+        'a channel for a code that goes by mail',
+        { uid: 'mario@example.test', channel: 'whatsapp' },
+        { channel_choice: true },
+      ],
     ])('refuses %s as invalid_request naming channel, and sends nothing', async (_name, body, sms) => {
       const { sent, generate } = setup(sms);
       const res = await generate(body);
@@ -277,7 +384,13 @@ describe('codes by WhatsApp over Redis: the webhook finds its message by the ind
   afterAll(() => server.stop());
 
   it('marks the message failed by its Meta id and sends the next code by SMS', async () => {
-    const { app, deps, meta, gateway, generate, clock } = setup({}, { otp: { store: 'redis', resend_cooldown_seconds: 1 }, redis: { url: server.url, key_prefix: `wa${Date.now()}:` } });
+    const { app, deps, meta, gateway, generate, clock } = setup(
+      {},
+      {
+        otp: { store: 'redis', resend_cooldown_seconds: 1 },
+        redis: { url: server.url, key_prefix: `wa${Date.now()}:` },
+      },
+    );
     try {
       await redisReady(deps.redis!, 15_000);
       meta();

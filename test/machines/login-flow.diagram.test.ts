@@ -17,7 +17,9 @@ describe('login flow diagram', () => {
     expect(diagram).toMatch(/^stateDiagram-v2\n/);
     expect(diagram).toContain('state "62 awaitingNewPhoneCode" as awaitingNewPhoneCode');
     expect(diagram).toContain('verifyingPhoneCode --> findingUserByPhone : verifyOtp done [codeAccepted]');
-    expect(diagram).toContain('awaitingPhoneCode --> verifyingPhoneCode : VERIFY_OTP [requestAccepted(needs=phone/code takes=phone)]');
+    expect(diagram).toContain(
+      'awaitingPhoneCode --> verifyingPhoneCode : VERIFY_OTP [requestAccepted(needs=phone/code takes=phone)]',
+    );
     expect(diagram).toContain('ingestingLogin --> loggedIn : ingestLogin failed');
   });
 
@@ -38,6 +40,10 @@ describe('login flow diagram', () => {
   it('shows the screens the contract names on the steps that answer them', () => {
     expect(STEP_INFO[62]).toMatchObject({ screen: 'otp_phone', wire: true });
     expect(STEP_INFO[90]).toMatchObject({ screen: 'success', wire: true });
-    expect(rows.find((r) => r.step === 62)).toMatchObject({ screen: 'otp_phone', settles: true, proof: 'pending_proof (pending)' });
+    expect(rows.find((r) => r.step === 62)).toMatchObject({
+      screen: 'otp_phone',
+      settles: true,
+      proof: 'pending_proof (pending)',
+    });
   });
 });

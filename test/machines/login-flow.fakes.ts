@@ -9,9 +9,19 @@ export const PHONE = '+393331234567';
 export const NEW_PHONE = '+393339876543';
 export const CODE = '123456';
 
-export const SENT: OtpSendMetadata = { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { sms: true, email: false } };
+export const SENT: OtpSendMetadata = {
+  resent: false,
+  retry_after: 60,
+  cooldown: 60,
+  expires_in: 300,
+  notified: { sms: true, email: false },
+};
 
-type Impl = { [K in EffectName]?: (input: Parameters<FlowEffects[K]>[0]) => ReturnType<FlowEffects[K]> | Awaited<ReturnType<FlowEffects[K]>> };
+type Impl = {
+  [K in EffectName]?: (
+    input: Parameters<FlowEffects[K]>[0],
+  ) => ReturnType<FlowEffects[K]> | Awaited<ReturnType<FlowEffects[K]>>;
+};
 
 const defaults: Required<Impl> = {
   sendOtp: () => SENT,
@@ -48,11 +58,26 @@ export function fakeEffects(impl: Impl = {}): Fakes {
 }
 
 /** One request through the machine with these fakes, each called as FlowEffects declares it: (input, signal). */
-export function request(fakes: Fakes, entry: Entry, body: Record<string, unknown>, proof: { claims?: FlowClaims; trusted?: boolean } = {}): Promise<StepResult> {
+export function request(
+  fakes: Fakes,
+  entry: Entry,
+  body: Record<string, unknown>,
+  proof: { claims?: FlowClaims; trusted?: boolean } = {},
+): Promise<StepResult> {
   const { input, event } = flowRequest(entry, body, proof);
-  const effects = Object.fromEntries(Object.entries(fakes.effects).map(([name, fake]) => [name, (effectInput: unknown, signal: AbortSignal) => fake(effectInput, signal)]));
+  const effects = Object.fromEntries(
+    Object.entries(fakes.effects).map(([name, fake]) => [
+      name,
+      (effectInput: unknown, signal: AbortSignal) => fake(effectInput, signal),
+    ]),
+  );
   return runStep(provideEffects(effects as unknown as FlowEffects), { input, event, timeoutMs: 2000 });
 }
 
 /** Claims as a proof of that step would carry them. */
-export const claims = (kind: string, step: number | string, flow: string, ids: { uid?: string; email?: string; phone?: string }): FlowClaims => ({ kind, step, flow, ...ids });
+export const claims = (
+  kind: string,
+  step: number | string,
+  flow: string,
+  ids: { uid?: string; email?: string; phone?: string },
+): FlowClaims => ({ kind, step, flow, ...ids });

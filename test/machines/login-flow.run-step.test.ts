@@ -12,7 +12,9 @@ describe('runStep', () => {
   });
 
   it('gives up with FlowTimeoutError naming the state when an effect never settles', async () => {
-    const machine = loginFlowMachine.provide({ actors: { sendOtp: fromPromise<SendOtpOutput, SendOtpInput>(() => new Promise(() => {})) } });
+    const machine = loginFlowMachine.provide({
+      actors: { sendOtp: fromPromise<SendOtpOutput, SendOtpInput>(() => new Promise(() => {})) },
+    });
     const { input, event } = flowRequest('login', { identifier: PHONE });
     const failure = runStep(machine, { input, event, timeoutMs: 30 });
     await expect(failure).rejects.toBeInstanceOf(FlowTimeoutError);
@@ -43,21 +45,35 @@ describe('runStep', () => {
   it('does not send the event when the request is refused while resuming', async () => {
     const fakes = fakeEffects();
     const result = await request(fakes, 'updateProfile', { uid: 'uid-1', city: 'Roma' });
-    expect(result).toMatchObject({ nextStep: null, steps: [], calls: [], output: { ok: false, state: 'refused', failure: { reason: 'proof_required' } } });
+    expect(result).toMatchObject({
+      nextStep: null,
+      steps: [],
+      calls: [],
+      output: { ok: false, state: 'refused', failure: { reason: 'proof_required' } },
+    });
   });
 
   it('refuses a proof of the right kind but another step', async () => {
     const fakes = fakeEffects();
-    const result = await request(fakes, 'updateProfile', { uid: 'uid-1' }, { claims: { kind: 'verified', step: 61, uid: 'uid-1' } });
+    const result = await request(
+      fakes,
+      'updateProfile',
+      { uid: 'uid-1' },
+      { claims: { kind: 'verified', step: 61, uid: 'uid-1' } },
+    );
     expect(result.output.failure).toEqual({ reason: 'invalid_proof' });
   });
 
   it('acts on a proof only where the request resumes from it', async () => {
     const fakes = fakeEffects();
     const stray = { kind: 'pending', step: 62, uid: 'uid-1', phone: '+393339876543' };
-    const result = await request(fakes, 'verifyOtp', { flow: 'phone', phone: PHONE, otp_code: '123456' }, { claims: stray });
+    const result = await request(
+      fakes,
+      'verifyOtp',
+      { flow: 'phone', phone: PHONE, otp_code: '123456' },
+      { claims: stray },
+    );
     expect(fakes.calls[0]).toEqual(['verifyOtp', { key: PHONE, code: '123456' }]);
     expect(result.output.ok).toBe(true);
   });
 });
-

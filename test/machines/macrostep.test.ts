@@ -17,24 +17,36 @@ const done = (id: string, output: unknown) => ({ type: `xstate.done.actor.${id}`
 function xstateSays(snapshot: AnyMachineSnapshot, event: EventObject) {
   const microsteps = getMicrosteps(loginFlowMachine, snapshot as never, event as never);
   const spawned = microsteps.flatMap(([, actions]) =>
-    actions.filter((a) => a.type === 'xstate.spawnChild').map((a) => {
-      const params = a.params as unknown as { src: string; input: unknown; actorRef: { id: string } };
-      return { id: params.actorRef.id, src: params.src, input: params.input };
-    }),
+    actions
+      .filter((a) => a.type === 'xstate.spawnChild')
+      .map((a) => {
+        const params = a.params as unknown as { src: string; input: unknown; actorRef: { id: string } };
+        return { id: params.actorRef.id, src: params.src, input: params.input };
+      }),
   );
   return { states: microsteps.map(([s]) => s.value), spawned, last: microsteps[microsteps.length - 1]![0] };
 }
 
 function oursSays(snapshot: AnyMachineSnapshot, event: EventObject) {
   const step = macrostep(loginFlowMachine, snapshot, event);
-  return { states: step.microsteps.map((s) => s.value), spawned: step.spawned.map(({ id, src, input }) => ({ id, src, input })), last: step.microsteps[step.microsteps.length - 1]! };
+  return {
+    states: step.microsteps.map((s) => s.value),
+    spawned: step.spawned.map(({ id, src, input }) => ({ id, src, input })),
+    last: step.microsteps[step.microsteps.length - 1]!,
+  };
 }
 
 describe('macrostep', () => {
   it('passes the states XState passes and names the effects XState would start, with their input', () => {
     const { input, event } = flowRequest('verifyOtp', { flow: 'phone', phone: PHONE, otp_code: '123456' });
     let snapshot = resumeSnapshot(loginFlowMachine, input) as AnyMachineSnapshot;
-    const answers: EventObject[] = [event, done('verifyOtp', 'ok'), done('searchUserByPhone', { found: true, uid: 'uid-1', phone: PHONE }), done('issueToken', { access_token: 't', expires_in: 60 }), done('ingestLogin', undefined)];
+    const answers: EventObject[] = [
+      event,
+      done('verifyOtp', 'ok'),
+      done('searchUserByPhone', { found: true, uid: 'uid-1', phone: PHONE }),
+      done('issueToken', { access_token: 't', expires_in: 60 }),
+      done('ingestLogin', undefined),
+    ];
     const effects: string[] = [];
     for (const next of answers) {
       const theirs = xstateSays(snapshot, next);
@@ -52,7 +64,14 @@ describe('macrostep', () => {
   it('gives the effect’s input as the invoke computes it', () => {
     const { input, event } = flowRequest('login', { identifier: PHONE });
     const step = macrostep(loginFlowMachine, resumeSnapshot(loginFlowMachine, input), event);
-    expect(step.spawned).toEqual([{ id: 'sendOtp', src: 'sendOtp', input: { key: PHONE, phone: PHONE }, ref: step.microsteps[step.microsteps.length - 1]!.children.sendOtp }]);
+    expect(step.spawned).toEqual([
+      {
+        id: 'sendOtp',
+        src: 'sendOtp',
+        input: { key: PHONE, phone: PHONE },
+        ref: step.microsteps[step.microsteps.length - 1]!.children.sendOtp,
+      },
+    ]);
   });
 
   it('starts nothing it names: the actor the machine was provided with never runs', async () => {

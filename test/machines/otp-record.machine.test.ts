@@ -9,9 +9,11 @@ const OTHER = 'cc'.repeat(32);
 /** An actor with recording effects and a fake clock that only moves when the test says so. */
 function record() {
   const effects: Array<{ type: string; record: OtpRecord | null }> = [];
-  const effect = (type: string) => ({ context }: { context: { record: OtpRecord | null } }) => {
-    effects.push({ type, record: context.record && { ...context.record } });
-  };
+  const effect =
+    (type: string) =>
+    ({ context }: { context: { record: OtpRecord | null } }) => {
+      effects.push({ type, record: context.record && { ...context.record } });
+    };
   const machine = otpRecordMachine.provide({
     actions: {
       storeCode: effect('storeCode'),
@@ -49,7 +51,12 @@ describe('OTP record machine', () => {
     r.generate();
     expect(r.state.value).toBe('valid');
     expect(r.state.context.outcome).toBe('issued');
-    expect(r.effects).toEqual([{ type: 'storeCode', record: { hash: RIGHT, sentAt: r.now, expiresAt: r.now + 300_000, attempts: 0, to: '+393331234567' } }]);
+    expect(r.effects).toEqual([
+      {
+        type: 'storeCode',
+        record: { hash: RIGHT, sentAt: r.now, expiresAt: r.now + 300_000, attempts: 0, to: '+393331234567' },
+      },
+    ]);
   });
 
   it('blocks a GENERATE within the cooldown, reports the time left and stores nothing', () => {
@@ -212,7 +219,15 @@ describe('OTP record machine', () => {
   });
 
   it('computes a step purely: transition() returns the named effects without running them', () => {
-    const snapshot = otpRecordMachine.resolveState({ value: 'valid', context: { record: { hash: RIGHT, sentAt: 0, expiresAt: 1000, attempts: 0, to: '+393331234567' }, previous: null, outcome: null, retryAfterMs: 0 } });
+    const snapshot = otpRecordMachine.resolveState({
+      value: 'valid',
+      context: {
+        record: { hash: RIGHT, sentAt: 0, expiresAt: 1000, attempts: 0, to: '+393331234567' },
+        previous: null,
+        outcome: null,
+        retryAfterMs: 0,
+      },
+    });
     const [next, actions] = transition(otpRecordMachine, snapshot, { type: 'VERIFY', now: 10, hash: RIGHT, policy });
     expect(next.value).toBe('deleted');
     expect(actions.map((a) => a.type)).toEqual(['deleteRecord']);

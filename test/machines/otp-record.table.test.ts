@@ -1,5 +1,11 @@
 import { transition } from 'xstate';
-import { otpRecordMachine, type OtpPolicy, type OtpRecord, type OtpRecordContext, type OtpRecordEvent } from '../../machines/otp-record.machine';
+import {
+  otpRecordMachine,
+  type OtpPolicy,
+  type OtpRecord,
+  type OtpRecordContext,
+  type OtpRecordEvent,
+} from '../../machines/otp-record.machine';
 import {
   compileOtpRecordTable,
   machineAnswering,
@@ -40,7 +46,9 @@ describe('the OTP record transition table', () => {
       for (const type of OTP_RECORD_EVENTS) {
         const { guards, entries } = table[state][type];
         entries.forEach((entry, mask) => {
-          const machine = machineAnswering((guard) => (mask & (1 << guards.indexOf(guard))) !== 0 && guards.includes(guard));
+          const machine = machineAnswering(
+            (guard) => (mask & (1 << guards.indexOf(guard))) !== 0 && guards.includes(guard),
+          );
           const [next, actions] = transition(machine, sampleSnapshot(state, machine), sampleEvent(type));
           expect({ state, type, mask, target: String(next.value), effects: actions.map((a) => a.type) }).toEqual({
             state,
@@ -60,14 +68,25 @@ describe('the OTP record transition table', () => {
     for (const attempts of [0, 3, 4, 5]) {
       records.push({ hash: RIGHT, sentAt: T0, expiresAt: T0 + policy.ttlMs, attempts, to: '+393331234567' });
     }
-    const times = [T0, T0 + 1, T0 + policy.cooldownMs - 1, T0 + policy.cooldownMs, T0 + policy.ttlMs - 1, T0 + policy.ttlMs, T0 + policy.ttlMs + 1];
+    const times = [
+      T0,
+      T0 + 1,
+      T0 + policy.cooldownMs - 1,
+      T0 + policy.cooldownMs,
+      T0 + policy.ttlMs - 1,
+      T0 + policy.ttlMs,
+      T0 + policy.ttlMs + 1,
+    ];
     const events: OtpRecordEvent[] = [];
     for (const now of times) {
       events.push({ type: 'GENERATE', now, hash: WRONG, to: 'anna@example.com', policy });
       for (const hash of [RIGHT, WRONG]) events.push({ type: 'VERIFY', now, hash, policy });
     }
     for (const hash of [RIGHT, WRONG]) {
-      for (const previous of [null, { hash: WRONG, sentAt: T0 - 1000, expiresAt: T0 + 1000, attempts: 4, to: '+393331234567' }]) {
+      for (const previous of [
+        null,
+        { hash: WRONG, sentAt: T0 - 1000, expiresAt: T0 + 1000, attempts: 4, to: '+393331234567' },
+      ]) {
         events.push({ type: 'SEND_FAILED', hash, previous });
       }
     }
@@ -77,12 +96,17 @@ describe('the OTP record transition table', () => {
     it('reaches every transition of the table with the grid', () => {
       const transitions = new Set<string>();
       const reached = new Set<string>();
-      for (const state of OTP_RECORD_STATES) for (const type of OTP_RECORD_EVENTS) for (const entry of table[state][type].entries) transitions.add(`${state}.${type}:${JSON.stringify(entry)}`);
+      for (const state of OTP_RECORD_STATES)
+        for (const type of OTP_RECORD_EVENTS)
+          for (const entry of table[state][type].entries) transitions.add(`${state}.${type}:${JSON.stringify(entry)}`);
       for (const { record, event } of cases) {
         const state = record ? 'valid' : 'none';
         const { guards, entries } = table[state][event.type];
         const context: OtpRecordContext = { record, previous: null, outcome: null, retryAfterMs: 0 };
-        const mask = guards.reduce((bits, guard, bit) => (evaluates(context, event, guard) ? bits | (1 << bit) : bits), 0);
+        const mask = guards.reduce(
+          (bits, guard, bit) => (evaluates(context, event, guard) ? bits | (1 << bit) : bits),
+          0,
+        );
         reached.add(`${state}.${event.type}:${JSON.stringify(entries[mask])}`);
       }
       expect([...transitions].filter((t) => !reached.has(t))).toEqual([]);
@@ -104,6 +128,9 @@ describe('the OTP record transition table', () => {
 
 /** Whether `guard` holds for this context and event, by the machine's own implementation. */
 function evaluates(context: OtpRecordContext, event: OtpRecordEvent, guard: string): boolean {
-  const implementation = otpRecordMachine.implementations.guards[guard] as unknown as (args: { context: OtpRecordContext; event: OtpRecordEvent }) => boolean;
+  const implementation = otpRecordMachine.implementations.guards[guard] as unknown as (args: {
+    context: OtpRecordContext;
+    event: OtpRecordEvent;
+  }) => boolean;
   return implementation({ context, event });
 }

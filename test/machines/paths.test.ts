@@ -3,7 +3,13 @@ import { fromPromise, type AnyMachineSnapshot, type EventObject } from 'xstate';
 import { ACTIONS, ENTRY_EVENT } from '../../machines/actions';
 import { stateNodes } from '../../machines/diagrams/diagram';
 import type { EffectName, FlowClaims } from '../../machines/effects';
-import { loginFlowMachine, type Entry, type LoginFlowContext, type LoginFlowEvent, type LoginFlowInput } from '../../machines/login-flow.machine';
+import {
+  loginFlowMachine,
+  type Entry,
+  type LoginFlowContext,
+  type LoginFlowEvent,
+  type LoginFlowInput,
+} from '../../machines/login-flow.machine';
 import { RESUME_POINTS, resumePointFor, resumeSnapshot, type ResumePoint } from '../../machines/resume';
 import { runStep, stateKeyOf } from '../../machines/run-step';
 import { SETTLED, STEP, type StepId } from '../../machines/steps';
@@ -23,13 +29,33 @@ const ME = { uid: 'uid-me', email: 'me@example.com' };
 /** The contract's next_step table (docs/contract.md#steps): the steps (and refusal reasons) each action may answer. */
 const allowed: Record<Entry, { steps: StepId[]; reasons: string[] }> = {
   login: { steps: [14, 33, 60], reasons: ['invalid_request'] },
-  verifyOtp: { steps: [90, 24, 25, 37, 61, 65], reasons: ['invalid', 'expired', 'too_many_attempts', 'phone_taken', 'phone_on_hold', 'invalid_proof', 'proof_required', 'invalid_request'] },
+  verifyOtp: {
+    steps: [90, 24, 25, 37, 61, 65],
+    reasons: [
+      'invalid',
+      'expired',
+      'too_many_attempts',
+      'phone_taken',
+      'phone_on_hold',
+      'invalid_proof',
+      'proof_required',
+      'invalid_request',
+    ],
+  },
   register: { steps: [23, 90], reasons: ['phone_taken', 'invalid_proof', 'proof_required', 'invalid_request'] },
   addPhone: { steps: [62], reasons: ['phone_taken', 'invalid_proof', 'proof_required', 'invalid_request'] },
-  updateProfile: { steps: [90], reasons: ['phone_taken', 'phone_not_verified', 'invalid_proof', 'proof_required', 'invalid_request'] },
+  updateProfile: {
+    steps: [90],
+    reasons: ['phone_taken', 'phone_not_verified', 'invalid_proof', 'proof_required', 'invalid_request'],
+  },
 };
 
-const proof = (kind: string, step: StepId, flow: string | undefined, ids: Partial<Record<'uid' | 'email' | 'phone', string>>): FlowClaims => ({
+const proof = (
+  kind: string,
+  step: StepId,
+  flow: string | undefined,
+  ids: Partial<Record<'uid' | 'email' | 'phone', string>>,
+): FlowClaims => ({
   kind,
   step,
   ...(flow ? { flow } : {}),
@@ -52,12 +78,18 @@ const PROOF_IDS: Partial<Record<StepId, Partial<Record<'uid' | 'email' | 'phone'
 function requestsAt(point: ResumePoint): Array<[string, LoginFlowInput]> {
   const flows = point.flows ?? [undefined];
   return flows.map((flow) => {
-    const conditions = [flow && `flow ${flow}`, point.phases && `phase ${point.phases[0]}`, point.proof ? `${point.proof.kind} proof of ${point.proof.step}` : point.trusted ? 'trusted' : 'no proof'];
+    const conditions = [
+      flow && `flow ${flow}`,
+      point.phases && `phase ${point.phases[0]}`,
+      point.proof ? `${point.proof.kind} proof of ${point.proof.step}` : point.trusted ? 'trusted' : 'no proof',
+    ];
     const input: LoginFlowInput = {
       entry: ACTIONS[point.action].entry,
       ...(flow ? { flow } : {}),
       ...(point.phases ? { phase: point.phases[0] } : {}),
-      ...(point.proof ? { claims: proof(point.proof.kind, point.proof.step, flow, PROOF_IDS[point.proof.step] ?? {}) } : {}),
+      ...(point.proof
+        ? { claims: proof(point.proof.kind, point.proof.step, flow, PROOF_IDS[point.proof.step] ?? {}) }
+        : {}),
       ...(point.trusted ? { trusted: true } : {}),
     };
     return [`${point.action} ${conditions.filter(Boolean).join(', ')} -> ${point.state}`, input];
@@ -68,7 +100,14 @@ function requestsAt(point: ResumePoint): Array<[string, LoginFlowInput]> {
 const inputs: Array<[string, LoginFlowInput]> = [
   ...RESUME_POINTS.flatMap(requestsAt),
   ['FeVerifyOtp phone_register, no proof -> refused', { entry: 'verifyOtp', flow: 'phone_register' }],
-  ['FeRegister register, proof of another kind -> refused', { entry: 'register', phase: 'register', claims: proof('pending', STEP.registrationForm, 'phone_register', { email: ME.email }) }],
+  [
+    'FeRegister register, proof of another kind -> refused',
+    {
+      entry: 'register',
+      phase: 'register',
+      claims: proof('pending', STEP.registrationForm, 'phone_register', { email: ME.email }),
+    },
+  ],
 ];
 
 /** The requests a frontend may send, well-formed or not, bound to the proof's user or to another. */
@@ -96,7 +135,12 @@ const userEvents: LoginFlowEvent[] = [
 const outcomes: Record<EffectName, unknown[]> = {
   sendOtp: [SENT],
   verifyOtp: ['ok', 'invalid', 'expired', 'too_many_attempts'],
-  searchUserByPhone: [{ found: false }, { found: false, onHold: true }, { found: true, ...ME, phone: NEW_PHONE }, { found: true, uid: 'uid-other', email: 'other@example.com', phone: PHONE }],
+  searchUserByPhone: [
+    { found: false },
+    { found: false, onHold: true },
+    { found: true, ...ME, phone: NEW_PHONE },
+    { found: true, uid: 'uid-other', email: 'other@example.com', phone: PHONE },
+  ],
   lookupUserByEmail: [
     { found: false },
     { found: true, ...ME, phone: PHONE },
@@ -120,7 +164,8 @@ const ERROR = 'xstate.error.actor.';
 function eventsFor(snapshot: AnyMachineSnapshot): EventObject[] {
   // One request = one event: user events only while the request has not arrived.
   const context = snapshot.context as LoginFlowContext;
-  if (snapshot.hasTag(SETTLED)) return context.request === null ? userEvents.filter((e) => e.type === ENTRY_EVENT[context.entry]) : [];
+  if (snapshot.hasTag(SETTLED))
+    return context.request === null ? userEvents.filter((e) => e.type === ENTRY_EVENT[context.entry]) : [];
   return Object.keys(snapshot.children).flatMap((id) => [
     ...(outcomes[id as EffectName] ?? []).map((output) => ({ type: `${DONE}${id}`, output })),
     // The ingest may fail; the login must not.
@@ -139,7 +184,10 @@ interface RunnablePath {
 function requestPaths(): RunnablePath[] {
   const runnable: RunnablePath[] = [];
   for (const [name, input] of inputs) {
-    const paths = getSimplePaths(loginFlowMachine, { fromState: resumeSnapshot(loginFlowMachine, input), events: eventsFor as never });
+    const paths = getSimplePaths(loginFlowMachine, {
+      fromState: resumeSnapshot(loginFlowMachine, input),
+      events: eventsFor as never,
+    });
     for (const path of paths) {
       const end = path.state as unknown as AnyMachineSnapshot;
       // A request ends where the machine settles after its event (or where resuming refused it).
@@ -154,7 +202,11 @@ function requestPaths(): RunnablePath[] {
         event: event ?? ({ type: ENTRY_EVENT[input.entry] } as LoginFlowEvent),
         effects: events
           .filter((e) => e.type.startsWith(DONE) || e.type.startsWith(ERROR))
-          .map((e) => (e.type.startsWith(DONE) ? { id: e.type.slice(DONE.length), output: e.output } : { id: e.type.slice(ERROR.length), error: e.error })),
+          .map((e) =>
+            e.type.startsWith(DONE)
+              ? { id: e.type.slice(DONE.length), output: e.output }
+              : { id: e.type.slice(ERROR.length), error: e.error },
+          ),
         endState: stateKeyOf(end),
       });
     }
@@ -192,20 +244,26 @@ describe('every path of the login journey', () => {
       // No row is shadowed by an earlier one: its own request resumes there.
       for (const [name, input] of rows) expect({ name, row: resumePointFor(input) }).toEqual({ name, row: point });
     }
-    for (const [name, input] of inputs.slice(-2)) expect({ name, row: resumePointFor(input) }).toEqual({ name, row: undefined });
+    for (const [name, input] of inputs.slice(-2))
+      expect({ name, row: resumePointFor(input) }).toEqual({ name, row: undefined });
   });
 
   it('has paths from every way a request resumes', () => {
-    console.log(`login journey: ${paths.length} request paths generated by @xstate/graph from ${inputs.length} requests (${RESUME_POINTS.length} resume points)`);
+    console.log(
+      `login journey: ${paths.length} request paths generated by @xstate/graph from ${inputs.length} requests (${RESUME_POINTS.length} resume points)`,
+    );
     expect(paths.length).toBeGreaterThan(100);
     expect(new Set(paths.map((p) => p.name))).toEqual(new Set(inputs.map(([name]) => name)));
   });
 
   it('reaches every state of the machine', () => {
     const reached = new Set(paths.map((p) => p.endState));
-    const settled = stateNodes(loginFlowMachine.root).filter((s) => s.tags.includes(SETTLED)).map((s) => s.key);
+    const settled = stateNodes(loginFlowMachine.root)
+      .filter((s) => s.tags.includes(SETTLED))
+      .map((s) => s.key);
     expect(settled.length).toBeGreaterThan(0);
-    for (const state of settled.filter((s) => s !== 'enteringIdentifier' && s !== 'enteringRegistrationEmail')) expect(reached).toContain(state);
+    for (const state of settled.filter((s) => s !== 'enteringIdentifier' && s !== 'enteringRegistrationEmail'))
+      expect(reached).toContain(state);
   });
 
   it('runs each path against fake effects to the state it predicts, on a step the contract allows', async () => {

@@ -1,6 +1,12 @@
 import { edgesOf } from '../../machines/diagrams/diagram';
 import { refusalsOf } from '../../machines/diagrams/journey-diagrams';
-import { FLOW_FAILURE_REASONS, loginFlowMachine, NAMED_REFUSALS, RESUME_REFUSALS, type FlowFailureReason } from '../../machines/login-flow.machine';
+import {
+  FLOW_FAILURE_REASONS,
+  loginFlowMachine,
+  NAMED_REFUSALS,
+  RESUME_REFUSALS,
+  type FlowFailureReason,
+} from '../../machines/login-flow.machine';
 import { catalogue, type Reason } from '../../src/core/errors';
 
 /*
@@ -11,7 +17,9 @@ import { catalogue, type Reason } from '../../src/core/errors';
 
 const refusedEdges = edgesOf(loginFlowMachine).filter((edge) => edge.target.key === 'refused');
 const named = (edge: (typeof refusedEdges)[number]) =>
-  edge.actions.flatMap((action) => ((action as { type?: string }).type === 'refuse' ? [(action as { params: { reason: string } }).params.reason] : []));
+  edge.actions.flatMap((action) =>
+    (action as { type?: string }).type === 'refuse' ? [(action as { params: { reason: string } }).params.reason] : [],
+  );
 
 describe('the login machine refusal reasons', () => {
   it('are reasons of the error catalogue (in type and in value)', () => {
@@ -21,7 +29,10 @@ describe('the login machine refusal reasons', () => {
   });
 
   it('are each made by the machine: on an edge into refused, or by a request that resumes nowhere', () => {
-    const made = new Set<string>([...refusedEdges.flatMap((edge) => refusalsOf(edge).map((r) => r.reason)), ...RESUME_REFUSALS]);
+    const made = new Set<string>([
+      ...refusedEdges.flatMap((edge) => refusalsOf(edge).map((r) => r.reason)),
+      ...RESUME_REFUSALS,
+    ]);
     expect([...made].sort()).toEqual([...FLOW_FAILURE_REASONS].sort());
   });
 

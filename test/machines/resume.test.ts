@@ -1,4 +1,12 @@
-import { ACTIONS, ACTION_ENTRY, ENTRY_ACTION, ENTRY_EVENT, EVENT_ACTION, FE_ACTIONS, proofFieldFor } from '../../machines/actions';
+import {
+  ACTIONS,
+  ACTION_ENTRY,
+  ENTRY_ACTION,
+  ENTRY_EVENT,
+  EVENT_ACTION,
+  FE_ACTIONS,
+  proofFieldFor,
+} from '../../machines/actions';
 import { renderMermaid, stateNodes } from '../../machines/diagrams/diagram';
 import { loginFlowMachine } from '../../machines/login-flow.machine';
 import { RESUME_POINTS, resumeEntries, resumePointFor, resumeSnapshot } from '../../machines/resume';
@@ -31,7 +39,11 @@ describe('the resume table', () => {
   });
 
   it('starts the machine directly in the row’s state, with the identifiers of the proof that resumed it', () => {
-    const input = { entry: 'verifyOtp' as const, flow: 'phone_register' as const, claims: { kind: 'pending', step: STEP.enterRegistrationEmailCode, email: 'New@Example.com', phone: PHONE } };
+    const input = {
+      entry: 'verifyOtp' as const,
+      flow: 'phone_register' as const,
+      claims: { kind: 'pending', step: STEP.enterRegistrationEmailCode, email: 'New@Example.com', phone: PHONE },
+    };
     const snapshot = resumeSnapshot(loginFlowMachine, input);
     expect(snapshot.value).toEqual({ registration: 'awaitingRegistrationEmailCode' });
     expect(snapshot.status).toBe('active');
@@ -47,15 +59,28 @@ describe('the resume table', () => {
   });
 
   it('refuses a request no row matches: invalid_proof with a proof, proof_required without', () => {
-    const withProof = resumeSnapshot(loginFlowMachine, { entry: 'updateProfile', claims: { kind: 'verified', step: STEP.addPhone, uid: 'uid-1' } });
+    const withProof = resumeSnapshot(loginFlowMachine, {
+      entry: 'updateProfile',
+      claims: { kind: 'verified', step: STEP.addPhone, uid: 'uid-1' },
+    });
     const without = resumeSnapshot(loginFlowMachine, { entry: 'updateProfile' });
-    expect([stateKeyOf(withProof), withProof.status, withProof.context.failure]).toEqual(['refused', 'done', { reason: 'invalid_proof' }]);
-    expect([stateKeyOf(without), without.status, without.context.failure]).toEqual(['refused', 'done', { reason: 'proof_required' }]);
+    expect([stateKeyOf(withProof), withProof.status, withProof.context.failure]).toEqual([
+      'refused',
+      'done',
+      { reason: 'invalid_proof' },
+    ]);
+    expect([stateKeyOf(without), without.status, without.context.failure]).toEqual([
+      'refused',
+      'done',
+      { reason: 'proof_required' },
+    ]);
     expect(resumePointFor({ entry: 'updateProfile' })).toBeUndefined();
   });
 
   it('puts a trusted caller where a proof would have', () => {
-    expect(resumePointFor({ entry: 'addPhone', trusted: true })?.state).toBe(resumePointFor({ entry: 'addPhone', claims: { kind: 'verified', step: STEP.addPhone } })?.state);
+    expect(resumePointFor({ entry: 'addPhone', trusted: true })?.state).toBe(
+      resumePointFor({ entry: 'addPhone', claims: { kind: 'verified', step: STEP.addPhone } })?.state,
+    );
     expect(resumePointFor({ entry: 'updateProfile', trusted: true })?.state).toBe('loggedIn');
   });
 
@@ -64,16 +89,21 @@ describe('the resume table', () => {
     const entries = diagram.split('\n').filter((line) => line.startsWith('  [*] -->'));
     expect(entries).toHaveLength(RESUME_POINTS.length + 1);
     expect(diagram).toContain('[*] --> awaitingPhoneCode : FeVerifyOtp (flow phone)');
-    expect(diagram).toContain('[*] --> awaitingRegistrationEmailCode : FeVerifyOtp (flow phone_register / email_register, pending proof of 23)');
+    expect(diagram).toContain(
+      '[*] --> awaitingRegistrationEmailCode : FeVerifyOtp (flow phone_register / email_register, pending proof of 23)',
+    );
     expect(diagram).toContain('[*] --> loggedIn : FeUpdateProfile (trusted caller)');
-    expect(diagram).toContain('[*] --> refused : any other request (invalid_proof with a proof, proof_required without)');
+    expect(diagram).toContain(
+      '[*] --> refused : any other request (invalid_proof with a proof, proof_required without)',
+    );
     expect(diagram).not.toContain('restoring');
   });
 
   it('draws the journeys as compound states around their steps', () => {
     const diagram = renderMermaid(loginFlowMachine);
     expect(diagram).toContain('state "phoneLogin" as phoneLogin {\n    state "13 sendingSmsCode" as sendingSmsCode');
-    for (const journey of ['phoneLogin', 'emailLogin', 'registration', 'addingPhone', 'profile']) expect(Object.keys(nodeOf(journey)?.states ?? {}).length).toBeGreaterThan(1);
+    for (const journey of ['phoneLogin', 'emailLogin', 'registration', 'addingPhone', 'profile'])
+      expect(Object.keys(nodeOf(journey)?.states ?? {}).length).toBeGreaterThan(1);
   });
 
   it('names every state by a key used once', () => {
@@ -88,7 +118,12 @@ describe('the actions table', () => {
     expect(FE_ACTIONS).toEqual(['FeLogin', 'FeVerifyOtp', 'FeRegister', 'FeAddPhone', 'FeUpdateProfile']);
     for (const action of FE_ACTIONS) {
       const { entry, event } = ACTIONS[action];
-      expect([ACTION_ENTRY[action], ENTRY_ACTION[entry], ENTRY_EVENT[entry], EVENT_ACTION[event]]).toEqual([entry, action, event, action]);
+      expect([ACTION_ENTRY[action], ENTRY_ACTION[entry], ENTRY_EVENT[entry], EVENT_ACTION[event]]).toEqual([
+        entry,
+        action,
+        event,
+        action,
+      ]);
     }
   });
 

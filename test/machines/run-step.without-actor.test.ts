@@ -13,7 +13,12 @@ jest.mock('xstate', () => {
 const actorsMade = createActor as unknown as jest.Mock;
 
 /** One request with its effects handed to runStep (as src/flows does), not provided to the machine. */
-function run(fakes: Fakes | Partial<FlowEffects>, entry: Entry, body: Record<string, unknown>, options: { timeoutMs?: number; trace?: Array<{ step: string }>; entered?: string[] } = {}) {
+function run(
+  fakes: Fakes | Partial<FlowEffects>,
+  entry: Entry,
+  body: Record<string, unknown>,
+  options: { timeoutMs?: number; trace?: Array<{ step: string }>; entered?: string[] } = {},
+) {
   const { input, event } = flowRequest(entry, body);
   const effects = 'effects' in fakes ? (fakes.effects as unknown as FlowEffects) : fakes;
   return runStep(loginFlowMachine, { input, event, effects, timeoutMs: 2000, ...options });
@@ -34,12 +39,20 @@ describe('runStep without an actor per request', () => {
   });
 
   it('answers as the machine provided with the same effects does: steps, calls, states, trace and answer', async () => {
-    for (const [entry, body] of [['login', { identifier: PHONE }], ['verifyOtp', phoneCode], ['login', { identifier: 'anna@example.com' }]] as const) {
+    for (const [entry, body] of [
+      ['login', { identifier: PHONE }],
+      ['verifyOtp', phoneCode],
+      ['login', { identifier: 'anna@example.com' }],
+    ] as const) {
       const direct = fakeEffects(found);
       const provided = fakeEffects(found);
       const ours = await run(direct, entry, body);
       const { input, event } = flowRequest(entry, body);
-      const theirs = await runStep(provideEffects(provided.effects as unknown as FlowEffects), { input, event, timeoutMs: 2000 });
+      const theirs = await runStep(provideEffects(provided.effects as unknown as FlowEffects), {
+        input,
+        event,
+        timeoutMs: 2000,
+      });
       expect(ours).toEqual(theirs);
       expect(direct.calls).toEqual(provided.calls);
     }
@@ -60,7 +73,12 @@ describe('runStep without an actor per request', () => {
   it('leaves the signal of an effect that answered alone', async () => {
     const signals: AbortSignal[] = [];
     const fakes = fakeEffects(found);
-    const effects = Object.fromEntries(Object.entries(fakes.effects).map(([name, fake]) => [name, (input: unknown, signal: AbortSignal) => (signals.push(signal), fake(input))]));
+    const effects = Object.fromEntries(
+      Object.entries(fakes.effects).map(([name, fake]) => [
+        name,
+        (input: unknown, signal: AbortSignal) => (signals.push(signal), fake(input)),
+      ]),
+    );
     await run(effects as unknown as FlowEffects, 'verifyOtp', phoneCode);
     expect(signals).toHaveLength(4);
     expect(signals.some((s) => s.aborted)).toBe(false);
@@ -90,11 +108,19 @@ describe('runStep without an actor per request', () => {
     const result = await run(fakes, 'verifyOtp', phoneCode, { trace });
     expect(result.output).toMatchObject({ ok: true, state: 'loggedIn', nextStep: 90, accessToken: 'token-1' });
     expect(result.calls.slice(-2)).toEqual(['issueToken', 'ingestLogin']);
-    expect(trace.map((e) => e.step)).toEqual(['verifyOtp', 'searchUserByPhone', 'issueToken', 'login_ingestion', 'step_90']);
+    expect(trace.map((e) => e.step)).toEqual([
+      'verifyOtp',
+      'searchUserByPhone',
+      'issueToken',
+      'login_ingestion',
+      'step_90',
+    ]);
   });
 
   it('runs an effect left out of `effects` as the machine was provided with it', async () => {
     const { input, event } = flowRequest('login', { identifier: PHONE });
-    await expect(runStep(loginFlowMachine, { input, event, effects: {} })).rejects.toThrow('effect "sendOtp" is not provided');
+    await expect(runStep(loginFlowMachine, { input, event, effects: {} })).rejects.toThrow(
+      'effect "sendOtp" is not provided',
+    );
   });
 });

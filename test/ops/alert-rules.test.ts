@@ -12,7 +12,10 @@ import { promtool } from './prometheus-server';
 const DIR = join(__dirname, '..', '..', 'ops', 'prometheus');
 
 interface RuleFile {
-  groups: Array<{ name: string; rules: Array<{ alert?: string; record?: string; expr: string; labels?: Record<string, string> }> }>;
+  groups: Array<{
+    name: string;
+    rules: Array<{ alert?: string; record?: string; expr: string; labels?: Record<string, string> }>;
+  }>;
 }
 interface TestFile {
   rule_files: string[];
@@ -27,14 +30,20 @@ const cases = tests.tests.flatMap((t) => t.alert_rule_test ?? []);
 describe('the alert rules under promtool', () => {
   it('are valid rules', () => {
     const run = promtool(['check', 'rules', 'alerts.yml'], DIR);
-    expect({ status: run.status, output: run.output }).toEqual({ status: 0, output: expect.stringContaining('SUCCESS') });
+    expect({ status: run.status, output: run.output }).toEqual({
+      status: 0,
+      output: expect.stringContaining('SUCCESS'),
+    });
   });
 
   it('pass their tests on synthetic series', () => {
     expect(tests.rule_files).toEqual(['alerts.yml']);
     const run = promtool(['test', 'rules', 'alerts.test.yml'], DIR);
     // On failure the output names the test and the alerts expected and got.
-    expect({ status: run.status, output: run.output }).toEqual({ status: 0, output: expect.stringContaining('SUCCESS') });
+    expect({ status: run.status, output: run.output }).toEqual({
+      status: 0,
+      output: expect.stringContaining('SUCCESS'),
+    });
   });
 
   it('has a test in which each alert fires', () => {
@@ -49,7 +58,10 @@ describe('the alert rules under promtool', () => {
 
   it('is listed, each alert, in docs/operations.md, which lists no other', () => {
     const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
-    const section = doc.slice(doc.indexOf('## Alerts and dashboard'), doc.indexOf('\n## ', doc.indexOf('## Alerts and dashboard') + 1));
+    const section = doc.slice(
+      doc.indexOf('## Alerts and dashboard'),
+      doc.indexOf('\n## ', doc.indexOf('## Alerts and dashboard') + 1),
+    );
     const listed = [...section.matchAll(/^\| `(\w+)` \| (critical|warning) \|/gm)].map((m) => m[1]);
     expect(listed.sort()).toEqual([...alerts].sort());
     // And with the severity the rule carries.

@@ -81,7 +81,14 @@ describe('series at 0 before their first event, on the running service', () => {
       expect(text).toContain(line);
     }
     // Nothing was counted: every series of the service's own counters is at 0.
-    const counted = text.split('\n').filter((l) => /^lfa_(upstream_calls|otp_codes_sent|ingest_events|sms_sends|challenge_decisions|sms_refusals)_total\{/.test(l) && !l.endsWith(' 0'));
+    const counted = text
+      .split('\n')
+      .filter(
+        (l) =>
+          /^lfa_(upstream_calls|otp_codes_sent|ingest_events|sms_sends|challenge_decisions|sms_refusals)_total\{/.test(
+            l,
+          ) && !l.endsWith(' 0'),
+      );
     expect(counted).toEqual([]);
   });
 
@@ -90,11 +97,18 @@ describe('series at 0 before their first event, on the running service', () => {
     const query = async (expr: string) => (await prometheus!.api<Vector>('query', { query: expr })).result;
     const selector = 'lfa_upstream_calls_total{client="sms", endpoint="send", status="5xx", outcome="http_error"}';
     // Prometheus holds the series at 0, scraped before the fault.
-    await eventually(async () => expect((await query(selector)).map((r) => r.value[1])).toEqual(['0']), { timeoutMs: 20_000, intervalMs: 200 });
+    await eventually(async () => expect((await query(selector)).map((r) => r.value[1])).toEqual(['0']), {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+    });
 
     // One code: the gateway answers 503, the next provider takes it.
     await fetch(`${service.sandbox!.baseUrl}/faults/sms/gateway/error_5xx`, { method: 'POST' });
-    const res = await fetch(`${service.url}/otp_generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ uid: '+393330000401' }) });
+    const res = await fetch(`${service.url}/otp_generate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ uid: '+393330000401' }),
+    });
     expect(((await res.json()) as { success: boolean }).success).toBe(true);
 
     await eventually(

@@ -42,7 +42,9 @@ const recorded = new Set(rules.flatMap((r) => (r.record ? [r.record] : [])));
 /** Grafana's own variables, as Grafana would fill them for a query of the last minutes. */
 const grafana = (expr: string) => expr.replaceAll('$__rate_interval', '1m');
 const queries = [
-  ...dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ from: `panel "${p.title}" ${t.refId}`, expr: grafana(t.expr) }))),
+  ...dashboard.panels.flatMap((p) =>
+    (p.targets ?? []).map((t) => ({ from: `panel "${p.title}" ${t.refId}`, expr: grafana(t.expr) })),
+  ),
   ...rules.map((r) => ({ from: r.alert ? `alert ${r.alert}` : `record ${r.record}`, expr: r.expr })),
   // The queries docs/operations.md offers an operator, one a line under its comment.
   ...[...readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8').matchAll(/```promql\n([\s\S]*?)```/g)]
@@ -51,7 +53,21 @@ const queries = [
     .map((expr) => ({ from: 'docs/operations.md', expr })),
 ];
 
-const KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'inf',
+  'nan',
+]);
 
 /** The selectors of a PromQL expression: each metric name with the label names its matchers use. */
 function selectors(expr: string): Array<{ metric: string; labels: string[] }> {
@@ -99,16 +115,30 @@ describe('alerts and dashboard on a real Prometheus scraping the service', () =>
     await journeys(service);
     prometheus = await startPrometheus({ target: new URL(service.metricsUrl!).host, ruleFiles: [RULES] });
     // One scrape after the journeys, and every rule evaluated at least once.
-    await eventually(async () => {
-      const targets = await prometheus.api<{ activeTargets: Array<{ health: string; lastError: string }> }>('targets');
-      expect(targets.activeTargets).toEqual([expect.objectContaining({ health: 'up', lastError: '' })]);
-      const names = await prometheus.api<string[]>('label/__name__/values');
-      expect(names).toEqual(expect.arrayContaining(['lfa_sms_receipts_total', 'lfa_sms_refusals_total', 'lfa_rate_limit_refusals_total', 'lfa_funnel_step_seconds_bucket']));
-      const groups = await prometheus.api<{ groups: Array<{ rules: Array<{ health: string }> }> }>('rules');
-      expect(groups.groups.flatMap((g) => g.rules).filter((r) => r.health === 'unknown')).toEqual([]);
-      // Prometheus hands discovered targets to the scraper every 5 s: the first scrape comes that late.
-    }, { timeoutMs: 20_000, intervalMs: 200 });
-    const series = await prometheus.api<Array<Record<string, string>>>('series', { 'match[]': '{job="login-frontend"}' });
+    await eventually(
+      async () => {
+        const targets = await prometheus.api<{ activeTargets: Array<{ health: string; lastError: string }> }>(
+          'targets',
+        );
+        expect(targets.activeTargets).toEqual([expect.objectContaining({ health: 'up', lastError: '' })]);
+        const names = await prometheus.api<string[]>('label/__name__/values');
+        expect(names).toEqual(
+          expect.arrayContaining([
+            'lfa_sms_receipts_total',
+            'lfa_sms_refusals_total',
+            'lfa_rate_limit_refusals_total',
+            'lfa_funnel_step_seconds_bucket',
+          ]),
+        );
+        const groups = await prometheus.api<{ groups: Array<{ rules: Array<{ health: string }> }> }>('rules');
+        expect(groups.groups.flatMap((g) => g.rules).filter((r) => r.health === 'unknown')).toEqual([]);
+        // Prometheus hands discovered targets to the scraper every 5 s: the first scrape comes that late.
+      },
+      { timeoutMs: 20_000, intervalMs: 200 },
+    );
+    const series = await prometheus.api<Array<Record<string, string>>>('series', {
+      'match[]': '{job="login-frontend"}',
+    });
     for (const labels of series) {
       const set = held.get(labels.__name__!) ?? new Set<string>();
       for (const name of Object.keys(labels)) set.add(name);
@@ -126,7 +156,9 @@ describe('alerts and dashboard on a real Prometheus scraping the service', () =>
   });
 
   it('loads every rule of alerts.yml, each evaluated with health ok', async () => {
-    const groups = await prometheus.api<{ groups: Array<{ rules: Array<{ name: string; health: string; lastError?: string }> }> }>('rules');
+    const groups = await prometheus.api<{
+      groups: Array<{ rules: Array<{ name: string; health: string; lastError?: string }> }>;
+    }>('rules');
     const loaded = groups.groups.flatMap((g) => g.rules);
     expect(loaded.map((r) => r.name).sort()).toEqual(rules.map((r) => r.alert ?? r.record).sort());
     expect(loaded.filter((r) => r.health !== 'ok')).toEqual([]);
@@ -151,7 +183,8 @@ describe('alerts and dashboard on a real Prometheus scraping the service', () =>
         if (recorded.has(metric)) continue;
         const carried = held.get(metric);
         if (!carried) wrong.push(`${from}: ${metric} is not a series the service exports`);
-        else for (const label of labels) if (!carried.has(label)) wrong.push(`${from}: ${metric} has no label ${label}`);
+        else
+          for (const label of labels) if (!carried.has(label)) wrong.push(`${from}: ${metric} has no label ${label}`);
       }
     }
     expect(wrong).toEqual([]);
@@ -162,9 +195,14 @@ describe('alerts and dashboard on a real Prometheus scraping the service', () =>
   });
 
   it('is a dashboard Grafana imports: one Prometheus datasource variable that every panel uses', () => {
-    expect(dashboard.templating.list).toEqual([expect.objectContaining({ name: 'datasource', type: 'datasource', query: 'prometheus' })]);
+    expect(dashboard.templating.list).toEqual([
+      expect.objectContaining({ name: 'datasource', type: 'datasource', query: 'prometheus' }),
+    ]);
     for (const panel of dashboard.panels.filter((p) => p.type !== 'row')) {
-      expect({ title: panel.title, datasource: panel.datasource }).toEqual({ title: panel.title, datasource: { type: 'prometheus', uid: '${datasource}' } });
+      expect({ title: panel.title, datasource: panel.datasource }).toEqual({
+        title: panel.title,
+        datasource: { type: 'prometheus', uid: '${datasource}' },
+      });
       expect(panel.targets?.length).toBeGreaterThan(0);
     }
   });
@@ -173,20 +211,28 @@ describe('alerts and dashboard on a real Prometheus scraping the service', () =>
 describe('the selector reader of this test', () => {
   it('finds metric names and their matchers, not functions, clauses, strings or durations', () => {
     expect(
-      selectors('sum by (le, client) (rate(lfa_a_bucket{outcome!="ok", status!~"4.."}[5m])) / on (client) group_left lfa:b:c and lfa_d offset 1d > 0.5e1'),
+      selectors(
+        'sum by (le, client) (rate(lfa_a_bucket{outcome!="ok", status!~"4.."}[5m])) / on (client) group_left lfa:b:c and lfa_d offset 1d > 0.5e1',
+      ),
     ).toEqual([
       { metric: 'lfa_a_bucket', labels: ['outcome', 'status'] },
       { metric: 'lfa:b:c', labels: [] },
       { metric: 'lfa_d', labels: [] },
     ]);
-    expect(selectors('histogram_quantile(0.95, sum by (le) (rate(x_bucket[10m:1m])))')).toEqual([{ metric: 'x_bucket', labels: [] }]);
+    expect(selectors('histogram_quantile(0.95, sum by (le) (rate(x_bucket[10m:1m])))')).toEqual([
+      { metric: 'x_bucket', labels: [] },
+    ]);
   });
 });
 
 /** A few journeys, so that most series have samples: logins by phone and by email, a failover with receipts, refusals. */
 async function journeys(service: Service): Promise<void> {
   const post = async (path: string, body: Record<string, unknown>) => {
-    const res = await fetch(`${service.url}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${service.url}/${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return (await res.json()) as { success: boolean; data: Record<string, unknown> };
   };
   const code = async (to: string) => {
@@ -210,7 +256,9 @@ async function journeys(service: Service): Promise<void> {
   expect((await post('otp_generate', { uid: '+393330000301' })).success).toBe(true);
   service.sandbox!.smsFaults.set('gateway', 'none');
   await eventually(async () => {
-    const ledger = (await (await fetch(`${service.url}/_sms/ledger`)).json()) as { data: { entries: Array<{ state: string }> } };
+    const ledger = (await (await fetch(`${service.url}/_sms/ledger`)).json()) as {
+      data: { entries: Array<{ state: string }> };
+    };
     expect(ledger.data.entries[0]).toMatchObject({ state: 'delivered' });
   });
 

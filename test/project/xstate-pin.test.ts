@@ -14,7 +14,9 @@ const read = (path: string) => JSON.parse(readFileSync(join(ROOT, path), 'utf8')
 
 describe('XState is pinned', () => {
   const manifest = read('package.json') as { dependencies: Record<string, string> };
-  const lock = read('package-lock.json') as { packages: Record<string, { version?: string; dependencies?: Record<string, string> }> };
+  const lock = read('package-lock.json') as {
+    packages: Record<string, { version?: string; dependencies?: Record<string, string> }>;
+  };
 
   it('to one exact version in package.json', () => {
     expect(manifest.dependencies.xstate).toMatch(/^\d+\.\d+\.\d+$/);

@@ -16,7 +16,13 @@ describe('content actions against the sandbox fakes', () => {
   });
 
   it('newsletter_subscribe subscribes and the outbox shows one message per headline', async () => {
-    const res = await app.call('newsletter_subscribe', { email: 'lettore@example.com', selections: [{ feed: 'feed_a', mlid: '101' }, { feed: 'feed_d', mlid: '401' }] });
+    const res = await app.call('newsletter_subscribe', {
+      email: 'lettore@example.com',
+      selections: [
+        { feed: 'feed_a', mlid: '101' },
+        { feed: 'feed_d', mlid: '401' },
+      ],
+    });
     expect(res.body.success).toBe(true);
     expect(res.body.data.subscribed).toEqual(['head_a', 'head_d']);
     const sent = app.sandbox.outbox.list('newsletter');

@@ -24,14 +24,18 @@ describe('GET /_sandbox/journeys', () => {
   const recorded: RecordedJourney[] = [];
 
   beforeAll(async () => {
-    service = await startService(testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 } }), { log: silent, otpLog: silent });
+    service = await startService(testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 } }), {
+      log: silent,
+      otpLog: silent,
+    });
     const plain = sandboxClient(service.url);
     // The same client, noting every secret it sees on the way.
     client = {
       ...plain,
       fe: async (action, body, expected) => {
         const data = await plain.fe(action, body, expected);
-        for (const field of ['access_token', 'proof', 'phone_proof', 'pending_proof', 'register_proof']) if (typeof data[field] === 'string') secrets.add(data[field] as string);
+        for (const field of ['access_token', 'proof', 'phone_proof', 'pending_proof', 'register_proof'])
+          if (typeof data[field] === 'string') secrets.add(data[field] as string);
         return data;
       },
       nextCode: async (to) => {
@@ -66,7 +70,12 @@ describe('GET /_sandbox/journeys', () => {
       proof_claims: { field: 'pending_proof', claims: { kind: 'pending', step: 62, phone: '+393337770707' } },
       resumed: 'awaitingNewPhoneCode',
       steps: [42, 90],
-      answer: { status: 200, success: true, data: { next_step: 90, access_token: '***', proof: '***' }, state: 'loggedIn' },
+      answer: {
+        status: 200,
+        success: true,
+        data: { next_step: 90, access_token: '***', proof: '***' },
+        state: 'loggedIn',
+      },
     });
     expect(last.requests[4]!.states.at(-1)).toBe('loggedIn');
     expect(last.requests[4]!.effects.map((e) => [e.name, e.outcome])).toEqual([
@@ -76,10 +85,19 @@ describe('GET /_sandbox/journeys', () => {
       ['issueToken', 'ok'],
       ['ingestLogin', 'ok'],
     ]);
-    expect(last.requests[4]!.effects[0]).toEqual({ name: 'verifyOtp', input: { key: '+393337770707', code: '***' }, outcome: 'ok', output: 'ok' });
+    expect(last.requests[4]!.effects[0]).toEqual({
+      name: 'verifyOtp',
+      input: { key: '+393337770707', code: '***' },
+      outcome: 'ok',
+      output: 'ok',
+    });
     expect(last.requests[4]!.effects[3]!.output).toMatchObject({ access_token: '***' });
     // A refusal is recorded with its reason.
-    expect(recorded[0]!.requests[1]!.answer).toMatchObject({ success: false, error: 'OTP non valido.', data: { reason: 'invalid', valid: false } });
+    expect(recorded[0]!.requests[1]!.answer).toMatchObject({
+      success: false,
+      error: 'OTP non valido.',
+      data: { reason: 'invalid', valid: false },
+    });
   });
 
   it('answers no code, no proof and no token', async () => {
@@ -88,17 +106,23 @@ describe('GET /_sandbox/journeys', () => {
     expect(listing.status).toBe(200);
     expect(listing.body.data.journeys).toHaveLength(scenarios.length);
     // A code is six digits: whole, as a leak would show it, not inside a phone or a timestamp that happens to carry the same digits.
-    const shown = (secret: string) => (/^\d+$/.test(secret) ? new RegExp(`(?<!\\d)${secret}(?!\\d)`).test(listing.text) : listing.text.includes(secret));
+    const shown = (secret: string) =>
+      /^\d+$/.test(secret) ? new RegExp(`(?<!\\d)${secret}(?!\\d)`).test(listing.text) : listing.text.includes(secret);
     for (const secret of secrets) expect(shown(secret) ? secret : null).toBeNull();
     expect(listing.text).not.toMatch(/v1\.[A-Za-z0-9_-]{10,}|eyJ[A-Za-z0-9_-]{10,}/);
   });
 
   it('lists the most recent journey first, answers one by id and filters by phone or email', async () => {
-    const ids = (await request(service.url).get('/_sandbox/journeys')).body.data.journeys.map((j: RecordedJourney) => j.id);
+    const ids = (await request(service.url).get('/_sandbox/journeys')).body.data.journeys.map(
+      (j: RecordedJourney) => j.id,
+    );
     expect(ids).toEqual(recorded.map((j) => j.id).reverse());
     const one = await request(service.url).get(`/_sandbox/journeys/${recorded[1]!.id}`);
     expect(one.body.data).toEqual({ ...recorded[1], name: undefined });
-    const about = async (who: string) => (await request(service.url).get('/_sandbox/journeys').query({ about: who })).body.data.journeys.map((j: RecordedJourney) => j.id);
+    const about = async (who: string) =>
+      (await request(service.url).get('/_sandbox/journeys').query({ about: who })).body.data.journeys.map(
+        (j: RecordedJourney) => j.id,
+      );
     expect(await about('SARA.NERI@example.com')).toEqual([recorded.at(-1)!.id]);
     expect(await about('+39 333 777 0707')).toEqual([recorded.at(-1)!.id]);
     expect(await about('nobody@example.com')).toEqual([]);
@@ -131,7 +155,10 @@ describe('recording is on in the sandbox and with debug, off otherwise', () => {
     const res = await request(app).post('/FeLogin').send({ identifier: 'carla@example.com', method: 'password' });
     expect(res.body.data).toMatchObject({ next_step: 60 });
     const [journey] = journeyRecorderFor(deps)!.list();
-    expect(journey).toMatchObject({ about: ['email:carla@example.com'], requests: [{ n: 1, action: 'FeLogin', resumed: 'enteringIdentifier', steps: [60], effects: [] }] });
+    expect(journey).toMatchObject({
+      about: ['email:carla@example.com'],
+      requests: [{ n: 1, action: 'FeLogin', resumed: 'enteringIdentifier', steps: [60], effects: [] }],
+    });
     await deps.close();
   });
 
@@ -146,7 +173,15 @@ describe('GET /_sandbox/journeys with debug on, outside the sandbox (a staging s
   const KEY = 'internal-key-for-journeys';
   let service: Service;
   beforeAll(async () => {
-    service = await startService(testConfig({ debug: true, sandbox: { enabled: false }, security: { internal_key: KEY }, server: { host: '127.0.0.1', port: 0 } }), { log: silent, otpLog: silent });
+    service = await startService(
+      testConfig({
+        debug: true,
+        sandbox: { enabled: false },
+        security: { internal_key: KEY },
+        server: { host: '127.0.0.1', port: 0 },
+      }),
+      { log: silent, otpLog: silent },
+    );
     await request(service.url).post('/FeLogin').send({ identifier: 'carla@example.com', method: 'password' });
   });
   afterAll(async () => {
@@ -159,7 +194,9 @@ describe('GET /_sandbox/journeys with debug on, outside the sandbox (a staging s
       expect(res.body).toMatchObject({ success: false, data: { reason: 'proof_required' } });
       expect(res.text).not.toContain('carla');
     }
-    expect((await request(service.url).get('/_sandbox/journeys').set('x-internal-key', 'wrong')).body.success).toBe(false);
+    expect((await request(service.url).get('/_sandbox/journeys').set('x-internal-key', 'wrong')).body.success).toBe(
+      false,
+    );
   });
 
   it('answers the internal key', async () => {

@@ -21,7 +21,11 @@ describe('sandbox SMS gateway and SMTP server', () => {
     expect(sms).toMatchObject({ channel: 'sms', to: '+393330001111', code: expect.stringMatching(/^\d{6}$/) });
     expect(sms!.body).toContain(sms!.code);
     const verified = await app.call('verify_otp', { email: '+393330001111', otp_code: sms!.code });
-    expect(verified.body).toEqual({ success: true, error: null, data: { valid: true, doi: null, access_token: null, proof: expect.any(String) } });
+    expect(verified.body).toEqual({
+      success: true,
+      error: null,
+      data: { valid: true, doi: null, access_token: null, proof: expect.any(String) },
+    });
   });
 
   it('delivers a mail code to the outbox that verify_otp accepts', async () => {
@@ -39,7 +43,10 @@ describe('sandbox SMS gateway and SMTP server', () => {
   });
 
   it('refuses an SMS without the sandbox key, like a real gateway', async () => {
-    const res = await request(app.sandbox.baseUrl).post('/sms').set('authorization', 'Bearer wrong').send({ receiver: '+393330001111', body: 'x' });
+    const res = await request(app.sandbox.baseUrl)
+      .post('/sms')
+      .set('authorization', 'Bearer wrong')
+      .send({ receiver: '+393330001111', body: 'x' });
     expect(res.status).toBe(401);
   });
 });
@@ -63,6 +70,10 @@ describe('parseMail', () => {
       '--b1--',
       '',
     ].join('\r\n');
-    expect(parseMail(raw)).toEqual({ subject: 'Codice è', text: 'Il codice è 012345\nciao', html: '<p>Il codice è <b>012345</b></p>' });
+    expect(parseMail(raw)).toEqual({
+      subject: 'Codice è',
+      text: 'Il codice è 012345\nciao',
+      html: '<p>Il codice è <b>012345</b></p>',
+    });
   });
 });

@@ -30,14 +30,30 @@ describe('pages in one language', () => {
     await app.close();
   });
 
-  it.each(['/demo', '/flows', '/flows/funnel?since=7d&compare=previous', '/_sandbox/outbox.html'])('%s is Italian, also to an English browser', async (path) => {
-    const deps = testDeps({ ...app.sandbox.config, demo: { ...app.sandbox.config.demo, enabled: true }, funnel: { ...app.sandbox.config.funnel, read_key: 'funnel-reader' } });
-    const server = testApp(deps, { routes: (router) => (mountSandboxRoutes(router, { outbox: app.sandbox.outbox, mayReadJourneys: () => true }), mountFunnel(router, deps), mountDemo(router, deps)) }).callback();
-    const page = await request(server).get(path).set('Accept-Language', 'en-US,en;q=0.9').set('x-funnel-key', 'funnel-reader');
-    expect(page.status).toBe(200);
-    expect(page.text).toMatch(/<html lang="it"/);
-    const words = prose(page.text);
-    expect(words.match(ENGLISH)).toBeNull();
-    await deps.close();
-  });
+  it.each(['/demo', '/flows', '/flows/funnel?since=7d&compare=previous', '/_sandbox/outbox.html'])(
+    '%s is Italian, also to an English browser',
+    async (path) => {
+      const deps = testDeps({
+        ...app.sandbox.config,
+        demo: { ...app.sandbox.config.demo, enabled: true },
+        funnel: { ...app.sandbox.config.funnel, read_key: 'funnel-reader' },
+      });
+      const server = testApp(deps, {
+        routes: (router) => (
+          mountSandboxRoutes(router, { outbox: app.sandbox.outbox, mayReadJourneys: () => true }),
+          mountFunnel(router, deps),
+          mountDemo(router, deps)
+        ),
+      }).callback();
+      const page = await request(server)
+        .get(path)
+        .set('Accept-Language', 'en-US,en;q=0.9')
+        .set('x-funnel-key', 'funnel-reader');
+      expect(page.status).toBe(200);
+      expect(page.text).toMatch(/<html lang="it"/);
+      const words = prose(page.text);
+      expect(words.match(ENGLISH)).toBeNull();
+      await deps.close();
+    },
+  );
 });

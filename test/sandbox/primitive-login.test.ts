@@ -18,18 +18,27 @@ describe('primitive sequences on the sandbox', () => {
     const before = await app.call('search_user', { phone: '+39 333 123 4567' });
     expect(before.body).toMatchObject({ success: true, meta: { found: true, has_otp_phone: true } });
 
-    expect((await app.call('otp_generate', { uid: '+39 333 123 4567' })).body).toMatchObject({ success: true, data: { notified: { sms: true, email: false } } });
+    expect((await app.call('otp_generate', { uid: '+39 333 123 4567' })).body).toMatchObject({
+      success: true,
+      data: { notified: { sms: true, email: false } },
+    });
     const code = app.codeFor('sms', '3331234567');
     expect(code).toMatch(/^\d{6}$/);
 
     const verified = await app.call('verify_otp', { email: '+393331234567', otp_code: code });
-    expect(verified.body).toMatchObject({ success: true, data: { valid: true, doi: null, access_token: null, proof: expect.any(String) } });
+    expect(verified.body).toMatchObject({
+      success: true,
+      data: { valid: true, doi: null, access_token: null, proof: expect.any(String) },
+    });
 
     const found = await app.call('search_user', { phone: '+393331234567', proof: verified.body.data.proof });
     expect(found.body.meta).toMatchObject({ found: true, uid: mario.uid, email: mario.email });
 
     const token = await app.call('access_token', { uid: mario.uid, proof: found.body.data.proof });
-    expect(token.body).toMatchObject({ success: true, data: { access_token: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]*$/) } });
+    expect(token.body).toMatchObject({
+      success: true,
+      data: { access_token: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]*$/) },
+    });
     expect(String(token.headers['set-cookie'])).toContain(`__utp=${token.body.data.access_token}`);
   });
 
@@ -38,7 +47,9 @@ describe('primitive sequences on the sandbox', () => {
     await app.call('otp_generate', { uid: 'giulia.bianchi@example.com' });
     const code = app.codeFor('email', 'giulia.bianchi@example.com');
     const verified = await app.call('verify_otp', { email: 'giulia.bianchi@example.com', otp_code: code });
-    expect((await app.call('access_token', { uid: mario.uid, proof: verified.body.data.proof })).body.data.reason).toBe('proof_required');
+    expect((await app.call('access_token', { uid: mario.uid, proof: verified.body.data.proof })).body.data.reason).toBe(
+      'proof_required',
+    );
   });
 
   it('registration: verify_otp with is_registration and uid confirms DOI and logs the new user in', async () => {
@@ -46,11 +57,23 @@ describe('primitive sequences on the sandbox', () => {
     await app.call('otp_generate', { uid: email });
     const first = await app.call('verify_otp', { email, otp_code: app.codeFor('email', email) });
     const registered = await app.call('register', { email, send_otp: true, proof: first.body.data.proof });
-    expect(registered.body).toMatchObject({ success: true, data: { access_token: expect.any(String), uid: expect.any(String) } });
+    expect(registered.body).toMatchObject({
+      success: true,
+      data: { access_token: expect.any(String), uid: expect.any(String) },
+    });
     const uid = registered.body.data.uid as string;
 
-    const second = await app.call('verify_otp', { email, otp_code: app.codeFor('email', email), is_registration: true, uid, proof: registered.body.data.proof });
-    expect(second.body).toMatchObject({ success: true, data: { valid: true, doi: expect.anything(), access_token: expect.any(String) } });
+    const second = await app.call('verify_otp', {
+      email,
+      otp_code: app.codeFor('email', email),
+      is_registration: true,
+      uid,
+      proof: registered.body.data.proof,
+    });
+    expect(second.body).toMatchObject({
+      success: true,
+      data: { valid: true, doi: expect.anything(), access_token: expect.any(String) },
+    });
     expect(String(second.headers['set-cookie'])).toContain('__utp=');
     const profile = await app.call('get_user_email', { email, proof: second.body.data.proof });
     expect(profile.body).toMatchObject({ success: true, meta: { exists: true, uid } });

@@ -14,10 +14,20 @@ const PHONE = '+393331234567';
 describe('the sandbox reset', () => {
   let service: Service;
   const post = (path: string, body: unknown = {}) =>
-    fetch(`${service.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as { success: boolean; data: Record<string, unknown> } }));
+    fetch(`${service.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then(async (r) => ({
+      status: r.status,
+      body: (await r.json()) as { success: boolean; data: Record<string, unknown> },
+    }));
 
   beforeAll(async () => {
-    service = await startService(testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 } }), { log: silent, otpLog: silent });
+    service = await startService(testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 } }), {
+      log: silent,
+      otpLog: silent,
+    });
   });
   afterAll(() => service.close());
 
@@ -26,7 +36,10 @@ describe('the sandbox reset', () => {
     expect((await post('/otp_generate', { uid: PHONE })).body.data.reason).toBe('already_sent');
 
     const reset = await post('/_sandbox/reset');
-    expect(reset).toMatchObject({ status: 200, body: { success: true, data: { cleared: ['codes', 'cooldowns', 'limits', 'sms_ledger', 'outbox'] } } });
+    expect(reset).toMatchObject({
+      status: 200,
+      body: { success: true, data: { cleared: ['codes', 'cooldowns', 'limits', 'sms_ledger', 'outbox'] } },
+    });
     expect(service.sandbox!.outbox.list()).toEqual([]);
     expect(await service.deps.sms.ledger.since(0)).toEqual([]);
 
@@ -35,7 +48,12 @@ describe('the sandbox reset', () => {
   });
 
   it("answers the outbox page's button (a plain form, no script) by going back to the page", async () => {
-    const res = await fetch(`${service.url}/_sandbox/reset`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '', redirect: 'manual' });
+    const res = await fetch(`${service.url}/_sandbox/reset`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+      redirect: 'manual',
+    });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/_sandbox/outbox.html');
     const page = await fetch(`${service.url}/_sandbox/outbox.html`).then((r) => r.text());
@@ -45,9 +63,16 @@ describe('the sandbox reset', () => {
 
 describe('outside a sandbox', () => {
   it('has no reset route', async () => {
-    const service = await startService(testConfig({ server: { host: '127.0.0.1', port: 0 } }), { log: silent, otpLog: silent });
+    const service = await startService(testConfig({ server: { host: '127.0.0.1', port: 0 } }), {
+      log: silent,
+      otpLog: silent,
+    });
     try {
-      const res = await fetch(`${service.url}/_sandbox/reset`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const res = await fetch(`${service.url}/_sandbox/reset`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       expect(res.status).toBe(404);
     } finally {
       await service.close();

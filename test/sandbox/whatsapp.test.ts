@@ -22,8 +22,18 @@ type Answer = { success: boolean; data: Record<string, any> };
 describe('sandbox WhatsApp: Italy [whatsapp, sms]', () => {
   let service: Service;
   const call = (action: string, body: Record<string, unknown>) =>
-    fetch(`${service.url}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<Answer>);
-  const ledger = () => fetch(`${service.url}/_sms/ledger`).then((r) => r.json() as Promise<{ data: { entries: Array<Record<string, unknown>>; by_channel: Array<Record<string, unknown>> } }>);
+    fetch(`${service.url}/${action}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then((r) => r.json() as Promise<Answer>);
+  const ledger = () =>
+    fetch(`${service.url}/_sms/ledger`).then(
+      (r) =>
+        r.json() as Promise<{
+          data: { entries: Array<Record<string, unknown>>; by_channel: Array<Record<string, unknown>> };
+        }>,
+    );
   const outbox = (phone: string) => service.sandbox!.outbox.to(phone);
   const upstreams = () => service.sandbox!.baseUrl;
 
@@ -49,10 +59,20 @@ describe('sandbox WhatsApp: Italy [whatsapp, sms]', () => {
     const started = await call('FeLogin', { identifier: '+39 333 123 4567' });
     expect(started.data).toMatchObject({ next_step: 14, otp: { notified: { sms: true, channel: 'whatsapp' } } });
     const [message] = outbox('+393331234567');
-    expect(message).toMatchObject({ channel: 'whatsapp', body: expect.stringContaining('è il tuo codice di verifica') });
+    expect(message).toMatchObject({
+      channel: 'whatsapp',
+      body: expect.stringContaining('è il tuo codice di verifica'),
+    });
     const done = await call('FeVerifyOtp', { flow: 'phone', phone: '+393331234567', otp_code: message!.code });
     expect(done.data).toMatchObject({ next_step: 90, uid: mario.uid, access_token: expect.any(String) });
-    await eventually(async () => expect((await ledger()).data.entries[0]).toMatchObject({ channel: 'whatsapp', provider: 'whatsapp', state: 'delivered', read_at: expect.any(String) }));
+    await eventually(async () =>
+      expect((await ledger()).data.entries[0]).toMatchObject({
+        channel: 'whatsapp',
+        provider: 'whatsapp',
+        state: 'delivered',
+        read_at: expect.any(String),
+      }),
+    );
   });
 
   it('sends a number marked not on WhatsApp its code by SMS in the same request, and says so', async () => {
@@ -66,7 +86,9 @@ describe('sandbox WhatsApp: Italy [whatsapp, sms]', () => {
   it('sends the next code by SMS when the WhatsApp message was delivered but not read in time', async () => {
     service.sandbox!.smsFaults.setWhatsApp('+393330000302', 'unread');
     expect((await call('otp_generate', { uid: '+393330000302' })).data.notified.channel).toBe('whatsapp');
-    await eventually(async () => expect((await ledger()).data.entries[0]).toMatchObject({ channel: 'whatsapp', state: 'delivered' }));
+    await eventually(async () =>
+      expect((await ledger()).data.entries[0]).toMatchObject({ channel: 'whatsapp', state: 'delivered' }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const next = await call('otp_generate', { uid: '+393330000302' });
     expect(next.data).toMatchObject({ notified: { channel: 'sms' }, fallback: 'sms' });
@@ -75,8 +97,28 @@ describe('sandbox WhatsApp: Italy [whatsapp, sms]', () => {
 
   it('refuses a forged webhook with 403, and it changes nothing', async () => {
     expect((await call('otp_generate', { uid: '+393330000303' })).data.notified.channel).toBe('whatsapp');
-    const raw = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'x', changes: [{ field: 'messages', value: { metadata: { phone_number_id: '100000000000001' }, statuses: [{ id: 'wamid.forged', status: 'failed' }] } }] }] });
-    const forged = await fetch(`${service.url}/_sms/receipts/whatsapp`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': metaSignature('a-guessed-secret', raw) }, body: raw });
+    const raw = JSON.stringify({
+      object: 'whatsapp_business_account',
+      entry: [
+        {
+          id: 'x',
+          changes: [
+            {
+              field: 'messages',
+              value: {
+                metadata: { phone_number_id: '100000000000001' },
+                statuses: [{ id: 'wamid.forged', status: 'failed' }],
+              },
+            },
+          ],
+        },
+      ],
+    });
+    const forged = await fetch(`${service.url}/_sms/receipts/whatsapp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': metaSignature('a-guessed-secret', raw) },
+      body: raw,
+    });
     expect(forged.status).toBe(403);
     await eventually(async () => expect((await ledger()).data.entries[0]).toMatchObject({ state: 'delivered' }));
     expect((await ledger()).data.entries.every((e) => e.failed_at === undefined)).toBe(true);
@@ -88,7 +130,14 @@ describe('sandbox WhatsApp: Italy [whatsapp, sms]', () => {
     expect(answer.data).toMatchObject({ notified: { channel: 'whatsapp' } });
     expect(answer.data.fallback).toBeUndefined();
     expect(outbox('+393330000304').map((m) => m.channel)).toEqual(['whatsapp']);
-    await eventually(async () => expect((await ledger()).data.entries[0]).toMatchObject({ provider: 'twilio-whatsapp', channel: 'whatsapp', state: 'delivered', read_at: expect.any(String) }));
+    await eventually(async () =>
+      expect((await ledger()).data.entries[0]).toMatchObject({
+        provider: 'twilio-whatsapp',
+        channel: 'whatsapp',
+        state: 'delivered',
+        read_at: expect.any(String),
+      }),
+    );
   });
 
   it('shows both channels in the ledger with their conversion', async () => {

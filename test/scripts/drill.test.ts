@@ -50,7 +50,10 @@ describe('the rules on the drill clock', () => {
     try {
       await writeFile(join(dir, 'alerts.yml'), scaleRules(await readFile(RULES, 'utf8'), 60));
       const run = promtool(['check', 'rules', 'alerts.yml'], dir);
-      expect({ status: run.status, output: run.output }).toEqual({ status: 0, output: expect.stringContaining('SUCCESS') });
+      expect({ status: run.status, output: run.output }).toEqual({
+        status: 0,
+        output: expect.stringContaining('SUCCESS'),
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -61,14 +64,21 @@ describe('the drill command line', () => {
   it('reads its options, refuses what it cannot run, and has a --help', () => {
     expect(parseDrillOptions(['--help'])).toBe('help');
     expect(parseDrillOptions([])).toEqual({ factor: 20, only: [], parallel: 3, short: false });
-    expect(parseDrillOptions(['--short', '--only', 'UpstreamErrors, SmsPumping'])).toEqual({ factor: 60, only: ['UpstreamErrors', 'SmsPumping'], parallel: 6, short: true });
+    expect(parseDrillOptions(['--short', '--only', 'UpstreamErrors, SmsPumping'])).toEqual({
+      factor: 60,
+      only: ['UpstreamErrors', 'SmsPumping'],
+      parallel: 6,
+      short: true,
+    });
     expect(() => parseDrillOptions(['--factor', '0'])).toThrow('--factor 0: a number from 1 to 600');
     expect(() => parseDrillOptions(['--bogus'])).toThrow('npm run drill -- --help');
   });
 });
 
 /** The alerts the test command drills: all but the three that need minutes even at factor 60 (an hour's window, a backlog filled in real time), which `npm run drill` plays. */
-const SHORT = Object.keys(ALERTS).filter((a) => !['SmsDeliveryRateDropping', 'LoginCompletionFalling', 'IngestBacklogGrowing'].includes(a));
+const SHORT = Object.keys(ALERTS).filter(
+  (a) => !['SmsDeliveryRateDropping', 'LoginCompletionFalling', 'IngestBacklogGrowing'].includes(a),
+);
 
 describe("the healthy run's people", () => {
   // Were their codes never taken, the pumping defence would rightly call their ranges a campaign and the drill would
@@ -90,15 +100,23 @@ describe("the healthy run's people", () => {
 describe('a shortened drill on real services and a real Prometheus', () => {
   it('fires each alert on its fault within its time, and none on healthy traffic', async () => {
     const tsx = join(ROOT, 'node_modules', '.bin', 'tsx');
-    const child = spawn(tsx, [join(ROOT, 'scripts', 'drill.ts'), '--short', '--only', SHORT.join(',')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(tsx, [join(ROOT, 'scripts', 'drill.ts'), '--short', '--only', SHORT.join(',')], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     // On failure the drill's own lines say which alert and why.
-    expect({ code, output }).toEqual({ code: 0, output: expect.stringContaining('every alert fired on its fault and none on healthy traffic') });
+    expect({ code, output }).toEqual({
+      code: 0,
+      output: expect.stringContaining('every alert fired on its fault and none on healthy traffic'),
+    });
     for (const alert of SHORT) {
-      expect(output).toMatch(new RegExp(`^${alert} +.+: fired in [\\d.]+ s \\(within [\\d.]+ s\\); silent on healthy traffic$`, 'm'));
+      expect(output).toMatch(
+        new RegExp(`^${alert} +.+: fired in [\\d.]+ s \\(within [\\d.]+ s\\); silent on healthy traffic$`, 'm'),
+      );
       // A progress line per alert while it runs.
       expect(output).toContain(`drill: ${alert} fired after`);
     }

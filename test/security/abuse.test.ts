@@ -19,7 +19,10 @@ describe('sends are charged to the address that receives them', () => {
 
     expect(answers[0]!.body).toMatchObject({ success: true, data: { notified: { sms: true } } });
     for (const refused of answers.slice(1)) {
-      expect(refused.body).toMatchObject({ success: false, data: { reason: 'already_sent', retry_after: expect.any(Number) } });
+      expect(refused.body).toMatchObject({
+        success: false,
+        data: { reason: 'already_sent', retry_after: expect.any(Number) },
+      });
       expect(refused.body.data.retry_after).toBeGreaterThan(0);
     }
     expect(app().messagesTo(VICTIM_PHONE)).toHaveLength(1);
@@ -45,7 +48,10 @@ describe('sends are charged to the address that receives them', () => {
     const sixth = await app().post('otp_generate', { uid: 'key6@x.test', phone: VICTIM_PHONE });
 
     expect(sixth.status).toBe(429);
-    expect(sixth.body).toMatchObject({ success: false, data: { reason: 'rate_limited', limit: 'sends_per_recipient', retry_after: expect.any(Number) } });
+    expect(sixth.body).toMatchObject({
+      success: false,
+      data: { reason: 'rate_limited', limit: 'sends_per_recipient', retry_after: expect.any(Number) },
+    });
     expect(sixth.headers['retry-after']).toBe(String(sixth.body.data.retry_after));
     expect(app().messagesTo(VICTIM_PHONE)).toHaveLength(5);
   });
@@ -67,7 +73,8 @@ describe('a code burned by wrong guesses keeps its cooldown', () => {
   it('burns a code after five wrong guesses, the last answering too_many_attempts', async () => {
     const { guesses } = await burnCode();
 
-    for (const guess of guesses.slice(0, 4)) expect(guess).toMatchObject({ success: false, data: { reason: 'invalid' } });
+    for (const guess of guesses.slice(0, 4))
+      expect(guess).toMatchObject({ success: false, data: { reason: 'invalid' } });
     expect(guesses[4]).toMatchObject({ success: false, data: { reason: 'too_many_attempts', valid: false } });
   });
 
@@ -85,7 +92,10 @@ describe('a code burned by wrong guesses keeps its cooldown', () => {
 
     const resend = await app().post('otp_generate', { uid: PHONE });
 
-    expect(resend.body).toMatchObject({ success: false, data: { reason: 'already_sent', retry_after: expect.any(Number) } });
+    expect(resend.body).toMatchObject({
+      success: false,
+      data: { reason: 'already_sent', retry_after: expect.any(Number) },
+    });
     expect(app().messagesTo(PHONE)).toHaveLength(1);
   });
 
@@ -150,7 +160,11 @@ describe('phone lookups are limited', () => {
   /** Giulia (no phone) logs in by email code: the 61 proof FeAddPhone takes. */
   async function giuliaAt61(running: SecurityApp): Promise<string> {
     await running.post('FeLogin', { identifier: GIULIA.email });
-    const at61 = await running.post('FeVerifyOtp', { flow: 'email', email: GIULIA.email, otp_code: running.codeFor(GIULIA.email) });
+    const at61 = await running.post('FeVerifyOtp', {
+      flow: 'email',
+      email: GIULIA.email,
+      otp_code: running.codeFor(GIULIA.email),
+    });
     expect(at61.body.data).toMatchObject({ next_step: 61, proof: expect.any(String) });
     return at61.body.data.proof as string;
   }
@@ -161,7 +175,11 @@ describe('phone lookups are limited', () => {
   it('refuses FeAddPhone probes past lookups_per_account_per_hour with 429, the taken phone included', async () => {
     app = await startSecurityApp({ rate_limits: { lookups_per_account_per_hour: 3 } });
     const proof = await giuliaAt61(app);
-    const allowed = [await addPhone(app, PROBES[0]!, proof), await addPhone(app, MARIO.phone, proof), await addPhone(app, PROBES[1]!, proof)];
+    const allowed = [
+      await addPhone(app, PROBES[0]!, proof),
+      await addPhone(app, MARIO.phone, proof),
+      await addPhone(app, PROBES[1]!, proof),
+    ];
 
     const probe = await addPhone(app, PROBES[2]!, proof);
     const taken = await addPhone(app, MARIO.phone, proof);
@@ -169,7 +187,10 @@ describe('phone lookups are limited', () => {
     expect(allowed.map((res) => res.body.data.next_step ?? res.body.data.reason)).toEqual([62, 'phone_taken', 62]);
     for (const refused of [probe, taken]) {
       expect(refused.status).toBe(429);
-      expect(refused.body).toMatchObject({ success: false, data: { reason: 'rate_limited', limit: 'lookups_per_account_per_hour' } });
+      expect(refused.body).toMatchObject({
+        success: false,
+        data: { reason: 'rate_limited', limit: 'lookups_per_account_per_hour' },
+      });
     }
     expect(app.messagesTo(PROBES[2]!)).toHaveLength(0);
   });
@@ -177,12 +198,16 @@ describe('phone lookups are limited', () => {
   it('refuses FeAddPhone probes past lookups_per_ip_per_minute with 429', async () => {
     app = await startSecurityApp({ rate_limits: { lookups_per_ip_per_minute: 3 } });
     const proof = await giuliaAt61(app);
-    for (const phone of PROBES.slice(0, 3)) expect((await addPhone(app, phone, proof)).body.data).toMatchObject({ next_step: 62 });
+    for (const phone of PROBES.slice(0, 3))
+      expect((await addPhone(app, phone, proof)).body.data).toMatchObject({ next_step: 62 });
 
     const probe = await addPhone(app, PROBES[3]!, proof);
 
     expect(probe.status).toBe(429);
-    expect(probe.body).toMatchObject({ success: false, data: { reason: 'rate_limited', limit: 'lookups_per_ip_per_minute' } });
+    expect(probe.body).toMatchObject({
+      success: false,
+      data: { reason: 'rate_limited', limit: 'lookups_per_ip_per_minute' },
+    });
     expect(app.messagesTo(PROBES[3]!)).toHaveLength(0);
   });
 
@@ -198,27 +223,36 @@ describe('phone lookups are limited', () => {
   /** A proof for Giulia's uid and a phone whose code she verified. */
   async function withVerifiedPhone(running: SecurityApp, accountProof: string, phone: string): Promise<string> {
     await running.post('otp_generate', { uid: phone });
-    const verified = await running.post('verify_otp', { email: phone, otp_code: running.codeFor(phone), proof: accountProof });
+    const verified = await running.post('verify_otp', {
+      email: phone,
+      otp_code: running.codeFor(phone),
+      proof: accountProof,
+    });
     return verified.body.data.proof as string;
   }
 
-  it.each(['lookups_per_account_per_hour', 'lookups_per_ip_per_minute'] as const)('refuses update_profile with otp_phone past %s with 429 and saves nothing', async (limit) => {
-    app = await startSecurityApp({ rate_limits: { [limit]: 2 } });
-    const accountProof = await giuliaProof(app);
-    for (const phone of PROBES.slice(0, 2)) {
-      const proof = await withVerifiedPhone(app, accountProof, phone);
-      expect((await app.post('update_profile', { uid: GIULIA.uid, otp_phone: phone, proof })).body).toMatchObject({ success: true });
-    }
-    const proof = await withVerifiedPhone(app, accountProof, PROBES[2]!);
+  it.each(['lookups_per_account_per_hour', 'lookups_per_ip_per_minute'] as const)(
+    'refuses update_profile with otp_phone past %s with 429 and saves nothing',
+    async (limit) => {
+      app = await startSecurityApp({ rate_limits: { [limit]: 2 } });
+      const accountProof = await giuliaProof(app);
+      for (const phone of PROBES.slice(0, 2)) {
+        const proof = await withVerifiedPhone(app, accountProof, phone);
+        expect((await app.post('update_profile', { uid: GIULIA.uid, otp_phone: phone, proof })).body).toMatchObject({
+          success: true,
+        });
+      }
+      const proof = await withVerifiedPhone(app, accountProof, PROBES[2]!);
 
-    const third = await app.post('update_profile', { uid: GIULIA.uid, otp_phone: PROBES[2], proof });
+      const third = await app.post('update_profile', { uid: GIULIA.uid, otp_phone: PROBES[2], proof });
 
-    expect(third.status).toBe(429);
-    expect(third.body).toMatchObject({ success: false, data: { reason: 'rate_limited', limit } });
-    // Read back with the account's own proof (get_user is no lookup, so no limit stands in the way).
-    const profile = await app.post('get_user', { uid: GIULIA.uid, proof: accountProof });
-    expect(profile.body.data.otp_phone).toBe(PROBES[1]!.replace('+', ''));
-  });
+      expect(third.status).toBe(429);
+      expect(third.body).toMatchObject({ success: false, data: { reason: 'rate_limited', limit } });
+      // Read back with the account's own proof (get_user is no lookup, so no limit stands in the way).
+      const profile = await app.post('get_user', { uid: GIULIA.uid, proof: accountProof });
+      expect(profile.body.data.otp_phone).toBe(PROBES[1]!.replace('+', ''));
+    },
+  );
 
   it('answers update_profile alike for a taken and a free phone the proof does not vouch for: proof_required, and no lookup counted', async () => {
     app = await startSecurityApp({ rate_limits: { lookups_per_account_per_hour: 1 } });
@@ -232,7 +266,9 @@ describe('phone lookups are limited', () => {
     expect(free.body).toEqual(taken.body);
     // The one lookup of the hour is still there: the refused probes looked nothing up.
     const proof = await withVerifiedPhone(app, accountProof, PROBES[4]!);
-    expect((await app.post('update_profile', { uid: GIULIA.uid, otp_phone: PROBES[4], proof })).body).toMatchObject({ success: true });
+    expect((await app.post('update_profile', { uid: GIULIA.uid, otp_phone: PROBES[4], proof })).body).toMatchObject({
+      success: true,
+    });
   });
 });
 
@@ -245,9 +281,13 @@ describe('password guessing is limited and reveals no account', () => {
 
     const sixth = await app().post('login', { email: MARIO.email, password: 'sandbox-password' });
 
-    for (const refused of wrong) expect(refused.body).toMatchObject({ success: false, data: { reason: 'invalid_credentials' } });
+    for (const refused of wrong)
+      expect(refused.body).toMatchObject({ success: false, data: { reason: 'invalid_credentials' } });
     expect(sixth.status).toBe(429);
-    expect(sixth.body).toMatchObject({ success: false, data: { reason: 'rate_limited', limit: 'password_logins_per_email' } });
+    expect(sixth.body).toMatchObject({
+      success: false,
+      data: { reason: 'rate_limited', limit: 'password_logins_per_email' },
+    });
     expect(sixth.body.data).not.toHaveProperty('access_token');
   });
 
@@ -278,7 +318,11 @@ describe('actions take only honest JSON bodies', () => {
   it('answers otp_generate sent as a form with 415 and sends nothing', async () => {
     const body = Buffer.from(`uid=${encodeURIComponent(MARIO.phone)}`);
 
-    const res = await app().rawPost('/?action=otp_generate', { 'content-type': 'application/x-www-form-urlencoded' }, body);
+    const res = await app().rawPost(
+      '/?action=otp_generate',
+      { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    );
 
     expect(res.status).toBe(415);
     expect(res.body).toMatchObject({ success: false, data: { reason: 'unsupported_media_type' } });
@@ -288,17 +332,29 @@ describe('actions take only honest JSON bodies', () => {
   it('answers a body labelled Content-Encoding gzip that is plain bytes with 400 and the envelope, and sends nothing', async () => {
     const plain = Buffer.from(JSON.stringify({ uid: MARIO.phone }));
 
-    const res = await app().rawPost('/?action=otp_generate', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, plain);
+    const res = await app().rawPost(
+      '/?action=otp_generate',
+      { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      plain,
+    );
 
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ success: false, error: expect.any(String), data: expect.objectContaining({ reason: 'malformed_json' }) });
+    expect(res.body).toEqual({
+      success: false,
+      error: expect.any(String),
+      data: expect.objectContaining({ reason: 'malformed_json' }),
+    });
     expect(app().sandbox.outbox.list()).toHaveLength(0);
   });
 
   it('still accepts a JSON body that really is gzip-encoded', async () => {
     const gzipped = gzipSync(Buffer.from(JSON.stringify({ uid: MARIO.phone })));
 
-    const res = await app().rawPost('/?action=otp_generate', { 'content-type': 'application/json', 'content-encoding': 'gzip' }, gzipped);
+    const res = await app().rawPost(
+      '/?action=otp_generate',
+      { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      gzipped,
+    );
 
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: true, data: { notified: { sms: true } } });

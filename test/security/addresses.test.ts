@@ -10,10 +10,17 @@ import { ATTACKER_PHONE, COOLDOWN_MS, MARIO, proofClaims, useSecurityApp, type S
  */
 
 const ATTACKER = 'attacker@evil.example';
-const LISTS = [`${ATTACKER} ${MARIO.email}`, `+${ATTACKER} ${MARIO.phone}`, `${ATTACKER},${MARIO.email}`, `${ATTACKER}; ${MARIO.email}`, `${ATTACKER}\t${MARIO.email}`];
+const LISTS = [
+  `${ATTACKER} ${MARIO.email}`,
+  `+${ATTACKER} ${MARIO.phone}`,
+  `${ATTACKER},${MARIO.email}`,
+  `${ATTACKER}; ${MARIO.email}`,
+  `${ATTACKER}\t${MARIO.email}`,
+];
 
 /** Everything the sandbox delivered, by channel and recipient. */
-const delivered = (app: SecurityApp) => app.sandbox.outbox.list().filter((m) => m.channel === 'sms' || m.channel === 'email');
+const delivered = (app: SecurityApp) =>
+  app.sandbox.outbox.list().filter((m) => m.channel === 'sms' || m.channel === 'email');
 
 describe('an address list as a key (the takeover of the second security round)', () => {
   const app = useSecurityApp();
@@ -35,18 +42,30 @@ describe('an address list as a key (the takeover of the second security round)',
   });
 
   it('refuses a list in notify_email and in FeLogin, sending nothing', async () => {
-    const notify = await app().post('otp_generate', { uid: ATTACKER_PHONE, notify_email: `${ATTACKER}, ${MARIO.email}` });
+    const notify = await app().post('otp_generate', {
+      uid: ATTACKER_PHONE,
+      notify_email: `${ATTACKER}, ${MARIO.email}`,
+    });
     const login = await app().post('FeLogin', { identifier: `${ATTACKER} ${MARIO.email}` });
 
-    expect(notify.body).toMatchObject({ success: false, data: { reason: 'invalid_request', issues: [{ path: 'notify_email' }] } });
-    expect(login.body).toMatchObject({ success: false, data: { reason: 'invalid_request', issues: [{ path: 'identifier' }] } });
+    expect(notify.body).toMatchObject({
+      success: false,
+      data: { reason: 'invalid_request', issues: [{ path: 'notify_email' }] },
+    });
+    expect(login.body).toMatchObject({
+      success: false,
+      data: { reason: 'invalid_request', issues: [{ path: 'identifier' }] },
+    });
     expect(delivered(app())).toHaveLength(0);
   });
 
   it('refuses get_user_email and register for an email written as a list', async () => {
     for (const action of ['get_user_email', 'register']) {
       const res = await app().post(action, { email: `${ATTACKER} ${MARIO.email}` });
-      expect(res.body).toMatchObject({ success: false, data: { reason: 'invalid_request', issues: [{ path: 'email' }] } });
+      expect(res.body).toMatchObject({
+        success: false,
+        data: { reason: 'invalid_request', issues: [{ path: 'email' }] },
+      });
     }
     expect(delivered(app())).toHaveLength(0);
   });
@@ -92,9 +111,13 @@ const wrap = fc.constantFrom(
 const joiners = fc.constantFrom(' ', ',', ';', ', ', '\n', '');
 const spellings = fc.oneof(
   fc.tuple(wrap, mailboxes).map(([w, a]) => w(a)),
-  fc.tuple(wrap, mailboxes, joiners, wrap, fc.oneof(mailboxes, phones)).map(([w1, a, j, w2, b]) => `${w1(a)}${j}${w2(b)}`),
+  fc
+    .tuple(wrap, mailboxes, joiners, wrap, fc.oneof(mailboxes, phones))
+    .map(([w1, a, j, w2, b]) => `${w1(a)}${j}${w2(b)}`),
   fc.tuple(phones, joiners, mailboxes).map(([p, j, a]) => `${p}${j}${a}`),
-  fc.tuple(mailboxes, fc.constantFrom('', '.', '%')).map(([a, s]) => `${a.split('@')[0]}${s}${MARIO.phone}@${a.split('@')[1]}`),
+  fc
+    .tuple(mailboxes, fc.constantFrom('', '.', '%'))
+    .map(([a, s]) => `${a.split('@')[0]}${s}${MARIO.phone}@${a.split('@')[1]}`),
 );
 
 describe('hostile spellings of an address (property)', () => {
@@ -128,11 +151,14 @@ describe('hostile spellings of an address (property)', () => {
 
   it('holds one cooldown for a mailbox across all of its accepted spellings', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...['v@x.example', 'V@X.EXAMPLE', ' v@X.example', 'v@x.EXAMPLE ']), async (uid) => {
-        const res = await app().post('otp_generate', { uid });
-        if (res.body.success) expect(delivered(app()).filter((m) => m.to === 'v@x.example')).toHaveLength(1);
-        else expect(res.body.data.reason).toBe('already_sent');
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...['v@x.example', 'V@X.EXAMPLE', ' v@X.example', 'v@x.EXAMPLE ']),
+        async (uid) => {
+          const res = await app().post('otp_generate', { uid });
+          if (res.body.success) expect(delivered(app()).filter((m) => m.to === 'v@x.example')).toHaveLength(1);
+          else expect(res.body.data.reason).toBe('already_sent');
+        },
+      ),
       { numRuns: 20 },
     );
     expect(delivered(app()).filter((m) => m.to === 'v@x.example')).toHaveLength(1);

@@ -14,13 +14,18 @@ const HOUR_MS = 3_600_000;
 const report = (shape: string, figures: object) => {
   if (process.env.CAMPAIGN_REPORT) console.log(JSON.stringify({ shape, ...figures }));
 };
-const itNumber = (rand: () => number) => `+${IT_RANGES[Math.floor(rand() * IT_RANGES.length)]!}${String(Math.floor(rand() * 1e6)).padStart(6, '0')}`;
+const itNumber = (rand: () => number) =>
+  `+${IT_RANGES[Math.floor(rand() * IT_RANGES.length)]!}${String(Math.floor(rand() * 1e6)).padStart(6, '0')}`;
 
 describe('what each campaign shape gets in an hour before it is challenged', () => {
   it('one /64 rotating its addresses, a new number each request: its third', async () => {
     const app = networkApp();
     const rand = random(1);
-    const result = await runBot(app, { requests: 360, everyMs: 10_000, next: (i) => ({ phone: itNumber(rand), ip: `2001:db8:64:1:${(i + 1).toString(16)}::1` }) });
+    const result = await runBot(app, {
+      requests: 360,
+      everyMs: 10_000,
+      next: (i) => ({ phone: itNumber(rand), ip: `2001:db8:64:1:${(i + 1).toString(16)}::1` }),
+    });
     report('one /64', result);
     expect(result.smsBeforeChallenge).toBe(app.config.challenge.client_identifiers);
     expect(result.smsAfterChallenge).toBe(0);
@@ -34,7 +39,7 @@ describe('what each campaign shape gets in an hour before it is challenged', () 
     expect(result.smsAfterChallenge).toBe(0);
   });
 
-  it('the finding\'s pace, a thousand in ten seconds from one /48: the same bound', async () => {
+  it("the finding's pace, a thousand in ten seconds from one /48: the same bound", async () => {
     const app = networkApp();
     const result = await runBot(app, { requests: 1000, everyMs: 10, next: oneSlash48(6) });
     report('one /48, a new /64 every 3 requests, 1000 in 10 s', result);
@@ -42,7 +47,7 @@ describe('what each campaign shape gets in an hour before it is challenged', () 
     expect(result.smsAfterChallenge).toBe(0);
   });
 
-  it('many /48s, each kept under its budget, paced under the country\'s velocity floor: the country\'s volume signal', async () => {
+  it("many /48s, each kept under its budget, paced under the country's velocity floor: the country's volume signal", async () => {
     const app = networkApp();
     const rand = random(9);
     const perMinute = app.config.challenge.country_velocity_floor - 2;
@@ -50,30 +55,46 @@ describe('what each campaign shape gets in an hour before it is challenged', () 
     const result = await runBot(app, {
       requests: Math.floor((HOUR_MS / 60_000) * perMinute),
       everyMs: Math.ceil(60_000 / perMinute),
-      next: (i) => ({ phone: itNumber(rand), ip: `2001:db8:${(0x1000 + Math.floor(i / below)).toString(16)}:${((i % 256) * 0x100).toString(16)}::1` }),
+      next: (i) => ({
+        phone: itNumber(rand),
+        ip: `2001:db8:${(0x1000 + Math.floor(i / below)).toString(16)}:${((i % 256) * 0x100).toString(16)}::1`,
+      }),
     });
     report(`many /48s, ${below} requests each, ${perMinute} a minute`, result);
     // No velocity crosses: ranges watched by the pumping defence are challenged (range_flagged) while the others still
     // send, until the country reaches half its hourly cap (country_rate); from then on every request is asked.
-    const countryRate = Math.ceil(app.config.challenge.destination_share * app.config.sms.pumping.country_sends_per_hour);
+    const countryRate = Math.ceil(
+      app.config.challenge.destination_share * app.config.sms.pumping.country_sends_per_hour,
+    );
     expect(result.sms).toBeLessThanOrEqual(countryRate);
     expect(result.signals).toHaveProperty('country_rate');
     expect(result.signals).not.toHaveProperty('country_velocity');
   });
 
-  it('many /48s at the finding\'s pace, a thousand in ten seconds: the country\'s velocity', async () => {
+  it("many /48s at the finding's pace, a thousand in ten seconds: the country's velocity", async () => {
     const app = networkApp();
     const rand = random(10);
-    const result = await runBot(app, { requests: 1000, everyMs: 10, next: (i) => ({ phone: itNumber(rand), ip: `2001:db8:${(0x2000 + i).toString(16)}::1` }) });
+    const result = await runBot(app, {
+      requests: 1000,
+      everyMs: 10,
+      next: (i) => ({ phone: itNumber(rand), ip: `2001:db8:${(0x2000 + i).toString(16)}::1` }),
+    });
     report('many /48s, a /48 per request, 1000 in 10 s', result);
     expect(result.smsBeforeChallenge).toBeLessThanOrEqual(app.config.challenge.country_velocity_floor);
     expect(result.firstChallengeAfterSeconds).toBeLessThan(2);
   });
 
-  it('one new number of one range every 2 s, each from a new client address: the range\'s velocity floor', async () => {
+  it("one new number of one range every 2 s, each from a new client address: the range's velocity floor", async () => {
     const app = networkApp();
     const rand = random(11);
-    const result = await runBot(app, { requests: 1800, everyMs: 2_000, next: (i) => ({ phone: `+393331${String(Math.floor(rand() * 1e6)).padStart(6, '0')}`, ip: `10.${(i >> 8) & 255}.${i & 255}.${(i >> 16) & 255}` }) });
+    const result = await runBot(app, {
+      requests: 1800,
+      everyMs: 2_000,
+      next: (i) => ({
+        phone: `+393331${String(Math.floor(rand() * 1e6)).padStart(6, '0')}`,
+        ip: `10.${(i >> 8) & 255}.${i & 255}.${(i >> 16) & 255}`,
+      }),
+    });
     report('one range, a new number every 2 s, a new address each', result);
     expect(result.smsBeforeChallenge).toBeLessThanOrEqual(app.config.challenge.range_velocity_floor + 1);
     expect(result.smsAfterChallenge).toBe(0);
@@ -106,7 +127,7 @@ describe('what honest people see', () => {
     expect(Math.max(...counters)).toBeLessThanOrEqual(app.config.challenge.pow_difficulty);
   }, 120_000);
 
-  it('a carrier\'s NAT /24 carrying 360 new people an hour, the Italian traffic of the pumping simulation: none asked', async () => {
+  it("a carrier's NAT /24 carrying 360 new people an hour, the Italian traffic of the pumping simulation: none asked", async () => {
     const app = networkApp();
     const rand = random(13);
     let challenged = 0;

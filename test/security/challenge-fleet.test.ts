@@ -38,11 +38,22 @@ describe('the bot challenge on two instances sharing Redis', () => {
     });
     const { provider, sent } = recordingSmsProvider();
     // Each its own numbers, never verified: no verified history to read.
-    const instances = [0, 1].map(() => testDeps(config, { sms: createSmsServices(config, { log: pino({ level: 'silent' }), now: Date.now, secret: 's', history: { has: async () => false }, providers: [provider] }) }));
+    const instances = [0, 1].map(() =>
+      testDeps(config, {
+        sms: createSmsServices(config, {
+          log: pino({ level: 'silent' }),
+          now: Date.now,
+          secret: 's',
+          history: { has: async () => false },
+          providers: [provider],
+        }),
+      }),
+    );
     fleets.push(...instances);
     await Promise.all(instances.map((deps) => redisReady(deps.redis!)));
     const nodes = instances.map((deps) => testApp(deps).callback());
-    const post = (node: number, action: string, body: Record<string, unknown>, ip = '203.0.113.7') => request(nodes[node]!).post(`/${action}`).set('X-Forwarded-For', ip).send(body);
+    const post = (node: number, action: string, body: Record<string, unknown>, ip = '203.0.113.7') =>
+      request(nodes[node]!).post(`/${action}`).set('X-Forwarded-For', ip).send(body);
     return { post, sent };
   }
 
@@ -52,12 +63,18 @@ describe('the bot challenge on two instances sharing Redis', () => {
     expect(asked.data.reason).toBe('challenge_required');
     const solution = await solvePow(asked.data.challenge);
     // The same solution on both instances at once: one send goes out.
-    const both = await Promise.all([post(0, 'otp_generate', { uid: phone(1), challenge: solution }), post(1, 'otp_generate', { uid: phone(1), challenge: solution })]);
+    const both = await Promise.all([
+      post(0, 'otp_generate', { uid: phone(1), challenge: solution }),
+      post(1, 'otp_generate', { uid: phone(1), challenge: solution }),
+    ]);
     expect(both.map((r) => r.body.success).sort()).toEqual([false, true]);
     expect(both.find((r) => !r.body.success)!.body.data.solution).toBe('spent');
     expect(sent).toEqual([phone(1)]);
     // And again later, on either.
-    for (const node of [0, 1]) expect((await post(node, 'otp_generate', { uid: phone(1), challenge: solution })).body.data.solution).toBe('spent');
+    for (const node of [0, 1])
+      expect((await post(node, 'otp_generate', { uid: phone(1), challenge: solution })).body.data.solution).toBe(
+        'spent',
+      );
     expect(sent).toHaveLength(1);
   });
 
@@ -66,13 +83,23 @@ describe('the bot challenge on two instances sharing Redis', () => {
     const floor = testConfig({}).challenge.country_velocity_floor;
     const answers = [];
     // New numbers in many Italian ranges, each from a network of its own, alternating instances.
-    for (let i = 0; i < floor + 5; i += 1) answers.push((await post(i % 2, 'otp_generate', { uid: `+393${100 + i}${String(i).padStart(6, '0')}` }, `2001:db8:${(0x100 + i).toString(16)}::1`)).body);
+    for (let i = 0; i < floor + 5; i += 1)
+      answers.push(
+        (
+          await post(
+            i % 2,
+            'otp_generate',
+            { uid: `+393${100 + i}${String(i).padStart(6, '0')}` },
+            `2001:db8:${(0x100 + i).toString(16)}::1`,
+          )
+        ).body,
+      );
     expect(answers.slice(0, floor).every((a) => a.success)).toBe(true);
     expect(answers.slice(floor).map((a) => a.data?.reason)).toEqual(Array(5).fill('challenge_required'));
     expect(sent).toHaveLength(floor);
   });
 
-  it('counts a client\'s identifiers across instances', async () => {
+  it("counts a client's identifiers across instances", async () => {
     const { post, sent } = await fleet('adaptive', 'fleet2:');
     const answers = [];
     for (let i = 0; i < 6; i += 1) answers.push((await post(i % 2, 'otp_generate', { uid: phone(10 + i) })).body);

@@ -8,7 +8,7 @@ import { networkApp, oneSlash48, runBot } from './network-campaigns';
  */
 
 describe('a campaign from one /48 rotating its /64s', () => {
-  it('is challenged after at most the /48\'s identifiers (20) and gets no SMS after', async () => {
+  it("is challenged after at most the /48's identifiers (20) and gets no SMS after", async () => {
     const app = networkApp();
     const identifiers = app.config.challenge.network_48.identifiers;
     const result = await runBot(app, { requests: 300, everyMs: 10, next: oneSlash48() });
@@ -28,7 +28,11 @@ describe('a spike of new numbers to one country', () => {
     // A thousand in ten seconds, each from a /48 of its own, each a new number in one of 900 Italian ranges.
     const numbers = oneSlash48(11);
     const spread = (i: number) => numbers(i);
-    const result = await runBot(app, { requests: 1000, everyMs: 10, next: (i) => ({ ...spread(i), ip: `2001:db8:${(0x1000 + i).toString(16)}::1` }) });
+    const result = await runBot(app, {
+      requests: 1000,
+      everyMs: 10,
+      next: (i) => ({ ...spread(i), ip: `2001:db8:${(0x1000 + i).toString(16)}::1` }),
+    });
 
     expect(result.firstChallengeAfterSeconds).toBeLessThanOrEqual(2);
     expect(result.smsBeforeChallenge).toBeLessThanOrEqual(floor);
@@ -53,7 +57,11 @@ describe('a spike of new numbers to one country', () => {
     const code = (await app.generate(mine, '2001:db8:abcd::1')).data.otp!;
     expect(await app.verify(mine, code, '2001:db8:abcd::1')).toBe(true);
     app.clock.now += 61_000;
-    await runBot(app, { requests: 200, everyMs: 10, next: (i) => ({ ...next(100 + i), ip: `2001:db8:${(0x3000 + i).toString(16)}::1` }) });
+    await runBot(app, {
+      requests: 200,
+      everyMs: 10,
+      next: (i) => ({ ...next(100 + i), ip: `2001:db8:${(0x3000 + i).toString(16)}::1` }),
+    });
     expect((await app.generate('+393339876543', '2001:db8:abce::1')).data.reason).toBe('challenge_required');
     expect((await app.generate(mine, '2001:db8:abcd::1')).success).toBe(true);
   });

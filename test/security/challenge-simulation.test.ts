@@ -11,8 +11,13 @@ import { BOT_RANGE, runPumpingCampaign } from './pumping-campaign';
  */
 
 describe('an SMS pumping campaign mixed with real users, with the bot challenge adaptive', () => {
-  it('sends the bots no SMS once their range\'s new numbers pass its velocity floor, and challenges under 1 % of real users', async () => {
-    const bots = { challenged: 0, smsBeforeChallenge: 0, smsAfterChallenge: 0, firstChallengeAt: undefined as number | undefined };
+  it("sends the bots no SMS once their range's new numbers pass its velocity floor, and challenges under 1 % of real users", async () => {
+    const bots = {
+      challenged: 0,
+      smsBeforeChallenge: 0,
+      smsAfterChallenge: 0,
+      firstChallengeAt: undefined as number | undefined,
+    };
     const people = { challenged: 0, refused: [] as string[] };
     const { deps, sent, honest } = await runPumpingCampaign(
       { challenge: { mode: 'adaptive' } },
@@ -45,7 +50,13 @@ describe('an SMS pumping campaign mixed with real users, with the bot challenge 
     expect(people.refused).toEqual([]);
     expect(honest.verified).toBeGreaterThan(honest.asked * 0.8);
     if (process.env.PUMPING_REPORT) {
-      console.log(JSON.stringify({ bots: { ...bots, firstChallengeAfterSeconds: bots.firstChallengeAt! / 1000 }, honest: { ...honest, challenged: people.challenged }, smsTotal: sent.length }));
+      console.log(
+        JSON.stringify({
+          bots: { ...bots, firstChallengeAfterSeconds: bots.firstChallengeAt! / 1000 },
+          honest: { ...honest, challenged: people.challenged },
+          smsTotal: sent.length,
+        }),
+      );
     }
   }, 120_000);
 });

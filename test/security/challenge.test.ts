@@ -19,9 +19,16 @@ function appWith(overrides: Tree = {}) {
   const clock = { now: Date.UTC(2030, 0, 7, 9, 0, 0) };
   const now = () => clock.now;
   // A cheap proof of work: the tests solve it in Node, in milliseconds.
-  const config = testConfig({ otp: { debug: true }, server: { trust_proxy_hops: 1 }, challenge: { mode: 'adaptive', pow_difficulty: 2000 }, sms: { allowed_regions: ['IT', 'GB'] }, ...overrides });
+  const config = testConfig({
+    otp: { debug: true },
+    server: { trust_proxy_hops: 1 },
+    challenge: { mode: 'adaptive', pow_difficulty: 2000 },
+    sms: { allowed_regions: ['IT', 'GB'] },
+    ...overrides,
+  });
   const { app, deps, metrics, sent } = appWithRecordingSms(config, { now });
-  const post = (action: string, body: Tree, ip = '203.0.113.7') => request(app).post(`/${action}`).set('X-Forwarded-For', ip).send(body);
+  const post = (action: string, body: Tree, ip = '203.0.113.7') =>
+    request(app).post(`/${action}`).set('X-Forwarded-For', ip).send(body);
   return { clock, sent, post, metrics, deps };
 }
 
@@ -37,7 +44,11 @@ describe('the bot challenge in adaptive mode', () => {
     expect(challenged).toBe(3);
     expect(answers.slice(3).every((a) => a.data.reason === 'challenge_required')).toBe(true);
     expect(answers[3].error).toBe('Verifica anti-bot richiesta: completa la verifica e riprova.');
-    expect(answers[3].data.challenge).toEqual({ provider: 'pow', parameters: expect.objectContaining({ algorithm: 'SHA-256' }), signature: expect.any(String) });
+    expect(answers[3].data.challenge).toEqual({
+      provider: 'pow',
+      parameters: expect.objectContaining({ algorithm: 'SHA-256' }),
+      signature: expect.any(String),
+    });
     expect(sent).toHaveLength(3);
   });
 
@@ -78,7 +89,9 @@ describe('the bot challenge in adaptive mode', () => {
     const report = await ledgerReport(deps, 3600);
     // Asked once without a solution, solved once, the replay refused once.
     expect(report.challenges).toEqual({ challenged: 1, solved: 1, failed: 1 });
-    expect(smsPage(report, 3600, 'it')).toContain('<h2>Verifica anti-bot</h2>\n<p>Per ore intere: chiesta 1, superata 1, fallita 1.</p>');
+    expect(smsPage(report, 3600, 'it')).toContain(
+      '<h2>Verifica anti-bot</h2>\n<p>Per ore intere: chiesta 1, superata 1, fallita 1.</p>',
+    );
   });
 
   it('refuses a solution issued for another identifier or another action', async () => {
@@ -105,17 +118,26 @@ describe('the bot challenge in adaptive mode', () => {
     payload.solution.derivedKey = `${key[0] === '0' ? '1' : '0'}${key.slice(1)}`;
     const tampered = Buffer.from(JSON.stringify(payload)).toString('base64');
     expect((await post('otp_generate', { uid: phone(1), challenge: tampered })).body.data.solution).toBe('invalid');
-    expect((await post('otp_generate', { uid: phone(1), challenge: 'not a payload' })).body.data.solution).toBe('malformed');
+    expect((await post('otp_generate', { uid: phone(1), challenge: 'not a payload' })).body.data.solution).toBe(
+      'malformed',
+    );
     clock.now += 61_000;
     expect((await post('otp_generate', { uid: phone(1), challenge: solution })).body.data.solution).toBe('expired');
   });
 
   it('challenges a distributed flood (many clients, many numbers of one range) once the pumping defence watches the range, with no SMS after that', async () => {
-    const { post, sent, clock } = appWith({ sms: { allowed_regions: ['IT', 'GB'], pumping: { block_min_sends: 5, block_min_conversion: 0.5, judge_after_seconds: 30 } } });
+    const { post, sent, clock } = appWith({
+      sms: {
+        allowed_regions: ['IT', 'GB'],
+        pumping: { block_min_sends: 5, block_min_conversion: 0.5, judge_after_seconds: 30 },
+      },
+    });
     const bots = { sentAfterWatch: 0, challenged: 0, firstChallengeAt: -1 };
     for (let i = 0; i < 60; i += 1) {
       const before = sent.length;
-      const answer = (await post('otp_generate', { uid: `+4475206${String(i).padStart(5, '0')}` }, `10.0.${i >> 8}.${i & 255}`)).body;
+      const answer = (
+        await post('otp_generate', { uid: `+4475206${String(i).padStart(5, '0')}` }, `10.0.${i >> 8}.${i & 255}`)
+      ).body;
       if (!answer.success && answer.data.reason === 'challenge_required') {
         bots.challenged += 1;
         if (bots.firstChallengeAt < 0) bots.firstChallengeAt = i;
@@ -146,12 +168,17 @@ describe('the bot challenge in adaptive mode', () => {
   });
 
   it('challenges codes to a range past half its hourly cap, whoever asks (range_rate)', async () => {
-    const { post, sent, metrics } = appWith({ sms: { allowed_regions: ['IT', 'GB'], pumping: { prefix_sends_per_hour: 10 } } });
+    const { post, sent, metrics } = appWith({
+      sms: { allowed_regions: ['IT', 'GB'], pumping: { prefix_sends_per_hour: 10 } },
+    });
     const answers = [];
-    for (let i = 0; i < 8; i += 1) answers.push((await post('otp_generate', { uid: phone(200 + i) }, `198.51.100.${i}`)).body);
+    for (let i = 0; i < 8; i += 1)
+      answers.push((await post('otp_generate', { uid: phone(200 + i) }, `198.51.100.${i}`)).body);
     expect(answers.map((a) => a.success)).toEqual([true, true, true, true, true, false, false, false]);
     expect(sent).toHaveLength(5);
-    expect(await metrics.render()).toContain('lfa_challenge_decisions_total{decision="challenged",signal="range_rate"} 3');
+    expect(await metrics.render()).toContain(
+      'lfa_challenge_decisions_total{decision="challenged",signal="range_rate"} 3',
+    );
   });
 
   it('challenges a client after its wrong codes, and after a limit refused it', async () => {
@@ -164,7 +191,9 @@ describe('the bot challenge in adaptive mode', () => {
     const other = appWith({ rate_limits: { verifies_per_ip_per_minute: 1 } });
     await other.post('verify_otp', { email: phone(1), otp_code: '000000' }, '198.51.100.9');
     expect((await other.post('verify_otp', { email: phone(1), otp_code: '000000' }, '198.51.100.9')).status).toBe(429);
-    expect((await other.post('otp_generate', { uid: phone(2) }, '198.51.100.9')).body.data.reason).toBe('challenge_required');
+    expect((await other.post('otp_generate', { uid: phone(2) }, '198.51.100.9')).body.data.reason).toBe(
+      'challenge_required',
+    );
     expect((await other.post('otp_generate', { uid: phone(2) }, '198.51.100.10')).body.success).toBe(true);
   });
 
@@ -196,7 +225,10 @@ describe('the bot challenge leaves the contract alone', () => {
 
 describe('the bot challenge in production', () => {
   const production = (overrides: Tree) =>
-    loadConfiguration({ env: { NODE_ENV: 'production' }, overrides: { security: { secret: 'x'.repeat(32) }, log: { level: 'silent' }, ...overrides } });
+    loadConfiguration({
+      env: { NODE_ENV: 'production' },
+      overrides: { security: { secret: 'x'.repeat(32) }, log: { level: 'silent' }, ...overrides },
+    });
 
   it('is adaptive unless configured', () => {
     expect(production({}).config.challenge.mode).toBe('adaptive');
@@ -204,7 +236,9 @@ describe('the bot challenge in production', () => {
   });
 
   it('refuses mode off without its acknowledgement, and lists it among the weakened defences', () => {
-    expect(() => production({ challenge: { mode: 'off' } })).toThrow(/challenge\.mode: off .* unless challenge\.off_in_production is true/);
+    expect(() => production({ challenge: { mode: 'off' } })).toThrow(
+      /challenge\.mode: off .* unless challenge\.off_in_production is true/,
+    );
     const acknowledged = production({ challenge: { mode: 'off', off_in_production: true } }).config;
     expect(weakenedDefences(acknowledged).map((w) => w.key)).toContain('challenge.mode');
   });

@@ -30,7 +30,8 @@ describe.each([
   it('limits wrong codes at verifies_per_ip_per_minute whether the first X-Forwarded-For entry rotates or not', async () => {
     app = await startSecurityApp({ server });
     const limit = app.deps.config.rate_limits.verifies_per_ip_per_minute;
-    const wrongCode = (i: number, forwardedFor: string) => app!.post('verify_otp', { email: phone(i), otp_code: '000000' }).set('X-Forwarded-For', forwardedFor);
+    const wrongCode = (i: number, forwardedFor: string) =>
+      app!.post('verify_otp', { email: phone(i), otp_code: '000000' }).set('X-Forwarded-For', forwardedFor);
 
     const rotating: number[] = [];
     for (let i = 0; i < limit + 15; i++) rotating.push((await wrongCode(i, `10.9.${i}.7, 198.51.100.7`)).status);
@@ -45,7 +46,8 @@ describe.each([
   it('limits lookups without a proof at lookups_per_ip_per_minute whether the first X-Forwarded-For entry rotates or not', async () => {
     app = await startSecurityApp({ server });
     const limit = app.deps.config.rate_limits.lookups_per_ip_per_minute;
-    const lookup = (i: number, forwardedFor: string) => app!.post('search_user', { phone: phone(i) }).set('X-Forwarded-For', forwardedFor);
+    const lookup = (i: number, forwardedFor: string) =>
+      app!.post('search_user', { phone: phone(i) }).set('X-Forwarded-For', forwardedFor);
 
     const rotating: number[] = [];
     for (let i = 0; i < limit + 4; i++) rotating.push((await lookup(i, `10.9.${i}.7, 198.51.100.7`)).status);
@@ -62,17 +64,26 @@ describe.each([
  * A proxy that appends the address it saw, as nginx's `$proxy_add_x_forwarded_for` does (or
  * an RFC 7239 `for=` element), and passes everything else through.
  */
-async function appendingProxy(upstream: string, header: 'x-forwarded-for' | 'forwarded'): Promise<{ url: string; close(): Promise<void> }> {
+async function appendingProxy(
+  upstream: string,
+  header: 'x-forwarded-for' | 'forwarded',
+): Promise<{ url: string; close(): Promise<void> }> {
   const target = new URL(upstream);
   const server: Server = createServer((req, res) => {
     const seen = req.socket.remoteAddress!;
     const appended = header === 'forwarded' ? `for=${seen.includes(':') ? `"[${seen}]"` : seen}` : seen;
     const prior = req.headers[header];
-    const headers: IncomingHttpHeaders = { ...req.headers, [header]: prior ? `${String(prior)}, ${appended}` : appended };
-    const forwarded = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers }, (answer) => {
-      res.writeHead(answer.statusCode!, answer.headers);
-      answer.pipe(res);
-    });
+    const headers: IncomingHttpHeaders = {
+      ...req.headers,
+      [header]: prior ? `${String(prior)}, ${appended}` : appended,
+    };
+    const forwarded = httpRequest(
+      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers },
+      (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      },
+    );
     forwarded.on('error', () => res.destroy());
     req.pipe(forwarded);
   });
@@ -87,12 +98,26 @@ async function appendingProxy(upstream: string, header: 'x-forwarded-for' | 'for
 }
 
 /** POSTs an action through the proxy from `localAddress` (loopback aliases: two clients on one machine), answering status and reason. */
-function postFrom(proxy: string, localAddress: string, action: string, body: Record<string, unknown>, headers: Record<string, string>): Promise<{ status: number; reason?: string }> {
+function postFrom(
+  proxy: string,
+  localAddress: string,
+  action: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string>,
+): Promise<{ status: number; reason?: string }> {
   const target = new URL(proxy);
   const bytes = Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: target.hostname, port: target.port, localAddress, path: `/?action=${action}`, method: 'POST', agent: false, headers: { ...headers, 'content-type': 'application/json', 'content-length': bytes.length } },
+      {
+        host: target.hostname,
+        port: target.port,
+        localAddress,
+        path: `/?action=${action}`,
+        method: 'POST',
+        agent: false,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': bytes.length },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -120,11 +145,24 @@ describe.each(['x-forwarded-for', 'forwarded'] as const)('through a real proxy a
     app = await startSecurityApp({ server: { trust_proxy_hops: 1, forwarded_header: header } });
     proxy = await appendingProxy(app.url, header);
     const limit = app.deps.config.rate_limits.verifies_per_ip_per_minute;
-    const forged = (i: number) => ({ 'X-Forwarded-For': `10.9.${i}.7, 10.8.${i}.1`, Forwarded: `for=10.9.${i}.8;proto=https, for="[2001:db8::${i}]"`, 'X-Real-IP': `10.9.${i}.9` });
+    const forged = (i: number) => ({
+      'X-Forwarded-For': `10.9.${i}.7, 10.8.${i}.1`,
+      Forwarded: `for=10.9.${i}.8;proto=https, for="[2001:db8::${i}]"`,
+      'X-Real-IP': `10.9.${i}.9`,
+    });
 
     const attacker: Array<{ status: number; reason?: string }> = [];
-    for (let i = 0; i < limit + 5; i++) attacker.push(await postFrom(proxy.url, '127.0.0.2', 'verify_otp', { email: phone(i), otp_code: '000000' }, forged(i)));
-    const other = await postFrom(proxy.url, '127.0.0.3', 'verify_otp', { email: phone(0), otp_code: '000000' }, forged(0));
+    for (let i = 0; i < limit + 5; i++)
+      attacker.push(
+        await postFrom(proxy.url, '127.0.0.2', 'verify_otp', { email: phone(i), otp_code: '000000' }, forged(i)),
+      );
+    const other = await postFrom(
+      proxy.url,
+      '127.0.0.3',
+      'verify_otp',
+      { email: phone(0), otp_code: '000000' },
+      forged(0),
+    );
 
     expect(firstRefusal(attacker.map((a) => a.status))).toBe(limit);
     expect(attacker.slice(limit).map((a) => a.reason)).toEqual(Array(5).fill('rate_limited'));
@@ -146,12 +184,14 @@ describe('an IPv6 client behind one appending proxy hop', () => {
     app = undefined;
   });
   /** An address in 2001:db8:1:<net>::/64, a different one for every i. */
-  const inNetwork = (net: number, i: number) => `2001:db8:1:${net.toString(16)}:${(0x1000 + i).toString(16)}:${i.toString(16)}:abcd:${(i * 7).toString(16)}`;
+  const inNetwork = (net: number, i: number) =>
+    `2001:db8:1:${net.toString(16)}:${(0x1000 + i).toString(16)}:${i.toString(16)}:abcd:${(i * 7).toString(16)}`;
 
   it('is limited at verifies_per_ip_per_minute when it rotates its address within its /64; another /64 and an IPv4 client are counted on their own', async () => {
     app = await startSecurityApp({ server: { trust_proxy_hops: 1 } });
     const limit = app.deps.config.rate_limits.verifies_per_ip_per_minute;
-    const wrongCode = (i: number, client: string) => app!.post('verify_otp', { email: phone(i), otp_code: '000000' }).set('X-Forwarded-For', `10.9.${i}.7, ${client}`);
+    const wrongCode = (i: number, client: string) =>
+      app!.post('verify_otp', { email: phone(i), otp_code: '000000' }).set('X-Forwarded-For', `10.9.${i}.7, ${client}`);
 
     const rotating: number[] = [];
     for (let i = 0; i < limit + 5; i++) rotating.push((await wrongCode(i, inNetwork(2, i))).status);
@@ -165,20 +205,24 @@ describe('an IPv6 client behind one appending proxy hop', () => {
   it('is one client whether it arrives as IPv4 or IPv4-mapped IPv6', async () => {
     app = await startSecurityApp({ server: { trust_proxy_hops: 1 } });
     const limit = app.deps.config.rate_limits.lookups_per_ip_per_minute;
-    const lookup = (i: number, client: string) => app!.post('search_user', { phone: phone(i) }).set('X-Forwarded-For', client);
+    const lookup = (i: number, client: string) =>
+      app!.post('search_user', { phone: phone(i) }).set('X-Forwarded-For', client);
 
     const statuses: number[] = [];
-    for (let i = 0; i < limit + 2; i++) statuses.push((await lookup(i, i % 2 === 0 ? '198.51.100.9' : '::ffff:198.51.100.9')).status);
+    for (let i = 0; i < limit + 2; i++)
+      statuses.push((await lookup(i, i % 2 === 0 ? '198.51.100.9' : '::ffff:198.51.100.9')).status);
     expect(firstRefusal(statuses)).toBe(limit);
   });
 
   it('is locked out of the internal key after wrong_keys_per_ip guesses from rotating addresses of its /64, the right key too', async () => {
     app = await startSecurityApp({ server: { trust_proxy_hops: 1 }, security: { internal_key: INTERNAL_KEY } });
     const allowed = app.deps.config.rate_limits.wrong_keys_per_ip;
-    const token = (i: number, key: string) => app!.post('access_token', { uid: MARIO.uid }).set('X-Forwarded-For', inNetwork(2, i)).set('x-internal-key', key);
+    const token = (i: number, key: string) =>
+      app!.post('access_token', { uid: MARIO.uid }).set('X-Forwarded-For', inNetwork(2, i)).set('x-internal-key', key);
 
     const guesses: number[] = [];
-    for (let i = 0; i < allowed + 5; i++) guesses.push((await token(i, `wrong-key-${i}-0123456789abcdef-0123456789`)).status);
+    for (let i = 0; i < allowed + 5; i++)
+      guesses.push((await token(i, `wrong-key-${i}-0123456789abcdef-0123456789`)).status);
     expect(firstRefusal(guesses)).toBe(allowed);
 
     const right = await token(1000, INTERNAL_KEY);

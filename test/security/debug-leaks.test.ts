@@ -46,7 +46,14 @@ describe('masks', () => {
   });
 
   it('cover every address of a list, a display name or a malformed address whole', () => {
-    for (const spelling of [`attacker@evil.example ${MARIO.email}`, `a@b.example,${MARIO.email}`, `Name <${MARIO.email}>`, 'no-at-sign', '@example.com', `x@@${MARIO.email}`]) {
+    for (const spelling of [
+      `attacker@evil.example ${MARIO.email}`,
+      `a@b.example,${MARIO.email}`,
+      `Name <${MARIO.email}>`,
+      'no-at-sign',
+      '@example.com',
+      `x@@${MARIO.email}`,
+    ]) {
       expect(maskEmail(spelling)).toBe('***');
     }
     expect(maskEmail(MARIO.email)).toBe(`m***@${MARIO.email.split('@')[1]}`);

@@ -22,7 +22,10 @@ async function expectOneMail(app: SecurityApp, spellings: string[]): Promise<voi
 
   for (const uid of others) {
     const res = await app.post('otp_generate', { uid });
-    expect(res.body).toMatchObject({ success: false, data: { reason: 'already_sent', blocked: true, retry_after: expect.any(Number) } });
+    expect(res.body).toMatchObject({
+      success: false,
+      data: { reason: 'already_sent', blocked: true, retry_after: expect.any(Number) },
+    });
     expect(res.body.error).toMatch(/^OTP già inviato\. Riprova tra \d+ secondi\.$/);
     expect(res.body.data.retry_after).toBeGreaterThan(0);
     expect(res.body.data.retry_after).toBeLessThanOrEqual(60);
@@ -36,7 +39,7 @@ function inboxSuite(app: () => SecurityApp) {
     await expectOneMail(app(), SUBADDRESSES);
   });
 
-  it("sends one code per cooldown to a Gmail inbox spelled with dots or googlemail.com, while bob@ itself is in cooldown", async () => {
+  it('sends one code per cooldown to a Gmail inbox spelled with dots or googlemail.com, while bob@ itself is in cooldown', async () => {
     await expectOneMail(app(), GMAILS);
   });
 
@@ -55,9 +58,14 @@ describe('one inbox, one cooldown (memory store)', () => {
 
     const next = await app().post('otp_generate', { uid: 'victim+1@example.org' });
     expect(next.body).toMatchObject({ success: true });
-    const verified = await app().post('verify_otp', { email: 'victim+1@example.org', otp_code: app().codeFor('victim+1@example.org') });
+    const verified = await app().post('verify_otp', {
+      email: 'victim+1@example.org',
+      otp_code: app().codeFor('victim+1@example.org'),
+    });
     expect(verified.body).toMatchObject({ success: true, data: { valid: true } });
-    expect(mails(app()).map((m) => m.to)).toEqual(expect.arrayContaining(['victim@example.org', 'victim+1@example.org']));
+    expect(mails(app()).map((m) => m.to)).toEqual(
+      expect.arrayContaining(['victim@example.org', 'victim+1@example.org']),
+    );
   });
 });
 
@@ -73,7 +81,10 @@ describe('one inbox, one cooldown (Redis store)', () => {
   });
   beforeEach(async () => {
     // A prefix per test: each starts with no cooldown and no counter, on one server.
-    current = await startSecurityApp({ otp: { store: 'redis' }, redis: { url: server.url, key_prefix: `inboxes${++run}:` } });
+    current = await startSecurityApp({
+      otp: { store: 'redis' },
+      redis: { url: server.url, key_prefix: `inboxes${++run}:` },
+    });
     await redisReady(current.deps.redis!, 15_000);
   });
   afterEach(async () => {
@@ -87,7 +98,14 @@ describe('one inbox, one per-recipient cap', () => {
   const app = useSecurityApp();
 
   it('refuses the sixth code to one inbox in its window, each spelled anew after the cooldown', async () => {
-    const spellings = ['victim@example.org', 'victim+1@example.org', 'victim+2@example.org', 'VICTIM+3@example.org', 'victim+4@example.org', 'victim+5@example.org'];
+    const spellings = [
+      'victim@example.org',
+      'victim+1@example.org',
+      'victim+2@example.org',
+      'VICTIM+3@example.org',
+      'victim+4@example.org',
+      'victim+5@example.org',
+    ];
     const answers = [];
     for (const uid of spellings) {
       answers.push(await app().post('otp_generate', { uid }));
@@ -103,10 +121,25 @@ describe('one inbox, one newsletter budget', () => {
   const app = useSecurityApp();
 
   it('refuses the sixth subscription of one inbox in a day, whatever +tag or Gmail spelling it wears', async () => {
-    const spellings = ['bob@gmail.com', 'b.ob@gmail.com', 'bob+news@gmail.com', 'bo.b+1@googlemail.com', 'BOB@googlemail.com', 'b.o.b+x@gmail.com'];
+    const spellings = [
+      'bob@gmail.com',
+      'b.ob@gmail.com',
+      'bob+news@gmail.com',
+      'bo.b+1@googlemail.com',
+      'BOB@googlemail.com',
+      'b.o.b+x@gmail.com',
+    ];
     const answers = [];
-    for (const email of spellings) answers.push(await app().post('newsletter_subscribe', { email, selections: [{ feed: 'feed_a', mlid: '101' }] }));
-    expect(answers.map((a) => a.body.data?.reason === 'rate_limited')).toEqual([false, false, false, false, false, true]);
+    for (const email of spellings)
+      answers.push(await app().post('newsletter_subscribe', { email, selections: [{ feed: 'feed_a', mlid: '101' }] }));
+    expect(answers.map((a) => a.body.data?.reason === 'rate_limited')).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      true,
+    ]);
     expect(answers[5]!.body.data).toMatchObject({ limit: 'subscriptions_per_email_per_day' });
     expect(app().sandbox.outbox.list('newsletter')).toHaveLength(5);
   });
@@ -117,8 +150,16 @@ describe('one inbox, one password budget', () => {
 
   it('refuses the sixth password guess for one inbox in its window, whatever +tag it wears', async () => {
     const answers = [];
-    for (let i = 0; i < 6; i++) answers.push(await app().post('login', { email: `victim+${i}@example.org`, password: `guess-${i}` }));
-    expect(answers.map((a) => a.body.data?.reason === 'rate_limited')).toEqual([false, false, false, false, false, true]);
+    for (let i = 0; i < 6; i++)
+      answers.push(await app().post('login', { email: `victim+${i}@example.org`, password: `guess-${i}` }));
+    expect(answers.map((a) => a.body.data?.reason === 'rate_limited')).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      true,
+    ]);
     expect(answers[5]!.body.data).toMatchObject({ limit: 'password_logins_per_email' });
   });
 });

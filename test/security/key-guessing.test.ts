@@ -37,11 +37,28 @@ interface Answer {
 }
 
 /** One request from the loopback address `from`: the client address the service counts. */
-function send(port: number, from: string, method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown): Promise<Answer> {
+function send(
+  port: number,
+  from: string,
+  method: 'GET' | 'POST',
+  path: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<Answer> {
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: '127.0.0.1', port, localAddress: from, method, path, headers: { ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) } },
+      {
+        host: '127.0.0.1',
+        port,
+        localAddress: from,
+        method,
+        path,
+        headers: {
+          ...headers,
+          ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
+        },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -105,7 +122,12 @@ const surfaces: Surface[] = [
 ];
 
 function keysConfig(overrides: Record<string, unknown> = {}) {
-  return identityConfig({ security: { internal_key: INTERNAL_KEY }, funnel: { read_key: READ_KEY, flush_ms: 0 }, metrics: { token: METRICS_TOKEN }, ...overrides });
+  return identityConfig({
+    security: { internal_key: INTERNAL_KEY },
+    funnel: { read_key: READ_KEY, flush_ms: 0 },
+    metrics: { token: METRICS_TOKEN },
+    ...overrides,
+  });
 }
 
 interface Instance {
@@ -131,7 +153,10 @@ async function listen(deps: Deps): Promise<Instance> {
 /** The JSON lines a logger wrote at warn and above. */
 function warnLog() {
   const lines: string[] = [];
-  const log = pino({ level: 'warn' }, new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }));
+  const log = pino(
+    { level: 'warn' },
+    new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) }),
+  );
   return { log, lines, parsed: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>) };
 }
 
@@ -153,13 +178,15 @@ describe.each(surfaces)('guessing $name', (surface) => {
   });
   afterEach(() => app.close());
 
-  const call = (from: string, key?: string) => surface.call(app.port, from, key === undefined ? {} : { [surface.header]: surface.value(key) });
+  const call = (from: string, key?: string) =>
+    surface.call(app.port, from, key === undefined ? {} : { [surface.header]: surface.value(key) });
 
   it(`limits 150 wrong keys from one client after ${ALLOWED}, refuses the right key during the lockout, and accepts it after`, async () => {
     const answers: Answer[] = [];
     for (let i = 0; i < 150; i++) answers.push(await call(GUESSER, guess(i)));
 
-    for (const wrong of answers.slice(0, ALLOWED)) expect({ status: wrong.status, reason: wrong.body.data?.reason }).toEqual(surface.wrongAnswer);
+    for (const wrong of answers.slice(0, ALLOWED))
+      expect({ status: wrong.status, reason: wrong.body.data?.reason }).toEqual(surface.wrongAnswer);
     for (const refused of answers.slice(ALLOWED)) {
       expect(refused.status).toBe(429);
       expect(refused.body.data).toMatchObject({ reason: 'rate_limited', limit: 'wrong_keys_per_ip' });
@@ -180,7 +207,11 @@ describe.each(surfaces)('guessing $name', (surface) => {
   it('locks a client out for exactly rate_limits.wrong_key_lockout_seconds from its first wrong key, and Retry-After says how long is left', async () => {
     for (let i = 0; i < ALLOWED; i++) expect((await call(GUESSER, guess(i))).status).toBe(surface.wrongAnswer.status);
     const first = await call(GUESSER, guess(ALLOWED));
-    expect([first.status, first.headers['retry-after'], first.body.data?.retry_after]).toEqual([429, String(LOCKOUT_MS / 1000), LOCKOUT_MS / 1000]);
+    expect([first.status, first.headers['retry-after'], first.body.data?.retry_after]).toEqual([
+      429,
+      String(LOCKOUT_MS / 1000),
+      LOCKOUT_MS / 1000,
+    ]);
     now += LOCKOUT_MS - 60_000;
     const late = await call(GUESSER, surface.right);
     expect([late.status, late.headers['retry-after'], late.body.data?.retry_after]).toEqual([429, '60', 60]);
@@ -193,7 +224,10 @@ describe.each(surfaces)('guessing $name', (surface) => {
   it('opens nothing to a request without the key', async () => {
     const none = await call(GUESSER);
     expect(surface.accepted(none)).toBe(false);
-    expect({ status: none.status, reason: none.body.data?.reason ?? (none.text.includes('lfa_') ? 'metrics' : undefined) }).toEqual(surface.wrongAnswer);
+    expect({
+      status: none.status,
+      reason: none.body.data?.reason ?? (none.text.includes('lfa_') ? 'metrics' : undefined),
+    }).toEqual(surface.wrongAnswer);
   });
 
   it('does not lock out another client', async () => {
@@ -221,7 +255,17 @@ describe.each(surfaces)('guessing $name', (surface) => {
     for (const line of warnings) {
       expect(line).toMatchObject({ level: 40, header: surface.header, ip: GUESSER });
       // Nothing but the event, the header, the client and the request: no field could carry the guess or its length.
-      expect(Object.keys(line).sort()).toEqual(['event', 'header', 'hostname', 'ip', 'level', 'msg', 'pid', 'request_id', 'time']);
+      expect(Object.keys(line).sort()).toEqual([
+        'event',
+        'header',
+        'hostname',
+        'ip',
+        'level',
+        'msg',
+        'pid',
+        'request_id',
+        'time',
+      ]);
     }
     const everything = logged.lines.join('\n');
     for (let i = 0; i < ALLOWED + 2; i++) expect(everything).not.toContain(guess(i));
@@ -258,7 +302,8 @@ describe('the key lockout', () => {
   it('holds with the rate limits switched off: it guards the keys themselves', async () => {
     const app = await start({ rate_limits: { enabled: false } });
     const answers = [];
-    for (let i = 0; i < 20; i++) answers.push((await internal.call(app.port, GUESSER, { 'x-internal-key': `wrong-${i}` })).status);
+    for (let i = 0; i < 20; i++)
+      answers.push((await internal.call(app.port, GUESSER, { 'x-internal-key': `wrong-${i}` })).status);
     expect(answers.filter((status) => status === 429)).toHaveLength(20 - ALLOWED);
     expect((await internal.call(app.port, GUESSER, { 'x-internal-key': INTERNAL_KEY })).status).toBe(429);
   });
@@ -266,7 +311,8 @@ describe('the key lockout', () => {
   it('follows rate_limits.wrong_keys_per_ip', async () => {
     const app = await start({ rate_limits: { wrong_keys_per_ip: 2 } });
     const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push((await internal.call(app.port, GUESSER, { 'x-internal-key': `wrong-${i}` })).status);
+    for (let i = 0; i < 4; i++)
+      statuses.push((await internal.call(app.port, GUESSER, { 'x-internal-key': `wrong-${i}` })).status);
     expect(statuses).toEqual([200, 200, 429, 429]);
   });
 });
@@ -295,7 +341,8 @@ describe('the key lockout across two instances on one Redis', () => {
   beforeEach(() => tokenCalls());
 
   const internal = surfaces[0]!;
-  const on = (i: number, from: string, key: string) => internal.call(fleet[i % 2]!.port, from, { 'x-internal-key': key });
+  const on = (i: number, from: string, key: string) =>
+    internal.call(fleet[i % 2]!.port, from, { 'x-internal-key': key });
 
   it('counts the wrong keys of one client on both instances together, locks it out of both, and lets the right key in once the lockout ends', async () => {
     const answers: Answer[] = [];
@@ -307,7 +354,11 @@ describe('the key lockout across two instances on one Redis', () => {
 
     for (const i of [0, 1]) {
       const locked = await on(i, GUESSER, INTERNAL_KEY);
-      expect({ instance: i, status: locked.status, limit: locked.body.data?.limit }).toEqual({ instance: i, status: 429, limit: 'wrong_keys_per_ip' });
+      expect({ instance: i, status: locked.status, limit: locked.body.data?.limit }).toEqual({
+        instance: i,
+        status: 429,
+        limit: 'wrong_keys_per_ip',
+      });
     }
     // Another client is not locked out, on either instance.
     for (const i of [0, 1]) expect(internal.accepted(await on(i, NEIGHBOUR, INTERNAL_KEY))).toBe(true);

@@ -8,9 +8,15 @@ import { actionsByName } from '../../src/actions';
  */
 
 const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'security.md'), 'utf8');
-const section = doc.slice(doc.indexOf('## Limits per action'), doc.indexOf('\n## ', doc.indexOf('## Limits per action') + 1));
+const section = doc.slice(
+  doc.indexOf('## Limits per action'),
+  doc.indexOf('\n## ', doc.indexOf('## Limits per action') + 1),
+);
 const rows = new Map(
-  [...section.matchAll(/^\| `([^`]+)` \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => [m[1]!, { needs: m[2]!.trim(), meteredBy: m[3]!.trim() }]),
+  [...section.matchAll(/^\| `([^`]+)` \| ([^|]+) \| ([^|]+) \|$/gm)].map((m) => [
+    m[1]!,
+    { needs: m[2]!.trim(), meteredBy: m[3]!.trim() },
+  ]),
 );
 
 describe('docs/security.md, limits per action', () => {

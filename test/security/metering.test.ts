@@ -20,7 +20,11 @@ describe('register is not an oracle of registered emails', () => {
     const proof = await phoneProof();
 
     const refused = await app().post('register', { email: MARIO.email, phone: PHONE, proof });
-    expect(refused.body).toEqual({ success: false, error: 'Registrazione non riuscita: se hai già un account con questa email, accedi.', data: { reason: 'registration_refused' } });
+    expect(refused.body).toEqual({
+      success: false,
+      error: 'Registrazione non riuscita: se hai già un account con questa email, accedi.',
+      data: { reason: 'registration_refused' },
+    });
     expect(JSON.stringify(refused.body)).not.toMatch(/already registered|409/i);
 
     // The same proof cannot ask about a second email: one code, one question.
@@ -30,7 +34,8 @@ describe('register is not an oracle of registered emails', () => {
 
   it('limits registrations per client, whatever the proofs', async () => {
     const answers = [];
-    for (let i = 0; i < 11; i++) answers.push(await app().post('register', { email: `new${i}@example.com`, proof: 'not-a-proof' }));
+    for (let i = 0; i < 11; i++)
+      answers.push(await app().post('register', { email: `new${i}@example.com`, proof: 'not-a-proof' }));
     // Refused proofs never reach the limit: it counts what is asked of the provider.
     expect(answers.every((a) => a.body.data.reason !== 'rate_limited')).toBe(true);
   });
@@ -48,7 +53,9 @@ describe('register is limited per client', () => {
       reasons.push(res.body.success ? 'ok' : res.body.data.reason);
     }
     expect(reasons).toEqual(['ok', 'ok', 'rate_limited']);
-    expect((await app().post('get_user_email', { email: 'limited2@example.com' })).body.meta).toMatchObject({ exists: false });
+    expect((await app().post('get_user_email', { email: 'limited2@example.com' })).body.meta).toMatchObject({
+      exists: false,
+    });
   });
 });
 
@@ -57,10 +64,19 @@ describe('newsletter_subscribe is metered', () => {
 
   it('refuses a client subscribing strangers in bulk after 20 per hour, calling the mailing list no more', async () => {
     const answers = [];
-    for (let i = 0; i < 25; i++) answers.push(await app().post('newsletter_subscribe', { email: `stranger${i}@example.com`, selections: [{ feed: 'feed_a', mlid: '101' }] }));
+    for (let i = 0; i < 25; i++)
+      answers.push(
+        await app().post('newsletter_subscribe', {
+          email: `stranger${i}@example.com`,
+          selections: [{ feed: 'feed_a', mlid: '101' }],
+        }),
+      );
     const limited = answers.filter((a) => a.body.data?.reason === 'rate_limited');
     expect(limited).toHaveLength(5);
-    expect(limited[0]!.body.data).toMatchObject({ limit: 'subscriptions_per_ip_per_hour', retry_after: expect.any(Number) });
+    expect(limited[0]!.body.data).toMatchObject({
+      limit: 'subscriptions_per_ip_per_hour',
+      retry_after: expect.any(Number),
+    });
     expect(app().sandbox.outbox.list('newsletter')).toHaveLength(20);
   });
 });
@@ -69,10 +85,25 @@ describe('newsletter_subscribe is metered per email', () => {
   const app = useSecurityApp();
 
   it('refuses the sixth subscription of one email in a day, however it is spelled', async () => {
-    const spellings = ['victim@example.com', 'VICTIM@example.com', 'Victim@Example.com', ' victim@example.com', 'victim@EXAMPLE.COM', 'victim@example.com'];
+    const spellings = [
+      'victim@example.com',
+      'VICTIM@example.com',
+      'Victim@Example.com',
+      ' victim@example.com',
+      'victim@EXAMPLE.COM',
+      'victim@example.com',
+    ];
     const answers = [];
-    for (const email of spellings) answers.push(await app().post('newsletter_subscribe', { email, selections: [{ feed: 'feed_a', mlid: '101' }] }));
-    expect(answers.map((a) => a.body.data?.reason === 'rate_limited')).toEqual([false, false, false, false, false, true]);
+    for (const email of spellings)
+      answers.push(await app().post('newsletter_subscribe', { email, selections: [{ feed: 'feed_a', mlid: '101' }] }));
+    expect(answers.map((a) => a.body.data?.reason === 'rate_limited')).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      true,
+    ]);
     expect(answers[5]!.body.data).toMatchObject({ limit: 'subscriptions_per_email_per_day' });
     expect(app().sandbox.outbox.list('newsletter')).toHaveLength(5);
   });

@@ -17,7 +17,7 @@ export const IT_RANGES = Array.from({ length: 900 }, (_, i) => `393${100 + i}`);
 /** A deterministic pseudo-random sequence: the same campaign on every run. */
 export function random(seed: number) {
   let state = seed;
-  return () => ((state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
+  return () => (state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
 }
 
 export interface Answer {
@@ -39,18 +39,39 @@ export interface CampaignResult {
 
 export function networkApp(overrides: Record<string, unknown> = {}) {
   const clock = { now: Date.UTC(2030, 0, 7, 9, 0, 0) };
-  const config = testConfig(deepMerge({ otp: { debug: true }, server: { trust_proxy_hops: 1 }, sms: { allowed_regions: ['IT', 'GB'] }, challenge: { mode: 'adaptive' } }, overrides));
+  const config = testConfig(
+    deepMerge(
+      {
+        otp: { debug: true },
+        server: { trust_proxy_hops: 1 },
+        sms: { allowed_regions: ['IT', 'GB'] },
+        challenge: { mode: 'adaptive' },
+      },
+      overrides,
+    ),
+  );
   const { app, deps, sent, metrics } = appWithRecordingSms(config, { now: () => clock.now });
   const generate = async (phone: string, ip: string, challenge?: string): Promise<Answer> =>
-    (await request(app).post('/otp_generate').set('X-Forwarded-For', ip).send({ uid: phone, ...(challenge ? { challenge } : {}) })).body as Answer;
+    (
+      await request(app)
+        .post('/otp_generate')
+        .set('X-Forwarded-For', ip)
+        .send({ uid: phone, ...(challenge ? { challenge } : {}) })
+    ).body as Answer;
   const verify = async (phone: string, code: string, ip: string): Promise<boolean> =>
-    Boolean((await request(app).post('/verify_otp').set('X-Forwarded-For', ip).send({ email: phone, otp_code: code })).body.data?.valid);
+    Boolean(
+      (await request(app).post('/verify_otp').set('X-Forwarded-For', ip).send({ email: phone, otp_code: code })).body
+        .data?.valid,
+    );
   return { clock, config, deps, sent, metrics, generate, verify };
 }
 
 const challengeSignals = async (metrics: { render(): Promise<string> }) => {
   const signals: Record<string, number> = {};
-  for (const [, signal, count] of (await metrics.render()).matchAll(/lfa_challenge_decisions_total\{decision="challenged",signal="(\w+)"\} (\d+)/g)) if (Number(count) > 0) signals[signal!] = Number(count);
+  for (const [, signal, count] of (await metrics.render()).matchAll(
+    /lfa_challenge_decisions_total\{decision="challenged",signal="(\w+)"\} (\d+)/g,
+  ))
+    if (Number(count) > 0) signals[signal!] = Number(count);
   return signals;
 };
 
@@ -60,10 +81,21 @@ const challengeSignals = async (metrics: { render(): Promise<string> }) => {
  */
 export async function runBot(
   app: ReturnType<typeof networkApp>,
-  { requests, everyMs, next }: { requests: number; everyMs: number; next: (i: number) => { phone: string; ip: string } },
+  {
+    requests,
+    everyMs,
+    next,
+  }: { requests: number; everyMs: number; next: (i: number) => { phone: string; ip: string } },
 ): Promise<CampaignResult> {
   const start = app.clock.now;
-  const result: CampaignResult = { requests, sms: 0, smsBeforeChallenge: 0, smsAfterChallenge: 0, challenged: 0, signals: {} };
+  const result: CampaignResult = {
+    requests,
+    sms: 0,
+    smsBeforeChallenge: 0,
+    smsAfterChallenge: 0,
+    challenged: 0,
+    signals: {},
+  };
   for (let i = 0; i < requests; i += 1) {
     app.clock.now = start + i * everyMs;
     const { phone, ip } = next(i);
@@ -91,6 +123,9 @@ export function oneSlash48(seed = 43, prefix = '2001:db8:4c') {
   return (i: number) => {
     if (i % 3 === 0) subnet = Math.floor(rand() * 0x10000);
     const range = IT_RANGES[Math.floor(rand() * IT_RANGES.length)]!;
-    return { phone: `+${range}${String(Math.floor(rand() * 1e6)).padStart(6, '0')}`, ip: `${prefix}:${hex(subnet)}:${hex(Math.floor(rand() * 0x10000))}::${hex(i + 1)}` };
+    return {
+      phone: `+${range}${String(Math.floor(rand() * 1e6)).padStart(6, '0')}`,
+      ip: `${prefix}:${hex(subnet)}:${hex(Math.floor(rand() * 0x10000))}::${hex(i + 1)}`,
+    };
   };
 }

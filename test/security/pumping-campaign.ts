@@ -16,12 +16,31 @@ import { appWithRecordingSms } from '../support/fake-sms';
 const TICK_MS = 10_000;
 export const HOUR_MS = 3_600_000;
 export const BOT_RANGE = '447520';
-const IT_PREFIXES = ['320', '328', '329', '333', '338', '339', '340', '345', '347', '348', '349', '366', '380', '388', '389', '391', '392', '393'];
+const IT_PREFIXES = [
+  '320',
+  '328',
+  '329',
+  '333',
+  '338',
+  '339',
+  '340',
+  '345',
+  '347',
+  '348',
+  '349',
+  '366',
+  '380',
+  '388',
+  '389',
+  '391',
+  '392',
+  '393',
+];
 
 /** A deterministic pseudo-random sequence: the same campaign on every run. */
 function random(seed: number) {
   let state = seed;
-  return () => ((state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
+  return () => (state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
 }
 
 interface Answer {
@@ -39,13 +58,19 @@ export interface CampaignWatch {
 export async function runPumpingCampaign(overrides: Parameters<typeof testConfig>[0], watch: CampaignWatch) {
   const clock = { now: Date.UTC(2030, 0, 7, 9, 0, 0) };
   const now = () => clock.now;
-  const config = testConfig(deepMerge({ otp: { debug: true }, server: { trust_proxy_hops: 1 }, sms: { allowed_regions: ['IT', 'GB'] } }, overrides ?? {}));
+  const config = testConfig(
+    deepMerge(
+      { otp: { debug: true }, server: { trust_proxy_hops: 1 }, sms: { allowed_regions: ['IT', 'GB'] } },
+      overrides ?? {},
+    ),
+  );
   const { app, deps, sent } = appWithRecordingSms(config, { now });
   const rand = random(27);
   const digits = (n: number) => String(Math.floor(rand() * 10 ** n)).padStart(n, '0');
   let address = 0;
   const nextIp = () => `10.${(++address >> 16) & 255}.${(address >> 8) & 255}.${address & 255}`;
-  const generate = async (phone: string, ip: string): Promise<Answer> => (await request(app).post('/otp_generate').set('X-Forwarded-For', ip).send({ uid: phone })).body;
+  const generate = async (phone: string, ip: string): Promise<Answer> =>
+    (await request(app).post('/otp_generate').set('X-Forwarded-For', ip).send({ uid: phone })).body;
   const botSms = () => sent.filter((to) => to.startsWith(`+${BOT_RANGE}`)).length;
 
   const pending: Array<{ at: number; phone: string; code: string; ip: string }> = [];
@@ -69,7 +94,12 @@ export async function runPumpingCampaign(overrides: Parameters<typeof testConfig
     }
     while (pending.length > 0 && pending[0]!.at <= clock.now + TICK_MS) {
       const person = pending.shift()!;
-      const verified = (await request(app).post('/verify_otp').set('X-Forwarded-For', person.ip).send({ email: person.phone, otp_code: person.code })).body;
+      const verified = (
+        await request(app)
+          .post('/verify_otp')
+          .set('X-Forwarded-For', person.ip)
+          .send({ email: person.phone, otp_code: person.code })
+      ).body;
       if (verified.data?.valid) honest.verified += 1;
     }
   }

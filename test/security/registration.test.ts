@@ -15,7 +15,10 @@ describe('a proof that issued a token is spent', () => {
   it('refuses a second access_token with the same proof as spent and sets no cookie', async () => {
     const { uid, proof } = await primitivePhoneLogin(app(), MARIO.phone);
     const first = await app().post('access_token', { uid, proof });
-    expect(first.body).toMatchObject({ success: true, data: { access_token: expect.any(String), proof: expect.any(String) } });
+    expect(first.body).toMatchObject({
+      success: true,
+      data: { access_token: expect.any(String), proof: expect.any(String) },
+    });
 
     const replay = await app().post('access_token', { uid, proof });
 
@@ -64,7 +67,11 @@ describe('a phone proof registers one account (primitives, phone new user)', () 
     const first = await app().post('register', { email: 'first.owner@example.com', phone: PHONE, proof });
     expect(first.body).toMatchObject({ success: true, data: { proof: expect.any(String) } });
 
-    const second = await app().post('register', { email: 'second.owner@example.com', phone: PHONE, proof: first.body.data.proof });
+    const second = await app().post('register', {
+      email: 'second.owner@example.com',
+      phone: PHONE,
+      proof: first.body.data.proof,
+    });
 
     // The answered proof names the first email: for another one it vouches for nothing.
     expect(second.body).toMatchObject({ success: false, data: { reason: 'proof_required' } });
@@ -76,7 +83,11 @@ describe('a phone proof registers one account (primitives, phone new user)', () 
     const proof = await verifiedNewPhone();
     const first = await app().post('register', { email: 'first.owner@example.com', phone: PHONE, proof });
 
-    const again = await app().post('register', { email: 'first.owner@example.com', phone: PHONE, proof: first.body.data.proof });
+    const again = await app().post('register', {
+      email: 'first.owner@example.com',
+      phone: PHONE,
+      proof: first.body.data.proof,
+    });
 
     expect(again.body).toMatchObject({ success: false, data: { reason: 'invalid_proof', why: 'registered' } });
   });
@@ -96,9 +107,25 @@ describe('a phone proof registers one account (Fe*)', () => {
     const phoneProof = at24.body.data.phone_proof as string;
     const proofs: string[] = [];
     for (const email of [FIRST, SECOND]) {
-      const at23 = await app().post('FeRegister', { phase: 'email_otp', email, phone: PHONE, otp: true, phone_proof: phoneProof });
-      expect(at23.body.data).toMatchObject({ next_step: 23, flow: 'phone_register', pending_proof: expect.any(String) });
-      const at25 = await app().post('FeVerifyOtp', { flow: 'phone_register', email, phone: PHONE, otp_code: app().codeFor(email), pending_proof: at23.body.data.pending_proof });
+      const at23 = await app().post('FeRegister', {
+        phase: 'email_otp',
+        email,
+        phone: PHONE,
+        otp: true,
+        phone_proof: phoneProof,
+      });
+      expect(at23.body.data).toMatchObject({
+        next_step: 23,
+        flow: 'phone_register',
+        pending_proof: expect.any(String),
+      });
+      const at25 = await app().post('FeVerifyOtp', {
+        flow: 'phone_register',
+        email,
+        phone: PHONE,
+        otp_code: app().codeFor(email),
+        pending_proof: at23.body.data.pending_proof,
+      });
       expect(at25.body.data).toMatchObject({ next_step: 25, register_proof: expect.any(String) });
       proofs.push(at25.body.data.register_proof as string);
     }
@@ -106,7 +133,15 @@ describe('a phone proof registers one account (Fe*)', () => {
   }
 
   const registerWith = (email: string, registerProof: string) =>
-    app().post('FeRegister', { phase: 'register', email, phone: PHONE, first_name: 'Nuovo', last_name: 'Utente', consents: { terms_conditions: true }, register_proof: registerProof });
+    app().post('FeRegister', {
+      phase: 'register',
+      email,
+      phone: PHONE,
+      first_name: 'Nuovo',
+      last_name: 'Utente',
+      consents: { terms_conditions: true },
+      register_proof: registerProof,
+    });
 
   it('registers with the first register_proof derived from one phone_proof and refuses the second as spent', async () => {
     const [first, second] = await twoRegisterProofs();
@@ -114,7 +149,10 @@ describe('a phone proof registers one account (Fe*)', () => {
     const registered = await registerWith(FIRST, first);
     const refused = await registerWith(SECOND, second);
 
-    expect(registered.body).toMatchObject({ success: true, data: { next_step: 90, uid: expect.any(String), access_token: expect.any(String) } });
+    expect(registered.body).toMatchObject({
+      success: true,
+      data: { next_step: 90, uid: expect.any(String), access_token: expect.any(String) },
+    });
     expect(refused.body).toMatchObject({ success: false, data: { reason: 'invalid_proof', why: 'spent' } });
     expect(tokenCookies(refused)).toHaveLength(0);
     const lookup = await app().post('get_user_email', { email: SECOND });
@@ -125,12 +163,36 @@ describe('a phone proof registers one account (Fe*)', () => {
     await app().post('FeLogin', { identifier: PHONE });
     const at24 = await app().post('FeVerifyOtp', { flow: 'phone', phone: PHONE, otp_code: app().codeFor(PHONE) });
     const phoneProof = at24.body.data.phone_proof as string;
-    const at23 = await app().post('FeRegister', { phase: 'email_otp', email: FIRST, phone: PHONE, otp: true, phone_proof: phoneProof });
-    const at25 = await app().post('FeVerifyOtp', { flow: 'phone_register', email: FIRST, phone: PHONE, otp_code: app().codeFor(FIRST), pending_proof: at23.body.data.pending_proof });
+    const at23 = await app().post('FeRegister', {
+      phase: 'email_otp',
+      email: FIRST,
+      phone: PHONE,
+      otp: true,
+      phone_proof: phoneProof,
+    });
+    const at25 = await app().post('FeVerifyOtp', {
+      flow: 'phone_register',
+      email: FIRST,
+      phone: PHONE,
+      otp_code: app().codeFor(FIRST),
+      pending_proof: at23.body.data.pending_proof,
+    });
     expect((await registerWith(FIRST, at25.body.data.register_proof)).body.data).toMatchObject({ next_step: 90 });
-    const later = await app().post('FeRegister', { phase: 'email_otp', email: SECOND, phone: PHONE, otp: true, phone_proof: phoneProof });
+    const later = await app().post('FeRegister', {
+      phase: 'email_otp',
+      email: SECOND,
+      phone: PHONE,
+      otp: true,
+      phone_proof: phoneProof,
+    });
 
-    const refused = await app().post('FeVerifyOtp', { flow: 'phone_register', email: SECOND, phone: PHONE, otp_code: app().codeFor(SECOND), pending_proof: later.body.data?.pending_proof });
+    const refused = await app().post('FeVerifyOtp', {
+      flow: 'phone_register',
+      email: SECOND,
+      phone: PHONE,
+      otp_code: app().codeFor(SECOND),
+      pending_proof: later.body.data?.pending_proof,
+    });
 
     expect(refused.body).toMatchObject({ success: false, data: { reason: 'invalid_proof', why: 'spent' } });
     expect(refused.body.data).not.toHaveProperty('register_proof');
@@ -145,7 +207,9 @@ describe('a profile proof changes the profile once', () => {
     expect(login).toMatchObject({ next_step: 90, uid: MARIO.uid, proof: expect.any(String) });
 
     const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => app().post('FeUpdateProfile', { uid: MARIO.uid, city: `Città ${i}`, proof: login.proof })),
+      Array.from({ length: 20 }, (_, i) =>
+        app().post('FeUpdateProfile', { uid: MARIO.uid, city: `Città ${i}`, proof: login.proof }),
+      ),
     );
 
     const succeeded = answers.filter((res) => res.body.success === true);
@@ -165,11 +229,25 @@ describe('an email registered on a phone proof alone is not the registrant’s f
   /** The registrant verifies their phone, registers the victim's email with it and attaches the phone. */
   async function registrantTakesTheEmail(): Promise<{ uid: string; proof: string }> {
     await app().post('otp_generate', { uid: REGISTRANT_PHONE });
-    const verified = await app().post('verify_otp', { email: REGISTRANT_PHONE, otp_code: app().codeFor(REGISTRANT_PHONE) });
-    const registered = await app().post('register', { email: VICTIM_EMAIL, phone: REGISTRANT_PHONE, proof: verified.body.data.proof });
-    expect(registered.body).toMatchObject({ success: true, data: { uid: expect.any(String), proof: expect.any(String) } });
+    const verified = await app().post('verify_otp', {
+      email: REGISTRANT_PHONE,
+      otp_code: app().codeFor(REGISTRANT_PHONE),
+    });
+    const registered = await app().post('register', {
+      email: VICTIM_EMAIL,
+      phone: REGISTRANT_PHONE,
+      proof: verified.body.data.proof,
+    });
+    expect(registered.body).toMatchObject({
+      success: true,
+      data: { uid: expect.any(String), proof: expect.any(String) },
+    });
     const uid = registered.body.data.uid as string;
-    const attached = await app().post('update_profile', { uid, otp_phone: REGISTRANT_PHONE, proof: registered.body.data.proof });
+    const attached = await app().post('update_profile', {
+      uid,
+      otp_phone: REGISTRANT_PHONE,
+      proof: registered.body.data.proof,
+    });
     expect(attached.body).toMatchObject({ success: true, data: { calls: ['custom'], proof: expect.any(String) } });
     return { uid, proof: attached.body.data.proof as string };
   }
@@ -178,9 +256,14 @@ describe('an email registered on a phone proof alone is not the registrant’s f
   async function registrantPrimitiveLogin() {
     const before = await app().post('search_user', { phone: REGISTRANT_PHONE });
     await app().post('otp_generate', { uid: REGISTRANT_PHONE });
-    const verified = await app().post('verify_otp', { email: REGISTRANT_PHONE, otp_code: app().codeFor(REGISTRANT_PHONE) });
+    const verified = await app().post('verify_otp', {
+      email: REGISTRANT_PHONE,
+      otp_code: app().codeFor(REGISTRANT_PHONE),
+    });
     const found = await app().post('search_user', { phone: REGISTRANT_PHONE, proof: verified.body.data.proof });
-    const token = found.body.meta?.uid ? await app().post('access_token', { uid: found.body.meta.uid, proof: found.body.data.proof }) : undefined;
+    const token = found.body.meta?.uid
+      ? await app().post('access_token', { uid: found.body.meta.uid, proof: found.body.data.proof })
+      : undefined;
     return { before, verified, found, token };
   }
 
@@ -199,7 +282,11 @@ describe('an email registered on a phone proof alone is not the registrant’s f
   async function ownerProvesEmail(): Promise<{ pending: string; answer: Record<string, unknown> }> {
     app().tick(COOLDOWN_MS);
     await app().post('FeLogin', { identifier: VICTIM_EMAIL });
-    const owner = await app().post('FeVerifyOtp', { flow: 'email', email: VICTIM_EMAIL, otp_code: app().codeFor(VICTIM_EMAIL) });
+    const owner = await app().post('FeVerifyOtp', {
+      flow: 'email',
+      email: VICTIM_EMAIL,
+      otp_code: app().codeFor(VICTIM_EMAIL),
+    });
     expect(owner.body.data).toMatchObject({ next_step: 65, pending_proof: expect.any(String) });
     return { pending: owner.body.data.pending_proof as string, answer: owner.body.data as Record<string, unknown> };
   }
@@ -208,7 +295,11 @@ describe('an email registered on a phone proof alone is not the registrant’s f
   async function registrantFeLogin() {
     app().tick(COOLDOWN_MS);
     await app().post('FeLogin', { identifier: REGISTRANT_PHONE });
-    return app().post('FeVerifyOtp', { flow: 'phone', phone: REGISTRANT_PHONE, otp_code: app().codeFor(REGISTRANT_PHONE) });
+    return app().post('FeVerifyOtp', {
+      flow: 'phone',
+      phone: REGISTRANT_PHONE,
+      otp_code: app().codeFor(REGISTRANT_PHONE),
+    });
   }
 
   it('gives the email’s owner step 65 with the registrant’s phone masked, and 61 without it once they say it is not theirs', async () => {
@@ -217,15 +308,27 @@ describe('an email registered on a phone proof alone is not the registrant’s f
 
     const { pending, answer } = await ownerProvesEmail();
 
-    expect(answer).toMatchObject({ flow: 'email_with_phone', uid, phone_hint: '+39 *******021', otp: { notified: { sms: true, email: false } } });
+    expect(answer).toMatchObject({
+      flow: 'email_with_phone',
+      uid,
+      phone_hint: '+39 *******021',
+      otp: { notified: { sms: true, email: false } },
+    });
     expect(JSON.stringify(answer)).not.toContain('7770021');
     // The code went to the phone on the account: the owner does not have it, the registrant cannot use it without the proof.
     expect(app().messagesTo(REGISTRANT_PHONE)).toHaveLength(sms + 1);
     const declined = await app().post('FeVerifyOtp', { flow: 'email_phone_declined', pending_proof: pending });
-    expect(declined.body).toMatchObject({ success: true, data: { next_step: 61, flow: 'email_add_phone', uid, proof: expect.any(String) } });
+    expect(declined.body).toMatchObject({
+      success: true,
+      data: { next_step: 61, flow: 'email_add_phone', uid, proof: expect.any(String) },
+    });
     expect(declined.body.data).not.toHaveProperty('phone_hint');
     // The declined choice is spent: its proof neither keeps the phone nor declines again.
-    const keptAfter = await app().post('FeVerifyOtp', { flow: 'email_with_phone', otp_code: app().codeFor(REGISTRANT_PHONE), pending_proof: pending });
+    const keptAfter = await app().post('FeVerifyOtp', {
+      flow: 'email_with_phone',
+      otp_code: app().codeFor(REGISTRANT_PHONE),
+      pending_proof: pending,
+    });
     expect(keptAfter.body).toMatchObject({ success: false, data: { reason: 'invalid_proof' } });
     expect(tokenCookies(keptAfter)).toHaveLength(0);
     const declinedAgain = await app().post('FeVerifyOtp', { flow: 'email_phone_declined', pending_proof: pending });
@@ -236,16 +339,27 @@ describe('an email registered on a phone proof alone is not the registrant’s f
     const { uid } = await registrantTakesTheEmail();
     const { pending } = await ownerProvesEmail();
 
-    const kept = await app().post('FeVerifyOtp', { flow: 'email_with_phone', otp_code: app().codeFor(REGISTRANT_PHONE), pending_proof: pending });
+    const kept = await app().post('FeVerifyOtp', {
+      flow: 'email_with_phone',
+      otp_code: app().codeFor(REGISTRANT_PHONE),
+      pending_proof: pending,
+    });
 
-    expect(kept.body).toMatchObject({ success: true, data: { next_step: 90, done: true, flow: 'email_with_phone', uid, access_token: expect.any(String) } });
+    expect(kept.body).toMatchObject({
+      success: true,
+      data: { next_step: 90, done: true, flow: 'email_with_phone', uid, access_token: expect.any(String) },
+    });
     expect(tokenCookies(kept)).toHaveLength(1);
     const account = await app().deps.identity.findUserByEmail(testCtx, VICTIM_EMAIL);
     expect(account?.email_confirmation_state?.toLowerCase()).toBe('confirmed');
     const profile = await app().deps.identity.getUser(testCtx, uid);
     expect(profile?.custom_fields?.find((f) => f.field_name === 'otp_phone')?.value).toBe(REGISTRANT_PHONE.slice(1));
     await expect(app().deps.otp.phoneHeldFor(REGISTRANT_PHONE)).resolves.toBeNull();
-    const replay = await app().post('FeVerifyOtp', { flow: 'email_with_phone', otp_code: app().codeFor(REGISTRANT_PHONE), pending_proof: pending });
+    const replay = await app().post('FeVerifyOtp', {
+      flow: 'email_with_phone',
+      otp_code: app().codeFor(REGISTRANT_PHONE),
+      pending_proof: pending,
+    });
     expect(replay.body).toMatchObject({ success: false });
     const phoneLogin = await registrantFeLogin();
     expect(phoneLogin.body).toMatchObject({ success: true, data: { next_step: 90, uid } });
@@ -270,7 +384,12 @@ describe('an email registered on a phone proof alone is not the registrant’s f
     await registrantTakesTheEmail();
     await ownerProvesEmail();
     // The registrant holds the phone and reads the step-65 code, but not the owner's pending proof.
-    const withoutProof = await app().post('FeVerifyOtp', { flow: 'email_with_phone', phone: REGISTRANT_PHONE, email: VICTIM_EMAIL, otp_code: app().codeFor(REGISTRANT_PHONE) });
+    const withoutProof = await app().post('FeVerifyOtp', {
+      flow: 'email_with_phone',
+      phone: REGISTRANT_PHONE,
+      email: VICTIM_EMAIL,
+      otp_code: app().codeFor(REGISTRANT_PHONE),
+    });
     expect(withoutProof.body).toMatchObject({ success: false });
     expect(tokenCookies(withoutProof)).toHaveLength(0);
     const declineWithoutProof = await app().post('FeVerifyOtp', { flow: 'email_phone_declined' });
@@ -282,13 +401,21 @@ describe('an email registered on a phone proof alone is not the registrant’s f
     const { pending } = await ownerProvesEmail();
     app().tick(app().deps.config.security.proof_ttl_seconds * 1000 + 1000);
 
-    const late = await app().post('FeVerifyOtp', { flow: 'email_with_phone', otp_code: app().codeFor(REGISTRANT_PHONE), pending_proof: pending });
+    const late = await app().post('FeVerifyOtp', {
+      flow: 'email_with_phone',
+      otp_code: app().codeFor(REGISTRANT_PHONE),
+      pending_proof: pending,
+    });
     expect(late.body).toMatchObject({ success: false, data: { reason: 'invalid_proof' } });
     const registrant = await registrantFeLogin();
     expect(registrant.body).toMatchObject({ success: true, data: { next_step: 24, flow: 'phone_register' } });
     app().tick(COOLDOWN_MS);
     await app().post('FeLogin', { identifier: VICTIM_EMAIL });
-    const owner = await app().post('FeVerifyOtp', { flow: 'email', email: VICTIM_EMAIL, otp_code: app().codeFor(VICTIM_EMAIL) });
+    const owner = await app().post('FeVerifyOtp', {
+      flow: 'email',
+      email: VICTIM_EMAIL,
+      otp_code: app().codeFor(VICTIM_EMAIL),
+    });
     expect(owner.body).toMatchObject({ success: true, data: { next_step: 61, flow: 'email_add_phone', uid } });
   });
 
@@ -342,7 +469,11 @@ describe('an email registered on a phone proof alone is not the registrant’s f
     const { uid, proof } = await registrantTakesTheEmail();
     app().tick(COOLDOWN_MS);
     await app().post('otp_generate', { uid: REGISTRANT_PHONE, phone: REGISTRANT_PHONE, notify_email: VICTIM_EMAIL });
-    const verified = await app().post('verify_otp', { email: REGISTRANT_PHONE, otp_code: app().codeFor(REGISTRANT_PHONE), proof });
+    const verified = await app().post('verify_otp', {
+      email: REGISTRANT_PHONE,
+      otp_code: app().codeFor(REGISTRANT_PHONE),
+      proof,
+    });
     await app().post('doi_confirm', { uid, proof: verified.body.data?.proof });
 
     const { owner, registrant } = await ownerThenRegistrantLogIn();
@@ -356,7 +487,11 @@ describe('an email registered on a phone proof alone is not the registrant’s f
     const { uid } = await registrantTakesTheEmail();
     app().tick(COOLDOWN_MS);
     await app().post('otp_generate', { uid: VICTIM_EMAIL, phone: REGISTRANT_PHONE, notify_email: VICTIM_EMAIL });
-    const viaEmailFlow = await app().post('FeVerifyOtp', { flow: 'email', email: VICTIM_EMAIL, otp_code: app().codeFor(REGISTRANT_PHONE) });
+    const viaEmailFlow = await app().post('FeVerifyOtp', {
+      flow: 'email',
+      email: VICTIM_EMAIL,
+      otp_code: app().codeFor(REGISTRANT_PHONE),
+    });
 
     expect(viaEmailFlow.body).toMatchObject({ success: false, data: { reason: 'invalid' } });
     const { owner } = await ownerThenRegistrantLogIn();
@@ -367,7 +502,13 @@ describe('an email registered on a phone proof alone is not the registrant’s f
     const { uid, proof } = await registrantTakesTheEmail();
     app().tick(COOLDOWN_MS);
     await app().post('otp_generate', { uid: REGISTRANT_PHONE, phone: REGISTRANT_PHONE, notify_email: VICTIM_EMAIL });
-    await app().post('verify_otp', { email: REGISTRANT_PHONE, otp_code: app().codeFor(REGISTRANT_PHONE), is_registration: true, uid, proof });
+    await app().post('verify_otp', {
+      email: REGISTRANT_PHONE,
+      otp_code: app().codeFor(REGISTRANT_PHONE),
+      is_registration: true,
+      uid,
+      proof,
+    });
 
     const { owner, registrant } = await ownerThenRegistrantLogIn();
 
@@ -393,7 +534,11 @@ describe('an email registered on a phone proof alone is not the registrant’s f
     expect(reattach.body).toMatchObject({ success: false });
     app().tick(COOLDOWN_MS);
     await app().post('FeLogin', { identifier: REGISTRANT_PHONE });
-    const registrant = await app().post('FeVerifyOtp', { flow: 'phone', phone: REGISTRANT_PHONE, otp_code: app().codeFor(REGISTRANT_PHONE) });
+    const registrant = await app().post('FeVerifyOtp', {
+      flow: 'phone',
+      phone: REGISTRANT_PHONE,
+      otp_code: app().codeFor(REGISTRANT_PHONE),
+    });
     expect(registrant.body.data).toMatchObject({ next_step: 24, flow: 'phone_register' });
   });
 
@@ -401,11 +546,19 @@ describe('an email registered on a phone proof alone is not the registrant’s f
     const { uid } = await registrantTakesTheEmail();
     app().tick(COOLDOWN_MS);
     await app().post('FeLogin', { identifier: REGISTRANT_PHONE });
-    const before = await app().post('FeVerifyOtp', { flow: 'phone', phone: REGISTRANT_PHONE, otp_code: app().codeFor(REGISTRANT_PHONE) });
+    const before = await app().post('FeVerifyOtp', {
+      flow: 'phone',
+      phone: REGISTRANT_PHONE,
+      otp_code: app().codeFor(REGISTRANT_PHONE),
+    });
     expect(before.body.data).toMatchObject({ next_step: 90, uid, proof: expect.any(String) });
     await ownerClaims();
 
-    const reattach = await app().post('FeUpdateProfile', { uid, otp_phone: REGISTRANT_PHONE, proof: before.body.data.proof });
+    const reattach = await app().post('FeUpdateProfile', {
+      uid,
+      otp_phone: REGISTRANT_PHONE,
+      proof: before.body.data.proof,
+    });
 
     expect(reattach.body).toMatchObject({ success: false });
     expect(tokenCookies(reattach)).toHaveLength(0);

@@ -35,11 +35,21 @@ function burst(makeStore: () => SmsStore) {
       const step = steps.shift()!;
       clock.now = step.at;
       if (step.code === undefined) {
-        const answer = (await request(app).post('/otp_generate').set('X-Forwarded-For', ip(step.i)).send({ uid: person(step.i) })).body;
+        const answer = (
+          await request(app)
+            .post('/otp_generate')
+            .set('X-Forwarded-For', ip(step.i))
+            .send({ uid: person(step.i) })
+        ).body;
         if (!answer.success) refused.push(`${step.i}: ${answer.data.reason}`);
         else steps.push({ at: step.at + 20_000 + ((step.i * 7919) % 35_000), i: step.i, code: answer.data.otp });
       } else {
-        const answer = (await request(app).post('/verify_otp').set('X-Forwarded-For', ip(step.i)).send({ email: person(step.i), otp_code: step.code })).body;
+        const answer = (
+          await request(app)
+            .post('/verify_otp')
+            .set('X-Forwarded-For', ip(step.i))
+            .send({ email: person(step.i), otp_code: step.code })
+        ).body;
         expect(answer.data.valid).toBe(true);
       }
     }
@@ -48,7 +58,10 @@ function burst(makeStore: () => SmsStore) {
   const rangeEvents = () => lines.map((l) => l.event).filter((e) => e?.startsWith('sms_range'));
   /** The range's judged figures once every verification recorded after its answer has landed (at most 5 s). */
   const judgedWhenSettled = async (at: number, verified: number) => {
-    const judging = { graceMs: config.sms.pumping.judge_after_seconds * 1000, windowMs: config.sms.pumping.block_window_seconds * 1000 };
+    const judging = {
+      graceMs: config.sms.pumping.judge_after_seconds * 1000,
+      windowMs: config.sms.pumping.block_window_seconds * 1000,
+    };
     const deadline = Date.now() + 5000;
     for (;;) {
       const tally = await store.tally('393475', at, null, judging);
@@ -75,7 +88,8 @@ function describeBurst(makeStore: () => SmsStore) {
   }, 60_000);
 }
 
-describe('an honest burst to one range on the memory store', () => describeBurst(() => createMemorySmsStore({ maxEntries: 10_000 })));
+describe('an honest burst to one range on the memory store', () =>
+  describeBurst(() => createMemorySmsStore({ maxEntries: 10_000 })));
 
 const targets = useRedisTargets();
 describe.each(targets)('an honest burst to one range on $name', (target) => {

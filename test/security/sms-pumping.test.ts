@@ -28,9 +28,17 @@ describe('an SMS pumping campaign mixed with real users', () => {
     expect(botSms).toBeLessThan(25);
     expect(refused).toEqual([]);
     expect(honest.verified).toBeGreaterThan(honest.asked * 0.8);
-    const report = (await request(app).get('/_sms/ledger?since=7200').set('x-internal-key', 'ops-key-0123456789')).body.data;
+    const report = (await request(app).get('/_sms/ledger?since=7200').set('x-internal-key', 'ops-key-0123456789')).body
+      .data;
     expect(report.blocks).toEqual([{ range: BOT_RANGE, until: expect.any(String) }]);
     expect(report.totals.find((g: { country: string }) => g.country === 'GB').sent).toBeLessThan(25 + 60);
-    if (process.env.PUMPING_REPORT) console.log(JSON.stringify({ bots: { smsSpent: botSms, blockedAfterSeconds: blockedAt! / 1000 }, honest: { ...honest, refused: refused.length }, smsTotal: sent.length }));
+    if (process.env.PUMPING_REPORT)
+      console.log(
+        JSON.stringify({
+          bots: { smsSpent: botSms, blockedAfterSeconds: blockedAt! / 1000 },
+          honest: { ...honest, refused: refused.length },
+          smsTotal: sent.length,
+        }),
+      );
   }, 120_000);
 });

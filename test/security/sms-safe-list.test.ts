@@ -31,12 +31,19 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((deps) => deps.close()));
 });
 
-function setup(pumping: Record<string, unknown> = {}, extra: Record<string, unknown> = {}, rateLimits: Record<string, unknown> = {}) {
+function setup(
+  pumping: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+  rateLimits: Record<string, unknown> = {},
+) {
   const clock = { now: Math.floor(1_900_000_000_000 / HOUR) * HOUR + 60_000 };
   const config = testConfig({
     otp: { debug: true },
     server: { trust_proxy: true },
-    sms: { allowed_regions: ['IT'], pumping: { country_sends_per_hour: COUNTRY_CAP, block_min_sends: 1000, ...pumping } },
+    sms: {
+      allowed_regions: ['IT'],
+      pumping: { country_sends_per_hour: COUNTRY_CAP, block_min_sends: 1000, ...pumping },
+    },
     ...extra,
     rate_limits: { ...(extra.rate_limits as Record<string, unknown> | undefined), ...rateLimits },
   });
@@ -44,11 +51,20 @@ function setup(pumping: Record<string, unknown> = {}, extra: Record<string, unkn
   const store = createRedisSmsStore(redis(), prefix);
   // The limits, and with them the verified history, under their own prefix: their counters name identifiers, the SMS store must not.
   const limitsPrefix = `safelimits${Math.random().toString(36).slice(2)}:`;
-  const { app, deps, sent, lines, metrics } = appWithRecordingSms(config, { now: () => clock.now, store, rateLimiter: createRedisRateLimiter(redis(), limitsPrefix) });
+  const { app, deps, sent, lines, metrics } = appWithRecordingSms(config, {
+    now: () => clock.now,
+    store,
+    rateLimiter: createRedisRateLimiter(redis(), limitsPrefix),
+  });
   opened.push(deps);
   let ip = 0;
-  const generate = (phone: string) => request(app).post('/otp_generate').set('X-Forwarded-For', `10.1.${Math.floor(++ip / 250)}.${ip % 250}`).send({ uid: phone });
-  const verify = (phone: string, code: string) => request(app).post('/verify_otp').set('X-Forwarded-For', '10.9.9.9').send({ email: phone, otp_code: code });
+  const generate = (phone: string) =>
+    request(app)
+      .post('/otp_generate')
+      .set('X-Forwarded-For', `10.1.${Math.floor(++ip / 250)}.${ip % 250}`)
+      .send({ uid: phone });
+  const verify = (phone: string, code: string) =>
+    request(app).post('/verify_otp').set('X-Forwarded-For', '10.9.9.9').send({ email: phone, otp_code: code });
   return { clock, app, deps, sent, lines, metrics, generate, verify, prefix, limitsPrefix };
 }
 
@@ -84,19 +100,30 @@ describe('the country cap, reached by new numbers, spares phones with a verified
     const answers = [];
     for (let i = 0; i < COUNTRY_CAP + 3; i += 1) answers.push((await generate(newNumber(i))).body);
     expect(answers.filter((a) => a.success)).toHaveLength(COUNTRY_CAP - 1);
-    for (const refused of answers.slice(COUNTRY_CAP - 1)) expect(refused.data).toMatchObject({ reason: 'sms_destination_limited', limit: 'country' });
+    for (const refused of answers.slice(COUNTRY_CAP - 1))
+      expect(refused.data).toMatchObject({ reason: 'sms_destination_limited', limit: 'country' });
 
     // Past its own cooldown, in the same hour: the verified phone still gets its code, a new number still does not.
     clock.now += 120_000;
     const again = (await generate(SEEDED)).body;
     expect(again).toMatchObject({ success: true, data: { notified: { sms: true } } });
     expect(sent.filter((to) => to === SEEDED)).toHaveLength(2);
-    expect((await generate(newNumber(50))).body.data).toMatchObject({ reason: 'sms_destination_limited', limit: 'country' });
+    expect((await generate(newNumber(50))).body.data).toMatchObject({
+      reason: 'sms_destination_limited',
+      limit: 'country',
+    });
 
     // The cap was reached once this hour: counted once, logged once with what an operator can do, and no phone in the line.
     expect(await metrics.render()).toMatch(/lfa_sms_cap_reached_total\{scope="country",country="IT"\} 1\n/);
     const reached = lines.filter((l) => l.event === 'sms_cap_reached');
-    expect(reached).toEqual([expect.objectContaining({ scope: 'country', country: 'IT', cap: COUNTRY_CAP, advice: expect.stringContaining('sms.pumping.country_sends_per_hour') })]);
+    expect(reached).toEqual([
+      expect.objectContaining({
+        scope: 'country',
+        country: 'IT',
+        cap: COUNTRY_CAP,
+        advice: expect.stringContaining('sms.pumping.country_sends_per_hour'),
+      }),
+    ]);
     expect(JSON.stringify(lines)).not.toMatch(/3\d{9}/);
 
     // The rate limiter's store holds the one history (a digest that lives about verified_history_days), never the number.
@@ -114,7 +141,11 @@ describe('the country cap, reached by new numbers, spares phones with a verified
   });
 
   it('spares a verified phone a blocked range too, while new numbers in the range stay refused', async () => {
-    const { clock, generate, verify, sent } = setup({ block_min_sends: 5, block_min_conversion: 0.5, judge_after_seconds: 60 });
+    const { clock, generate, verify, sent } = setup({
+      block_min_sends: 5,
+      block_min_conversion: 0.5,
+      judge_after_seconds: 60,
+    });
     const first = (await generate(SEEDED)).body;
     await verify(SEEDED, first.data.otp);
     clock.now += 1000;

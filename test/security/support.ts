@@ -31,7 +31,11 @@ export interface SecurityApp {
   /** POSTs a JSON body to `/?action=<action>`, as the frontend does. */
   post(action: string, body: Record<string, unknown>): request.Test;
   /** POSTs these exact bytes with these exact headers (Content-Length added), answering status and parsed body. */
-  rawPost(path: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; body: Record<string, unknown> }>;
+  rawPost(
+    path: string,
+    headers: Record<string, string>,
+    body: Buffer,
+  ): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Moves the app's clock forward. */
   tick(ms: number): void;
   /** Messages the sandbox delivered to this phone or email, newest first. */
@@ -49,7 +53,10 @@ export async function startSecurityApp(overrides: Record<string, unknown> = {}):
   const server: Server = createServer(testApp(deps).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const messagesTo = (to: string) => sandbox.outbox.list().filter((m) => (m.channel === 'sms' || m.channel === 'email') && m.to.toLowerCase() === to.toLowerCase());
+  const messagesTo = (to: string) =>
+    sandbox.outbox
+      .list()
+      .filter((m) => (m.channel === 'sms' || m.channel === 'email') && m.to.toLowerCase() === to.toLowerCase());
   return {
     sandbox,
     deps,
@@ -58,11 +65,19 @@ export async function startSecurityApp(overrides: Record<string, unknown> = {}):
     rawPost: (path, headers, body) =>
       new Promise((resolve, reject) => {
         const port = (server.address() as AddressInfo).port;
-        const req = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', headers: { ...headers, 'content-length': body.length } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown> }));
-        });
+        const req = httpRequest(
+          { host: '127.0.0.1', port, path, method: 'POST', headers: { ...headers, 'content-length': body.length } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode!,
+                body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
+              }),
+            );
+          },
+        );
         req.on('error', reject);
         req.end(body);
       }),
@@ -97,7 +112,8 @@ export function useSecurityApp(overrides: Record<string, unknown> = {}): () => S
 }
 
 /** A config override tree, merged. */
-export const configWith = (...trees: Array<Record<string, unknown>>): Record<string, unknown> => trees.reduce((acc, tree) => deepMerge(acc, tree), {});
+export const configWith = (...trees: Array<Record<string, unknown>>): Record<string, unknown> =>
+  trees.reduce((acc, tree) => deepMerge(acc, tree), {});
 
 /** The claims a proof carries (its middle part), to show what it vouches for. */
 export function proofClaims(proof: string): Record<string, unknown> {

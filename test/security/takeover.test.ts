@@ -85,7 +85,11 @@ describe('a code mailed to the attacker under the victim email proves only the a
   it('refuses FeVerifyOtp on the victim email with a code that was mailed to the attacker under the victim key', async () => {
     await app().post('otp_generate', { uid: MARIO.email, notify_email: ATTACKER_EMAIL });
 
-    const verified = await app().post('FeVerifyOtp', { flow: 'email', email: MARIO.email, otp_code: app().codeFor(ATTACKER_EMAIL) });
+    const verified = await app().post('FeVerifyOtp', {
+      flow: 'email',
+      email: MARIO.email,
+      otp_code: app().codeFor(ATTACKER_EMAIL),
+    });
 
     expect(verified.body).toMatchObject({ success: false, data: { reason: 'invalid' } });
     expect(verified.body.data).not.toHaveProperty('uid');
@@ -95,7 +99,11 @@ describe('a code mailed to the attacker under the victim email proves only the a
   it('refuses FeVerifyOtp on the victim email with a code that was sent to the attacker phone under the victim key', async () => {
     await app().post('otp_generate', { uid: MARIO.email, phone: ATTACKER_PHONE });
 
-    const verified = await app().post('FeVerifyOtp', { flow: 'email', email: MARIO.email, otp_code: app().codeFor(ATTACKER_PHONE) });
+    const verified = await app().post('FeVerifyOtp', {
+      flow: 'email',
+      email: MARIO.email,
+      otp_code: app().codeFor(ATTACKER_PHONE),
+    });
 
     expect(verified.body).toMatchObject({ success: false, data: { reason: 'invalid' } });
     expect(verified.body.data).not.toHaveProperty('uid');
@@ -107,7 +115,11 @@ describe('a code proves only the addresses it reached (Fe* and otp_generate rule
   const app = useSecurityApp();
 
   it('does not mail a code to an attacker email named as notify_email beside the victim phone', async () => {
-    const sent = await app().post('otp_generate', { uid: MARIO.phone, phone: MARIO.phone, notify_email: 'attacker@example.com' });
+    const sent = await app().post('otp_generate', {
+      uid: MARIO.phone,
+      phone: MARIO.phone,
+      notify_email: 'attacker@example.com',
+    });
 
     expect(sent.body).toMatchObject({ success: true, data: { notified: { sms: true, email: false } } });
     expect(app().messagesTo('attacker@example.com')).toHaveLength(0);

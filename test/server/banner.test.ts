@@ -22,13 +22,35 @@ describe('the start-up banner', () => {
 
   it('names the service, the demo, the journeys, the outbox page and how to stop, on the service URL', () => {
     const text = banner('http://127.0.0.1:8080');
-    for (const place of ['http://127.0.0.1:8080/demo', 'http://127.0.0.1:8080/flows', 'http://127.0.0.1:8080/_sandbox/outbox.html', 'Ctrl+C']) expect(text).toContain(place);
+    for (const place of [
+      'http://127.0.0.1:8080/demo',
+      'http://127.0.0.1:8080/flows',
+      'http://127.0.0.1:8080/_sandbox/outbox.html',
+      'Ctrl+C',
+    ])
+      expect(text).toContain(place);
   });
 
   it('is printed by the real server on a pseudo-terminal, and not when its output is a pipe', async () => {
-    const env = { PATH: process.env.PATH ?? '', NODE_ENV: 'development', SANDBOX__ENABLED: 'true', SERVER__PORT: '0', OTP__LOG_FILE: '', LOG__LEVEL: 'info', TERM: 'dumb' };
-    const onTerminal = spawn('script', ['-qfec', `${process.execPath} --import tsx src/server.ts`, '/dev/null'], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    const piped = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'development',
+      SANDBOX__ENABLED: 'true',
+      SERVER__PORT: '0',
+      OTP__LOG_FILE: '',
+      LOG__LEVEL: 'info',
+      TERM: 'dumb',
+    };
+    const onTerminal = spawn('script', ['-qfec', `${process.execPath} --import tsx src/server.ts`, '/dev/null'], {
+      cwd: ROOT,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const piped = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let terminalText = '';
     let pipedText = '';
     onTerminal.stdout.on('data', (chunk: Buffer) => (terminalText += chunk.toString('utf8')));
@@ -38,7 +60,9 @@ describe('the start-up banner', () => {
       expect(terminalText).toMatch(/Try it\s+http:\/\/127\.0\.0\.1:\d+\/demo/);
       // The Twilio fake's keys are made at this start, not read from the code: shown, so a second provider can be pointed at it.
       expect(terminalText).toMatch(/Fakes\s+SMS gateway\s+http:\/\/127\.0\.0\.1:\d+\/sms\s+Bearer sandbox-sms-key/);
-      expect(terminalText).toMatch(/Twilio\s+http:\/\/127\.0\.0\.1:\d+\/twilio\s+account AC\w+, auth token [0-9a-f]{32} \(new at each start\)/);
+      expect(terminalText).toMatch(
+        /Twilio\s+http:\/\/127\.0\.0\.1:\d+\/twilio\s+account AC\w+, auth token [0-9a-f]{32} \(new at each start\)/,
+      );
       await eventually(() => expect(pipedText).toContain('listening on'), { timeoutMs: 20_000, intervalMs: 100 });
       // On a pipe every line is JSON, for machines.
       for (const line of pipedText.split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
@@ -46,7 +70,11 @@ describe('the start-up banner', () => {
       onTerminal.kill('SIGTERM');
       piped.kill('SIGTERM');
       // script(1) passes the signal on; the server under it stops gracefully.
-      await Promise.all([onTerminal, piped].map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.on('exit', resolve)))));
+      await Promise.all(
+        [onTerminal, piped].map(
+          (child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.on('exit', resolve))),
+        ),
+      );
     }
   }, 45_000);
 });

@@ -37,7 +37,16 @@ async function npmStart(): Promise<Started> {
   const port = await freePort();
   const npm = spawn('npm', ['start'], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'development', SANDBOX__ENABLED: 'true', SERVER__HOST: '127.0.0.1', SERVER__PORT: String(port), SECURITY__SECRET: 'compiled-start-secret-compiled-start', OTP__LOG_FILE: '', LOG__LEVEL: 'info' },
+    env: {
+      ...process.env,
+      NODE_ENV: 'development',
+      SANDBOX__ENABLED: 'true',
+      SERVER__HOST: '127.0.0.1',
+      SERVER__PORT: String(port),
+      SECURITY__SECRET: 'compiled-start-secret-compiled-start',
+      OTP__LOG_FILE: '',
+      LOG__LEVEL: 'info',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(npm);
@@ -62,10 +71,7 @@ async function npmStart(): Promise<Started> {
 
 /** The processes whose parent is `pid` (Linux /proc). */
 const childrenOf = (pid: number): number[] =>
-  readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-    .split(/\s+/)
-    .filter(Boolean)
-    .map(Number);
+  readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(/\s+/).filter(Boolean).map(Number);
 const commandOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
 const alive = (pid: number) => {
   try {
@@ -99,7 +105,11 @@ describe('npm start', () => {
       expect(commandOf(server!).slice(-1)).toEqual(['dist/src/server.js']);
       expect(commandOf(server!)[0]).toMatch(/(^|\/)node$/);
       // The sandbox (asked for by name: the log level and the OTP log are configuration) answers: a code goes out.
-      const login = await fetch(`http://127.0.0.1:${started.port}/FeLogin`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"identifier":"+393331234567"}' });
+      const login = await fetch(`http://127.0.0.1:${started.port}/FeLogin`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"identifier":"+393331234567"}',
+      });
       expect(await login.json()).toMatchObject({ success: true, data: { next_step: 14 } });
 
       started.npm.kill(signal);

@@ -13,7 +13,8 @@ import { testConfig } from '../support/app';
  * applied behind a trusted proxy, whose connections all come from one address).
  */
 
-const start = (server: Record<string, unknown>) => startService(testConfig({ sandbox: { enabled: false }, server: { host: '127.0.0.1', port: 0, ...server } }));
+const start = (server: Record<string, unknown>) =>
+  startService(testConfig({ sandbox: { enabled: false }, server: { host: '127.0.0.1', port: 0, ...server } }));
 
 /** A raw connection to the service, resolving once connected; `ended` resolves with what the server wrote before closing it. */
 function open(service: Service): Promise<{ socket: Socket; ended: Promise<string> }> {
@@ -42,7 +43,9 @@ describe('connections', () => {
     service = await start({ headers_timeout_seconds: 1, request_timeout_seconds: 2 });
     const { socket, ended } = await open(service);
     sockets.push(socket);
-    socket.write('POST /?action=otp_generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"uid":');
+    socket.write(
+      'POST /?action=otp_generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"uid":',
+    );
 
     const answer = await ended;
 

@@ -12,7 +12,13 @@ import { testConfig } from '../support/app';
  */
 
 const start = (metrics: Record<string, unknown>, serverPort = 0) =>
-  startService(testConfig({ sandbox: { enabled: false }, server: { host: '127.0.0.1', port: serverPort }, metrics: { host: '127.0.0.1', ...metrics } }));
+  startService(
+    testConfig({
+      sandbox: { enabled: false },
+      server: { host: '127.0.0.1', port: serverPort },
+      metrics: { host: '127.0.0.1', ...metrics },
+    }),
+  );
 
 describe('the metrics listener', () => {
   let service: Service | undefined;
@@ -66,7 +72,9 @@ describe('the metrics listener', () => {
   it('answers the token on the service port and no token on its own', async () => {
     service = await onFreePort((port) => start({ port, token: 'metrics-token-0123456789' }));
     expect((await request(service.url).get('/metrics')).status).toBe(401);
-    expect((await request(service.url).get('/metrics').set('authorization', 'Bearer metrics-token-0123456789')).status).toBe(200);
+    expect(
+      (await request(service.url).get('/metrics').set('authorization', 'Bearer metrics-token-0123456789')).status,
+    ).toBe(200);
     expect((await request(service.metricsUrl!).get('/metrics')).status).toBe(200);
   });
 

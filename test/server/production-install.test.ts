@@ -41,7 +41,10 @@ beforeAll(async () => {
   await run('cp', ['-al', join(ROOT, 'node_modules'), join(dir, 'node_modules')], { timeout: SLOW }).catch(() =>
     run('cp', ['-a', join(ROOT, 'node_modules'), join(dir, 'node_modules')], { timeout: SLOW }),
   );
-  await run('npm', ['prune', '--omit=dev', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: dir, timeout: SLOW });
+  await run('npm', ['prune', '--omit=dev', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], {
+    cwd: dir,
+    timeout: SLOW,
+  });
 }, SLOW);
 
 afterAll(() => {
@@ -80,11 +83,14 @@ it('starts node dist/src/server.js with a production configuration and answers /
   const exited = new Promise<number | null>((resolve) => server!.on('exit', (code) => resolve(code)));
 
   const health = await Promise.race([
-    eventually(async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-      expect(res.status).toBe(200);
-      return res.json();
-    }, { timeoutMs: 20_000, intervalMs: 100 }),
+    eventually(
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+        expect(res.status).toBe(200);
+        return res.json();
+      },
+      { timeoutMs: 20_000, intervalMs: 100 },
+    ),
     exited.then((code) => {
       throw new Error(`the production server exited (${code}) before answering: ${stderr}`);
     }),
@@ -123,7 +129,11 @@ describe('the journeys with their figures, demo off', () => {
     for (const id of JOURNEY_IDS) {
       const res = await get(`/flows/${id}.svg?${range}`, reader);
       const svg = await res.text();
-      expect({ id, status: res.status, type: res.headers.get('content-type') }).toEqual({ id, status: 200, type: 'image/svg+xml; charset=utf-8' });
+      expect({ id, status: res.status, type: res.headers.get('content-type') }).toEqual({
+        id,
+        status: 200,
+        type: 'image/svg+xml; charset=utf-8',
+      });
       expect(svg).toContain('<g class="funnel-figures"');
     }
   });
@@ -137,7 +147,11 @@ describe('the journeys with their figures, demo off', () => {
     ] as Array<[string, Record<string, string>]>) {
       const res = await get(path, headers);
       const body = (await res.json()) as { data?: { reason?: string } };
-      expect({ path, status: res.status, reason: body.data?.reason }).toEqual({ path, status: 404, reason: 'unknown_action' });
+      expect({ path, status: res.status, reason: body.data?.reason }).toEqual({
+        path,
+        status: 404,
+        reason: 'unknown_action',
+      });
     }
   });
 });

@@ -111,17 +111,24 @@ function startServer(env: Record<string, string>): Promise<Child> {
 }
 
 /** POST on a keep-alive connection, as a browser or a load balancer would. */
-function post(port: number, path: string, body: unknown): Promise<{ status: number; headers: IncomingMessage['headers']; body: Record<string, unknown> }> {
+function post(
+  port: number,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: Record<string, unknown> }> {
   const agent = new http.Agent({ keepAlive: true });
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.on('data', (chunk) => (text += String(chunk)));
-      res.on('end', () => {
-        agent.destroy();
-        resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(text) as Record<string, unknown> });
-      });
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk) => (text += String(chunk)));
+        res.on('end', () => {
+          agent.destroy();
+          resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(text) as Record<string, unknown> });
+        });
+      },
+    );
     req.on('error', (err) => {
       agent.destroy();
       reject(err);
@@ -141,7 +148,11 @@ describe('graceful shutdown', () => {
   it('answers a request in flight at SIGTERM, refuses new connections, and exits 0', async () => {
     const gateway = await startGateway(1000);
     gateways.push(gateway);
-    const server = await startServer({ SMS__API_URL: gateway.url, SMS__API_KEY: 'sms-key', SERVER__SHUTDOWN_GRACE_SECONDS: '5' });
+    const server = await startServer({
+      SMS__API_URL: gateway.url,
+      SMS__API_KEY: 'sms-key',
+      SERVER__SHUTDOWN_GRACE_SECONDS: '5',
+    });
 
     const answer = post(server.port, '/otp_generate', { uid: '+393331234567' });
     await gateway.received;
@@ -176,9 +187,15 @@ describe('graceful shutdown', () => {
   it('closes a request still running when the grace period ends, then exits 0', async () => {
     const gateway = await startGateway(8000);
     gateways.push(gateway);
-    const server = await startServer({ SMS__API_URL: gateway.url, SMS__API_KEY: 'sms-key', SERVER__SHUTDOWN_GRACE_SECONDS: '1' });
+    const server = await startServer({
+      SMS__API_URL: gateway.url,
+      SMS__API_KEY: 'sms-key',
+      SERVER__SHUTDOWN_GRACE_SECONDS: '1',
+    });
 
-    const answer = post(server.port, '/otp_generate', { uid: '+393331234567' }).catch((err: NodeJS.ErrnoException) => err.code);
+    const answer = post(server.port, '/otp_generate', { uid: '+393331234567' }).catch(
+      (err: NodeJS.ErrnoException) => err.code,
+    );
     await gateway.received;
     const signalled = Date.now();
     server.process.kill('SIGTERM');

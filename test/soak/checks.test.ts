@@ -20,8 +20,10 @@ import { freePort } from '../support/ports';
  * itself runs in the test command (`npm run soak -- --smoke`) and exits 1 on a violation.
  */
 
-const LAST_LINE = /^soak: \d+ journeys, \d+ double-accepted, \d+ lost ingests, \d+ unexpected 5xx, recovered in (\d+\.\d\d|never) s$/;
-const CHALLENGE_SUMMARY = /; challenged \d+ journeys \(\d+\.\d\d %\), non-solving bots \d+ SMS before the challenge and \d+ after, solving bot (\d+(\.\d)? ms CPU per SMS|no SMS paid for)$/;
+const LAST_LINE =
+  /^soak: \d+ journeys, \d+ double-accepted, \d+ lost ingests, \d+ unexpected 5xx, recovered in (\d+\.\d\d|never) s$/;
+const CHALLENGE_SUMMARY =
+  /; challenged \d+ journeys \(\d+\.\d\d %\), non-solving bots \d+ SMS before the challenge and \d+ after, solving bot (\d+(\.\d)? ms CPU per SMS|no SMS paid for)$/;
 const clean = { codesIssued: 10, ingestsExpected: 4, lostIngests: 0, redisRestarted: true, instanceReplaced: true };
 
 function cleanTally(): Tally {
@@ -39,7 +41,9 @@ describe('soak verdict', () => {
     const result = verdict(cleanTally(), clean);
     expect(result.violations).toEqual([]);
     expect(result.last).toMatch(LAST_LINE);
-    expect(result.last).toBe('soak: 1 journeys, 0 double-accepted, 0 lost ingests, 0 unexpected 5xx, recovered in 0.60 s');
+    expect(result.last).toBe(
+      'soak: 1 journeys, 0 double-accepted, 0 lost ingests, 0 unexpected 5xx, recovered in 0.60 s',
+    );
   });
 
   it.each([
@@ -47,7 +51,12 @@ describe('soak verdict', () => {
     ['a wrong code accepted', (t: Tally) => (t.codes.wrongAccepted = 2), {}, /wrong or replaced codes accepted: 2/],
     ['a lost ingest', () => undefined, { lostIngests: 3 }, /lost ingests: 3/],
     ['an unexpected answer', (t: Tally) => t.unexpected('FeLogin answered 500'), {}, /unexpected answers .*: 1/],
-    ['a journey failed with no fault', (t: Tally) => t.journeyFailed('email_login', 'FeLogin refused invalid', ''), {}, /journeys failed without a fault: 1/],
+    [
+      'a journey failed with no fault',
+      (t: Tally) => t.journeyFailed('email_login', 'FeLogin refused invalid', ''),
+      {},
+      /journeys failed without a fault: 1/,
+    ],
     ['no Redis restart', () => undefined, { redisRestarted: false }, /Redis was not restarted/],
     ['no instance replaced', () => undefined, { instanceReplaced: false }, /no instance was killed/],
   ])('fails the run on %s', (_name, spoil, figures, message) => {
@@ -59,21 +68,42 @@ describe('soak verdict', () => {
   });
 
   it('passes a pumping campaign blocked under the ceiling, and reports it', () => {
-    const result = verdict(cleanTally(), { ...clean, pumping: { asked: 60, blocked: 40, minSends: 10, smsSpent: 10, blockedAfterSeconds: 1.5 } });
+    const result = verdict(cleanTally(), {
+      ...clean,
+      pumping: { asked: 60, blocked: 40, minSends: 10, smsSpent: 10, blockedAfterSeconds: 1.5 },
+    });
     expect(result.violations).toEqual([]);
-    expect(result.lines).toContain('pumping: 60 codes asked to one range, 10 SMS spent on it, 40 refused as blocked, the range blocked 1.5 s into the campaign');
+    expect(result.lines).toContain(
+      'pumping: 60 codes asked to one range, 10 SMS spent on it, 40 refused as blocked, the range blocked 1.5 s into the campaign',
+    );
   });
 
   it.each([
-    ['25 SMS or more spent on the pumped range', { asked: 60, blocked: 10, minSends: 10, smsSpent: 25 }, /25 SMS spent on the pumped range \(must be under 25\)/],
-    ['a range that ran past the time its block was due and was never blocked', { asked: 60, blocked: 0, minSends: 10, smsSpent: 12, blockDueAfterSeconds: 20, ranSeconds: 30 }, /range never blocked \(due after 20 s\)/],
+    [
+      '25 SMS or more spent on the pumped range',
+      { asked: 60, blocked: 10, minSends: 10, smsSpent: 25 },
+      /25 SMS spent on the pumped range \(must be under 25\)/,
+    ],
+    [
+      'a range that ran past the time its block was due and was never blocked',
+      { asked: 60, blocked: 0, minSends: 10, smsSpent: 12, blockDueAfterSeconds: 20, ranSeconds: 30 },
+      /range never blocked \(due after 20 s\)/,
+    ],
   ])('fails the run on %s', (_name, pumping, message) => {
     expect(verdict(cleanTally(), { ...clean, pumping }).violations.join('\n')).toMatch(message);
   });
 
   it('does not ask a campaign cut short by the faults or the graces to have met the block', () => {
-    expect(verdict(cleanTally(), { ...clean, pumping: { asked: 30, blocked: 0, minSends: 10, smsSpent: 8, ranSeconds: 30 } }).violations).toEqual([]);
-    expect(verdict(cleanTally(), { ...clean, pumping: { asked: 30, blocked: 0, minSends: 10, smsSpent: 14, blockDueAfterSeconds: 12, ranSeconds: 8 } }).violations).toEqual([]);
+    expect(
+      verdict(cleanTally(), { ...clean, pumping: { asked: 30, blocked: 0, minSends: 10, smsSpent: 8, ranSeconds: 30 } })
+        .violations,
+    ).toEqual([]);
+    expect(
+      verdict(cleanTally(), {
+        ...clean,
+        pumping: { asked: 30, blocked: 0, minSends: 10, smsSpent: 14, blockDueAfterSeconds: 12, ranSeconds: 8 },
+      }).violations,
+    ).toEqual([]);
   });
 
   describe('with the bot challenge adaptive', () => {
@@ -84,11 +114,28 @@ describe('soak verdict', () => {
       return tally;
     };
     const bots = (spoil: Partial<ChallengeFigures['flood']> = {}): ChallengeFigures => ({
-      flood: { asked: 60, challenged: 57, smsBefore: 3, smsAfter: 0, firstChallengeAfterSeconds: 3.2, allowedBefore: 3, ...spoil },
+      flood: {
+        asked: 60,
+        challenged: 57,
+        smsBefore: 3,
+        smsAfter: 0,
+        firstChallengeAfterSeconds: 3.2,
+        allowedBefore: 3,
+        ...spoil,
+      },
       solver: { asked: 55, challenged: 52, smsFree: 3, smsPaid: 52, solves: 52, cpuMs: 6760 },
     });
     // The campaign from many addresses: 12 SMS before its range was watched and it was first challenged.
-    const campaign = { asked: 60, blocked: 0, minSends: 5, smsSpent: 12, challenged: 45, smsBeforeChallenge: 12, firstChallengeAfterSeconds: 14.1, blockedAfterSeconds: 22.4 };
+    const campaign = {
+      asked: 60,
+      blocked: 0,
+      minSends: 5,
+      smsSpent: 12,
+      challenged: 45,
+      smsBeforeChallenge: 12,
+      firstChallengeAfterSeconds: 14.1,
+      blockedAfterSeconds: 22.4,
+    };
 
     it('passes a run whose honest journeys were rarely asked and whose non-solving bots got nothing once asked, and reports the figures', () => {
       const result = verdict(challenged(1000, 9), { ...clean, pumping: campaign, challenge: bots() });
@@ -101,46 +148,89 @@ describe('soak verdict', () => {
           'bot that solves: 55 codes asked, 52 challenged, 52 solved; 3 SMS unasked, 52 paid with 6760 ms of CPU: 130 ms CPU per SMS',
         ]),
       );
-      expect(result.last).toBe('soak: 1000 journeys, 0 double-accepted, 0 lost ingests, 0 unexpected 5xx, recovered in 0.60 s; challenged 9 journeys (0.90 %), non-solving bots 15 SMS before the challenge and 0 after, solving bot 130 ms CPU per SMS');
+      expect(result.last).toBe(
+        'soak: 1000 journeys, 0 double-accepted, 0 lost ingests, 0 unexpected 5xx, recovered in 0.60 s; challenged 9 journeys (0.90 %), non-solving bots 15 SMS before the challenge and 0 after, solving bot 130 ms CPU per SMS',
+      );
       expect(result.last.replace(CHALLENGE_SUMMARY, '')).toMatch(LAST_LINE);
     });
 
     it('fails the run when 1 % of the journeys or more were asked to solve one', () => {
-      expect(verdict(challenged(1000, 10), { ...clean, challenge: bots() }).violations).toEqual(['challenge: 10 of 1000 journeys asked to solve one, 1.00 % (must be under 1 %)']);
+      expect(verdict(challenged(1000, 10), { ...clean, challenge: bots() }).violations).toEqual([
+        'challenge: 10 of 1000 journeys asked to solve one, 1.00 % (must be under 1 %)',
+      ]);
       expect(verdict(challenged(1000, 9), { ...clean, challenge: bots() }).violations).toEqual([]);
     });
 
     it('fails the run when the flood got an SMS after its first challenge, or more before it than its signal allows', () => {
-      expect(verdict(challenged(100, 0), { ...clean, challenge: bots({ smsAfter: 1 }) }).violations.join('\n')).toMatch(/flood from one client got 1 SMS after its first challenge, never solving one \(must be 0\)/);
-      expect(verdict(challenged(100, 0), { ...clean, challenge: bots({ smsBefore: 4, challenged: 0, firstChallengeAfterSeconds: undefined }) }).violations.join('\n')).toMatch(/got 4 SMS before it was challenged \(must be at most 3/);
+      expect(verdict(challenged(100, 0), { ...clean, challenge: bots({ smsAfter: 1 }) }).violations.join('\n')).toMatch(
+        /flood from one client got 1 SMS after its first challenge, never solving one \(must be 0\)/,
+      );
+      expect(
+        verdict(challenged(100, 0), {
+          ...clean,
+          challenge: bots({ smsBefore: 4, challenged: 0, firstChallengeAfterSeconds: undefined }),
+        }).violations.join('\n'),
+      ).toMatch(/got 4 SMS before it was challenged \(must be at most 3/);
     });
 
     it('reports the bot from one /48 and fails the run when it got an SMS after its first challenge, or more before it than its /48 allows', () => {
-      const slash48 = { asked: 60, challenged: 40, smsBefore: 20, smsAfter: 0, firstChallengeAfterSeconds: 20.4, allowedBefore: 20 };
+      const slash48 = {
+        asked: 60,
+        challenged: 40,
+        smsBefore: 20,
+        smsAfter: 0,
+        firstChallengeAfterSeconds: 20.4,
+        allowedBefore: 20,
+      };
       const passed = verdict(challenged(100, 0), { ...clean, challenge: { ...bots(), slash48 } });
       expect(passed.violations).toEqual([]);
-      expect(passed.lines).toContain('bot from one /48, a new /64 every 3 requests (never solves): 60 codes asked, 40 challenged, the first 20.4 s in; 20 SMS before its first challenge, 0 after');
+      expect(passed.lines).toContain(
+        'bot from one /48, a new /64 every 3 requests (never solves): 60 codes asked, 40 challenged, the first 20.4 s in; 20 SMS before its first challenge, 0 after',
+      );
       expect(passed.last).toMatch(/non-solving bots 23 SMS before the challenge and 0 after/);
-      expect(verdict(challenged(100, 0), { ...clean, challenge: { ...bots(), slash48: { ...slash48, smsAfter: 2 } } }).violations).toEqual(['challenge: the bot from one /48 got 2 SMS after its first challenge, never solving one (must be 0)']);
-      expect(verdict(challenged(100, 0), { ...clean, challenge: { ...bots(), slash48: { ...slash48, smsBefore: 21 } } }).violations).toEqual([
+      expect(
+        verdict(challenged(100, 0), { ...clean, challenge: { ...bots(), slash48: { ...slash48, smsAfter: 2 } } })
+          .violations,
+      ).toEqual(['challenge: the bot from one /48 got 2 SMS after its first challenge, never solving one (must be 0)']);
+      expect(
+        verdict(challenged(100, 0), { ...clean, challenge: { ...bots(), slash48: { ...slash48, smsBefore: 21 } } })
+          .violations,
+      ).toEqual([
         'challenge: the bot from one /48 got 21 SMS before it was challenged (must be at most 20, challenge.network_48.identifiers)',
       ]);
     });
 
     it('fails the run when the pumping campaign got an SMS after its first challenge', () => {
-      const result = verdict(challenged(100, 0), { ...clean, pumping: { ...campaign, smsSpent: 13 }, challenge: bots() });
-      expect(result.violations).toEqual(['challenge: the pumping campaign got 1 SMS after its first challenge, never solving one (must be 0)']);
+      const result = verdict(challenged(100, 0), {
+        ...clean,
+        pumping: { ...campaign, smsSpent: 13 },
+        challenge: bots(),
+      });
+      expect(result.violations).toEqual([
+        'challenge: the pumping campaign got 1 SMS after its first challenge, never solving one (must be 0)',
+      ]);
       expect(result.last).toMatch(/non-solving bots 15 SMS before the challenge and 1 after/);
     });
 
     it('reads the block from the ledger: a campaign challenged, never refused as blocked, passes once its range was seen blocked', () => {
-      expect(verdict(challenged(100, 0), { ...clean, pumping: { ...campaign, blockDueAfterSeconds: 20, ranSeconds: 60 }, challenge: bots() }).violations).toEqual([]);
+      expect(
+        verdict(challenged(100, 0), {
+          ...clean,
+          pumping: { ...campaign, blockDueAfterSeconds: 20, ranSeconds: 60 },
+          challenge: bots(),
+        }).violations,
+      ).toEqual([]);
       const unblocked = { ...campaign, blockDueAfterSeconds: 20, ranSeconds: 60, blockedAfterSeconds: undefined };
-      expect(verdict(challenged(100, 0), { ...clean, pumping: unblocked, challenge: bots() }).violations.join('\n')).toMatch(/range never blocked/);
+      expect(
+        verdict(challenged(100, 0), { ...clean, pumping: unblocked, challenge: bots() }).violations.join('\n'),
+      ).toMatch(/range never blocked/);
     });
 
     it('says when a solving bot got no SMS for its solutions', () => {
-      const result = verdict(challenged(100, 0), { ...clean, challenge: { ...bots(), solver: { asked: 3, challenged: 0, smsFree: 3, smsPaid: 0, solves: 0, cpuMs: 0 } } });
+      const result = verdict(challenged(100, 0), {
+        ...clean,
+        challenge: { ...bots(), solver: { asked: 3, challenged: 0, smsFree: 3, smsPaid: 0, solves: 0, cpuMs: 0 } },
+      });
       expect(result.last).toMatch(/solving bot no SMS paid for$/);
       expect(result.last).toMatch(CHALLENGE_SUMMARY);
     });
@@ -163,7 +253,12 @@ describe('soak client: how answers are classified', () => {
   let reply: { status: number; body: string };
   let heard: IncomingHttpHeaders = {};
   beforeAll(async () => {
-    server = createServer((req, res) => ((heard = req.headers), res.writeHead(reply.status, { 'content-type': 'application/json' }).end(reply.body)));
+    server = createServer(
+      (req, res) => (
+        (heard = req.headers),
+        res.writeHead(reply.status, { 'content-type': 'application/json' }).end(reply.body)
+      ),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -212,7 +307,10 @@ describe('soak client: how answers are classified', () => {
 
   it('counts a closed port as a cut connection, not as an answer', async () => {
     const tally = new Tally();
-    await expect(post(tally, `http://127.0.0.1:${await freePort()}`, 'FeLogin', {})).resolves.toMatchObject({ kind: 'cut', error: 'ECONNREFUSED' });
+    await expect(post(tally, `http://127.0.0.1:${await freePort()}`, 'FeLogin', {})).resolves.toMatchObject({
+      kind: 'cut',
+      error: 'ECONNREFUSED',
+    });
     expect(tally.requests).toMatchObject({ connectionErrors: 1, answered: 0, unexpected: 0 });
   });
 });
@@ -226,7 +324,11 @@ describe('soak upstreams: codes and ingests as the fakes received them', () => {
 
   it('keeps every code per recipient, however the phone is written', async () => {
     const sms = (body: string) =>
-      axios.post(upstreams.config.sms.api_url, { receiver: '+393330000001', body, sender: 'Soak' }, { headers: { authorization: `Bearer ${SANDBOX_SMS_KEY}` } });
+      axios.post(
+        upstreams.config.sms.api_url,
+        { receiver: '+393330000001', body, sender: 'Soak' },
+        { headers: { authorization: `Bearer ${SANDBOX_SMS_KEY}` } },
+      );
     await sms('Il tuo codice è 111111');
     await sms('Il tuo codice è 222222');
     expect(upstreams.outbox.codeCount('+39 333 000 0001')).toBe(2);
@@ -237,7 +339,12 @@ describe('soak upstreams: codes and ingests as the fakes received them', () => {
 
   it('counts the collector ingests of each login by uid and token', async () => {
     const { base_url, ingest_login_path } = upstreams.config.user_collector;
-    const ingest = (uid: string, accessToken: string) => axios.post(`${base_url}${ingest_login_path}`, { uid, accessToken }, { headers: { 'x-internal-token': SANDBOX_COLLECTOR_TOKEN } });
+    const ingest = (uid: string, accessToken: string) =>
+      axios.post(
+        `${base_url}${ingest_login_path}`,
+        { uid, accessToken },
+        { headers: { 'x-internal-token': SANDBOX_COLLECTOR_TOKEN } },
+      );
     await ingest('PNIsoak1', 'token-one-aaaa');
     await ingest('PNIsoak1', 'token-one-aaaa');
     expect(upstreams.outbox.ingestsOf('PNIsoak1', 'token-one-aaaa')).toBe(2);
@@ -251,7 +358,10 @@ describe('soak solver: the proof of work a challenged journey or bot solves', ()
   afterAll(() => solver.close());
 
   it('solves what the service issues, one at a time in its own process, and counts the CPU it cost', async () => {
-    const settings = loadConfig({ env: { NODE_ENV: 'test' }, overrides: { challenge: { pow_difficulty: 20_000 } } }).challenge;
+    const settings = loadConfig({
+      env: { NODE_ENV: 'test' },
+      overrides: { challenge: { pow_difficulty: 20_000 } },
+    }).challenge;
     const pow = createPow(settings, createHmac('sha256', 'k').update('challenge').digest(), Date.now);
     const challenges = await Promise.all([pow.issue('otp_generate', 'id-1'), pow.issue('otp_generate', 'id-2')]);
     const [first, second] = await Promise.all(challenges.map((c) => solver.solve(c)));
@@ -269,17 +379,29 @@ describe('soak journeys: a step asked to solve the bot challenge', () => {
   const solver = new PowSolver();
   const outbox = new SoakOutbox();
   const addresses = new Set<string>();
-  const settings = loadConfig({ env: { NODE_ENV: 'test' }, overrides: { challenge: { pow_difficulty: 5_000 } } }).challenge;
+  const settings = loadConfig({
+    env: { NODE_ENV: 'test' },
+    overrides: { challenge: { pow_difficulty: 5_000 } },
+  }).challenge;
   const pow = createPow(settings, createHmac('sha256', 'k').update('challenge').digest(), Date.now);
   const spentCodes = new Set<string>();
   const answer = (data: Record<string, unknown>) => ({ success: true, error: null, data });
 
   // A fake instance of the phone-first registration: FeLogin asks for a solved challenge before it sends the code.
   async function act(action: string, body: Record<string, unknown>): Promise<unknown> {
-    const send = (to: string) => (outbox.add({ channel: to.includes('@') ? 'email' : 'sms', to, body: 'Codice 123456', code: '123456' }), undefined);
+    const send = (to: string) => (
+      outbox.add({ channel: to.includes('@') ? 'email' : 'sms', to, body: 'Codice 123456', code: '123456' }),
+      undefined
+    );
     if (action === 'FeLogin') {
-      if (typeof body.challenge !== 'string') return { success: false, error: 'bot check', data: { reason: 'challenge_required', challenge: await pow.issue('FeLogin', String(body.identifier)) } };
-      if ((await pow.verify(body.challenge, 'FeLogin', String(body.identifier))).fault) return { success: false, error: 'bad solution', data: { reason: 'challenge_required' } };
+      if (typeof body.challenge !== 'string')
+        return {
+          success: false,
+          error: 'bot check',
+          data: { reason: 'challenge_required', challenge: await pow.issue('FeLogin', String(body.identifier)) },
+        };
+      if ((await pow.verify(body.challenge, 'FeLogin', String(body.identifier))).fault)
+        return { success: false, error: 'bad solution', data: { reason: 'challenge_required' } };
       send(String(body.identifier));
       return answer({ next_step: 14 });
     }
@@ -287,7 +409,11 @@ describe('soak journeys: a step asked to solve the bot challenge', () => {
       const to = String(body.email ?? body.phone);
       if (spentCodes.has(to)) return { success: false, error: 'spent', data: { reason: 'invalid' } };
       spentCodes.add(to);
-      return answer(body.pending_proof ? { next_step: 25, flow: 'f', register_proof: 'r' } : { next_step: 24, flow: 'f', phone_proof: 'p' });
+      return answer(
+        body.pending_proof
+          ? { next_step: 25, flow: 'f', register_proof: 'r' }
+          : { next_step: 24, flow: 'f', phone_proof: 'p' },
+      );
     }
     if (body.phase === 'email_otp') {
       send(String(body.email));
@@ -303,7 +429,9 @@ describe('soak journeys: a step asked to solve the bot challenge', () => {
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         const action = new URL(req.url!, 'http://x').searchParams.get('action')!;
-        void act(action, JSON.parse(Buffer.concat(chunks).toString())).then((body) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)));
+        void act(action, JSON.parse(Buffer.concat(chunks).toString())).then((body) =>
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
+        );
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -20,5 +20,8 @@ function stale() {
 
 module.exports = async function buildClient() {
   if (!stale()) return;
-  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', join(ROOT, 'client', 'tsconfig.json')], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', join(ROOT, 'client', 'tsconfig.json')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
 };

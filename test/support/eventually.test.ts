@@ -20,7 +20,10 @@ describe('eventually', () => {
     await sync;
     expect(tries).toBe(3);
     let asyncTries = 0;
-    const later = eventually(async () => (++asyncTries < 3 ? Promise.reject(new Error('not yet')) : asyncTries), { timeoutMs: 1_000, intervalMs: 1 });
+    const later = eventually(async () => (++asyncTries < 3 ? Promise.reject(new Error('not yet')) : asyncTries), {
+      timeoutMs: 1_000,
+      intervalMs: 1,
+    });
     await jest.advanceTimersByTimeAsync(2);
     await expect(later).resolves.toBe(3);
   });

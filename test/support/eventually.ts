@@ -25,7 +25,10 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  *   await eventually(() => expect(queue.stats().delivered).toBe(10), { timeoutMs: 8_000, intervalMs: 20 });
  *   const code = await eventually(() => readCode(), { timeoutMs: 2_000, intervalMs: 100 });
  */
-export async function eventually<T>(assertion: () => T | Promise<T>, { timeoutMs = 5_000, intervalMs = 20 }: EventuallyOptions = {}): Promise<T> {
+export async function eventually<T>(
+  assertion: () => T | Promise<T>,
+  { timeoutMs = 5_000, intervalMs = 20 }: EventuallyOptions = {},
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

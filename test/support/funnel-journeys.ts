@@ -1,7 +1,14 @@
 import type { JourneyDiagram } from '../../machines';
 import { newJourneyId } from '../../src/domain/funnel/journey-id';
 import type { FunnelEntry } from '../../src/domain/funnel/store';
-import { entryOf, funnelDiagrams, knownTrails, nextTrail, stepLabel, type FunnelEvent } from '../../src/domain/funnel/counting';
+import {
+  entryOf,
+  funnelDiagrams,
+  knownTrails,
+  nextTrail,
+  stepLabel,
+  type FunnelEvent,
+} from '../../src/domain/funnel/counting';
 
 /*
  * Journeys as the funnel sees them, generated from the journey diagrams (each a replay of the
@@ -36,7 +43,10 @@ const afterEnd = (diagrams: readonly JourneyDiagram[]) => {
 };
 
 /** The trail of each diagram position the plan reached, and its events. */
-export function eventsOf(diagrams: readonly JourneyDiagram[], plan: JourneyPlan): { trail: string[]; events: FunnelEvent[] } {
+export function eventsOf(
+  diagrams: readonly JourneyDiagram[],
+  plan: JourneyPlan,
+): { trail: string[]; events: FunnelEvent[] } {
   const diagram = diagrams[plan.diagram]!;
   const id = newJourneyId(plan.startMs);
   const events: FunnelEvent[] = [];
@@ -49,18 +59,32 @@ export function eventsOf(diagrams: readonly JourneyDiagram[], plan: JourneyPlan)
     events.push({ at, from: first.from, outcome: 'delivery_failed', journey: { id, trail: [], fresh: true }, toward });
     return { trail: [], events };
   }
-  const whole = plan.requests >= diagram.replayed.length && stepLabel(diagram.replayed[diagram.replayed.length - 1]!.states[diagram.replayed[diagram.replayed.length - 1]!.states.length - 1]!) === '90';
+  const whole =
+    plan.requests >= diagram.replayed.length &&
+    stepLabel(
+      diagram.replayed[diagram.replayed.length - 1]!.states[
+        diagram.replayed[diagram.replayed.length - 1]!.states.length - 1
+      ]!,
+    ) === '90';
   const tail = afterEnd(diagrams);
   const after = whole ? Array.from({ length: plan.after ?? 0 }, (_, i) => tail[i % tail.length]!) : [];
   [...diagram.replayed.slice(0, plan.requests), ...after].forEach((request, i) => {
     const to = request.states[request.states.length - 1]!;
     const before = trail.length > 0 ? trail : [stepLabel(request.from)];
     for (let r = 0; r <= (plan.repeats[i] ?? 0); r += 1) {
-      events.push({ at, from: request.from, to, outcome: 'ok', journey: { id, trail: before, fresh: i === 0 && r === 0 }, seconds: plan.gapSeconds });
+      events.push({
+        at,
+        from: request.from,
+        to,
+        outcome: 'ok',
+        journey: { id, trail: before, fresh: i === 0 && r === 0 },
+        seconds: plan.gapSeconds,
+      });
       at += 1000;
     }
     trail = nextTrail(before, stepLabel(to));
-    for (let w = 0; w < (plan.wrong[i] ?? 0); w += 1) events.push({ at, from: to, outcome: 'invalid', journey: { id, trail, fresh: false } });
+    for (let w = 0; w < (plan.wrong[i] ?? 0); w += 1)
+      events.push({ at, from: to, outcome: 'invalid', journey: { id, trail, fresh: false } });
     at += plan.gapSeconds * 1000;
   });
   return { trail, events };
@@ -72,7 +96,15 @@ export async function entriesOf(plans: Array<Partial<JourneyPlan> & { journey: s
   const known = knownTrails(diagrams);
   return plans.flatMap(({ journey, ...plan }) => {
     const diagram = diagrams.findIndex((d) => d.id === journey);
-    const { events } = eventsOf(diagrams, { diagram, requests: diagrams[diagram]!.replayed.length, startMs: Date.now(), repeats: [], wrong: [], gapSeconds: 3, ...plan });
+    const { events } = eventsOf(diagrams, {
+      diagram,
+      requests: diagrams[diagram]!.replayed.length,
+      startMs: Date.now(),
+      repeats: [],
+      wrong: [],
+      gapSeconds: 3,
+      ...plan,
+    });
     return events.flatMap((event) => entryOf({ ...event, from: event.from! }, known) ?? []);
   });
 }

@@ -51,7 +51,9 @@ function assertInstalled(): void {
   for (const command of ['redis-server', 'redis-cli']) {
     const probe = spawnSync(command, ['--version'], { encoding: 'utf8' });
     if (probe.error || probe.status !== 0) {
-      throw new Error(`${command} is not installed: run the README test command (\`npm test\`), which installs it with apt-get`);
+      throw new Error(
+        `${command} is not installed: run the README test command (\`npm test\`), which installs it with apt-get`,
+      );
     }
   }
 }
@@ -60,19 +62,62 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A throwaway certificate authority and a certificate for `localhost` it signed, in `dir`. */
 function makeCertificates(dir: string): { ca: string; cert: string; key: string } {
-  const files = { ca: join(dir, 'ca.pem'), caKey: join(dir, 'ca-key.pem'), cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem'), csr: join(dir, 'cert.csr'), ext: join(dir, 'san.ext') };
+  const files = {
+    ca: join(dir, 'ca.pem'),
+    caKey: join(dir, 'ca-key.pem'),
+    cert: join(dir, 'cert.pem'),
+    key: join(dir, 'key.pem'),
+    csr: join(dir, 'cert.csr'),
+    ext: join(dir, 'san.ext'),
+  };
   const run = (...args: string[]) => {
     const done = spawnSync('openssl', args, { encoding: 'utf8', timeout: 30_000 });
-    if (done.error || done.status !== 0) throw new Error(`openssl ${args[0]} failed (is openssl installed?): ${done.error?.message ?? done.stderr}`);
+    if (done.error || done.status !== 0)
+      throw new Error(`openssl ${args[0]} failed (is openssl installed?): ${done.error?.message ?? done.stderr}`);
   };
-  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=test redis CA', '-keyout', files.caKey, '-out', files.ca);
+  run(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=test redis CA',
+    '-keyout',
+    files.caKey,
+    '-out',
+    files.ca,
+  );
   run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-keyout', files.key, '-out', files.csr);
   writeFileSync(files.ext, 'subjectAltName=DNS:localhost\n');
-  run('x509', '-req', '-in', files.csr, '-CA', files.ca, '-CAkey', files.caKey, '-CAcreateserial', '-days', '1', '-extfile', files.ext, '-out', files.cert);
+  run(
+    'x509',
+    '-req',
+    '-in',
+    files.csr,
+    '-CA',
+    files.ca,
+    '-CAkey',
+    files.caKey,
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    files.ext,
+    '-out',
+    files.cert,
+  );
   return { ca: files.ca, cert: files.cert, key: files.key };
 }
 
-async function waitFor(what: string, check: () => boolean, children: ChildProcess[], timeoutMs = 20_000): Promise<void> {
+async function waitFor(
+  what: string,
+  check: () => boolean,
+  children: ChildProcess[],
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const dead = children.find((child) => child.exitCode !== null);
@@ -106,20 +151,41 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
   }
   const auth = options.password ? ['--requirepass', options.password, '--masterauth', options.password] : [];
   // The node's port serves TLS only (`--port 0`), its cluster bus too.
-  const tls = (port: number) => certificates
-    ? [
-        '--tls-port', String(port), '--port', '0', '--tls-cluster', 'yes', '--tls-replication', 'yes', '--tls-auth-clients', 'no',
-        '--tls-cert-file', certificates.cert, '--tls-key-file', certificates.key, '--tls-ca-cert-file', certificates.ca,
-        '--cluster-announce-hostname', 'localhost', '--cluster-preferred-endpoint-type', 'hostname',
-      ]
-    : [];
+  const tls = (port: number) =>
+    certificates
+      ? [
+          '--tls-port',
+          String(port),
+          '--port',
+          '0',
+          '--tls-cluster',
+          'yes',
+          '--tls-replication',
+          'yes',
+          '--tls-auth-clients',
+          'no',
+          '--tls-cert-file',
+          certificates.cert,
+          '--tls-key-file',
+          certificates.key,
+          '--tls-ca-cert-file',
+          certificates.ca,
+          '--cluster-announce-hostname',
+          'localhost',
+          '--cluster-preferred-endpoint-type',
+          'hostname',
+        ]
+      : [];
   // redis-cli speaks as the service will: AUTH, TLS trusting the test CA (`--no-auth-warning`: the password is a test's).
   const cliOptions = [
     ...(options.password ? ['-a', options.password, '--no-auth-warning'] : []),
     ...(certificates ? ['--tls', '--cacert', certificates.ca, '--sni', 'localhost'] : []),
   ];
   const cli = (port: number, ...args: string[]): { ok: boolean; out: string } => {
-    const run = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...cliOptions, ...args], { encoding: 'utf8', timeout: 10_000 });
+    const run = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...cliOptions, ...args], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
     return { ok: run.status === 0, out: `${run.stdout ?? ''}${run.stderr ?? ''}` };
   };
 
@@ -128,17 +194,26 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       'redis-server',
       [
         ...(certificates ? [] : ['--port', String(port)]),
-        '--cluster-port', String(busPorts[i]),
-        '--bind', '127.0.0.1',
-        '--cluster-enabled', 'yes',
-        '--cluster-config-file', `nodes-${port}.conf`,
+        '--cluster-port',
+        String(busPorts[i]),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
         // Nodes of a test see each other lost (and back) within a second, not the default 15.
-        '--cluster-node-timeout', '1000',
-        '--dir', dir,
-        '--save', '',
-        '--appendonly', options.appendonly ? 'yes' : 'no',
+        '--cluster-node-timeout',
+        '1000',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        options.appendonly ? 'yes' : 'no',
         // One append-only directory per node: they share `dir`.
-        '--appenddirname', `appendonly-${port}`,
+        '--appenddirname',
+        `appendonly-${port}`,
         ...auth,
         ...tls(port),
       ],
@@ -165,7 +240,15 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     await launch();
     const create = spawnSync(
       'redis-cli',
-      [...cliOptions, '--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '0', '--cluster-yes'],
+      [
+        ...cliOptions,
+        '--cluster',
+        'create',
+        ...ports.map((port) => `127.0.0.1:${port}`),
+        '--cluster-replicas',
+        '0',
+        '--cluster-yes',
+      ],
       { encoding: 'utf8', timeout: 30_000 },
     );
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
@@ -198,7 +281,5 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
 
 /** A plain ioredis Cluster client (no fail-fast options): what a test uses to look at the keys. */
 export function clusterClient(cluster: RedisCluster): Cluster {
-  return new Cluster(
-    cluster.seeds.map((seed) => ({ host: '127.0.0.1', port: Number(seed.split(':')[1]) })),
-  );
+  return new Cluster(cluster.seeds.map((seed) => ({ host: '127.0.0.1', port: Number(seed.split(':')[1]) })));
 }

@@ -19,7 +19,9 @@ export interface RedisServer {
 function assertInstalled(): void {
   const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) {
-    throw new Error('redis-server is not installed: run the README test command (`npm test`), which installs it with apt-get');
+    throw new Error(
+      'redis-server is not installed: run the README test command (`npm test`), which installs it with apt-get',
+    );
   }
 }
 
@@ -38,7 +40,9 @@ export async function startRedisServer(): Promise<RedisServer> {
   const port = await freePort();
   let child: ChildProcess;
   const launch = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     await waitForPort(port, child);
   };
   const kill = () =>

@@ -50,6 +50,9 @@ export function useSandboxApp(fakes?: Array<() => SandboxFake>): SandboxApp {
       return running().server;
     },
     call: (action, body = {}) => request(running().server).post(`/?action=${action}`).send(body),
-    codeFor: (channel, to) => running().sandbox.outbox.list(channel).find((m) => m.to.includes(to))?.code,
+    codeFor: (channel, to) =>
+      running()
+        .sandbox.outbox.list(channel)
+        .find((m) => m.to.includes(to))?.code,
   };
 }

@@ -4,7 +4,9 @@ class SummaryReporter {
     const { numPassedTests, numFailedTests, numPendingTests, numTodoTests, numRuntimeErrorTestSuites } = results;
     // A suite that failed to load counts as a failure even though none of its tests ran.
     const failed = numFailedTests + numRuntimeErrorTestSuites;
-    process.stdout.write(`\njest: ${numPassedTests} passed, ${failed} failed, ${numPendingTests + numTodoTests} skipped\n`);
+    process.stdout.write(
+      `\njest: ${numPassedTests} passed, ${failed} failed, ${numPendingTests + numTodoTests} skipped\n`,
+    );
   }
 }
 module.exports = SummaryReporter;

@@ -20,6 +20,12 @@ module.exports = {
     return { code: ts.transpileModule(source, { fileName, compilerOptions }).outputText };
   },
   getCacheKey(source, fileName) {
-    return createHash('sha256').update(ts.version).update('\0').update(fileName).update('\0').update(source).digest('hex');
+    return createHash('sha256')
+      .update(ts.version)
+      .update('\0')
+      .update(fileName)
+      .update('\0')
+      .update(source)
+      .digest('hex');
   },
 };

@@ -2,18 +2,34 @@ import { z } from 'zod';
 
 /** The contract's recommended article (docs/contract.md#shapes): five fields always, the optional ones only when the upstream sent them. */
 export const OPTIONAL_FIELDS = [
-  'author', 'publishtime', 'categoria', 'tassonomia', 'keyword', 'kw-classification',
-  'kw-taxonomy', 'kw-category', 'kw-sentiment', 'category0', 'category1', 'createtime',
+  'author',
+  'publishtime',
+  'categoria',
+  'tassonomia',
+  'keyword',
+  'kw-classification',
+  'kw-taxonomy',
+  'kw-category',
+  'kw-sentiment',
+  'category0',
+  'category1',
+  'createtime',
 ] as const;
 
 export const recommendedArticle = z
   .object({ title: z.string(), url: z.string(), thumbnail: z.string(), click_url: z.string(), description: z.string() })
-  .extend(Object.fromEntries(OPTIONAL_FIELDS.map((key) => [key, z.unknown().optional()])) as Record<(typeof OPTIONAL_FIELDS)[number], z.ZodOptional<z.ZodUnknown>>);
+  .extend(
+    Object.fromEntries(OPTIONAL_FIELDS.map((key) => [key, z.unknown().optional()])) as Record<
+      (typeof OPTIONAL_FIELDS)[number],
+      z.ZodOptional<z.ZodUnknown>
+    >,
+  );
 export type RecommendedArticle = z.infer<typeof recommendedArticle>;
 
 type Tree = Record<string, unknown>;
 const isTree = (v: unknown): v is Tree => typeof v === 'object' && v !== null && !Array.isArray(v);
-const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v : typeof v === 'number' ? String(v) : undefined);
+const text = (v: unknown): string | undefined =>
+  typeof v === 'string' && v.trim() !== '' ? v : typeof v === 'number' ? String(v) : undefined;
 
 const ELLIPSIS = '…';
 
@@ -49,7 +65,10 @@ export function toArticle(item: Tree, descriptionLength: number): RecommendedArt
     url,
     thumbnail: text(item.thumbnail) ?? og('og-image') ?? text(meta.thumbnail) ?? '',
     click_url: text(item.click_url) ?? url,
-    description: truncate(og('og-description') ?? text(meta.description) ?? text(item.description) ?? '', descriptionLength),
+    description: truncate(
+      og('og-description') ?? text(meta.description) ?? text(item.description) ?? '',
+      descriptionLength,
+    ),
   };
   for (const key of OPTIONAL_FIELDS) {
     const value = meta[key] ?? item[key];

@@ -45,7 +45,11 @@ function collect(outcomes: Outcome[]): NewsletterFeedData {
     const { feed } = outcome;
     if ('error' in outcome) {
       const status = outcome.error.data.upstream_status;
-      data.errors[feed] = { reason: outcome.error.reason, message: outcome.error.message, ...(typeof status === 'number' ? { upstream_status: status } : {}) };
+      data.errors[feed] = {
+        reason: outcome.error.reason,
+        message: outcome.error.message,
+        ...(typeof status === 'number' ? { upstream_status: status } : {}),
+      };
       continue;
     }
     const { items, skipped } = toFeedItems(feed, outcome.read.entries);
@@ -67,12 +71,16 @@ export const newsletterFeed = defineAction({
   async handler(input, ctx) {
     const { deps } = ctx;
     if (!deps.config.newsletter.feed_base_url) {
-      throw apiError('not_configured', { params: { key: 'newsletter.feed_base_url' }, data: { key: 'newsletter.feed_base_url' } });
+      throw apiError('not_configured', {
+        params: { key: 'newsletter.feed_base_url' },
+        data: { key: 'newsletter.feed_base_url' },
+      });
     }
     const wanted = input.all || !input.feed ? FEEDS : [input.feed];
     const data = collect(await Promise.all(wanted.map((feed) => readFeed(ctx, deps.feeds, feed))));
     // One feed served is a useful page; none is a failure, with every feed's error.
-    if (Object.keys(data.feeds).length === 0) throw apiError('upstream_error', { params: { service: 'feed newsletter' }, data });
+    if (Object.keys(data.feeds).length === 0)
+      throw apiError('upstream_error', { params: { service: 'feed newsletter' }, data });
     return { data };
   },
 });

@@ -30,8 +30,14 @@ export const newsletterSubscribeRequest = z
           { required: ['testata', 'mlids'], properties: { testata: text, mlids: text } },
         ],
       },
-      { if: { required: ['testata'], properties: { testata: text } }, then: { required: ['mlids'], properties: { mlids: text } } },
-      { if: { required: ['mlids'], properties: { mlids: text } }, then: { required: ['testata'], properties: { testata: text } } },
+      {
+        if: { required: ['testata'], properties: { testata: text } },
+        then: { required: ['mlids'], properties: { mlids: text } },
+      },
+      {
+        if: { required: ['mlids'], properties: { mlids: text } },
+        then: { required: ['testata'], properties: { testata: text } },
+      },
     ],
   });
 
@@ -54,12 +60,29 @@ export const newsletterSubscribeResponse = z.object({
   failed: z.array(headlineCode),
 });
 
-async function subscribe(ctx: CallContext, client: MailingListClient, email: string, plan: HeadlinePlan): Promise<HeadlineResult> {
+async function subscribe(
+  ctx: CallContext,
+  client: MailingListClient,
+  email: string,
+  plan: HeadlinePlan,
+): Promise<HeadlineResult> {
   const { testata, feed } = plan;
   const sent = { email, mlids: plan.mlids, api_key: maskSecret(plan.apiKey) };
   try {
-    const { accepted, status, message } = await client.subscribe(ctx, { email, mlids: plan.mlids, apiKey: plan.apiKey });
-    return { testata, feed, ok: accepted, outcome: accepted ? 'subscribed' : 'refused', upstream_status: status, ...(message ? { message } : {}), sent };
+    const { accepted, status, message } = await client.subscribe(ctx, {
+      email,
+      mlids: plan.mlids,
+      apiKey: plan.apiKey,
+    });
+    return {
+      testata,
+      feed,
+      ok: accepted,
+      outcome: accepted ? 'subscribed' : 'refused',
+      upstream_status: status,
+      ...(message ? { message } : {}),
+      sent,
+    };
   } catch (err) {
     if (!isApiError(err) || err.reason !== 'upstream_error') throw err;
     const status = typeof err.data.upstream_status === 'number' ? err.data.upstream_status : 0;

@@ -12,7 +12,10 @@ const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === 
 export const recommendationsRequest = z.object({
   url: optional(z.url({ protocol: /^https?$/ }).max(2048)),
   udi: optional(z.string().trim().min(1).max(256)),
-  toptrend: z.boolean().nullish().transform((v) => v ?? false),
+  toptrend: z
+    .boolean()
+    .nullish()
+    .transform((v) => v ?? false),
   widget_id: optional(z.string().trim().min(1).max(128)),
 });
 
@@ -51,11 +54,28 @@ function describe(input: Input, widget: WidgetChoice, settings: Settings, body: 
 }
 
 /** Failures answer at once with an empty list, in the shape the frontend already reads. */
-function failed(err: unknown, settings: Settings, about: ReturnType<typeof describe>, durationMs: number, locale: string | undefined): ActionResult {
+function failed(
+  err: unknown,
+  settings: Settings,
+  about: ReturnType<typeof describe>,
+  durationMs: number,
+  locale: string | undefined,
+): ActionResult {
   if (!isApiError(err) || (err.reason !== 'upstream_error' && err.reason !== 'not_configured')) throw err;
   // Outside the envelope, so the envelope's mapping does not choose its language: it is chosen here, the same way.
-  if (!settings.debug) return { body: { response: { items: [] }, success: false, error: messageIn(err, locale), data: { reason: err.reason, ...err.data } } };
-  const upstream = err.reason === 'upstream_error' ? { status: err.data.upstream_status ?? 0, duration_ms: durationMs, error: err.reason } : null;
+  if (!settings.debug)
+    return {
+      body: {
+        response: { items: [] },
+        success: false,
+        error: messageIn(err, locale),
+        data: { reason: err.reason, ...err.data },
+      },
+    };
+  const upstream =
+    err.reason === 'upstream_error'
+      ? { status: err.data.upstream_status ?? 0, duration_ms: durationMs, error: err.reason }
+      : null;
   throw withDetails(err, {
     data: { success: false, count: 0, ...about.page, articles: [] },
     extra: { recommendations_debug: { ...about.debug, upstream } },
@@ -70,7 +90,9 @@ export const recommendations = defineAction({
   bodyResponse: z
     .object({ response: z.object({ items: z.array(z.looseObject({})) }) })
     .loose()
-    .describe('With recommendations.debug false: only the upstream items, with their original fields, not the envelope; a failure adds success false, error and data.reason.'),
+    .describe(
+      'With recommendations.debug false: only the upstream items, with their original fields, not the envelope; a failure adds success false, error and data.reason.',
+    ),
   reasons: ['not_configured'],
   async handler(input, ctx): Promise<ActionResult> {
     const { deps } = ctx;
@@ -86,9 +108,14 @@ export const recommendations = defineAction({
       }
       const reply = await deps.recommendations.recommend(ctx, request);
       if (!settings.debug) return { body: { response: { items: reply.items } } };
-      const articles = reply.items.map((item) => toArticle(item, settings.description_length)).filter((a) => a !== undefined);
+      const articles = reply.items
+        .map((item) => toArticle(item, settings.description_length))
+        .filter((a) => a !== undefined);
       const upstream = { status: reply.status, duration_ms: reply.durationMs, items: reply.items.length };
-      return { data: { success: true, count: articles.length, ...about.page, articles }, extra: { recommendations_debug: { ...about.debug, upstream } } };
+      return {
+        data: { success: true, count: articles.length, ...about.page, articles },
+        extra: { recommendations_debug: { ...about.debug, upstream } },
+      };
     } catch (err) {
       return failed(err, settings, about, Math.round(performance.now() - started), ctx.locale);
     }

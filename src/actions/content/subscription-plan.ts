@@ -24,7 +24,12 @@ export const listIds = z
     }
     const ids = value.split(',').map((id) => id.trim());
     ids.forEach((id, i) => {
-      if (!LIST_ID.test(id)) ctx.addIssue({ code: 'custom', path: [i], message: id === '' ? 'must not be empty' : 'must be a numeric list id' });
+      if (!LIST_ID.test(id))
+        ctx.addIssue({
+          code: 'custom',
+          path: [i],
+          message: id === '' ? 'must not be empty' : 'must be a numeric list id',
+        });
     });
     return ids;
   });
@@ -32,7 +37,10 @@ export const listIds = z
 /** The request fields that name the lists: newsletter_subscribe's schema spreads them beside `email`. */
 export const selectionFields = {
   /** Preferred form: each item names a feed or a headline (paired in order), and one list id. */
-  selections: z.array(z.object({ feed: feedCode.nullish(), testata: headlineCode.nullish(), mlid: listId })).max(100).nullish(),
+  selections: z
+    .array(z.object({ feed: feedCode.nullish(), testata: headlineCode.nullish(), mlid: listId }))
+    .max(100)
+    .nullish(),
   /** Single form: one headline and its comma-separated list ids. */
   testata: headlineCode.nullish(),
   mlids: listIds.nullish(),
@@ -60,7 +68,8 @@ export function planSubscription(input: Selections, apiKeys: Record<Headline, st
     const path = `selections.${i}`;
     const testata = item.testata ?? (item.feed ? headlineOf(item.feed) : undefined);
     if (!testata) issues.push({ path, message: 'feed or testata is required' });
-    else if (item.feed && headlineOf(item.feed) !== testata) issues.push({ path: `${path}.testata`, message: `does not match feed ${item.feed} (${headlineOf(item.feed)})` });
+    else if (item.feed && headlineOf(item.feed) !== testata)
+      issues.push({ path: `${path}.testata`, message: `does not match feed ${item.feed} (${headlineOf(item.feed)})` });
     else picked.push({ testata, mlid: item.mlid, path: `${path}.${item.testata ? 'testata' : 'feed'}` });
   });
 
@@ -70,14 +79,19 @@ export function planSubscription(input: Selections, apiKeys: Record<Headline, st
     for (const mlid of input.mlids) picked.push({ testata: input.testata, mlid, path: 'testata' });
   }
   if (picked.length === 0 && issues.length === 0) {
-    issues.push(input.selections ? { path: 'selections', message: 'must hold at least one selection' } : { path: '', message: 'selections, or testata with mlids, is required' });
+    issues.push(
+      input.selections
+        ? { path: 'selections', message: 'must hold at least one selection' }
+        : { path: '', message: 'selections, or testata with mlids, is required' },
+    );
   }
 
   const plans = new Map<Headline, HeadlinePlan>();
   for (const { testata, mlid, path } of picked) {
     const apiKey = apiKeys[testata];
     if (!apiKey) {
-      if (!issues.some((issue) => issue.path === path)) issues.push({ path, message: `no mailing-list key is configured for ${testata}` });
+      if (!issues.some((issue) => issue.path === path))
+        issues.push({ path, message: `no mailing-list key is configured for ${testata}` });
       continue;
     }
     const plan = plans.get(testata) ?? { testata, feed: feedOf(testata), mlids: [], apiKey };

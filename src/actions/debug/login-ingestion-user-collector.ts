@@ -19,7 +19,8 @@ export const loginIngestionRequest = z.looseObject({
  */
 export const loginIngestionUserCollector = defineAction({
   name: 'login-ingestion-user-collector',
-  summary: 'Debug: forwards {uid, accessToken} to the user collector and reports its answer (x-internal-key only, or in the sandbox).',
+  summary:
+    'Debug: forwards {uid, accessToken} to the user collector and reports its answer (x-internal-key only, or in the sandbox).',
   request: loginIngestionRequest,
   reasons: ['proof_required', 'token_required', 'not_configured'],
   async handler(input, ctx) {
@@ -29,17 +30,27 @@ export const loginIngestionUserCollector = defineAction({
     const payload = { uid: input.uid, accessToken: maskSecret(token) };
     const report = { url: safeUrl(collector.url), timeout_seconds: ctx.deps.config.user_collector.timeout };
     if (!collector.configured) {
-      throw apiError('not_configured', { params: { key: 'user_collector.base_url' }, data: { forwarded: false, collector: report }, extra: { payload } });
+      throw apiError('not_configured', {
+        params: { key: 'user_collector.base_url' },
+        data: { forwarded: false, collector: report },
+        extra: { payload },
+      });
     }
     const started = performance.now();
     try {
       const { status, durationMs } = await collector.ingestLogin(ctx, { uid: input.uid, accessToken: token });
-      return { data: { forwarded: true, token_source: source, collector: { ...report, status, duration_ms: durationMs } }, extra: { payload } };
+      return {
+        data: { forwarded: true, token_source: source, collector: { ...report, status, duration_ms: durationMs } },
+        extra: { payload },
+      };
     } catch (err) {
       if (!isApiError(err)) throw err;
       const status = typeof err.data.upstream_status === 'number' ? err.data.upstream_status : 0;
       const collectorOutcome = { ...report, status, duration_ms: Math.round(performance.now() - started) };
-      throw withDetails(err, { data: { forwarded: false, token_source: source, collector: collectorOutcome }, extra: { payload } });
+      throw withDetails(err, {
+        data: { forwarded: false, token_source: source, collector: collectorOutcome },
+        extra: { payload },
+      });
     }
   },
 });

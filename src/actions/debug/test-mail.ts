@@ -16,7 +16,8 @@ export const testMailRequest = z.looseObject({
 
 export const testMail = defineAction({
   name: 'test_mail',
-  summary: 'SMTP diagnostic: sends the OTP mail with a sample code and reports the outcome (x-internal-key only, or in the sandbox).',
+  summary:
+    'SMTP diagnostic: sends the OTP mail with a sample code and reports the outcome (x-internal-key only, or in the sandbox).',
   request: testMailRequest,
   reasons: ['proof_required', 'channel_not_configured', 'delivery_failed'],
   async handler(input, ctx) {
@@ -45,8 +46,16 @@ export const testMail = defineAction({
     const subject = `[test] ${message.subject}`;
     const payload = { to: maskEmail(to), subject, text: message.text };
     try {
-      const { messageId, durationMs } = await deps.otp.mailer.send(ctx, { to, subject, html: message.html, text: message.text });
-      return { data: { ...report, sent: true, outcome: 'sent', message_id: messageId, duration_ms: durationMs }, extra: { payload } };
+      const { messageId, durationMs } = await deps.otp.mailer.send(ctx, {
+        to,
+        subject,
+        html: message.html,
+        text: message.text,
+      });
+      return {
+        data: { ...report, sent: true, outcome: 'sent', message_id: messageId, duration_ms: durationMs },
+        extra: { payload },
+      };
     } catch (err) {
       if (!isApiError(err)) throw err;
       throw apiError('delivery_failed', {

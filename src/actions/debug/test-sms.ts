@@ -13,9 +13,17 @@ export const testSmsRequest = z.looseObject({
 
 export const testSms = defineAction({
   name: 'test_sms',
-  summary: 'SMS gateway diagnostic: sends the OTP template with a sample code and reports the outcome (x-internal-key only, or in the sandbox); the rules of a real send apply.',
+  summary:
+    'SMS gateway diagnostic: sends the OTP template with a sample code and reports the outcome (x-internal-key only, or in the sandbox); the rules of a real send apply.',
   request: testSmsRequest,
-  reasons: ['proof_required', 'channel_not_configured', 'delivery_failed', 'region_not_allowed', 'phone_not_mobile', 'rate_limited'],
+  reasons: [
+    'proof_required',
+    'channel_not_configured',
+    'delivery_failed',
+    'region_not_allowed',
+    'phone_not_mobile',
+    'rate_limited',
+  ],
   async handler(input, ctx) {
     requireDiagnosticsAccess(ctx);
     const { deps } = ctx;
@@ -29,18 +37,29 @@ export const testSms = defineAction({
     const report = {
       channel: 'sms',
       configured: deps.otp.sms.configured,
-      gateway: { url: safeUrl(sms.api_url), api_key: maskSecret(sms.api_key), sender: sms.sender, timeout_seconds: sms.timeout_seconds },
+      gateway: {
+        url: safeUrl(sms.api_url),
+        api_key: maskSecret(sms.api_key),
+        sender: sms.sender,
+        timeout_seconds: sms.timeout_seconds,
+      },
       // With sms.providers, which ones the message may go to and whether each is skipped now (its circuit).
       providers: deps.sms.router.breakerStates(),
       to: maskPhone(receiver),
     };
     const payload = { receiver: maskPhone(receiver), body, sender: sms.sender };
     if (!deps.otp.sms.configured) {
-      throw apiError('channel_not_configured', { data: { ...report, sent: false, outcome: 'not_configured' }, extra: { payload } });
+      throw apiError('channel_not_configured', {
+        data: { ...report, sent: false, outcome: 'not_configured' },
+        extra: { payload },
+      });
     }
     try {
       const { status, durationMs, provider } = await deps.otp.sms.send(ctx, { to: receiver, body });
-      return { data: { ...report, sent: true, outcome: 'sent', provider, upstream_status: status, duration_ms: durationMs }, extra: { payload } };
+      return {
+        data: { ...report, sent: true, outcome: 'sent', provider, upstream_status: status, duration_ms: durationMs },
+        extra: { payload },
+      };
     } catch (err) {
       if (!isApiError(err)) throw err;
       const upstreamStatus = typeof err.data.upstream_status === 'number' ? err.data.upstream_status : 0;

@@ -7,7 +7,10 @@ import { defineAction } from '../action';
 
 export const feLoginRequest = z.object({
   identifier: recipientKey().describe('an email, or a phone in any form (normalised to E.164)'),
-  method: z.enum(['otp', 'password']).nullish().describe('`password` (email only) answers step 60 and sends no code; default `otp`'),
+  method: z
+    .enum(['otp', 'password'])
+    .nullish()
+    .describe('`password` (email only) answers step 60 and sends no code; default `otp`'),
   locale: localeField,
   challenge: challengeField,
   channel: channelField,
@@ -15,9 +18,18 @@ export const feLoginRequest = z.object({
 
 export const feLogin = defineAction({
   name: 'FeLogin',
-  summary: 'Starts a login: a phone gets an SMS code (13, next 14), an email a mail code (32, next 33); method password answers 60.',
+  summary:
+    'Starts a login: a phone gets an SMS code (13, next 14), an email a mail code (32, next 33); method password answers 60.',
   request: feLoginRequest,
   response: flowAnswerShape.pick({ next_step: true, flow: true, otp: true }),
-  reasons: ['already_sent', 'delivery_failed', 'channel_not_configured', 'region_not_allowed', 'rate_limited', 'store_unavailable', 'challenge_required'],
+  reasons: [
+    'already_sent',
+    'delivery_failed',
+    'channel_not_configured',
+    'region_not_allowed',
+    'rate_limited',
+    'store_unavailable',
+    'challenge_required',
+  ],
   handler: (input, ctx) => ctx.flows.run(ACTION_ENTRY.FeLogin, input, ctx),
 });

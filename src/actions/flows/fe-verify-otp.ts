@@ -7,17 +7,22 @@ import { flowEnum, flowProofField, optionalEmail, optionalPhone, stayLoggedInFie
 
 export const feVerifyOtpRequest = z
   .object({
-    otp_code: otpCodeField.optional().describe('required, except with flow `email_phone_declined` ("not my phone" at step 65)'),
+    otp_code: otpCodeField
+      .optional()
+      .describe('required, except with flow `email_phone_declined` ("not my phone" at step 65)'),
     flow: flowEnum.describe('the `flow` of the previous answer, or `email_phone_declined` at step 65'),
     phone: optionalPhone,
     email: optionalEmail,
     uid: z.string().trim().max(128).nullish(),
     stay_logged_in: stayLoggedInField,
-    pending_proof: flowProofField('FeRegister phase email_otp (step 23), FeAddPhone (step 62) or FeVerifyOtp (step 65)'),
+    pending_proof: flowProofField(
+      'FeRegister phase email_otp (step 23), FeAddPhone (step 62) or FeVerifyOtp (step 65)',
+    ),
   })
   .superRefine((request, ctx) => {
     // Declining the phone on file is the one request of this action that carries no code.
-    if (request.otp_code === undefined && request.flow !== 'email_phone_declined') ctx.addIssue({ code: 'custom', path: ['otp_code'], message: 'is required' });
+    if (request.otp_code === undefined && request.flow !== 'email_phone_declined')
+      ctx.addIssue({ code: 'custom', path: ['otp_code'], message: 'is required' });
   });
 
 export const feVerifyOtp = defineAction({
@@ -39,6 +44,20 @@ export const feVerifyOtp = defineAction({
     register_proof: true,
     proof: true,
   }),
-  reasons: ['invalid', 'expired', 'too_many_attempts', 'proof_required', 'invalid_proof', 'phone_taken', 'phone_on_hold', 'user_not_found', 'already_sent', 'delivery_failed', 'channel_not_configured', 'rate_limited', 'store_unavailable'],
+  reasons: [
+    'invalid',
+    'expired',
+    'too_many_attempts',
+    'proof_required',
+    'invalid_proof',
+    'phone_taken',
+    'phone_on_hold',
+    'user_not_found',
+    'already_sent',
+    'delivery_failed',
+    'channel_not_configured',
+    'rate_limited',
+    'store_unavailable',
+  ],
   handler: (input, ctx) => ctx.flows.run(ACTION_ENTRY.FeVerifyOtp, input, ctx),
 });

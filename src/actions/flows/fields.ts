@@ -11,10 +11,13 @@ export const flowField = z.preprocess(blankToUndefined, flowEnum.optional());
 export const stayLoggedInField = z.boolean().nullish();
 
 /** A signed proof an earlier answer handed out (docs/flows-http.md says which answer, and which field). */
-export const flowProofField = (answeredBy: string) => z.preprocess(blankToUndefined, z.string().max(4096).optional()).describe(`signed proof from ${answeredBy}`);
+export const flowProofField = (answeredBy: string) =>
+  z.preprocess(blankToUndefined, z.string().max(4096).optional()).describe(`signed proof from ${answeredBy}`);
 
 /** The `verified` proof of step 61 or 90; also accepted as header x-verification-proof, like the identity primitives'. */
-export const proofField = verifiedProofField.describe('signed `verified` proof from the answer at step 61 or 90; also accepted as header x-verification-proof');
+export const proofField = verifiedProofField.describe(
+  'signed `verified` proof from the answer at step 61 or 90; also accepted as header x-verification-proof',
+);
 
 export { emailField, optionalDate, optionalEmail, optionalPhone, optionalText, uidField } from '../identity/fields';
 export { challengeField, channelField, localeField } from '../otp/fields';

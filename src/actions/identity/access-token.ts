@@ -13,21 +13,36 @@ export const accessTokenRequest = z.object({
    * names none of its fields, and a field the provider reads (a uid, a lifetime, a scope) must
    * not come from whoever holds a proof.
    */
-  body: z.record(z.string(), z.unknown()).nullish().describe('JSON body of the provider token call; only with x-internal-key (otherwise omit it or send null or {})'),
+  body: z
+    .record(z.string(), z.unknown())
+    .nullish()
+    .describe('JSON body of the provider token call; only with x-internal-key (otherwise omit it or send null or {})'),
   proof: proofField,
 });
 
 export const accessToken = defineAction({
   name: 'access_token',
-  summary: 'Issues an access token for a uid and stores it in cookie __utp; needs a proof binding the uid, which it spends.',
+  summary:
+    'Issues an access token for a uid and stores it in cookie __utp; needs a proof binding the uid, which it spends.',
   request: accessTokenRequest,
-  response: z.object({ access_token: z.string(), proof: z.string().optional().describe('a fresh proof for the next change (the one sent is spent)') }),
+  response: z.object({
+    access_token: z.string(),
+    proof: z.string().optional().describe('a fresh proof for the next change (the one sent is spent)'),
+  }),
   reasons: ['proof_required', 'invalid_proof'],
   async handler(input, ctx) {
     const forwarded = input.body && Object.keys(input.body).length > 0 ? input.body : undefined;
-    if (forwarded && !trustedCaller(ctx)) throw invalidField('body', 'only a trusted caller (x-internal-key) may pass a body to the provider');
+    if (forwarded && !trustedCaller(ctx))
+      throw invalidField('body', 'only a trusted caller (x-internal-key) may pass a body to the provider');
     const claims = requireVerified(ctx, { uid: input.uid }, input.proof);
-    const reply = await spending(ctx, claims, () => issueAccessToken(ctx, input.uid, { stayLoggedIn: input.stay_logged_in ?? true, body: forwarded }));
-    return { data: { access_token: reply.access_token, ...(claims ? { proof: issueVerifiedProof(ctx, {}, claims, { fresh: true }) } : {}) } };
+    const reply = await spending(ctx, claims, () =>
+      issueAccessToken(ctx, input.uid, { stayLoggedIn: input.stay_logged_in ?? true, body: forwarded }),
+    );
+    return {
+      data: {
+        access_token: reply.access_token,
+        ...(claims ? { proof: issueVerifiedProof(ctx, {}, claims, { fresh: true }) } : {}),
+      },
+    };
   },
 });

@@ -26,6 +26,13 @@ export const doiConfirm = defineAction({
     const claims = requireVerified(ctx, { uid: input.uid }, input.proof);
     if (claims && !codeVerified(claims, 'email')) throw proofRequired();
     const result = await spending(ctx, claims, () => ctx.deps.identity.confirmDoi(ctx, input.uid));
-    return { data: { confirmed: true, uid: input.uid, result: result ?? null, ...(claims ? { proof: issueVerifiedProof(ctx, {}, claims, { fresh: true }) } : {}) } };
+    return {
+      data: {
+        confirmed: true,
+        uid: input.uid,
+        result: result ?? null,
+        ...(claims ? { proof: issueVerifiedProof(ctx, {}, claims, { fresh: true }) } : {}),
+      },
+    };
   },
 });

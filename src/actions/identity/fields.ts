@@ -12,6 +12,10 @@ export const optionalText = z.preprocess(blankToUndefined, z.string().trim().max
 export const optionalPhone = z.preprocess(blankToUndefined, z.string().trim().max(32).optional());
 export const optionalDate = z.preprocess(blankToUndefined, z.iso.date().optional());
 /** A verification proof (issued by verify_otp and the identity actions); also accepted as header `x-verification-proof`. */
-export const proofField = z.string().max(4096).nullish().describe('verification proof; also accepted as header x-verification-proof');
+export const proofField = z
+  .string()
+  .max(4096)
+  .nullish()
+  .describe('verification proof; also accepted as header x-verification-proof');
 
 export { requirePhone } from '../../domain/phone';

@@ -26,7 +26,10 @@ export const getUserEmail = defineAction({
     if (!full) await ctx.deps.limits.lookupFromIp(ctx.ip);
     let found = await ctx.deps.identity.findUserByEmail(ctx, input.email);
     let user = found ? await ctx.deps.identity.getUser(ctx, found.uid) : null;
-    const claim = full && found && claims && codeVerified(claims, 'email') ? await claimAccountByProvenEmail(ctx.deps, ctx, found, user) : undefined;
+    const claim =
+      full && found && claims && codeVerified(claims, 'email')
+        ? await claimAccountByProvenEmail(ctx.deps, ctx, found, user)
+        : undefined;
     if (found && claim?.heldPhone) {
       // The phone was dropped at the provider: no copy read before may bring it back.
       found = withoutPhone(found);
@@ -36,7 +39,11 @@ export const getUserEmail = defineAction({
     const meta = profileMeta(profile);
     if (!full) return { data: null, extra: { meta: limitedProfileMeta(meta) } };
     if (!profile) return { data: null, extra: { meta } };
-    const proof = claims ? issueVerifiedProof(ctx, { linked: { uid: profile.uid, email: profile.email ?? undefined } }, claims, { restart: claim?.claimed }) : undefined;
+    const proof = claims
+      ? issueVerifiedProof(ctx, { linked: { uid: profile.uid, email: profile.email ?? undefined } }, claims, {
+          restart: claim?.claimed,
+        })
+      : undefined;
     return { data: { ...profile, ...(proof ? { proof } : {}) }, extra: { meta } };
   },
 });

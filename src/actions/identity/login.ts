@@ -49,12 +49,16 @@ export const login = defineAction({
       }
       return ctx.deps.identity.login(ctx, { email: input.email, password, stayLoggedIn });
     }).catch(async (err: unknown) => {
-      if (password && isApiError(err) && err.reason === 'invalid_credentials') await ctx.deps.challenge.passwordFailed(ctx.ip, input.email);
+      if (password && isApiError(err) && err.reason === 'invalid_credentials')
+        await ctx.deps.challenge.passwordFailed(ctx.ip, input.email);
       throw err;
     });
     storeReturnedToken(ctx, reply, stayLoggedIn);
     const uid = reply.access_token ? jwtSubject(reply.access_token) : undefined;
-    const proof = uid && (password || claims) ? issueVerifiedProof(ctx, { linked: { uid, email: input.email } }, claims, { fresh: true, restart: claimed }) : undefined;
+    const proof =
+      uid && (password || claims)
+        ? issueVerifiedProof(ctx, { linked: { uid, email: input.email } }, claims, { fresh: true, restart: claimed })
+        : undefined;
     return { data: { ...reply, ...(proof ? { proof } : {}) } };
   },
 });

@@ -62,10 +62,26 @@ export const register = defineAction({
     if (claims?.uid) throw invalidProof('registered');
     // Asked before the account is made, not at the code's send after it: the repeated request must find nothing done.
     if (input.send_otp !== false) await ctx.deps.challenge.check(ctx, { action: 'register', identifier: input.email });
-    const { reply, uid } = await spending(ctx, claims, () => registerAccount(ctx.deps, ctx, { email: input.email, consents: input.consents, isMagicLinkSent: input.is_magic_link_sent ?? false }));
+    const { reply, uid } = await spending(ctx, claims, () =>
+      registerAccount(ctx.deps, ctx, {
+        email: input.email,
+        consents: input.consents,
+        isMagicLinkSent: input.is_magic_link_sent ?? false,
+      }),
+    );
     storeReturnedToken(ctx, reply, true);
     const otp = input.send_otp === false ? { otp_sent: false } : await sendRegistrationOtp(ctx, input.email);
-    const proof = uid ? issueVerifiedProof(ctx, { linked: { uid, email: input.email } }, claims, { fresh: true }) : undefined;
-    return { data: { access_token: reply.access_token ?? null, pub_id: reply.pub_id ?? null, uid: uid ?? null, ...otp, ...(proof ? { proof } : {}) } };
+    const proof = uid
+      ? issueVerifiedProof(ctx, { linked: { uid, email: input.email } }, claims, { fresh: true })
+      : undefined;
+    return {
+      data: {
+        access_token: reply.access_token ?? null,
+        pub_id: reply.pub_id ?? null,
+        uid: uid ?? null,
+        ...otp,
+        ...(proof ? { proof } : {}),
+      },
+    };
   },
 });

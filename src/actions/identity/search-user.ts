@@ -30,9 +30,20 @@ export const searchUser = defineAction({
     const { reply, holders } = await searchPhone(ctx.deps, ctx, phone);
     const first = holders[0];
     const otpPhone = first ? customValue(first.custom_fields, 'otp_phone') : null;
-    const meta = { found: holders.length > 0, count: holders.length, uid: first?.uid ?? null, email: first?.email ?? null, has_otp_phone: otpPhone !== null, otp_phone: otpPhone };
-    if (!full) return { data: null, extra: { meta: { ...meta, uid: null, email: null, otp_phone: null, limited: true } } };
-    const proof = claims && first ? issueVerifiedProof(ctx, { linked: { uid: first.uid, email: first.email ?? undefined } }, claims) : undefined;
+    const meta = {
+      found: holders.length > 0,
+      count: holders.length,
+      uid: first?.uid ?? null,
+      email: first?.email ?? null,
+      has_otp_phone: otpPhone !== null,
+      otp_phone: otpPhone,
+    };
+    if (!full)
+      return { data: null, extra: { meta: { ...meta, uid: null, email: null, otp_phone: null, limited: true } } };
+    const proof =
+      claims && first
+        ? issueVerifiedProof(ctx, { linked: { uid: first.uid, email: first.email ?? undefined } }, claims)
+        : undefined;
     return { data: { ...reply, ...(proof ? { proof } : {}) }, extra: { meta } };
   },
 });

@@ -41,9 +41,19 @@ export const updateProfile = defineAction({
   reasons: ['proof_required', 'invalid_proof', 'phone_taken', 'user_not_found', 'rate_limited'],
   async handler(input, ctx) {
     const { uid, proof: _proof, ...fields } = input;
-    const identityFields: IdentityFields = presentFields({ first_name: fields.first_name, last_name: fields.last_name, email: fields.email });
-    const phone = fields.otp_phone ? requirePhone(fields.otp_phone, 'otp_phone', ctx.deps.config.sms.default_region) : undefined;
-    const customFields: CustomFields = presentFields({ city: fields.city, birth_date: fields.birth_date, otp_phone: phone && toStoredDigits(phone) });
+    const identityFields: IdentityFields = presentFields({
+      first_name: fields.first_name,
+      last_name: fields.last_name,
+      email: fields.email,
+    });
+    const phone = fields.otp_phone
+      ? requirePhone(fields.otp_phone, 'otp_phone', ctx.deps.config.sms.default_region)
+      : undefined;
+    const customFields: CustomFields = presentFields({
+      city: fields.city,
+      birth_date: fields.birth_date,
+      otp_phone: phone && toStoredDigits(phone),
+    });
     if (Object.keys(identityFields).length + Object.keys(customFields).length === 0) {
       throw apiError('invalid_request', { data: { issues: [{ path: '', message: 'no field to update' }] } });
     }
@@ -53,9 +63,14 @@ export const updateProfile = defineAction({
       await ensurePhoneFree(ctx.deps, ctx, phone, uid);
     }
 
-    const saved = await spending(ctx, claims, () => saveProfile(ctx.deps, ctx, uid, { identity: identityFields, custom: customFields }));
+    const saved = await spending(ctx, claims, () =>
+      saveProfile(ctx.deps, ctx, uid, { identity: identityFields, custom: customFields }),
+    );
     const calls = [...(saved.identity ? ['identity' as const] : []), ...(saved.custom ? ['custom' as const] : [])];
     const proof = claims ? { proof: issueVerifiedProof(ctx, {}, claims, { fresh: true }) } : {};
-    return { data: { calls, identity: saved.identity, custom: saved.custom, ...proof }, extra: { payload: { uid, ...presentFields(fields) } } };
+    return {
+      data: { calls, identity: saved.identity, custom: saved.custom, ...proof },
+      extra: { payload: { uid, ...presentFields(fields) } },
+    };
   },
 });

@@ -6,7 +6,13 @@ export const userAccessListRequest = z.object({ access_token: z.string().trim().
 
 export const userAccessListResponse = z.object({
   count: z.number().int(),
-  accesses: z.array(z.object({ access_id: z.string(), resource: z.object({ rid: z.string().nullable(), name: z.string().nullable() }), granted: z.boolean() })),
+  accesses: z.array(
+    z.object({
+      access_id: z.string(),
+      resource: z.object({ rid: z.string().nullable(), name: z.string().nullable() }),
+      granted: z.boolean(),
+    }),
+  ),
   raw: z.unknown().describe('the provider reply, as received'),
 });
 
@@ -21,7 +27,11 @@ export const userAccessList = defineAction({
     const { token } = requireUserToken(ctx, input.access_token);
     const reply = await ctx.deps.identity.accessList(ctx, token);
     const list = reply.data ?? reply.accesses ?? [];
-    const accesses = list.map((a) => ({ access_id: a.access_id, resource: { rid: a.resource?.rid ?? null, name: a.resource?.name ?? null }, granted: a.granted ?? false }));
+    const accesses = list.map((a) => ({
+      access_id: a.access_id,
+      resource: { rid: a.resource?.rid ?? null, name: a.resource?.name ?? null },
+      granted: a.granted ?? false,
+    }));
     return { data: { count: accesses.length, accesses, raw: reply } };
   },
 });

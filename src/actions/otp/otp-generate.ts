@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { defineAction } from '../action';
-import { challengeField, channelField, emailField, localeField, otpKeyField, otpSendResponse, phoneField } from './fields';
+import {
+  challengeField,
+  channelField,
+  emailField,
+  localeField,
+  otpKeyField,
+  otpSendResponse,
+  phoneField,
+} from './fields';
 
 export const otpGenerateRequest = z.object({
   /** The OTP key: a phone or an email. */
@@ -16,10 +24,18 @@ export const otpGenerateRequest = z.object({
 
 export const otpGenerate = defineAction({
   name: 'otp_generate',
-  summary: 'Generates a one-time code for a key and sends it by SMS and/or email (who receives it: docs/contract.md#one-time-codes).',
+  summary:
+    'Generates a one-time code for a key and sends it by SMS and/or email (who receives it: docs/contract.md#one-time-codes).',
   request: otpGenerateRequest,
   response: otpSendResponse,
-  reasons: ['already_sent', 'delivery_failed', 'channel_not_configured', 'region_not_allowed', 'store_unavailable', 'challenge_required'],
+  reasons: [
+    'already_sent',
+    'delivery_failed',
+    'channel_not_configured',
+    'region_not_allowed',
+    'store_unavailable',
+    'challenge_required',
+  ],
   async handler(input, ctx) {
     const { deps } = ctx;
     const sent = await deps.otp.generate(ctx, {

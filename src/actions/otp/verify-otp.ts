@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { invalidField } from '../../domain/otp/errors';
-import { issueVerifiedProof, presentedProof, proofRequired, spending, trustedCaller, vouches } from '../../domain/guard';
+import {
+  issueVerifiedProof,
+  presentedProof,
+  proofRequired,
+  spending,
+  trustedCaller,
+  vouches,
+} from '../../domain/guard';
 import { issueAccessToken } from '../../domain/accounts/tokens';
 import { proofField } from '../identity/fields';
 import { defineAction } from '../action';
@@ -23,7 +30,11 @@ export const verifyOtpResponse = z.object({
   valid: z.literal(true),
   doi: z.unknown().nullable().describe('DOI confirmation result, null unless confirmed'),
   access_token: z.string().nullable().describe('null unless a token was issued'),
-  proof: z.string().describe('verification proof naming the phone and/or email the code was delivered to (never merely the key), and what an earlier proof bound; send it to the identity primitives'),
+  proof: z
+    .string()
+    .describe(
+      'verification proof naming the phone and/or email the code was delivered to (never merely the key), and what an earlier proof bound; send it to the identity primitives',
+    ),
 });
 
 /**
@@ -49,7 +60,8 @@ export const verifyOtp = defineAction({
     if (confirmFor && !trusted && !(earlier && vouches(earlier, { uid: confirmFor }, 'all'))) throw proofRequired();
 
     const proven = provenBy(await deps.otp.verifyOrThrow(ctx, { key: rawKey, code: input.otp_code }));
-    if (!confirmFor) return { data: { valid: true, doi: null, access_token: null, proof: issueVerifiedProof(ctx, proven, earlier) } };
+    if (!confirmFor)
+      return { data: { valid: true, doi: null, access_token: null, proof: issueVerifiedProof(ctx, proven, earlier) } };
 
     // DOI confirms an email: only one this code proved, and only for the account the earlier proof ties to it.
     const email = proven.verified.email;
@@ -58,6 +70,8 @@ export const verifyOtp = defineAction({
       const doi = (await deps.identity.confirmDoi(ctx, confirmFor)) ?? { confirmed: true };
       return { doi, token: await issueAccessToken(ctx, confirmFor, { stayLoggedIn: input.stay_logged_in ?? true }) };
     });
-    return { data: { valid: true, doi, access_token: token.access_token, proof: issueVerifiedProof(ctx, proven, earlier) } };
+    return {
+      data: { valid: true, doi, access_token: token.access_token, proof: issueVerifiedProof(ctx, proven, earlier) },
+    };
   },
 });

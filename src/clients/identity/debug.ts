@@ -30,7 +30,10 @@ function maskSecrets(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((item) => maskSecrets(item, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
-    out[key] = SECRET_KEY.test(key) && v !== null && v !== undefined && v !== '' ? maskSecret(String(v)) : maskSecrets(v, depth + 1);
+    out[key] =
+      SECRET_KEY.test(key) && v !== null && v !== undefined && v !== ''
+        ? maskSecret(String(v))
+        : maskSecrets(v, depth + 1);
   }
   return out;
 }

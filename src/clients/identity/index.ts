@@ -64,7 +64,10 @@ export interface CustomFields {
 export interface IdentityClient {
   /** Passwordless when `password` is absent or empty; with one, `invalid_credentials` when the provider refuses it. */
   login(ctx: CallContext, request: { email: string; password?: string; stayLoggedIn: boolean }): Promise<LoginReply>;
-  register(ctx: CallContext, request: { email: string; consents?: Record<string, unknown> | null; isMagicLinkSent: boolean }): Promise<LoginReply>;
+  register(
+    ctx: CallContext,
+    request: { email: string; consents?: Record<string, unknown> | null; isMagicLinkSent: boolean },
+  ): Promise<LoginReply>;
   /** Sets the DOI email state to confirmed; the reply has no known model and is passed through. */
   confirmDoi(ctx: CallContext, uid: string): Promise<unknown>;
   /** identity users/get; null when the provider does not know the email. */
@@ -115,26 +118,72 @@ const invalidCredentials = () => apiError('invalid_credentials');
 const userNotFound = (uid?: string) => apiError('user_not_found', { data: uid ? { uid } : {} });
 
 /** The `endpoint` of each call below, for the metrics (every series at 0 from start). */
-const IDENTITY_ENDPOINTS = ['login', 'register', 'doi_status', 'users_get', 'user_get', 'user_search', 'user_update_identity', 'user_update_custom', 'token', 'refresh', 'access_list'] as const;
+const IDENTITY_ENDPOINTS = [
+  'login',
+  'register',
+  'doi_status',
+  'users_get',
+  'user_get',
+  'user_search',
+  'user_update_identity',
+  'user_update_custom',
+  'token',
+  'refresh',
+  'access_list',
+] as const;
 type IdentityCallName = (typeof IDENTITY_ENDPOINTS)[number];
 
-export function createIdentityClient(config: Config, log: Logger, { observe, declare }: ClientOptions = {}): IdentityClient {
+export function createIdentityClient(
+  config: Config,
+  log: Logger,
+  { observe, declare }: ClientOptions = {},
+): IdentityClient {
   const { aid, api_token: apiToken } = config.identity;
   const urls = identityUrls(config.identity);
-  const upstream = createUpstream({ name: 'identity', label: SERVICE, timeoutMs: config.identity.timeout_seconds * 1000, log, observe, declare, endpoints: IDENTITY_ENDPOINTS });
+  const upstream = createUpstream({
+    name: 'identity',
+    label: SERVICE,
+    timeoutMs: config.identity.timeout_seconds * 1000,
+    log,
+    observe,
+    declare,
+    endpoints: IDENTITY_ENDPOINTS,
+  });
   const publisherAuth = { Authorization: `Bearer ${apiToken}` };
 
-  async function send<T>(ctx: CallContext, endpoint: IdentityCallName, target: IdentityEndpoint, request: Omit<UpstreamRequest<T>, 'endpoint' | 'url'>): Promise<UpstreamResponse<T>> {
+  async function send<T>(
+    ctx: CallContext,
+    endpoint: IdentityCallName,
+    target: IdentityEndpoint,
+    request: Omit<UpstreamRequest<T>, 'endpoint' | 'url'>,
+  ): Promise<UpstreamResponse<T>> {
     const url = requireUrl(urls, target);
     const record = ctx.idpExchanges !== undefined;
-    const exchange = { endpoint, method: request.method, url, query: request.params, body: request.json ?? request.form, headers: request.headers };
+    const exchange = {
+      endpoint,
+      method: request.method,
+      url,
+      query: request.params,
+      body: request.json ?? request.form,
+      headers: request.headers,
+    };
     try {
       const response = await upstream.call<T>(ctx, { ...request, endpoint, url });
-      if (record) recordIdpExchange(ctx, { ...exchange, status: response.status, duration_ms: response.durationMs, response: response.data });
+      if (record)
+        recordIdpExchange(ctx, {
+          ...exchange,
+          status: response.status,
+          duration_ms: response.durationMs,
+          response: response.data,
+        });
       return response;
     } catch (err) {
       if (record && err instanceof ApiError) {
-        recordIdpExchange(ctx, { ...exchange, status: Number(err.data.upstream_status ?? 0), error: { reason: err.reason, message: err.message } });
+        recordIdpExchange(ctx, {
+          ...exchange,
+          status: Number(err.data.upstream_status ?? 0),
+          error: { reason: err.reason, message: err.message },
+        });
       }
       throw err;
     }
@@ -143,7 +192,10 @@ export function createIdentityClient(config: Config, log: Logger, { observe, dec
   /** The provider answered, but with its own failure: shown to the caller with the provider's words in `data`. */
   function rejected(ctx: CallContext, endpoint: string, errors: ReadonlyArray<Partial<ProviderError>>): ApiError {
     const providerErrors = errors.slice(0, 5).map((e) => ({ code: e.code ?? null, message: e.message ?? null }));
-    log.warn({ client: 'identity', endpoint, provider_codes: providerErrors.map((e) => e.code), request_id: ctx.requestId }, 'identity provider refused the request');
+    log.warn(
+      { client: 'identity', endpoint, provider_codes: providerErrors.map((e) => e.code), request_id: ctx.requestId },
+      'identity provider refused the request',
+    );
     return identityFailure(endpoint, { provider_errors: providerErrors });
   }
 
@@ -151,7 +203,10 @@ export function createIdentityClient(config: Config, log: Logger, { observe, dec
   function credentialsRefused(ctx: CallContext, status: number, body: unknown): ApiError {
     const errors = v1Error.safeParse(body);
     const providerCodes = errors.success ? errors.data.error_code_list.slice(0, 5).map((e) => e.code ?? null) : [];
-    log.warn({ client: 'identity', endpoint: 'login', status, provider_codes: providerCodes, request_id: ctx.requestId }, 'identity provider refused the credentials');
+    log.warn(
+      { client: 'identity', endpoint: 'login', status, provider_codes: providerCodes, request_id: ctx.requestId },
+      'identity provider refused the credentials',
+    );
     return invalidCredentials();
   }
 
@@ -159,8 +214,14 @@ export function createIdentityClient(config: Config, log: Logger, { observe, dec
   function parse<T>(ctx: CallContext, endpoint: string, guard: z.ZodType<T>, body: unknown): T {
     const parsed = guard.safeParse(body);
     if (parsed.success) return parsed.data;
-    const detail = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    log.warn({ client: 'identity', endpoint, outcome: 'bad_reply', detail, request_id: ctx.requestId }, 'upstream call failed');
+    const detail = parsed.error.issues
+      .slice(0, 3)
+      .map((i) => `${i.path.join('.')}: ${i.message}`)
+      .join('; ');
+    log.warn(
+      { client: 'identity', endpoint, outcome: 'bad_reply', detail, request_id: ctx.requestId },
+      'upstream call failed',
+    );
     throw identityFailure(endpoint);
   }
 
@@ -209,8 +270,16 @@ export function createIdentityClient(config: Config, log: Logger, { observe, dec
         json: { aid, email, stay_logged_in: bool(stayLoggedIn), ...(password ? { password } : {}) },
         headers: publisherAuth,
       };
-      if (!password) return v1Result<LoginReply>(ctx, 'login', (await send(ctx, 'login', 'login', { ...request, reply: guards.login })).data);
-      const { status, data } = await send(ctx, 'login', 'login', { ...request, acceptStatus: CREDENTIALS_REFUSED_STATUSES });
+      if (!password)
+        return v1Result<LoginReply>(
+          ctx,
+          'login',
+          (await send(ctx, 'login', 'login', { ...request, reply: guards.login })).data,
+        );
+      const { status, data } = await send(ctx, 'login', 'login', {
+        ...request,
+        acceptStatus: CREDENTIALS_REFUSED_STATUSES,
+      });
       if (status >= 400 || v1Error.safeParse(data).success) throw credentialsRefused(ctx, status, data);
       return parse(ctx, 'login', loginReply, data);
     },
@@ -218,7 +287,13 @@ export function createIdentityClient(config: Config, log: Logger, { observe, dec
     async register(ctx, { email, consents, isMagicLinkSent }) {
       const { data } = await send(ctx, 'register', 'register', {
         method: 'POST',
-        params: { aid, email, consents: JSON.stringify(consents ?? {}), is_magic_link_sent: bool(isMagicLinkSent), is_passwordless: 'true' },
+        params: {
+          aid,
+          email,
+          consents: JSON.stringify(consents ?? {}),
+          is_magic_link_sent: bool(isMagicLinkSent),
+          is_passwordless: 'true',
+        },
         json: { password: '', is_passwordless: true, is_magic_link_sent: isMagicLinkSent, email, aid },
         headers: publisherAuth,
         reply: guards.login,
@@ -268,7 +343,14 @@ export function createIdentityClient(config: Config, log: Logger, { observe, dec
     async searchByPhone(ctx, digits) {
       const { data } = await send(ctx, 'user_search', 'userSearch', {
         method: 'POST',
-        form: { api_token: apiToken, aid, source: 'CF', offset: SEARCH_PAGE.offset, limit: SEARCH_PAGE.limit, custom_fields: JSON.stringify(phoneSearchFilter(digits)) },
+        form: {
+          api_token: apiToken,
+          aid,
+          source: 'CF',
+          offset: SEARCH_PAGE.offset,
+          limit: SEARCH_PAGE.limit,
+          custom_fields: JSON.stringify(phoneSearchFilter(digits)),
+        },
         reply: guards.search,
       });
       return v3Result<V3SearchReply>(ctx, 'user_search', data);
@@ -291,7 +373,9 @@ export function createIdentityClient(config: Config, log: Logger, { observe, dec
         json: {
           ...(fields.city !== undefined ? { city: fields.city } : {}),
           ...(fields.birth_date !== undefined ? { birth_date: fields.birth_date } : {}),
-          ...(fields.otp_phone !== undefined ? { otp_phone: fields.otp_phone === null ? null : Number(fields.otp_phone) } : {}),
+          ...(fields.otp_phone !== undefined
+            ? { otp_phone: fields.otp_phone === null ? null : Number(fields.otp_phone) }
+            : {}),
         },
         reply: guards.user,
       });
@@ -323,7 +407,8 @@ export function createIdentityClient(config: Config, log: Logger, { observe, dec
       const failure = v1Error.safeParse(data);
       if (failure.success) throw rejected(ctx, 'refresh', failure.data.error_code_list);
       const refused = oauthError.safeParse(data);
-      if (refused.success && typeof (data as { access_token?: unknown }).access_token !== 'string') throw invalidToken();
+      if (refused.success && typeof (data as { access_token?: unknown }).access_token !== 'string')
+        throw invalidToken();
       return parse(ctx, 'refresh', tokenReply, data);
     },
 

@@ -31,9 +31,7 @@ const v3User = z.looseObject(personFields);
 export const identityProfile = z.looseObject({ ...personFields, email_confirmation_state: z.string().nullish() });
 
 export const v1Error = z.looseObject({
-  error_code_list: z
-    .array(z.looseObject({ code: scalar.nullish(), message: z.string().nullish() }))
-    .min(1),
+  error_code_list: z.array(z.looseObject({ code: scalar.nullish(), message: z.string().nullish() })).min(1),
 });
 
 export const v3Failure = z.looseObject({

@@ -48,7 +48,10 @@ export function identityUrls(identity: Config['identity']): IdentityUrls {
 export function requireUrl(urls: IdentityUrls, endpoint: IdentityEndpoint): string {
   const url = urls[endpoint];
   if (!url) {
-    throw apiError('not_configured', { params: { key: 'identity.base_url' }, data: { upstream: 'identity', endpoint } });
+    throw apiError('not_configured', {
+      params: { key: 'identity.base_url' },
+      data: { upstream: 'identity', endpoint },
+    });
   }
   return url;
 }

@@ -3,7 +3,14 @@ import { closest, distance } from 'fastest-levenshtein';
 import { parse as parseYaml } from 'yaml';
 import { configKeys } from './reference';
 import { configSchema, secretKeys, type Config } from './schema';
-import { guessingOdds, isLoopbackHost, MAX_GUESSING_ODDS, MIN_KEY_LENGTH, mostAttempts, receiptsOverPlainHttp } from './weakened';
+import {
+  guessingOdds,
+  isLoopbackHost,
+  MAX_GUESSING_ODDS,
+  MIN_KEY_LENGTH,
+  mostAttempts,
+  receiptsOverPlainHttp,
+} from './weakened';
 
 type Tree = Record<string, unknown>;
 
@@ -45,7 +52,9 @@ function readConfigFile(path: string): Tree {
   try {
     parsed = /\.ya?ml$/i.test(path) ? parseYaml(text) : JSON.parse(text);
   } catch (err) {
-    throw new ConfigError([`CONFIG_FILE: ${path} is not valid ${/\.ya?ml$/i.test(path) ? 'YAML' : 'JSON'}: ${(err as Error).message}`]);
+    throw new ConfigError([
+      `CONFIG_FILE: ${path} is not valid ${/\.ya?ml$/i.test(path) ? 'YAML' : 'JSON'}: ${(err as Error).message}`,
+    ]);
   }
   if (parsed == null) return {};
   if (!isTree(parsed)) throw new ConfigError([`CONFIG_FILE: ${path} must hold an object at the top level`]);
@@ -76,7 +85,7 @@ function configVariables(env: NodeJS.ProcessEnv): EnvVariable[] {
     const path = name.toLowerCase().split('__');
     if (!sections.has(path[0]!) || path.some((p) => p === '' || unsafeKey(p))) continue;
     // A single-segment name is only a top-level scalar (`DEBUG=true`); `DEBUG=express:*` belongs to other tools.
-    if (path.length === 1 && (raw !== 'true' && raw !== 'false')) continue;
+    if (path.length === 1 && raw !== 'true' && raw !== 'false') continue;
     variables.push({ name, path, raw });
   }
   return variables;
@@ -98,7 +107,9 @@ export function envOverrides(env: NodeJS.ProcessEnv): Tree {
 
 // Into lists too (`redis.cluster.0`), so a refused list entry is shown.
 const getPath = (tree: Tree, dotted: string): unknown =>
-  dotted.split('.').reduce<unknown>((node, key) => (isTree(node) || Array.isArray(node) ? (node as Tree)[key] : undefined), tree);
+  dotted
+    .split('.')
+    .reduce<unknown>((node, key) => (isTree(node) || Array.isArray(node) ? (node as Tree)[key] : undefined), tree);
 
 function describe(value: unknown): string {
   if (value === undefined) return 'missing';
@@ -118,7 +129,9 @@ export type Environment = (typeof environments)[number];
 export function environmentOf(nodeEnv: string | undefined, configured: boolean): Environment {
   if (nodeEnv === undefined || nodeEnv === '') return configured ? 'production' : 'development';
   if ((environments as readonly string[]).includes(nodeEnv)) return nodeEnv as Environment;
-  throw new ConfigError([`NODE_ENV: must be one of ${environments.join(', ')} (got ${describe(nodeEnv)}); unset means production once anything is configured`]);
+  throw new ConfigError([
+    `NODE_ENV: must be one of ${environments.join(', ')} (got ${describe(nodeEnv)}); unset means production once anything is configured`,
+  ]);
 }
 
 /**
@@ -155,7 +168,8 @@ export function chooseEnvironment(env: NodeJS.ProcessEnv, overrides?: Tree): Env
 /** The start line's words for a choice: the environment and the key that decided it, never its value. */
 export function describeEnvironment(choice: Pick<EnvironmentChoice, 'environment' | 'decidedBy'>): string {
   if (choice.decidedBy === 'NODE_ENV') return `${choice.environment} (NODE_ENV)`;
-  if (choice.decidedBy === '') return `${choice.environment} (nothing configured: no CONFIG_FILE, no variable but SERVER__HOST and SERVER__PORT)`;
+  if (choice.decidedBy === '')
+    return `${choice.environment} (nothing configured: no CONFIG_FILE, no variable but SERVER__HOST and SERVER__PORT)`;
   return `${choice.environment} (${choice.decidedBy} is set and NODE_ENV is not)`;
 }
 
@@ -228,9 +242,11 @@ export function loadConfiguration(options: LoadOptions = {}): LoadedConfig {
     throw new ConfigError(
       result.error.issues.flatMap((issue) => {
         const key = issue.path.join('.') || '(root)';
-        if (issue.code === 'unrecognized_keys') return issue.keys.map((k) => unknownKey(issue.path.map(String), k, variables));
+        if (issue.code === 'unrecognized_keys')
+          return issue.keys.map((k) => unknownKey(issue.path.map(String), k, variables));
         // Secrets are never echoed back, even when invalid.
-        const secret = /secret|token|key|pass/.test(key) || secretKeys.some((k) => key === k || key.startsWith(`${k}.`));
+        const secret =
+          /secret|token|key|pass/.test(key) || secretKeys.some((k) => key === k || key.startsWith(`${k}.`));
         const shown = secret ? '' : ` (got ${describe(getPath(merged, key))})`;
         return `${key}: ${issue.message}${shown}`;
       }),
@@ -248,13 +264,24 @@ export function loadConfiguration(options: LoadOptions = {}): LoadedConfig {
  */
 function unknownKey(parent: string[], name: string, variables: EnvVariable[]): string {
   const depth = parent.length;
-  const siblings = [...new Set(configKeys().map((k) => k.key.split('.')).filter((path) => path.length > depth && parent.every((p, i) => path[i] === p)).map((path) => path[depth]!))];
+  const siblings = [
+    ...new Set(
+      configKeys()
+        .map((k) => k.key.split('.'))
+        .filter((path) => path.length > depth && parent.every((p, i) => path[i] === p))
+        .map((path) => path[depth]!),
+    ),
+  ];
   const near = siblings.length > 0 ? closest(name.toLowerCase(), siblings) : undefined;
   // Near enough to be a slip of the keyboard, not another word: `prot` for `port`, not `color` for `host`.
-  const suggestion = near !== undefined && distance(name.toLowerCase(), near) <= Math.max(2, Math.floor(name.length / 3)) ? [...parent, near] : undefined;
+  const suggestion =
+    near !== undefined && distance(name.toLowerCase(), near) <= Math.max(2, Math.floor(name.length / 3))
+      ? [...parent, near]
+      : undefined;
   const dotted = [...parent, name].join('.');
   const variable = variables.find((v) => v.path.join('.') === dotted);
-  if (variable) return `${variable.name}: unknown${suggestion ? `; did you mean ${suggestion.map((p) => p.toUpperCase()).join('__')}?` : ''}`;
+  if (variable)
+    return `${variable.name}: unknown${suggestion ? `; did you mean ${suggestion.map((p) => p.toUpperCase()).join('__')}?` : ''}`;
   return `${dotted}: unknown key${suggestion ? `; did you mean ${suggestion.join('.')}?` : ''}`;
 }
 
@@ -265,37 +292,64 @@ function productionRefusals(cfg: Config): string[] {
   if (cfg.otp.debug) problems.push('otp.debug: plain codes in answers are refused in production');
   if (cfg.debug) problems.push('debug: debug fields are refused in production');
   // Keys that open something: guessable in a day when short (docs/security.md, "Keys that resist guessing").
-  if (cfg.security.secret.length < MIN_KEY_LENGTH) problems.push(`security.secret: at least ${MIN_KEY_LENGTH} characters are required in production`);
-  for (const [key, value] of [['security.internal_key', cfg.security.internal_key], ['funnel.read_key', cfg.funnel.read_key], ['metrics.token', cfg.metrics.token]] as const) {
-    if (value !== '' && value.length < MIN_KEY_LENGTH) problems.push(`${key}: at least ${MIN_KEY_LENGTH} characters are required in production (or leave it empty to close what it opens)`);
+  if (cfg.security.secret.length < MIN_KEY_LENGTH)
+    problems.push(`security.secret: at least ${MIN_KEY_LENGTH} characters are required in production`);
+  for (const [key, value] of [
+    ['security.internal_key', cfg.security.internal_key],
+    ['funnel.read_key', cfg.funnel.read_key],
+    ['metrics.token', cfg.metrics.token],
+  ] as const) {
+    if (value !== '' && value.length < MIN_KEY_LENGTH)
+      problems.push(
+        `${key}: at least ${MIN_KEY_LENGTH} characters are required in production (or leave it empty to close what it opens)`,
+      );
   }
   const odds = guessingOdds(cfg.otp);
   if (odds >= MAX_GUESSING_ODDS) {
     const most = mostAttempts(cfg.otp.length);
     const chance = odds >= 1 ? 'certainty' : `1 chance in ${Math.round(1 / odds).toLocaleString('en')}`;
-    const instead = most >= 1 ? `at most ${most} for otp.length ${cfg.otp.length}` : `otp.length ${cfg.otp.length} allows none (5 digits allow 9 tries, 6 allow 99)`;
-    problems.push(`otp.max_attempts: ${cfg.otp.max_attempts} wrong tries on a ${cfg.otp.length}-digit code give a guesser ${chance}; under 1 in 10,000 is required in production: ${instead}`);
+    const instead =
+      most >= 1
+        ? `at most ${most} for otp.length ${cfg.otp.length}`
+        : `otp.length ${cfg.otp.length} allows none (5 digits allow 9 tries, 6 allow 99)`;
+    problems.push(
+      `otp.max_attempts: ${cfg.otp.max_attempts} wrong tries on a ${cfg.otp.length}-digit code give a guesser ${chance}; under 1 in 10,000 is required in production: ${instead}`,
+    );
   }
   if (!cfg.sms.pumping.enabled && !cfg.sms.pumping.disabled_in_production) {
-    problems.push('sms.pumping.enabled: false (codes to premium-rate ranges unchecked) is refused in production unless sms.pumping.disabled_in_production is true');
+    problems.push(
+      'sms.pumping.enabled: false (codes to premium-rate ranges unchecked) is refused in production unless sms.pumping.disabled_in_production is true',
+    );
   }
   if (receiptsOverPlainHttp(cfg)) {
-    problems.push('sms.receipts.callback_base_url: receipts over plain http (readable and replayable on the way) are refused in production; use https');
+    problems.push(
+      'sms.receipts.callback_base_url: receipts over plain http (readable and replayable on the way) are refused in production; use https',
+    );
   }
   if (cfg.metrics.port !== 0 && !isLoopbackHost(cfg.metrics.host) && !cfg.metrics.open_in_production) {
-    problems.push(`metrics.host: ${cfg.metrics.host} serves /metrics without a token to whoever reaches it; refused in production unless metrics.open_in_production is true`);
+    problems.push(
+      `metrics.host: ${cfg.metrics.host} serves /metrics without a token to whoever reaches it; refused in production unless metrics.open_in_production is true`,
+    );
   }
   if (Object.keys(cfg.otp.test_numbers).length > 0 && !cfg.otp.test_numbers_in_production) {
-    problems.push('otp.test_numbers: fixed codes are refused in production unless otp.test_numbers_in_production is true');
+    problems.push(
+      'otp.test_numbers: fixed codes are refused in production unless otp.test_numbers_in_production is true',
+    );
   }
   if (!cfg.security.guard_primitives && !cfg.security.guard_primitives_off_in_production) {
-    problems.push('security.guard_primitives: false (tokens and profiles for anyone) is refused in production unless security.guard_primitives_off_in_production is true');
+    problems.push(
+      'security.guard_primitives: false (tokens and profiles for anyone) is refused in production unless security.guard_primitives_off_in_production is true',
+    );
   }
   if (!cfg.rate_limits.enabled && !cfg.rate_limits.disabled_in_production) {
-    problems.push('rate_limits.enabled: false (sends and guesses unmetered) is refused in production unless rate_limits.disabled_in_production is true');
+    problems.push(
+      'rate_limits.enabled: false (sends and guesses unmetered) is refused in production unless rate_limits.disabled_in_production is true',
+    );
   }
   if (cfg.challenge.mode === 'off' && cfg.rate_limits.enabled && !cfg.challenge.off_in_production) {
-    problems.push('challenge.mode: off (codes sent to bots that never prove any work) is refused in production unless challenge.off_in_production is true');
+    problems.push(
+      'challenge.mode: off (codes sent to bots that never prove any work) is refused in production unless challenge.off_in_production is true',
+    );
   }
   if (cfg.demo.enabled && !cfg.demo.enabled_in_production) {
     problems.push('demo.enabled: the demo page is refused in production unless demo.enabled_in_production is true');

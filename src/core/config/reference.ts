@@ -33,7 +33,8 @@ interface JsonSchema {
 function typeOf(schema: JsonSchema): string {
   if (schema.enum) return `one of ${schema.enum.map((v) => `\`${String(v)}\``).join(', ')}`;
   // A list of objects (sms.providers) cannot be comma-separated: it is read as one JSON list.
-  if (schema.type === 'array' && (schema.items?.type === undefined || schema.items.type === 'object')) return 'list of objects (one JSON list in the environment)';
+  if (schema.type === 'array' && (schema.items?.type === undefined || schema.items.type === 'object'))
+    return 'list of objects (one JSON list in the environment)';
   if (schema.type === 'array') return `list of ${schema.items?.type}s (comma-separated in the environment)`;
   if (schema.type === 'object') return 'map (one JSON object in the environment)';
   if (schema.type === 'integer' || schema.type === 'number') {
@@ -71,7 +72,8 @@ export function configKeys(): ConfigKey[] {
 }
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-const shownDefault = (value: unknown) => (value === undefined ? '*(unset)*' : value === '' ? '*(empty)*' : `\`${JSON.stringify(value)}\``);
+const shownDefault = (value: unknown) =>
+  value === undefined ? '*(unset)*' : value === '' ? '*(empty)*' : `\`${JSON.stringify(value)}\``;
 
 /** The reference as Markdown: one table per top-level section. */
 export function renderConfigReference(): string {
@@ -86,7 +88,9 @@ export function renderConfigReference(): string {
     out.push('| Key | Type | Default | Environment | Meaning |', '|---|---|---|---|---|');
     for (const key of keys) {
       const type = key.secret ? `${key.type}, **secret**` : key.type;
-      out.push(`| \`${key.key}\` | ${cell(type)} | ${cell(shownDefault(key.default))} | \`${key.env}\` | ${cell(key.meaning ?? '')} |`);
+      out.push(
+        `| \`${key.key}\` | ${cell(type)} | ${cell(shownDefault(key.default))} | \`${key.env}\` | ${cell(key.meaning ?? '')} |`,
+      );
     }
     out.push('');
   }

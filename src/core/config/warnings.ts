@@ -24,18 +24,52 @@ export function configWarnings(config: Config, environment: Environment): Config
   };
   const { identity, mail, sms, user_collector: collector, otp } = config;
   // Every identity call has a full-URL override; one of them set is a deliberate partial set-up.
-  const identityUrls = [identity.base_url, identity.user_update_url, identity.user_get_v3_url, identity.users_get_url, identity.token_url, identity.user_search_url, identity.user_access_list_url, identity.identity_token_url];
+  const identityUrls = [
+    identity.base_url,
+    identity.user_update_url,
+    identity.user_get_v3_url,
+    identity.users_get_url,
+    identity.token_url,
+    identity.user_search_url,
+    identity.user_access_list_url,
+    identity.identity_token_url,
+  ];
   // Outside production, anything configured turns the default sandbox off: say so where it leaves a gap.
-  const hint = config.sandbox.enabled || environment === 'production' ? '' : ' (anything configured turns the default sandbox off; sandbox.enabled: true runs against its fakes)';
-  add(identityUrls.every((url) => url === ''), 'identity.base_url', `no identity provider: lookups, logins, registrations and tokens answer upstream_error${hint}`);
-  add(mail.host === '', 'mail.host', `no mail transport: a code to an email address is refused (channel_not_configured)${hint}`);
-  add(sms.api_url === '' && sms.providers.length === 0, 'sms.providers', `no SMS provider: a code to a phone is refused (channel_not_configured)${hint}`);
+  const hint =
+    config.sandbox.enabled || environment === 'production'
+      ? ''
+      : ' (anything configured turns the default sandbox off; sandbox.enabled: true runs against its fakes)';
+  add(
+    identityUrls.every((url) => url === ''),
+    'identity.base_url',
+    `no identity provider: lookups, logins, registrations and tokens answer upstream_error${hint}`,
+  );
+  add(
+    mail.host === '',
+    'mail.host',
+    `no mail transport: a code to an email address is refused (channel_not_configured)${hint}`,
+  );
+  add(
+    sms.api_url === '' && sms.providers.length === 0,
+    'sms.providers',
+    `no SMS provider: a code to a phone is refused (channel_not_configured)${hint}`,
+  );
   // WhatsApp named for a region no WhatsApp provider serves: its phones silently get SMS.
   const whatsappProviders = sms.providers.filter((p) => p.kind === 'whatsapp_cloud' || p.kind === 'twilio_whatsapp');
   const unserved = Object.entries(sms.channels)
-    .filter(([region, channels]) => channels.includes('whatsapp') && !whatsappProviders.some((p) => p.countries.length === 0 || region === 'DEFAULT' || p.countries.includes(region)))
+    .filter(
+      ([region, channels]) =>
+        channels.includes('whatsapp') &&
+        !whatsappProviders.some(
+          (p) => p.countries.length === 0 || region === 'DEFAULT' || p.countries.includes(region),
+        ),
+    )
     .map(([region]) => region);
-  add(unserved.length > 0, 'sms.channels', `whatsapp is named for ${unserved.join(', ')} but no WhatsApp provider (whatsapp_cloud, twilio_whatsapp) serves it: those phones get SMS`);
+  add(
+    unserved.length > 0,
+    'sms.channels',
+    `whatsapp is named for ${unserved.join(', ')} but no WhatsApp provider (whatsapp_cloud, twilio_whatsapp) serves it: those phones get SMS`,
+  );
   // Without receipts a WhatsApp message is never known unread or failed: the next code cannot move to SMS.
   add(
     sms.providers.some((p) => p.kind === 'whatsapp_cloud' && p.app_secret === ''),

@@ -16,7 +16,8 @@ export const MIN_KEY_LENGTH = 32;
  * "Keys that resist guessing", has the arithmetic over a day).
  */
 export const MAX_GUESSING_ODDS = 1e-4;
-export const guessingOdds = (otp: Pick<Config['otp'], 'length' | 'max_attempts'>): number => otp.max_attempts / 10 ** otp.length;
+export const guessingOdds = (otp: Pick<Config['otp'], 'length' | 'max_attempts'>): number =>
+  otp.max_attempts / 10 ** otp.length;
 /** The most wrong tries that keep a code of `length` digits under the odds: 99 for 6 digits, none for 4. */
 export const mostAttempts = (length: number): number => 10 ** (length - 4) - 1;
 
@@ -48,13 +49,41 @@ export function weakenedDefences(config: Config): WeakenedDefence[] {
   };
   add(config.debug, 'debug', 'upstream call traces in answers');
   add(config.otp.debug, 'otp.debug', 'plain codes in answers');
-  add(!config.rate_limits.enabled, 'rate_limits.enabled', 'codes sent and guessed without any limit, the SMS pumping defence with them');
-  add(config.rate_limits.enabled && !config.sms.pumping.enabled, 'sms.pumping.enabled', 'codes to premium-rate number ranges unchecked');
-  add(config.rate_limits.enabled && config.challenge.mode === 'off', 'challenge.mode', 'codes and mails sent to bots that never prove any work, however wrong their traffic looks');
-  add(!config.security.guard_primitives, 'security.guard_primitives', 'tokens issued and profiles read or changed for any uid without a proof');
+  add(
+    !config.rate_limits.enabled,
+    'rate_limits.enabled',
+    'codes sent and guessed without any limit, the SMS pumping defence with them',
+  );
+  add(
+    config.rate_limits.enabled && !config.sms.pumping.enabled,
+    'sms.pumping.enabled',
+    'codes to premium-rate number ranges unchecked',
+  );
+  add(
+    config.rate_limits.enabled && config.challenge.mode === 'off',
+    'challenge.mode',
+    'codes and mails sent to bots that never prove any work, however wrong their traffic looks',
+  );
+  add(
+    !config.security.guard_primitives,
+    'security.guard_primitives',
+    'tokens issued and profiles read or changed for any uid without a proof',
+  );
   add(config.demo.enabled, 'demo.enabled', 'a demo page that drives real journeys against real accounts');
-  add(Object.keys(config.otp.test_numbers).length > 0, 'otp.test_numbers', 'fixed codes: whoever learns one logs in as that account');
-  add(config.metrics.port !== 0 && !isLoopbackHost(config.metrics.host), 'metrics.host', `metrics without a token to whoever reaches ${config.metrics.host}:${config.metrics.port}`);
-  add(receiptsOverPlainHttp(config), 'sms.receipts.callback_base_url', 'delivery receipts over plain http, readable and replayable on the way');
+  add(
+    Object.keys(config.otp.test_numbers).length > 0,
+    'otp.test_numbers',
+    'fixed codes: whoever learns one logs in as that account',
+  );
+  add(
+    config.metrics.port !== 0 && !isLoopbackHost(config.metrics.host),
+    'metrics.host',
+    `metrics without a token to whoever reaches ${config.metrics.host}:${config.metrics.port}`,
+  );
+  add(
+    receiptsOverPlainHttp(config),
+    'sms.receipts.callback_base_url',
+    'delivery receipts over plain http, readable and replayable on the way',
+  );
   return weakened;
 }

@@ -22,7 +22,9 @@ import { customValue, reducedProfile } from './profile';
  */
 
 /** Only a state the provider states and that is not `confirmed`: a reply without one is left alone. */
-const unconfirmed = (profile: IdentityProfile) => typeof profile.email_confirmation_state === 'string' && profile.email_confirmation_state.toLowerCase() !== 'confirmed';
+const unconfirmed = (profile: IdentityProfile) =>
+  typeof profile.email_confirmation_state === 'string' &&
+  profile.email_confirmation_state.toLowerCase() !== 'confirmed';
 
 /** What a claim needs to know of an account: whether its email was never confirmed, and its phone on file (E.164). */
 export interface ClaimableAccount {
@@ -34,7 +36,11 @@ export interface ClaimableAccount {
 /** The claim's view of an account read as get_user_email reads it: `found` from users/get (it carries the DOI state), `user` the profile read. */
 export function claimableAccount(found: IdentityProfile, user: V3User | null, region: string): ClaimableAccount {
   const stored = reducedProfile(user ?? found, found).otp_phone;
-  return { uid: found.uid, unconfirmed: unconfirmed(found), phone: stored === null ? null : (toE164(stored, region) ?? stored) };
+  return {
+    uid: found.uid,
+    unconfirmed: unconfirmed(found),
+    phone: stored === null ? null : (toE164(stored, region) ?? stored),
+  };
 }
 
 export interface ClaimOutcome {
@@ -47,7 +53,11 @@ export interface ClaimOutcome {
 type ClaimDeps = Pick<Deps, 'identity' | 'log' | 'otp'>;
 
 /** Claims the account of a proven email when it was never confirmed; a confirmed one is left as it is. */
-export async function claimAccount(deps: ClaimDeps, ctx: CallContext, account: ClaimableAccount): Promise<ClaimOutcome> {
+export async function claimAccount(
+  deps: ClaimDeps,
+  ctx: CallContext,
+  account: ClaimableAccount,
+): Promise<ClaimOutcome> {
   if (!account.unconfirmed) return { claimed: false, heldPhone: null };
   const { uid, phone } = account;
   // First: from now on no proof issued before this moment acts on the account (a registrant's live proofs).
@@ -59,7 +69,10 @@ export async function claimAccount(deps: ClaimDeps, ctx: CallContext, account: C
     await ensurePhoneGone(deps, ctx, uid);
   }
   await deps.identity.confirmDoi(ctx, uid);
-  deps.log.info({ uid, dropped_phone: phone !== null, request_id: ctx.requestId }, 'email proven: unconfirmed account claimed');
+  deps.log.info(
+    { uid, dropped_phone: phone !== null, request_id: ctx.requestId },
+    'email proven: unconfirmed account claimed',
+  );
   return { claimed: true, heldPhone: phone };
 }
 
@@ -68,7 +81,12 @@ export async function claimAccount(deps: ClaimDeps, ctx: CallContext, account: C
  * they have it, the profile read (`user`): without it the claim reads the profile itself, as
  * users/get may leave custom fields out and a phone it does not show would stay.
  */
-export async function claimAccountByProvenEmail(deps: ClaimDeps & Pick<Deps, 'config'>, ctx: CallContext, found: IdentityProfile, user: V3User | null): Promise<ClaimOutcome> {
+export async function claimAccountByProvenEmail(
+  deps: ClaimDeps & Pick<Deps, 'config'>,
+  ctx: CallContext,
+  found: IdentityProfile,
+  user: V3User | null,
+): Promise<ClaimOutcome> {
   if (!unconfirmed(found)) return { claimed: false, heldPhone: null };
   const profile = user ?? (await deps.identity.getUser(ctx, found.uid));
   return claimAccount(deps, ctx, claimableAccount(found, profile, deps.config.sms.default_region));
@@ -81,12 +99,20 @@ export async function claimAccountByProvenEmail(deps: ClaimDeps & Pick<Deps, 'co
 async function ensurePhoneGone(deps: ClaimDeps, ctx: CallContext, uid: string): Promise<void> {
   const user = await deps.identity.getUser(ctx, uid);
   if (user !== null && customValue(user.custom_fields, 'otp_phone') === null) return;
-  deps.log.error({ uid, request_id: ctx.requestId, read_back: user === null ? 'no user' : 'otp_phone kept' }, 'email claim: the provider did not drop the phone');
+  deps.log.error(
+    { uid, request_id: ctx.requestId, read_back: user === null ? 'no user' : 'otp_phone kept' },
+    'email claim: the provider did not drop the phone',
+  );
   throw identityFailure('update_profile', { check: 'otp_phone_dropped' });
 }
 
 /** A profile as it reads once its phone is dropped. */
-export const withoutPhone = <T extends { custom_fields?: ReadonlyArray<{ field_name?: string | null; name?: string | null }> | null }>(profile: T): T => ({
+export const withoutPhone = <
+  T extends { custom_fields?: ReadonlyArray<{ field_name?: string | null; name?: string | null }> | null },
+>(
+  profile: T,
+): T => ({
   ...profile,
-  custom_fields: profile.custom_fields?.filter((field) => (field.field_name ?? field.name) !== 'otp_phone') ?? profile.custom_fields,
+  custom_fields:
+    profile.custom_fields?.filter((field) => (field.field_name ?? field.name) !== 'otp_phone') ?? profile.custom_fields,
 });

@@ -26,7 +26,11 @@ export function usersWithPhone(reply: V3SearchReply, e164: string, defaultRegion
 }
 
 /** The provider's search for a phone (E.164), the raw reply and the users that really hold it. */
-export async function searchPhone(deps: Pick<Deps, 'identity' | 'config'>, ctx: CallContext, e164: string): Promise<{ reply: V3SearchReply; holders: V3User[] }> {
+export async function searchPhone(
+  deps: Pick<Deps, 'identity' | 'config'>,
+  ctx: CallContext,
+  e164: string,
+): Promise<{ reply: V3SearchReply; holders: V3User[] }> {
   const reply = await deps.identity.searchByPhone(ctx, toStoredDigits(e164));
   return { reply, holders: usersWithPhone(reply, e164, deps.config.sms.default_region) };
 }
@@ -35,7 +39,12 @@ export async function searchPhone(deps: Pick<Deps, 'identity' | 'config'>, ctx: 
  * The contract: before an `otp_phone` is saved, it must not be held by another uid (`phone_taken`),
  * at the provider or in the store, where a phone an email claim dropped waits for its account (email-claim.ts).
  */
-export async function ensurePhoneFree(deps: Pick<Deps, 'identity' | 'config' | 'otp'>, ctx: CallContext, e164: string, uid?: string): Promise<void> {
+export async function ensurePhoneFree(
+  deps: Pick<Deps, 'identity' | 'config' | 'otp'>,
+  ctx: CallContext,
+  e164: string,
+  uid?: string,
+): Promise<void> {
   const { holders } = await searchPhone(deps, ctx, e164);
   if (holders.some((user) => user.uid !== uid)) throw phoneTaken();
   const heldFor = await deps.otp.phoneHeldFor(e164);
@@ -43,7 +52,14 @@ export async function ensurePhoneFree(deps: Pick<Deps, 'identity' | 'config' | '
 }
 
 /** otp_generate rule 2: a code goes to a phone and an email together only when one account holds both. */
-export async function phoneBelongsToEmail(deps: Pick<Deps, 'identity' | 'config'>, ctx: CallContext, e164: string, email: string): Promise<boolean> {
+export async function phoneBelongsToEmail(
+  deps: Pick<Deps, 'identity' | 'config'>,
+  ctx: CallContext,
+  e164: string,
+  email: string,
+): Promise<boolean> {
   const { holders } = await searchPhone(deps, ctx, e164);
-  return holders.some((user) => typeof user.email === 'string' && user.email.trim().toLowerCase() === email.trim().toLowerCase());
+  return holders.some(
+    (user) => typeof user.email === 'string' && user.email.trim().toLowerCase() === email.trim().toLowerCase(),
+  );
 }

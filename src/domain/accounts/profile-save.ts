@@ -18,11 +18,17 @@ export interface SavedProfile {
 export const presentFields = <T extends object>(fields: T): Partial<T> =>
   Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 
-export async function saveProfile(deps: Pick<Deps, 'identity' | 'otp'>, ctx: CallContext, uid: string, fields: { identity?: IdentityFields; custom?: CustomFields }): Promise<SavedProfile> {
+export async function saveProfile(
+  deps: Pick<Deps, 'identity' | 'otp'>,
+  ctx: CallContext,
+  uid: string,
+  fields: { identity?: IdentityFields; custom?: CustomFields },
+): Promise<SavedProfile> {
   const identityFields = presentFields(fields.identity ?? {});
   const customFields = presentFields(fields.custom ?? {});
   const saved = {
-    identity: Object.keys(identityFields).length > 0 ? await deps.identity.updateIdentity(ctx, uid, identityFields) : null,
+    identity:
+      Object.keys(identityFields).length > 0 ? await deps.identity.updateIdentity(ctx, uid, identityFields) : null,
     custom: Object.keys(customFields).length > 0 ? await deps.identity.updateCustom(ctx, uid, customFields) : null,
   };
   // A phone on file again ends any hold an email claim left on the account (email-claim.ts): it was that phone, proven, or the owner's choice of another.

@@ -33,7 +33,10 @@ export function customValue(fields: readonly CustomField[] | null | undefined, n
 }
 
 /** The reduced profile of a user; fields missing from `user` are taken from `fallback` (users/get beside user/get). */
-export function reducedProfile(user: V3User | IdentityProfile, fallback?: V3User | IdentityProfile | null): ReducedProfile {
+export function reducedProfile(
+  user: V3User | IdentityProfile,
+  fallback?: V3User | IdentityProfile | null,
+): ReducedProfile {
   const pick = (key: 'email' | 'first_name' | 'last_name') => text(user[key]) ?? text(fallback?.[key]);
   const custom = (name: string) => customValue(user.custom_fields, name) ?? customValue(fallback?.custom_fields, name);
   const profile = {
@@ -48,7 +51,13 @@ export function reducedProfile(user: V3User | IdentityProfile, fallback?: V3User
   return {
     ...profile,
     has_otp_phone: profile.otp_phone !== null,
-    profile_complete: [profile.first_name, profile.last_name, profile.city, profile.birth_date, profile.otp_phone].every((v) => v !== null),
+    profile_complete: [
+      profile.first_name,
+      profile.last_name,
+      profile.city,
+      profile.birth_date,
+      profile.otp_phone,
+    ].every((v) => v !== null),
   };
 }
 

@@ -28,7 +28,8 @@ export async function registerAccount(
   const reply = await deps.identity.register(ctx, account).catch((err: unknown) => {
     // The provider's refusal (`Email already registered`, 409) is a definite answer about someone's
     // email: its words stay in the log (the client logged its codes), the caller gets the catalogue's.
-    if (isApiError(err) && err.reason === 'upstream_error' && Array.isArray(err.data.provider_errors)) throw apiError('registration_refused', { cause: err });
+    if (isApiError(err) && err.reason === 'upstream_error' && Array.isArray(err.data.provider_errors))
+      throw apiError('registration_refused', { cause: err });
     throw err;
   });
   const uid = jwtSubject(reply.access_token) ?? (await deps.identity.findUserByEmail(ctx, account.email))?.uid;

@@ -10,14 +10,22 @@ import type { ServiceContext } from '../service-context';
 type TokenContext = Pick<ServiceContext, 'deps' | 'tokenCookie' | 'requestId' | 'trace' | 'idpExchanges'>;
 
 /** The publisher token for a uid, stored in `__utp`. */
-export async function issueAccessToken(ctx: TokenContext, uid: string, options: { stayLoggedIn: boolean; body?: Record<string, unknown> | null }): Promise<TokenReply> {
+export async function issueAccessToken(
+  ctx: TokenContext,
+  uid: string,
+  options: { stayLoggedIn: boolean; body?: Record<string, unknown> | null },
+): Promise<TokenReply> {
   const reply = await ctx.deps.identity.issueToken(ctx, uid, options.body);
   ctx.tokenCookie.set(reply.access_token, { stayLoggedIn: options.stayLoggedIn, expiresIn: reply.expires_in });
   return reply;
 }
 
 /** Stores a token the provider returned (login, register, refresh), when there is a new one. */
-export function storeReturnedToken(ctx: TokenContext, reply: { access_token?: string | null; expires_in?: number | null }, stayLoggedIn: boolean): boolean {
+export function storeReturnedToken(
+  ctx: TokenContext,
+  reply: { access_token?: string | null; expires_in?: number | null },
+  stayLoggedIn: boolean,
+): boolean {
   const token = reply.access_token;
   if (!token || token === ctx.tokenCookie.get()) return false;
   ctx.tokenCookie.set(token, { stayLoggedIn, expiresIn: reply.expires_in });

@@ -1,5 +1,17 @@
 import type { AnyStateMachine, StateNode } from 'xstate';
-import { JOURNEY_IDS, journeyDiagrams, loginFlowMachine, resumePointFor, SETTLED, stateNodes, stepOfTag, type FlowClaims, type JourneyDiagram, type LoginFlowInput, type StepId } from '../../../machines';
+import {
+  JOURNEY_IDS,
+  journeyDiagrams,
+  loginFlowMachine,
+  resumePointFor,
+  SETTLED,
+  stateNodes,
+  stepOfTag,
+  type FlowClaims,
+  type JourneyDiagram,
+  type LoginFlowInput,
+  type StepId,
+} from '../../../machines';
 import { SCREEN_SECONDS_BUCKETS, type FunnelStage } from '../../core/metrics';
 import { isJourneyId, journeyStart, newJourneyId } from './journey-id';
 import { CONVERSION_WINDOW_MS, MINUTE_MS, type FunnelEntry, type OnceCount } from './store';
@@ -76,13 +88,24 @@ export type FunnelField =
   | { kind: 'refusal' | 'refusedPeople' | 'turnedAway'; trail: string; reason: string }
   | { kind: 'time' | 'sinceStart' | 'waiting'; trail: string; bucket: number };
 
-const KINDS = { p: 'reached', s: 'repeat', S: 'repeatedPeople', r: 'refusal', R: 'refusedPeople', t: 'time', c: 'sinceStart', x: 'turnedAway', w: 'waiting' } as const;
+const KINDS = {
+  p: 'reached',
+  s: 'repeat',
+  S: 'repeatedPeople',
+  r: 'refusal',
+  R: 'refusedPeople',
+  t: 'time',
+  c: 'sinceStart',
+  x: 'turnedAway',
+  w: 'waiting',
+} as const;
 
 export function parseField(field: string): FunnelField | undefined {
   const [k, trail, rest] = field.split(SEP);
   const kind = KINDS[k as keyof typeof KINDS];
   if (!kind || !trail) return undefined;
-  if (kind === 'reached' || kind === 'repeat' || kind === 'repeatedPeople') return rest === undefined ? { kind, trail } : undefined;
+  if (kind === 'reached' || kind === 'repeat' || kind === 'repeatedPeople')
+    return rest === undefined ? { kind, trail } : undefined;
   if (rest === undefined) return undefined;
   if (kind === 'refusal' || kind === 'refusedPeople' || kind === 'turnedAway') return { kind, trail, reason: rest };
   return /^\d+$/.test(rest) ? { kind, trail, bucket: Number(rest) } : undefined;
@@ -127,13 +150,21 @@ export interface FunnelLineage {
 }
 
 /** The claims an answer's proof carries for the funnel. */
-export const journeyClaims = (journey: FunnelJourney): FunnelLineage => ({ journey: journey.id, trail: journey.trail.join(TRAIL_SEP) });
+export const journeyClaims = (journey: FunnelJourney): FunnelLineage => ({
+  journey: journey.id,
+  trail: journey.trail.join(TRAIL_SEP),
+});
 
 type Node = StateNode<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Every state's step, by key (null where the state has no number). */
 export function stepsByState(machine: AnyStateMachine = loginFlowMachine): Map<string, StepId | null> {
-  return new Map(stateNodes(machine.root as Node).map((node) => [node.key, node.tags.map(stepOfTag).find((s): s is StepId => s !== undefined) ?? null]));
+  return new Map(
+    stateNodes(machine.root as Node).map((node) => [
+      node.key,
+      node.tags.map(stepOfTag).find((s): s is StepId => s !== undefined) ?? null,
+    ]),
+  );
 }
 const STEPS = stepsByState();
 /** A state as the metrics name it: its step number, or its name where it has none (the login screen). */
@@ -195,7 +226,12 @@ function diagramKeys(diagram: JourneyDiagram): DiagramKeys {
   const trail = diagramTrail(diagram);
   const end = trail.length - 1;
   const done = completionIndex(trail);
-  return { id: diagram.id, key: trail.join(TRAIL_SEP), started: trail.slice(0, Math.min(2, trail.length)).join(TRAIL_SEP), completed: end > 0 ? trail.slice(0, done + 1).join(TRAIL_SEP) : '' };
+  return {
+    id: diagram.id,
+    key: trail.join(TRAIL_SEP),
+    started: trail.slice(0, Math.min(2, trail.length)).join(TRAIL_SEP),
+    completed: end > 0 ? trail.slice(0, done + 1).join(TRAIL_SEP) : '',
+  };
 }
 
 /** A diagram's trail: its first screen, then where each of its requests settled, as a journey's grows (nextTrail). */
@@ -230,7 +266,8 @@ export function trailTo(journey: FunnelJourney, from: string, known: ReadonlyMap
 export const counts = (journey: FunnelJourney): boolean => !journey.fresh || journey.trail.length <= 1;
 
 /** The window of a journey closes CONVERSION_WINDOW_MS after the minute it started in (the minute buckets' edge). */
-export const windowClosesAt = (journeyId: string): number => Math.floor(journeyStart(journeyId) / MINUTE_MS) * MINUTE_MS + CONVERSION_WINDOW_MS;
+export const windowClosesAt = (journeyId: string): number =>
+  Math.floor(journeyStart(journeyId) / MINUTE_MS) * MINUTE_MS + CONVERSION_WINDOW_MS;
 
 /**
  * How long a person may wait on a screen before they have stopped: on a code screen the code's
@@ -241,7 +278,10 @@ export interface IdleLimits {
   otherMs: number;
 }
 export const DEFAULT_IDLE: IdleLimits = { codeMs: 300_000, otherMs: 900_000 };
-export const idleLimitsOf = (config: { otp: { ttl_seconds: number }; funnel: { idle_seconds: number } }): IdleLimits => ({ codeMs: config.otp.ttl_seconds * 1000, otherMs: config.funnel.idle_seconds * 1000 });
+export const idleLimitsOf = (config: {
+  otp: { ttl_seconds: number };
+  funnel: { idle_seconds: number };
+}): IdleLimits => ({ codeMs: config.otp.ttl_seconds * 1000, otherMs: config.funnel.idle_seconds * 1000 });
 
 /** The screens where a person types a code (they take VERIFY_OTP), by step label. */
 export function codeScreens(machine: AnyStateMachine = loginFlowMachine): Set<string> {
@@ -254,19 +294,31 @@ const CODE_SCREENS = codeScreens();
 
 /** The journey's current count once it acts on `trail`: waiting there until its idle limit has passed. */
 function waitingOn(trail: readonly string[], at: number, idle: IdleLimits): { field: string; rank: number } {
-  const minute = Math.ceil((at + (CODE_SCREENS.has(trail[trail.length - 1]!) ? idle.codeMs : idle.otherMs)) / MINUTE_MS);
+  const minute = Math.ceil(
+    (at + (CODE_SCREENS.has(trail[trail.length - 1]!) ? idle.codeMs : idle.otherMs)) / MINUTE_MS,
+  );
   // A longer trail is always later; on the same trail, the later wait.
   return { field: waitingField(trail.join(TRAIL_SEP), minute), rank: trail.length * 1e8 + minute };
 }
 
 /** The store entry of one request; undefined when it counts for nothing (a journey past its window). */
-export function entryOf(event: FunnelEvent & { from: string }, known: ReadonlyMap<string, string[]>, idle: IdleLimits = DEFAULT_IDLE): FunnelEntry | undefined {
+export function entryOf(
+  event: FunnelEvent & { from: string },
+  known: ReadonlyMap<string, string[]>,
+  idle: IdleLimits = DEFAULT_IDLE,
+): FunnelEntry | undefined {
   const from = stepLabel(event.from);
   const accepted = event.outcome === 'ok' && event.to !== undefined;
   // An early resend on a first screen whose code record named its journey (already_sent while on
   // 14): that journey's refusal, on the code's screen, not on the first one.
-  const joinedAt = !accepted && event.journey && !event.journey.fresh && event.journey.trail.length === 0 && event.toward !== undefined ? known.get(event.toward) : undefined;
-  const found = event.journey && (accepted || !event.journey.fresh) ? { ...event.journey, trail: joinedAt ?? trailTo(event.journey, event.from, known) } : undefined;
+  const joinedAt =
+    !accepted && event.journey && !event.journey.fresh && event.journey.trail.length === 0 && event.toward !== undefined
+      ? known.get(event.toward)
+      : undefined;
+  const found =
+    event.journey && (accepted || !event.journey.fresh)
+      ? { ...event.journey, trail: joinedAt ?? trailTo(event.journey, event.from, known) }
+      : undefined;
   const journey = found && counts(found) ? found : undefined;
   const trail = journey ? journey.trail : (known.get(from) ?? [from]);
   const key = trail.join(TRAIL_SEP);
@@ -279,7 +331,15 @@ export function entryOf(event: FunnelEvent & { from: string }, known: ReadonlyMa
     // a flood of refusals costs the store nothing per attempt but its counts.
     if (trail.length <= 1 && event.journey?.fresh !== false) {
       const toward = event.toward !== undefined && LABEL.test(event.toward) ? `${key}${TRAIL_SEP}${event.toward}` : key;
-      return { at: event.at, once: [], always: [refusalField(key, event.outcome), refusedPeopleField(key, event.outcome), turnedAwayField(toward, event.outcome)] };
+      return {
+        at: event.at,
+        once: [],
+        always: [
+          refusalField(key, event.outcome),
+          refusedPeopleField(key, event.outcome),
+          turnedAwayField(toward, event.outcome),
+        ],
+      };
     }
     return { at: event.at, once: [], always: [refusalField(key, event.outcome)] };
   }
@@ -288,11 +348,24 @@ export function entryOf(event: FunnelEvent & { from: string }, known: ReadonlyMa
   if (!accepted) {
     // A refused form is a person still at it; a wrong code gives a code no more time.
     const still = CODE_SCREENS.has(trail[trail.length - 1]!) ? {} : { current: waitingOn(trail, event.at, idle) };
-    return { journey: journey.id, at, once: [{ field: refusedPeopleField(key, event.outcome) }], always: [refusalField(key, event.outcome)], ...still };
+    return {
+      journey: journey.id,
+      at,
+      once: [{ field: refusedPeopleField(key, event.outcome) }],
+      always: [refusalField(key, event.outcome)],
+      ...still,
+    };
   }
   const next = nextTrail(trail, stepLabel(event.to!));
   const current = waitingOn(next, event.at, idle);
-  if (next.length === trail.length) return { journey: journey.id, at, once: [{ field: repeatedPeopleField(key) }], always: [repeatField(key)], current };
+  if (next.length === trail.length)
+    return {
+      journey: journey.id,
+      at,
+      once: [{ field: repeatedPeopleField(key) }],
+      always: [repeatField(key)],
+      current,
+    };
   // Every screen of the trail is reached once: its prefixes, each the one before with a label more.
   const once: OnceCount[] = [];
   let prefix = next[0]!;
@@ -303,7 +376,12 @@ export function entryOf(event: FunnelEvent & { from: string }, known: ReadonlyMa
   const reached = prefix;
   const then = [sinceStartField(reached, timeBucketOf(Math.max(0, (event.at - at) / 1000)))];
   if (event.seconds !== undefined) then.push(timeField(key, timeBucketOf(event.seconds)));
-  once.push({ field: reachedField(reached), then, repeat: repeatField(reached), repeatOnce: repeatedPeopleField(reached) });
+  once.push({
+    field: reachedField(reached),
+    then,
+    repeat: repeatField(reached),
+    repeatOnce: repeatedPeopleField(reached),
+  });
   return { journey: journey.id, at, once, always: [], current };
 }
 
@@ -318,12 +396,16 @@ const heard = new WeakSet<object>();
 /** Distinct stored fields whose labels are remembered; past it they start over (fields are few: the diagrams' trails). */
 const LABELLED_FIELDS = 10_000;
 
-export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'funnel' | 'log'>): FunnelRecorder | undefined {
+export function createFunnelRecorder(
+  deps: Pick<Deps, 'config' | 'metrics' | 'funnel' | 'log'>,
+): FunnelRecorder | undefined {
   if (!deps.config.funnel.enabled) return undefined;
   let queued: FunnelEvent[] = [];
   const idle = idleLimitsOf(deps.config);
   let ready: { index: JourneyIndex; known: Map<string, string[]>; trails: DiagramKeys[] } | undefined;
-  const readyNow = funnelDiagrams().then((found) => (ready = { index: journeyIndexOf(found), known: knownTrails(found), trails: found.map(diagramKeys) }));
+  const readyNow = funnelDiagrams().then(
+    (found) => (ready = { index: journeyIndexOf(found), known: knownTrails(found), trails: found.map(diagramKeys) }),
+  );
   // Every journey's started and completed from 0, so the first completions move the ratio.
   deps.metrics.funnelJourneysKnown(JOURNEY_IDS);
   // The people the store counted, once each across the fleet: labelled with every diagram whose path begins with the trail reached.
@@ -331,7 +413,10 @@ export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'fu
   if (!heard.has(deps.funnel)) {
     heard.add(deps.funnel);
     // Every stored field's labels, worked out once: the same few fields come back with every journey.
-    const labelled = new Map<string, { journeys: readonly string[]; step: string; stages: Array<[string, FunnelStage]> } | null>();
+    const labelled = new Map<
+      string,
+      { journeys: readonly string[]; step: string; stages: Array<[string, FunnelStage]> } | null
+    >();
     const labelsOf = (field: string, trails: readonly DiagramKeys[]) => {
       let labels = labelled.get(field);
       if (labels !== undefined) return labels;
@@ -340,13 +425,22 @@ export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'fu
       const step = steps[steps.length - 1];
       if (parsed?.kind === 'reached' && step !== undefined) {
         // A screen is reached once per person: coming back to it (90 after adding a phone) is no new arrival.
-        const journeys = steps.indexOf(step) === steps.length - 1 ? trails.filter((t) => t.key === parsed.trail || t.key.startsWith(parsed.trail + TRAIL_SEP)).map((t) => t.id) : [];
+        const journeys =
+          steps.indexOf(step) === steps.length - 1
+            ? trails
+                .filter((t) => t.key === parsed.trail || t.key.startsWith(parsed.trail + TRAIL_SEP))
+                .map((t) => t.id)
+            : [];
         const stages: Array<[string, FunnelStage]> = [];
         for (const t of trails) {
           if (t.started === parsed.trail) stages.push([t.id, 'started']);
           if (t.completed === parsed.trail) stages.push([t.id, 'completed']);
         }
-        labels = { journeys: journeys.length > 0 ? journeys : steps.indexOf(step) === steps.length - 1 ? OTHER : [], step, stages };
+        labels = {
+          journeys: journeys.length > 0 ? journeys : steps.indexOf(step) === steps.length - 1 ? OTHER : [],
+          step,
+          stages,
+        };
       } else labels = null;
       if (labelled.size >= LABELLED_FIELDS) labelled.clear();
       labelled.set(field, labels);
@@ -382,7 +476,13 @@ export function createFunnelRecorder(deps: Pick<Deps, 'config' | 'metrics' | 'fu
   };
   const schedule = () => {
     if (ready) setImmediate(drain);
-    else void readyNow.then(drain, (err: unknown) => deps.log.warn({ err: { message: err instanceof Error ? err.message : 'error' } }, 'funnel: journey diagrams failed'));
+    else
+      void readyNow.then(drain, (err: unknown) =>
+        deps.log.warn(
+          { err: { message: err instanceof Error ? err.message : 'error' } },
+          'funnel: journey diagrams failed',
+        ),
+      );
   };
   return (event) => {
     if (queued.push(event) === 1) schedule();

@@ -151,7 +151,17 @@ interface Tallies {
 }
 
 function tally(counts: FunnelCounts, nowMs: number): Tallies {
-  const t: Tallies = { reached: new Map(), children: new Map(), repeats: new Map(), repeatedPeople: new Map(), refusals: new Map(), times: new Map(), sinceStart: new Map(), turnedAway: new Map(), waiting: new Map() };
+  const t: Tallies = {
+    reached: new Map(),
+    children: new Map(),
+    repeats: new Map(),
+    repeatedPeople: new Map(),
+    refusals: new Map(),
+    times: new Map(),
+    sinceStart: new Map(),
+    turnedAway: new Map(),
+    waiting: new Map(),
+  };
   const add = (map: Map<string, number>, key: string, n: number) => map.set(key, (map.get(key) ?? 0) + n);
   const histogram = (map: Map<string, number[]>, key: string, bucket: number, n: number) => {
     const buckets = map.get(key) ?? new Array<number>(SCREEN_SECONDS_BUCKETS.length + 1).fill(0);
@@ -172,20 +182,19 @@ function tally(counts: FunnelCounts, nowMs: number): Tallies {
     else if (parsed.kind === 'repeatedPeople') add(t.repeatedPeople, parsed.trail, n);
     else if (parsed.kind === 'waiting') {
       if (parsed.bucket * MINUTE_MS > nowMs) add(t.waiting, parsed.trail, n);
-    }
-    else if (parsed.kind === 'turnedAway') {
+    } else if (parsed.kind === 'turnedAway') {
       const reasons = t.turnedAway.get(parsed.trail) ?? new Map<string, number>();
       add(reasons, parsed.reason, n);
       t.turnedAway.set(parsed.trail, reasons);
-    }
-    else if (parsed.kind === 'refusal' || parsed.kind === 'refusedPeople') {
+    } else if (parsed.kind === 'refusal' || parsed.kind === 'refusedPeople') {
       const reasons = t.refusals.get(parsed.trail) ?? new Map<string, { count: number; people: number }>();
       const figure = reasons.get(parsed.reason) ?? { count: 0, people: 0 };
       if (parsed.kind === 'refusal') figure.count += n;
       else figure.people += n;
       reasons.set(parsed.reason, figure);
       t.refusals.set(parsed.trail, reasons);
-    } else if (parsed.kind === 'time' || parsed.kind === 'sinceStart') histogram(parsed.kind === 'time' ? t.times : t.sinceStart, parsed.trail, parsed.bucket, n);
+    } else if (parsed.kind === 'time' || parsed.kind === 'sinceStart')
+      histogram(parsed.kind === 'time' ? t.times : t.sinceStart, parsed.trail, parsed.bucket, n);
   }
   return t;
 }
@@ -203,7 +212,8 @@ export function quantileBound(buckets: readonly number[], q: number): number | n
 }
 
 const ratio = (part: number, whole: number) => (whole > 0 ? part / whole : null);
-const sumInto = (into: number[], from: readonly number[] | undefined) => from?.forEach((n, i) => (into[i] = (into[i] ?? 0) + n));
+const sumInto = (into: number[], from: readonly number[] | undefined) =>
+  from?.forEach((n, i) => (into[i] = (into[i] ?? 0) + n));
 
 /** What one position of a diagram's trail holds: the journeys on its way there, and where they went. */
 function position(t: Tallies, key: string, next: string | undefined) {
@@ -220,13 +230,18 @@ function position(t: Tallies, key: string, next: string | undefined) {
 /** Every screen of every diagram by its step label: where a shared screen's people went may be another journey's screen. */
 export function screensByLabel(diagrams: readonly JourneyDiagram[]): Map<string, JourneyScreen> {
   const screens = new Map<string, JourneyScreen>();
-  for (const screen of diagrams.flatMap((d) => d.screens)) if (!screens.has(stepLabel(screen.state))) screens.set(stepLabel(screen.state), screen);
+  for (const screen of diagrams.flatMap((d) => d.screens))
+    if (!screens.has(stepLabel(screen.state))) screens.set(stepLabel(screen.state), screen);
   return screens;
 }
 
 export { completionIndex };
 
-export function journeyFigures(diagram: JourneyDiagram, t: Tallies, everyScreen: ReadonlyMap<string, JourneyScreen> = screensByLabel([diagram])): JourneyFigures {
+export function journeyFigures(
+  diagram: JourneyDiagram,
+  t: Tallies,
+  everyScreen: ReadonlyMap<string, JourneyScreen> = screensByLabel([diagram]),
+): JourneyFigures {
   const trail = diagramTrail(diagram);
   const keys = trail.map((_, i) => trail.slice(0, i + 1).join(TRAIL_SEP));
   const end = trail.length - 1;
@@ -234,7 +249,16 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, everyScreen:
 
   const screens = diagram.screens.map((screen): ScreenFigures => {
     const label = stepLabel(screen.state);
-    const figures = { arrived: 0, continued: 0, elsewhere: 0, stopped: 0, inProgress: 0, completed: 0, repeats: 0, repeatedPeople: 0 };
+    const figures = {
+      arrived: 0,
+      continued: 0,
+      elsewhere: 0,
+      stopped: 0,
+      inProgress: 0,
+      completed: 0,
+      repeats: 0,
+      repeatedPeople: 0,
+    };
     const split = new Map<string | null, SplitFigure>();
     const times: number[] = [];
     const refusals = new Map<string, { count: number; people: number }>();
@@ -268,7 +292,12 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, everyScreen:
         const to = way.child.slice(way.child.lastIndexOf(TRAIL_SEP) + 1);
         const screen = everyScreen.get(to);
         const state = screen?.state ?? to;
-        const row = split.get(state) ?? { to: state, title: screen?.title ?? to, people: 0, own: way.child === keys[k + 1] };
+        const row = split.get(state) ?? {
+          to: state,
+          title: screen?.title ?? to,
+          people: 0,
+          own: way.child === keys[k + 1],
+        };
         row.people += way.people;
         split.set(state, row);
       }
@@ -278,13 +307,16 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, everyScreen:
     });
     const last = trail[end] === label;
     let turnedAway = 0;
-    if (first === 0) for (const [door, reasons] of t.turnedAway) if (door === keys[0] || door.startsWith(keys[0] + TRAIL_SEP)) for (const n of reasons.values()) turnedAway += n;
+    if (first === 0)
+      for (const [door, reasons] of t.turnedAway)
+        if (door === keys[0] || door.startsWith(keys[0] + TRAIL_SEP)) for (const n of reasons.values()) turnedAway += n;
     return {
       state: screen.state,
       step: screen.step,
       title: screen.title,
       ...figures,
-      conversion: figures.arrived > figures.completed ? ratio(figures.continued, figures.arrived - figures.completed) : null,
+      conversion:
+        figures.arrived > figures.completed ? ratio(figures.continued, figures.arrived - figures.completed) : null,
       dropOff: figures.arrived > figures.completed ? ratio(figures.stopped, figures.arrived - figures.completed) : null,
       split: [...split.values()].sort((a, b) => (a.to === null ? 1 : b.to === null ? -1 : b.people - a.people)),
       timed: times.reduce((a, b) => a + b, 0),
@@ -318,7 +350,9 @@ export function journeyFigures(diagram: JourneyDiagram, t: Tallies, everyScreen:
   const started = t.reached.get(keys[keys.length > 1 ? 1 : 0] ?? '') ?? 0;
   const completed = end > 0 ? (t.reached.get(keys[done]!) ?? 0) : 0;
   const toEnd = t.sinceStart.get(keys[done] ?? '') ?? [];
-  const door = [...(keys.length > 1 ? (t.turnedAway.get(keys[1]!) ?? []) : [])].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  const door = [...(keys.length > 1 ? (t.turnedAway.get(keys[1]!) ?? []) : [])].sort(
+    (a, b) => b[1] - a[1] || a[0].localeCompare(b[0]),
+  );
   return {
     id: diagram.id,
     title: diagram.title,
@@ -365,7 +399,14 @@ export function compareFigures(before: FunnelFigures, after: FunnelFigures): Con
       if (screen.last) continue;
       const was = earlier?.screens.find((s) => s.state === screen.state)?.conversion ?? null;
       const delta = was === null || screen.conversion === null ? null : screen.conversion - was;
-      shifts.push({ journey: journey.id, state: screen.state, title: screen.title, before: was, after: screen.conversion, delta });
+      shifts.push({
+        journey: journey.id,
+        state: screen.state,
+        title: screen.title,
+        before: was,
+        after: screen.conversion,
+        delta,
+      });
     }
   }
   return shifts.sort((a, b) => Math.abs(b.delta ?? 0) - Math.abs(a.delta ?? 0));

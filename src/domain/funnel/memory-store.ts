@@ -1,6 +1,19 @@
 import { LRUCache } from 'lru-cache';
 import { journeyStart } from './journey-id';
-import { addInto, bucketStarts, fieldsOf, HOUR_MS, HOUR_RETENTION_MS, journeyUntil, MINUTE_MS, MINUTE_RETENTION_MS, type CurrentCount, type FunnelCounts, type FunnelStore, type FunnelStoreOptions } from './store';
+import {
+  addInto,
+  bucketStarts,
+  fieldsOf,
+  HOUR_MS,
+  HOUR_RETENTION_MS,
+  journeyUntil,
+  MINUTE_MS,
+  MINUTE_RETENTION_MS,
+  type CurrentCount,
+  type FunnelCounts,
+  type FunnelStore,
+  type FunnelStoreOptions,
+} from './store';
 
 /**
  * Journeys whose sets one instance keeps at most (the least recently active go first; one such

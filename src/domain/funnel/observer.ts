@@ -2,7 +2,19 @@ import { STEP, type Entry, type FlowClaims, type LoginFlowInput, type StepAnswer
 import type { Deps } from '../deps';
 import { looksLikePhone } from '../phone';
 import { isApiError } from '../../core/errors';
-import { counts, createFunnelRecorder, funnelKnownTrails, journeyClaims, journeyOfClaims, nextTrail, stepLabel, trailTo, type FunnelJourney, type FunnelLineage, type FunnelRecorder } from './counting';
+import {
+  counts,
+  createFunnelRecorder,
+  funnelKnownTrails,
+  journeyClaims,
+  journeyOfClaims,
+  nextTrail,
+  stepLabel,
+  trailTo,
+  type FunnelJourney,
+  type FunnelLineage,
+  type FunnelRecorder,
+} from './counting';
 
 /*
  * The people funnel as an observer of the flow runner (docs/funnel.md): it names the request's
@@ -75,9 +87,15 @@ const toward = (entry: Entry, request: Record<string, unknown>): { toward?: stri
  * showed it handed out its proof (`shown`, src/flows/answer.ts) to now. Only when the proof is
  * that screen's (same step): a proof carried on from an earlier screen would count both.
  */
-function secondsOnScreen(from: string, claims: FlowClaims | undefined, nowMs: number, seen: EffectsSeen): { seconds?: number } {
+function secondsOnScreen(
+  from: string,
+  claims: FlowClaims | undefined,
+  nowMs: number,
+  seen: EffectsSeen,
+): { seconds?: number } {
   const shown = claims?.shown;
-  if (typeof shown === 'number' && claims?.step !== undefined && String(claims.step) === stepLabel(from)) return { seconds: Math.max(0, (nowMs - shown) / 1000) };
+  if (typeof shown === 'number' && claims?.step !== undefined && String(claims.step) === stepLabel(from))
+    return { seconds: Math.max(0, (nowMs - shown) / 1000) };
   // A code screen without its own proof (14, 33): from the moment the code it accepted was issued,
   // which is when the answer that showed the screen was given (a resend shows it again, and restarts it).
   if (seen.codeSentAt !== undefined) return { seconds: Math.max(0, (nowMs - seen.codeSentAt) / 1000) };
@@ -85,7 +103,9 @@ function secondsOnScreen(from: string, claims: FlowClaims | undefined, nowMs: nu
 }
 
 /** The funnel's observer, or none when the funnel is off. */
-export function funnelObserverFor(deps: Pick<Deps, 'config' | 'metrics' | 'funnel' | 'log' | 'now'>): StepObserver | undefined {
+export function funnelObserverFor(
+  deps: Pick<Deps, 'config' | 'metrics' | 'funnel' | 'log' | 'now'>,
+): StepObserver | undefined {
   const funnel = createFunnelRecorder(deps);
   return funnel ? createFunnelObserver(funnel, deps) : undefined;
 }
@@ -99,7 +119,10 @@ export function createFunnelObserver(funnel: FunnelRecorder, clock: Pick<Deps, '
     const journey = seen.journey;
     if (!journey) return undefined;
     journey.trail = trailTo(journey, from, trails);
-    const carried = output.ok && output.state !== undefined && counts(journey) ? journeyClaims({ ...journey, trail: nextTrail(journey.trail, stepLabel(output.state)) }) : undefined;
+    const carried =
+      output.ok && output.state !== undefined && counts(journey)
+        ? journeyClaims({ ...journey, trail: nextTrail(journey.trail, stepLabel(output.state)) })
+        : undefined;
     funnel({
       at: clock.now(),
       journey,
@@ -126,7 +149,13 @@ export function createFunnelObserver(funnel: FunnelRecorder, clock: Pick<Deps, '
     // Refused before or while the machine ran (a bad phone, a spent proof, a limit, an upstream down): counted on the screen it came from.
     refused: ({ entry, request, seen, input, err }: FlowStepRefused) => {
       const where = input ? { input } : entry === 'login' ? { from: 'enteringIdentifier' } : {};
-      funnel({ at: clock.now(), ...(seen.journey ? { journey: seen.journey } : {}), ...where, ...toward(entry, request), outcome: isApiError(err) ? err.reason : 'internal_error' });
+      funnel({
+        at: clock.now(),
+        ...(seen.journey ? { journey: seen.journey } : {}),
+        ...where,
+        ...toward(entry, request),
+        outcome: isApiError(err) ? err.reason : 'internal_error',
+      });
     },
   };
 }

@@ -1,5 +1,19 @@
 import type { RedisConnection } from '../../core/redis';
-import { addInto, bucketStarts, DAY_MS, fieldsOf, HOUR_MS, HOUR_RETENTION_MS, journeyUntil, MINUTE_MS, MINUTE_RETENTION_MS, type FunnelCounts, type FunnelEntry, type FunnelStore, type FunnelStoreOptions } from './store';
+import {
+  addInto,
+  bucketStarts,
+  DAY_MS,
+  fieldsOf,
+  HOUR_MS,
+  HOUR_RETENTION_MS,
+  journeyUntil,
+  MINUTE_MS,
+  MINUTE_RETENTION_MS,
+  type FunnelCounts,
+  type FunnelEntry,
+  type FunnelStore,
+  type FunnelStoreOptions,
+} from './store';
 
 /*
  * The funnel's counts on Redis or a Redis Cluster. One entry (one request) is one script: the
@@ -65,9 +79,19 @@ redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return fields
 `;
 
-type AddScript = (minuteKey: string, hourKey: string, journeyKey: string, currentKey: string, ...args: Array<string | number>) => Promise<string[]>;
+type AddScript = (
+  minuteKey: string,
+  hourKey: string,
+  journeyKey: string,
+  currentKey: string,
+  ...args: Array<string | number>
+) => Promise<string[]>;
 
-export function createRedisFunnelStore(redis: RedisConnection, prefix: string, options: FunnelStoreOptions = { idleMs: 15 * 60_000 }): FunnelStore {
+export function createRedisFunnelStore(
+  redis: RedisConnection,
+  prefix: string,
+  options: FunnelStoreOptions = { idleMs: 15 * 60_000 },
+): FunnelStore {
   redis.defineCommand('lfaFunnelJourney', { numberOfKeys: 4, lua: ADD });
   const addScript = (redis as unknown as { lfaFunnelJourney: AddScript }).lfaFunnelJourney.bind(redis);
   const day = (at: number) => Math.floor(at / DAY_MS);
@@ -80,7 +104,8 @@ export function createRedisFunnelStore(redis: RedisConnection, prefix: string, o
     // Buckets of different days live on different nodes of a cluster: one HGETALL each, in parallel (reads are rare: operators).
     const buckets = await Promise.all(starts.map((at) => redis.hgetall(key(at))));
     const counts: FunnelCounts = {};
-    for (const bucket of buckets) addInto(counts, Object.fromEntries(Object.entries(bucket).map(([f, n]) => [f, Number(n)])));
+    for (const bucket of buckets)
+      addInto(counts, Object.fromEntries(Object.entries(bucket).map(([f, n]) => [f, Number(n)])));
     return counts;
   };
   const write = (entry: FunnelEntry, nowMs: number) => {
@@ -90,15 +115,26 @@ export function createRedisFunnelStore(redis: RedisConnection, prefix: string, o
     // The journey's set lives as long as what it carries can still be presented, and at least a second.
     args.push(entry.journey === undefined ? '' : Math.max(1000, journeyUntil(entry.at, nowMs, options.idleMs) - nowMs));
     args.push(entry.current?.field ?? '', entry.current?.rank ?? 0);
-    for (const once of entry.once) args.push(once.field, once.repeat ?? '', once.repeatOnce ?? '', once.then?.length ?? 0, ...(once.then ?? []));
+    for (const once of entry.once)
+      args.push(once.field, once.repeat ?? '', once.repeatOnce ?? '', once.then?.length ?? 0, ...(once.then ?? []));
     args.push('|', ...entry.always);
     if (entry.journey === undefined && fieldsOf(entry, () => false).length === 0) return Promise.resolve([]);
-    return addScript(minuteKey(minute), hourKey(hour), journeyKey(minute, entry.journey ?? '-'), currentKey(minute, entry.journey ?? '-'), ...args);
+    return addScript(
+      minuteKey(minute),
+      hourKey(hour),
+      journeyKey(minute, entry.journey ?? '-'),
+      currentKey(minute, entry.journey ?? '-'),
+      ...args,
+    );
   };
   return {
     add: (entries, nowMs) => Promise.all(entries.map((entry) => write(entry, nowMs))),
     async read(range, nowMs) {
-      return { counts: await read(range.resolution === 'minute' ? minuteKey : hourKey, bucketStarts(range)), range, at: nowMs };
+      return {
+        counts: await read(range.resolution === 'minute' ? minuteKey : hourKey, bucketStarts(range)),
+        range,
+        at: nowMs,
+      };
     },
   };
 }

@@ -28,8 +28,10 @@ export const CONVERSION_WINDOW_MS = HOUR_MS;
  * and a code's lifetimes, after which none of what it carries is accepted any more (so it can
  * make no request that counts), and never past its window.
  */
-export const journeyIdleMs = (config: { security: { proof_ttl_seconds: number }; otp: { ttl_seconds: number } }): number =>
-  Math.max(config.security.proof_ttl_seconds, config.otp.ttl_seconds) * 1000;
+export const journeyIdleMs = (config: {
+  security: { proof_ttl_seconds: number };
+  otp: { ttl_seconds: number };
+}): number => Math.max(config.security.proof_ttl_seconds, config.otp.ttl_seconds) * 1000;
 
 export interface FunnelStoreOptions {
   /** journeyIdleMs. */
@@ -105,8 +107,15 @@ const SIZE = { minute: MINUTE_MS, hour: HOUR_MS } as const;
  * start that many whole buckets before, so "the last 24 hours" is 24 hour buckets (the last one
  * still filling), never 25. `resolution` may be forced, so two ranges compared share it.
  */
-export function alignRange(fromMs: number, toMs: number, nowMs: number, resolution?: FunnelRange['resolution']): FunnelRange {
-  const chosen = resolution ?? (toMs - fromMs <= MINUTE_READ_LIMIT_MS && fromMs >= nowMs - MINUTE_RETENTION_MS + HOUR_MS ? 'minute' : 'hour');
+export function alignRange(
+  fromMs: number,
+  toMs: number,
+  nowMs: number,
+  resolution?: FunnelRange['resolution'],
+): FunnelRange {
+  const chosen =
+    resolution ??
+    (toMs - fromMs <= MINUTE_READ_LIMIT_MS && fromMs >= nowMs - MINUTE_RETENTION_MS + HOUR_MS ? 'minute' : 'hour');
   const size = SIZE[chosen];
   const to = Math.ceil(toMs / size) * size;
   const from = to - Math.max(1, Math.ceil((toMs - fromMs) / size)) * size;

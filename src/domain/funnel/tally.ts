@@ -17,7 +17,10 @@ export interface FunnelTally {
   close(): Promise<void>;
 }
 
-export function createFunnelTally(store: FunnelStore, options: { flushMs: number; now: () => number; log: Logger }): FunnelTally {
+export function createFunnelTally(
+  store: FunnelStore,
+  options: { flushMs: number; now: () => number; log: Logger },
+): FunnelTally {
   let pending: FunnelEntry[] = [];
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> = Promise.resolve();
@@ -36,7 +39,10 @@ export function createFunnelTally(store: FunnelStore, options: { flushMs: number
           for (const listener of listeners) for (const fields of added) if (fields.length > 0) listener(fields);
         },
         (err: unknown) => {
-          options.log.warn({ err: { message: err instanceof Error ? err.message : 'error' } }, 'funnel counts not stored');
+          options.log.warn(
+            { err: { message: err instanceof Error ? err.message : 'error' } },
+            'funnel counts not stored',
+          );
         },
       ),
     );

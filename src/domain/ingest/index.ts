@@ -39,13 +39,15 @@ export function createLoginIngest(config: Config, log: Logger, options: LoginIng
   if (!collector.configured) return createSkippingLoginIngest(log);
   const common = {
     // Deliveries serve no request: they run after the login answered, and retry on their own.
-    deliver: (event: Parameters<CollectorClient['ingestLogin']>[1]) => collector.ingestLogin(background('login-ingest'), event),
+    deliver: (event: Parameters<CollectorClient['ingestLogin']>[1]) =>
+      collector.ingestLogin(background('login-ingest'), event),
     log: log.child({ component: 'login-ingest' }),
     maxRetries: config.user_collector.max_retries,
     observer: options.observer,
     backoffMs: options.backoffMs,
     closeGraceMs: options.closeGraceMs ?? config.server.shutdown_grace_seconds * 1000,
   };
-  if (options.redis) return createRedisLoginIngest({ ...common, redis: options.redis, prefix: config.redis.key_prefix });
+  if (options.redis)
+    return createRedisLoginIngest({ ...common, redis: options.redis, prefix: config.redis.key_prefix });
   return createMemoryLoginIngest(common);
 }

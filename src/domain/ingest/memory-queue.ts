@@ -77,7 +77,10 @@ export function createMemoryLoginIngest(options: MemoryIngestOptions): LoginInge
       if (item.attempts <= maxRetries && !closed) {
         counts.retried += 1;
         const delay = backoff(item.attempts);
-        log.debug({ uid: item.event.uid, attempt: item.attempts, retry_in_ms: delay, ...describe(err) }, 'login ingest attempt failed: retrying');
+        log.debug(
+          { uid: item.event.uid, attempt: item.attempts, retry_in_ms: delay, ...describe(err) },
+          'login ingest attempt failed: retrying',
+        );
         const timer = setTimeout(() => {
           retryTimers.delete(timer);
           queue.push(item);
@@ -88,7 +91,10 @@ export function createMemoryLoginIngest(options: MemoryIngestOptions): LoginInge
         observe('failed');
       } else {
         counts.failed += 1;
-        log.warn({ uid: item.event.uid, attempts: item.attempts, ...describe(err) }, 'login ingest failed: event given up');
+        log.warn(
+          { uid: item.event.uid, attempts: item.attempts, ...describe(err) },
+          'login ingest failed: event given up',
+        );
         observe('dropped');
       }
     }
@@ -113,7 +119,8 @@ export function createMemoryLoginIngest(options: MemoryIngestOptions): LoginInge
     observe('dropped');
   };
 
-  const drain = (timeoutMs = Infinity): Promise<boolean> => (pending() === 0 ? Promise.resolve(true) : idle.wait(timeoutMs));
+  const drain = (timeoutMs = Infinity): Promise<boolean> =>
+    pending() === 0 ? Promise.resolve(true) : idle.wait(timeoutMs);
 
   return {
     async enqueue(event) {

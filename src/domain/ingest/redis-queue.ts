@@ -108,10 +108,27 @@ return moved
 `;
 
 interface IngestScripts {
-  lfaIngestAdopt(oldReady: string, oldDelayed: string, oldDead: string, ready: string, delayed: string, dead: string, deadMax: number): Promise<number>;
+  lfaIngestAdopt(
+    oldReady: string,
+    oldDelayed: string,
+    oldDead: string,
+    ready: string,
+    delayed: string,
+    dead: string,
+    deadMax: number,
+  ): Promise<number>;
   lfaIngestPromote(delayed: string, ready: string, now: number, batch: number): Promise<number>;
   lfaIngestReclaim(processing: string, ready: string, consumers: string, worker: string): Promise<number>;
-  lfaIngestSettle(processing: string, delayed: string, dead: string, item: string, outcome: string, next: string, due: number, deadMax: number): Promise<number>;
+  lfaIngestSettle(
+    processing: string,
+    delayed: string,
+    dead: string,
+    item: string,
+    outcome: string,
+    next: string,
+    due: number,
+    deadMax: number,
+  ): Promise<number>;
 }
 
 function describe(err: unknown): Record<string, unknown> {
@@ -119,7 +136,9 @@ function describe(err: unknown): Record<string, unknown> {
   return { reason: err instanceof Error ? err.name : 'error' };
 }
 
-export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest & { /** Stops without handing events back (a crash, for tests). */ abort(): void } {
+export function createRedisLoginIngest(
+  options: RedisIngestOptions,
+): LoginIngest & { /** Stops without handing events back (a crash, for tests). */ abort(): void } {
   const { redis, log, maxRetries } = options;
   const backoff = options.backoffMs ?? defaultBackoffMs;
   const concurrency = options.concurrency ?? 4;
@@ -211,13 +230,22 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
   const legacy = (name: string) => legacyKey(options.prefix, name);
   const adoptLegacy = async () => {
     if (isCluster(redis)) return;
-    const moved = await scripts.lfaIngestAdopt(legacy('ready'), legacy('delayed'), legacy('dead'), keys.ready, keys.delayed, keys.dead, deadMax);
+    const moved = await scripts.lfaIngestAdopt(
+      legacy('ready'),
+      legacy('delayed'),
+      legacy('dead'),
+      keys.ready,
+      keys.delayed,
+      keys.dead,
+      deadMax,
+    );
     let reclaimed = 0;
     for (const id of await redis.smembers(legacy('consumers'))) {
       if (await redis.exists(legacy(`alive:${id}`))) continue;
       reclaimed += await scripts.lfaIngestReclaim(legacy(`processing:${id}`), keys.ready, legacy('consumers'), id);
     }
-    if (moved + reclaimed > 0) log.info({ events: moved + reclaimed }, 'login ingest: adopted the events of an older release');
+    if (moved + reclaimed > 0)
+      log.info({ events: moved + reclaimed }, 'login ingest: adopted the events of an older release');
   };
 
   /** Takes over the events of workers whose heartbeat expired. */
@@ -242,14 +270,29 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
       if (stopped) return; // Left in `processing`: handed back by close(), or reclaimed after a crash.
       const retry = item.attempts <= maxRetries;
       const next = JSON.stringify(item);
-      await scripts.lfaIngestSettle(keys.processing, keys.delayed, keys.dead, raw, retry ? 'retry' : 'dead', next, Date.now() + backoff(item.attempts), deadMax);
+      await scripts.lfaIngestSettle(
+        keys.processing,
+        keys.delayed,
+        keys.dead,
+        raw,
+        retry ? 'retry' : 'dead',
+        next,
+        Date.now() + backoff(item.attempts),
+        deadMax,
+      );
       if (retry) {
         counts.retried += 1;
-        log.debug({ uid: item.event.uid, attempt: item.attempts, ...describe(err) }, 'login ingest attempt failed: retrying');
+        log.debug(
+          { uid: item.event.uid, attempt: item.attempts, ...describe(err) },
+          'login ingest attempt failed: retrying',
+        );
         observe('failed');
       } else {
         counts.failed += 1;
-        log.warn({ uid: item.event.uid, attempts: item.attempts, ...describe(err) }, 'login ingest failed: event given up');
+        log.warn(
+          { uid: item.event.uid, attempts: item.attempts, ...describe(err) },
+          'login ingest failed: event given up',
+        );
         observe('dropped');
       }
     }
@@ -267,7 +310,12 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
         if (raw === null) break;
         active += 1;
         void attempt(raw)
-          .catch((err) => log.error({ err: describe(err) }, 'login ingest: settling an event failed (it stays in processing and will be retried)'))
+          .catch((err) =>
+            log.error(
+              { err: describe(err) },
+              'login ingest: settling an event failed (it stays in processing and will be retried)',
+            ),
+          )
           .finally(() => {
             active -= 1;
             void pull();
@@ -327,13 +375,19 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
       } catch (err) {
         if (held.length < heldMax) {
           held.push(raw);
-          log.warn({ uid: event.uid, held: held.length, err: describe(err) }, 'login ingest: Redis unreachable, event held until it returns');
+          log.warn(
+            { uid: event.uid, held: held.length, err: describe(err) },
+            'login ingest: Redis unreachable, event held until it returns',
+          );
           options.observer?.ingestQueueDepth(pending());
           void deliverHeld(raw, event);
           return;
         }
         counts.dropped += 1;
-        log.error({ uid: event.uid, err: describe(err) }, 'login ingest: event could not be queued (Redis unreachable)');
+        log.error(
+          { uid: event.uid, err: describe(err) },
+          'login ingest: event could not be queued (Redis unreachable)',
+        );
         observe('dropped');
         return;
       }
@@ -361,10 +415,21 @@ export function createRedisLoginIngest(options: RedisIngestOptions): LoginIngest
         await scripts.lfaIngestReclaim(keys.processing, keys.ready, keys.consumers, worker);
         await redis.del(keys.alive);
       } catch (err) {
-        log.warn({ err: describe(err) }, 'login ingest: could not hand events back on close (they will be reclaimed when the heartbeat expires)');
+        log.warn(
+          { err: describe(err) },
+          'login ingest: could not hand events back on close (they will be reclaimed when the heartbeat expires)',
+        );
       }
-      if (held.length > 0) log.error({ events: held.length }, 'login ingest: events held while Redis was unreachable are lost: it did not return before shutdown');
-      if (!finished) log.warn({ in_flight: active }, 'login ingest closed with deliveries still in flight (handed back for redelivery)');
+      if (held.length > 0)
+        log.error(
+          { events: held.length },
+          'login ingest: events held while Redis was unreachable are lost: it did not return before shutdown',
+        );
+      if (!finished)
+        log.warn(
+          { in_flight: active },
+          'login ingest closed with deliveries still in flight (handed back for redelivery)',
+        );
     },
     abort: stop,
   };

@@ -77,14 +77,19 @@ export function createAbuseLimits(
     if (decision.allowed) return;
     refuse(limit, decision.retryAfterMs);
   };
-  const checkClient = (limit: LimitName, ip: string | undefined, max: number, windowMs: number) => check(limit, ip && clientNetwork(ip), max, windowMs);
+  const checkClient = (limit: LimitName, ip: string | undefined, max: number, windowMs: number) =>
+    check(limit, ip && clientNetwork(ip), max, windowMs);
   const refuse = (limit: LimitName, retryAfterMs: number): never => {
     onRefused(limit);
     throw rateLimited(Math.max(1, Math.ceil(retryAfterMs / 1000)), limit);
   };
   // The short window, then the hourly ceiling: one step on one subject (one map entry, one round trip to Redis), stopping at the first refusal as two checks did.
   const receiverRules = [
-    { name: 'sends_per_recipient', limit: limits.sends_per_recipient, windowMs: limits.recipient_window_seconds * 1000 },
+    {
+      name: 'sends_per_recipient',
+      limit: limits.sends_per_recipient,
+      windowMs: limits.recipient_window_seconds * 1000,
+    },
     { name: 'sends_per_identifier_per_hour', limit: limits.sends_per_identifier_per_hour, windowMs: HOUR },
   ] as const satisfies ReadonlyArray<{ name: LimitName; limit: number; windowMs: number }>;
   return {
@@ -100,7 +105,12 @@ export function createAbuseLimits(
     async phoneCheck(ip, account) {
       await checkClient('lookups_per_ip_per_minute', ip, limits.lookups_per_ip_per_minute, MINUTE);
       // The account acting is its uid, else its email: an email is counted on its inbox.
-      await check('lookups_per_account_per_hour', account && budgetOf(account), limits.lookups_per_account_per_hour, HOUR);
+      await check(
+        'lookups_per_account_per_hour',
+        account && budgetOf(account),
+        limits.lookups_per_account_per_hour,
+        HOUR,
+      );
     },
     async passwordLogin(ip, email) {
       const windowMs = limits.password_login_window_seconds * 1000;

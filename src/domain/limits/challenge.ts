@@ -142,22 +142,37 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
   const pow: Pow | undefined = settings.provider === 'pow' ? createPow(settings, key, now) : undefined;
   // The client's own network (a /64, an IPv4 address): one refusal is enough, as before the wider ones were counted.
   const budgets: Record<NetworkTier, Budget> = {
-    client: { sends: settings.client_sends, identifiers: settings.client_identifiers, verify_failures: settings.client_verify_failures, refused: 1 },
+    client: {
+      sends: settings.client_sends,
+      identifiers: settings.client_identifiers,
+      verify_failures: settings.client_verify_failures,
+      refused: 1,
+    },
     '56': settings.network_56,
     '48': settings.network_48,
     '24': settings.network_24,
   };
 
   /** The client signals on one network of the client's, this request counted: those crossed. */
-  async function networkCrossed(tier: NetworkTier, subject: string, who: string, sends: boolean, at: number): Promise<ChallengeSignal[]> {
+  async function networkCrossed(
+    tier: NetworkTier,
+    subject: string,
+    who: string,
+    sends: boolean,
+    at: number,
+  ): Promise<ChallengeSignal[]> {
     const budget = budgets[tier];
     const decisions = await Promise.all([
       sends ? limiter.hit(`challenge_sends:${subject}`, budget.sends, windowMs, at) : undefined,
       // A new identifier for this network (its first hit in the window) is counted among its identifiers.
       sends
-        ? limiter.hit(`challenge_seen:${subject}:${who}`, 1, windowMs, at).then((seen) =>
-            seen.allowed ? limiter.hit(`challenge_ids:${subject}`, budget.identifiers, windowMs, at) : limiter.peek(`challenge_ids:${subject}`, budget.identifiers, at),
-          )
+        ? limiter
+            .hit(`challenge_seen:${subject}:${who}`, 1, windowMs, at)
+            .then((seen) =>
+              seen.allowed
+                ? limiter.hit(`challenge_ids:${subject}`, budget.identifiers, windowMs, at)
+                : limiter.peek(`challenge_ids:${subject}`, budget.identifiers, at),
+            )
         : undefined,
       limiter.peek(`challenge_verify_failures:${subject}`, budget.verify_failures - 1, at),
       limiter.peek(`challenge_refused:${subject}`, budget.refused - 1, at),
@@ -173,7 +188,9 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
   const baselineOf = async (key: string, hour: number, at: number): Promise<number> => {
     const cached = baselines.get(`${key}:${hour}`);
     if (cached !== undefined && cached.until > at) return cached.baseline;
-    const hours = await Promise.all(Array.from({ length: baselineHours }, (_, i) => limiter.peek(`${key}:h${hour - 1 - i}`, UNCAPPED, at)));
+    const hours = await Promise.all(
+      Array.from({ length: baselineHours }, (_, i) => limiter.peek(`${key}:h${hour - 1 - i}`, UNCAPPED, at)),
+    );
     const baseline = hours.reduce((sum, decision) => sum + countOf(decision), 0) / (baselineHours * 60);
     baselines.set(`${key}:${hour}`, { baseline, until: at + MINUTE });
     return baseline;
@@ -192,7 +209,11 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     const minute = Math.floor(at / MINUTE);
     const hour = Math.floor(at / HOUR);
     const key = `challenge_velocity:${place}`;
-    const [current, previous, baseline] = await Promise.all([limiter.hit(`${key}:m${minute}`, UNCAPPED, 2 * MINUTE, at), limiter.peek(`${key}:m${minute - 1}`, UNCAPPED, at), baselineOf(key, hour, at)]);
+    const [current, previous, baseline] = await Promise.all([
+      limiter.hit(`${key}:m${minute}`, UNCAPPED, 2 * MINUTE, at),
+      limiter.peek(`${key}:m${minute - 1}`, UNCAPPED, at),
+      baselineOf(key, hour, at),
+    ]);
     const rate = countOf(current) + countOf(previous) * (1 - (at % MINUTE) / MINUTE);
     return rate / Math.max(floor, settings.velocity_factor * baseline);
   }
@@ -203,7 +224,11 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
    */
   const joinBaseline = (places: string[], at: number) => {
     const hour = Math.floor(at / HOUR);
-    return Promise.all(places.map((place) => limiter.hit(`challenge_velocity:${place}:h${hour}`, UNCAPPED, (baselineHours + 1) * HOUR, at))).then(() => undefined);
+    return Promise.all(
+      places.map((place) =>
+        limiter.hit(`challenge_velocity:${place}:h${hour}`, UNCAPPED, (baselineHours + 1) * HOUR, at),
+      ),
+    ).then(() => undefined);
   };
 
   /** The velocity signals of a new number: its country's and its range's minute against their baselines; the places it counts in. */
@@ -211,8 +236,14 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     const place = options.placeOf?.(e164);
     if (!place) return { signals: [], spike: 0, places: [] };
     const places = [`c:${place.country}`, `r:${place.range}`];
-    const [country, range] = await Promise.all([pressureOf(places[0]!, settings.country_velocity_floor, at), pressureOf(places[1]!, settings.range_velocity_floor, at)]);
-    const signals: ChallengeSignal[] = [...(range > 1 ? ['range_velocity' as const] : []), ...(country > 1 ? ['country_velocity' as const] : [])];
+    const [country, range] = await Promise.all([
+      pressureOf(places[0]!, settings.country_velocity_floor, at),
+      pressureOf(places[1]!, settings.range_velocity_floor, at),
+    ]);
+    const signals: ChallengeSignal[] = [
+      ...(range > 1 ? ['range_velocity' as const] : []),
+      ...(country > 1 ? ['country_velocity' as const] : []),
+    ];
     return { signals, spike: Math.max(country, range), places };
   }
 
@@ -233,7 +264,9 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     let known: Promise<boolean> | undefined;
     const hasHistory = () => (known ??= options.history.has(ask.phone ?? ask.identifier));
     if (ask.phone && sends) void hasHistory().catch(() => {});
-    const perNetwork = await Promise.all(networks.map(({ tier, subject }) => networkCrossed(tier, subject, who, sends, at)));
+    const perNetwork = await Promise.all(
+      networks.map(({ tier, subject }) => networkCrossed(tier, subject, who, sends, at)),
+    );
     const signals = perNetwork[0] ?? [];
     const wide = perNetwork.slice(1).flat();
     // A network's neighbours do not cost a person with a history: only its new identifiers prove work.
@@ -241,13 +274,19 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     if (ask.password) {
       const limit = settings.password_failures - 1;
       const ip = networks[0]?.subject;
-      const failures = await Promise.all([limiter.peek(`challenge_password_failures:${who}`, limit, at), ...(ip ? [limiter.peek(`challenge_password_failures:${ip}`, limit, at)] : [])]);
+      const failures = await Promise.all([
+        limiter.peek(`challenge_password_failures:${who}`, limit, at),
+        ...(ip ? [limiter.peek(`challenge_password_failures:${ip}`, limit, at)] : []),
+      ]);
       if (failures.some((decision) => !decision.allowed)) signals.push('password_failures');
     }
     if (!ask.phone) return { signals, spike: 0, places: [] };
     const phone = ask.phone;
     // A number with a verified history is no part of a spike of new ones: neither counted nor asked.
-    const [destination, rate] = await Promise.all([options.destination?.(phone), sends ? hasHistory().then((history) => (history ? undefined : velocity(phone, at))) : undefined]);
+    const [destination, rate] = await Promise.all([
+      options.destination?.(phone),
+      sends ? hasHistory().then((history) => (history ? undefined : velocity(phone, at))) : undefined,
+    ]);
     if (destination?.flagged) signals.push('range_flagged');
     if (destination && destination.rangeSends >= rangeRate) signals.push('range_rate');
     if (destination && destination.countrySends >= countryRate) signals.push('country_rate');
@@ -265,7 +304,8 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
    * their address's signals solve the base difficulty; a campaign crossing its /48's and its
    * country's, or spiking, pays more per send.
    */
-  const kindOf = (signal: ChallengeSignal) => signal.replace(/^(client|network)_.*$/, '$1').replace(/^(range|country)_(rate|velocity)$/, '$2');
+  const kindOf = (signal: ChallengeSignal) =>
+    signal.replace(/^(client|network)_.*$/, '$1').replace(/^(range|country)_(rate|velocity)$/, '$2');
   const difficultyOf = (crossing: Crossing) => {
     const kinds = new Set(crossing.signals.map(kindOf)).size;
     const level = kinds - 1 + (crossing.spike > 1 ? Math.floor(Math.log2(crossing.spike)) : 0);
@@ -273,14 +313,29 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
   };
 
   /** What the caller must solve, bound to this action and identifier. */
-  async function issue(ctx: CallContext, ask: ChallengeAsk, id: string, difficulty: number): Promise<Record<string, unknown>> {
+  async function issue(
+    ctx: CallContext,
+    ask: ChallengeAsk,
+    id: string,
+    difficulty: number,
+  ): Promise<Record<string, unknown>> {
     if (pow) return { provider: 'pow', ...(await pow.issue(ask.action, id, difficulty)) };
     // Turnstile renders its widget with an action and customer data, and siteverify echoes both: the token is bound to them.
-    return { provider: settings.provider, site_key: settings.site_key, action: ask.action, ...(settings.provider === 'turnstile' ? { cdata: id } : {}) };
+    return {
+      provider: settings.provider,
+      site_key: settings.site_key,
+      action: ask.action,
+      ...(settings.provider === 'turnstile' ? { cdata: id } : {}),
+    };
   }
 
   /** Checks the solution and spends it; answers why it was not taken, or undefined when it was. */
-  async function redeem(ctx: CallContext, ask: ChallengeAsk, id: string, solution: string): Promise<SolutionFault | undefined> {
+  async function redeem(
+    ctx: CallContext,
+    ask: ChallengeAsk,
+    id: string,
+    solution: string,
+  ): Promise<SolutionFault | undefined> {
     if (pow) {
       const checked = await pow.verify(solution, ask.action, id);
       if (checked.fault) return checked.fault;
@@ -293,7 +348,10 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
       answer = await captcha.verify(ctx, solution);
     } catch (err) {
       // The provider unreachable: the send is refused (a challenge was due), the caller may try again.
-      log.warn({ event: 'challenge', provider: captcha.provider, err: isApiError(err) ? err.reason : 'error' }, 'challenge: siteverify failed');
+      log.warn(
+        { event: 'challenge', provider: captcha.provider, err: isApiError(err) ? err.reason : 'error' },
+        'challenge: siteverify failed',
+      );
       return 'unverified';
     }
     if (!answer.success) return answer.errors.includes('timeout-or-duplicate') ? 'spent' : 'invalid';
@@ -302,13 +360,31 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     return (await options.spend(`challenge:${spentId}`, now() + settings.ttl_seconds * 1000)) ? undefined : 'spent';
   }
 
-  const decided = (ctx: CallContext, decision: ChallengeDecision, crossing: Crossing, ask: ChallengeAsk, fault?: SolutionFault, difficulty?: number) => {
+  const decided = (
+    ctx: CallContext,
+    decision: ChallengeDecision,
+    crossing: Crossing,
+    ask: ChallengeAsk,
+    fault?: SolutionFault,
+    difficulty?: number,
+  ) => {
     const signal = crossing.signals[0]!;
     metrics?.challenge(decision, signal);
     options.record?.(decision);
     if (log.isLevelEnabled('info')) {
       const asked = difficulty !== undefined && pow ? { difficulty, signals: crossing.signals } : {};
-      log.info({ event: 'challenge', decision, signal, action: ask.action, request_id: ctx.requestId, ...asked, ...(fault ? { fault } : {}) }, `challenge ${decision}`);
+      log.info(
+        {
+          event: 'challenge',
+          decision,
+          signal,
+          action: ask.action,
+          request_id: ctx.requestId,
+          ...asked,
+          ...(fault ? { fault } : {}),
+        },
+        `challenge ${decision}`,
+      );
     }
   };
 
@@ -319,11 +395,18 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     async check(ctx, ask) {
       if (mode === 'off' || passed.has(ctx)) return;
       passed.add(ctx);
-      const crossing: Crossing = mode === 'always' ? { signals: ['always'], spike: 0, places: [] } : await crossed(ctx, ask);
+      const crossing: Crossing =
+        mode === 'always' ? { signals: ['always'], spike: 0, places: [] } : await crossed(ctx, ask);
       const signal = crossing.signals[0];
       if (!signal) {
         // Never in the request's way: the baseline is an average over hours.
-        if (crossing.places.length > 0) joinBaseline(crossing.places, now()).catch((err: unknown) => log.warn({ event: 'challenge', err: isApiError(err) ? err.reason : 'error' }, 'challenge: could not count a baseline'));
+        if (crossing.places.length > 0)
+          joinBaseline(crossing.places, now()).catch((err: unknown) =>
+            log.warn(
+              { event: 'challenge', err: isApiError(err) ? err.reason : 'error' },
+              'challenge: could not count a baseline',
+            ),
+          );
         return;
       }
       // What a solution is bound to: made only when one is asked for or checked.
@@ -343,17 +426,29 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
     async verifyFailed(ip) {
       if (mode !== 'adaptive' || !ip) return;
       const at = now();
-      await Promise.all(clientNetworks(ip).map(({ subject }) => limiter.hit(`challenge_verify_failures:${subject}`, Number.MAX_SAFE_INTEGER, windowMs, at)));
+      await Promise.all(
+        clientNetworks(ip).map(({ subject }) =>
+          limiter.hit(`challenge_verify_failures:${subject}`, Number.MAX_SAFE_INTEGER, windowMs, at),
+        ),
+      );
     },
     async passwordFailed(ip, email) {
       if (mode !== 'adaptive') return;
       const at = now();
-      await Promise.all([budgetOf(email), ...(ip ? [clientNetwork(ip)] : [])].map((subject) => limiter.hit(`challenge_password_failures:${subject}`, Number.MAX_SAFE_INTEGER, windowMs, at)));
+      await Promise.all(
+        [budgetOf(email), ...(ip ? [clientNetwork(ip)] : [])].map((subject) =>
+          limiter.hit(`challenge_password_failures:${subject}`, Number.MAX_SAFE_INTEGER, windowMs, at),
+        ),
+      );
     },
     async refused(ip) {
       if (mode !== 'adaptive' || !ip) return;
       const at = now();
-      await Promise.all(clientNetworks(ip).map(({ subject }) => limiter.hit(`challenge_refused:${subject}`, Number.MAX_SAFE_INTEGER, settings.refusal_seconds * 1000, at)));
+      await Promise.all(
+        clientNetworks(ip).map(({ subject }) =>
+          limiter.hit(`challenge_refused:${subject}`, Number.MAX_SAFE_INTEGER, settings.refusal_seconds * 1000, at),
+        ),
+      );
     },
   };
 }

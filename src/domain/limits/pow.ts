@@ -28,7 +28,11 @@ export interface Pow {
    * Checks a solution (the widget's payload: base64 of `{ challenge, solution }`) for this action
    * and identifier digest; answers the id to spend it under and until when, or why it fails.
    */
-  verify(payload: string, action: string, id: string): Promise<{ fault: SolutionFault } | { fault?: undefined; id: string; expiresAt: number }>;
+  verify(
+    payload: string,
+    action: string,
+    id: string,
+  ): Promise<{ fault: SolutionFault } | { fault?: undefined; id: string; expiresAt: number }>;
 }
 
 const ALGORITHM = 'SHA-256';
@@ -46,7 +50,8 @@ function parsePayload(text: string): Payload | undefined {
     const parsed = JSON.parse(Buffer.from(text, 'base64').toString('utf8')) as Partial<Payload> | null;
     const parameters = parsed?.challenge?.parameters;
     const solution = parsed?.solution;
-    if (!parameters || typeof parameters !== 'object' || typeof parsed.challenge?.signature !== 'string') return undefined;
+    if (!parameters || typeof parameters !== 'object' || typeof parsed.challenge?.signature !== 'string')
+      return undefined;
     if (!solution || typeof solution.counter !== 'number' || typeof solution.derivedKey !== 'string') return undefined;
     return parsed as Payload;
   } catch {
@@ -74,11 +79,17 @@ export function createPow(settings: Config['challenge'], key: Buffer, now: () =>
       if (!payload) return { fault: 'malformed' };
       const { data, expiresAt } = payload.challenge.parameters;
       // The binding is read before any hashing; the signature checked next covers it.
-      if (data?.a !== action || data?.i !== id || payload.challenge.parameters.algorithm !== ALGORITHM) return { fault: 'mismatch' };
+      if (data?.a !== action || data?.i !== id || payload.challenge.parameters.algorithm !== ALGORITHM)
+        return { fault: 'mismatch' };
       if (typeof expiresAt !== 'number' || expiresAt * 1000 <= now()) return { fault: 'expired' };
       let result;
       try {
-        result = await verifySolution({ challenge: payload.challenge, solution: payload.solution, deriveKey, ...secrets });
+        result = await verifySolution({
+          challenge: payload.challenge,
+          solution: payload.solution,
+          deriveKey,
+          ...secrets,
+        });
       } catch {
         return { fault: 'malformed' };
       }

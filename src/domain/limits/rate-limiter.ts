@@ -77,7 +77,8 @@ export function createMemoryRateLimiter(maxKeys = 500_000): RateLimiter & { clea
       const entry = entryOf(`{${key}}`, rules.length);
       for (let i = 0; i < rules.length; i++) {
         const rule = rules[i]!;
-        if (countIn(entry, i, rule.windowMs, now) > rule.limit) return { refused: i, retryAfterMs: entry[2 * i + 1]! - now };
+        if (countIn(entry, i, rule.windowMs, now) > rule.limit)
+          return { refused: i, retryAfterMs: entry[2 * i + 1]! - now };
       }
       return { refused: -1, retryAfterMs: 0 };
     },

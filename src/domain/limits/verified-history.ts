@@ -36,7 +36,11 @@ export function createVerifiedHistory(limiter: RateLimiter, options: VerifiedHis
   const periodMs = options.days * DAY;
   // The key and the subject's name are those the bot challenge first kept this history under: histories already in a store still count.
   const key = createHmac('sha256', options.secret).update('challenge').digest();
-  const subject = (identifier: string) => `challenge_verified:${createHmac('sha256', key).update(`verified\n${budgetOf(identifier)}`).digest('base64url').slice(0, 22)}`;
+  const subject = (identifier: string) =>
+    `challenge_verified:${createHmac('sha256', key)
+      .update(`verified\n${budgetOf(identifier)}`)
+      .digest('base64url')
+      .slice(0, 22)}`;
   return {
     async has(identifier) {
       if (periodMs === 0) return false;

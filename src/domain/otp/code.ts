@@ -3,7 +3,9 @@ import { createHmac, randomInt } from 'node:crypto';
 /** A uniformly random numeric code of `length` digits, leading zeros kept (`012345`). */
 export function generateCode(length: number): string {
   // randomInt's range must stay below 2^48: ten digits is 1e10, well inside.
-  return randomInt(0, 10 ** length).toString().padStart(length, '0');
+  return randomInt(0, 10 ** length)
+    .toString()
+    .padStart(length, '0');
 }
 
 export type OtpHasher = (key: string, code: string) => string;

@@ -17,11 +17,13 @@ export const regionNotAllowed = (field: string) =>
 export const phoneNotMobile = (field: string) =>
   apiError('phone_not_mobile', { data: { issues: [{ path: field, message: 'not a mobile number' }] } });
 
-export const storeUnavailable = (cause: unknown) => apiError('store_unavailable', { cause, headers: { 'Retry-After': '1' } });
+export const storeUnavailable = (cause: unknown) =>
+  apiError('store_unavailable', { cause, headers: { 'Retry-After': '1' } });
 
 /** A request-field problem the schema cannot see (a phone that does not parse), shaped like the front controller's. */
 export const invalidField = (path: string, message: string) =>
   apiError('invalid_request', { data: { issues: [{ path, message }] } });
 
 /** A code refused: its outcome is the reason. */
-export const verifyFailure = (outcome: Exclude<VerifyOutcome, 'ok'>): ApiError => apiError(outcome, { data: { valid: false } });
+export const verifyFailure = (outcome: Exclude<VerifyOutcome, 'ok'>): ApiError =>
+  apiError(outcome, { data: { valid: false } });

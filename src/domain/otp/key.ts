@@ -38,7 +38,8 @@ export function createKeyNormaliser(defaultRegion: string): KeyNormaliser {
 }
 
 /** The normalised key, uncached (tests, one-off callers). */
-export const normaliseOtpKey = (raw: string, defaultRegion: string): Readonly<OtpKey> | null => parseOtpKey(raw, defaultRegion);
+export const normaliseOtpKey = (raw: string, defaultRegion: string): Readonly<OtpKey> | null =>
+  parseOtpKey(raw, defaultRegion);
 
 function parseOtpKey(raw: string, defaultRegion: string): OtpKey | null {
   const trimmed = raw.trim();

@@ -2,7 +2,15 @@ import { LRUCache } from 'lru-cache';
 import type { OtpRecordContext, OtpRecordEvent } from '../../../machines/otp-record.machine';
 import { compileOtpRecordTable, stepOtpRecord } from '../../../machines/otp-record.table';
 import { isE164 } from '../phone';
-import { retainUntil, type ClaimResult, type IssueResult, type OtpPolicy, type OtpRecord, type OtpStore, type VerifyResult } from './store';
+import {
+  retainUntil,
+  type ClaimResult,
+  type IssueResult,
+  type OtpPolicy,
+  type OtpRecord,
+  type OtpStore,
+  type VerifyResult,
+} from './store';
 
 /*
  * OTP records in process memory. Each operation is get -> pure machine step -> set with no
@@ -60,12 +68,25 @@ const packText = (record: OtpRecord, key: string) =>
 const fitsCompact = (record: OtpRecord, to: string): boolean => {
   const since = record.sentAt - COMPACT_EPOCH;
   const life = record.expiresAt - record.sentAt;
-  return to === '' && Number.isSafeInteger(since) && since >= 0 && since < 2 ** 40 && Number.isSafeInteger(life) && life >= 0 && life % 1000 === 0 && life / 1000 < 2 ** 16;
+  return (
+    to === '' &&
+    Number.isSafeInteger(since) &&
+    since >= 0 &&
+    since < 2 ** 40 &&
+    Number.isSafeInteger(life) &&
+    life >= 0 &&
+    life % 1000 === 0 &&
+    life / 1000 < 2 ** 16
+  );
 };
 
 const fitsWide = (record: OtpRecord, to: string): boolean =>
-  Number.isSafeInteger(record.sentAt) && record.sentAt >= 0 && record.sentAt < 2 ** 48 &&
-  Number.isSafeInteger(record.expiresAt) && record.expiresAt >= record.sentAt && record.expiresAt - record.sentAt < 2 ** 32 &&
+  Number.isSafeInteger(record.sentAt) &&
+  record.sentAt >= 0 &&
+  record.sentAt < 2 ** 48 &&
+  Number.isSafeInteger(record.expiresAt) &&
+  record.expiresAt >= record.sentAt &&
+  record.expiresAt - record.sentAt < 2 ** 32 &&
   Buffer.byteLength(to, 'latin1') === Buffer.byteLength(to, 'utf8');
 
 /**
@@ -74,13 +95,15 @@ const fitsWide = (record: OtpRecord, to: string): boolean =>
  */
 export function packRecord(record: OtpRecord, key: string): string {
   const base = packBase(record, key);
-  if (record.journey === undefined || !JOURNEY_ID.test(record.journey)) return base.startsWith(JOURNEY) ? packText(record, key) : base;
+  if (record.journey === undefined || !JOURNEY_ID.test(record.journey))
+    return base.startsWith(JOURNEY) ? packText(record, key) : base;
   return JOURNEY + Buffer.from(record.journey, 'base64url').toString('latin1') + base;
 }
 
 function packBase(record: OtpRecord, key: string): string {
   const to = packTo(record, key);
-  if (!HEX_HASH.test(record.hash) || !Number.isInteger(record.attempts) || record.attempts < 0 || record.attempts > 255) return packText(record, key);
+  if (!HEX_HASH.test(record.hash) || !Number.isInteger(record.attempts) || record.attempts < 0 || record.attempts > 255)
+    return packText(record, key);
   let packed: string;
   if (fitsCompact(record, to)) {
     scratch.write(record.hash, 0, 'hex');
@@ -106,14 +129,23 @@ function packBase(record: OtpRecord, key: string): string {
 export function unpackRecord(packed: string, key: string): OtpRecord | null {
   if (!packed.startsWith(JOURNEY)) return unpackBase(packed, key);
   const record = unpackBase(packed.slice(1 + JOURNEY_BYTES), key);
-  return record && { ...record, journey: Buffer.from(packed.slice(1, 1 + JOURNEY_BYTES), 'latin1').toString('base64url') };
+  return (
+    record && { ...record, journey: Buffer.from(packed.slice(1, 1 + JOURNEY_BYTES), 'latin1').toString('base64url') }
+  );
 }
 
 function unpackBase(packed: string, key: string): OtpRecord | null {
   if (packed.startsWith(TEXT)) {
     const [hash, sentAt, expiresAt, attempts, to] = packed.slice(TEXT.length).split('|');
-    if (!hash || sentAt === undefined || expiresAt === undefined || attempts === undefined || to === undefined) return null;
-    return { hash, sentAt: parseInt(sentAt, 36), expiresAt: parseInt(expiresAt, 36), attempts: parseInt(attempts, 36), to: unpackTo(to, key) };
+    if (!hash || sentAt === undefined || expiresAt === undefined || attempts === undefined || to === undefined)
+      return null;
+    return {
+      hash,
+      sentAt: parseInt(sentAt, 36),
+      expiresAt: parseInt(expiresAt, 36),
+      attempts: parseInt(attempts, 36),
+      to: unpackTo(to, key),
+    };
   }
   if (packed.length === COMPACT_BYTES) {
     scratch.write(packed, 0, COMPACT_BYTES, 'latin1');
@@ -158,7 +190,8 @@ const emptyContext: OtpRecordContext = { record: null, previous: null, outcome: 
 export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore & { clear(): void } {
   // The record machine compiled once (a few ms): each operation is a lookup, not a transition() (docs/performance.md).
   const table = compileOtpRecordTable();
-  const step = (record: OtpRecord | null, event: OtpRecordEvent) => stepOtpRecord(table, record ? { ...emptyContext, record } : emptyContext, event);
+  const step = (record: OtpRecord | null, event: OtpRecordEvent) =>
+    stepOtpRecord(table, record ? { ...emptyContext, record } : emptyContext, event);
 
   const clock = options.now ?? Date.now;
   // maxSize with a unit size (rather than `max`) so memory grows with use instead of being
@@ -170,7 +203,13 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore &
 
   // Recipient cooldowns and spent proofs: short-lived markers beside the records, bounded the same way.
   // Read the clock on every check instead of caching it behind a timer per read.
-  const markerCache = <V extends string | number | boolean>() => new LRUCache<string, V>({ maxSize: options.maxRecords, sizeCalculation: () => 1, perf: { now: clock }, ttlResolution: 0 });
+  const markerCache = <V extends string | number | boolean>() =>
+    new LRUCache<string, V>({
+      maxSize: options.maxRecords,
+      sizeCalculation: () => 1,
+      perf: { now: clock },
+      ttlResolution: 0,
+    });
   const markers = markerCache<string>();
   const spent = markerCache<true>();
   const claims = markerCache<number>();
@@ -192,8 +231,10 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore &
   const apply = (id: string | number, key: string, effects: string[], context: OtpRecordContext) => {
     for (const effect of effects) {
       if (effect === 'deleteRecord') cache.delete(id);
-      else if (effect === 'storeCode' && context.record) cache.set(typeof id === 'string' ? flatKey(id) : id, packRecord(context.record, key));
-      else if ((effect === 'countWrongGuess' || effect === 'restorePrevious') && context.record) cache.set(id, packRecord(context.record, key));
+      else if (effect === 'storeCode' && context.record)
+        cache.set(typeof id === 'string' ? flatKey(id) : id, packRecord(context.record, key));
+      else if ((effect === 'countWrongGuess' || effect === 'restorePrevious') && context.record)
+        cache.set(id, packRecord(context.record, key));
     }
   };
 
@@ -203,11 +244,30 @@ export function createMemoryOtpStore(options: MemoryOtpStoreOptions): OtpStore &
   };
 
   return {
-    async issue(key: string, hash: string, now: number, policy: OtpPolicy, to: string = key, journey?: string): Promise<IssueResult> {
+    async issue(
+      key: string,
+      hash: string,
+      now: number,
+      policy: OtpPolicy,
+      to: string = key,
+      journey?: string,
+    ): Promise<IssueResult> {
       const id = recordKey(key);
       const current = read(id, key, now);
-      const { context, effects } = step(current, { type: 'GENERATE', now, hash, to, policy, ...(journey ? { journey } : {}) });
-      if (context.outcome === 'blocked' || !context.record) return { status: 'blocked', retryAfterMs: Math.max(1, context.retryAfterMs), ...(current?.journey ? { journey: current.journey } : {}) };
+      const { context, effects } = step(current, {
+        type: 'GENERATE',
+        now,
+        hash,
+        to,
+        policy,
+        ...(journey ? { journey } : {}),
+      });
+      if (context.outcome === 'blocked' || !context.record)
+        return {
+          status: 'blocked',
+          retryAfterMs: Math.max(1, context.retryAfterMs),
+          ...(current?.journey ? { journey: current.journey } : {}),
+        };
       apply(id, key, effects, context);
       return { status: 'issued', record: context.record, previous: context.previous };
     },

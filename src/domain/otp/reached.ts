@@ -41,4 +41,6 @@ export function provenBy(reached: Reached): { verified: Reached; linked: Reached
 
 /** True when the code went to `address` and nowhere else (a journey's own phone or email). */
 export const reachedOnly = (reached: Reached, address: string): boolean =>
-  address.includes('@') ? reached.email === address && reached.phone === undefined : reached.phone === address && reached.email === undefined;
+  address.includes('@')
+    ? reached.email === address && reached.phone === undefined
+    : reached.phone === address && reached.email === undefined;

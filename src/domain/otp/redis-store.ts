@@ -1,5 +1,14 @@
 import { redisAnswers, type RedisConnection } from '../../core/redis';
-import { EXPIRED_RETENTION_MS, type ClaimResult, type IssueResult, type OtpPolicy, type OtpRecord, type OtpStore, type VerifyOutcome, type VerifyResult } from './store';
+import {
+  EXPIRED_RETENTION_MS,
+  type ClaimResult,
+  type IssueResult,
+  type OtpPolicy,
+  type OtpRecord,
+  type OtpStore,
+  type VerifyOutcome,
+  type VerifyResult,
+} from './store';
 
 /*
  * OTP records in Redis, shared by every instance. Each store operation is ONE Lua script, so it
@@ -89,15 +98,38 @@ return 1
 
 function unpack(packed: string): OtpRecord {
   const [hash, sentAt, expiresAt, attempts, to, journey] = packed.split('|');
-  return { hash: hash!, sentAt: Number(sentAt), expiresAt: Number(expiresAt), attempts: Number(attempts), to: to ?? '', ...(journey ? { journey } : {}) };
+  return {
+    hash: hash!,
+    sentAt: Number(sentAt),
+    expiresAt: Number(expiresAt),
+    attempts: Number(attempts),
+    to: to ?? '',
+    ...(journey ? { journey } : {}),
+  };
 }
 
-const pack = (record: OtpRecord) => `${record.hash}|${record.sentAt}|${record.expiresAt}|${record.attempts}|${record.to}${record.journey ? `|${record.journey}` : ''}`;
+const pack = (record: OtpRecord) =>
+  `${record.hash}|${record.sentAt}|${record.expiresAt}|${record.attempts}|${record.to}${record.journey ? `|${record.journey}` : ''}`;
 
 interface OtpScripts {
-  lfaOtpIssue(key: string, hash: string, now: number, ttlMs: number, cooldownMs: number, retentionMs: number, to: string, maxAttempts: number, journey: string): Promise<[string, string, string?]>;
+  lfaOtpIssue(
+    key: string,
+    hash: string,
+    now: number,
+    ttlMs: number,
+    cooldownMs: number,
+    retentionMs: number,
+    to: string,
+    maxAttempts: number,
+    journey: string,
+  ): Promise<[string, string, string?]>;
   lfaOtpRevert(key: string, hash: string, previous: string): Promise<number>;
-  lfaOtpVerify(key: string, hash: string, now: number, maxAttempts: number): Promise<[string, string?, string?, string?]>;
+  lfaOtpVerify(
+    key: string,
+    hash: string,
+    now: number,
+    maxAttempts: number,
+  ): Promise<[string, string?, string?, string?]>;
   lfaOtpClaim(key: string, token: string, cooldownMs: number): Promise<number>;
   lfaOtpRelease(key: string, token: string): Promise<number>;
 }
@@ -125,9 +157,31 @@ export function createRedisOtpStore(redis: RedisConnection, options: RedisOtpSto
   const phoneHolderKey = (phone: string) => `${options.prefix}held:phone:${phone}`;
 
   return {
-    async issue(key: string, hash: string, now: number, policy: OtpPolicy, to: string = key, journey?: string): Promise<IssueResult> {
-      const [status, stored, previous] = await scripts.lfaOtpIssue(keyOf(key), hash, now, policy.ttlMs, policy.cooldownMs, EXPIRED_RETENTION_MS, to, policy.maxAttempts, journey && /^[A-Za-z0-9_-]+$/.test(journey) ? journey : '');
-      if (status === 'blocked') return { status: 'blocked', retryAfterMs: Math.max(1, Number(stored)), ...(previous ? { journey: previous } : {}) };
+    async issue(
+      key: string,
+      hash: string,
+      now: number,
+      policy: OtpPolicy,
+      to: string = key,
+      journey?: string,
+    ): Promise<IssueResult> {
+      const [status, stored, previous] = await scripts.lfaOtpIssue(
+        keyOf(key),
+        hash,
+        now,
+        policy.ttlMs,
+        policy.cooldownMs,
+        EXPIRED_RETENTION_MS,
+        to,
+        policy.maxAttempts,
+        journey && /^[A-Za-z0-9_-]+$/.test(journey) ? journey : '',
+      );
+      if (status === 'blocked')
+        return {
+          status: 'blocked',
+          retryAfterMs: Math.max(1, Number(stored)),
+          ...(previous ? { journey: previous } : {}),
+        };
       return { status: 'issued', record: unpack(stored), previous: previous ? unpack(previous) : null };
     },
 

@@ -11,7 +11,10 @@ export const otpSendResponse = z.object({
   notified: z.object({
     email: z.boolean(),
     sms: z.boolean().describe('the phone got the code, by SMS or WhatsApp (see channel)'),
-    channel: z.enum(['sms', 'whatsapp']).optional().describe('how the phone got the code, when it did: `whatsapp` ("ti abbiamo scritto su WhatsApp") or `sms`'),
+    channel: z
+      .enum(['sms', 'whatsapp'])
+      .optional()
+      .describe('how the phone got the code, when it did: `whatsapp` ("ti abbiamo scritto su WhatsApp") or `sms`'),
   }),
   fallback: z
     .enum(['email', 'sms', 'whatsapp'])

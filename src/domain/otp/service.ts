@@ -20,7 +20,14 @@ import { planRecipients } from './send/plan';
 import { charge, issue } from './send/issue';
 import { deliver } from './send/deliver';
 import { answer, settle } from './send/settle';
-import { guarded, type OtpSendRequest, type OtpSendResult, type PhoneSender, type SendEnv, type SmsSendPolicy } from './send/types';
+import {
+  guarded,
+  type OtpSendRequest,
+  type OtpSendResult,
+  type PhoneSender,
+  type SendEnv,
+  type SmsSendPolicy,
+} from './send/types';
 
 export type { OtpSendRequest, OtpSendResult, PhoneSender, SmsSendPolicy } from './send/types';
 
@@ -51,7 +58,9 @@ export interface OtpVerifyRequest {
 /** One verification; `reached` (with `ok`) is what knowing the code proves: the addresses it went to. */
 /** `sentAt`: when the accepted code was issued (epoch ms), so a flow can time the screen that waited for it. */
 /** `journey`: the funnel's anonymous journey id the code's record carried, whatever the outcome. */
-export type Verification = { outcome: 'ok'; reached: Reached; sentAt: number; journey?: string } | { outcome: Exclude<VerifyOutcome, 'ok'>; journey?: string };
+export type Verification =
+  | { outcome: 'ok'; reached: Reached; sentAt: number; journey?: string }
+  | { outcome: Exclude<VerifyOutcome, 'ok'>; journey?: string };
 
 export interface OtpService {
   /** Which channels are configured (the contract's skip rules). */
@@ -112,10 +121,16 @@ export interface OtpServiceOptions extends OtpServiceEnv {
 export function createOtpService(config: Config, options: OtpServiceOptions): OtpService {
   const { log, otpLog, now, secret } = options;
   const otp = config.otp;
-  const policy: OtpPolicy = { ttlMs: otp.ttl_seconds * 1000, cooldownMs: otp.resend_cooldown_seconds * 1000, maxAttempts: otp.max_attempts };
+  const policy: OtpPolicy = {
+    ttlMs: otp.ttl_seconds * 1000,
+    cooldownMs: otp.resend_cooldown_seconds * 1000,
+    maxAttempts: otp.max_attempts,
+  };
   const region = config.sms.default_region;
   // Toll-fraud guard: SMS only to these regions; by default only the default region (docs/abuse.md).
-  const allowedRegions = (config.sms.allowed_regions.length > 0 ? config.sms.allowed_regions : [region]).map((r) => r.toUpperCase());
+  const allowedRegions = (config.sms.allowed_regions.length > 0 ? config.sms.allowed_regions : [region]).map((r) =>
+    r.toUpperCase(),
+  );
   const normaliseKey = createKeyNormaliser(region);
   // Normalised once here, by the normaliser request keys go through (a send looks its key up as it is stored),
   // and before anything is opened, so a bad entry stops the start-up with nothing to release.
@@ -137,9 +152,14 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
    * nothing matched there is the key normalised, and checked again if that changed it, which
    * only happens where no record was (no wrong guess is counted twice).
    */
-  const verifyUnderKey = async (rawKey: string, code: string): Promise<{ key: string; result: Awaited<ReturnType<OtpStore['verify']>> }> => {
+  const verifyUnderKey = async (
+    rawKey: string,
+    code: string,
+  ): Promise<{ key: string; result: Awaited<ReturnType<OtpStore['verify']>> }> => {
     const given = rawKey.trim();
-    const first = isE164(given) ? await guarded(() => store.verify(given, hash(given, code), now(), policy)) : undefined;
+    const first = isE164(given)
+      ? await guarded(() => store.verify(given, hash(given, code), now(), policy))
+      : undefined;
     if (first && first.outcome !== 'invalid') return { key: given, result: first };
     // A key that does not normalise cannot have a record: it is checked as given and simply fails.
     const key = normaliseKey(rawKey)?.value ?? given;
@@ -150,7 +170,13 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
   const metrics = options.metrics;
   // A locale without templates (the request's is one we have; a caller's may not be) reads as the default's.
   const message = (code: string, locale?: string) =>
-    renderOtpMessage((locale !== undefined && templates.get(locale)) || defaultTemplates, { code, ttlSeconds: otp.ttl_seconds, appName: config.mail.app_name, now: now(), webOtpDomain });
+    renderOtpMessage((locale !== undefined && templates.get(locale)) || defaultTemplates, {
+      code,
+      ttlSeconds: otp.ttl_seconds,
+      appName: config.mail.app_name,
+      now: now(),
+      webOtpDomain,
+    });
 
   // Built once: the steps of every send share it.
   const env: SendEnv = {
@@ -203,7 +229,8 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     async verify(ctx, { key: rawKey, code }) {
       await guarded(() => limits.verifyFromIp(ctx.ip));
       const { key, result } = await verifyUnderKey(rawKey, code.trim());
-      if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome: result.outcome }, 'verify');
+      if (otpLog.isLevelEnabled('info'))
+        otpLog.info({ event: 'verify', key: maskOtpKey(key), outcome: result.outcome }, 'verify');
       metrics?.verification(result.outcome);
       if (result.outcome !== 'ok') {
         // Wrong codes from one client are a reason to ask it to prove work before its next send.
@@ -214,7 +241,13 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
       // A record that cannot say where its code went vouches for no one (it is spent all the same).
       if (reached.phone === undefined && reached.email === undefined) return { outcome: 'invalid' };
       // The owner of the addresses is acting, not being bombed: their next code need not wait.
-      await guarded(() => Promise.all([reached.phone, reached.email].flatMap((address) => (address ? [store.clearRecipient(budgetOf(address))] : []))));
+      await guarded(() =>
+        Promise.all(
+          [reached.phone, reached.email].flatMap((address) =>
+            address ? [store.clearRecipient(budgetOf(address))] : [],
+          ),
+        ),
+      );
       return { outcome: 'ok', reached, sentAt: result.sentAt, ...(result.journey ? { journey: result.journey } : {}) };
     },
 
@@ -225,7 +258,8 @@ export function createOtpService(config: Config, options: OtpServiceOptions): Ot
     },
     spendProof: (id, untilMs) => guarded(() => store.spendProof(id, untilMs)),
     unspendProof: (id) => guarded(() => store.unspendProof(id)),
-    markAccountClaimed: (uid) => guarded(() => store.markAccountClaimed(uid, now(), config.security.proof_ttl_seconds * 1000)),
+    markAccountClaimed: (uid) =>
+      guarded(() => store.markAccountClaimed(uid, now(), config.security.proof_ttl_seconds * 1000)),
     accountClaimedAt: (uid) => guarded(() => store.accountClaimedAt(uid)),
     holdPhone: (uid, phone) => guarded(() => store.holdPhone(uid, phone, config.security.proof_ttl_seconds * 1000)),
     heldPhoneOf: (uid) => guarded(() => store.heldPhoneOf(uid)),

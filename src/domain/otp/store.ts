@@ -19,7 +19,9 @@ export type VerifyOutcome = 'ok' | 'invalid' | 'expired' | 'too_many_attempts';
  * One verification: `to` (where the accepted code went) and `sentAt` (when it was issued, epoch ms) only with `ok`;
  * `journey` (the funnel's anonymous journey id the record carries) whenever a record was there.
  */
-export type VerifyResult = { outcome: 'ok'; to: string; sentAt: number; journey?: string } | { outcome: Exclude<VerifyOutcome, 'ok'>; journey?: string };
+export type VerifyResult =
+  | { outcome: 'ok'; to: string; sentAt: number; journey?: string }
+  | { outcome: Exclude<VerifyOutcome, 'ok'>; journey?: string };
 
 export type ClaimResult = { claimed: true } | { claimed: false; retryAfterMs: number };
 

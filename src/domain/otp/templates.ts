@@ -34,11 +34,18 @@ export interface OtpMessage {
 }
 
 const escapeHtml = (value: string) =>
-  value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  value
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
 
 /** Refuses at start-up a template that lacks the code or names a placeholder nobody fills. */
 function checkTemplate(name: string, template: string): string {
-  const unknown = [...template.matchAll(/\{\{\s*([A-Z_]+)\s*\}\}/g)].map((m) => m[1]!).filter((p) => !PLACEHOLDERS.includes(p as Placeholder));
+  const unknown = [...template.matchAll(/\{\{\s*([A-Z_]+)\s*\}\}/g)]
+    .map((m) => m[1]!)
+    .filter((p) => !PLACEHOLDERS.includes(p as Placeholder));
   if (unknown.length > 0) throw new Error(`template ${name}: unknown placeholder(s) ${unknown.join(', ')}`);
   if (!template.includes('{{OTP_CODE}}')) throw new Error(`template ${name}: {{OTP_CODE}} is missing`);
   return template;
@@ -58,14 +65,28 @@ function partsOf(template: string): string[] {
   return parts;
 }
 
-export function renderTemplate(template: string, values: TemplateValues, escape: (v: string) => string = (v) => v): string {
+export function renderTemplate(
+  template: string,
+  values: TemplateValues,
+  escape: (v: string) => string = (v) => v,
+): string {
   const parts = partsOf(template);
   let out = parts[0]!;
   for (let i = 1; i < parts.length; i += 2) out += escape(values[parts[i] as Placeholder]) + parts[i + 1]!;
   return out;
 }
 
-const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", nbsp: ' ', copy: '©', egrave: 'è', agrave: 'à' };
+const entities: Record<string, string> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  '#39': "'",
+  nbsp: ' ',
+  copy: '©',
+  egrave: 'è',
+  agrave: 'à',
+};
 
 /** A readable plain-text rendering of the mail's HTML: block ends become line breaks, tags go, entities decode. */
 export function htmlToText(html: string): string {
@@ -87,7 +108,8 @@ export function loadOtpTemplates(dir: string): OtpTemplates {
   const emailHtml = checkTemplate('otp_email.html', readFileSync(join(dir, 'otp_email.html'), 'utf8'));
   const sms = checkTemplate('otp_sms.txt', readFileSync(join(dir, 'otp_sms.txt'), 'utf8').trim());
   const title = /<title>([\s\S]*?)<\/title>/i.exec(emailHtml)?.[1];
-  if (title === undefined || htmlToText(title) === '') throw new Error(`template ${join(dir, 'otp_email.html')}: a <title> is needed, it is the subject`);
+  if (title === undefined || htmlToText(title) === '')
+    throw new Error(`template ${join(dir, 'otp_email.html')}: a <title> is needed, it is the subject`);
   const templates = { sms, emailHtml, emailText: htmlToText(emailHtml), subject: htmlToText(title) };
   // Cut into parts now, so the first send in each language does no more work than the next.
   for (const template of Object.values(templates)) partsOf(template);
@@ -101,9 +123,13 @@ const LOCALE_FOLDER = /^[a-z]{2,3}(-[a-z0-9]{2,8})?$/;
 export function loadLocalizedTemplates(required: string, root: string = TEMPLATES_DIR): LocalizedTemplates {
   const templates = new Map<string, OtpTemplates>();
   for (const entry of readdirSync(root, { withFileTypes: true })) {
-    if (entry.isDirectory() && LOCALE_FOLDER.test(entry.name)) templates.set(entry.name, loadOtpTemplates(join(root, entry.name)));
+    if (entry.isDirectory() && LOCALE_FOLDER.test(entry.name))
+      templates.set(entry.name, loadOtpTemplates(join(root, entry.name)));
   }
-  if (!templates.has(required)) throw new Error(`templates: no folder ${join(root, required)} for mail.default_locale "${required}" (found: ${[...templates.keys()].join(', ') || 'none'})`);
+  if (!templates.has(required))
+    throw new Error(
+      `templates: no folder ${join(root, required)} for mail.default_locale "${required}" (found: ${[...templates.keys()].join(', ') || 'none'})`,
+    );
   return templates;
 }
 
@@ -140,7 +166,8 @@ export function renderOtpMessage(templates: OtpTemplates, input: OtpMessageInput
     },
     get sms() {
       // The domain-bound code line (WebOTP, Android autofill) must be the message's last line.
-      return (sms ??= renderTemplate(templates.sms, values) + (input.webOtpDomain ? `\n@${input.webOtpDomain} #${input.code}` : ''));
+      return (sms ??=
+        renderTemplate(templates.sms, values) + (input.webOtpDomain ? `\n@${input.webOtpDomain} #${input.code}` : ''));
     },
   };
 }

@@ -49,7 +49,11 @@ export function loadTestIdentifiers(config: Config, normaliseKey: KeyNormaliser,
  * code never lands in a real inbox; and a test code is stored under its own key only (the
  * stored hash binds the key), so it verifies for no other identifier.
  */
-export function fixedCodeOf(testIdentifiers: TestIdentifiers, key: string, recipients: readonly string[]): string | undefined {
+export function fixedCodeOf(
+  testIdentifiers: TestIdentifiers,
+  key: string,
+  recipients: readonly string[],
+): string | undefined {
   const code = testIdentifiers.get(key);
   if (code === undefined) return undefined;
   return recipients.every((address) => testIdentifiers.has(address)) ? code : undefined;

@@ -7,7 +7,11 @@ import { searchPhone } from '../accounts/phone-owner';
  * phone. Confirmed, because a code mailed to an address nobody proved is a code to whoever
  * typed it at registration; one account, because two holders would make the mail a guess.
  */
-export async function confirmedEmailOfPhone(deps: Pick<Deps, 'identity' | 'config'>, ctx: CallContext, phone: string): Promise<string | undefined> {
+export async function confirmedEmailOfPhone(
+  deps: Pick<Deps, 'identity' | 'config'>,
+  ctx: CallContext,
+  phone: string,
+): Promise<string | undefined> {
   const { holders } = await searchPhone(deps, ctx, phone);
   if (holders.length !== 1) return undefined;
   const [holder] = holders;

@@ -19,7 +19,11 @@ export interface Breaker {
   failure(now: number): void;
 }
 
-export function createBreaker(options: { failures: number; openMs: number; onChange?: (state: BreakerState) => void }): Breaker {
+export function createBreaker(options: {
+  failures: number;
+  openMs: number;
+  onChange?: (state: BreakerState) => void;
+}): Breaker {
   let consecutive = 0;
   let openedAt: number | null = null;
   let probing = false;
@@ -30,7 +34,8 @@ export function createBreaker(options: { failures: number; openMs: number; onCha
       options.onChange?.(state);
     }
   };
-  const state = (now: number): BreakerState => (openedAt === null ? 'closed' : now - openedAt >= options.openMs ? 'half_open' : 'open');
+  const state = (now: number): BreakerState =>
+    openedAt === null ? 'closed' : now - openedAt >= options.openMs ? 'half_open' : 'open';
   return {
     state,
     tryAcquire(now) {

@@ -26,15 +26,21 @@ export interface ChannelPlanner {
   plan(e164: string, region: string, requested?: PhoneChannel): Promise<ChannelPlan>;
 }
 
-export function createChannelPlanner(config: Config, ledger: Pick<Ledger, 'latest' | 'stateOf'>, now: () => number): ChannelPlanner {
+export function createChannelPlanner(
+  config: Config,
+  ledger: Pick<Ledger, 'latest' | 'stateOf'>,
+  now: () => number,
+): ChannelPlanner {
   const table = config.sms.channels;
-  const configured = (region: string): readonly PhoneChannel[] => table[region.toUpperCase()] ?? table.DEFAULT ?? ['sms'];
+  const configured = (region: string): readonly PhoneChannel[] =>
+    table[region.toUpperCase()] ?? table.DEFAULT ?? ['sms'];
 
   /** A WhatsApp message that did not reach its reader: failed, or not read once its receipt is late. */
   const unread = (entry: LedgerEntry) =>
     entry.channel === 'whatsapp' &&
     entry.verified_at === undefined &&
-    (entry.failed_at !== undefined || (entry.read_at === undefined && entry.receipt_due_at !== undefined && now() >= entry.receipt_due_at));
+    (entry.failed_at !== undefined ||
+      (entry.read_at === undefined && entry.receipt_due_at !== undefined && now() >= entry.receipt_due_at));
 
   const planner: ChannelPlanner = {
     configured,
@@ -56,7 +62,10 @@ export function createChannelPlanner(config: Config, ledger: Pick<Ledger, 'lates
       const preferred = offered[0]!;
       if (!offered.includes('whatsapp') || offered.length < 2) return { channels: [...offered], preferred };
       const last = await ledger.latest(e164);
-      return { channels: last && unread(last) ? [...offered.filter((c) => c !== 'whatsapp'), 'whatsapp'] : [...offered], preferred };
+      return {
+        channels: last && unread(last) ? [...offered.filter((c) => c !== 'whatsapp'), 'whatsapp'] : [...offered],
+        preferred,
+      };
     },
   };
   return planner;

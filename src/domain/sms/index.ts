@@ -30,7 +30,11 @@ export interface SmsServices {
    * not authentic (the provider's signature does not hold), else recorded (or ignored when it
    * names no message of ours).
    */
-  receipt(providerName: string, entryId: string | undefined, request: ReceiptRequest): Promise<'recorded' | 'ignored' | 'refused' | 'unknown_provider'>;
+  receipt(
+    providerName: string,
+    entryId: string | undefined,
+    request: ReceiptRequest,
+  ): Promise<'recorded' | 'ignored' | 'refused' | 'unknown_provider'>;
   /** A provider's webhook handshake (Meta's GET): the challenge to echo, `refused`, or `unknown_provider` for a name with no webhook. */
   handshake(providerName: string, query: URLSearchParams): string | 'refused' | 'unknown_provider';
   /**
@@ -60,9 +64,21 @@ export interface SmsServicesOptions {
 
 export function createSmsServices(config: Config, options: SmsServicesOptions): SmsServices {
   const { log, now, metrics } = options;
-  const store = options.store ?? (options.redis ? createRedisSmsStore(options.redis, config.redis.key_prefix) : createMemorySmsStore({ maxEntries: config.sms.ledger.max_entries }));
+  const store =
+    options.store ??
+    (options.redis
+      ? createRedisSmsStore(options.redis, config.redis.key_prefix)
+      : createMemorySmsStore({ maxEntries: config.sms.ledger.max_entries }));
   const ledger = createLedger(config, store, { now, secret: options.secret, metrics });
-  const router = createSmsRouter(config, { log, now, ledger, metrics, providers: options.providers, random: options.random, clients: options.clients });
+  const router = createSmsRouter(config, {
+    log,
+    now,
+    ledger,
+    metrics,
+    providers: options.providers,
+    random: options.random,
+    clients: options.clients,
+  });
   const pumping = createPumpingDefence(config, store, { now, log, metrics, history: options.history });
   const channels = createChannelPlanner(config, ledger, now);
   /** The last SMS did not arrive: a failed receipt, or none in time from a provider that was asked for one. */
@@ -86,7 +102,10 @@ export function createSmsServices(config: Config, options: SmsServicesOptions): 
       if (provider?.webhook) {
         const receipts = provider.webhook(request);
         if (!receipts) {
-          log.warn({ event: 'sms_receipt_refused', provider: providerName }, 'sms receipt refused: signature does not hold');
+          log.warn(
+            { event: 'sms_receipt_refused', provider: providerName },
+            'sms receipt refused: signature does not hold',
+          );
           return 'refused';
         }
         let recorded = false;
@@ -100,7 +119,10 @@ export function createSmsServices(config: Config, options: SmsServicesOptions): 
       if (!provider?.receipt) return 'unknown_provider';
       const receipt = provider.receipt(request);
       if (!receipt) {
-        log.warn({ event: 'sms_receipt_refused', provider: providerName }, 'sms receipt refused: signature does not hold');
+        log.warn(
+          { event: 'sms_receipt_refused', provider: providerName },
+          'sms receipt refused: signature does not hold',
+        );
         return 'refused';
       }
       if (!entryId) return 'ignored';
@@ -109,21 +131,37 @@ export function createSmsServices(config: Config, options: SmsServicesOptions): 
     async fallbackEmail(ctx, phone) {
       if (!config.sms.receipts.email_fallback || !options.confirmedEmailOf) return undefined;
       const entry = await ledger.latest(phone);
-      if (!entry || entry.channel !== 'sms' || entry.fallback_at !== undefined || entry.verified_at !== undefined || !undelivered(entry)) return undefined;
+      if (
+        !entry ||
+        entry.channel !== 'sms' ||
+        entry.fallback_at !== undefined ||
+        entry.verified_at !== undefined ||
+        !undelivered(entry)
+      )
+        return undefined;
       let email: string | undefined;
       try {
         email = await options.confirmedEmailOf(ctx, phone);
       } catch (err) {
         // The identity provider away costs the fallback, never the SMS.
-        log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms fallback: could not look up the account of the phone');
+        log.warn(
+          { err: isApiError(err) ? err.reason : 'error' },
+          'sms fallback: could not look up the account of the phone',
+        );
         return undefined;
       }
       return email ? { email, done: () => ledger.markFallback(entry.id) } : undefined;
     },
     async verified(reached) {
-      const [phoneEntry] = await Promise.all([reached.phone ? ledger.verified(reached.phone) : null, reached.email ? ledger.verified(reached.email) : null]);
+      const [phoneEntry] = await Promise.all([
+        reached.phone ? ledger.verified(reached.phone) : null,
+        reached.email ? ledger.verified(reached.email) : null,
+      ]);
       // The range's conversion counts the code by when it was sent (its ledger entry), as its sends are.
-      const sent = phoneEntry && phoneEntry.channel !== 'email' ? { at: phoneEntry.accepted_at, country: phoneEntry.country } : undefined;
+      const sent =
+        phoneEntry && phoneEntry.channel !== 'email'
+          ? { at: phoneEntry.accepted_at, country: phoneEntry.country }
+          : undefined;
       if (reached.phone) await pumping.verified(reached.phone, sent);
     },
   };

@@ -75,7 +75,9 @@ export interface Ledger {
   /** A message every provider refused or could not take: counted beside those sent, never anyone's latest. */
   recordNotSent(failed: SmsNotSent): Promise<void>;
   /** The messages not sent among `entries`, per provider, channel and reason, most first. */
-  notSent(entries: LedgerEntry[]): Array<{ provider: string; channel: LedgerEntry['channel']; reason: NotSentReason; count: number }>;
+  notSent(
+    entries: LedgerEntry[],
+  ): Array<{ provider: string; channel: LedgerEntry['channel']; reason: NotSentReason; count: number }>;
   /** A provider's receipt for entry `id`: recorded when that provider sent that message; the entry, or null. */
   receipt(id: string, provider: string, receipt: SmsReceipt): Promise<LedgerEntry | null>;
   /** The entry of a provider's message id (a webhook names only that), or null. */
@@ -100,7 +102,11 @@ const DEFAULT_LIMIT = 10_000;
 const HOUR = 3_600_000;
 const CHALLENGE_DECISIONS = ['challenged', 'solved', 'failed'] as const satisfies readonly ChallengeDecision[];
 
-export function createLedger(config: Config, store: SmsStore, options: { now: () => number; secret: string; metrics?: Pick<Metrics, 'smsReceipt' | 'smsVerified'> }): Ledger {
+export function createLedger(
+  config: Config,
+  store: SmsStore,
+  options: { now: () => number; secret: string; metrics?: Pick<Metrics, 'smsReceipt' | 'smsVerified'> },
+): Ledger {
   const { now, metrics } = options;
   const retentionMs = config.sms.ledger.retention_seconds * 1000;
   const receiptTimeoutMs = config.sms.receipts.timeout_seconds * 1000;
@@ -108,7 +114,8 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
   const latestTtlMs = Math.max(retentionMs, 1000);
   // A provider's message id is not personal, but it is the provider's: keyed apart from the addresses' digests.
   const messageKey = (provider: string, messageId: string) => `message:${provider}:${messageId.slice(0, 128)}`;
-  const digest = (address: string) => createHmac('sha256', options.secret).update(`sms-ledger:${address}`).digest('base64url').slice(0, 27);
+  const digest = (address: string) =>
+    createHmac('sha256', options.secret).update(`sms-ledger:${address}`).digest('base64url').slice(0, 27);
 
   const stateOf = (entry: LedgerEntry): DeliveryState => {
     if (entry.delivered_at !== undefined) return 'delivered';
@@ -127,8 +134,13 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
     async challenges(sinceMs) {
       const at = now();
       const hours: number[] = [];
-      for (let hour = Math.floor(Math.max(sinceMs, at - retentionMs) / HOUR); hour <= Math.floor(at / HOUR); hour++) hours.push(hour);
-      const total = async (decision: ChallengeDecision) => (await Promise.all(hours.map((hour) => store.count(challengeKey(decision, hour), at)))).reduce((a, b) => a + b, 0);
+      for (let hour = Math.floor(Math.max(sinceMs, at - retentionMs) / HOUR); hour <= Math.floor(at / HOUR); hour++)
+        hours.push(hour);
+      const total = async (decision: ChallengeDecision) =>
+        (await Promise.all(hours.map((hour) => store.count(challengeKey(decision, hour), at)))).reduce(
+          (a, b) => a + b,
+          0,
+        );
       const [challenged, solved, failed] = await Promise.all(CHALLENGE_DECISIONS.map(total));
       return { challenged: challenged!, solved: solved!, failed: failed! };
     },
@@ -155,18 +167,36 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
       const at = now();
       // No latest for its phone: the fallback and the channel planner read what reached the phone, and this did not.
       await store.addEntry(
-        { id: ledger.newId(), channel: failed.channel, recipient: maskPhone(failed.e164), country: failed.country, number_type: failed.numberType, range: failed.range, provider: failed.provider, accepted_at: at, not_sent: failed.reason },
+        {
+          id: ledger.newId(),
+          channel: failed.channel,
+          recipient: maskPhone(failed.e164),
+          country: failed.country,
+          number_type: failed.numberType,
+          range: failed.range,
+          provider: failed.provider,
+          accepted_at: at,
+          not_sent: failed.reason,
+        },
         retentionMs,
         at,
       );
     },
     notSent(entries) {
-      const counts = new Map<string, { provider: string; channel: LedgerEntry['channel']; reason: NotSentReason; count: number }>();
+      const counts = new Map<
+        string,
+        { provider: string; channel: LedgerEntry['channel']; reason: NotSentReason; count: number }
+      >();
       for (const entry of entries) {
         // A reason read back from the store is one of the known words, or it is not shown as one.
         if (entry.not_sent === undefined || !(NOT_SENT_REASONS as readonly string[]).includes(entry.not_sent)) continue;
         const key = `${entry.provider}|${entry.channel}|${entry.not_sent}`;
-        const row = counts.get(key) ?? { provider: entry.provider, channel: entry.channel, reason: entry.not_sent, count: 0 };
+        const row = counts.get(key) ?? {
+          provider: entry.provider,
+          channel: entry.channel,
+          reason: entry.not_sent,
+          count: 0,
+        };
         row.count += 1;
         counts.set(key, row);
       }
@@ -175,13 +205,31 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
     async recordEmail(email) {
       const at = now();
       const id = ledger.newId();
-      await store.addEntry({ id, channel: 'email', recipient: maskEmail(email), country: '', number_type: '', range: '', provider: 'mail', accepted_at: at }, retentionMs, at);
+      await store.addEntry(
+        {
+          id,
+          channel: 'email',
+          recipient: maskEmail(email),
+          country: '',
+          number_type: '',
+          range: '',
+          provider: 'mail',
+          accepted_at: at,
+        },
+        retentionMs,
+        at,
+      );
       await store.setLatest(digest(email), id, latestTtlMs);
     },
     async receipt(id, provider, receipt) {
       const entry = await store.entry(id);
       // A genuine receipt names its own message: one signed for another message or provider records nothing here.
-      if (!entry || entry.provider !== provider || (entry.message_id !== undefined && entry.message_id !== receipt.messageId)) return null;
+      if (
+        !entry ||
+        entry.provider !== provider ||
+        (entry.message_id !== undefined && entry.message_id !== receipt.messageId)
+      )
+        return null;
       if (receipt.status === 'pending') return entry;
       const channel = entry.channel === 'email' ? undefined : entry.channel;
       if (receipt.status === 'unknown') {
@@ -196,7 +244,10 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
           ? ['read_at', { read_at: at, delivered_at: at }]
           : receipt.status === 'delivered'
             ? ['delivered_at', { delivered_at: at }]
-            : ['failed_at', { failed_at: at, ...(receipt.errorCode ? { error_code: receipt.errorCode.slice(0, 16) } : {}) }];
+            : [
+                'failed_at',
+                { failed_at: at, ...(receipt.errorCode ? { error_code: receipt.errorCode.slice(0, 16) } : {}) },
+              ];
       const recorded = await store.recordOnce(id, field, update);
       if (recorded?.changed) metrics?.smsReceipt(provider, entry.country, receipt.status, channel);
       return recorded ? recorded.entry : null;
@@ -206,7 +257,8 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
       if (!id) return null;
       // Once, atomically: two instances told of the same verification convert the entry once.
       const recorded = await store.recordOnce(id, 'verified_at', { verified_at: now() });
-      if (recorded?.changed && recorded.entry.channel !== 'email') metrics?.smsVerified(recorded.entry.provider, recorded.entry.country, recorded.entry.channel);
+      if (recorded?.changed && recorded.entry.channel !== 'email')
+        metrics?.smsVerified(recorded.entry.provider, recorded.entry.country, recorded.entry.channel);
       return recorded ? recorded.entry : null;
     },
     entryOfMessage: (provider, messageId) => store.latest(messageKey(provider, messageId)),
@@ -226,7 +278,21 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
         const key = `${entry.channel}|${entry.country}|${provider}`;
         let group = groups.get(key);
         if (!group) {
-          group = { country: entry.country, provider, channel: entry.channel, attempted: 0, not_sent: 0, sent: 0, delivered: 0, failed: 0, waiting: 0, no_receipt: 0, unknown: 0, verified: 0, conversion: 0 };
+          group = {
+            country: entry.country,
+            provider,
+            channel: entry.channel,
+            attempted: 0,
+            not_sent: 0,
+            sent: 0,
+            delivered: 0,
+            failed: 0,
+            waiting: 0,
+            no_receipt: 0,
+            unknown: 0,
+            verified: 0,
+            conversion: 0,
+          };
           groups.set(key, group);
         }
         group.attempted += 1;
@@ -239,7 +305,10 @@ export function createLedger(config: Config, store: SmsStore, options: { now: ()
         if (entry.verified_at !== undefined) group.verified += 1;
       }
       return [...groups.values()]
-        .map((group) => ({ ...group, conversion: group.sent === 0 ? 0 : Math.round((group.verified / group.sent) * 1000) / 1000 }))
+        .map((group) => ({
+          ...group,
+          conversion: group.sent === 0 ? 0 : Math.round((group.verified / group.sent) * 1000) / 1000,
+        }))
         .sort((a, b) => b.attempted - a.attempted);
     },
   };

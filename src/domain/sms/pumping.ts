@@ -37,8 +37,10 @@ const HOUR = 3_600_000;
 
 /** What an operator can do when a cap is reached: in the log line, as in docs/operations.md. */
 const CAP_ADVICE: Record<SmsCapScope, string> = {
-  country: 'new numbers to this country are refused until the hour ends; to serve more, raise sms.pumping.country_sends_per_hour (phones verified within rate_limits.verified_history_days are still served)',
-  range: 'new numbers in this range are refused until the hour ends; to serve more, raise sms.pumping.prefix_sends_per_hour (phones verified within rate_limits.verified_history_days are still served)',
+  country:
+    'new numbers to this country are refused until the hour ends; to serve more, raise sms.pumping.country_sends_per_hour (phones verified within rate_limits.verified_history_days are still served)',
+  range:
+    'new numbers in this range are refused until the hour ends; to serve more, raise sms.pumping.prefix_sends_per_hour (phones verified within rate_limits.verified_history_days are still served)',
 };
 
 export interface PumpingDefence {
@@ -89,15 +91,27 @@ export function createPumpingDefence(
   const settings = { ...config.sms.pumping, enabled: config.sms.pumping.enabled && config.rate_limits.enabled };
   const { now, log, metrics } = options;
   // Every allowed country's cap series exists from the start, at 0: its first reaching moves the alert's increase().
-  for (const region of config.sms.allowed_regions.length > 0 ? config.sms.allowed_regions : [config.sms.default_region]) {
+  for (const region of config.sms.allowed_regions.length > 0
+    ? config.sms.allowed_regions
+    : [config.sms.default_region]) {
     for (const scope of ['country', 'range'] as const) metrics?.smsCapReached(scope, region, false);
   }
-  const judging: RangeJudging = { graceMs: settings.judge_after_seconds * 1000, windowMs: settings.block_window_seconds * 1000 };
+  const judging: RangeJudging = {
+    graceMs: settings.judge_after_seconds * 1000,
+    windowMs: settings.block_window_seconds * 1000,
+  };
   const rangeOf = (e164: string) => e164.replace(/^\+/, '').slice(0, settings.prefix_digits);
-  const finding = (t: RangeTally) => t.sends >= settings.block_min_sends && t.verified / t.sends < settings.block_min_conversion;
+  const finding = (t: RangeTally) =>
+    t.sends >= settings.block_min_sends && t.verified / t.sends < settings.block_min_conversion;
 
   /** Counted, logged with its reason (the range is a prefix, not a recipient), and thrown. */
-  const refuse = (reason: 'sms_destination_blocked' | 'sms_destination_limited', country: string, range: string, detail: Record<string, unknown>, err: Error): never => {
+  const refuse = (
+    reason: 'sms_destination_blocked' | 'sms_destination_limited',
+    country: string,
+    range: string,
+    detail: Record<string, unknown>,
+    err: Error,
+  ): never => {
     metrics?.smsRefused(reason, country);
     log.warn({ event: 'sms_refused', reason, country, range, ...detail }, 'sms refused');
     throw err;
@@ -106,23 +120,45 @@ export function createPumpingDefence(
   /** The send that went one over a cap, once per cap and hour whoever sent it: logged (the range is a prefix, not a recipient) and counted. */
   const capReached = (scope: SmsCapScope, country: string, range: string, cap: number) => {
     metrics?.smsCapReached(scope, country);
-    log.warn({ event: 'sms_cap_reached', scope, country, ...(scope === 'range' ? { range } : {}), cap, advice: CAP_ADVICE[scope] }, `sms ${scope} cap reached`);
+    log.warn(
+      {
+        event: 'sms_cap_reached',
+        scope,
+        country,
+        ...(scope === 'range' ? { range } : {}),
+        cap,
+        advice: CAP_ADVICE[scope],
+      },
+      `sms ${scope} cap reached`,
+    );
   };
 
   /** Judges the range on its figures: puts it on watch, blocks it (throws), or ends its watch. Answers whether it is on watch. */
-  const judge = async (range: string, country: string, judged: RangeTally, at: number, spared = false): Promise<boolean> => {
+  const judge = async (
+    range: string,
+    country: string,
+    judged: RangeTally,
+    at: number,
+    spared = false,
+  ): Promise<boolean> => {
     const figures = { sends: judged.sends, verified: judged.verified };
     if (!finding(judged)) {
       if (judged.watchedSince === null) return false;
       await store.watch(range, null, at, judging);
       metrics?.smsRangeVerdict('cleared', country);
-      log.warn({ event: 'sms_range_cleared', country, range, ...figures }, 'sms range off watch: its codes are verified');
+      log.warn(
+        { event: 'sms_range_cleared', country, range, ...figures },
+        'sms range off watch: its codes are verified',
+      );
       return false;
     }
     if (judged.watchedSince === null) {
       await store.watch(range, at, at, judging);
       metrics?.smsRangeVerdict('watched', country);
-      log.warn({ event: 'sms_range_watched', country, range, ...figures }, 'sms range on watch: its codes are not verified');
+      log.warn(
+        { event: 'sms_range_watched', country, range, ...figures },
+        'sms range on watch: its codes are not verified',
+      );
       return true;
     }
     // On watch for less than a grace: codes sent when the watch began may still be verified.
@@ -130,7 +166,10 @@ export function createPumpingDefence(
     const blockedUntil = at + settings.block_seconds * 1000;
     await store.block(range, blockedUntil, at);
     metrics?.smsRangeVerdict('blocked', country);
-    log.warn({ event: 'sms_range_blocked', country, range, ...figures, until: new Date(blockedUntil).toISOString() }, 'sms range blocked: its codes are not verified');
+    log.warn(
+      { event: 'sms_range_blocked', country, range, ...figures, until: new Date(blockedUntil).toISOString() },
+      'sms range blocked: its codes are not verified',
+    );
     // Blocked for new numbers; a phone with a verified history is still served (as a range on watch would serve it).
     if (spared) return true;
     return refuse('sms_destination_blocked', country, range, figures, destinationBlocked());
@@ -146,7 +185,14 @@ export function createPumpingDefence(
       // Read before anything is counted: bots pounding a blocked range must not spend their country's cap, which real people share.
       // Read together, one round trip: whether the phone has a verified history, which a block spares.
       const [until, spared] = await Promise.all([store.blockedUntil(range, at), options.history.has(e164)]);
-      if (until !== null && !spared) refuse('sms_destination_blocked', country, range, { until: new Date(until).toISOString() }, destinationBlocked());
+      if (until !== null && !spared)
+        refuse(
+          'sms_destination_blocked',
+          country,
+          range,
+          { until: new Date(until).toISOString() },
+          destinationBlocked(),
+        );
 
       const hour = Math.floor(at / HOUR);
       // Sent together, one round trip: the velocity counters, and this code counted (by its second) in the range's figures.
@@ -160,17 +206,34 @@ export function createPumpingDefence(
         const watched = until !== null || (await judge(range, country, judged, at, spared));
         const retryAfter = Math.max(1, Math.ceil(((hour + 1) * HOUR - at) / 1000));
         // Counted once, by the send that went one over (the counters are atomic, so one send in the fleet sees it).
-        if (countrySends === settings.country_sends_per_hour + 1) capReached('country', country, range, settings.country_sends_per_hour);
-        if (prefixSends === settings.prefix_sends_per_hour + 1) capReached('range', country, range, settings.prefix_sends_per_hour);
+        if (countrySends === settings.country_sends_per_hour + 1)
+          capReached('country', country, range, settings.country_sends_per_hour);
+        if (prefixSends === settings.prefix_sends_per_hour + 1)
+          capReached('range', country, range, settings.prefix_sends_per_hour);
         // The caps refuse new numbers; a phone with a verified history is counted and served.
         if (spared) return;
         if (countrySends > settings.country_sends_per_hour) {
-          refuse('sms_destination_limited', country, range, { limit: 'country', advice: CAP_ADVICE.country }, destinationLimited(retryAfter, 'country'));
+          refuse(
+            'sms_destination_limited',
+            country,
+            range,
+            { limit: 'country', advice: CAP_ADVICE.country },
+            destinationLimited(retryAfter, 'country'),
+          );
         }
         // A range on watch gets fewer codes until its codes are judged again; before this, a bot
         // challenge was asked of every code to it (challenge.mode adaptive: `destination`).
-        const [cap, limit] = watched ? [settings.watch_sends_per_hour, 'watch' as const] : [settings.prefix_sends_per_hour, 'prefix' as const];
-        if (prefixSends > cap) refuse('sms_destination_limited', country, range, { limit, ...(limit === 'prefix' ? { advice: CAP_ADVICE.range } : {}) }, destinationLimited(retryAfter, limit));
+        const [cap, limit] = watched
+          ? [settings.watch_sends_per_hour, 'watch' as const]
+          : [settings.prefix_sends_per_hour, 'prefix' as const];
+        if (prefixSends > cap)
+          refuse(
+            'sms_destination_limited',
+            country,
+            range,
+            { limit, ...(limit === 'prefix' ? { advice: CAP_ADVICE.range } : {}) },
+            destinationLimited(retryAfter, limit),
+          );
       } catch (err) {
         // Refused: no SMS goes out, so the code must not count as one nobody verified.
         await store.tally(range, at, { kind: 'unsent', at }, judging);
@@ -212,14 +275,25 @@ export function createPumpingDefence(
       const lifted = await store.unblock(range);
       const country = sent?.country ?? '';
       metrics?.smsRangeVerdict(lifted ? 'unblocked' : 'cleared', country);
-      log.warn({ event: lifted ? 'sms_range_unblocked' : 'sms_range_cleared', country, range, sends: judged.sends, verified: judged.verified, why: 'converted' }, lifted ? 'sms range block lifted: its codes are verified' : 'sms range off watch: its codes are verified');
+      log.warn(
+        {
+          event: lifted ? 'sms_range_unblocked' : 'sms_range_cleared',
+          country,
+          range,
+          sends: judged.sends,
+          verified: judged.verified,
+          why: 'converted',
+        },
+        lifted ? 'sms range block lifted: its codes are verified' : 'sms range off watch: its codes are verified',
+      );
     },
     blocks: () => store.blocks(now()),
     async lift(range) {
       const lifted = await store.unblock(range);
       // The range starts afresh: the codes that caused the block must not block it again at once.
       if (lifted) await store.forget(range);
-      if (lifted) log.warn({ event: 'sms_range_unblocked', range, why: 'operator' }, 'sms range block lifted by an operator');
+      if (lifted)
+        log.warn({ event: 'sms_range_unblocked', range, why: 'operator' }, 'sms range block lifted by an operator');
       return lifted;
     },
   };

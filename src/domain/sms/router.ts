@@ -4,7 +4,13 @@ import { apiError, isApiError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
 import type { Metrics } from '../../core/metrics';
 import type { ClientOptions } from '../../clients/http';
-import { createGatewayProvider, type SmsClient, type SmsMessage, type SmsProvider, type SmsSent } from '../../clients/sms';
+import {
+  createGatewayProvider,
+  type SmsClient,
+  type SmsMessage,
+  type SmsProvider,
+  type SmsSent,
+} from '../../clients/sms';
 import { createTwilioProvider } from '../../clients/twilio';
 import { createWhatsAppCloudProvider } from '../../clients/whatsapp-cloud';
 import { numberFacts } from '../phone';
@@ -54,7 +60,10 @@ export interface SmsRouterOptions {
 
 /** The providers of the configuration; with `sms.providers` empty, the contract's one gateway of `sms.api_url`. */
 export function configuredProviders(config: Config, log: Logger, clients: ClientOptions = {}): SmsProvider[] {
-  const listed: SmsProviderConfig[] = config.sms.providers.length > 0 ? config.sms.providers : [{ kind: 'gateway', name: 'gateway', countries: [], weight: 1, api_url: '', api_key: '', sender: '' }];
+  const listed: SmsProviderConfig[] =
+    config.sms.providers.length > 0
+      ? config.sms.providers
+      : [{ kind: 'gateway', name: 'gateway', countries: [], weight: 1, api_url: '', api_key: '', sender: '' }];
   return listed.map((provider) => {
     switch (provider.kind) {
       case 'twilio':
@@ -84,7 +93,9 @@ function notSentReason(err: unknown): NotSentReason {
 export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsRouter {
   const { log, now, ledger, metrics } = options;
   const random = options.random ?? Math.random;
-  const providers = (options.providers ?? configuredProviders(config, log, options.clients)).filter((p) => p.configured);
+  const providers = (options.providers ?? configuredProviders(config, log, options.clients)).filter(
+    (p) => p.configured,
+  );
   const breakers = new Map<string, Breaker>(
     providers.map((p) => [
       p.name,
@@ -104,7 +115,9 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
 
   /** The eligible providers in the order they are tried: one picked by weight, then the rest as configured. */
   function order(country: string, channel: PhoneChannel): SmsProvider[] {
-    const eligible = providers.filter((p) => (p.channel ?? 'sms') === channel && (p.countries.length === 0 || p.countries.includes(country)));
+    const eligible = providers.filter(
+      (p) => (p.channel ?? 'sms') === channel && (p.countries.length === 0 || p.countries.includes(country)),
+    );
     const total = eligible.reduce((sum, p) => sum + p.weight, 0);
     if (total === 0 || eligible.length < 2) return eligible;
     let pick = random() * total;
@@ -118,19 +131,33 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
     provider: (name) => providers.find((p) => p.name === name),
     breakerStates: () =>
       // A per-message callback needs our public URL; an app-wide webhook (Meta) is registered with the provider instead.
-      providers.map((p) => ({ provider: p.name, channel: p.channel ?? 'sms', state: breakers.get(p.name)!.state(now()), receipts: p.receipts && (p.webhook !== undefined || callbackBase !== '') })),
+      providers.map((p) => ({
+        provider: p.name,
+        channel: p.channel ?? 'sms',
+        state: breakers.get(p.name)!.state(now()),
+        receipts: p.receipts && (p.webhook !== undefined || callbackBase !== ''),
+      })),
     async send(ctx, { channels = ['sms'], ...message }) {
       // The number's facts are cached in src/domain/phone.ts: the OTP service parsed this number already.
       const { region: country, type } = numberFacts(message.to);
       const plans = channels.map((channel) => ({ channel, candidates: order(country, channel) }));
       // Named as the person expects the code: by the last channel there was to try.
-      const unavailable = (detail: string) => apiError('upstream_error', { params: { service: CHANNEL_LABELS[plans.at(-1)?.channel ?? 'sms'] }, data: { upstream: 'sms', detail } });
+      const unavailable = (detail: string) =>
+        apiError('upstream_error', {
+          params: { service: CHANNEL_LABELS[plans.at(-1)?.channel ?? 'sms'] },
+          data: { upstream: 'sms', detail },
+        });
       const range = message.to.slice(1, 1 + prefixDigits);
       // Counted beside those sent, so sent + not sent = tried; a ledger that cannot write costs the record, never the answer.
       const notSent = async (provider: string, channel: PhoneChannel, reason: NotSentReason) => {
         await ledger
           ?.recordNotSent({ e164: message.to, country, numberType: type, range, provider, channel, reason })
-          .catch((err: unknown) => log.error({ err: isApiError(err) ? err.reason : 'error', provider }, 'sms ledger: could not record a message no provider took'));
+          .catch((err: unknown) =>
+            log.error(
+              { err: isApiError(err) ? err.reason : 'error', provider },
+              'sms ledger: could not record a message no provider took',
+            ),
+          );
       };
       if (plans.every((plan) => plan.candidates.length === 0)) {
         await notSent('', plans.at(-1)?.channel ?? 'sms', 'no_provider');
@@ -149,7 +176,10 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
             continue;
           }
           // A provider that posts per message is told where; one with a webhook per app (Meta) knows already.
-          const callbackUrl = provider.receipts && !provider.webhook && callbackBase && id ? `${callbackBase}${RECEIPT_PATH}${provider.name}?m=${id}` : undefined;
+          const callbackUrl =
+            provider.receipts && !provider.webhook && callbackBase && id
+              ? `${callbackBase}${RECEIPT_PATH}${provider.name}?m=${id}`
+              : undefined;
           const started = performance.now();
           let sent: SmsSent;
           try {
@@ -166,7 +196,15 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
             }
             breaker.failure(now());
             metrics?.smsSend(provider.name, country, 'failover', durationMs, channel);
-            log.warn({ provider: provider.name, channel, reason: isApiError(err) ? err.reason : 'error', status: isApiError(err) ? err.data.upstream_status : undefined }, 'sms provider failed, trying the next');
+            log.warn(
+              {
+                provider: provider.name,
+                channel,
+                reason: isApiError(err) ? err.reason : 'error',
+                status: isApiError(err) ? err.data.upstream_status : undefined,
+              },
+              'sms provider failed, trying the next',
+            );
             continue;
           }
           breaker.success();
@@ -176,10 +214,29 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
           if (ledger && id) {
             // Accepted is final: a ledger that cannot write costs the record, never a second message.
             await ledger
-              .recordSms({ id, e164: message.to, country, numberType: type, range: message.to.slice(1, 1 + prefixDigits), provider: provider.name, channel, messageId: sent.messageId, receiptAsked })
-              .catch((err: unknown) => log.error({ err: isApiError(err) ? err.reason : 'error', provider: provider.name }, 'sms ledger: could not record an accepted message'));
+              .recordSms({
+                id,
+                e164: message.to,
+                country,
+                numberType: type,
+                range: message.to.slice(1, 1 + prefixDigits),
+                provider: provider.name,
+                channel,
+                messageId: sent.messageId,
+                receiptAsked,
+              })
+              .catch((err: unknown) =>
+                log.error(
+                  { err: isApiError(err) ? err.reason : 'error', provider: provider.name },
+                  'sms ledger: could not record an accepted message',
+                ),
+              );
           }
-          if (refused.length > 0) log.warn({ channel, refused, country }, 'code sent by a later channel: the first refused it or could not take it');
+          if (refused.length > 0)
+            log.warn(
+              { channel, refused, country },
+              'code sent by a later channel: the first refused it or could not take it',
+            );
           return { ...sent, provider: provider.name, channel, ...(refused.length > 0 ? { refused } : {}) };
         }
         // A channel with no provider for this country was never a choice; one whose providers all failed is a refusal.

@@ -73,7 +73,9 @@ export interface RangeTally {
   watchedSince: number | null;
 }
 
-export type LedgerUpdate = Partial<Pick<LedgerEntry, 'delivered_at' | 'read_at' | 'failed_at' | 'error_code' | 'verified_at' | 'fallback_at'>>;
+export type LedgerUpdate = Partial<
+  Pick<LedgerEntry, 'delivered_at' | 'read_at' | 'failed_at' | 'error_code' | 'verified_at' | 'fallback_at'>
+>;
 
 export interface SmsStore {
   addEntry(entry: LedgerEntry, retentionMs: number, now: number): Promise<void>;
@@ -85,7 +87,11 @@ export interface SmsStore {
    * fields of `update` not set yet are set. The entry as it is after, and whether it changed;
    * null when it is gone.
    */
-  recordOnce(id: string, field: keyof LedgerUpdate, update: LedgerUpdate): Promise<{ entry: LedgerEntry; changed: boolean } | null>;
+  recordOnce(
+    id: string,
+    field: keyof LedgerUpdate,
+    update: LedgerUpdate,
+  ): Promise<{ entry: LedgerEntry; changed: boolean } | null>;
   entry(id: string): Promise<LedgerEntry | null>;
   /** Entries accepted at or after `since`, oldest first, at most `limit`. */
   entriesSince(since: number, limit: number): Promise<LedgerEntry[]>;
@@ -131,7 +137,12 @@ function changesAt(name: string, { graceMs, windowMs }: RangeJudging): number {
 }
 
 /** The memory store's copy of the TALLY script below, over a Map of the same fields. */
-function tallyFields(fields: Map<string, number>, now: number, event: RangeEvent | null, judging: RangeJudging): RangeTally {
+function tallyFields(
+  fields: Map<string, number>,
+  now: number,
+  event: RangeEvent | null,
+  judging: RangeJudging,
+): RangeTally {
   const { graceMs, windowMs } = judging;
   const current = Math.floor(now / windowMs);
   const judgedAt = (slot: number) => (slot + 1) * SLOT_MS + graceMs;
@@ -144,7 +155,8 @@ function tallyFields(fields: Map<string, number>, now: number, event: RangeEvent
     const field = event.kind === 'verified' ? 'v' : 's';
     const by = event.kind === 'unsent' ? -1 : 1;
     if (judgedAt(slot) > now) add(`${field}:${slot}`, by);
-    else if (Math.floor(judgedAt(slot) / windowMs) >= current - 1) add(`j${field}:${Math.floor(judgedAt(slot) / windowMs)}`, by);
+    else if (Math.floor(judgedAt(slot) / windowMs) >= current - 1)
+      add(`j${field}:${Math.floor(judgedAt(slot) / windowMs)}`, by);
   }
   if (now >= (sweepDue.get(fields) ?? -Infinity)) {
     for (const [name, value] of [...fields]) {
@@ -165,7 +177,15 @@ function tallyFields(fields: Map<string, number>, now: number, event: RangeEvent
   return { sends: sum('js'), verified: sum('jv'), watchedSince: fields.get('watch') ?? null };
 }
 
-const NUMBER_FIELDS = ['accepted_at', 'receipt_due_at', 'delivered_at', 'read_at', 'failed_at', 'verified_at', 'fallback_at'] as const;
+const NUMBER_FIELDS = [
+  'accepted_at',
+  'receipt_due_at',
+  'delivered_at',
+  'read_at',
+  'failed_at',
+  'verified_at',
+  'fallback_at',
+] as const;
 
 function fromHash(hash: Record<string, string>): LedgerEntry | null {
   if (!hash.id) return null;
@@ -205,7 +225,9 @@ export function createMemorySmsStore(options: { maxEntries: number }): SmsStore 
       const entry = entries.get(id, { updateAgeOnGet: false });
       if (!entry) return null;
       if (entry[field] !== undefined) return { entry: { ...entry }, changed: false };
-      for (const [key, value] of Object.entries(update) as Array<[keyof LedgerUpdate, LedgerEntry[keyof LedgerUpdate]]>) {
+      for (const [key, value] of Object.entries(update) as Array<
+        [keyof LedgerUpdate, LedgerEntry[keyof LedgerUpdate]]
+      >) {
         if (value !== undefined && entry[key] === undefined) Object.assign(entry, { [key]: value });
       }
       return { entry: { ...entry }, changed: true };
@@ -249,7 +271,9 @@ export function createMemorySmsStore(options: { maxEntries: number }): SmsStore 
       return blocked.delete(range);
     },
     async blocks(now) {
-      return [...blocked].filter(([range, until]) => (live(until, now) ? true : (blocked.delete(range), false))).map(([range, until]) => ({ range, until }));
+      return [...blocked]
+        .filter(([range, until]) => (live(until, now) ? true : (blocked.delete(range), false)))
+        .map(([range, until]) => ({ range, until }));
     },
     async tally(range, now, event, judging) {
       return tallyFields(figuresOf(range, judging), now, event, judging);
@@ -320,7 +344,15 @@ return { (tonumber(got[1]) or 0) + (tonumber(got[2]) or 0), (tonumber(got[3]) or
 `;
 
 type Scripts = {
-  lfaSmsTally(key: string, now: number, graceMs: number, windowMs: number, ttlMs: number, kind: string, at: number | string): Promise<[number, number, string]>;
+  lfaSmsTally(
+    key: string,
+    now: number,
+    graceMs: number,
+    windowMs: number,
+    ttlMs: number,
+    kind: string,
+    at: number | string,
+  ): Promise<[number, number, string]>;
   lfaSmsUpdate(key: string, ...fields: string[]): Promise<string[] | null>;
   lfaSmsRecordOnce(key: string, field: string, ...fields: string[]): Promise<[number, string[]] | null>;
   lfaSmsIncrement(key: string, windowMs: number): Promise<number>;
@@ -345,7 +377,8 @@ export function createRedisSmsStore(redis: RedisConnection, prefix: string): Sms
       throw storeUnavailable(err);
     }
   };
-  const pairs = (update: Record<string, unknown>) => Object.entries(update).flatMap(([key, value]) => (value === undefined ? [] : [key, String(value)]));
+  const pairs = (update: Record<string, unknown>) =>
+    Object.entries(update).flatMap(([key, value]) => (value === undefined ? [] : [key, String(value)]));
   const toHash = (flat: string[]) => {
     const hash: Record<string, string> = {};
     for (let i = 0; i + 1 < flat.length; i += 2) hash[flat[i]!] = flat[i + 1]!;
@@ -381,7 +414,8 @@ export function createRedisSmsStore(redis: RedisConnection, prefix: string): Sms
         const found = await Promise.all(ids.map(async (id) => fromHash(await redis.hgetall(entryKey(id)))));
         return found.filter((e): e is LedgerEntry => e !== null).sort((a, b) => a.accepted_at - b.accepted_at);
       }),
-    setLatest: (recipient, id, ttlMs) => guarded(async () => void (await redis.set(`${prefix}sms:latest:${recipient}`, id, 'PX', ttlMs))),
+    setLatest: (recipient, id, ttlMs) =>
+      guarded(async () => void (await redis.set(`${prefix}sms:latest:${recipient}`, id, 'PX', ttlMs))),
     latest: (recipient) => guarded(() => redis.get(`${prefix}sms:latest:${recipient}`)),
     increment: (key, windowMs) => guarded(() => scripts.lfaSmsIncrement(`${prefix}sms:count:${key}`, windowMs)),
     count: (key) => guarded(async () => Number((await redis.get(`${prefix}sms:count:${key}`)) ?? 0)),
@@ -413,14 +447,26 @@ export function createRedisSmsStore(redis: RedisConnection, prefix: string): Sms
       }),
     tally: (range, now, event, judging) =>
       guarded(async () => {
-        const [sends, verified, watch] = await scripts.lfaSmsTally(figuresKey(range), now, judging.graceMs, judging.windowMs, figuresTtl(judging), event?.kind ?? '', event?.at ?? '');
+        const [sends, verified, watch] = await scripts.lfaSmsTally(
+          figuresKey(range),
+          now,
+          judging.graceMs,
+          judging.windowMs,
+          figuresTtl(judging),
+          event?.kind ?? '',
+          event?.at ?? '',
+        );
         return { sends: Number(sends), verified: Number(verified), watchedSince: watch === '' ? null : Number(watch) };
       }),
     watch: (range, since, _now, judging) =>
       guarded(async () => {
         // The watch lives with the figures that raised it: set, it keeps their expiry (refreshed by every send).
         if (since === null) await redis.hdel(figuresKey(range), 'watch');
-        else await Promise.all([redis.hset(figuresKey(range), 'watch', String(since)), redis.pexpire(figuresKey(range), figuresTtl(judging))]);
+        else
+          await Promise.all([
+            redis.hset(figuresKey(range), 'watch', String(since)),
+            redis.pexpire(figuresKey(range), figuresTtl(judging)),
+          ]);
       }),
     forget: (range) => guarded(async () => void (await redis.del(figuresKey(range)))),
   };

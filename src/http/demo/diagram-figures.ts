@@ -23,9 +23,18 @@ const LINE = 16;
 /** DejaVu Sans at 12 px: wide enough for the digits and Italian of the boxes. */
 const CHAR = 7;
 const GAP = 28;
-export const FIGURE_COLOURS = { pill: '#1f5fa8', pillText: '#ffffff', box: '#ffffff', boxText: '#1b1f23', border: '#3178c6', muted: '#4f5762', leader: '#6b7480' } as const;
+export const FIGURE_COLOURS = {
+  pill: '#1f5fa8',
+  pillText: '#ffffff',
+  box: '#ffffff',
+  boxText: '#1b1f23',
+  border: '#3178c6',
+  muted: '#4f5762',
+  leader: '#6b7480',
+} as const;
 
-const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeXml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 interface Box {
   x: number;
@@ -44,10 +53,14 @@ export interface DiagramLayout {
 
 /** Half the width and height of a node's shape: a rect's, or the extent of the path a rounded one is drawn with. */
 function extentOf(markup: string): { halfWidth: number; halfHeight: number } {
-  const rect = new RegExp(`<rect class="basic label-container"[^>]*?\\sx="(${NUMBER})" y="(${NUMBER})" width="(${NUMBER})" height="(${NUMBER})"`).exec(markup);
+  const rect = new RegExp(
+    `<rect class="basic label-container"[^>]*?\\sx="(${NUMBER})" y="(${NUMBER})" width="(${NUMBER})" height="(${NUMBER})"`,
+  ).exec(markup);
   if (rect) return { halfWidth: Number(rect[3]) / 2, halfHeight: Number(rect[4]) / 2 };
   const path = /<path d="([^"]+)"/.exec(markup);
-  const points = [...(path?.[1] ?? '').matchAll(new RegExp(`(${NUMBER})[ ,](${NUMBER})`, 'g'))].map((m) => [Math.abs(Number(m[1])), Math.abs(Number(m[2]))] as const);
+  const points = [...(path?.[1] ?? '').matchAll(new RegExp(`(${NUMBER})[ ,](${NUMBER})`, 'g'))].map(
+    (m) => [Math.abs(Number(m[1])), Math.abs(Number(m[2]))] as const,
+  );
   return { halfWidth: Math.max(0, ...points.map((p) => p[0])), halfHeight: Math.max(0, ...points.map((p) => p[1])) };
 }
 
@@ -56,18 +69,35 @@ export function diagramLayout(svg: string, journeyId: string): DiagramLayout {
   const view = new RegExp(`<svg[^>]*?viewBox="(${NUMBER}) (${NUMBER}) (${NUMBER}) (${NUMBER})"`).exec(svg);
   if (!view) throw new Error(`diagram figures: the SVG of ${journeyId} has no viewBox`);
   const nodes = new Map<string, Box>();
-  const nodeStart = new RegExp(`<g class="node [^"]*" id="journey-${journeyId}-flowchart-([A-Za-z0-9]+)-\\d+"[^>]*transform="translate\\((${NUMBER}), (${NUMBER})\\)">`, 'g');
+  const nodeStart = new RegExp(
+    `<g class="node [^"]*" id="journey-${journeyId}-flowchart-([A-Za-z0-9]+)-\\d+"[^>]*transform="translate\\((${NUMBER}), (${NUMBER})\\)">`,
+    'g',
+  );
   for (const match of svg.matchAll(nodeStart)) {
     const after = svg.slice(match.index + match[0].length, match.index + match[0].length + 20_000);
-    nodes.set(match[1]!, { x: Number(match[2]), y: Number(match[3]), ...extentOf(after.slice(0, after.search(/<g class="node |$/))) });
+    nodes.set(match[1]!, {
+      x: Number(match[2]),
+      y: Number(match[3]),
+      ...extentOf(after.slice(0, after.search(/<g class="node |$/))),
+    });
   }
   const labels = new Map<string, Box>();
   const label = new RegExp(
     `<g class="edgeLabel" transform="translate\\((${NUMBER}), (${NUMBER})\\)">\\s*<g class="label" data-id="([^"]+)"[^>]*>\\s*(?:<g>\\s*)?<rect class="background"[^>]*?width="(${NUMBER})" height="(${NUMBER})"`,
     'g',
   );
-  for (const match of svg.matchAll(label)) labels.set(match[3]!, { x: Number(match[1]), y: Number(match[2]), halfWidth: Number(match[4]) / 2, halfHeight: Number(match[5]) / 2 });
-  return { viewBox: { x: Number(view[1]), y: Number(view[2]), width: Number(view[3]), height: Number(view[4]) }, nodes, labels };
+  for (const match of svg.matchAll(label))
+    labels.set(match[3]!, {
+      x: Number(match[1]),
+      y: Number(match[2]),
+      halfWidth: Number(match[4]) / 2,
+      halfHeight: Number(match[5]) / 2,
+    });
+  return {
+    viewBox: { x: Number(view[1]), y: Number(view[2]), width: Number(view[3]), height: Number(view[4]) },
+    nodes,
+    labels,
+  };
 }
 
 /** The Mermaid id of each action's label, numbered as renderJourneyMermaid draws them (machines/diagrams/journey-diagrams.ts). */
@@ -83,25 +113,38 @@ export function labelIds(diagram: JourneyDiagram): string[] {
   });
 }
 
-
 /** The lines of a screen's box: each a figure name (for tests and tools) and its text. */
 function screenLines(screen: ScreenFigures, first: boolean, journey: JourneyFigures): Array<[string, string]> {
   // The first screen is every journey's: its arrivals are everyone's; those who went on its way started this one.
-  const lines: Array<[string, string]> = [['arrived', first ? `arrivati ${screen.arrived} (tutti i percorsi)` : `arrivati ${screen.arrived}`]];
+  const lines: Array<[string, string]> = [
+    ['arrived', first ? `arrivati ${screen.arrived} (tutti i percorsi)` : `arrivati ${screen.arrived}`],
+  ];
   // Turned away at the door: refused before any journey began, so not among the arrived; this journey's own after them.
-  if (first && screen.turnedAway > 0) lines.push(['turned-away', `respinti all'ingresso ${screen.turnedAway}, verso questo percorso ${journey.turnedAway}`]);
-  if (first) for (const refusal of journey.turnedAwayReasons) lines.push(['turned-away-reason', `  ${refusalText(refusal, 0)}`]);
+  if (first && screen.turnedAway > 0)
+    lines.push([
+      'turned-away',
+      `respinti all'ingresso ${screen.turnedAway}, verso questo percorso ${journey.turnedAway}`,
+    ]);
+  if (first)
+    for (const refusal of journey.turnedAwayReasons) lines.push(['turned-away-reason', `  ${refusalText(refusal, 0)}`]);
   // Arriving at the end is completing: going on, stopping and time there would mean nothing.
   if (screen.arrived > screen.completed || !screen.last) {
     lines.push(['continued', `proseguono ${screen.continued} (${percent(screen.conversion)})`]);
     lines.push(['elsewhere', `altrove ${screen.elsewhere}`]);
-    for (const way of screen.split) if (!way.own && way.to !== null && way.people > 0) lines.push(['split', `  → ${way.title}: ${way.people}`]);
-    lines.push(['stopped', `in corso ${screen.inProgress} · si fermano ${screen.stopped} (${percent(screen.dropOff)})`]);
+    for (const way of screen.split)
+      if (!way.own && way.to !== null && way.people > 0) lines.push(['split', `  → ${way.title}: ${way.people}`]);
+    lines.push([
+      'stopped',
+      `in corso ${screen.inProgress} · si fermano ${screen.stopped} (${percent(screen.dropOff)})`,
+    ]);
     lines.push(['time', `tempo: mediana ${seconds(screen.median_seconds)}, p90 ${seconds(screen.p90_seconds)}`]);
   }
   if (screen.last) {
     lines.push(['completed', `completano ${screen.completed} (${percent(journey.completionRate)} dei partiti)`]);
-    lines.push(['complete-time', `per completare: mediana ${seconds(journey.median_complete_seconds)}, p90 ${seconds(journey.p90_complete_seconds)}`]);
+    lines.push([
+      'complete-time',
+      `per completare: mediana ${seconds(journey.median_complete_seconds)}, p90 ${seconds(journey.p90_complete_seconds)}`,
+    ]);
   }
   if (screen.repeats > 0) lines.push(['repeats', repeatsText(screen.repeats, screen.repeatedPeople)]);
   for (const refusal of screen.refusals) lines.push(['refusal', refusalText(refusal, screen.arrived)]);
@@ -150,7 +193,10 @@ export function drawFigures(svg: string, diagram: JourneyDiagram, figures: Journ
     bottom = top + boxHeight;
     width = Math.max(width, boxWidth);
     const texts = lines
-      .map(([figure, text], n) => `<text data-figure="${figure}" x="${at(column + 8)}" y="${at(top + 5 + (n + 1) * LINE - 4)}" font-size="${FONT}" fill="${figure === 'refusal' ? c.muted : c.boxText}"${n === 0 ? ' font-weight="700"' : ''}>${escapeXml(text)}</text>`)
+      .map(
+        ([figure, text], n) =>
+          `<text data-figure="${figure}" x="${at(column + 8)}" y="${at(top + 5 + (n + 1) * LINE - 4)}" font-size="${FONT}" fill="${figure === 'refusal' ? c.muted : c.boxText}"${n === 0 ? ' font-weight="700"' : ''}>${escapeXml(text)}</text>`,
+      )
       .join('');
     boxes.push(
       `<g class="funnel-screen" data-state="${escapeXml(screen.state)}"><path d="M${at(node.x + node.halfWidth)},${at(node.y)} H${at(column - 6)} V${at(top + 12)} H${at(column)}" fill="none" stroke="${c.leader}" stroke-width="1" stroke-dasharray="2 3"/><rect x="${at(column)}" y="${at(top)}" width="${boxWidth}" height="${boxHeight}" rx="4" fill="${c.box}" stroke="${c.border}"/>${texts}</g>`,
@@ -161,7 +207,10 @@ export function drawFigures(svg: string, diagram: JourneyDiagram, figures: Journ
   const newHeight = Math.max(y + height, bottom + 8) - y;
   const overlay = `<g class="funnel-figures" font-family="DejaVu Sans, sans-serif">${[...boxes, ...parts].join('')}</g>`;
   return svg
-    .replace(new RegExp(`(<svg[^>]*?viewBox=")${NUMBER} ${NUMBER} ${NUMBER} ${NUMBER}"`), `$1${at(x)} ${at(y)} ${at(newWidth)} ${at(newHeight)}"`)
+    .replace(
+      new RegExp(`(<svg[^>]*?viewBox=")${NUMBER} ${NUMBER} ${NUMBER} ${NUMBER}"`),
+      `$1${at(x)} ${at(y)} ${at(newWidth)} ${at(newHeight)}"`,
+    )
     .replace(/(<svg[^>]*?style="max-width: )[\d.]+px;/, `$1${at(newWidth)}px;`)
     .replace(/<\/svg>\s*$/, `${overlay}</svg>\n`);
 }

@@ -1,5 +1,12 @@
 import type { AnyStateMachine } from 'xstate';
-import { journeyDiagrams, loginFlowMachine, RESUME_POINTS, type FeAction, type JourneyDiagram, type JourneyId } from '../../../machines';
+import {
+  journeyDiagrams,
+  loginFlowMachine,
+  RESUME_POINTS,
+  type FeAction,
+  type JourneyDiagram,
+  type JourneyId,
+} from '../../../machines';
 
 /*
  * The demo page's step panel: the screens of the journey diagrams (docs/journeys.md, GET /flows),
@@ -62,10 +69,14 @@ function startState(action: FeAction): string {
   return point.state;
 }
 
-const stepOrder = (step: string | null) => (step === null ? -1 : Number.parseFloat(step) + (/\D$/.test(step) ? 0.5 : 0));
+const stepOrder = (step: string | null) =>
+  step === null ? -1 : Number.parseFloat(step) + (/\D$/.test(step) ? 0.5 : 0);
 
 /** The panel's data, from the journeys' diagrams. */
-export function demoDiagramOf(diagrams: readonly JourneyDiagram[], machine: AnyStateMachine = loginFlowMachine): DemoDiagram {
+export function demoDiagramOf(
+  diagrams: readonly JourneyDiagram[],
+  machine: AnyStateMachine = loginFlowMachine,
+): DemoDiagram {
   const screens = new Map<string, DiagramScreen>();
   const actions = new Map<string, DiagramAction>();
   for (const diagram of diagrams) {
@@ -75,12 +86,27 @@ export function demoDiagramOf(diagrams: readonly JourneyDiagram[], machine: AnyS
         if (!known.journeys.includes(diagram.id)) known.journeys.push(diagram.id);
         continue;
       }
-      screens.set(screen.state, { id: screen.state, step: screen.step === null ? null : String(screen.step), name: screen.name, title: screen.title, shows: screen.shows, journeys: [diagram.id] });
+      screens.set(screen.state, {
+        id: screen.state,
+        step: screen.step === null ? null : String(screen.step),
+        name: screen.name,
+        title: screen.title,
+        shows: screen.shows,
+        journeys: [diagram.id],
+      });
     }
     for (const a of diagram.actions) {
       const key = `${a.from} ${a.to} ${a.label}`;
       const known = actions.get(key);
-      if (!known) actions.set(key, { from: a.from, to: a.to, label: a.label, action: a.action, notes: a.notes, journeys: [diagram.id] });
+      if (!known)
+        actions.set(key, {
+          from: a.from,
+          to: a.to,
+          label: a.label,
+          action: a.action,
+          notes: a.notes,
+          journeys: [diagram.id],
+        });
       else if (!known.journeys.includes(diagram.id)) known.journeys.push(diagram.id);
     }
   }

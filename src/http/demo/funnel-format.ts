@@ -2,4 +2,5 @@
 
 export { percent, persons, refusalText, repeatsText, seconds } from '../../domain/funnel/words';
 
-export const when = (iso: string) => new Date(iso).toLocaleString('it-IT', { timeZone: 'UTC', dateStyle: 'short', timeStyle: 'short' }) + ' UTC';
+export const when = (iso: string) =>
+  new Date(iso).toLocaleString('it-IT', { timeZone: 'UTC', dateStyle: 'short', timeStyle: 'short' }) + ' UTC';

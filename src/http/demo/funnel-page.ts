@@ -8,7 +8,8 @@ import { percent, refusalText, repeatsText, seconds, when } from './funnel-forma
  * The words are product's (machines/diagrams/labels.ts through the figures), the page Italian.
  */
 
-const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 export const RANGES = [
   { since: '1h', label: 'Ultima ora' },
@@ -54,7 +55,10 @@ export function journeyFigureBlocks(journey: JourneyFigures): string {
     .map((e) => {
       const from = journey.screens.find((s) => s.state === e.from)?.title ?? e.from;
       const to = journey.screens.find((s) => s.state === e.to)?.title ?? e.to;
-      const again = e.repeats > 0 ? ` <span class="repeats">(e ${escapeHtml(repeatsText(e.repeats, e.repeatedPeople))})</span>` : '';
+      const again =
+        e.repeats > 0
+          ? ` <span class="repeats">(e ${escapeHtml(repeatsText(e.repeats, e.repeatedPeople))})</span>`
+          : '';
       return `<li data-edge="${e.from}>${e.to}"><span class="screen">${escapeHtml(from)}</span> <span class="arrow">→ «${escapeHtml(e.label)}» →</span> <span class="screen">${escapeHtml(to)}</span>: <strong class="people">${e.people}</strong> ${e.people === 1 ? 'persona' : 'persone'}${again}</li>`;
     })
     .join('\n');
@@ -86,7 +90,10 @@ function comparison(stats: FunnelStats): string {
   const body = rows
     .map((s) => {
       const title = stats.journeys.find((j) => j.id === s.journey)?.title ?? s.journey;
-      const delta = s.delta === null ? '–' : `${s.delta > 0 ? '+' : ''}${(Math.round(s.delta * 1000) / 10).toLocaleString('it-IT')} punti`;
+      const delta =
+        s.delta === null
+          ? '–'
+          : `${s.delta > 0 ? '+' : ''}${(Math.round(s.delta * 1000) / 10).toLocaleString('it-IT')} punti`;
       const mark = top.has(s) ? ' class="moved"' : '';
       return `<tr${mark} data-journey="${s.journey}" data-state="${s.state}"><th scope="row">${escapeHtml(title)}: ${escapeHtml(s.title)}${top.has(s) ? ' <strong>(in evidenza)</strong>' : ''}</th><td class="num">${percent(s.before)}</td><td class="num">${percent(s.after)}</td><td class="num">${delta}</td></tr>`;
     })
@@ -107,9 +114,13 @@ ${body}
 /** The page's HTML for the figures of a range; `current` is its preset (`24h`), undefined for explicit dates. */
 export function funnelPage(stats: FunnelStats, current: string | undefined): string {
   const ranges = RANGES.map((r) =>
-    r.since === current ? `<li><a href="?since=${r.since}" aria-current="page">${r.label}</a></li>` : `<li><a href="?since=${r.since}">${r.label}</a></li>`,
+    r.since === current
+      ? `<li><a href="?since=${r.since}" aria-current="page">${r.label}</a></li>`
+      : `<li><a href="?since=${r.since}">${r.label}</a></li>`,
   ).join('\n');
-  const compareLink = current ? `<a href="?since=${current}&amp;compare=previous">Confronta con il periodo precedente</a>` : '';
+  const compareLink = current
+    ? `<a href="?since=${current}&amp;compare=previous">Confronta con il periodo precedente</a>`
+    : '';
   return `<!doctype html>
 <html lang="it">
 <head>

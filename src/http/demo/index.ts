@@ -77,7 +77,12 @@ function demoAssets(config: Config, journeys: Journeys): Map<string, Asset> {
   const sandbox = config.sandbox.enabled;
   // The seeded users' password is public sandbox data: the page shows it at step 60.
   const setup = once(async () =>
-    JSON.stringify({ sandbox, outbox: sandbox ? OUTBOX_PATH : null, sandboxPassword: sandbox ? SANDBOX_PASSWORD : null, diagram: demoDiagramOf(await journeys()) }),
+    JSON.stringify({
+      sandbox,
+      outbox: sandbox ? OUTBOX_PATH : null,
+      sandboxPassword: sandbox ? SANDBOX_PASSWORD : null,
+      diagram: demoDiagramOf(await journeys()),
+    }),
   );
   const assets = new Map<string, Asset>([
     ['/demo', { type: 'text/html; charset=utf-8', body: file('index.html'), csp: DEMO_CSP }],
@@ -98,7 +103,8 @@ function demoAssets(config: Config, journeys: Journeys): Map<string, Asset> {
     assets.set(`/demo/client/${name}`, { type: 'text/javascript; charset=utf-8', body });
   }
   // The bot challenge's widget (docs/security.md, "Bot challenge"), read on first use like the client.
-  for (const [path, file, type] of ALTCHA_FILES) assets.set(path, { type, body: once(() => readFileSync(file, 'utf8')) });
+  for (const [path, file, type] of ALTCHA_FILES)
+    assets.set(path, { type, body: once(() => readFileSync(file, 'utf8')) });
   return assets;
 }
 
@@ -106,7 +112,8 @@ function demoAssets(config: Config, journeys: Journeys): Map<string, Asset> {
 function flowsAssets(links: FlowsLinks, journeys: Journeys): Map<string, Asset> {
   // Read on first use, like the client: a build made without its assets fails that request, not the start.
   const css = once(() => {
-    if (!existsSync(FLOWS_CSS_PATH)) throw new Error(`${FLOWS_CSS_PATH} is missing: build with npm run build, which copies it`);
+    if (!existsSync(FLOWS_CSS_PATH))
+      throw new Error(`${FLOWS_CSS_PATH} is missing: build with npm run build, which copies it`);
     return readFileSync(FLOWS_CSS_PATH, 'utf8');
   });
   const page = once(async () => flowsPage(await journeys(), links));
@@ -117,7 +124,8 @@ function flowsAssets(links: FlowsLinks, journeys: Journeys): Map<string, Asset> 
   // The diagrams `npm run docs` rendered (docs/journeys/); one never generated is not served.
   for (const id of JOURNEY_IDS) {
     const svg = journeySvg(id);
-    if (svg !== undefined) assets.set(flowsSvgPath(id), { type: 'image/svg+xml; charset=utf-8', body: () => svg, csp: SVG_CSP });
+    if (svg !== undefined)
+      assets.set(flowsSvgPath(id), { type: 'image/svg+xml; charset=utf-8', body: () => svg, csp: SVG_CSP });
   }
   return assets;
 }
@@ -131,7 +139,11 @@ function flowsAssets(links: FlowsLinks, journeys: Journeys): Map<string, Asset> 
  */
 type Served = { type: string; body: string; csp?: string } | undefined;
 
-function funnelViews(deps: Deps, assets: Map<string, Asset>, links: FlowsLinks): Map<string, (ctx: Context) => Promise<Served>> {
+function funnelViews(
+  deps: Deps,
+  assets: Map<string, Asset>,
+  links: FlowsLinks,
+): Map<string, (ctx: Context) => Promise<Served>> {
   const views = new Map<string, (ctx: Context) => Promise<Served>>();
   const flows = assets.get('/flows')!;
   views.set('/flows', async (ctx) => {
@@ -140,8 +152,14 @@ function funnelViews(deps: Deps, assets: Map<string, Asset>, links: FlowsLinks):
     const diagrams = await funnelDiagrams();
     const ranged = query.since !== undefined || query.from !== undefined;
     const current = query.from === undefined ? query.since : undefined;
-    const stats = ranged ? await funnelStats(deps, { ...query, compare: undefined, compare_from: undefined, compare_to: undefined }) : undefined;
-    return { type: flows.type, body: flowsPage(diagrams, links, { ...(stats ? { stats } : {}), ...(current ? { current } : {}) }), csp: DEMO_CSP };
+    const stats = ranged
+      ? await funnelStats(deps, { ...query, compare: undefined, compare_from: undefined, compare_to: undefined })
+      : undefined;
+    return {
+      type: flows.type,
+      body: flowsPage(diagrams, links, { ...(stats ? { stats } : {}), ...(current ? { current } : {}) }),
+      csp: DEMO_CSP,
+    };
   });
   for (const id of JOURNEY_IDS) {
     const path = flowsSvgPath(id);
@@ -152,8 +170,17 @@ function funnelViews(deps: Deps, assets: Map<string, Asset>, links: FlowsLinks):
       const query = parseQuery(ctx);
       if (query.since === undefined && query.from === undefined) return undefined;
       const diagram = (await funnelDiagrams()).find((d) => d.id === id)!;
-      const stats = await funnelStats(deps, { journey: id, ...(query.since ? { since: query.since } : {}), ...(query.from !== undefined ? { from: query.from } : {}), ...(query.to !== undefined ? { to: query.to } : {}) });
-      return { type: svg.type, body: drawFigures(await svg.body(), diagram, stats.journeys[0]!), ...(svg.csp ? { csp: svg.csp } : {}) };
+      const stats = await funnelStats(deps, {
+        journey: id,
+        ...(query.since ? { since: query.since } : {}),
+        ...(query.from !== undefined ? { from: query.from } : {}),
+        ...(query.to !== undefined ? { to: query.to } : {}),
+      });
+      return {
+        type: svg.type,
+        body: drawFigures(await svg.body(), diagram, stats.journeys[0]!),
+        ...(svg.csp ? { csp: svg.csp } : {}),
+      };
     });
   }
   return views;
@@ -176,7 +203,11 @@ export function mountDemo(router: Router, deps: Deps): void {
     router.get(path, async (ctx) => {
       if (readerOnly && !mayReadFunnel(deps, ctx)) throw apiError('unknown_action');
       const counted = view ? await view(ctx) : undefined;
-      const served = counted ?? { type: asset.type, body: await asset.body(), ...(asset.csp ? { csp: asset.csp } : {}) };
+      const served = counted ?? {
+        type: asset.type,
+        body: await asset.body(),
+        ...(asset.csp ? { csp: asset.csp } : {}),
+      };
       ctx.type = served.type;
       // Every diagram at one scale, figures drawn or not: one text size across the journeys.
       ctx.body = served.type.startsWith('image/svg+xml') ? atDiagramScale(served.body) : served.body;

@@ -27,16 +27,35 @@ describe('truncate', () => {
 
 describe('article', () => {
   it('prefers og-description over description', () => {
-    expect(toArticle({ url: 'u', metadata: { 'og-description': 'og', description: 'plain' } }, 160)?.description).toBe('og');
+    expect(toArticle({ url: 'u', metadata: { 'og-description': 'og', description: 'plain' } }, 160)?.description).toBe(
+      'og',
+    );
   });
 
   it('falls back to description, click_url to url, and empty strings for the rest', () => {
-    expect(toArticle({ url: 'u', metadata: { description: 'plain' } }, 160)).toEqual({ title: '', url: 'u', thumbnail: '', click_url: 'u', description: 'plain' });
+    expect(toArticle({ url: 'u', metadata: { description: 'plain' } }, 160)).toEqual({
+      title: '',
+      url: 'u',
+      thumbnail: '',
+      click_url: 'u',
+      description: 'plain',
+    });
   });
 
   it('carries the optional fields only when the upstream sent them, from metadata or the item', () => {
-    const article = toArticle({ url: 'u', author: 'A', metadata: { 'og-title': 'T', keyword: ['k'], createtime: null } }, 160);
-    expect(article).toEqual({ title: 'T', url: 'u', thumbnail: '', click_url: 'u', description: '', author: 'A', keyword: ['k'] });
+    const article = toArticle(
+      { url: 'u', author: 'A', metadata: { 'og-title': 'T', keyword: ['k'], createtime: null } },
+      160,
+    );
+    expect(article).toEqual({
+      title: 'T',
+      url: 'u',
+      thumbnail: '',
+      click_url: 'u',
+      description: '',
+      author: 'A',
+      keyword: ['k'],
+    });
   });
 
   describe('og-* fields under metadata or on the item', () => {
@@ -50,9 +69,18 @@ describe('article', () => {
     });
 
     it.each([
-      ['both og-* and plain fields on the item', { 'og-title': 'OG', title: 'plain', 'og-description': 'OG desc', description: 'plain desc' }],
-      ['og-* on the item, plain fields in metadata', { 'og-title': 'OG', 'og-description': 'OG desc', metadata: { title: 'plain', description: 'plain desc' } }],
-      ['og-* in metadata, plain fields on the item', { title: 'plain', description: 'plain desc', metadata: { 'og-title': 'OG', 'og-description': 'OG desc' } }],
+      [
+        'both og-* and plain fields on the item',
+        { 'og-title': 'OG', title: 'plain', 'og-description': 'OG desc', description: 'plain desc' },
+      ],
+      [
+        'og-* on the item, plain fields in metadata',
+        { 'og-title': 'OG', 'og-description': 'OG desc', metadata: { title: 'plain', description: 'plain desc' } },
+      ],
+      [
+        'og-* in metadata, plain fields on the item',
+        { title: 'plain', description: 'plain desc', metadata: { 'og-title': 'OG', 'og-description': 'OG desc' } },
+      ],
     ])('lets og-title beat title and og-description beat description with %s', (_where, item) => {
       expect(article(item)).toMatchObject({ title: 'OG', description: 'OG desc' });
     });
@@ -68,7 +96,11 @@ describe('article', () => {
     });
 
     it('falls back to the item copy when the metadata one is blank or not text', () => {
-      const item = { 'og-title': 'item title', 'og-description': 'item desc', metadata: { 'og-title': '  ', 'og-description': null } };
+      const item = {
+        'og-title': 'item title',
+        'og-description': 'item desc',
+        metadata: { 'og-title': '  ', 'og-description': null },
+      };
       expect(article(item)).toMatchObject({ title: 'item title', description: 'item desc' });
     });
 
@@ -79,15 +111,27 @@ describe('article', () => {
     });
 
     it('keeps a thumbnail on the item ahead of og-image from either place', () => {
-      expect(article({ thumbnail: 't.jpg', 'og-image': 'item.jpg', metadata: { 'og-image': 'meta.jpg' } }).thumbnail).toBe('t.jpg');
+      expect(
+        article({ thumbnail: 't.jpg', 'og-image': 'item.jpg', metadata: { 'og-image': 'meta.jpg' } }).thumbnail,
+      ).toBe('t.jpg');
     });
 
     it('takes the url from og-url on the item when the item has no url', () => {
-      expect(toArticle({ 'og-url': 'https://www.example.com/a', 'og-title': 'T' }, 160)).toMatchObject({ url: 'https://www.example.com/a', click_url: 'https://www.example.com/a', title: 'T' });
+      expect(toArticle({ 'og-url': 'https://www.example.com/a', 'og-title': 'T' }, 160)).toMatchObject({
+        url: 'https://www.example.com/a',
+        click_url: 'https://www.example.com/a',
+        title: 'T',
+      });
     });
 
     it('does not copy og-* fields into the article beside the mapped ones', () => {
-      expect(Object.keys(article({ 'og-title': 'OG', metadata: { 'og-description': 'D' } })).sort()).toEqual(['click_url', 'description', 'thumbnail', 'title', 'url']);
+      expect(Object.keys(article({ 'og-title': 'OG', metadata: { 'og-description': 'D' } })).sort()).toEqual([
+        'click_url',
+        'description',
+        'thumbnail',
+        'title',
+        'url',
+      ]);
     });
   });
 

@@ -30,7 +30,9 @@ export function contentApp(config: Tree = {}, deps: DepsOverrides = {}) {
   const server = testApp(built).callback();
   return {
     deps: built,
-    post: (action: string, body: unknown = {}) => request(server).post(`/?action=${action}`).send(body as object),
+    post: (action: string, body: unknown = {}) =>
+      request(server)
+        .post(`/?action=${action}`)
+        .send(body as object),
   };
 }
-

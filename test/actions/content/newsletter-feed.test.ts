@@ -28,10 +28,31 @@ describe('newsletter_feed', () => {
     expect(scope.isDone()).toBe(true);
     expect(res.body.success).toBe(true);
     expect(res.body.data.items.map((i: { id: string }) => i.id)).toEqual([
-      'feed_a:101', 'feed_a:102', 'feed_a:103', 'feed_b:201', 'feed_b:202', 'feed_c:301', 'feed_c:302', 'feed_d:401', 'feed_d:402', 'feed_d:403',
+      'feed_a:101',
+      'feed_a:102',
+      'feed_a:103',
+      'feed_b:201',
+      'feed_b:202',
+      'feed_c:301',
+      'feed_c:302',
+      'feed_d:401',
+      'feed_d:402',
+      'feed_d:403',
     ]);
-    expect(res.body.data.items[3]).toEqual({ id: 'feed_b:201', feed: 'feed_b', testata: 'head_b', mlid: '201', label: 'Sport ogni mattina' });
-    expect(res.body.data).toMatchObject({ feeds: documents, errors: {}, stale: [], count: 10, skipped: { feed_a: 0, feed_b: 1, feed_c: 0, feed_d: 0 } });
+    expect(res.body.data.items[3]).toEqual({
+      id: 'feed_b:201',
+      feed: 'feed_b',
+      testata: 'head_b',
+      mlid: '201',
+      label: 'Sport ogni mattina',
+    });
+    expect(res.body.data).toMatchObject({
+      feeds: documents,
+      errors: {},
+      stale: [],
+      count: 10,
+      skipped: { feed_a: 0, feed_b: 1, feed_c: 0, feed_d: 0 },
+    });
   });
 
   it('fetches all four feeds when all is true, even with a feed named', async () => {
@@ -59,16 +80,35 @@ describe('newsletter_feed', () => {
   });
 
   it('serves the other feeds when one fails, and names the failed one in errors', async () => {
-    nock(FEEDS_HOST).get('/nl/feed_a').reply(200, feedA).get('/nl/feed_b').reply(502).get('/nl/feed_c').reply(200, feedC).get('/nl/feed_d').reply(200, feedD);
+    nock(FEEDS_HOST)
+      .get('/nl/feed_a')
+      .reply(200, feedA)
+      .get('/nl/feed_b')
+      .reply(502)
+      .get('/nl/feed_c')
+      .reply(200, feedC)
+      .get('/nl/feed_d')
+      .reply(200, feedD);
     const res = await contentApp().post('newsletter_feed', {});
     expect(res.body.success).toBe(true);
     expect(Object.keys(res.body.data.feeds)).toEqual(['feed_a', 'feed_c', 'feed_d']);
-    expect(res.body.data.errors).toEqual({ feed_b: { reason: 'upstream_error', message: expect.any(String), upstream_status: 502 } });
+    expect(res.body.data.errors).toEqual({
+      feed_b: { reason: 'upstream_error', message: expect.any(String), upstream_status: 502 },
+    });
     expect(res.body.data.items.some((i: { feed: string }) => i.feed === 'feed_b')).toBe(false);
   });
 
   it('gives up on a slow feed after newsletter.timeout_seconds and serves the others', async () => {
-    nock(FEEDS_HOST).get('/nl/feed_a').reply(200, feedA).get('/nl/feed_b').delay(5000).reply(200, feedB).get('/nl/feed_c').reply(200, feedC).get('/nl/feed_d').reply(200, feedD);
+    nock(FEEDS_HOST)
+      .get('/nl/feed_a')
+      .reply(200, feedA)
+      .get('/nl/feed_b')
+      .delay(5000)
+      .reply(200, feedB)
+      .get('/nl/feed_c')
+      .reply(200, feedC)
+      .get('/nl/feed_d')
+      .reply(200, feedD);
     const started = Date.now();
     const res = await contentApp().post('newsletter_feed', {});
     expect(Date.now() - started).toBeLessThan(2500);
@@ -77,16 +117,28 @@ describe('newsletter_feed', () => {
   });
 
   it('answers upstream_error with every feed in errors when all fail', async () => {
-    nock(FEEDS_HOST).get(/\/nl\/feed_[a-d]$/).times(4).reply(500);
+    nock(FEEDS_HOST)
+      .get(/\/nl\/feed_[a-d]$/)
+      .times(4)
+      .reply(500);
     const res = await contentApp().post('newsletter_feed', {});
-    expect(res.body).toMatchObject({ success: false, data: { reason: 'upstream_error', items: [], feeds: {}, count: 0 } });
+    expect(res.body).toMatchObject({
+      success: false,
+      data: { reason: 'upstream_error', items: [], feeds: {}, count: 0 },
+    });
     expect(Object.keys(res.body.data.errors)).toEqual(['feed_a', 'feed_b', 'feed_c', 'feed_d']);
   });
 
   it('skips and counts entries without a usable list id', async () => {
-    nock(FEEDS_HOST).get('/nl/feed_a').reply(200, { items: [{ mlid: '1', label: 'Uno' }, { label: 'senza id' }, { id: 'abc' }, 'x', { mlid: '1', label: 'doppio' }] });
+    nock(FEEDS_HOST)
+      .get('/nl/feed_a')
+      .reply(200, {
+        items: [{ mlid: '1', label: 'Uno' }, { label: 'senza id' }, { id: 'abc' }, 'x', { mlid: '1', label: 'doppio' }],
+      });
     const res = await contentApp().post('newsletter_feed', { feed: 'feed_a' });
-    expect(res.body.data.items).toEqual([{ id: 'feed_a:1', feed: 'feed_a', testata: 'head_a', mlid: '1', label: 'Uno' }]);
+    expect(res.body.data.items).toEqual([
+      { id: 'feed_a:1', feed: 'feed_a', testata: 'head_a', mlid: '1', label: 'Uno' },
+    ]);
     expect(res.body.data.skipped).toEqual({ feed_a: 4 });
   });
 
@@ -118,6 +170,9 @@ describe('newsletter_feed', () => {
 
   it('refuses an unknown feed as invalid_request', async () => {
     const res = await contentApp().post('newsletter_feed', { feed: 'feed_z' });
-    expect(res.body.data).toMatchObject({ reason: 'invalid_request', issues: [{ path: 'feed', message: expect.any(String) }] });
+    expect(res.body.data).toMatchObject({
+      reason: 'invalid_request',
+      issues: [{ path: 'feed', message: expect.any(String) }],
+    });
   });
 });

@@ -29,24 +29,42 @@ describe('recommendations: widget selection', () => {
 
   it('falls back to the legacy widget_id for an article when widget_id_article is empty', async () => {
     const scope = expectWidget({ widgetId: 'w-legacy', context: { url: ARTICLE } });
-    await contentApp({ recommendations: { widget_id_article: '', widget_id: 'w-legacy' } }).post('recommendations', { url: ARTICLE });
+    await contentApp({ recommendations: { widget_id_article: '', widget_id: 'w-legacy' } }).post('recommendations', {
+      url: ARTICLE,
+    });
     expect(scope.isDone()).toBe(true);
   });
 
   it('does not use the legacy widget_id for the article toptrend row', async () => {
-    const res = await contentApp({ recommendations: { widget_id_article_toptrend: '', widget_id: 'w-legacy' } }).post('recommendations', { url: ARTICLE, toptrend: true });
-    expect(res.body).toMatchObject({ response: { items: [] }, success: false, data: { reason: 'not_configured', key: 'recommendations.widget_id_article_toptrend' } });
+    const res = await contentApp({ recommendations: { widget_id_article_toptrend: '', widget_id: 'w-legacy' } }).post(
+      'recommendations',
+      { url: ARTICLE, toptrend: true },
+    );
+    expect(res.body).toMatchObject({
+      response: { items: [] },
+      success: false,
+      data: { reason: 'not_configured', key: 'recommendations.widget_id_article_toptrend' },
+    });
   });
 
   it('answers not_configured without a call when the chosen widget id is empty', async () => {
     const res = await contentApp({ recommendations: { widget_id_home: '' } }).post('recommendations', {});
-    expect(res.body).toEqual({ response: { items: [] }, success: false, error: expect.any(String), data: { reason: 'not_configured', key: 'recommendations.widget_id_home' } });
+    expect(res.body).toEqual({
+      response: { items: [] },
+      success: false,
+      error: expect.any(String),
+      data: { reason: 'not_configured', key: 'recommendations.widget_id_home' },
+    });
   });
 
-  it('writes the failure of its own body in the reader\'s language, Italian by default', async () => {
+  it("writes the failure of its own body in the reader's language, Italian by default", async () => {
     const app = contentApp({ recommendations: { widget_id_home: '' } });
-    expect((await app.post('recommendations', {})).body.error).toBe('Servizio non configurato (recommendations.widget_id_home).');
-    expect((await app.post('recommendations', {}).set('Accept-Language', 'en-GB,en;q=0.9')).body.error).toBe('Service not configured (recommendations.widget_id_home).');
+    expect((await app.post('recommendations', {})).body.error).toBe(
+      'Servizio non configurato (recommendations.widget_id_home).',
+    );
+    expect((await app.post('recommendations', {}).set('Accept-Language', 'en-GB,en;q=0.9')).body.error).toBe(
+      'Service not configured (recommendations.widget_id_home).',
+    );
   });
 
   it('takes an empty url as the home page', async () => {
@@ -63,7 +81,10 @@ describe('recommendations: widget selection', () => {
 
   it('refuses a url that is not http(s) as invalid_request', async () => {
     const res = await contentApp().post('recommendations', { url: 'javascript:alert(1)' });
-    expect(res.body.data).toMatchObject({ reason: 'invalid_request', issues: [{ path: 'url', message: expect.any(String) }] });
+    expect(res.body.data).toMatchObject({
+      reason: 'invalid_request',
+      issues: [{ path: 'url', message: expect.any(String) }],
+    });
   });
 });
 
@@ -74,7 +95,12 @@ describe('recommendations: failures', () => {
     const res = await contentApp({ recommendations: { timeout: 1 } }).post('recommendations', {});
     expect(Date.now() - started).toBeLessThan(2500);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ response: { items: [] }, success: false, error: expect.any(String), data: { reason: 'upstream_error' } });
+    expect(res.body).toMatchObject({
+      response: { items: [] },
+      success: false,
+      error: expect.any(String),
+      data: { reason: 'upstream_error' },
+    });
   });
 
   it('answers the debug envelope with no articles and the upstream status when the widget service fails', async () => {
@@ -82,7 +108,14 @@ describe('recommendations: failures', () => {
     const res = await contentApp({ recommendations: { debug: true } }).post('recommendations', { url: ARTICLE });
     expect(res.body).toMatchObject({
       success: false,
-      data: { reason: 'upstream_error', success: false, count: 0, articles: [], pageUrl: ARTICLE, widget_id: 'w-article' },
+      data: {
+        reason: 'upstream_error',
+        success: false,
+        count: 0,
+        articles: [],
+        pageUrl: ARTICLE,
+        widget_id: 'w-article',
+      },
       recommendations_debug: { upstream: { status: 500, error: 'upstream_error' } },
     });
   });
@@ -91,11 +124,20 @@ describe('recommendations: failures', () => {
 describe('recommendations: debug answer', () => {
   it('answers the envelope with the page, the widget and the articles normalised', async () => {
     expectWidget({ widgetId: 'w-article', context: { url: ARTICLE }, user: { ids: { usi: 'reader-42' } } });
-    const res = await contentApp({ recommendations: { debug: true } }).post('recommendations', { url: ARTICLE, udi: 'reader-42' });
+    const res = await contentApp({ recommendations: { debug: true } }).post('recommendations', {
+      url: ARTICLE,
+      udi: 'reader-42',
+    });
 
     expect(res.body.success).toBe(true);
     expect(res.body.data).toMatchObject({
-      success: true, count: 4, pageUrl: ARTICLE, userIdentified: true, toptrend: false, has_article_url: true, widget_id: 'w-article',
+      success: true,
+      count: 4,
+      pageUrl: ARTICLE,
+      userIdentified: true,
+      toptrend: false,
+      has_article_url: true,
+      widget_id: 'w-article',
     });
     expect(res.body.data.articles[1]).toEqual({
       title: 'Finale di coppa, le formazioni',
@@ -143,13 +185,19 @@ describe('recommendations: debug answer', () => {
 
   it('truncates a long description to description_length on a word boundary', async () => {
     expectWidget({ widgetId: 'w-home' });
-    const res = await contentApp({ recommendations: { debug: true, description_length: 60 } }).post('recommendations', {});
+    const res = await contentApp({ recommendations: { debug: true, description_length: 60 } }).post(
+      'recommendations',
+      {},
+    );
     expect(res.body.data.articles[0].description).toBe('Trenta ettari di verde, piste ciclabili e un lago…');
   });
 
   it('reports the widget chosen, the request sent and the upstream status, without the query of api_url', async () => {
     nock(RECO).post('/widget', { widgetId: 'w-home-tt' }).query({ key: 'reco-secret' }).reply(200, widget);
-    const res = await contentApp({ recommendations: { debug: true, api_url: `${RECO}/widget?key=reco-secret` } }).post('recommendations', { toptrend: true });
+    const res = await contentApp({ recommendations: { debug: true, api_url: `${RECO}/widget?key=reco-secret` } }).post(
+      'recommendations',
+      { toptrend: true },
+    );
     expect(res.body.recommendations_debug).toEqual({
       widget: { id: 'w-home-tt', source: 'widget_id_home_toptrend' },
       request: { method: 'POST', url: `${RECO}/widget`, timeout_ms: 10000, body: { widgetId: 'w-home-tt' } },

@@ -20,7 +20,10 @@ function app(overrides: Record<string, unknown> = {}) {
 }
 
 const call = (server: ReturnType<typeof app>['server'], body: unknown) =>
-  request(server).post('/?action=login-ingestion-user-collector').set('x-internal-key', INTERNAL).send(body as object);
+  request(server)
+    .post('/?action=login-ingestion-user-collector')
+    .set('x-internal-key', INTERNAL)
+    .send(body as object);
 
 describe('login-ingestion-user-collector', () => {
   useNock();
@@ -41,7 +44,11 @@ describe('login-ingestion-user-collector', () => {
     expect(res.body).toMatchObject({
       success: true,
       error: null,
-      data: { forwarded: true, token_source: 'body', collector: { url: 'https://collector.example.test/ingest/login', status: 202 } },
+      data: {
+        forwarded: true,
+        token_source: 'body',
+        collector: { url: 'https://collector.example.test/ingest/login', status: 202 },
+      },
       payload: { uid: 'uid-1', accessToken: '***' },
     });
     expect(typeof res.body.data.collector.duration_ms).toBe('number');
@@ -59,7 +66,11 @@ describe('login-ingestion-user-collector', () => {
     const scope = collector();
     const res = await call(app().server, { uid: 'uid-1' }).set('Cookie', `__utp=${TOKEN}`);
     expect(scope.isDone()).toBe(true);
-    expect(res.body).toMatchObject({ success: true, data: { token_source: 'cookie' }, payload: { accessToken: '***' } });
+    expect(res.body).toMatchObject({
+      success: true,
+      data: { token_source: 'cookie' },
+      payload: { accessToken: '***' },
+    });
   });
 
   it('takes the token from a Bearer header', async () => {
@@ -77,7 +88,11 @@ describe('login-ingestion-user-collector', () => {
   it('answers the collector’s failure, token still masked', async () => {
     nock('https://collector.example.test').post('/ingest/login').reply(503, 'down');
     const res = await call(app().server, { uid: 'uid-1', accessToken: TOKEN });
-    expect(res.body).toMatchObject({ success: false, data: { reason: 'upstream_error', forwarded: false, collector: { status: 503 } }, payload: { accessToken: '***' } });
+    expect(res.body).toMatchObject({
+      success: false,
+      data: { reason: 'upstream_error', forwarded: false, collector: { status: 503 } },
+      payload: { accessToken: '***' },
+    });
     expect(JSON.stringify(res.body)).not.toContain(TOKEN);
   });
 
@@ -87,7 +102,9 @@ describe('login-ingestion-user-collector', () => {
   });
 
   it('is refused without debug or the internal key', async () => {
-    const res = await request(app().server).post('/?action=login-ingestion-user-collector').send({ uid: 'uid-1', accessToken: TOKEN });
+    const res = await request(app().server)
+      .post('/?action=login-ingestion-user-collector')
+      .send({ uid: 'uid-1', accessToken: TOKEN });
     expect(res.body).toMatchObject({ success: false, data: { reason: 'proof_required' } });
   });
 });

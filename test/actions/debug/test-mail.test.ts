@@ -18,17 +18,27 @@ describe('test_mail', () => {
     app = await startApp({ ...mailConfig(smtp.port()), security: { internal_key: INTERNAL } });
     const res = await call({ to: 'mario@example.test' });
     expect(smtp.mails).toHaveLength(1);
-    expect(smtp.mails[0]).toMatchObject({ to: ['mario@example.test'], subject: '[test] Login: il tuo codice di verifica' });
+    expect(smtp.mails[0]).toMatchObject({
+      to: ['mario@example.test'],
+      subject: '[test] Login: il tuo codice di verifica',
+    });
     expect(smtp.codes()).toEqual(['123456']);
     expect(res.body).toMatchObject({
       success: true,
       error: null,
-      data: { channel: 'email', configured: true, sent: true, outcome: 'sent', to: 'm***@example.test', smtp: { host: '127.0.0.1', port: smtp.port(), from: 'otp@example.test' } },
+      data: {
+        channel: 'email',
+        configured: true,
+        sent: true,
+        outcome: 'sent',
+        to: 'm***@example.test',
+        smtp: { host: '127.0.0.1', port: smtp.port(), from: 'otp@example.test' },
+      },
       payload: { to: 'm***@example.test', subject: '[test] Login: il tuo codice di verifica' },
     });
   });
 
-  it('sends the sample in the reader\'s language: Accept-Language en gets the English mail', async () => {
+  it("sends the sample in the reader's language: Accept-Language en gets the English mail", async () => {
     app = await startApp({ ...mailConfig(smtp.port()), security: { internal_key: INTERNAL } });
     await call({ to: 'mario@example.test' }).set('Accept-Language', 'en');
     expect(smtp.mails).toHaveLength(1);
@@ -42,7 +52,11 @@ describe('test_mail', () => {
   });
 
   it('never shows the SMTP password', async () => {
-    app = await startApp({ ...mailConfig(smtp.port()), security: { internal_key: INTERNAL }, mail: { ...mailConfig(smtp.port()).mail, user: '', pass: 'smtp-password-1234' } });
+    app = await startApp({
+      ...mailConfig(smtp.port()),
+      security: { internal_key: INTERNAL },
+      mail: { ...mailConfig(smtp.port()).mail, user: '', pass: 'smtp-password-1234' },
+    });
     const res = await call({ to: 'mario@example.test' });
     expect(JSON.stringify(res.body)).not.toContain('smtp-password-1234');
   });
@@ -57,17 +71,29 @@ describe('test_mail', () => {
   it('reports an unconfigured channel', async () => {
     app = await startApp({ security: { internal_key: INTERNAL } });
     const res = await call({ to: 'mario@example.test' });
-    expect(res.body).toMatchObject({ success: false, data: { reason: 'channel_not_configured', configured: false, outcome: 'not_configured' } });
+    expect(res.body).toMatchObject({
+      success: false,
+      data: { reason: 'channel_not_configured', configured: false, outcome: 'not_configured' },
+    });
   });
 
   it('reports an SMTP failure as delivery_failed', async () => {
-    app = await startApp({ security: { internal_key: INTERNAL }, mail: { host: '127.0.0.1', port: 1, from_address: 'otp@example.test', timeout_seconds: 2 } });
+    app = await startApp({
+      security: { internal_key: INTERNAL },
+      mail: { host: '127.0.0.1', port: 1, from_address: 'otp@example.test', timeout_seconds: 2 },
+    });
     const res = await call({ to: 'mario@example.test' });
-    expect(res.body).toMatchObject({ success: false, data: { reason: 'delivery_failed', sent: false, outcome: 'failed' } });
+    expect(res.body).toMatchObject({
+      success: false,
+      data: { reason: 'delivery_failed', sent: false, outcome: 'failed' },
+    });
   });
 
   it('refuses a malformed recipient', async () => {
     app = await startApp({ ...mailConfig(smtp.port()), security: { internal_key: INTERNAL } });
-    expect((await call({ to: 'nope' })).body.data).toMatchObject({ reason: 'invalid_request', issues: [{ path: 'to' }] });
+    expect((await call({ to: 'nope' })).body.data).toMatchObject({
+      reason: 'invalid_request',
+      issues: [{ path: 'to' }],
+    });
   });
 });

@@ -17,7 +17,14 @@ describe('test_sms', () => {
     app = await startApp({ security: { internal_key: INTERNAL } });
     const gateway = smsGateway();
     const res = await call({ phone: '333 123 4567' });
-    expect(gateway.sent).toEqual([{ receiver: '+393331234567', body: expect.stringContaining('123456'), sender: 'Login', authorization: `Bearer ${SMS_KEY}` }]);
+    expect(gateway.sent).toEqual([
+      {
+        receiver: '+393331234567',
+        body: expect.stringContaining('123456'),
+        sender: 'Login',
+        authorization: `Bearer ${SMS_KEY}`,
+      },
+    ]);
     expect(res.body).toMatchObject({
       success: true,
       error: null,
@@ -36,12 +43,15 @@ describe('test_sms', () => {
     });
   });
 
-  it('sends the sample in the reader\'s language: Accept-Language en gets the English template', async () => {
+  it("sends the sample in the reader's language: Accept-Language en gets the English template", async () => {
     app = await startApp({ security: { internal_key: INTERNAL } });
     const gateway = smsGateway();
     await call({ phone: '333 123 4567' }).set('Accept-Language', 'en');
     await call({ phone: '333 123 4568' });
-    expect(gateway.sent.map((m) => m.body)).toEqual([expect.stringContaining('your verification code is'), expect.stringContaining('il tuo codice di verifica')]);
+    expect(gateway.sent.map((m) => m.body)).toEqual([
+      expect.stringContaining('your verification code is'),
+      expect.stringContaining('il tuo codice di verifica'),
+    ]);
   });
 
   it('never shows the gateway key or the full phone', async () => {
@@ -71,20 +81,29 @@ describe('test_sms', () => {
   it('reports an unconfigured gateway without calling anything', async () => {
     app = await startApp({ security: { internal_key: INTERNAL }, sms: { api_url: '' } });
     const res = await call({ phone: '+393331234567' });
-    expect(res.body).toMatchObject({ success: false, data: { reason: 'channel_not_configured', configured: false, sent: false, outcome: 'not_configured' } });
+    expect(res.body).toMatchObject({
+      success: false,
+      data: { reason: 'channel_not_configured', configured: false, sent: false, outcome: 'not_configured' },
+    });
   });
 
   it('reports a gateway failure with its status', async () => {
     app = await startApp({ security: { internal_key: INTERNAL } });
     smsGateway(502);
     const res = await call({ phone: '+393331234567' });
-    expect(res.body).toMatchObject({ success: false, data: { reason: 'delivery_failed', sent: false, outcome: 'failed', upstream_status: 502 } });
+    expect(res.body).toMatchObject({
+      success: false,
+      data: { reason: 'delivery_failed', sent: false, outcome: 'failed', upstream_status: 502 },
+    });
   });
 
   it('refuses a missing or unparseable phone', async () => {
     app = await startApp({ security: { internal_key: INTERNAL } });
     expect((await call({})).body.data).toMatchObject({ reason: 'invalid_request', issues: [{ path: 'phone' }] });
-    expect((await call({ phone: 'abc' })).body.data).toMatchObject({ reason: 'invalid_request', issues: [{ path: 'phone' }] });
+    expect((await call({ phone: 'abc' })).body.data).toMatchObject({
+      reason: 'invalid_request',
+      issues: [{ path: 'phone' }],
+    });
   });
 
   it.each([
@@ -105,7 +124,10 @@ describe('test_sms', () => {
     const gateway = smsGateway();
     expect((await call({ phone: '+393331234567' })).body.success).toBe(true);
     expect((await call({ phone: '+393331234567' })).body.success).toBe(true);
-    expect((await call({ phone: '+393331234567' })).body).toMatchObject({ success: false, data: { reason: 'rate_limited', limit: 'sends_per_recipient' } });
+    expect((await call({ phone: '+393331234567' })).body).toMatchObject({
+      success: false,
+      data: { reason: 'rate_limited', limit: 'sends_per_recipient' },
+    });
     expect(gateway.sent).toHaveLength(2);
   });
 });

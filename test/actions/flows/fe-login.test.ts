@@ -16,9 +16,21 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
       expect(res.body).toEqual({
         success: true,
         error: null,
-        data: { next_step: 14, flow: 'phone', otp: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { sms: true, email: false, channel: 'sms' } } },
+        data: {
+          next_step: 14,
+          flow: 'phone',
+          otp: {
+            resent: false,
+            retry_after: 60,
+            cooldown: 60,
+            expires_in: 300,
+            notified: { sms: true, email: false, channel: 'sms' },
+          },
+        },
       });
-      expect(sms.sent).toEqual([expect.objectContaining({ receiver: MARIO.phone, authorization: `Bearer ${SMS_KEY}` })]);
+      expect(sms.sent).toEqual([
+        expect.objectContaining({ receiver: MARIO.phone, authorization: `Bearer ${SMS_KEY}` }),
+      ]);
       expect(smtp.mails).toHaveLength(0);
     });
 
@@ -35,10 +47,20 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
       expect(res.body).toEqual({
         success: true,
         error: null,
-        data: { next_step: 90, flow: 'phone', screen: 'success', done: true, uid: MARIO.uid, access_token: accessToken, proof: expect.any(String) },
+        data: {
+          next_step: 90,
+          flow: 'phone',
+          screen: 'success',
+          done: true,
+          uid: MARIO.uid,
+          access_token: accessToken,
+          proof: expect.any(String),
+        },
       });
       expect(setCookies(res).join()).toContain(`__utp=${accessToken}`);
-      expect(JSON.parse(formOf(search.seen[0]!).custom_fields!)).toEqual([{ field_name: 'otp_phone', data_type: 'NUMBER', condition: { type: 'EQUAL', value: MARIO.digits } }]);
+      expect(JSON.parse(formOf(search.seen[0]!).custom_fields!)).toEqual([
+        { field_name: 'otp_phone', data_type: 'NUMBER', condition: { type: 'EQUAL', value: MARIO.digits } },
+      ]);
       expect(token.seen[0]!.query).toMatchObject({ uid: MARIO.uid });
 
       expect(await deps.loginIngest.drain(2000)).toBe(true);
@@ -64,7 +86,11 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
       intercept('POST', paths.search, 200, searchReply());
       await call('FeLogin', { identifier: MARIO.phone });
       const res = await call('FeVerifyOtp', { flow: 'phone', phone: MARIO.phone, otp_code: sms.codes()[0] });
-      expect(res.body).toEqual({ success: true, error: null, data: { next_step: 24, flow: 'phone_register', phone_proof: expect.any(String) } });
+      expect(res.body).toEqual({
+        success: true,
+        error: null,
+        data: { next_step: 24, flow: 'phone_register', phone_proof: expect.any(String) },
+      });
       expect(setCookies(res)).toEqual([]);
     });
 
@@ -82,7 +108,11 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
       const { call } = flowsApp(smtp.port());
       const sms = smsGateway();
       const res = await call('FeLogin', { identifier: 'Mario.Rossi@example.com' });
-      expect(res.body.data).toEqual({ next_step: 33, flow: 'email', otp: expect.objectContaining({ notified: { sms: false, email: true } }) });
+      expect(res.body.data).toEqual({
+        next_step: 33,
+        flow: 'email',
+        otp: expect.objectContaining({ notified: { sms: false, email: true } }),
+      });
       expect(smtp.mails.map((m) => m.to)).toEqual([[MARIO.email]]);
       expect(sms.sent).toHaveLength(0);
     });
@@ -98,7 +128,15 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
       await call('FeLogin', { identifier: MARIO.email });
 
       const res = await call('FeVerifyOtp', { flow: 'email', email: MARIO.email, otp_code: smtp.codes()[0] });
-      expect(res.body.data).toEqual({ next_step: 90, flow: 'email_with_phone', screen: 'success', done: true, uid: MARIO.uid, access_token: tokenFor(MARIO.uid).access_token, proof: expect.any(String) });
+      expect(res.body.data).toEqual({
+        next_step: 90,
+        flow: 'email_with_phone',
+        screen: 'success',
+        done: true,
+        uid: MARIO.uid,
+        access_token: tokenFor(MARIO.uid).access_token,
+        proof: expect.any(String),
+      });
       expect(byEmail.seen[0]!.query).toMatchObject({ email: MARIO.email });
       expect(formOf(profile.seen[0]!)).toMatchObject({ uid: MARIO.uid });
       await deps.loginIngest.drain(2000);
@@ -111,8 +149,17 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
       intercept('POST', paths.usersGet, 200, usersGet);
       intercept('POST', paths.userGet, 200, userGet);
       await call('FeLogin', { identifier: 'giulia.bianchi@example.com' });
-      const res = await call('FeVerifyOtp', { flow: 'email', email: 'giulia.bianchi@example.com', otp_code: smtp.codes()[0] });
-      expect(res.body.data).toEqual({ next_step: 61, flow: 'email_add_phone', uid: 'PNIg1ul1aB1anc', proof: expect.any(String) });
+      const res = await call('FeVerifyOtp', {
+        flow: 'email',
+        email: 'giulia.bianchi@example.com',
+        otp_code: smtp.codes()[0],
+      });
+      expect(res.body.data).toEqual({
+        next_step: 61,
+        flow: 'email_add_phone',
+        uid: 'PNIg1ul1aB1anc',
+        proof: expect.any(String),
+      });
       expect(setCookies(res)).toEqual([]);
     });
 
@@ -127,20 +174,33 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
 
   // A phone registrant's account: the email typed at registration, never confirmed, their phone on it.
   describe('by email, an account whose email was never confirmed and that holds a phone', () => {
-    const ELENA = { uid: 'PNIel3n4N3r1xx', email: 'elena.neri@example.com', phone: '+393336660606', digits: '393336660606' };
+    const ELENA = {
+      uid: 'PNIel3n4N3r1xx',
+      email: 'elena.neri@example.com',
+      phone: '+393336660606',
+      digits: '393336660606',
+    };
 
     /** The provider as the claim meets it: users/get (unconfirmed), the profile with the phone, the drop, the read-back. */
     function unconfirmedAccount(readBack: 'dropped' | 'kept') {
       const withPhone = accountReplies(ELENA);
       const withoutPhone = accountReplies({ uid: ELENA.uid, email: ELENA.email });
       intercept('POST', paths.usersGet, 200, { ...withPhone.usersGet, email_confirmation_state: 'unconfirmed' });
-      const reads = nock(BASE).post(paths.userGet).query(true).reply(200, withPhone.userGet).post(paths.userGet).query(true).reply(200, readBack === 'dropped' ? withoutPhone.userGet : withPhone.userGet);
+      const reads = nock(BASE)
+        .post(paths.userGet)
+        .query(true)
+        .reply(200, withPhone.userGet)
+        .post(paths.userGet)
+        .query(true)
+        .reply(200, readBack === 'dropped' ? withoutPhone.userGet : withPhone.userGet);
       const drop = intercept('POST', paths.update, 200, fixture('user-update'));
       const doi = intercept('POST', paths.doi, 200, fixture('doi-status'));
       return { reads, drop, doi };
     }
 
-    async function proveEmail(call: (action: string, body: Record<string, unknown>) => Promise<{ body: { data: Record<string, unknown> } }>) {
+    async function proveEmail(
+      call: (action: string, body: Record<string, unknown>) => Promise<{ body: { data: Record<string, unknown> } }>,
+    ) {
       await call('FeLogin', { identifier: ELENA.email });
       return call('FeVerifyOtp', { flow: 'email', email: ELENA.email, otp_code: smtp.codes()[0] });
     }
@@ -176,9 +236,19 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
       const save = intercept('POST', paths.update, 200, fixture('user-update'));
       intercept('POST', paths.token, 200, tokenFor(ELENA.uid));
 
-      const res = await call('FeVerifyOtp', { flow: 'email_with_phone', otp_code: sms.codes()[0], pending_proof: pending });
+      const res = await call('FeVerifyOtp', {
+        flow: 'email_with_phone',
+        otp_code: sms.codes()[0],
+        pending_proof: pending,
+      });
 
-      expect(res.body.data).toMatchObject({ next_step: 90, flow: 'email_with_phone', done: true, uid: ELENA.uid, access_token: tokenFor(ELENA.uid).access_token });
+      expect(res.body.data).toMatchObject({
+        next_step: 90,
+        flow: 'email_with_phone',
+        done: true,
+        uid: ELENA.uid,
+        access_token: tokenFor(ELENA.uid).access_token,
+      });
       expect(save.seen.map((s) => s.body)).toEqual([{ otp_phone: Number(ELENA.digits) }]);
       await expect(deps.otp.phoneHeldFor(ELENA.phone)).resolves.toBeNull();
       await deps.loginIngest.drain(2000);
@@ -193,7 +263,12 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
 
       const res = await call('FeVerifyOtp', { flow: 'email_phone_declined', pending_proof: pending });
 
-      expect(res.body.data).toEqual({ next_step: 61, flow: 'email_add_phone', uid: ELENA.uid, proof: expect.any(String) });
+      expect(res.body.data).toEqual({
+        next_step: 61,
+        flow: 'email_add_phone',
+        uid: ELENA.uid,
+        proof: expect.any(String),
+      });
       expect(nock.pendingMocks()).toEqual([]);
       await expect(deps.otp.phoneHeldFor(ELENA.phone)).resolves.toBeNull();
     });
@@ -205,7 +280,10 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
 
       const res = await proveEmail(call);
 
-      expect(res.body).toMatchObject({ success: false, data: { reason: 'upstream_error', check: 'otp_phone_dropped' } });
+      expect(res.body).toMatchObject({
+        success: false,
+        data: { reason: 'upstream_error', check: 'otp_phone_dropped' },
+      });
       expect(sms.sent).toHaveLength(0);
       expect(doi.scope.isDone()).toBe(false);
     });
@@ -213,7 +291,10 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
     it('refuses otp_code missing on any other flow, naming it', async () => {
       const { call } = flowsApp(smtp.port());
       const res = await call('FeVerifyOtp', { flow: 'email_with_phone' });
-      expect(res.body).toMatchObject({ success: false, data: { reason: 'invalid_request', issues: [{ path: 'otp_code' }] } });
+      expect(res.body).toMatchObject({
+        success: false,
+        data: { reason: 'invalid_request', issues: [{ path: 'otp_code' }] },
+      });
     });
   });
 
@@ -227,12 +308,18 @@ describe('FeLogin and FeVerifyOtp: logging in', () => {
   it('refuses an identifier that is neither an email nor a phone, naming the field', async () => {
     const { call } = flowsApp(smtp.port());
     const res = await call('FeLogin', { identifier: 'mario' });
-    expect(res.body).toMatchObject({ success: false, data: { reason: 'invalid_request', issues: [{ path: 'identifier' }] } });
+    expect(res.body).toMatchObject({
+      success: false,
+      data: { reason: 'invalid_request', issues: [{ path: 'identifier' }] },
+    });
   });
 
   it('refuses a phone-like identifier that is not a valid phone, naming the field', async () => {
     const { call } = flowsApp(smtp.port());
     const res = await call('FeLogin', { identifier: '+39 12' });
-    expect(res.body).toMatchObject({ success: false, data: { reason: 'invalid_request', issues: [{ path: 'identifier' }] } });
+    expect(res.body).toMatchObject({
+      success: false,
+      data: { reason: 'invalid_request', issues: [{ path: 'identifier' }] },
+    });
   });
 });

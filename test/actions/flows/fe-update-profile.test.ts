@@ -6,7 +6,8 @@ import { collector, COLLECTOR_TOKEN, flowsApp, MARIO, searchReply, tokenFor } fr
 describe('FeUpdateProfile', () => {
   useNock();
   const smtp = useSmtp();
-  const proofFor = (stepProof: ReturnType<typeof flowsApp>['stepProof']) => stepProof({ step: 90, flow: 'phone', uid: MARIO.uid, email: MARIO.email, phone: MARIO.phone });
+  const proofFor = (stepProof: ReturnType<typeof flowsApp>['stepProof']) =>
+    stepProof({ step: 90, flow: 'phone', uid: MARIO.uid, email: MARIO.email, phone: MARIO.phone });
 
   it('saves identity and custom fields, issues the token and answers 90, done, screen success, with cookie and ingest', async () => {
     const { call, deps, stepProof } = flowsApp(smtp.port());
@@ -15,13 +16,30 @@ describe('FeUpdateProfile', () => {
     const identity = intercept('POST', paths.update, 200, fixture('user-update'));
     const custom = intercept('POST', paths.update, 200, fixture('user-update'));
     const token = intercept('POST', paths.token, 200, tokenFor(MARIO.uid));
-    const res = await call('FeUpdateProfile', { uid: MARIO.uid, first_name: 'Mario', last_name: 'Rossi', city: 'Roma', birth_date: '1985-04-12', otp_phone: '333 1234567', stay_logged_in: false, proof: proofFor(stepProof) });
+    const res = await call('FeUpdateProfile', {
+      uid: MARIO.uid,
+      first_name: 'Mario',
+      last_name: 'Rossi',
+      city: 'Roma',
+      birth_date: '1985-04-12',
+      otp_phone: '333 1234567',
+      stay_logged_in: false,
+      proof: proofFor(stepProof),
+    });
 
     const accessToken = tokenFor(MARIO.uid).access_token;
     expect(res.body).toEqual({
       success: true,
       error: null,
-      data: { next_step: 90, flow: 'phone', screen: 'success', done: true, uid: MARIO.uid, access_token: accessToken, proof: expect.any(String) },
+      data: {
+        next_step: 90,
+        flow: 'phone',
+        screen: 'success',
+        done: true,
+        uid: MARIO.uid,
+        access_token: accessToken,
+        proof: expect.any(String),
+      },
     });
     expect(search.scope.isDone() && token.scope.isDone()).toBe(true);
     expect(formOf(identity.seen[0]!)).toEqual({ first_name: 'Mario', last_name: 'Rossi' });
@@ -40,8 +58,17 @@ describe('FeUpdateProfile', () => {
     const search = intercept('POST', paths.search, 200, searchReply({ uid: 'PNIsomeoneelse' }));
     const update = intercept('POST', paths.update, 200, fixture('user-update'));
     const token = intercept('POST', paths.token, 200, tokenFor(MARIO.uid));
-    const res = await call('FeUpdateProfile', { uid: MARIO.uid, city: 'Roma', otp_phone: MARIO.phone, proof: proofFor(stepProof) });
-    expect(res.body).toEqual({ success: false, error: 'Telefono già registrato su un altro account', data: { reason: 'phone_taken' } });
+    const res = await call('FeUpdateProfile', {
+      uid: MARIO.uid,
+      city: 'Roma',
+      otp_phone: MARIO.phone,
+      proof: proofFor(stepProof),
+    });
+    expect(res.body).toEqual({
+      success: false,
+      error: 'Telefono già registrato su un altro account',
+      data: { reason: 'phone_taken' },
+    });
     expect(search.scope.isDone()).toBe(true);
     expect(update.scope.isDone() || token.scope.isDone()).toBe(false);
   });
@@ -49,8 +76,15 @@ describe('FeUpdateProfile', () => {
   it('refuses an otp_phone other than the one the proof vouches for (phone_not_verified), searching nothing', async () => {
     const { call, stepProof } = flowsApp(smtp.port());
     const search = intercept('POST', paths.search, 200, searchReply());
-    const res = await call('FeUpdateProfile', { uid: MARIO.uid, otp_phone: '+393339876543', proof: proofFor(stepProof) });
-    expect(res.body).toMatchObject({ success: false, data: { reason: 'phone_not_verified', issues: [{ path: 'otp_phone' }] } });
+    const res = await call('FeUpdateProfile', {
+      uid: MARIO.uid,
+      otp_phone: '+393339876543',
+      proof: proofFor(stepProof),
+    });
+    expect(res.body).toMatchObject({
+      success: false,
+      data: { reason: 'phone_not_verified', issues: [{ path: 'otp_phone' }] },
+    });
     expect(search.scope.isDone()).toBe(false);
   });
 
@@ -86,7 +120,11 @@ describe('FeUpdateProfile', () => {
     collector();
     intercept('POST', paths.update, 200, fixture('user-update'));
     intercept('POST', paths.token, 200, tokenFor(MARIO.uid));
-    const res = await call('FeUpdateProfile', { uid: MARIO.uid, city: 'Roma' }, { 'x-verification-proof': proofFor(stepProof) });
+    const res = await call(
+      'FeUpdateProfile',
+      { uid: MARIO.uid, city: 'Roma' },
+      { 'x-verification-proof': proofFor(stepProof) },
+    );
     expect(res.body.data).toMatchObject({ next_step: 90, done: true });
     await deps.loginIngest.drain(2000);
   });

@@ -31,7 +31,15 @@ describe('Fe* login ingest, debug trace and time limit', () => {
     collector();
     const res = await phoneLogin(app);
     const trace = (res.body.debug as Array<{ step: string }>).map((entry) => entry.step);
-    expect(trace).toEqual(['verifyOtp', 'searchUserByPhone', 'identity.user_search', 'issueToken', 'identity.token', 'login_ingestion', 'step_90']);
+    expect(trace).toEqual([
+      'verifyOtp',
+      'searchUserByPhone',
+      'identity.user_search',
+      'issueToken',
+      'identity.token',
+      'login_ingestion',
+      'step_90',
+    ]);
     await app.deps.loginIngest.drain(2000);
   });
 

@@ -29,11 +29,22 @@ describe('Fe* requests without an XState actor', () => {
     const res = await app.call('FeVerifyOtp', { flow: 'phone', phone: MARIO.phone, otp_code: sms.codes().at(-1) });
     expect(res.body.data).toMatchObject({ next_step: 90, access_token: expect.any(String) });
     expect(actorsMade).not.toHaveBeenCalled();
-    const journey = journeyRecorderFor(app.deps)!.list().find((j) => j.about.includes(`phone:${MARIO.phone}`));
+    const journey = journeyRecorderFor(app.deps)!
+      .list()
+      .find((j) => j.about.includes(`phone:${MARIO.phone}`));
     const [login, verify] = journey!.requests;
-    expect(login).toMatchObject({ action: 'FeLogin', resumed: 'enteringIdentifier', states: ['sendingSmsCode', 'awaitingPhoneCode'], steps: [13, 14] });
+    expect(login).toMatchObject({
+      action: 'FeLogin',
+      resumed: 'enteringIdentifier',
+      states: ['sendingSmsCode', 'awaitingPhoneCode'],
+      steps: [13, 14],
+    });
     expect(login!.effects.map((e) => [e.name, e.outcome])).toEqual([['sendOtp', 'ok']]);
-    expect(verify).toMatchObject({ action: 'FeVerifyOtp', resumed: 'awaitingPhoneCode', answer: { state: 'loggedIn' } });
+    expect(verify).toMatchObject({
+      action: 'FeVerifyOtp',
+      resumed: 'awaitingPhoneCode',
+      answer: { state: 'loggedIn' },
+    });
     expect(verify!.effects.map((e) => e.name)).toEqual(['verifyOtp', 'searchUserByPhone', 'issueToken', 'ingestLogin']);
     await app.deps.loginIngest.drain(2000);
   });

@@ -22,8 +22,17 @@ describe('Fe* proofs', () => {
     const [prefix, body, mac] = proof.split('.');
     const claims = JSON.parse(Buffer.from(body!, 'base64url').toString('utf8')) as Record<string, unknown>;
     const forged = `${prefix}.${Buffer.from(JSON.stringify({ ...claims, phone: '+393339876543' })).toString('base64url')}.${mac}`;
-    const res = await app.call('FeRegister', { phase: 'email_otp', email: 'eve@example.com', phone: '+393339876543', phone_proof: forged });
-    expect(res.body).toEqual({ success: false, error: 'Sessione non valida o scaduta. Ricomincia l’accesso.', data: { reason: 'invalid_proof', why: 'signature' } });
+    const res = await app.call('FeRegister', {
+      phase: 'email_otp',
+      email: 'eve@example.com',
+      phone: '+393339876543',
+      phone_proof: forged,
+    });
+    expect(res.body).toEqual({
+      success: false,
+      error: 'Sessione non valida o scaduta. Ricomincia l’accesso.',
+      data: { reason: 'invalid_proof', why: 'signature' },
+    });
     expect(smtp.mails).toHaveLength(0);
   });
 
@@ -32,7 +41,12 @@ describe('Fe* proofs', () => {
     const app = flowsApp(smtp.port(), {}, { now: () => now });
     const proof = await phoneProof(app);
     now += 901_000;
-    const res = await app.call('FeRegister', { phase: 'email_otp', email: 'nina@example.com', phone: MARIO.phone, phone_proof: proof });
+    const res = await app.call('FeRegister', {
+      phase: 'email_otp',
+      email: 'nina@example.com',
+      phone: MARIO.phone,
+      phone_proof: proof,
+    });
     expect(res.body).toMatchObject({ success: false, data: { reason: 'invalid_proof', why: 'expired' } });
   });
 
@@ -46,7 +60,12 @@ describe('Fe* proofs', () => {
   it('refuses a phone_proof used for another phone (invalid_proof naming the field)', async () => {
     const app = flowsApp(smtp.port());
     const proof = await phoneProof(app);
-    const res = await app.call('FeRegister', { phase: 'email_otp', email: 'nina@example.com', phone: '+393339876543', phone_proof: proof });
+    const res = await app.call('FeRegister', {
+      phase: 'email_otp',
+      email: 'nina@example.com',
+      phone: '+393339876543',
+      phone_proof: proof,
+    });
     expect(res.body).toMatchObject({ success: false, data: { reason: 'invalid_proof', field: 'phone' } });
     expect(smtp.mails).toHaveLength(0);
   });
@@ -56,7 +75,12 @@ describe('Fe* proofs', () => {
     const started = await app.call('FeRegister', { phase: 'email_otp', email: 'owner@example.com' });
     await app.call('FeRegister', { phase: 'email_otp', email: 'eve@example.com' });
     const eveCode = smtp.codes()[1];
-    const res = await app.call('FeVerifyOtp', { flow: 'email_register', email: 'eve@example.com', otp_code: eveCode, pending_proof: started.body.data.pending_proof });
+    const res = await app.call('FeVerifyOtp', {
+      flow: 'email_register',
+      email: 'eve@example.com',
+      otp_code: eveCode,
+      pending_proof: started.body.data.pending_proof,
+    });
     expect(res.body).toMatchObject({ success: false, data: { reason: 'invalid_proof', field: 'email' } });
   });
 });

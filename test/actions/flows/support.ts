@@ -10,14 +10,23 @@ import { mailConfig, smsConfig } from '../otp/harness';
 export const COLLECTOR = 'https://collector.test';
 export const COLLECTOR_TOKEN = 'collector-internal-token-0001';
 
-export const MARIO = { uid: 'PNIa7Xk2mR0ssi', email: 'mario.rossi@example.com', phone: '+393331234567', digits: '393331234567' };
+export const MARIO = {
+  uid: 'PNIa7Xk2mR0ssi',
+  email: 'mario.rossi@example.com',
+  phone: '+393331234567',
+  digits: '393331234567',
+};
 export const NEW_PHONE = '+393339876543';
 
 /** The real app with every upstream of the flows configured; `smtpPort` is the test's SMTP server. */
 export function flowsApp(smtpPort: number, overrides: Record<string, unknown> = {}, depsOverrides: DepsOverrides = {}) {
   const config = identityConfig(
     deepMerge(
-      { ...smsConfig, ...mailConfig(smtpPort), user_collector: { base_url: COLLECTOR, internal_token: COLLECTOR_TOKEN, max_retries: 0 } },
+      {
+        ...smsConfig,
+        ...mailConfig(smtpPort),
+        user_collector: { base_url: COLLECTOR, internal_token: COLLECTOR_TOKEN, max_retries: 0 },
+      },
       overrides,
     ),
   );
@@ -49,7 +58,9 @@ export function collector(status = 202): { ingested: Ingested[]; scope: nock.Sco
 /** A v3 search reply: the phone held by `holder` (or by nobody). */
 export function searchReply(holder?: { uid: string; email?: string; digits?: string }) {
   if (!holder) return fixture('user-search-empty');
-  const reply = fixture<{ users: Array<{ uid: string; email: string; custom_fields: Array<{ field_name: string; value: string }> }> }>('user-search');
+  const reply = fixture<{
+    users: Array<{ uid: string; email: string; custom_fields: Array<{ field_name: string; value: string }> }>;
+  }>('user-search');
   const user = reply.users[0]!;
   user.uid = holder.uid;
   if (holder.email) user.email = holder.email;
@@ -61,8 +72,14 @@ export function searchReply(holder?: { uid: string; email?: string; digits?: str
 /** users/get and user/get replies for an account (without `digits`: no phone on file). */
 export function accountReplies(account: { uid: string; email: string; digits?: string }) {
   const usersGet = fixture<Record<string, unknown> & { custom_fields: unknown[] }>('users-get');
-  const userGet = fixture<{ user: Record<string, unknown> & { custom_fields: Array<{ field_name: string; value: string }> } }>('user-get');
-  Object.assign(usersGet, { uid: account.uid, email: account.email, custom_fields: account.digits ? [{ name: 'otp_phone', value: account.digits }] : [] });
+  const userGet = fixture<{
+    user: Record<string, unknown> & { custom_fields: Array<{ field_name: string; value: string }> };
+  }>('user-get');
+  Object.assign(usersGet, {
+    uid: account.uid,
+    email: account.email,
+    custom_fields: account.digits ? [{ name: 'otp_phone', value: account.digits }] : [],
+  });
   Object.assign(userGet.user, { uid: account.uid, email: account.email });
   userGet.user.custom_fields = userGet.user.custom_fields.filter((f) => f.field_name !== 'otp_phone' || account.digits);
   const phone = userGet.user.custom_fields.find((f) => f.field_name === 'otp_phone');

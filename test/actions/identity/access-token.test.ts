@@ -4,10 +4,14 @@ import { BASE, fixture, identityApp, identityConfig, intercept, internal, paths,
 /** The token endpoint answering up to `times` calls, counting them. */
 function nockTokens(times: number) {
   let issued = 0;
-  nock(BASE).post(paths.token).query(true).times(times).reply(() => {
-    issued += 1;
-    return [200, fixture('token')];
-  });
+  nock(BASE)
+    .post(paths.token)
+    .query(true)
+    .times(times)
+    .reply(() => {
+      issued += 1;
+      return [200, fixture('token')];
+    });
   return { issued: () => issued };
 }
 
@@ -26,7 +30,9 @@ describe('access_token', () => {
     expect(seen[0]!.query).toMatchObject({ uid });
     expect(res.body).toEqual({ success: true, error: null, data: { access_token: token, proof: expect.any(String) } });
     expect(setCookies(res)).toHaveLength(1);
-    expect(setCookies(res)[0]).toMatch(new RegExp(`^__utp=${token.replace(/\./g, '\\.')}; path=/; expires=[^;]+; samesite=lax; secure; httponly$`));
+    expect(setCookies(res)[0]).toMatch(
+      new RegExp(`^__utp=${token.replace(/\./g, '\\.')}; path=/; expires=[^;]+; samesite=lax; secure; httponly$`),
+    );
   });
 
   it('spends the proof: a replayed one issues no second token, 20 concurrent uses issue one', async () => {
@@ -66,8 +72,15 @@ describe('access_token', () => {
     const { call, proof } = identityApp();
     const { scope } = intercept('POST', paths.token, 200, fixture('token'));
     const given = proof({ uid });
-    const refused = await call('access_token', { uid, body: { uid: 'someone-else', expires_in: 31536000 }, proof: given });
-    expect(refused.body).toMatchObject({ success: false, data: { reason: 'invalid_request', issues: [{ path: 'body' }] } });
+    const refused = await call('access_token', {
+      uid,
+      body: { uid: 'someone-else', expires_in: 31536000 },
+      proof: given,
+    });
+    expect(refused.body).toMatchObject({
+      success: false,
+      data: { reason: 'invalid_request', issues: [{ path: 'body' }] },
+    });
     expect(scope.isDone()).toBe(false);
     // An empty body is no body: the same proof still works.
     expect((await call('access_token', { uid, body: {}, proof: given })).body.success).toBe(true);
@@ -112,6 +125,10 @@ describe('access_token', () => {
     const stale = proof({ uid }, 1);
     deps.now = () => Date.now() + 2000;
     const res = await call('access_token', { uid, proof: stale });
-    expect(res.body).toMatchObject({ success: false, error: 'Sessione non valida o scaduta. Ricomincia l’accesso.', data: { reason: 'invalid_proof', why: 'expired' } });
+    expect(res.body).toMatchObject({
+      success: false,
+      error: 'Sessione non valida o scaduta. Ricomincia l’accesso.',
+      data: { reason: 'invalid_proof', why: 'expired' },
+    });
   });
 });

@@ -12,7 +12,11 @@ describe('doi_confirm', () => {
     const res = await call('doi_confirm', { uid, proof: proof({ email, uid, linked: ['uid'] }) });
     expect(scope.isDone()).toBe(true);
     expect(seen[0]!.query).toMatchObject({ uid, email_confirmation_state: 'CONFIRMED' });
-    expect(res.body).toEqual({ success: true, error: null, data: { confirmed: true, uid, result: {}, proof: expect.any(String) } });
+    expect(res.body).toEqual({
+      success: true,
+      error: null,
+      data: { confirmed: true, uid, result: {}, proof: expect.any(String) },
+    });
   });
 
   it('spends the proof: a replay confirms nothing, and the fresh proof of the answer works once', async () => {
@@ -41,7 +45,10 @@ describe('doi_confirm', () => {
   it('refuses a proof whose email was only linked, not verified by a code', async () => {
     const { call, proof } = identityApp();
     const { scope } = intercept('POST', paths.doi, 200, fixture('doi-status'));
-    const res = await call('doi_confirm', { uid, proof: proof({ phone: '+393331234567', email, uid, linked: ['email', 'uid'] }) });
+    const res = await call('doi_confirm', {
+      uid,
+      proof: proof({ phone: '+393331234567', email, uid, linked: ['email', 'uid'] }),
+    });
     expect(res.body.data.reason).toBe('proof_required');
     expect(scope.isDone()).toBe(false);
   });
@@ -50,6 +57,9 @@ describe('doi_confirm', () => {
     const { call } = identityApp();
     intercept('POST', paths.doi, 200, { error_code_list: [{ message: 'User not found' }] });
     const res = await call('doi_confirm', { uid }, internal);
-    expect(res.body).toMatchObject({ success: false, data: { reason: 'upstream_error', provider_errors: [{ code: null, message: 'User not found' }] } });
+    expect(res.body).toMatchObject({
+      success: false,
+      data: { reason: 'upstream_error', provider_errors: [{ code: null, message: 'User not found' }] },
+    });
   });
 });

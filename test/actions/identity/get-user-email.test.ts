@@ -26,7 +26,13 @@ describe('get_user_email', () => {
       has_otp_phone: true,
       profile_complete: true,
     });
-    expect(res.body.meta).toEqual({ exists: true, uid, has_otp_phone: true, otp_phone: '393331234567', profile_complete: true });
+    expect(res.body.meta).toEqual({
+      exists: true,
+      uid,
+      has_otp_phone: true,
+      otp_phone: '393331234567',
+      profile_complete: true,
+    });
   });
 
   it('answers exists false, without the profile read, for an unknown email', async () => {
@@ -34,7 +40,11 @@ describe('get_user_email', () => {
     intercept('POST', paths.usersGet, 200, fixture('users-get-not-found'));
     const read = intercept('POST', paths.userGet, 200, fixture('user-get'));
     const res = await call('get_user_email', { email: 'nessuno@example.com' }, internal);
-    expect(res.body).toMatchObject({ success: true, data: null, meta: { exists: false, uid: null, has_otp_phone: false } });
+    expect(res.body).toMatchObject({
+      success: true,
+      data: null,
+      meta: { exists: false, uid: null, has_otp_phone: false },
+    });
     expect(read.scope.isDone()).toBe(false);
   });
 
@@ -43,7 +53,13 @@ describe('get_user_email', () => {
     intercept('POST', paths.usersGet, 200, fixture('users-get'));
     intercept('POST', paths.userGet, 200, fixture('user-get-not-found'));
     const res = await call('get_user_email', { email }, internal);
-    expect(res.body.data).toMatchObject({ uid, first_name: 'Mario', otp_phone: '393331234567', city: null, profile_complete: false });
+    expect(res.body.data).toMatchObject({
+      uid,
+      first_name: 'Mario',
+      otp_phone: '393331234567',
+      city: null,
+      profile_complete: false,
+    });
   });
 
   it('answers only exists and has_otp_phone to a caller without a proof', async () => {
@@ -52,14 +68,25 @@ describe('get_user_email', () => {
     intercept('POST', paths.userGet, 200, fixture('user-get'));
     const res = await call('get_user_email', { email });
     expect(res.body.data).toBeNull();
-    expect(res.body.meta).toEqual({ exists: true, uid: null, has_otp_phone: true, otp_phone: null, profile_complete: null, limited: true });
+    expect(res.body.meta).toEqual({
+      exists: true,
+      uid: null,
+      has_otp_phone: true,
+      otp_phone: null,
+      profile_complete: null,
+      limited: true,
+    });
   });
 
   it('answers in full with a proof for the email and adds a proof binding the uid', async () => {
     const { call, proof, deps } = identityApp();
     intercept('POST', paths.usersGet, 200, fixture('users-get'));
     intercept('POST', paths.userGet, 200, fixture('user-get'));
-    const res = await call('get_user_email', { email }, { 'x-verification-proof': proof({ email: 'Mario.Rossi@example.com' }) });
+    const res = await call(
+      'get_user_email',
+      { email },
+      { 'x-verification-proof': proof({ email: 'Mario.Rossi@example.com' }) },
+    );
     expect(res.body.data.uid).toBe(uid);
     const claims = verifyProof(deps.secret, res.body.data.proof, deps.now(), ['verified']);
     expect(claims).toMatchObject({ email: 'Mario.Rossi@example.com', uid, linked: ['uid'] });

@@ -54,7 +54,11 @@ describe('get_user', () => {
     const { call, proof } = identityApp();
     const { scope } = intercept('POST', paths.userGet, 200, fixture('user-get'));
     const res = await call('get_user', { uid, proof: proof({ uid: 'PNIsomeoneelse' }) });
-    expect(res.body).toEqual({ success: false, error: 'Verifica richiesta: conferma prima il codice ricevuto.', data: { reason: 'proof_required' } });
+    expect(res.body).toEqual({
+      success: false,
+      error: 'Verifica richiesta: conferma prima il codice ricevuto.',
+      data: { reason: 'proof_required' },
+    });
     expect(scope.isDone()).toBe(false);
   });
 });

@@ -53,6 +53,10 @@ describe('idp_debug', () => {
     intercept('POST', paths.userGet, 503, 'maintenance');
     const res = await call('get_user', { uid }, internal);
     expect(res.body.success).toBe(false);
-    expect(res.body.idp_debug).toMatchObject({ endpoint: 'user_get', status: 503, error: { reason: 'upstream_error' } });
+    expect(res.body.idp_debug).toMatchObject({
+      endpoint: 'user_get',
+      status: 503,
+      error: { reason: 'upstream_error' },
+    });
   });
 });

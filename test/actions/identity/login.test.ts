@@ -16,10 +16,20 @@ const refused = { success: false, error: 'Email o password non corretti.', data:
 
 /** users/get of the account (its email confirmed): a passwordless login on a code proof looks it up first. */
 const account = (times = 1, state = 'confirmed') =>
-  nock(BASE).post(paths.usersGet).query(true).times(times).reply(200, { ...fixture<Record<string, unknown>>('users-get'), email_confirmation_state: state });
+  nock(BASE)
+    .post(paths.usersGet)
+    .query(true)
+    .times(times)
+    .reply(200, { ...fixture<Record<string, unknown>>('users-get'), email_confirmation_state: state });
 
 /** Answers exactly `times` logins with `reply`. */
-const provider = (times: number, status: number, reply: unknown) => ({ scope: nock(BASE).post(paths.login).query(true).times(times).reply(status, reply as nock.ReplyBody) });
+const provider = (times: number, status: number, reply: unknown) => ({
+  scope: nock(BASE)
+    .post(paths.login)
+    .query(true)
+    .times(times)
+    .reply(status, reply as nock.ReplyBody),
+});
 
 describe('login', () => {
   useNock();
@@ -44,7 +54,11 @@ describe('login', () => {
     const { access_token, pub_id } = fixture<{ access_token: string; pub_id: string }>('login');
     expect(res.body.data).toMatchObject({ access_token, pub_id, token_type: 'Bearer', registration: false });
     // Secure or not is the cookie module's rule (test/http); here: the token, a session cookie.
-    expect(setCookies(res)).toEqual([expect.stringMatching(new RegExp(`^__utp=${access_token.replace(/\./g, '\\.')}; path=/; samesite=lax(; secure)?; httponly$`))]);
+    expect(setCookies(res)).toEqual([
+      expect.stringMatching(
+        new RegExp(`^__utp=${access_token.replace(/\./g, '\\.')}; path=/; samesite=lax(; secure)?; httponly$`),
+      ),
+    ]);
     expect(verifyProof(deps.secret, res.body.data.proof, deps.now())).toMatchObject({ email, uid });
   });
 
@@ -62,8 +76,17 @@ describe('login', () => {
   /** user/get of the account: first with its phone, then (the read-back after the drop) as the provider keeps it. */
   const profileReads = (afterDrop: 'dropped' | 'kept') => {
     const user = fixture<{ user: { custom_fields: Array<{ field_name: string }> } }>('user-get');
-    const dropped = { ...user, user: { ...user.user, custom_fields: user.user.custom_fields.filter((f) => f.field_name !== 'otp_phone') } };
-    return nock(BASE).post(paths.userGet).query(true).reply(200, user).post(paths.userGet).query(true).reply(200, afterDrop === 'dropped' ? dropped : user);
+    const dropped = {
+      ...user,
+      user: { ...user.user, custom_fields: user.user.custom_fields.filter((f) => f.field_name !== 'otp_phone') },
+    };
+    return nock(BASE)
+      .post(paths.userGet)
+      .query(true)
+      .reply(200, user)
+      .post(paths.userGet)
+      .query(true)
+      .reply(200, afterDrop === 'dropped' ? dropped : user);
   };
 
   it('claims an account whose email was never confirmed before logging its owner in: its phone is dropped, read back gone, the email confirmed', async () => {
@@ -101,7 +124,11 @@ describe('login', () => {
     expect(scope.isDone()).toBe(true);
     expect(seen[0]!.body).toMatchObject({ password: 's3cret', stay_logged_in: 'true' });
     expect(res.body.success).toBe(true);
-    expect(verifyProof(deps.secret, res.body.data.proof, deps.now())).toMatchObject({ email, uid, linked: ['email', 'uid'] });
+    expect(verifyProof(deps.secret, res.body.data.proof, deps.now())).toMatchObject({
+      email,
+      uid,
+      linked: ['email', 'uid'],
+    });
     expect(setCookies(res)[0]).toMatch(/; expires=/);
   });
 
@@ -114,7 +141,12 @@ describe('login', () => {
     expect(res.body).toEqual({
       success: false,
       error: messageOf('upstream_error', { service: 'di identità' }),
-      data: { reason: 'upstream_error', upstream: 'identity', endpoint: 'login', provider_errors: [{ code: '404', message: 'User not found' }] },
+      data: {
+        reason: 'upstream_error',
+        upstream: 'identity',
+        endpoint: 'login',
+        provider_errors: [{ code: '404', message: 'User not found' }],
+      },
     });
   });
 
@@ -144,7 +176,10 @@ describe('login', () => {
         const unknownEmail = await call('login', { email: 'nessuno@example.com', password: SANDBOX_PASSWORD });
         expect(wrongPassword.body).toEqual(refused);
         expect(unknownEmail.text).toBe(wrongPassword.text);
-        expect((await call('login', { email: mario!.email, password: SANDBOX_PASSWORD })).body).toMatchObject({ success: true, data: { access_token: expect.any(String) } });
+        expect((await call('login', { email: mario!.email, password: SANDBOX_PASSWORD })).body).toMatchObject({
+          success: true,
+          data: { access_token: expect.any(String) },
+        });
       } finally {
         await sandbox.close();
       }
@@ -256,7 +291,9 @@ describe('login', () => {
       const { call } = identityApp();
       const thirty = provider(30, 200, fixture('login-unknown-email'));
       for (let i = 0; i < 30; i++) {
-        expect((await call('login', { email: `utente${i}@example.com`, password: 'guess' })).body.data.reason).toBe('invalid_credentials');
+        expect((await call('login', { email: `utente${i}@example.com`, password: 'guess' })).body.data.reason).toBe(
+          'invalid_credentials',
+        );
       }
       expect(thirty.scope.isDone()).toBe(true);
       const next = intercept('POST', paths.login, 200, fixture('login-unknown-email'));
@@ -268,10 +305,13 @@ describe('login', () => {
     });
 
     it('does not count passwordless logins', async () => {
-      const { call, proof } = identityApp(identityConfig({ rate_limits: { password_logins_per_email: 1, password_logins_per_ip: 1 } }));
+      const { call, proof } = identityApp(
+        identityConfig({ rate_limits: { password_logins_per_email: 1, password_logins_per_ip: 1 } }),
+      );
       const passwordless = provider(3, 200, fixture('login'));
       account(3);
-      for (let i = 0; i < 3; i++) expect((await call('login', { email, proof: proof({ email }) })).body.success).toBe(true);
+      for (let i = 0; i < 3; i++)
+        expect((await call('login', { email, proof: proof({ email }) })).body.success).toBe(true);
       expect(passwordless.scope.isDone()).toBe(true);
       const { scope } = intercept('POST', paths.login, 200, fixture('login'));
       expect((await call('login', { email, password: 's3cret' })).body.success).toBe(true);

@@ -23,7 +23,11 @@ describe('refresh_token', () => {
   it('leaves the cookie alone when the provider returns the token the cookie already holds', async () => {
     const { call } = identityApp();
     intercept('POST', paths.refresh, 200, fixture('refresh'));
-    const res = await call('refresh_token', { refresh_token: 'RTq8Zr1mXfT0bW2nC5yE7uA9' }, { cookie: `__utp=${refreshed.access_token}` });
+    const res = await call(
+      'refresh_token',
+      { refresh_token: 'RTq8Zr1mXfT0bW2nC5yE7uA9' },
+      { cookie: `__utp=${refreshed.access_token}` },
+    );
     expect(res.body.success).toBe(true);
     expect(setCookies(res)).toEqual([]);
   });
@@ -32,7 +36,11 @@ describe('refresh_token', () => {
     const { call } = identityApp();
     intercept('POST', paths.refresh, 400, fixture('refresh-invalid-grant'));
     const res = await call('refresh_token', { refresh_token: 'expired' });
-    expect(res.body).toEqual({ success: false, error: 'Sessione scaduta o non valida. Accedi di nuovo.', data: { reason: 'invalid_token', upstream: 'identity' } });
+    expect(res.body).toEqual({
+      success: false,
+      error: 'Sessione scaduta o non valida. Accedi di nuovo.',
+      data: { reason: 'invalid_token', upstream: 'identity' },
+    });
     expect(setCookies(res)).toEqual([]);
   });
 });

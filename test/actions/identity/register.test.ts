@@ -13,7 +13,14 @@ function fakeOtp(result: Partial<Awaited<ReturnType<OtpService['generate']>>> | 
     generate: async (_ctx: unknown, request: unknown) => {
       calls.push(request);
       if (result instanceof Error) throw result;
-      return { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { email: true, sms: false }, ...result };
+      return {
+        resent: false,
+        retry_after: 60,
+        cooldown: 60,
+        expires_in: 300,
+        notified: { email: true, sms: false },
+        ...result,
+      };
     },
     spendProof: async () => true,
     unspendProof: async () => {},
@@ -36,20 +43,39 @@ describe('register', () => {
   it('registers with a proof for the email, stores the token and answers a proof binding the new uid', async () => {
     const { call, proof, deps } = identityApp();
     const { scope, seen } = intercept('POST', paths.register, 200, fixture('register'));
-    const res = await call('register', { email, consents: { terms_conditions: true }, send_otp: false, proof: proof({ email }) });
+    const res = await call('register', {
+      email,
+      consents: { terms_conditions: true },
+      send_otp: false,
+      proof: proof({ email }),
+    });
     expect(scope.isDone()).toBe(true);
     expect(seen[0]!.query.consents).toBe('{"terms_conditions":true}');
     expect(res.body.data).toMatchObject({ access_token: token, pub_id: pubId, uid: newUid, otp_sent: false });
     expect(res.body.data.otp).toBeUndefined();
     expect(setCookies(res)[0]).toMatch(/^__utp=/);
-    expect(verifyProof(deps.secret, res.body.data.proof, deps.now())).toMatchObject({ email, uid: newUid, linked: ['uid'] });
+    expect(verifyProof(deps.secret, res.body.data.proof, deps.now())).toMatchObject({
+      email,
+      uid: newUid,
+      linked: ['uid'],
+    });
   });
 
   it('registers with a proof for the phone given, and the new proof keeps that verified phone', async () => {
     const { call, proof, deps } = identityApp();
     intercept('POST', paths.register, 200, fixture('register'));
-    const res = await call('register', { email, phone: '333 123 4567', send_otp: false, proof: proof({ phone: '+393331234567' }) });
-    expect(verifyProof(deps.secret, res.body.data.proof, deps.now())).toMatchObject({ phone: '+393331234567', uid: newUid, email, linked: ['email', 'uid'] });
+    const res = await call('register', {
+      email,
+      phone: '333 123 4567',
+      send_otp: false,
+      proof: proof({ phone: '+393331234567' }),
+    });
+    expect(verifyProof(deps.secret, res.body.data.proof, deps.now())).toMatchObject({
+      phone: '+393331234567',
+      uid: newUid,
+      email,
+      linked: ['email', 'uid'],
+    });
   });
 
   it('refuses a phone proof when the request names no phone', async () => {

@@ -15,7 +15,14 @@ describe('search_user', () => {
     expect(JSON.parse(formOf(seen[0]!).custom_fields!)[0].condition.value).toBe('393331234567');
     expect(res.body.success).toBe(true);
     expect(res.body.data).toEqual(fixture('user-search'));
-    expect(res.body.meta).toEqual({ found: true, count: 1, uid: mario.uid, email: mario.email, has_otp_phone: true, otp_phone: '393331234567' });
+    expect(res.body.meta).toEqual({
+      found: true,
+      count: 1,
+      uid: mario.uid,
+      email: mario.email,
+      has_otp_phone: true,
+      otp_phone: '393331234567',
+    });
   });
 
   it('answers only found, count and has_otp_phone to a caller without a proof', async () => {
@@ -24,7 +31,15 @@ describe('search_user', () => {
     const res = await call('search_user', { phone: '3331234567' });
     expect(res.body.success).toBe(true);
     expect(res.body.data).toBeNull();
-    expect(res.body.meta).toEqual({ found: true, count: 1, uid: null, email: null, has_otp_phone: true, otp_phone: null, limited: true });
+    expect(res.body.meta).toEqual({
+      found: true,
+      count: 1,
+      uid: null,
+      email: null,
+      has_otp_phone: true,
+      otp_phone: null,
+      limited: true,
+    });
   });
 
   it('answers in full with a proof for the phone and upgrades it to bind the account found', async () => {
@@ -56,7 +71,14 @@ describe('search_user', () => {
     const { call } = identityApp();
     intercept('POST', paths.search, 200, fixture('user-search-empty'));
     const res = await call('search_user', { phone: '3330000000' }, internal);
-    expect(res.body.meta).toEqual({ found: false, count: 0, uid: null, email: null, has_otp_phone: false, otp_phone: null });
+    expect(res.body.meta).toEqual({
+      found: false,
+      count: 0,
+      uid: null,
+      email: null,
+      has_otp_phone: false,
+      otp_phone: null,
+    });
   });
 
   it('never binds a user whose stored phone is another number, even if the provider returned it', async () => {
@@ -70,6 +92,10 @@ describe('search_user', () => {
   it('refuses a value that is not a phone with invalid_request', async () => {
     const { call } = identityApp();
     const res = await call('search_user', { phone: 'mario' }, internal);
-    expect(res.body).toMatchObject({ success: false, error: messageOf('invalid_request'), data: { reason: 'invalid_request', issues: [{ path: 'phone' }] } });
+    expect(res.body).toMatchObject({
+      success: false,
+      error: messageOf('invalid_request'),
+      data: { reason: 'invalid_request', issues: [{ path: 'phone' }] },
+    });
   });
 });

@@ -19,7 +19,10 @@ export const INTERNAL_KEY = 'internal-key-0123456789abcdef';
 export function identityConfig(overrides: Record<string, unknown> = {}): Config {
   return testConfig(
     deepMerge(
-      { identity: { base_url: BASE, aid: AID, api_token: API_TOKEN, timeout_seconds: 5 }, security: { internal_key: INTERNAL_KEY } },
+      {
+        identity: { base_url: BASE, aid: AID, api_token: API_TOKEN, timeout_seconds: 5 },
+        security: { internal_key: INTERNAL_KEY },
+      },
       overrides,
     ),
   );
@@ -30,7 +33,8 @@ export function identityApp(config: Config = identityConfig(), overrides: DepsOv
   const server = testApp(deps).callback();
   const call = (action: string, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
     request(server).post(`/?action=${action}`).set(headers).send(body);
-  const proof = (claims: Omit<ProofClaims, 'kind'>, ttlSeconds = 900) => signProof(deps.secret, { kind: 'verified', ...claims }, ttlSeconds, deps.now());
+  const proof = (claims: Omit<ProofClaims, 'kind'>, ttlSeconds = 900) =>
+    signProof(deps.secret, { kind: 'verified', ...claims }, ttlSeconds, deps.now());
   return { deps, server, call, proof };
 }
 
@@ -38,9 +42,10 @@ export function identityApp(config: Config = identityConfig(), overrides: DepsOv
 export const internal = { 'x-internal-key': INTERNAL_KEY };
 
 export function fixture<T = Record<string, unknown>>(name: string): T {
-  return JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'src', 'sandbox', 'fixtures', 'identity', `${name}.json`), 'utf8')) as T;
+  return JSON.parse(
+    readFileSync(join(__dirname, '..', '..', '..', 'src', 'sandbox', 'fixtures', 'identity', `${name}.json`), 'utf8'),
+  ) as T;
 }
-
 
 export interface Seen {
   method: string;
@@ -58,7 +63,13 @@ export function intercept(method: 'GET' | 'POST', path: string, status: number, 
     .query(true)
     .reply(function (uri, body) {
       const url = new URL(uri, BASE);
-      seen.push({ method, path: url.pathname, query: Object.fromEntries(url.searchParams), body, headers: this.req.headers });
+      seen.push({
+        method,
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        body,
+        headers: this.req.headers,
+      });
       return [status, reply as nock.ReplyBody];
     });
   return { scope, seen };

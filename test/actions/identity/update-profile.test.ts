@@ -39,12 +39,21 @@ describe('update_profile', () => {
     const search = intercept('POST', paths.search, 200, searchHolding(uid));
     const identity = intercept('POST', paths.update, 200, fixture('user-update'));
     const custom = intercept('POST', paths.update, 200, fixture('user-update'));
-    const res = await call('update_profile', { uid, email: 'mario.rossi@example.com', otp_phone: '+39 333 1234567', city: 'Roma' }, internal);
+    const res = await call(
+      'update_profile',
+      { uid, email: 'mario.rossi@example.com', otp_phone: '+39 333 1234567', city: 'Roma' },
+      internal,
+    );
     expect(search.scope.isDone() && identity.scope.isDone() && custom.scope.isDone()).toBe(true);
     expect(formOf(identity.seen[0]!)).toEqual({ email: 'mario.rossi@example.com' });
     expect(custom.seen[0]!.body).toEqual({ city: 'Roma', otp_phone: 393331234567 });
     expect(res.body.data.calls).toEqual(['identity', 'custom']);
-    expect(res.body.payload).toEqual({ uid, email: 'mario.rossi@example.com', otp_phone: '+39 333 1234567', city: 'Roma' });
+    expect(res.body.payload).toEqual({
+      uid,
+      email: 'mario.rossi@example.com',
+      otp_phone: '+39 333 1234567',
+      city: 'Roma',
+    });
   });
 
   it('answers phone_taken, and updates nothing, when another uid holds the phone', async () => {
@@ -52,14 +61,21 @@ describe('update_profile', () => {
     intercept('POST', paths.search, 200, searchHolding('PNIsomeoneelse'));
     const update = intercept('POST', paths.update, 200, fixture('user-update'));
     const res = await call('update_profile', { uid, first_name: 'Mario', otp_phone: '3331234567' }, internal);
-    expect(res.body).toEqual({ success: false, error: 'Telefono già registrato su un altro account', data: { reason: 'phone_taken' } });
+    expect(res.body).toEqual({
+      success: false,
+      error: 'Telefono già registrato su un altro account',
+      data: { reason: 'phone_taken' },
+    });
     expect(update.scope.isDone()).toBe(false);
   });
 
   it('refuses a request with no field to update', async () => {
     const { call } = identityApp();
     const res = await call('update_profile', { uid, city: '', first_name: null }, internal);
-    expect(res.body.data).toMatchObject({ reason: 'invalid_request', issues: [{ path: '', message: 'nessun campo da aggiornare' }] });
+    expect(res.body.data).toMatchObject({
+      reason: 'invalid_request',
+      issues: [{ path: '', message: 'nessun campo da aggiornare' }],
+    });
   });
 
   it('refuses a birth date that is not YYYY-MM-DD', async () => {
@@ -72,14 +88,22 @@ describe('update_profile', () => {
     const { call } = identityApp();
     intercept('POST', paths.update, 200, fixture('user-get-not-found'));
     const res = await call('update_profile', { uid: 'PNInobody', city: 'Roma' }, internal);
-    expect(res.body).toEqual({ success: false, error: 'Utente non trovato.', data: { reason: 'user_not_found', uid: 'PNInobody' } });
+    expect(res.body).toEqual({
+      success: false,
+      error: 'Utente non trovato.',
+      data: { reason: 'user_not_found', uid: 'PNInobody' },
+    });
   });
 
   describe('guard', () => {
     it('accepts a proof binding the uid for personal data', async () => {
       const { call, proof } = identityApp();
       intercept('POST', paths.update, 200, fixture('user-update'));
-      const res = await call('update_profile', { uid, city: 'Roma', proof: proof({ uid, email: 'mario.rossi@example.com', linked: ['email', 'uid'] }) });
+      const res = await call('update_profile', {
+        uid,
+        city: 'Roma',
+        proof: proof({ uid, email: 'mario.rossi@example.com', linked: ['email', 'uid'] }),
+      });
       expect(res.body.success).toBe(true);
     });
 
@@ -95,7 +119,11 @@ describe('update_profile', () => {
       const { call, proof } = identityApp();
       intercept('POST', paths.search, 200, searchHolding(uid));
       intercept('POST', paths.update, 200, fixture('user-update'));
-      const res = await call('update_profile', { uid, otp_phone: '3331234567', proof: proof({ uid, phone: '+393331234567' }) });
+      const res = await call('update_profile', {
+        uid,
+        otp_phone: '3331234567',
+        proof: proof({ uid, phone: '+393331234567' }),
+      });
       expect(res.body.data.calls).toEqual(['custom']);
     });
   });

@@ -21,7 +21,11 @@ describe('user_access_list', () => {
   it('takes the token from the body before the cookie and the Bearer header', async () => {
     const { call } = identityApp();
     const { seen } = intercept('GET', paths.accessList, 200, fixture('access-list'));
-    await call('user_access_list', { access_token: 'from.body' }, { cookie: '__utp=from.cookie', authorization: 'Bearer from.header' });
+    await call(
+      'user_access_list',
+      { access_token: 'from.body' },
+      { cookie: '__utp=from.cookie', authorization: 'Bearer from.header' },
+    );
     expect(seen[0]!.headers.authorization).toBe('Bearer from.body');
   });
 
@@ -43,7 +47,11 @@ describe('user_access_list', () => {
     const { call } = identityApp();
     const { scope } = intercept('GET', paths.accessList, 200, fixture('access-list'));
     const res = await call('user_access_list', {}, { authorization: 'Basic dXNlcjpwYXNz' });
-    expect(res.body).toEqual({ success: false, error: 'Token di accesso mancante: accedi di nuovo.', data: { reason: 'token_required' } });
+    expect(res.body).toEqual({
+      success: false,
+      error: 'Token di accesso mancante: accedi di nuovo.',
+      data: { reason: 'token_required' },
+    });
     expect(scope.isDone()).toBe(false);
   });
 

@@ -12,7 +12,9 @@ describe('OTP under concurrency', () => {
   it('sends exactly one SMS code for 20 concurrent otp_generate calls on one fresh key', async () => {
     app = await startApp();
     const gateway = smsGateway();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => app.post('otp_generate', { uid: '+393339876543' })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => app.post('otp_generate', { uid: '+393339876543' })),
+    );
     expect(gateway.sent).toHaveLength(1);
     expect(answers.filter((r) => r.body.success)).toHaveLength(1);
     expect(answers.filter((r) => r.body.data.reason === 'already_sent')).toHaveLength(19);
@@ -20,7 +22,9 @@ describe('OTP under concurrency', () => {
 
   it('delivers exactly one mail for 20 concurrent otp_generate calls on one fresh email key', async () => {
     app = await startApp(mailConfig(smtp.port()));
-    const answers = await Promise.all(Array.from({ length: 20 }, () => app.post('otp_generate', { uid: 'luisa@example.test' })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => app.post('otp_generate', { uid: 'luisa@example.test' })),
+    );
     expect(answers.filter((r) => r.body.success)).toHaveLength(1);
     expect(smtp.mails).toHaveLength(1);
   });
@@ -31,7 +35,9 @@ describe('OTP under concurrency', () => {
     await app.post('otp_generate', { uid: '+393339876543' });
     nock.cleanAll();
     const code = gateway.codes()[0]!;
-    const answers = await Promise.all(Array.from({ length: 20 }, () => app.post('verify_otp', { email: '+393339876543', otp_code: code })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => app.post('verify_otp', { email: '+393339876543', otp_code: code })),
+    );
     expect(answers.filter((r) => r.body.success)).toHaveLength(1);
     expect(answers.filter((r) => r.body.data.reason === 'invalid')).toHaveLength(19);
   });

@@ -21,12 +21,16 @@ export const smsConfig = { sms: { api_url: `${SMS_ORIGIN}${SMS_PATH}`, api_key: 
 
 /** An identity provider, asked only when a code goes to a phone and an email together (rule 2). */
 export const IDP_ORIGIN = 'https://idp.otp.test';
-const identityConfig = { identity: { base_url: IDP_ORIGIN, aid: 'AID', api_token: 'publisher-token', timeout_seconds: 5 } };
+const identityConfig = {
+  identity: { base_url: IDP_ORIGIN, aid: 'AID', api_token: 'publisher-token', timeout_seconds: 5 },
+};
 
 /** The provider's phone search answering that `digits` belongs to one account with `email` (none when null). */
 export function phoneHolder(email: string | null, digits = '393331234567') {
   const users = email ? [{ uid: 'PNIholder', email, custom_fields: [{ field_name: 'otp_phone', value: digits }] }] : [];
-  return nock(IDP_ORIGIN).post('/api/v3/publisher/user/search').reply(200, { code: 0, total: users.length, count: users.length, offset: 0, limit: 100, users });
+  return nock(IDP_ORIGIN)
+    .post('/api/v3/publisher/user/search')
+    .reply(200, { code: 0, total: users.length, count: users.length, offset: 0, limit: 100, users });
 }
 
 export interface SmsSent {
@@ -50,7 +54,6 @@ export function smsGateway(status = 200): { sent: SmsSent[]; codes(): string[] }
   return { sent, codes: () => sent.map((s) => codeIn(s.body)!) };
 }
 
-
 /** A real SMTP server for the whole file; `mails` is emptied before each test. */
 export function useSmtp(): { mails: CapturedMail[]; port(): number; codes(): string[] } {
   const mails: CapturedMail[] = [];
@@ -67,14 +70,17 @@ export function useSmtp(): { mails: CapturedMail[]; port(): number; codes(): str
   return { mails, port: () => smtp.port, codes: () => mails.map((m) => codeIn(m.text)!) };
 }
 
-export const mailConfig = (port: number) => ({ mail: { host: '127.0.0.1', port, from_address: 'otp@example.test', app_name: 'Login' } });
+export const mailConfig = (port: number) => ({
+  mail: { host: '127.0.0.1', port, from_address: 'otp@example.test', app_name: 'Login' },
+});
 
 /** OTP log lines as parsed JSON, to check what reaches the log file. */
 export function memoryLog(): { logger: pino.Logger; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
@@ -89,15 +95,24 @@ export interface Harness {
 }
 
 /** The real app on a loopback port (one server for all requests, so concurrent calls share it) with a fake clock. */
-export async function startApp(overrides: Record<string, unknown> = {}, depsOverrides: DepsOverrides = {}): Promise<Harness> {
+export async function startApp(
+  overrides: Record<string, unknown> = {},
+  depsOverrides: DepsOverrides = {},
+): Promise<Harness> {
   let now = Date.UTC(2030, 0, 15, 10, 0, 0);
-  const deps = testDeps(testConfig(deepMerge(deepMerge(smsConfig, identityConfig), overrides)), { now: () => now, ...depsOverrides });
+  const deps = testDeps(testConfig(deepMerge(deepMerge(smsConfig, identityConfig), overrides)), {
+    now: () => now,
+    ...depsOverrides,
+  });
   const server: Server = createServer(testApp(deps).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     deps,
-    post: (action, body) => request(url).post(`/?action=${action}`).send(body as object),
+    post: (action, body) =>
+      request(url)
+        .post(`/?action=${action}`)
+        .send(body as object),
     tick: (ms) => {
       now += ms;
     },

@@ -8,8 +8,10 @@ import { mailConfig, smsGateway, startApp, useNock, useSmtp, type Harness } from
 
 const PHONE = '+393331234567';
 const EMAIL = 'mario@example.test';
-const italianSms = (code: string) => `Login: il tuo codice di verifica è ${code}. Scade tra 5 minuti. Non condividerlo con nessuno.`;
-const englishSms = (code: string) => `Login: your verification code is ${code}. It expires in 5 minutes. Do not share it with anyone.`;
+const italianSms = (code: string) =>
+  `Login: il tuo codice di verifica è ${code}. Scade tra 5 minuti. Non condividerlo con nessuno.`;
+const englishSms = (code: string) =>
+  `Login: your verification code is ${code}. It expires in 5 minutes. Do not share it with anyone.`;
 
 describe('languages of code messages and error texts', () => {
   useNock();
@@ -99,7 +101,13 @@ describe('languages of code messages and error texts', () => {
       const gateway = smsGateway();
       for (const locale of ['../it', 'en/../../etc', 'x'.repeat(40), 'e']) {
         const res = await app.post('otp_generate', { uid: PHONE, locale });
-        expect(res.body).toMatchObject({ success: false, data: { reason: 'invalid_request', issues: expect.arrayContaining([expect.objectContaining({ path: 'locale' })]) } });
+        expect(res.body).toMatchObject({
+          success: false,
+          data: {
+            reason: 'invalid_request',
+            issues: expect.arrayContaining([expect.objectContaining({ path: 'locale' })]),
+          },
+        });
       }
       expect(gateway.sent).toEqual([]);
     });
@@ -143,13 +151,21 @@ describe('languages of code messages and error texts', () => {
       smsGateway();
       await app.post('otp_generate', { uid: PHONE, locale: 'en' });
       const again = await app.post('otp_generate', { uid: PHONE, locale: 'en' });
-      expect(again.body).toEqual({ success: false, error: 'Code already sent. Try again in 60 seconds.', data: { reason: 'already_sent', retry_after: 60, cooldown: 60, blocked: true } });
+      expect(again.body).toEqual({
+        success: false,
+        error: 'Code already sent. Try again in 60 seconds.',
+        data: { reason: 'already_sent', retry_after: 60, cooldown: 60, blocked: true },
+      });
     });
 
     it('answers an English text to a request refused before validation ends, when it asked for en', async () => {
       await start();
       const res = await app.post('otp_generate', { locale: 'en' });
-      expect(res.body).toMatchObject({ success: false, error: 'Invalid request.', data: { reason: 'invalid_request' } });
+      expect(res.body).toMatchObject({
+        success: false,
+        error: 'Invalid request.',
+        data: { reason: 'invalid_request' },
+      });
     });
 
     it('answers English to Accept-Language en on an action without a locale field', async () => {
@@ -162,9 +178,13 @@ describe('languages of code messages and error texts', () => {
       await start();
       smsGateway();
       await app.post('otp_generate', { uid: PHONE });
-      expect((await app.post('otp_generate', { uid: PHONE })).body.error).toBe('OTP già inviato. Riprova tra 60 secondi.');
+      expect((await app.post('otp_generate', { uid: PHONE })).body.error).toBe(
+        'OTP già inviato. Riprova tra 60 secondi.',
+      );
       expect((await app.post('verify_otp', { uid: PHONE, otp_code: '12345x' })).body.error).toBe('OTP non valido.');
-      expect((await app.post('otp_generate', { uid: PHONE, locale: 'it' }).set('Accept-Language', 'en')).body.error).toBe('OTP già inviato. Riprova tra 60 secondi.');
+      expect(
+        (await app.post('otp_generate', { uid: PHONE, locale: 'it' }).set('Accept-Language', 'en')).body.error,
+      ).toBe('OTP già inviato. Riprova tra 60 secondi.');
     });
 
     it('ignores a locale field on an action that has none: its text follows Accept-Language only', async () => {

@@ -1,9 +1,20 @@
 import nock from 'nock';
-import { mailConfig, memoryLog, phoneHolder, SMS_KEY, smsGateway, startApp, useNock, useSmtp, type Harness } from './harness';
+import {
+  mailConfig,
+  memoryLog,
+  phoneHolder,
+  SMS_KEY,
+  smsGateway,
+  startApp,
+  useNock,
+  useSmtp,
+  type Harness,
+} from './harness';
 
 const PHONE = '+39 333 123 4567';
 const E164 = '+393331234567';
-const smsText = (code: string) => `Login: il tuo codice di verifica è ${code}. Scade tra 5 minuti. Non condividerlo con nessuno.`;
+const smsText = (code: string) =>
+  `Login: il tuo codice di verifica è ${code}. Scade tra 5 minuti. Non condividerlo con nessuno.`;
 
 describe('otp_generate', () => {
   useNock();
@@ -26,7 +37,12 @@ describe('otp_generate', () => {
       expect(gateway.sent).toHaveLength(1);
       const [code] = gateway.codes();
       expect(code).toMatch(/^\d{6}$/);
-      expect(gateway.sent[0]).toEqual({ receiver: E164, body: smsText(code!), sender: 'Login', authorization: `Bearer ${SMS_KEY}` });
+      expect(gateway.sent[0]).toEqual({
+        receiver: E164,
+        body: smsText(code!),
+        sender: 'Login',
+        authorization: `Bearer ${SMS_KEY}`,
+      });
       expect(smtp.mails).toHaveLength(0);
     });
 
@@ -37,7 +53,13 @@ describe('otp_generate', () => {
       expect(res.body).toEqual({
         success: true,
         error: null,
-        data: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { email: false, sms: true, channel: 'sms' } },
+        data: {
+          resent: false,
+          retry_after: 60,
+          cooldown: 60,
+          expires_in: 300,
+          notified: { email: false, sms: true, channel: 'sms' },
+        },
       });
     });
 
@@ -100,10 +122,16 @@ describe('otp_generate', () => {
       await start();
       smsGateway();
       phoneHolder(null);
-      expect((await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' })).body.data.notified).toEqual({ email: false, sms: true, channel: 'sms' });
+      expect(
+        (await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' })).body.data
+          .notified,
+      ).toEqual({ email: false, sms: true, channel: 'sms' });
       app.tick(60_000);
       nock('https://idp.otp.test').post('/api/v3/publisher/user/search').reply(503, 'down');
-      expect((await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' })).body.data.notified).toEqual({ email: false, sms: true, channel: 'sms' });
+      expect(
+        (await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' })).body.data
+          .notified,
+      ).toEqual({ email: false, sms: true, channel: 'sms' });
       expect(smtp.mails).toHaveLength(0);
     });
 
@@ -113,7 +141,9 @@ describe('otp_generate', () => {
       const holder = phoneHolder('mario@example.test');
       await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' });
       expect(holder.isDone()).toBe(true);
-      const search = nock('https://idp.otp.test').post('/api/v3/publisher/user/search').reply(200, { code: 0, users: [] });
+      const search = nock('https://idp.otp.test')
+        .post('/api/v3/publisher/user/search')
+        .reply(200, { code: 0, users: [] });
       app.tick(60_000);
       const refused = await app.post('otp_generate', { uid: PHONE, phone: PHONE, notify_email: 'mario@example.test' });
       expect(refused.status).toBe(429);
@@ -237,7 +267,11 @@ describe('otp_generate', () => {
     it('answers channel_not_configured when no chosen channel is configured', async () => {
       await start({ sms: { api_url: '' } });
       const res = await app.post('otp_generate', { uid: PHONE });
-      expect(res.body).toEqual({ success: false, error: 'Nessun canale di invio configurato per questo destinatario.', data: { reason: 'channel_not_configured' } });
+      expect(res.body).toEqual({
+        success: false,
+        error: 'Nessun canale di invio configurato per questo destinatario.',
+        data: { reason: 'channel_not_configured' },
+      });
     });
 
     it('succeeds when one of two channels fails, saying which one delivered', async () => {
@@ -255,7 +289,11 @@ describe('otp_generate', () => {
       await start();
       smsGateway(503);
       const res = await app.post('otp_generate', { uid: PHONE });
-      expect(res.body).toEqual({ success: false, error: 'Invio del codice non riuscito. Riprova.', data: { reason: 'delivery_failed' } });
+      expect(res.body).toEqual({
+        success: false,
+        error: 'Invio del codice non riuscito. Riprova.',
+        data: { reason: 'delivery_failed' },
+      });
     });
 
     it('charges no cooldown: an immediate retry sends', async () => {
@@ -288,14 +326,21 @@ describe('otp_generate', () => {
       await start();
       const gateway = smsGateway();
       const res = await app.post('otp_generate', { uid: 'mario@example.test', phone: '12345' });
-      expect(res.body).toEqual({ success: false, error: 'Richiesta non valida.', data: { reason: 'invalid_request', issues: [{ path: 'phone', message: 'non è un numero di telefono valido' }] } });
+      expect(res.body).toEqual({
+        success: false,
+        error: 'Richiesta non valida.',
+        data: { reason: 'invalid_request', issues: [{ path: 'phone', message: 'non è un numero di telefono valido' }] },
+      });
       expect(gateway.sent).toHaveLength(0);
     });
 
     it('refuses a phone-looking uid that is not a phone, naming uid', async () => {
       await start();
       const res = await app.post('otp_generate', { uid: '12345' });
-      expect(res.body.data).toEqual({ reason: 'invalid_request', issues: [{ path: 'uid', message: 'non è un numero di telefono valido' }] });
+      expect(res.body.data).toEqual({
+        reason: 'invalid_request',
+        issues: [{ path: 'uid', message: 'non è un numero di telefono valido' }],
+      });
     });
 
     it('refuses a request with nowhere to send the code', async () => {
@@ -308,7 +353,9 @@ describe('otp_generate', () => {
     it('refuses a missing uid and a malformed notify_email', async () => {
       await start();
       expect((await app.post('otp_generate', { phone: PHONE })).body.data.issues[0].path).toBe('uid');
-      expect((await app.post('otp_generate', { uid: PHONE, notify_email: 'not-an-email' })).body.data.issues[0].path).toBe('notify_email');
+      expect(
+        (await app.post('otp_generate', { uid: PHONE, notify_email: 'not-an-email' })).body.data.issues[0].path,
+      ).toBe('notify_email');
     });
 
     it('refuses a phone outside sms.allowed_regions without sending', async () => {

@@ -31,7 +31,11 @@ describe('otp_verify_local', () => {
   it('answers OTP scaduto. after the lifetime', async () => {
     app.tick(300_001);
     const res = await app.post('otp_verify_local', { uid: PHONE, otp_code: code });
-    expect(res.body).toEqual({ success: false, error: 'OTP scaduto. Richiedi un nuovo codice.', data: { reason: 'expired', valid: false } });
+    expect(res.body).toEqual({
+      success: false,
+      error: 'OTP scaduto. Richiedi un nuovo codice.',
+      data: { reason: 'expired', valid: false },
+    });
   });
 
   it('consumes the code like verify_otp does', async () => {

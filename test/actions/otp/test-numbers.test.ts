@@ -42,10 +42,21 @@ describe('otp.test_numbers', () => {
       expect(res.body).toEqual({
         success: true,
         error: null,
-        data: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { email: false, sms: true, channel: 'sms' } },
+        data: {
+          resent: false,
+          retry_after: 60,
+          cooldown: 60,
+          expires_in: 300,
+          notified: { email: false, sms: true, channel: 'sms' },
+        },
       });
       expect(gateway.sent).toEqual([]);
-      expect((await verify(TEST_PHONE, TEST_CODE)).body.data).toEqual({ valid: true, doi: null, access_token: null, proof: expect.any(String) });
+      expect((await verify(TEST_PHONE, TEST_CODE)).body.data).toEqual({
+        valid: true,
+        doi: null,
+        access_token: null,
+        proof: expect.any(String),
+      });
     });
 
     it('answers a real number and a test number alike', async () => {
@@ -80,7 +91,11 @@ describe('otp.test_numbers', () => {
       await start();
       await app.post('otp_generate', { uid: TEST_PHONE });
       const again = await app.post('otp_generate', { uid: TEST_PHONE });
-      expect(again.body).toEqual({ success: false, error: 'OTP già inviato. Riprova tra 60 secondi.', data: { reason: 'already_sent', retry_after: 60, cooldown: 60, blocked: true } });
+      expect(again.body).toEqual({
+        success: false,
+        error: 'OTP già inviato. Riprova tra 60 secondi.',
+        data: { reason: 'already_sent', retry_after: 60, cooldown: 60, blocked: true },
+      });
       app.tick(60_000);
       expect((await app.post('otp_generate', { uid: TEST_PHONE })).body.success).toBe(true);
     });
@@ -130,14 +145,29 @@ describe('otp.test_numbers', () => {
       expect(sent.body).toEqual({
         success: true,
         error: null,
-        data: { next_step: 14, flow: 'phone', otp: { resent: false, retry_after: 60, cooldown: 60, expires_in: 300, notified: { sms: true, email: false, channel: 'sms' } } },
+        data: {
+          next_step: 14,
+          flow: 'phone',
+          otp: {
+            resent: false,
+            retry_after: 60,
+            cooldown: 60,
+            expires_in: 300,
+            notified: { sms: true, email: false, channel: 'sms' },
+          },
+        },
       });
 
       intercept('POST', paths.search, 200, searchReply(test));
       intercept('POST', paths.token, 200, fixture('token'));
       nock('https://collector.test').persist().post('/ingest/login').reply(202, { accepted: true });
       const res = await call('FeVerifyOtp', { flow: 'phone', phone: TEST_PHONE, otp_code: TEST_CODE });
-      expect(res.body.data).toMatchObject({ next_step: 90, done: true, uid: test.uid, access_token: fixture<{ access_token: string }>('token').access_token });
+      expect(res.body.data).toMatchObject({
+        next_step: 90,
+        done: true,
+        uid: test.uid,
+        access_token: fixture<{ access_token: string }>('token').access_token,
+      });
       expect(gateway.sent).toEqual([]);
       expect(smtp.mails).toEqual([]);
       expect(await deps.loginIngest.drain(2000)).toBe(true);
@@ -155,7 +185,11 @@ describe('otp.test_numbers', () => {
 
   describe('at start-up', () => {
     it('refuses test numbers when NODE_ENV=production, unless otp.test_numbers_in_production', () => {
-      const env = { NODE_ENV: 'production', SECURITY__SECRET: 's'.repeat(40), OTP__TEST_NUMBERS: JSON.stringify({ [TEST_PHONE]: TEST_CODE }) };
+      const env = {
+        NODE_ENV: 'production',
+        SECURITY__SECRET: 's'.repeat(40),
+        OTP__TEST_NUMBERS: JSON.stringify({ [TEST_PHONE]: TEST_CODE }),
+      };
       const refused = (() => {
         try {
           loadConfig({ env });
@@ -165,13 +199,20 @@ describe('otp.test_numbers', () => {
         return null;
       })();
       expect(refused).toBeInstanceOf(ConfigError);
-      expect((refused as ConfigError).problems).toEqual([expect.stringContaining('otp.test_numbers: fixed codes are refused in production')]);
+      expect((refused as ConfigError).problems).toEqual([
+        expect.stringContaining('otp.test_numbers: fixed codes are refused in production'),
+      ]);
       expect((refused as ConfigError).message).not.toContain(TEST_CODE);
-      expect(loadConfig({ env: { ...env, OTP__TEST_NUMBERS_IN_PRODUCTION: 'true' } }).otp.test_numbers).toEqual({ [TEST_PHONE]: TEST_CODE });
+      expect(loadConfig({ env: { ...env, OTP__TEST_NUMBERS_IN_PRODUCTION: 'true' } }).otp.test_numbers).toEqual({
+        [TEST_PHONE]: TEST_CODE,
+      });
     });
 
     it('reads the map from OTP__TEST_NUMBERS as JSON', () => {
-      expect(loadConfig({ env: { NODE_ENV: 'test', OTP__TEST_NUMBERS: JSON.stringify({ [TEST_PHONE]: '012345' }) } }).otp.test_numbers).toEqual({ [TEST_PHONE]: '012345' });
+      expect(
+        loadConfig({ env: { NODE_ENV: 'test', OTP__TEST_NUMBERS: JSON.stringify({ [TEST_PHONE]: '012345' }) } }).otp
+          .test_numbers,
+      ).toEqual({ [TEST_PHONE]: '012345' });
     });
 
     it.each([
@@ -193,18 +234,27 @@ describe('otp.test_numbers', () => {
 
     it('logs a warning with the count and the masked identifiers, never a code', () => {
       const lines: string[] = [];
-      const log = pino({ level: 'warn' }, new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString('utf8')), done()) }));
+      const log = pino(
+        { level: 'warn' },
+        new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString('utf8')), done()) }),
+      );
       const deps = testDeps(testConfig(testNumbers), { log });
-      const line = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => String(l.msg).startsWith('otp.test_numbers'));
+      const line = lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => String(l.msg).startsWith('otp.test_numbers'));
       expect(line).toMatchObject({ level: 40, count: 2, identifiers: [expect.any(String), expect.any(String)] });
       const text = JSON.stringify(line);
-      for (const secret of [TEST_CODE, TEST_EMAIL_CODE, TEST_PHONE, 'review@example.test']) expect(text).not.toContain(secret);
+      for (const secret of [TEST_CODE, TEST_EMAIL_CODE, TEST_PHONE, 'review@example.test'])
+        expect(text).not.toContain(secret);
       void deps.close();
     });
 
     it('logs nothing about test numbers when none are configured', () => {
       const lines: string[] = [];
-      const log = pino({ level: 'warn' }, new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString('utf8')), done()) }));
+      const log = pino(
+        { level: 'warn' },
+        new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString('utf8')), done()) }),
+      );
       void testDeps(testConfig(), { log }).close();
       expect(lines.join('')).not.toContain('test_numbers');
     });

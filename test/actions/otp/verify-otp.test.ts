@@ -19,34 +19,51 @@ describe('verify_otp', () => {
     nock.cleanAll();
     return gateway.codes()[0]!;
   }
-  const verify = (otp_code: string, key: Record<string, unknown> = { email: PHONE }) => app.post('verify_otp', { ...key, otp_code });
+  const verify = (otp_code: string, key: Record<string, unknown> = { email: PHONE }) =>
+    app.post('verify_otp', { ...key, otp_code });
 
   it('accepts the right code with valid true, doi null and access_token null', async () => {
     app = await startApp();
     const code = await sendCode();
     const res = await verify(code);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, error: null, data: { valid: true, doi: null, access_token: null, proof: expect.any(String) } });
+    expect(res.body).toEqual({
+      success: true,
+      error: null,
+      data: { valid: true, doi: null, access_token: null, proof: expect.any(String) },
+    });
   });
 
   it('accepts a code once: the second try is invalid', async () => {
     app = await startApp();
     const code = await sendCode();
     await verify(code);
-    expect((await verify(code)).body).toEqual({ success: false, error: 'OTP non valido.', data: { reason: 'invalid', valid: false } });
+    expect((await verify(code)).body).toEqual({
+      success: false,
+      error: 'OTP non valido.',
+      data: { reason: 'invalid', valid: false },
+    });
   });
 
   it('answers OTP non valido. to a wrong code', async () => {
     app = await startApp();
     await sendCode();
-    expect((await verify(WRONG)).body).toEqual({ success: false, error: 'OTP non valido.', data: { reason: 'invalid', valid: false } });
+    expect((await verify(WRONG)).body).toEqual({
+      success: false,
+      error: 'OTP non valido.',
+      data: { reason: 'invalid', valid: false },
+    });
   });
 
   it('answers OTP scaduto. once the lifetime is over, even to the right code', async () => {
     app = await startApp();
     const code = await sendCode();
     app.tick(300_000);
-    expect((await verify(code)).body).toEqual({ success: false, error: 'OTP scaduto. Richiedi un nuovo codice.', data: { reason: 'expired', valid: false } });
+    expect((await verify(code)).body).toEqual({
+      success: false,
+      error: 'OTP scaduto. Richiedi un nuovo codice.',
+      data: { reason: 'expired', valid: false },
+    });
   });
 
   it('honours a short otp.ttl_seconds', async () => {
@@ -73,7 +90,12 @@ describe('verify_otp', () => {
     await app.post('otp_generate', { uid: 'mario@example.test', notify_email: 'mario@example.test' });
     const [code] = smtp.codes();
     expect(code).toMatch(/^\d{6}$/);
-    expect((await verify(code!, { email: 'MARIO@example.test' })).body.data).toEqual({ valid: true, doi: null, access_token: null, proof: expect.any(String) });
+    expect((await verify(code!, { email: 'MARIO@example.test' })).body.data).toEqual({
+      valid: true,
+      doi: null,
+      access_token: null,
+      proof: expect.any(String),
+    });
   });
 
   describe('wrong guesses', () => {
@@ -81,7 +103,11 @@ describe('verify_otp', () => {
       app = await startApp();
       const code = await sendCode();
       for (let i = 0; i < 4; i++) expect((await verify(WRONG)).body.data.reason).toBe('invalid');
-      expect((await verify(WRONG)).body).toEqual({ success: false, error: 'Troppi tentativi. Richiedi un nuovo codice.', data: { reason: 'too_many_attempts', valid: false } });
+      expect((await verify(WRONG)).body).toEqual({
+        success: false,
+        error: 'Troppi tentativi. Richiedi un nuovo codice.',
+        data: { reason: 'too_many_attempts', valid: false },
+      });
       expect((await verify(code)).body.data.reason).toBe('too_many_attempts');
     });
 
@@ -119,13 +145,19 @@ describe('verify_otp', () => {
     it('refuses a request without the OTP key, naming email', async () => {
       app = await startApp();
       const res = await app.post('verify_otp', { otp_code: '123456' });
-      expect(res.body).toEqual({ success: false, error: 'Richiesta non valida.', data: { reason: 'invalid_request', issues: [{ path: 'email', message: expect.any(String) }] } });
+      expect(res.body).toEqual({
+        success: false,
+        error: 'Richiesta non valida.',
+        data: { reason: 'invalid_request', issues: [{ path: 'email', message: expect.any(String) }] },
+      });
     });
 
     it('refuses a missing or non-string otp_code', async () => {
       app = await startApp();
       expect((await app.post('verify_otp', { email: PHONE })).body.data.issues[0].path).toBe('otp_code');
-      expect((await app.post('verify_otp', { email: PHONE, otp_code: 123456 })).body.data.issues[0].path).toBe('otp_code');
+      expect((await app.post('verify_otp', { email: PHONE, otp_code: 123456 })).body.data.issues[0].path).toBe(
+        'otp_code',
+      );
     });
   });
 

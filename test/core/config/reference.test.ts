@@ -3,11 +3,17 @@ import { configSchema } from '../../../src/core/config/schema';
 
 describe('configuration reference', () => {
   it('gives every leaf key of the schema a meaning, described on its field', () => {
-    expect(configKeys().filter((k) => !k.meaning?.trim()).map((k) => k.key)).toEqual([]);
+    expect(
+      configKeys()
+        .filter((k) => !k.meaning?.trim())
+        .map((k) => k.key),
+    ).toEqual([]);
   });
 
   it('takes each meaning from the field it describes', () => {
-    expect(configKeys().find((k) => k.key === 'otp.ttl_seconds')?.meaning).toBe(configSchema.shape.otp.unwrap().shape.ttl_seconds.description);
+    expect(configKeys().find((k) => k.key === 'otp.ttl_seconds')?.meaning).toBe(
+      configSchema.shape.otp.unwrap().shape.ttl_seconds.description,
+    );
     // Each wider network's budget is one shape, described in its own network's words.
     const sends = (bits: string) => configKeys().find((k) => k.key === `challenge.network_${bits}.sends`)?.meaning;
     expect(sends('56')).toMatch(/^Adaptive signal on a \/56 /);
@@ -25,7 +31,9 @@ describe('configuration reference', () => {
   });
 
   it('marks secrets, nested keys included', () => {
-    const secret = configKeys().filter((k) => k.secret).map((k) => k.key);
+    const secret = configKeys()
+      .filter((k) => k.secret)
+      .map((k) => k.key);
     expect(secret).toEqual(expect.arrayContaining(['security.secret', 'sms.api_key', 'newsletter.api_keys.head_a']));
     expect(secret).not.toContain('sms.api_url');
   });

@@ -28,14 +28,22 @@ describe('weakened defences', () => {
   });
 
   it('names rate limits off once: the pumping defence goes with them', () => {
-    const keys = weakenedDefences(testConfig({ rate_limits: { enabled: false }, sms: { pumping: { enabled: false } } })).map((w) => w.key);
+    const keys = weakenedDefences(
+      testConfig({ rate_limits: { enabled: false }, sms: { pumping: { enabled: false } } }),
+    ).map((w) => w.key);
     expect(keys).toEqual(['rate_limits.enabled']);
   });
 
   it('takes receipts and metrics on loopback as never crossing a network', () => {
-    expect(receiptsOverPlainHttp(testConfig({ sms: { receipts: { callback_base_url: 'http://127.0.0.1:8080' } } }))).toBe(false);
-    expect(receiptsOverPlainHttp(testConfig({ sms: { receipts: { callback_base_url: 'http://[::1]:8080' } } }))).toBe(false);
-    expect(receiptsOverPlainHttp(testConfig({ sms: { receipts: { callback_base_url: 'https://login.example.com' } } }))).toBe(false);
+    expect(
+      receiptsOverPlainHttp(testConfig({ sms: { receipts: { callback_base_url: 'http://127.0.0.1:8080' } } })),
+    ).toBe(false);
+    expect(receiptsOverPlainHttp(testConfig({ sms: { receipts: { callback_base_url: 'http://[::1]:8080' } } }))).toBe(
+      false,
+    );
+    expect(
+      receiptsOverPlainHttp(testConfig({ sms: { receipts: { callback_base_url: 'https://login.example.com' } } })),
+    ).toBe(false);
     expect(weakenedDefences(testConfig({ metrics: { port: 9464, host: '127.0.0.1' } }))).toEqual([]);
   });
 });

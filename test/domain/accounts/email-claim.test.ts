@@ -6,7 +6,10 @@ import type { Deps } from '../../../src/domain/deps';
 import { fakeIdentity } from './fake-identity';
 
 const phoneField = { field_name: 'otp_phone', value: '393331234567' };
-const found = (state: string | null | undefined, custom_fields: IdentityProfile['custom_fields'] = []): IdentityProfile => ({
+const found = (
+  state: string | null | undefined,
+  custom_fields: IdentityProfile['custom_fields'] = [],
+): IdentityProfile => ({
   uid: 'u1',
   email: 'owner@example.com',
   email_confirmation_state: state,
@@ -40,7 +43,8 @@ function claimWith(answers: Partial<IdentityClient> = {}) {
       await original(...args);
     };
   }
-  const claim = (profile: IdentityProfile, user: V3User | null = null) => claimAccountByProvenEmail(deps, testCtx, profile, user);
+  const claim = (profile: IdentityProfile, user: V3User | null = null) =>
+    claimAccountByProvenEmail(deps, testCtx, profile, user);
   return { claim, calls, order };
 }
 
@@ -79,16 +83,25 @@ describe('claimAccountByProvenEmail', () => {
 
   it('only confirms an unconfirmed account that has no phone', async () => {
     const { claim, calls } = claimWith();
-    await expect(claim(found('pending'), { uid: 'u1', custom_fields: [] })).resolves.toEqual({ claimed: true, heldPhone: null });
+    await expect(claim(found('pending'), { uid: 'u1', custom_fields: [] })).resolves.toEqual({
+      claimed: true,
+      heldPhone: null,
+    });
     expect(calls).toEqual([['confirmDoi', 'u1']]);
   });
 
   it('fails with upstream_error, logged, when the provider keeps the phone it was told to drop, and confirms nothing', async () => {
     const { claim, calls } = claimWith({ getUser: async () => ({ uid: 'u1', custom_fields: [phoneField] }) });
     const errors = jest.spyOn(deps.log, 'error');
-    await expect(claim(found('pending'), { uid: 'u1', custom_fields: [phoneField] })).rejects.toMatchObject({ reason: 'upstream_error', data: { endpoint: 'update_profile', check: 'otp_phone_dropped' } });
+    await expect(claim(found('pending'), { uid: 'u1', custom_fields: [phoneField] })).rejects.toMatchObject({
+      reason: 'upstream_error',
+      data: { endpoint: 'update_profile', check: 'otp_phone_dropped' },
+    });
     expect(calls.map(([name]) => name)).toEqual(['updateCustom', 'getUser']);
-    expect(errors).toHaveBeenCalledWith(expect.objectContaining({ uid: 'u1', read_back: 'otp_phone kept' }), expect.any(String));
+    expect(errors).toHaveBeenCalledWith(
+      expect.objectContaining({ uid: 'u1', read_back: 'otp_phone kept' }),
+      expect.any(String),
+    );
     // The registrant's proofs stay void and the phone stays held: nothing opens the account to them.
     await expect(deps.otp.accountClaimedAt('u1')).resolves.toEqual(expect.any(Number));
     await expect(deps.otp.phoneHeldFor('+393331234567')).resolves.toBe('u1');
@@ -103,7 +116,10 @@ describe('claimAccountByProvenEmail', () => {
 
 describe('withoutPhone', () => {
   it('removes otp_phone, named either way, and keeps every other field', () => {
-    const profile = { uid: 'u1', custom_fields: [phoneField, { name: 'otp_phone', value: '1' }, { field_name: 'city', value: 'Roma' }] };
+    const profile = {
+      uid: 'u1',
+      custom_fields: [phoneField, { name: 'otp_phone', value: '1' }, { field_name: 'city', value: 'Roma' }],
+    };
     expect(withoutPhone(profile)).toEqual({ uid: 'u1', custom_fields: [{ field_name: 'city', value: 'Roma' }] });
     expect(profile.custom_fields).toHaveLength(3);
   });

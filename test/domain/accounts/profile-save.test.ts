@@ -10,7 +10,10 @@ const provider = () => fakeIdentity({ updateIdentity: async () => saved, updateC
 describe('saveProfile', () => {
   it('saves each group in its own call, with only the fields that are set', async () => {
     const { identity, calls } = provider();
-    const result = await saveProfile({ identity, otp }, testCtx, 'u1', { identity: { first_name: 'Mario', last_name: undefined }, custom: { city: 'Roma', birth_date: undefined } });
+    const result = await saveProfile({ identity, otp }, testCtx, 'u1', {
+      identity: { first_name: 'Mario', last_name: undefined },
+      custom: { city: 'Roma', birth_date: undefined },
+    });
     expect(calls).toEqual([
       ['updateIdentity', 'u1', { first_name: 'Mario' }],
       ['updateCustom', 'u1', { city: 'Roma' }],
@@ -20,7 +23,12 @@ describe('saveProfile', () => {
 
   it('calls the provider only for a group that has fields', async () => {
     const { identity, calls } = provider();
-    await expect(saveProfile({ identity, otp }, testCtx, 'u1', { identity: { email: undefined }, custom: { birth_date: '1980-02-03' } })).resolves.toEqual({ identity: null, custom: saved });
+    await expect(
+      saveProfile({ identity, otp }, testCtx, 'u1', {
+        identity: { email: undefined },
+        custom: { birth_date: '1980-02-03' },
+      }),
+    ).resolves.toEqual({ identity: null, custom: saved });
     expect(calls).toEqual([['updateCustom', 'u1', { birth_date: '1980-02-03' }]]);
   });
 

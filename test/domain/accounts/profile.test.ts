@@ -14,7 +14,10 @@ const complete = {
 
 describe('reducedProfile', () => {
   it('reads custom fields by field_name or name, as strings, and counts the profile complete only with all five fields', () => {
-    const profile = reducedProfile({ ...complete, custom_fields: [{ name: 'city', value: 'Roma' }, ...complete.custom_fields.slice(1)] });
+    const profile = reducedProfile({
+      ...complete,
+      custom_fields: [{ name: 'city', value: 'Roma' }, ...complete.custom_fields.slice(1)],
+    });
     expect(profile).toEqual({
       uid: 'u1',
       email: 'mario@example.com',
@@ -29,13 +32,34 @@ describe('reducedProfile', () => {
   });
 
   it('reads an absent, null or blank value as null, and then neither a phone nor a complete profile', () => {
-    const profile = reducedProfile({ uid: 'u1', email: '  ', first_name: null, custom_fields: [{ field_name: 'otp_phone', value: ' ' }, { field_name: 'city', value: null }] });
-    expect(profile).toMatchObject({ email: null, first_name: null, last_name: null, city: null, otp_phone: null, has_otp_phone: false, profile_complete: false });
+    const profile = reducedProfile({
+      uid: 'u1',
+      email: '  ',
+      first_name: null,
+      custom_fields: [
+        { field_name: 'otp_phone', value: ' ' },
+        { field_name: 'city', value: null },
+      ],
+    });
+    expect(profile).toMatchObject({
+      email: null,
+      first_name: null,
+      last_name: null,
+      city: null,
+      otp_phone: null,
+      has_otp_phone: false,
+      profile_complete: false,
+    });
   });
 
   it('takes what the user lacks from the fallback, and what it has from itself', () => {
     const profile = reducedProfile({ uid: 'u1', first_name: 'Maria', custom_fields: [] }, complete);
-    expect(profile).toMatchObject({ first_name: 'Maria', last_name: 'Rossi', otp_phone: '393331234567', profile_complete: true });
+    expect(profile).toMatchObject({
+      first_name: 'Maria',
+      last_name: 'Rossi',
+      otp_phone: '393331234567',
+      profile_complete: true,
+    });
   });
 
   it('customValue finds nothing in no fields', () => {
@@ -46,16 +70,35 @@ describe('reducedProfile', () => {
 
 describe('profileMeta', () => {
   it('says a missing account does not exist, with no uid and no phone', () => {
-    expect(profileMeta(null)).toEqual({ exists: false, uid: null, has_otp_phone: false, otp_phone: null, profile_complete: false });
+    expect(profileMeta(null)).toEqual({
+      exists: false,
+      uid: null,
+      has_otp_phone: false,
+      otp_phone: null,
+      profile_complete: false,
+    });
   });
 
   it('carries the uid and phone of an account', () => {
-    expect(profileMeta(reducedProfile(complete))).toEqual({ exists: true, uid: 'u1', has_otp_phone: true, otp_phone: '393331234567', profile_complete: true });
+    expect(profileMeta(reducedProfile(complete))).toEqual({
+      exists: true,
+      uid: 'u1',
+      has_otp_phone: true,
+      otp_phone: '393331234567',
+      profile_complete: true,
+    });
   });
 
   it('tells an unverified caller whether the account exists and has a phone, never its uid, phone or completeness', () => {
     const limited = limitedProfileMeta(profileMeta(reducedProfile(complete)));
-    expect(limited).toEqual({ exists: true, uid: null, has_otp_phone: true, otp_phone: null, profile_complete: null, limited: true });
+    expect(limited).toEqual({
+      exists: true,
+      uid: null,
+      has_otp_phone: true,
+      otp_phone: null,
+      profile_complete: null,
+      limited: true,
+    });
     expect(JSON.stringify(limited)).not.toContain('3331234567');
   });
 });

@@ -19,15 +19,24 @@ describe('registerAccount', () => {
 
   it('looks the uid up by email when the provider returned no token, or one without a subject', async () => {
     for (const access_token of [null, jwt({ sub: '' }), 'not-a-jwt']) {
-      const { identity, calls } = fakeIdentity({ register: async () => ({ access_token }), findUserByEmail: async () => ({ uid: 'u-found' }) });
+      const { identity, calls } = fakeIdentity({
+        register: async () => ({ access_token }),
+        findUserByEmail: async () => ({ uid: 'u-found' }),
+      });
       await expect(registerAccount({ identity, limits }, testCtx, account)).resolves.toMatchObject({ uid: 'u-found' });
-      expect(calls).toEqual([['register', account], ['findUserByEmail', 'new@example.com']]);
+      expect(calls).toEqual([
+        ['register', account],
+        ['findUserByEmail', 'new@example.com'],
+      ]);
     }
   });
 
   it('answers no uid when the provider does not list the email yet', async () => {
     const { identity } = fakeIdentity({ register: async () => ({}), findUserByEmail: async () => null });
-    await expect(registerAccount({ identity, limits }, testCtx, account)).resolves.toEqual({ reply: {}, uid: undefined });
+    await expect(registerAccount({ identity, limits }, testCtx, account)).resolves.toEqual({
+      reply: {},
+      uid: undefined,
+    });
   });
 
   it('looks nothing up when the registration is refused', async () => {

@@ -57,8 +57,23 @@ describe('storeReturnedToken', () => {
 
 describe('tokenResult', () => {
   it('answers the contract’s shape, with its defaults for what the provider left out', () => {
-    expect(tokenResult({})).toEqual({ access_token: null, token_type: 'Bearer', refresh_token: null, expires_in: null, email_confirmation_required: false });
-    expect(tokenResult({ access_token: 't', token_type: 'JWT', refresh_token: 'r', expires_in: 5, email_confirmation_required: true, pub_id: 'p' })).toEqual({
+    expect(tokenResult({})).toEqual({
+      access_token: null,
+      token_type: 'Bearer',
+      refresh_token: null,
+      expires_in: null,
+      email_confirmation_required: false,
+    });
+    expect(
+      tokenResult({
+        access_token: 't',
+        token_type: 'JWT',
+        refresh_token: 'r',
+        expires_in: 5,
+        email_confirmation_required: true,
+        pub_id: 'p',
+      }),
+    ).toEqual({
       access_token: 't',
       token_type: 'JWT',
       refresh_token: 'r',

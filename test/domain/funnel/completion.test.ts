@@ -23,7 +23,15 @@ beforeAll(async () => {
 const START = Date.UTC(2026, 0, 5, 10, 0, 0);
 const registration = () => diagrams.findIndex((d) => d.id === 'email-registration');
 /** Three registrations: one stops at 90, two add a phone and come back to it (the diagram's first five requests). */
-const plans = () => [3, 5, 5].map((requests, i) => ({ diagram: registration(), requests, startMs: START + i * 1000, repeats: [], wrong: [], gapSeconds: 20 }));
+const plans = () =>
+  [3, 5, 5].map((requests, i) => ({
+    diagram: registration(),
+    requests,
+    startMs: START + i * 1000,
+    repeats: [],
+    wrong: [],
+    gapSeconds: 20,
+  }));
 
 describe('an end screen reached twice', () => {
   it('completes each person once: 3 arrived, 3 completed at 90, no drop-off, nobody still in progress', async () => {
@@ -40,7 +48,13 @@ describe('an end screen reached twice', () => {
       const journey = funnelFigures(diagrams, await store.read(range, now), 'email-registration').journeys[0]!;
       const at90 = journey.screens.find((s) => s.state === 'loggedIn')!;
       expect([journey.started, journey.completed, journey.completionRate]).toEqual([3, 3, 1]);
-      expect({ arrived: at90.arrived, completed: at90.completed, inProgress: at90.inProgress, stopped: at90.stopped, dropOff: at90.dropOff }).toEqual({
+      expect({
+        arrived: at90.arrived,
+        completed: at90.completed,
+        inProgress: at90.inProgress,
+        stopped: at90.stopped,
+        dropOff: at90.dropOff,
+      }).toEqual({
         arrived: 3,
         completed: 3,
         inProgress: 0,
@@ -49,7 +63,11 @@ describe('an end screen reached twice', () => {
       });
       // What they did after is on its own arrows: two went 90 → 62, two came back 62 → 90 (returns, no new arrival).
       const edge = (from: string, to: string) => journey.edges.find((e) => e.from === from && e.to === to)!;
-      expect([edge('loggedIn', 'awaitingNewPhoneCode').people, edge('awaitingNewPhoneCode', 'loggedIn').people, edge('awaitingNewPhoneCode', 'loggedIn').returning]).toEqual([2, 2, 2]);
+      expect([
+        edge('loggedIn', 'awaitingNewPhoneCode').people,
+        edge('awaitingNewPhoneCode', 'loggedIn').people,
+        edge('awaitingNewPhoneCode', 'loggedIn').returning,
+      ]).toEqual([2, 2, 2]);
       expect(journey.screens.find((s) => s.state === 'awaitingNewPhoneCode')!.arrived).toBe(2);
     }
   });
@@ -65,20 +83,31 @@ describe('an end screen reached twice', () => {
       };
       // Every journey and stage from 0, before anyone came: the first completions move the ratio.
       const before = await journeys();
-      expect(Object.keys(before).sort()).toEqual(JOURNEY_IDS.flatMap((id) => [`${id} completed`, `${id} started`]).sort());
+      expect(Object.keys(before).sort()).toEqual(
+        JOURNEY_IDS.flatMap((id) => [`${id} completed`, `${id} started`]).sort(),
+      );
       expect(Object.values(before).every((n) => n === 0)).toBe(true);
-      for (const event of plans().flatMap((p) => eventsOf(diagrams, p).events).sort((a, b) => a.at - b.at)) {
+      for (const event of plans()
+        .flatMap((p) => eventsOf(diagrams, p).events)
+        .sort((a, b) => a.at - b.at)) {
         now = event.at;
         record(event);
       }
       const reached = async () => {
         await deps.funnel.flush();
         const metric = await deps.metrics.registry.getSingleMetric('lfa_funnel_steps_reached_total')!.get();
-        return Object.fromEntries(metric.values.filter((v) => v.labels.journey === 'email-registration').map((v) => [v.labels.step, v.value]));
+        return Object.fromEntries(
+          metric.values.filter((v) => v.labels.journey === 'email-registration').map((v) => [v.labels.step, v.value]),
+        );
       };
       await eventually(async () => expect(await reached()).toMatchObject({ 33: 3, 37: 3, 90: 3, 62: 2 }));
       // Completion in people: 3 started, 3 completed (not 5), the email login that shares 33 started too, completed by none.
-      expect(await journeys()).toMatchObject({ 'email-registration started': 3, 'email-registration completed': 3, 'email-login-with-phone started': 3, 'email-login-with-phone completed': 0 });
+      expect(await journeys()).toMatchObject({
+        'email-registration started': 3,
+        'email-registration completed': 3,
+        'email-login-with-phone started': 3,
+        'email-login-with-phone completed': 0,
+      });
     } finally {
       await deps.close();
     }
@@ -97,7 +126,10 @@ describe('a person who leaves a screen', () => {
     ];
     const events = plans.flatMap((p) => eventsOf(diagrams, p).events);
     const last = Math.max(...events.map((e) => e.at));
-    await store.add(events.flatMap((e) => entryOf({ ...e, from: e.from! }, known, { codeMs: 300_000, otherMs: 600_000 }) ?? []), last);
+    await store.add(
+      events.flatMap((e) => entryOf({ ...e, from: e.from! }, known, { codeMs: 300_000, otherMs: 600_000 }) ?? []),
+      last,
+    );
     const figures = async (now: number) => {
       const range = alignRange(START - HOUR_MS, START + HOUR_MS, now, 'minute');
       const journey = funnelFigures(diagrams, await store.read(range, now), 'phone-registration').journeys[0]!;
@@ -105,8 +137,17 @@ describe('a person who leaves a screen', () => {
       return [at('awaitingPhoneCode'), at('fillingPhoneRegistrationForm')].map((s) => [s.inProgress, s.stopped]);
     };
     // Both may still go on; the range has not ended, and no hour has passed, when the code has expired: stopped at 14 only.
-    expect(await figures(last + 2 * MINUTE_MS)).toEqual([[1, 0], [1, 0]]);
-    expect(await figures(last + 6 * MINUTE_MS)).toEqual([[0, 1], [1, 0]]);
-    expect(await figures(last + 11 * MINUTE_MS)).toEqual([[0, 1], [0, 1]]);
+    expect(await figures(last + 2 * MINUTE_MS)).toEqual([
+      [1, 0],
+      [1, 0],
+    ]);
+    expect(await figures(last + 6 * MINUTE_MS)).toEqual([
+      [0, 1],
+      [1, 0],
+    ]);
+    expect(await figures(last + 11 * MINUTE_MS)).toEqual([
+      [0, 1],
+      [0, 1],
+    ]);
   });
 });

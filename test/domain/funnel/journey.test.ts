@@ -49,19 +49,27 @@ describe('a journey in the funnel', () => {
     await sandbox.close();
   });
 
-  const fe = async (action: string, body: Record<string, unknown>) => (await request(node).post(`/${action}`).send(body)).body as Answer;
+  const fe = async (action: string, body: Record<string, unknown>) =>
+    (await request(node).post(`/${action}`).send(body)).body as Answer;
   const codesFor = (to: string, count: number) =>
     eventually(() => {
       const found = sandbox.outbox.list().filter((m) => m.to.toLowerCase() === to.toLowerCase() && m.code);
       expect(found.length).toBeGreaterThanOrEqual(count);
       return found.map((m) => m.code!);
     });
-  const claimsOf = (token: unknown) => verifyProof(deps.proofKey, token, now) as ReturnType<typeof verifyProof> & { journey?: string; trail?: string };
+  const claimsOf = (token: unknown) =>
+    verifyProof(deps.proofKey, token, now) as ReturnType<typeof verifyProof> & { journey?: string; trail?: string };
   const stats = async (journey: string) => {
     const res = await request(node).get(`/flows/stats?since=1h&journey=${journey}`).set('x-internal-key', INTERNAL_KEY);
-    return res.body.data.journeys[0] as { started: number; completed: number; edges: Array<{ people: number; repeats: number }>; screens: Array<Record<string, unknown> & { state: string }> };
+    return res.body.data.journeys[0] as {
+      started: number;
+      completed: number;
+      edges: Array<{ people: number; repeats: number }>;
+      screens: Array<Record<string, unknown> & { state: string }>;
+    };
   };
-  const screenOf = (figures: Awaited<ReturnType<typeof stats>>, state: string) => figures.screens.find((s) => s.state === state)!;
+  const screenOf = (figures: Awaited<ReturnType<typeof stats>>, state: string) =>
+    figures.screens.find((s) => s.state === state)!;
 
   it('gives each journey an anonymous id of its own, in its proofs with the screens it went through, and keeps it out of what a recording keeps', async () => {
     const phone = '+393338000001';
@@ -94,7 +102,8 @@ describe('a journey in the funnel', () => {
     }
     const codes = await codesFor(phone, 4);
     const wrong = ['000000', '000001', '000002', '000003', '000004'].find((c) => !codes.includes(c))!;
-    for (let i = 0; i < 3; i++) expect((await fe('FeVerifyOtp', { flow: 'phone', phone, otp_code: wrong })).data.reason).toBe('invalid');
+    for (let i = 0; i < 3; i++)
+      expect((await fe('FeVerifyOtp', { flow: 'phone', phone, otp_code: wrong })).data.reason).toBe('invalid');
     expect((await fe('FeVerifyOtp', { flow: 'phone', phone, otp_code: codes[0] })).data.next_step).toBe(24);
     const figures = await stats('phone-registration');
     const code = screenOf(figures, 'awaitingPhoneCode');
@@ -114,7 +123,13 @@ describe('a journey in the funnel', () => {
     const proof = verified.data.proof;
     // The 61 proof, presented three times (FeAddPhone does not spend it): three codes, one person on 62.
     for (let i = 0; i < 3; i++) {
-      const added = await fe('FeAddPhone', { flow: 'email_add_phone', phone: '+393338000003', uid: verified.data.uid, email: GIULIA.email, proof });
+      const added = await fe('FeAddPhone', {
+        flow: 'email_add_phone',
+        phone: '+393338000003',
+        uid: verified.data.uid,
+        email: GIULIA.email,
+        proof,
+      });
       expect(added.data.next_step).toBe(62);
       expect(claimsOf(added.data.pending_proof).journey).toBe(claimsOf(proof).journey);
       now += 2_000;
@@ -130,17 +145,26 @@ describe('a journey in the funnel', () => {
     sandbox.smsFaults.set('gateway', 'error_5xx');
     sandbox.smsFaults.set('twilio', 'error_5xx');
     try {
-      for (let i = 0; i < 3; i++) expect((await fe('FeLogin', { identifier: `+39333800010${i}` })).data.reason).toBe('delivery_failed');
+      for (let i = 0; i < 3; i++)
+        expect((await fe('FeLogin', { identifier: `+39333800010${i}` })).data.reason).toBe('delivery_failed');
     } finally {
       sandbox.smsFaults.clear();
     }
     const after = await stats('phone-login');
     // Not fewer people arriving: three more turned away, none more started, on the phone journeys only.
     expect(after.started).toBe(before.started);
-    expect((after as unknown as { turnedAway: number }).turnedAway - (before as unknown as { turnedAway: number }).turnedAway).toBe(3);
-    expect((after as unknown as { turnedAwayReasons: unknown[] }).turnedAwayReasons).toEqual([expect.objectContaining({ reason: 'delivery_failed', people: 3, count: 3 })]);
-    expect(screenOf(after, 'enteringIdentifier')).toMatchObject({ turnedAway: 3, refusals: expect.arrayContaining([expect.objectContaining({ reason: 'delivery_failed', people: 3, count: 3 })]) });
-    expect((await stats('email-login-with-phone') as unknown as { turnedAway: number }).turnedAway).toBe(0);
+    expect(
+      (after as unknown as { turnedAway: number }).turnedAway -
+        (before as unknown as { turnedAway: number }).turnedAway,
+    ).toBe(3);
+    expect((after as unknown as { turnedAwayReasons: unknown[] }).turnedAwayReasons).toEqual([
+      expect.objectContaining({ reason: 'delivery_failed', people: 3, count: 3 }),
+    ]);
+    expect(screenOf(after, 'enteringIdentifier')).toMatchObject({
+      turnedAway: 3,
+      refusals: expect.arrayContaining([expect.objectContaining({ reason: 'delivery_failed', people: 3, count: 3 })]),
+    });
+    expect(((await stats('email-login-with-phone')) as unknown as { turnedAway: number }).turnedAway).toBe(0);
   });
 
   it('counts an early resend refused already_sent on the code screen of its journey, not on the first screen', async () => {
@@ -153,7 +177,11 @@ describe('a journey in the funnel', () => {
     const early = await fe('FeLogin', { identifier: phone });
     expect(early.data.reason).toBe('already_sent');
     const figures = await stats('phone-registration');
-    expect(screenOf(figures, 'awaitingPhoneCode').refusals).toEqual(expect.arrayContaining([expect.objectContaining({ reason: 'already_sent', people: 1, count: 1 })]));
-    expect((screenOf(figures, 'enteringIdentifier').refusals as Array<{ reason: string }>).map((r) => r.reason)).not.toContain('already_sent');
+    expect(screenOf(figures, 'awaitingPhoneCode').refusals).toEqual(
+      expect.arrayContaining([expect.objectContaining({ reason: 'already_sent', people: 1, count: 1 })]),
+    );
+    expect(
+      (screenOf(figures, 'enteringIdentifier').refusals as Array<{ reason: string }>).map((r) => r.reason),
+    ).not.toContain('already_sent');
   });
 });

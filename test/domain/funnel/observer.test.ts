@@ -26,10 +26,22 @@ describe('the funnel observer', () => {
     const { watching, events } = observer();
     const seen: EffectsSeen = {};
     watching.begin(seen, undefined, 1_900_000_000_000);
-    const step: FlowStepSeen = { entry: 'login', request: { identifier: '+393331234567' }, claims: undefined, seen, from: 'enteringIdentifier', output: { ok: true, state: 'awaitingPhoneCode' } as unknown as FlowStepSeen['output'] };
+    const step: FlowStepSeen = {
+      entry: 'login',
+      request: { identifier: '+393331234567' },
+      claims: undefined,
+      seen,
+      from: 'enteringIdentifier',
+      output: { ok: true, state: 'awaitingPhoneCode' } as unknown as FlowStepSeen['output'],
+    };
     const carried = await watching.stepped(step);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ from: 'enteringIdentifier', outcome: 'ok', to: 'awaitingPhoneCode', toward: '14' });
+    expect(events[0]).toMatchObject({
+      from: 'enteringIdentifier',
+      outcome: 'ok',
+      to: 'awaitingPhoneCode',
+      toward: '14',
+    });
     expect(carried).toEqual({ journey: seen.journey!.id, trail: expect.stringContaining('14') });
   });
 
@@ -37,9 +49,22 @@ describe('the funnel observer', () => {
     const { watching, events } = observer();
     const seen: EffectsSeen = {};
     watching.begin(seen, undefined, 1_900_000_000_000);
-    watching.refused({ entry: 'login', request: { identifier: 'ada@example.test' }, seen, input: undefined, err: apiError('expired') });
+    watching.refused({
+      entry: 'login',
+      request: { identifier: 'ada@example.test' },
+      seen,
+      input: undefined,
+      err: apiError('expired'),
+    });
     expect(events[0]).toMatchObject({ from: 'enteringIdentifier', outcome: 'expired', toward: '33' });
-    const refused: FlowStepSeen = { entry: 'verifyOtp', request: {}, claims: undefined, seen, from: 'awaitingPhoneCode', output: { ok: false, failure: { reason: 'invalid' } } as unknown as FlowStepSeen['output'] };
+    const refused: FlowStepSeen = {
+      entry: 'verifyOtp',
+      request: {},
+      claims: undefined,
+      seen,
+      from: 'awaitingPhoneCode',
+      output: { ok: false, failure: { reason: 'invalid' } } as unknown as FlowStepSeen['output'],
+    };
     await expect(Promise.resolve(watching.stepped(refused))).resolves.toBeUndefined();
     expect(events[1]).toMatchObject({ from: 'awaitingPhoneCode', outcome: 'invalid' });
     expect(events[1]).not.toHaveProperty('to');

@@ -1,7 +1,12 @@
 import nock from 'nock';
 import pino from 'pino';
 import { createCollectorClient } from '../../../src/clients/collector';
-import { createLoginIngest, createMemoryLoginIngest, type IngestObserver, type LoginIngestEvent } from '../../../src/domain/ingest';
+import {
+  createLoginIngest,
+  createMemoryLoginIngest,
+  type IngestObserver,
+  type LoginIngestEvent,
+} from '../../../src/domain/ingest';
 import { testConfig } from '../../support/app';
 import { eventually } from '../../support/eventually';
 import { useNock } from '../../support/nock';
@@ -31,9 +36,18 @@ describe('in-memory login ingest', () => {
   });
 
   it('retries a failed delivery with backoff, then succeeds', async () => {
-    const deliver = jest.fn().mockRejectedValueOnce(new Error('down')).mockRejectedValueOnce(new Error('down')).mockResolvedValue(undefined);
+    const deliver = jest
+      .fn()
+      .mockRejectedValueOnce(new Error('down'))
+      .mockRejectedValueOnce(new Error('down'))
+      .mockResolvedValue(undefined);
     const backoff = jest.fn(noDelay);
-    const ingest = createMemoryLoginIngest({ deliver, log: pino({ level: 'silent' }), maxRetries: 3, backoffMs: backoff });
+    const ingest = createMemoryLoginIngest({
+      deliver,
+      log: pino({ level: 'silent' }),
+      maxRetries: 3,
+      backoffMs: backoff,
+    });
     await ingest.enqueue(event);
     await ingest.drain(1000);
     expect(deliver).toHaveBeenCalledTimes(3);
@@ -57,7 +71,13 @@ describe('in-memory login ingest', () => {
   it('reports every result and the queue depth to the observer', async () => {
     const observer: IngestObserver = { ingest: jest.fn(), ingestQueueDepth: jest.fn() };
     const deliver = jest.fn().mockRejectedValueOnce(new Error('down')).mockResolvedValue(undefined);
-    const ingest = createMemoryLoginIngest({ deliver, log: pino({ level: 'silent' }), maxRetries: 1, backoffMs: noDelay, observer });
+    const ingest = createMemoryLoginIngest({
+      deliver,
+      log: pino({ level: 'silent' }),
+      maxRetries: 1,
+      backoffMs: noDelay,
+      observer,
+    });
     await ingest.enqueue(event);
     await ingest.drain(1000);
     expect((observer.ingest as jest.Mock).mock.calls).toEqual([['queued'], ['failed'], ['delivered']]);
@@ -66,14 +86,26 @@ describe('in-memory login ingest', () => {
 
   it('drops events beyond maxPending instead of growing without bound', async () => {
     const deliver = jest.fn(() => new Promise<void>(() => {}));
-    const ingest = createMemoryLoginIngest({ deliver, log: pino({ level: 'silent' }), maxRetries: 0, maxPending: 2, concurrency: 1 });
+    const ingest = createMemoryLoginIngest({
+      deliver,
+      log: pino({ level: 'silent' }),
+      maxRetries: 0,
+      maxPending: 2,
+      concurrency: 1,
+    });
     for (let i = 0; i < 3; i += 1) await ingest.enqueue({ uid: `uid-${i}`, accessToken: 't' });
     expect(ingest.stats()).toMatchObject({ queued: 2, dropped: 1, pending: 2 });
   });
 
   it('on close, tries waiting retries once more and drops what the grace period leaves', async () => {
     const deliver = jest.fn().mockRejectedValueOnce(new Error('down')).mockResolvedValue(undefined);
-    const ingest = createMemoryLoginIngest({ deliver, log: pino({ level: 'silent' }), maxRetries: 5, backoffMs: () => 60_000, closeGraceMs: 500 });
+    const ingest = createMemoryLoginIngest({
+      deliver,
+      log: pino({ level: 'silent' }),
+      maxRetries: 5,
+      backoffMs: () => 60_000,
+      closeGraceMs: 500,
+    });
     await ingest.enqueue(event);
     // The first attempt failed and its retry now waits a minute.
     await eventually(() => expect(ingest.stats().retried).toBe(1), { timeoutMs: 1_000, intervalMs: 5 });
@@ -89,7 +121,14 @@ describe('in-memory login ingest', () => {
 describe('login ingest over the collector', () => {
   useNock();
 
-  const config = testConfig({ user_collector: { base_url: 'https://collector.example.test', internal_token: 'tok-123', max_retries: 2, timeout: 1 } });
+  const config = testConfig({
+    user_collector: {
+      base_url: 'https://collector.example.test',
+      internal_token: 'tok-123',
+      max_retries: 2,
+      timeout: 1,
+    },
+  });
   const log = pino({ level: 'silent' });
 
   it('delivers {uid, accessToken} with x-internal-token after retrying a collector failure', async () => {

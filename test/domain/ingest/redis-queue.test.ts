@@ -10,7 +10,8 @@ import { useRedisTargets } from '../../support/redis-targets';
 /* The durable ingest of issue 6: queued in Redis before the answer, delivered at least once by the fleet. */
 
 const log = pino({ level: 'silent' });
-const events = (n: number): LoginIngestEvent[] => Array.from({ length: n }, (_, i) => ({ uid: `u${i}`, accessToken: `token-${i}` }));
+const events = (n: number): LoginIngestEvent[] =>
+  Array.from({ length: n }, (_, i) => ({ uid: `u${i}`, accessToken: `token-${i}` }));
 /** Deliveries happen on the queue's own polling, in real time: wait for them, not for a fixed time. */
 const soon = { timeoutMs: 8_000, intervalMs: 20 };
 
@@ -29,8 +30,22 @@ describe.each(targets)('durable login ingest on $name', (target) => {
     return count;
   };
   const open: Array<{ close(): Promise<void>; abort(): void }> = [];
-  const ingest = (deliver: (e: LoginIngestEvent) => Promise<unknown>, extra: Partial<Parameters<typeof createRedisLoginIngest>[0]> = {}) => {
-    const queue = createRedisLoginIngest({ redis, prefix, deliver, log, maxRetries: 3, backoffMs: () => 20, pollMs: 50, heartbeatMs: 300, closeGraceMs: 200, ...extra });
+  const ingest = (
+    deliver: (e: LoginIngestEvent) => Promise<unknown>,
+    extra: Partial<Parameters<typeof createRedisLoginIngest>[0]> = {},
+  ) => {
+    const queue = createRedisLoginIngest({
+      redis,
+      prefix,
+      deliver,
+      log,
+      maxRetries: 3,
+      backoffMs: () => 20,
+      pollMs: 50,
+      heartbeatMs: 300,
+      closeGraceMs: 200,
+      ...extra,
+    });
     open.push(queue);
     return queue;
   };
@@ -70,14 +85,20 @@ describe.each(targets)('durable login ingest on $name', (target) => {
     });
     for (const e of events(10)) await queue.enqueue(e);
     // The queue counts a delivery once Redis has settled it, a moment after `deliver` returned.
-    await eventually(() => expect(queue.stats()).toMatchObject({ queued: 10, delivered: 10, retried: 20, failed: 0 }), soon);
+    await eventually(
+      () => expect(queue.stats()).toMatchObject({ queued: 10, delivered: 10, retried: 20, failed: 0 }),
+      soon,
+    );
     expect(delivered.size).toBe(10);
   });
 
   it('gives up after the last retry and keeps the event in the dead-letter list', async () => {
-    const queue = ingest(async () => {
-      throw new Error('collector refuses');
-    }, { maxRetries: 1 });
+    const queue = ingest(
+      async () => {
+        throw new Error('collector refuses');
+      },
+      { maxRetries: 1 },
+    );
     await queue.enqueue({ uid: 'doomed', accessToken: 'x' });
     await eventually(() => expect(queue.stats().failed).toBe(1), soon);
     const dead = await redis.lrange(keys.dead, 0, -1);
@@ -112,7 +133,10 @@ describe.each(targets)('durable login ingest on $name', (target) => {
   // Last in the suite: it stops this target's Redis. Found by `npm run soak`: a login answered in
   // the instant Redis went away used to lose its ingest.
   it('queues the events of a Redis outage once Redis returns, and delivers them', async () => {
-    const config = loadConfig({ env: { NODE_ENV: 'test' }, overrides: { otp: { store: 'redis' }, redis: target.config() } });
+    const config = loadConfig({
+      env: { NODE_ENV: 'test' },
+      overrides: { otp: { store: 'redis' }, redis: target.config() },
+    });
     const failFast = createRedis(config, log);
     await redisReady(failFast, 15_000);
     const delivered: string[] = [];
@@ -133,9 +157,15 @@ describe.each(targets)('durable login ingest on $name', (target) => {
       expect(queue.stats()).toMatchObject({ dropped: 0, pending: 2 });
       collectorUp = true;
       await target.restart();
-      await eventually(() => expect(delivered).toEqual(['during-outage', 'during-outage-2']), { timeoutMs: 20_000, intervalMs: 50 });
+      await eventually(() => expect(delivered).toEqual(['during-outage', 'during-outage-2']), {
+        timeoutMs: 20_000,
+        intervalMs: 50,
+      });
       // The queue counts a delivery once the collector's answer is back, a moment after the collector saw it.
-      await eventually(() => expect(queue.stats()).toMatchObject({ queued: 2, delivered: 2, dropped: 0 }), { timeoutMs: 5_000, intervalMs: 20 });
+      await eventually(() => expect(queue.stats()).toMatchObject({ queued: 2, delivered: 2, dropped: 0 }), {
+        timeoutMs: 5_000,
+        intervalMs: 20,
+      });
     } finally {
       queue.abort();
       failFast.disconnect();
@@ -161,19 +191,45 @@ describe('durable login ingest, on one server only', () => {
     await redis.lpush(`${prefix}ingest:dead`, envelope('given-up'));
 
     const delivered: string[] = [];
-    const queue = createRedisLoginIngest({ redis, prefix, deliver: async (e) => void delivered.push(e.uid), log, maxRetries: 0, pollMs: 50 });
+    const queue = createRedisLoginIngest({
+      redis,
+      prefix,
+      deliver: async (e) => void delivered.push(e.uid),
+      log,
+      maxRetries: 0,
+      pollMs: 50,
+    });
     open.push(queue);
     await eventually(() => expect(new Set(delivered)).toEqual(new Set(['queued', 'retrying', 'held'])), soon);
     expect(await redis.lrange(ingestKeys(prefix).dead, 0, -1)).toEqual([envelope('given-up')]);
-    expect(await redis.exists(`${prefix}ingest:ready`, `${prefix}ingest:delayed`, `${prefix}ingest:processing:gone`, `${prefix}ingest:dead`)).toBe(0);
+    expect(
+      await redis.exists(
+        `${prefix}ingest:ready`,
+        `${prefix}ingest:delayed`,
+        `${prefix}ingest:processing:gone`,
+        `${prefix}ingest:dead`,
+      ),
+    ).toBe(0);
   });
 
   it('never rejects when Redis is unreachable: the event is held, and dropped only beyond heldMax', async () => {
-    const offline = new Redis(`redis://127.0.0.1:1`, { enableOfflineQueue: false, lazyConnect: true, maxRetriesPerRequest: 0 });
+    const offline = new Redis(`redis://127.0.0.1:1`, {
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+    });
     const collectorDown = async () => {
       throw new Error('collector down too');
     };
-    const queue = createRedisLoginIngest({ redis: offline, prefix: 'offline:', deliver: collectorDown, log, maxRetries: 0, pollMs: 50, heldMax: 1 });
+    const queue = createRedisLoginIngest({
+      redis: offline,
+      prefix: 'offline:',
+      deliver: collectorDown,
+      log,
+      maxRetries: 0,
+      pollMs: 50,
+      heldMax: 1,
+    });
     open.push(queue);
     await expect(queue.enqueue({ uid: 'u1', accessToken: 't' })).resolves.toBeUndefined();
     expect(queue.stats()).toMatchObject({ dropped: 0, pending: 1 });
@@ -184,9 +240,20 @@ describe('durable login ingest, on one server only', () => {
   });
 
   it('offers an event it holds while Redis is unreachable to the collector at once, so a crash before Redis returns does not lose it', async () => {
-    const offline = new Redis(`redis://127.0.0.1:1`, { enableOfflineQueue: false, lazyConnect: true, maxRetriesPerRequest: 0 });
+    const offline = new Redis(`redis://127.0.0.1:1`, {
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+    });
     const delivered: string[] = [];
-    const queue = createRedisLoginIngest({ redis: offline, prefix: 'offline:', deliver: async (event) => void delivered.push(event.uid), log, maxRetries: 0, pollMs: 50 });
+    const queue = createRedisLoginIngest({
+      redis: offline,
+      prefix: 'offline:',
+      deliver: async (event) => void delivered.push(event.uid),
+      log,
+      maxRetries: 0,
+      pollMs: 50,
+    });
     open.push(queue);
     await queue.enqueue({ uid: 'u1', accessToken: 't' });
     await eventually(() => expect(delivered).toEqual(['u1']), soon);

@@ -20,7 +20,11 @@ describe('abuse limits', () => {
     for (let i = 0; i < 5; i++) answers.push(await app.post('otp_generate', { uid: phone(i) }));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 429, 429]);
     const refused = answers[3]!;
-    expect(refused.body).toMatchObject({ success: false, error: expect.stringMatching(/^Troppe richieste\. Riprova tra \d+ secondi\.$/), data: { reason: 'rate_limited', retry_after: expect.any(Number), limit: 'sends_per_ip_per_hour' } });
+    expect(refused.body).toMatchObject({
+      success: false,
+      error: expect.stringMatching(/^Troppe richieste\. Riprova tra \d+ secondi\.$/),
+      data: { reason: 'rate_limited', retry_after: expect.any(Number), limit: 'sends_per_ip_per_hour' },
+    });
     expect(Number(refused.headers['retry-after'])).toBe(refused.body.data.retry_after);
     expect(refused.body.data.retry_after).toBeGreaterThan(3500);
     expect(gateway.sent).toHaveLength(3);
@@ -56,7 +60,8 @@ describe('abuse limits', () => {
 
   it('counts per client IP from X-Forwarded-For only behind server.trust_proxy_hops proxies', async () => {
     app = await startApp({ server: { trust_proxy_hops: 1 }, rate_limits: { verifies_per_ip_per_minute: 1 } });
-    const from = (ip: string) => app.post('verify_otp', { email: phone(1), otp_code: '123456' }).set('X-Forwarded-For', ip);
+    const from = (ip: string) =>
+      app.post('verify_otp', { email: phone(1), otp_code: '123456' }).set('X-Forwarded-For', ip);
     expect((await from('203.0.113.1')).status).toBe(200);
     expect((await from('203.0.113.2')).status).toBe(200);
     expect((await from('203.0.113.1')).status).toBe(429);
@@ -64,21 +69,25 @@ describe('abuse limits', () => {
 
   it('ignores X-Forwarded-For with server.trust_proxy_hops at 0 (the default)', async () => {
     app = await startApp({ rate_limits: { verifies_per_ip_per_minute: 1 } });
-    const from = (ip: string) => app.post('verify_otp', { email: phone(1), otp_code: '123456' }).set('X-Forwarded-For', ip);
+    const from = (ip: string) =>
+      app.post('verify_otp', { email: phone(1), otp_code: '123456' }).set('X-Forwarded-For', ip);
     expect((await from('203.0.113.1')).status).toBe(200);
     expect((await from('203.0.113.2')).status).toBe(429);
   });
 
   it('applies no limit when rate_limits.enabled is false', async () => {
     app = await startApp({ rate_limits: { enabled: false, verifies_per_ip_per_minute: 1 } });
-    for (let i = 0; i < 3; i++) expect((await app.post('verify_otp', { email: phone(1), otp_code: '123456' })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await app.post('verify_otp', { email: phone(1), otp_code: '123456' })).status).toBe(200);
   });
 
   it('counts refusals in /metrics', async () => {
     app = await startApp({ rate_limits: { verifies_per_ip_per_minute: 1 } });
     await app.post('verify_otp', { email: phone(1), otp_code: '123456' });
     await app.post('verify_otp', { email: phone(1), otp_code: '123456' });
-    expect(await app.deps.metrics.render()).toMatch(/lfa_rate_limit_refusals_total\{limit="verifies_per_ip_per_minute"\} 1/);
+    expect(await app.deps.metrics.render()).toMatch(
+      /lfa_rate_limit_refusals_total\{limit="verifies_per_ip_per_minute"\} 1/,
+    );
   });
 });
 

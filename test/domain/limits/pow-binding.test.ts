@@ -22,12 +22,15 @@ describe('a proof-of-work solution', () => {
   it('is taken for the action and identifier it was issued for, spent under its signature until its expiry', async () => {
     const taken = await pow.verify(payload, 'otp_generate', 'digest-of-mario');
     expect(taken).toEqual({ id: expect.any(String), expiresAt: (Math.floor(clock.now / 1000) + 300) * 1000 });
-    const { challenge } = JSON.parse(Buffer.from(payload, 'base64').toString('utf8')) as { challenge: { signature: string } };
+    const { challenge } = JSON.parse(Buffer.from(payload, 'base64').toString('utf8')) as {
+      challenge: { signature: string };
+    };
     expect((taken as { id: string }).id).toBe(challenge.signature);
   });
 
   it('issued for one action is refused for another action on the same identifier', async () => {
-    for (const action of ['FeLogin', 'notify_email', 'register', 'otp_generat', 'otp_generate ']) expect([action, await pow.verify(payload, action, 'digest-of-mario')]).toEqual([action, { fault: 'mismatch' }]);
+    for (const action of ['FeLogin', 'notify_email', 'register', 'otp_generat', 'otp_generate '])
+      expect([action, await pow.verify(payload, action, 'digest-of-mario')]).toEqual([action, { fault: 'mismatch' }]);
   });
 
   it('issued for one identifier is refused for another on the same action', async () => {
@@ -39,7 +42,10 @@ describe('a proof-of-work solution', () => {
     const later = createPow(settings, key, () => clock.now + 300_000);
     expect(await later.verify(payload, 'otp_generate', 'digest-of-mario')).toEqual({ fault: 'expired' });
     const justBefore = createPow(settings, key, () => clock.now + 299_000);
-    expect(await justBefore.verify(payload, 'otp_generate', 'digest-of-mario')).toEqual({ id: expect.any(String), expiresAt: expect.any(Number) });
+    expect(await justBefore.verify(payload, 'otp_generate', 'digest-of-mario')).toEqual({
+      id: expect.any(String),
+      expiresAt: expect.any(Number),
+    });
     const otherKey = createPow(settings, Buffer.alloc(32, 8), () => clock.now);
     expect(await otherKey.verify(payload, 'otp_generate', 'digest-of-mario')).toEqual({ fault: 'invalid' });
   });
@@ -49,13 +55,21 @@ describe('a proof-of-work solution', () => {
     const json = Buffer.from(payload, 'base64').toString('utf8');
     const longest = Buffer.from(json.padEnd(3072, ' ')).toString('base64');
     expect(longest).toHaveLength(4096);
-    expect(await pow.verify(longest, 'otp_generate', 'digest-of-mario')).toEqual({ id: expect.any(String), expiresAt: expect.any(Number) });
-    expect(await pow.verify(Buffer.from(json.padEnd(3073, ' ')).toString('base64'), 'otp_generate', 'digest-of-mario')).toEqual({ fault: 'malformed' });
+    expect(await pow.verify(longest, 'otp_generate', 'digest-of-mario')).toEqual({
+      id: expect.any(String),
+      expiresAt: expect.any(Number),
+    });
+    expect(
+      await pow.verify(Buffer.from(json.padEnd(3073, ' ')).toString('base64'), 'otp_generate', 'digest-of-mario'),
+    ).toEqual({ fault: 'malformed' });
   });
 
   it('refuses a payload that is too long, not base64 JSON, or missing its parts', async () => {
     const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
-    const { challenge, solution } = JSON.parse(Buffer.from(payload, 'base64').toString('utf8')) as { challenge: { parameters: Record<string, unknown>; signature: string }; solution: Record<string, unknown> };
+    const { challenge, solution } = JSON.parse(Buffer.from(payload, 'base64').toString('utf8')) as {
+      challenge: { parameters: Record<string, unknown>; signature: string };
+      solution: Record<string, unknown>;
+    };
     const malformed = [
       `${payload}${'A'.repeat(4097 - payload.length)}`,
       'not base64 json',
@@ -66,20 +80,40 @@ describe('a proof-of-work solution', () => {
       encode({ challenge, solution: { ...solution, counter: String(solution.counter) } }),
       encode({ challenge, solution: { counter: solution.counter } }),
     ];
-    for (const text of malformed) expect(await pow.verify(text, 'otp_generate', 'digest-of-mario')).toEqual({ fault: 'malformed' });
+    for (const text of malformed)
+      expect(await pow.verify(text, 'otp_generate', 'digest-of-mario')).toEqual({ fault: 'malformed' });
     // Another algorithm named in the parameters is no solution of ours, whatever it claims.
-    expect(await pow.verify(encode({ challenge: { ...challenge, parameters: { ...challenge.parameters, algorithm: 'PBKDF2/SHA-256' } }, solution }), 'otp_generate', 'digest-of-mario')).toEqual({ fault: 'mismatch' });
+    expect(
+      await pow.verify(
+        encode({
+          challenge: { ...challenge, parameters: { ...challenge.parameters, algorithm: 'PBKDF2/SHA-256' } },
+          solution,
+        }),
+        'otp_generate',
+        'digest-of-mario',
+      ),
+    ).toEqual({ fault: 'mismatch' });
     // A derived key that is not the one the work finds (ALTCHA's deterministic mode checks the key, whose signature the challenge carries).
     const derivedKey = solution.derivedKey as string;
     const wrong = `${derivedKey.slice(0, -1)}${derivedKey.endsWith('0') ? '1' : '0'}`;
-    expect(await pow.verify(encode({ challenge, solution: { ...solution, derivedKey: wrong } }), 'otp_generate', 'digest-of-mario')).toEqual({ fault: 'invalid' });
+    expect(
+      await pow.verify(
+        encode({ challenge, solution: { ...solution, derivedKey: wrong } }),
+        'otp_generate',
+        'digest-of-mario',
+      ),
+    ).toEqual({ fault: 'invalid' });
   });
 });
 
 describe('the work a challenge asks', () => {
   const pow = createPow(settings, key, () => 1_900_000_000_000);
   const counterOf = async (difficulty?: number) => {
-    const { solution } = JSON.parse(Buffer.from(await solvePow(await pow.issue('otp_generate', 'digest-of-mario', difficulty)), 'base64').toString('utf8')) as { solution: { counter: number } };
+    const { solution } = JSON.parse(
+      Buffer.from(await solvePow(await pow.issue('otp_generate', 'digest-of-mario', difficulty)), 'base64').toString(
+        'utf8',
+      ),
+    ) as { solution: { counter: number } };
     return solution.counter;
   };
 
@@ -99,4 +133,3 @@ describe('the work a challenge asks', () => {
     }
   });
 });
-

@@ -113,7 +113,9 @@ describe.each([
   it('counts every hit, concurrent ones included, and a peek reads the count without adding to it', async () => {
     const limiter = make();
     const uncapped = Number.MAX_SAFE_INTEGER;
-    const hits = await Promise.all(Array.from({ length: 25 }, () => limiter.hit('challenge_velocity:c:IT:m1', uncapped, 120_000, 0)));
+    const hits = await Promise.all(
+      Array.from({ length: 25 }, () => limiter.hit('challenge_velocity:c:IT:m1', uncapped, 120_000, 0)),
+    );
     expect(hits.every((d) => d.allowed)).toBe(true);
     expect(Math.min(...hits.map((d) => d.remaining))).toBe(uncapped - 25);
     expect((await limiter.peek('challenge_velocity:c:IT:m1', uncapped, 1_000)).remaining).toBe(uncapped - 25);
@@ -139,11 +141,18 @@ describe.each(targets)('$name rate limiter windows', (target) => {
 // Found by `npm run soak -- --cluster`: a counter on a restarting node answered 500 internal_error.
 describe('redis rate limiter with Redis away', () => {
   it('refuses with store_unavailable (503), never a bare error', async () => {
-    const offline = new Redis('redis://127.0.0.1:1', { enableOfflineQueue: false, lazyConnect: true, maxRetriesPerRequest: 0 });
+    const offline = new Redis('redis://127.0.0.1:1', {
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+    });
     offline.on('error', () => {});
     try {
       const limiter = createRedisRateLimiter(offline, 'away:');
-      await expect(limiter.hit('ip:1', 3, 60_000, 0)).rejects.toMatchObject({ reason: 'store_unavailable', status: 503 });
+      await expect(limiter.hit('ip:1', 3, 60_000, 0)).rejects.toMatchObject({
+        reason: 'store_unavailable',
+        status: 503,
+      });
     } finally {
       offline.disconnect();
     }

@@ -50,7 +50,7 @@ describe('rate-limit round trips of a code send on Redis', () => {
     await app?.close();
   });
 
-  it('counts the receiver\'s two limits in one round trip, and the IP in one more; reads the verified history in one', async () => {
+  it("counts the receiver's two limits in one round trip, and the IP in one more; reads the verified history in one", async () => {
     const prefix = `rt${Math.random().toString(36).slice(2)}:`;
     app = await startApp({ otp: { store: 'redis' }, redis: { url: server.url, key_prefix: prefix } });
     await redisReady(app.deps.redis!, 15_000);
@@ -58,7 +58,9 @@ describe('rate-limit round trips of a code send on Redis', () => {
     // The first send loads the scripts (EVALSHA, then EVAL when the server does not know one yet).
     expect((await app.post('otp_generate', { uid: '+393331000001' })).status).toBe(200);
 
-    const commands = await commandsDuring(async () => expect((await app.post('otp_generate', { uid: '+393331000002' })).status).toBe(200));
+    const commands = await commandsDuring(async () =>
+      expect((await app.post('otp_generate', { uid: '+393331000002' })).status).toBe(200),
+    );
     const limitCalls = commands.filter((args) => args.some((arg) => arg.startsWith(`${prefix}rl:`)));
     expect(limitCalls.map((args) => args.filter((arg) => arg.startsWith(`${prefix}rl:`)))).toEqual([
       [`${prefix}rl:sends_per_ip_per_hour:127.0.0.1`],
@@ -77,16 +79,21 @@ describe('pumping-defence round trips of a code send on Redis', () => {
     await app?.close();
   });
 
-  it('asks four commands: the block read, then both velocities and the range\'s figures (one script on one key)', async () => {
+  it("asks four commands: the block read, then both velocities and the range's figures (one script on one key)", async () => {
     const prefix = `rp${Math.random().toString(36).slice(2)}:`;
     app = await startApp({ otp: { store: 'redis' }, redis: { url: server.url, key_prefix: prefix } });
     await redisReady(app.deps.redis!, 15_000);
     smsGateway();
-    for (let i = 0; i < 5; i += 1) expect((await app.post('otp_generate', { uid: `+39333100001${i}` })).status).toBe(200);
+    for (let i = 0; i < 5; i += 1)
+      expect((await app.post('otp_generate', { uid: `+39333100001${i}` })).status).toBe(200);
 
-    const commands = await commandsDuring(async () => expect((await app.post('otp_generate', { uid: '+393331000020' })).status).toBe(200));
+    const commands = await commandsDuring(async () =>
+      expect((await app.post('otp_generate', { uid: '+393331000020' })).status).toBe(200),
+    );
     const defence = commands.filter((args) => args.some((arg) => /sms:(block|count:vel|range):/.test(arg)));
-    expect(defence.map((args) => [args[0]!.toLowerCase(), args.find((arg) => arg.startsWith(prefix))!.slice(prefix.length)])).toEqual([
+    expect(
+      defence.map((args) => [args[0]!.toLowerCase(), args.find((arg) => arg.startsWith(prefix))!.slice(prefix.length)]),
+    ).toEqual([
       ['get', 'sms:block:393331'],
       ['evalsha', expect.stringMatching(/^sms:count:vel:c:IT:/)],
       ['evalsha', expect.stringMatching(/^sms:count:vel:p:393331:/)],

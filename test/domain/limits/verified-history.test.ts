@@ -76,16 +76,24 @@ describe('the verified history', () => {
 });
 
 describe('one verified history for the pumping caps and the bot challenge (deps.ts)', () => {
-  it('is the one the pumping defence reads: a phone recorded in the deps\' history passes a country cap new numbers cannot', async () => {
-    const config = testConfig({ sms: { allowed_regions: ['IT'], pumping: { country_sends_per_hour: 2, block_min_sends: 1000 } } });
+  it("is the one the pumping defence reads: a phone recorded in the deps' history passes a country cap new numbers cannot", async () => {
+    const config = testConfig({
+      sms: { allowed_regions: ['IT'], pumping: { country_sends_per_hour: 2, block_min_sends: 1000 } },
+    });
     const deps = testDeps(config, { now: () => Date.UTC(2030, 0, 7, 6) });
     try {
       await deps.history.record(PHONE);
       for (const n of ['+393201000001', '+393211000002']) await deps.sms.pumping.admit(n, 'IT');
-      await expect(deps.sms.pumping.admit('+393221000003', 'IT')).rejects.toMatchObject({ reason: 'sms_destination_limited' });
+      await expect(deps.sms.pumping.admit('+393221000003', 'IT')).rejects.toMatchObject({
+        reason: 'sms_destination_limited',
+      });
       await expect(deps.sms.pumping.admit(PHONE, 'IT')).resolves.toBeUndefined();
       // Kept in the limiter every other limit is counted in: across instances on Redis.
-      const fresh = createVerifiedHistory(deps.rateLimiter, { secret: deps.secret, days: config.rate_limits.verified_history_days, now: deps.now });
+      const fresh = createVerifiedHistory(deps.rateLimiter, {
+        secret: deps.secret,
+        days: config.rate_limits.verified_history_days,
+        now: deps.now,
+      });
       expect(await fresh.has(PHONE)).toBe(true);
     } finally {
       await deps.close();

@@ -7,7 +7,10 @@ describe('normaliseOtpKey', () => {
   });
 
   it('trims and lower-cases an email', () => {
-    expect(normaliseOtpKey('  Mario.Rossi@Example.COM ', 'IT')).toEqual({ value: 'mario.rossi@example.com', kind: 'email' });
+    expect(normaliseOtpKey('  Mario.Rossi@Example.COM ', 'IT')).toEqual({
+      value: 'mario.rossi@example.com',
+      kind: 'email',
+    });
   });
 
   it('gives null for something that looks like a phone but is not one', () => {
@@ -24,7 +27,8 @@ describe('normaliseOtpKey', () => {
   });
 
   it('reads a phone written with separators (spaces, dots, dashes, brackets) as its E.164 number', () => {
-    for (const raw of ['+39 (333) 123.4567', '0039.333.123.4567', '333.123.4567', '+39-333 123 45 67']) expect([raw, normaliseOtpKey(raw, 'IT')]).toEqual([raw, { value: '+393331234567', kind: 'phone' }]);
+    for (const raw of ['+39 (333) 123.4567', '0039.333.123.4567', '333.123.4567', '+39-333 123 45 67'])
+      expect([raw, normaliseOtpKey(raw, 'IT')]).toEqual([raw, { value: '+393331234567', kind: 'phone' }]);
     // Another default region reads the national spelling as its own.
     expect(normaliseOtpKey('202 555-0123', 'US')).toEqual({ value: '+12025550123', kind: 'phone' });
     // A phone starts with + or a digit: one opening with a bracket is a plain key, kept as written.
@@ -66,6 +70,7 @@ describe('maskOtpKey', () => {
 
   it('shows nothing of a plain key, not even its last characters, and an empty key as masked too', () => {
     // A plain key is a secret of the caller's (a session or order id): unlike a phone, no digit of it is kept.
-    for (const key of ['PNIa7Xk2mR0ssi', 'order-42', 'order-20261128-4711', '']) expect([key, maskOtpKey(key)]).toEqual([key, '***']);
+    for (const key of ['PNIa7Xk2mR0ssi', 'order-42', 'order-20261128-4711', ''])
+      expect([key, maskOtpKey(key)]).toEqual([key, '***']);
   });
 });

@@ -22,7 +22,10 @@ describe.each(targets)('two instances on $name', (target) => {
   useNock();
   const fleet: Deps[] = [];
   let nodes: Array<ReturnType<ReturnType<typeof testApp>['callback']>>;
-  const post = (node: number, action: string, body: Record<string, unknown>) => request(nodes[node % 2]!).post(`/?action=${action}`).send(body);
+  const post = (node: number, action: string, body: Record<string, unknown>) =>
+    request(nodes[node % 2]!)
+      .post(`/?action=${action}`)
+      .send(body);
 
   beforeEach(async () => {
     const config = identityConfig({
@@ -54,7 +57,9 @@ describe.each(targets)('two instances on $name', (target) => {
     const gateway = smsGateway();
     await post(0, 'otp_generate', { uid: PHONE });
     const code = gateway.codes()[0];
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post(i, 'verify_otp', { email: PHONE, otp_code: code })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => post(i, 'verify_otp', { email: PHONE, otp_code: code })),
+    );
     expect(answers.filter((a) => a.body.success)).toHaveLength(1);
     expect(answers.filter((a) => a.body.data?.reason === 'invalid')).toHaveLength(19);
   });
@@ -76,7 +81,9 @@ describe.each(targets)('two instances on $name', (target) => {
     expect(done.body).toMatchObject({ success: true, data: { next_step: 90, done: true, uid: MARIO.uid } });
     // The answer on node 1 went out after its event was queued in Redis; either node may deliver it.
     expect((await Promise.all(fleet.map((deps) => deps.loginIngest.drain(5_000)))).every(Boolean)).toBe(true);
-    expect(ingest.ingested).toEqual([{ body: { uid: MARIO.uid, accessToken: done.body.data.access_token }, token: COLLECTOR_TOKEN }]);
+    expect(ingest.ingested).toEqual([
+      { body: { uid: MARIO.uid, accessToken: done.body.data.access_token }, token: COLLECTOR_TOKEN },
+    ]);
     // The code was spent by the login: a replay on the first node is refused.
     const replay = await post(0, 'FeVerifyOtp', { flow: 'phone', phone: PHONE, otp_code: gateway.codes()[0] });
     expect(replay.body).toMatchObject({ success: false, data: { reason: 'invalid' } });

@@ -6,7 +6,9 @@ const targets = useRedisTargets();
 
 describe.each(targets)('$name', (target) => {
   // The very suite the memory store passes: one behaviour, every store.
-  describeOtpStore(target.name, () => createRedisOtpStore(target.client(), { prefix: `t${Math.random().toString(36).slice(2)}:` }));
+  describeOtpStore(target.name, () =>
+    createRedisOtpStore(target.client(), { prefix: `t${Math.random().toString(36).slice(2)}:` }),
+  );
 
   describe('redis OTP store', () => {
     it('namespaces keys and lets Redis expire them after the retention period', async () => {

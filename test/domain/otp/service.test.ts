@@ -29,7 +29,16 @@ function service(config: Config, smsAccepts = true) {
   };
   let now = 1_900_000_000_000;
   const limits = createAbuseLimits(config, createMemoryRateLimiter(), () => now);
-  const otp: OtpService = createOtpService(config, { log, otpLog: log, now: () => now, secret: 's3cret', store, sms, mailer: createMailer(config, log), limits });
+  const otp: OtpService = createOtpService(config, {
+    log,
+    otpLog: log,
+    now: () => now,
+    secret: 's3cret',
+    store,
+    sms,
+    mailer: createMailer(config, log),
+    limits,
+  });
   return { otp, issue, revert, verify, sent, tick: (ms: number) => (now += ms) };
 }
 
@@ -39,13 +48,17 @@ const reasonOf = (err: unknown) => (isApiError(err) ? err.reason : err);
 describe('OtpService', () => {
   it('stores nothing when no chosen channel is configured', async () => {
     const s = service(testConfig());
-    await expect(s.otp.generate(testCtx, { key: '+393331234567' }).catch(reasonOf)).resolves.toBe('channel_not_configured');
+    await expect(s.otp.generate(testCtx, { key: '+393331234567' }).catch(reasonOf)).resolves.toBe(
+      'channel_not_configured',
+    );
     expect(s.issue).not.toHaveBeenCalled();
   });
 
   it('stores nothing and sends nothing for an unparseable phone', async () => {
     const s = service(testConfig(smsOn));
-    await expect(s.otp.generate(testCtx, { key: 'a@b.test', phone: 'call me' }).catch(reasonOf)).resolves.toBe('invalid_request');
+    await expect(s.otp.generate(testCtx, { key: 'a@b.test', phone: 'call me' }).catch(reasonOf)).resolves.toBe(
+      'invalid_request',
+    );
     expect(s.issue).not.toHaveBeenCalled();
     expect(s.sent).toHaveLength(0);
   });
@@ -60,7 +73,11 @@ describe('OtpService', () => {
     const s = service(testConfig(smsOn));
     await s.otp.generate(testCtx, { key: '+39 333 1234567' });
     const code = /\d{6}/.exec(s.sent[0]!.body)![0];
-    expect(await s.otp.verify(testCtx, { key: '393331234567', code })).toEqual({ outcome: 'ok', reached: { phone: '+393331234567' }, sentAt: expect.any(Number) });
+    expect(await s.otp.verify(testCtx, { key: '393331234567', code })).toEqual({
+      outcome: 'ok',
+      reached: { phone: '+393331234567' },
+      sentAt: expect.any(Number),
+    });
     expect(await s.otp.verify(testCtx, { key: '393331234567', code })).toEqual({ outcome: 'invalid' });
   });
 
@@ -73,12 +90,20 @@ describe('OtpService', () => {
     expect(await s.otp.verify(testCtx, { key: '+33612345678', code: wrong })).toEqual({ outcome: 'invalid' });
     expect(keysLookedUp()).toEqual(['+33612345678']);
     // "+330612345678" is written like E.164 but carries France's trunk 0: it is "+33612345678".
-    expect(await s.otp.verify(testCtx, { key: '+330612345678', code })).toEqual({ outcome: 'ok', reached: { phone: '+33612345678' }, sentAt: expect.any(Number) });
+    expect(await s.otp.verify(testCtx, { key: '+330612345678', code })).toEqual({
+      outcome: 'ok',
+      reached: { phone: '+33612345678' },
+      sentAt: expect.any(Number),
+    });
     expect(keysLookedUp()).toEqual(['+330612345678', '+33612345678']);
   });
 
   it('counts a wrong guess once whichever spelling of the key it comes under', async () => {
-    const config = testConfig({ ...smsOn, otp: { max_attempts: 3 }, sms: { ...smsOn.sms, allowed_regions: ['IT', 'FR'] } });
+    const config = testConfig({
+      ...smsOn,
+      otp: { max_attempts: 3 },
+      sms: { ...smsOn.sms, allowed_regions: ['IT', 'FR'] },
+    });
     const s = service(config);
     await s.otp.generate(testCtx, { key: '+33612345678' });
     const code = /\d{6}/.exec(s.sent[0]!.body)![0];
@@ -98,16 +123,31 @@ describe('OtpService', () => {
   it('throws the contract’s errors from verifyOrThrow', async () => {
     const s = service(testConfig(smsOn));
     await s.otp.generate(testCtx, { key: '+393331234567' });
-    const failure = await s.otp.verifyOrThrow(testCtx, { key: '+393331234567', code: 'nope' }).catch((err: unknown) => err);
-    expect(isApiError(failure) && [failure.reason, failure.message, failure.data]).toEqual(['invalid', 'OTP non valido.', { valid: false }]);
+    const failure = await s.otp
+      .verifyOrThrow(testCtx, { key: '+393331234567', code: 'nope' })
+      .catch((err: unknown) => err);
+    expect(isApiError(failure) && [failure.reason, failure.message, failure.data]).toEqual([
+      'invalid',
+      'OTP non valido.',
+      { valid: false },
+    ]);
     s.tick(300_000);
-    const expired = await s.otp.verifyOrThrow(testCtx, { key: '+393331234567', code: 'nope' }).catch((err: unknown) => err);
-    expect(isApiError(expired) && [expired.reason, expired.message]).toEqual(['expired', 'OTP scaduto. Richiedi un nuovo codice.']);
+    const expired = await s.otp
+      .verifyOrThrow(testCtx, { key: '+393331234567', code: 'nope' })
+      .catch((err: unknown) => err);
+    expect(isApiError(expired) && [expired.reason, expired.message]).toEqual([
+      'expired',
+      'OTP scaduto. Richiedi un nuovo codice.',
+    ]);
   });
 
   it('names the request fields its caller uses in invalid_request issues', async () => {
     const s = service(testConfig(smsOn));
-    const failure = await s.otp.generate(testCtx, { key: '12345', fields: { key: 'identifier' } }).catch((err: unknown) => err);
-    expect(isApiError(failure) && failure.data.issues).toEqual([{ path: 'identifier', message: 'not a valid phone number' }]);
+    const failure = await s.otp
+      .generate(testCtx, { key: '12345', fields: { key: 'identifier' } })
+      .catch((err: unknown) => err);
+    expect(isApiError(failure) && failure.data.issues).toEqual([
+      { path: 'identifier', message: 'not a valid phone number' },
+    ]);
   });
 });

@@ -19,7 +19,11 @@ export interface ContractClock {
   advance(ms: number): void;
 }
 
-export function describeOtpStore(name: string, makeStore: () => OtpStore | Promise<OtpStore>, clock?: ContractClock): void {
+export function describeOtpStore(
+  name: string,
+  makeStore: () => OtpStore | Promise<OtpStore>,
+  clock?: ContractClock,
+): void {
   const wait = async (ms: number) => (clock ? clock.advance(ms) : new Promise((resolve) => setTimeout(resolve, ms)));
   describe(`OtpStore contract: ${name}`, () => {
     let store: OtpStore;
@@ -37,7 +41,11 @@ export function describeOtpStore(name: string, makeStore: () => OtpStore | Promi
 
     it('issues a code for a fresh key with no previous record', async () => {
       const result = await store.issue(key, A, T0, policy);
-      expect(result).toEqual({ status: 'issued', previous: null, record: { hash: A, sentAt: T0, expiresAt: T0 + policy.ttlMs, attempts: 0, to: key } });
+      expect(result).toEqual({
+        status: 'issued',
+        previous: null,
+        record: { hash: A, sentAt: T0, expiresAt: T0 + policy.ttlMs, attempts: 0, to: key },
+      });
     });
 
     it('blocks a second issue within the cooldown with the time left, and keeps the first code', async () => {
@@ -72,7 +80,8 @@ export function describeOtpStore(name: string, makeStore: () => OtpStore | Promi
 
     it('answers too_many_attempts on the last allowed wrong guess and then to the right code too (burned)', async () => {
       await store.issue(key, A, T0, policy);
-      for (let i = 1; i < policy.maxAttempts; i++) expect((await store.verify(key, WRONG, T0 + i, policy)).outcome).toBe('invalid');
+      for (let i = 1; i < policy.maxAttempts; i++)
+        expect((await store.verify(key, WRONG, T0 + i, policy)).outcome).toBe('invalid');
       expect((await store.verify(key, WRONG, T0 + 10, policy)).outcome).toBe('too_many_attempts');
       expect((await store.verify(key, A, T0 + 11, policy)).outcome).toBe('too_many_attempts');
     });
@@ -80,7 +89,10 @@ export function describeOtpStore(name: string, makeStore: () => OtpStore | Promi
     it('keeps the cooldown of a burned code: the next send waits as if the code were still pending', async () => {
       await store.issue(key, A, T0, policy);
       for (let i = 0; i < policy.maxAttempts; i++) await store.verify(key, WRONG, T0 + i, policy);
-      expect(await store.issue(key, B, T0 + 1000, policy)).toEqual({ status: 'blocked', retryAfterMs: policy.cooldownMs - 1000 });
+      expect(await store.issue(key, B, T0 + 1000, policy)).toEqual({
+        status: 'blocked',
+        retryAfterMs: policy.cooldownMs - 1000,
+      });
       expect(await store.issue(key, B, T0 + policy.cooldownMs, policy)).toMatchObject({ status: 'issued' });
     });
 
@@ -90,15 +102,22 @@ export function describeOtpStore(name: string, makeStore: () => OtpStore | Promi
       await store.issue(key, B, T0 + policy.cooldownMs, policy);
       expect((await store.verify(key, B, T0 + policy.cooldownMs + 1, policy)).outcome).toBe('ok');
       await store.issue(key, A, T0 + 2 * policy.cooldownMs, policy);
-      for (let i = 0; i < policy.maxAttempts; i++) await store.verify(key, WRONG, T0 + 2 * policy.cooldownMs + i, policy);
+      for (let i = 0; i < policy.maxAttempts; i++)
+        await store.verify(key, WRONG, T0 + 2 * policy.cooldownMs + i, policy);
       await store.issue(key, B, T0 + 3 * policy.cooldownMs, policy);
-      expect((await store.verify(key, WRONG, T0 + 3 * policy.cooldownMs + 1, policy)).outcome).toBe('too_many_attempts');
+      expect((await store.verify(key, WRONG, T0 + 3 * policy.cooldownMs + 1, policy)).outcome).toBe(
+        'too_many_attempts',
+      );
       expect((await store.verify(key, B, T0 + 3 * policy.cooldownMs + 2, policy)).outcome).toBe('too_many_attempts');
     });
 
     it('remembers where the code went and when it was issued, and says so when it is accepted', async () => {
       await store.issue(key, A, T0, policy, '+393331234567 anna@example.com');
-      expect(await store.verify(key, A, T0 + 1, policy)).toEqual({ outcome: 'ok', to: '+393331234567 anna@example.com', sentAt: T0 });
+      expect(await store.verify(key, A, T0 + 1, policy)).toEqual({
+        outcome: 'ok',
+        to: '+393331234567 anna@example.com',
+        sentAt: T0,
+      });
       await store.issue(key, B, T0 + 2, policy);
       expect(await store.verify(key, B, T0 + 3, policy)).toEqual({ outcome: 'ok', to: key, sentAt: T0 + 2 });
     });
@@ -118,19 +137,34 @@ export function describeOtpStore(name: string, makeStore: () => OtpStore | Promi
       // A resend names a new journey (the request could not know its own): the live code's stays.
       const resent = await store.issue(key, B, T0 + policy.cooldownMs, policy, key, second);
       expect(resent.status === 'issued' && resent.record.journey).toBe(first);
-      expect(await store.verify(key, B, T0 + policy.cooldownMs + 1, policy)).toEqual({ outcome: 'ok', to: key, sentAt: T0 + policy.cooldownMs, journey: first });
+      expect(await store.verify(key, B, T0 + policy.cooldownMs + 1, policy)).toEqual({
+        outcome: 'ok',
+        to: key,
+        sentAt: T0 + policy.cooldownMs,
+        journey: first,
+      });
       // Once the code is gone, the next one is the next journey's.
       await store.issue(key, A, T0 + policy.cooldownMs * 2, policy, key, second);
-      expect(await store.verify(key, A, T0 + policy.cooldownMs * 2 + 1, policy)).toMatchObject({ outcome: 'ok', journey: second });
+      expect(await store.verify(key, A, T0 + policy.cooldownMs * 2 + 1, policy)).toMatchObject({
+        outcome: 'ok',
+        journey: second,
+      });
       await store.issue(key, B, T0 + policy.cooldownMs * 3, policy, key, first);
-      expect(await store.verify(key, A, T0 + policy.cooldownMs * 3 + policy.ttlMs, policy)).toEqual({ outcome: 'expired', journey: first });
+      expect(await store.verify(key, A, T0 + policy.cooldownMs * 3 + policy.ttlMs, policy)).toEqual({
+        outcome: 'expired',
+        journey: first,
+      });
     });
 
     it("names the live code's journey to an early resend (refused by the cooldown) and to journeyOf, never an expired one", async () => {
       const [first, second] = ['AAECAwQFBgcICQoL', 'DA0ODxAREhMUFRYX'];
       expect(await store.journeyOf(key, T0)).toBeUndefined();
       await store.issue(key, A, T0, policy, key, first);
-      expect(await store.issue(key, B, T0 + 1, policy, key, second)).toEqual({ status: 'blocked', retryAfterMs: policy.cooldownMs - 1, journey: first });
+      expect(await store.issue(key, B, T0 + 1, policy, key, second)).toEqual({
+        status: 'blocked',
+        retryAfterMs: policy.cooldownMs - 1,
+        journey: first,
+      });
       expect(await store.journeyOf(key, T0 + 1)).toBe(first);
       expect(await store.journeyOf(key, T0 + policy.ttlMs)).toBeUndefined();
     });
@@ -151,7 +185,8 @@ export function describeOtpStore(name: string, makeStore: () => OtpStore | Promi
 
     it('does not count guesses against an expired code', async () => {
       await store.issue(key, A, T0, policy);
-      for (let i = 0; i < 10; i++) expect((await store.verify(key, WRONG, T0 + policy.ttlMs + i, policy)).outcome).toBe('expired');
+      for (let i = 0; i < 10; i++)
+        expect((await store.verify(key, WRONG, T0 + policy.ttlMs + i, policy)).outcome).toBe('expired');
     });
 
     it('lets an expired code no longer block, even with a cooldown longer than the lifetime', async () => {
@@ -180,7 +215,10 @@ export function describeOtpStore(name: string, makeStore: () => OtpStore | Promi
         const second = await store.issue(key, B, T0 + policy.cooldownMs, policy);
         expect(await store.revert(key, B, second.status === 'issued' ? second.previous : null)).toBe(true);
         // The restored code was sent at T0: its cooldown is long over.
-        expect(await store.issue(key, h('code-c'), T0 + policy.cooldownMs + 1, policy)).toMatchObject({ status: 'issued', previous: { hash: A } });
+        expect(await store.issue(key, h('code-c'), T0 + policy.cooldownMs + 1, policy)).toMatchObject({
+          status: 'issued',
+          previous: { hash: A },
+        });
       });
 
       it('restores the replaced code so it verifies again', async () => {
@@ -209,21 +247,27 @@ export function describeOtpStore(name: string, makeStore: () => OtpStore | Promi
 
     describe('concurrency', () => {
       it('issues exactly one of 20 concurrent codes for one fresh key', async () => {
-        const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.issue(key, h(`c${i}`), T0, policy)));
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => store.issue(key, h(`c${i}`), T0, policy)),
+        );
         expect(results.filter((r) => r.status === 'issued')).toHaveLength(1);
         expect(results.filter((r) => r.status === 'blocked')).toHaveLength(19);
       });
 
       it('accepts exactly one of 20 concurrent correct verifications', async () => {
         await store.issue(key, A, T0, policy);
-        const outcomes = (await Promise.all(Array.from({ length: 20 }, () => store.verify(key, A, T0 + 1, policy)))).map((r) => r.outcome);
+        const outcomes = (
+          await Promise.all(Array.from({ length: 20 }, () => store.verify(key, A, T0 + 1, policy)))
+        ).map((r) => r.outcome);
         expect(outcomes.filter((o) => o === 'ok')).toHaveLength(1);
         expect(outcomes.filter((o) => o === 'invalid')).toHaveLength(19);
       });
 
       it('counts every one of many concurrent wrong guesses', async () => {
         await store.issue(key, A, T0, policy);
-        const outcomes = (await Promise.all(Array.from({ length: 8 }, () => store.verify(key, WRONG, T0 + 1, policy)))).map((r) => r.outcome);
+        const outcomes = (
+          await Promise.all(Array.from({ length: 8 }, () => store.verify(key, WRONG, T0 + 1, policy)))
+        ).map((r) => r.outcome);
         expect(outcomes.filter((o) => o === 'invalid')).toHaveLength(policy.maxAttempts - 1);
         expect(outcomes.filter((o) => o === 'too_many_attempts')).toHaveLength(8 - (policy.maxAttempts - 1));
         expect((await store.verify(key, A, T0 + 2, policy)).outcome).toBe('too_many_attempts');
@@ -266,7 +310,9 @@ export function describeOtpStore(name: string, makeStore: () => OtpStore | Promi
 
       it('lets exactly one of 20 concurrent sends claim one address', async () => {
         const to = address();
-        const claims = await Promise.all(Array.from({ length: 20 }, (_, i) => store.claimRecipient(to, `t${i}`, 60_000)));
+        const claims = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => store.claimRecipient(to, `t${i}`, 60_000)),
+        );
         expect(claims.filter((c) => c.claimed)).toHaveLength(1);
       });
     });

@@ -1,7 +1,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expiryMinutes, htmlToText, loadOtpTemplates, renderOtpMessage, TEMPLATES_DIR } from '../../../src/domain/otp/templates';
+import {
+  expiryMinutes,
+  htmlToText,
+  loadOtpTemplates,
+  renderOtpMessage,
+  TEMPLATES_DIR,
+} from '../../../src/domain/otp/templates';
 
 const input = { code: '012345', ttlSeconds: 300, appName: 'Login <Test>', now: Date.UTC(2031, 5, 1) };
 
@@ -9,7 +15,9 @@ describe('OTP templates', () => {
   const templates = loadOtpTemplates(join(TEMPLATES_DIR, 'it'));
 
   it('fills every placeholder of the SMS text', () => {
-    expect(renderOtpMessage(templates, input).sms).toBe('Login <Test>: il tuo codice di verifica è 012345. Scade tra 5 minuti. Non condividerlo con nessuno.');
+    expect(renderOtpMessage(templates, input).sms).toBe(
+      'Login <Test>: il tuo codice di verifica è 012345. Scade tra 5 minuti. Non condividerlo con nessuno.',
+    );
   });
 
   it('fills every placeholder of the HTML mail and escapes the app name', () => {
@@ -56,6 +64,8 @@ describe('OTP templates', () => {
   });
 
   it('turns block ends into lines and drops head, tags and entities', () => {
-    expect(htmlToText('<head><title>x</title></head><p>Uno&nbsp;&amp; due</p><div>tre<br>quattro</div>')).toBe('Uno & due\ntre\nquattro');
+    expect(htmlToText('<head><title>x</title></head><p>Uno&nbsp;&amp; due</p><div>tre<br>quattro</div>')).toBe(
+      'Uno & due\ntre\nquattro',
+    );
   });
 });

@@ -19,15 +19,30 @@ function setup(pumping: Record<string, unknown> = {}, extra: Record<string, unkn
     otp: { debug: true },
     server: { trust_proxy: true },
     security: { internal_key: KEY },
-    sms: { allowed_regions: ['IT', 'GB'], pumping: { block_min_sends: 5, block_min_conversion: 0.5, block_window_seconds: 600, block_seconds: 900, judge_after_seconds: GRACE_MS / 1000, ...pumping } },
+    sms: {
+      allowed_regions: ['IT', 'GB'],
+      pumping: {
+        block_min_sends: 5,
+        block_min_conversion: 0.5,
+        block_window_seconds: 600,
+        block_seconds: 900,
+        judge_after_seconds: GRACE_MS / 1000,
+        ...pumping,
+      },
+    },
     ...extra,
   });
   const now = () => clock.now;
   const { app, deps, metrics, sent, lines } = appWithRecordingSms(config, { now });
   const { sms } = deps;
   let ip = 0;
-  const generate = (phone: string) => request(app).post('/otp_generate').set('X-Forwarded-For', `10.0.${Math.floor(++ip / 250)}.${ip % 250}`).send({ uid: phone });
-  const verify = (phone: string, code: string) => request(app).post('/verify_otp').set('X-Forwarded-For', '10.9.9.9').send({ email: phone, otp_code: code });
+  const generate = (phone: string) =>
+    request(app)
+      .post('/otp_generate')
+      .set('X-Forwarded-For', `10.0.${Math.floor(++ip / 250)}.${ip % 250}`)
+      .send({ uid: phone });
+  const verify = (phone: string, code: string) =>
+    request(app).post('/verify_otp').set('X-Forwarded-For', '10.9.9.9').send({ email: phone, otp_code: code });
   const events = () => lines.map((l) => l.event).filter((e) => typeof e === 'string' && e.startsWith('sms_range'));
   /** Bots ask for five codes and never verify; one grace later the range is watched, one more and it is blocked. */
   const blockBots = async () => {
@@ -47,7 +62,11 @@ describe('SMS pumping defence', () => {
   it('says a range is flagged once watched, counts its SMS this hour,, and blocks it one grace later though no code was sent since (the bots could not solve a challenge)', async () => {
     const { generate, clock, sms, events } = setup();
     for (let i = 0; i < 5; i += 1) await generate(botNumber(i));
-    expect(await sms.pumping.destination(botNumber(9), 'GB')).toEqual({ flagged: false, rangeSends: 5, countrySends: 5 });
+    expect(await sms.pumping.destination(botNumber(9), 'GB')).toEqual({
+      flagged: false,
+      rangeSends: 5,
+      countrySends: 5,
+    });
     clock.now += GRACE_MS + 1000;
     expect((await sms.pumping.destination(botNumber(9), 'GB')).flagged).toBe(true);
     expect(events()).toEqual(['sms_range_watched']);
@@ -56,7 +75,11 @@ describe('SMS pumping defence', () => {
     expect(events()).toEqual(['sms_range_watched', 'sms_range_blocked']);
     expect((await sms.pumping.blocks()).map((b) => b.range)).toEqual(['447520']);
     // Another range: not flagged; the country's five SMS are counted for it, the range's for none.
-    expect(await sms.pumping.destination('+447400123456', 'GB')).toEqual({ flagged: false, rangeSends: 0, countrySends: 5 });
+    expect(await sms.pumping.destination('+447400123456', 'GB')).toEqual({
+      flagged: false,
+      rangeSends: 0,
+      countrySends: 5,
+    });
   });
 
   it('judges no code seconds old: 30 codes to one range in a burst, none verified yet, are all sent', async () => {
@@ -78,13 +101,20 @@ describe('SMS pumping defence', () => {
     expect((await generate(botNumber(6))).body.success).toBe(true);
     expect(events()).toEqual(['sms_range_watched']);
     const capped = (await generate(botNumber(7))).body;
-    expect(capped.data).toMatchObject({ reason: 'sms_destination_limited', limit: 'watch', retry_after: expect.any(Number) });
+    expect(capped.data).toMatchObject({
+      reason: 'sms_destination_limited',
+      limit: 'watch',
+      retry_after: expect.any(Number),
+    });
     // One grace on watch and still no code verified: blocked.
     clock.now += GRACE_MS;
     const answers = [];
     for (let i = 8; i < 15; i += 1) answers.push((await generate(botNumber(i))).body);
     expect(answers.every((a) => a.data.reason === 'sms_destination_blocked')).toBe(true);
-    expect(answers[0]).toMatchObject({ success: false, error: 'Invio SMS verso questa numerazione temporaneamente sospeso.' });
+    expect(answers[0]).toMatchObject({
+      success: false,
+      error: 'Invio SMS verso questa numerazione temporaneamente sospeso.',
+    });
     expect(events()).toEqual(['sms_range_watched', 'sms_range_blocked']);
     expect(sent).toHaveLength(7);
     const rendered = await metrics.render();
@@ -121,7 +151,7 @@ describe('SMS pumping defence', () => {
     expect(sent).toHaveLength(27);
   });
 
-  it('lifts a block at once when the range\'s codes are verified after it', async () => {
+  it("lifts a block at once when the range's codes are verified after it", async () => {
     const { generate, verify, clock, events, metrics } = setup();
     const codes: Array<[string, string]> = [];
     for (let i = 0; i < 6; i += 1) codes.push([botNumber(i), (await generate(botNumber(i))).body.data.otp]);
@@ -143,7 +173,11 @@ describe('SMS pumping defence', () => {
     const { generate } = setup({ prefix_sends_per_hour: 3, block_min_sends: 100 });
     for (let i = 0; i < 3; i += 1) expect((await generate(botNumber(i))).body.success).toBe(true);
     const refused = (await generate(botNumber(3))).body;
-    expect(refused.data).toMatchObject({ reason: 'sms_destination_limited', limit: 'prefix', retry_after: expect.any(Number) });
+    expect(refused.data).toMatchObject({
+      reason: 'sms_destination_limited',
+      limit: 'prefix',
+      retry_after: expect.any(Number),
+    });
     // Another range of the same country is not capped by this one.
     expect((await generate('+447400123456')).body.success).toBe(true);
   });
@@ -152,7 +186,10 @@ describe('SMS pumping defence', () => {
     const { generate } = setup({ country_sends_per_hour: 2, block_min_sends: 100 });
     await generate('+447400123456');
     await generate('+447480123456');
-    expect((await generate('+447400999999')).body.data).toMatchObject({ reason: 'sms_destination_limited', limit: 'country' });
+    expect((await generate('+447400999999')).body.data).toMatchObject({
+      reason: 'sms_destination_limited',
+      limit: 'country',
+    });
     expect((await generate('+393331234567')).body.success).toBe(true);
   });
 

@@ -27,8 +27,23 @@ const config = testConfig({
     api_key: 'k',
     allowed_regions: ['IT'],
     providers: [
-      { kind: 'twilio', account_sid: SID, auth_token: TOKEN, from: '+15005550006', api_url: 'https://twilio.example.test' },
-      { kind: 'whatsapp_cloud', name: 'meta', phone_number_id: '106540352242922', access_token: 'tok', template: 'otp_code', app_secret: APP_SECRET, verify_token: 'vt', api_url: 'https://graph.example.test' },
+      {
+        kind: 'twilio',
+        account_sid: SID,
+        auth_token: TOKEN,
+        from: '+15005550006',
+        api_url: 'https://twilio.example.test',
+      },
+      {
+        kind: 'whatsapp_cloud',
+        name: 'meta',
+        phone_number_id: '106540352242922',
+        access_token: 'tok',
+        template: 'otp_code',
+        app_secret: APP_SECRET,
+        verify_token: 'vt',
+        api_url: 'https://graph.example.test',
+      },
       { kind: 'gateway', name: 'gateway' },
     ],
     receipts: { callback_base_url: BASE, timeout_seconds: 60 },
@@ -38,28 +53,90 @@ const config = testConfig({
 function services(store: SmsStore) {
   const clock = { now: 1_900_000_000_000 };
   const metrics = createMetrics();
-  const sms = createSmsServices(config, { log: pino({ level: 'silent' }), now: () => clock.now, secret: 's', history: { has: async () => false }, metrics, store });
+  const sms = createSmsServices(config, {
+    log: pino({ level: 'silent' }),
+    now: () => clock.now,
+    secret: 's',
+    history: { has: async () => false },
+    metrics,
+    store,
+  });
   /** An entry as the router records one a provider accepted. */
   const accepted = async (provider: string, messageId: string, channel: 'sms' | 'whatsapp' = 'sms') => {
     const id = sms.ledger.newId();
-    await sms.ledger.recordSms({ id, e164: TO, country: 'IT', numberType: 'MOBILE', range: '393331', provider, channel, messageId, receiptAsked: true });
+    await sms.ledger.recordSms({
+      id,
+      e164: TO,
+      country: 'IT',
+      numberType: 'MOBILE',
+      range: '393331',
+      provider,
+      channel,
+      messageId,
+      receiptAsked: true,
+    });
     return id;
   };
   const twilio = (id: string, sid: string, status: string, errorCode?: string) => {
     const url = `${BASE}/_sms/receipts/twilio?m=${id}`;
-    const form: Record<string, string> = { AccountSid: SID, MessageSid: sid, SmsSid: sid, MessageStatus: status, SmsStatus: status, To: TO, ApiVersion: '2010-04-01', ...(errorCode ? { ErrorCode: errorCode } : {}) };
+    const form: Record<string, string> = {
+      AccountSid: SID,
+      MessageSid: sid,
+      SmsSid: sid,
+      MessageStatus: status,
+      SmsStatus: status,
+      To: TO,
+      ApiVersion: '2010-04-01',
+      ...(errorCode ? { ErrorCode: errorCode } : {}),
+    };
     const signature = twilioSignature(TOKEN, url, form);
-    return sms.receipt('twilio', id, { url, form, header: (name) => (name.toLowerCase() === 'x-twilio-signature' ? signature : undefined) });
+    return sms.receipt('twilio', id, {
+      url,
+      form,
+      header: (name) => (name.toLowerCase() === 'x-twilio-signature' ? signature : undefined),
+    });
   };
   const meta = (wamid: string, status: string, code?: number) => {
     const raw = JSON.stringify({
       object: 'whatsapp_business_account',
-      entry: [{ id: 'WABA', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { phone_number_id: '106540352242922' }, statuses: [{ id: wamid, status, timestamp: '1', recipient_id: TO.slice(1), ...(code ? { errors: [{ code }] } : {}) }] } }] }],
+      entry: [
+        {
+          id: 'WABA',
+          changes: [
+            {
+              field: 'messages',
+              value: {
+                messaging_product: 'whatsapp',
+                metadata: { phone_number_id: '106540352242922' },
+                statuses: [
+                  {
+                    id: wamid,
+                    status,
+                    timestamp: '1',
+                    recipient_id: TO.slice(1),
+                    ...(code ? { errors: [{ code }] } : {}),
+                  },
+                ],
+              },
+            },
+          ],
+        },
+      ],
     });
     const signature = metaSignature(APP_SECRET, raw);
-    return sms.receipt('meta', undefined, { url: `${BASE}/_sms/receipts/meta`, form: {}, rawBody: raw, header: (name) => (name.toLowerCase() === 'x-hub-signature-256' ? signature : undefined) });
+    return sms.receipt('meta', undefined, {
+      url: `${BASE}/_sms/receipts/meta`,
+      form: {},
+      rawBody: raw,
+      header: (name) => (name.toLowerCase() === 'x-hub-signature-256' ? signature : undefined),
+    });
   };
-  const receiptsCounted = async (status: string) => Number((await metrics.render()).match(new RegExp(`lfa_sms_receipts_total\\{[^}]*status="${status}"[^}]*\\} (\\d+)`))?.[1] ?? 0);
+  const receiptsCounted = async (status: string) =>
+    Number(
+      (await metrics.render()).match(
+        new RegExp(`lfa_sms_receipts_total\\{[^}]*status="${status}"[^}]*\\} (\\d+)`),
+      )?.[1] ?? 0,
+    );
   return { sms, clock, metrics, accepted, twilio, meta, receiptsCounted };
 }
 
@@ -122,7 +199,13 @@ function describeReplays(makeStore: () => SmsStore) {
   it('has no receipt path for the contract gateway: a receipt posted for it records nothing', async () => {
     const { sms, accepted } = services(makeStore());
     const id = await accepted('gateway', 'g1');
-    expect(await sms.receipt('gateway', id, { url: `${BASE}/_sms/receipts/gateway?m=${id}`, form: { status: 'failed' }, header: () => undefined })).toBe('unknown_provider');
+    expect(
+      await sms.receipt('gateway', id, {
+        url: `${BASE}/_sms/receipts/gateway?m=${id}`,
+        form: { status: 'failed' },
+        header: () => undefined,
+      }),
+    ).toBe('unknown_provider');
     expect(await sms.ledger.latest(TO)).not.toHaveProperty('failed_at');
   });
 
@@ -134,11 +217,14 @@ function describeReplays(makeStore: () => SmsStore) {
     clock.now += 1000;
     await sms.ledger.verified(TO);
     expect((await sms.ledger.latest(TO))!.verified_at).toBe(at);
-    expect(await metrics.render()).toMatch(/lfa_sms_verified_total\{provider="twilio",channel="sms",country="IT"\} 1\n/);
+    expect(await metrics.render()).toMatch(
+      /lfa_sms_verified_total\{provider="twilio",channel="sms",country="IT"\} 1\n/,
+    );
   });
 }
 
-describe('replayed receipts on the memory store', () => describeReplays(() => createMemorySmsStore({ maxEntries: 1000 })));
+describe('replayed receipts on the memory store', () =>
+  describeReplays(() => createMemorySmsStore({ maxEntries: 1000 })));
 
 describe('replayed receipts on Redis', () => {
   const redis = useRedis();

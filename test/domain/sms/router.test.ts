@@ -25,7 +25,13 @@ const twoProviders = (over: Record<string, unknown> = {}) =>
       timeout_seconds: 1,
       providers: [
         { kind: 'gateway', api_url: 'https://gw.example.test/send', api_key: 'gw-key', sender: 'Login' },
-        { kind: 'twilio', account_sid: SID, auth_token: 'tok', from: '+15005550006', api_url: 'https://twilio.example.test' },
+        {
+          kind: 'twilio',
+          account_sid: SID,
+          auth_token: 'tok',
+          from: '+15005550006',
+          api_url: 'https://twilio.example.test',
+        },
       ],
       receipts: { callback_base_url: 'https://login.example.com' },
       ...over,
@@ -34,7 +40,14 @@ const twoProviders = (over: Record<string, unknown> = {}) =>
 
 function services(config = twoProviders(), clock = { now: 1_700_000_000_000 }) {
   const metrics = createMetrics();
-  const sms = createSmsServices(config, { log, now: () => clock.now, secret: 's', history: { has: async () => false }, metrics, random: () => 0 });
+  const sms = createSmsServices(config, {
+    log,
+    now: () => clock.now,
+    secret: 's',
+    history: { has: async () => false },
+    metrics,
+    random: () => 0,
+  });
   return { sms, metrics, clock };
 }
 
@@ -42,8 +55,12 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
   useNock();
 
   it('keeps the single gateway of sms.api_url when sms.providers is empty', async () => {
-    const scope = nock('https://sms.example.test', { reqheaders: { authorization: 'Bearer k' } }).post('/v1/send', { receiver: TO, body: 'hi', sender: 'S' }).reply(200, {});
-    const { sms } = services(testConfig({ sms: { api_url: 'https://sms.example.test/v1/send', api_key: 'k', sender: 'S' } }));
+    const scope = nock('https://sms.example.test', { reqheaders: { authorization: 'Bearer k' } })
+      .post('/v1/send', { receiver: TO, body: 'hi', sender: 'S' })
+      .reply(200, {});
+    const { sms } = services(
+      testConfig({ sms: { api_url: 'https://sms.example.test/v1/send', api_key: 'k', sender: 'S' } }),
+    );
     expect(sms.router.providers.map((p) => p.name)).toEqual(['gateway']);
     expect(await sms.router.send(testCtx, { to: TO, body: 'hi' })).toMatchObject({ provider: 'gateway', status: 200 });
     expect(scope.isDone()).toBe(true);
@@ -51,12 +68,21 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
 
   it.each([
     ['a 5xx', (s: nock.Interceptor) => s.reply(503, 'down')],
-    ['a refused connection', (s: nock.Interceptor) => s.replyWithError({ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' })],
+    [
+      'a refused connection',
+      (s: nock.Interceptor) => s.replyWithError({ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' }),
+    ],
     ['a timeout', (s: nock.Interceptor) => s.delay(1500).reply(200, {})],
   ])('passes the message to the next provider after %s, and only one accepts it', async (_name, fail) => {
     const gateway = fail(nock('https://gw.example.test').post('/send'));
     const twilio = nock('https://twilio.example.test')
-      .post(twilioPath, (body: Record<string, string>) => body.To === TO && body.Body === 'code 123456' && body.StatusCallback?.startsWith('https://login.example.com/_sms/receipts/twilio?m=') === true)
+      .post(
+        twilioPath,
+        (body: Record<string, string>) =>
+          body.To === TO &&
+          body.Body === 'code 123456' &&
+          body.StatusCallback?.startsWith('https://login.example.com/_sms/receipts/twilio?m=') === true,
+      )
       .once()
       .reply(201, { sid: 'SM1', status: 'queued' });
     const { sms, metrics } = services();
@@ -65,7 +91,13 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
     expect(gateway.isDone() && twilio.isDone()).toBe(true);
     const entries = await sms.ledger.since(0);
     expect(entries).toHaveLength(1);
-    expect(entries[0]).toMatchObject({ provider: 'twilio', country: 'IT', number_type: 'MOBILE', range: '393331', message_id: 'SM1' });
+    expect(entries[0]).toMatchObject({
+      provider: 'twilio',
+      country: 'IT',
+      number_type: 'MOBILE',
+      range: '393331',
+      message_id: 'SM1',
+    });
     expect(JSON.stringify(entries)).not.toContain('3331234567');
     const text = await metrics.render();
     expect(text).toMatch(/lfa_sms_sends_total\{provider="gateway",channel="sms",country="IT",result="failover"\} 1/);
@@ -77,12 +109,21 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
     const config = twoProviders({
       providers: [
         { kind: 'gateway', api_url: `http://127.0.0.1:${closed}/send`, api_key: 'k' },
-        { kind: 'twilio', account_sid: SID, auth_token: 'tok', from: '+15005550006', api_url: 'https://twilio.example.test' },
+        {
+          kind: 'twilio',
+          account_sid: SID,
+          auth_token: 'tok',
+          from: '+15005550006',
+          api_url: 'https://twilio.example.test',
+        },
       ],
     });
     const twilio = nock('https://twilio.example.test').post(twilioPath).reply(201, { sid: 'SM9' });
     const { sms } = services(config);
-    expect(await sms.router.send(testCtx, { to: TO, body: 'x' })).toMatchObject({ provider: 'twilio', messageId: 'SM9' });
+    expect(await sms.router.send(testCtx, { to: TO, body: 'x' })).toMatchObject({
+      provider: 'twilio',
+      messageId: 'SM9',
+    });
     expect(twilio.isDone()).toBe(true);
   });
 
@@ -94,7 +135,15 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
     expect(isApiError(failure) && failure.data.upstream_status).toBe(400);
     expect(twilio.isDone()).toBe(false);
     // Nothing went out: the ledger holds only the message not sent, refused by the provider that answered.
-    expect(await sms.ledger.since(0)).toEqual([expect.objectContaining({ provider: 'gateway', channel: 'sms', country: 'IT', not_sent: 'refused', recipient: '*********567' })]);
+    expect(await sms.ledger.since(0)).toEqual([
+      expect.objectContaining({
+        provider: 'gateway',
+        channel: 'sms',
+        country: 'IT',
+        not_sent: 'refused',
+        recipient: '*********567',
+      }),
+    ]);
     expect(await sms.ledger.latest('+393331234567')).toBeNull();
   });
 
@@ -109,11 +158,15 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
     expect(await sms.router.send(testCtx, { to: TO, body: 'c' })).toMatchObject({ provider: 'twilio' });
 
     clock.now += 30_000;
-    expect(sms.router.breakerStates()).toContainEqual(expect.objectContaining({ provider: 'gateway', state: 'half_open' }));
+    expect(sms.router.breakerStates()).toContainEqual(
+      expect.objectContaining({ provider: 'gateway', state: 'half_open' }),
+    );
     const probe = nock('https://gw.example.test').post('/send').reply(200, {});
     expect(await sms.router.send(testCtx, { to: TO, body: 'd' })).toMatchObject({ provider: 'gateway' });
     expect(probe.isDone()).toBe(true);
-    expect(sms.router.breakerStates()).toContainEqual(expect.objectContaining({ provider: 'gateway', state: 'closed' }));
+    expect(sms.router.breakerStates()).toContainEqual(
+      expect.objectContaining({ provider: 'gateway', state: 'closed' }),
+    );
   });
 
   it("names WhatsApp, not SMS, when a WhatsApp-only country finds its provider's circuit open", async () => {
@@ -121,15 +174,30 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
       sms: {
         timeout_seconds: 1,
         breaker: { failures: 1, open_seconds: 30 },
-        providers: [{ kind: 'whatsapp_cloud', name: 'meta', phone_number_id: '106540352242922', access_token: 'tok', template: 'otp_code', app_secret: 'meta-secret', verify_token: 'vt', api_url: 'https://graph.example.test' }],
+        providers: [
+          {
+            kind: 'whatsapp_cloud',
+            name: 'meta',
+            phone_number_id: '106540352242922',
+            access_token: 'tok',
+            template: 'otp_code',
+            app_secret: 'meta-secret',
+            verify_token: 'vt',
+            api_url: 'https://graph.example.test',
+          },
+        ],
         channels: { IT: ['whatsapp'], default: ['whatsapp'] },
       },
     });
     const { sms } = services(config);
     nock('https://graph.example.test').post('/v21.0/106540352242922/messages').reply(503, 'down');
-    const failures = [await sms.router.send(testCtx, { to: TO, body: 'a', channels: ['whatsapp'] }).catch((err: unknown) => err)];
+    const failures = [
+      await sms.router.send(testCtx, { to: TO, body: 'a', channels: ['whatsapp'] }).catch((err: unknown) => err),
+    ];
     // Open now: nothing is asked, and the refusal still names the channel.
-    failures.push(await sms.router.send(testCtx, { to: TO, body: 'b', channels: ['whatsapp'] }).catch((err: unknown) => err));
+    failures.push(
+      await sms.router.send(testCtx, { to: TO, body: 'b', channels: ['whatsapp'] }).catch((err: unknown) => err),
+    );
     for (const failure of failures) {
       expect(isApiError(failure) && failure.reason).toBe('upstream_error');
       expect((failure as Error).message).toBe('Servizio WhatsApp non disponibile. Riprova più tardi.');
@@ -140,7 +208,14 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
     const config = twoProviders({
       providers: [
         { kind: 'gateway', name: 'uk-only', api_url: 'https://gw.example.test/send', api_key: 'k', countries: ['gb'] },
-        { kind: 'twilio', account_sid: SID, auth_token: 'tok', from: '+15005550006', api_url: 'https://twilio.example.test', countries: [] },
+        {
+          kind: 'twilio',
+          account_sid: SID,
+          auth_token: 'tok',
+          from: '+15005550006',
+          api_url: 'https://twilio.example.test',
+          countries: [],
+        },
       ],
     });
     const twilio = nock('https://twilio.example.test').post(twilioPath).reply(201, { sid: 'SM' });
@@ -153,7 +228,13 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
     const config = twoProviders({
       providers: [
         { kind: 'gateway', api_url: 'https://gw.example.test/send', api_key: 'k', weight: 0 },
-        { kind: 'twilio', account_sid: SID, auth_token: 'tok', from: '+15005550006', api_url: 'https://twilio.example.test' },
+        {
+          kind: 'twilio',
+          account_sid: SID,
+          auth_token: 'tok',
+          from: '+15005550006',
+          api_url: 'https://twilio.example.test',
+        },
       ],
     });
     nock('https://twilio.example.test').post(twilioPath).reply(201, { sid: 'SM' });
@@ -166,8 +247,17 @@ describe('SMS providers: routing, failover and circuit breakers', () => {
   });
 
   it('reads the providers from one JSON variable of the environment', () => {
-    const { loadConfig } = jest.requireActual<typeof import('../../../src/core/config/load')>('../../../src/core/config/load');
-    const config = loadConfig({ env: { NODE_ENV: 'test', SMS__PROVIDERS: JSON.stringify([{ kind: 'twilio', account_sid: SID, auth_token: 't', from: '+15005550006' }]) } });
-    expect(config.sms.providers).toMatchObject([{ kind: 'twilio', name: '', weight: 1, api_url: 'https://api.twilio.com' }]);
+    const { loadConfig } = jest.requireActual<typeof import('../../../src/core/config/load')>(
+      '../../../src/core/config/load',
+    );
+    const config = loadConfig({
+      env: {
+        NODE_ENV: 'test',
+        SMS__PROVIDERS: JSON.stringify([{ kind: 'twilio', account_sid: SID, auth_token: 't', from: '+15005550006' }]),
+      },
+    });
+    expect(config.sms.providers).toMatchObject([
+      { kind: 'twilio', name: '', weight: 1, api_url: 'https://api.twilio.com' },
+    ]);
   });
 });

@@ -1,4 +1,9 @@
-import { createMemorySmsStore, createRedisSmsStore, type LedgerEntry, type SmsStore } from '../../../src/domain/sms/store';
+import {
+  createMemorySmsStore,
+  createRedisSmsStore,
+  type LedgerEntry,
+  type SmsStore,
+} from '../../../src/domain/sms/store';
 import fc from 'fast-check';
 import { useRedisTargets } from '../../support/redis-targets';
 
@@ -23,7 +28,11 @@ function describeSmsStore(make: () => SmsStore) {
     const store = make();
     await store.addEntry(entry('a', now - 5000), 60_000, now);
     await store.addEntry(entry('b', now - 1000), 60_000, now);
-    expect(await store.updateEntry('a', { delivered_at: now, error_code: 'x' })).toMatchObject({ id: 'a', delivered_at: now, accepted_at: now - 5000 });
+    expect(await store.updateEntry('a', { delivered_at: now, error_code: 'x' })).toMatchObject({
+      id: 'a',
+      delivered_at: now,
+      accepted_at: now - 5000,
+    });
     expect(await store.updateEntry('missing', { delivered_at: now })).toBeNull();
     expect((await store.entriesSince(now - 3000, 100)).map((e) => e.id)).toEqual(['b']);
     expect((await store.entriesSince(0, 100)).map((e) => e.id)).toEqual(['a', 'b']);
@@ -33,11 +42,20 @@ function describeSmsStore(make: () => SmsStore) {
   it('records a fact about an entry once: a replay changes nothing, and only the fields not set yet are set', async () => {
     const store = make();
     await store.addEntry(entry('a', now), 60_000, now);
-    expect(await store.recordOnce('a', 'failed_at', { failed_at: now + 1, error_code: '30003' })).toEqual({ entry: { ...entry('a', now), failed_at: now + 1, error_code: '30003' }, changed: true });
-    expect(await store.recordOnce('a', 'failed_at', { failed_at: now + 2, error_code: '30008' })).toEqual({ entry: { ...entry('a', now), failed_at: now + 1, error_code: '30003' }, changed: false });
+    expect(await store.recordOnce('a', 'failed_at', { failed_at: now + 1, error_code: '30003' })).toEqual({
+      entry: { ...entry('a', now), failed_at: now + 1, error_code: '30003' },
+      changed: true,
+    });
+    expect(await store.recordOnce('a', 'failed_at', { failed_at: now + 2, error_code: '30008' })).toEqual({
+      entry: { ...entry('a', now), failed_at: now + 1, error_code: '30003' },
+      changed: false,
+    });
     await store.recordOnce('a', 'delivered_at', { delivered_at: now + 3 });
     // A read sets read_at and, only where there is none, delivered_at.
-    expect(await store.recordOnce('a', 'read_at', { read_at: now + 4, delivered_at: now + 4 })).toMatchObject({ entry: { delivered_at: now + 3, read_at: now + 4 }, changed: true });
+    expect(await store.recordOnce('a', 'read_at', { read_at: now + 4, delivered_at: now + 4 })).toMatchObject({
+      entry: { delivered_at: now + 3, read_at: now + 4 },
+      changed: true,
+    });
     expect(await store.recordOnce('missing', 'failed_at', { failed_at: now })).toBeNull();
   });
 
@@ -71,19 +89,44 @@ function describeSmsStore(make: () => SmsStore) {
     const store = make();
     const judging = { graceMs: 60_000, windowMs: 600_000 };
     const t0 = Math.floor(now / 600_000) * 600_000 + 1000;
-    for (let i = 0; i < 4; i += 1) await store.tally('447520', t0 + i * 100, { kind: 'sent', at: t0 + i * 100 }, judging);
+    for (let i = 0; i < 4; i += 1)
+      await store.tally('447520', t0 + i * 100, { kind: 'sent', at: t0 + i * 100 }, judging);
     // A refused send is taken back; a verification counts for the second its code was sent.
     await store.tally('447520', t0 + 500, { kind: 'unsent', at: t0 + 300 }, judging);
-    expect(await store.tally('447520', t0 + 30_000, { kind: 'verified', at: t0 }, judging)).toEqual({ sends: 0, verified: 0, watchedSince: null });
-    expect(await store.tally('447520', t0 + 60_999, null, judging)).toEqual({ sends: 0, verified: 0, watchedSince: null });
-    expect(await store.tally('447520', t0 + 61_000, null, judging)).toEqual({ sends: 3, verified: 1, watchedSince: null });
+    expect(await store.tally('447520', t0 + 30_000, { kind: 'verified', at: t0 }, judging)).toEqual({
+      sends: 0,
+      verified: 0,
+      watchedSince: null,
+    });
+    expect(await store.tally('447520', t0 + 60_999, null, judging)).toEqual({
+      sends: 0,
+      verified: 0,
+      watchedSince: null,
+    });
+    expect(await store.tally('447520', t0 + 61_000, null, judging)).toEqual({
+      sends: 3,
+      verified: 1,
+      watchedSince: null,
+    });
     // Verified late: it still counts, in the window its code was judged in.
-    expect(await store.tally('447520', t0 + 200_000, { kind: 'verified', at: t0 + 100 }, judging)).toEqual({ sends: 3, verified: 2, watchedSince: null });
+    expect(await store.tally('447520', t0 + 200_000, { kind: 'verified', at: t0 + 100 }, judging)).toEqual({
+      sends: 3,
+      verified: 2,
+      watchedSince: null,
+    });
     await store.watch('447520', t0 + 200_000, t0 + 200_000, judging);
-    expect(await store.tally('447520', t0 + 600_000, null, judging)).toEqual({ sends: 3, verified: 2, watchedSince: t0 + 200_000 });
+    expect(await store.tally('447520', t0 + 600_000, null, judging)).toEqual({
+      sends: 3,
+      verified: 2,
+      watchedSince: t0 + 200_000,
+    });
     await store.watch('447520', null, t0 + 600_000, judging);
     // Two windows on, the figures are gone: the range starts afresh.
-    expect(await store.tally('447520', t0 + 1_200_000, null, judging)).toEqual({ sends: 0, verified: 0, watchedSince: null });
+    expect(await store.tally('447520', t0 + 1_200_000, null, judging)).toEqual({
+      sends: 0,
+      verified: 0,
+      watchedSince: null,
+    });
     expect(await store.tally('447521', t0, null, judging)).toEqual({ sends: 0, verified: 0, watchedSince: null });
   });
 
@@ -92,9 +135,17 @@ function describeSmsStore(make: () => SmsStore) {
     const judging = { graceMs: 1000, windowMs: 600_000 };
     await store.tally('447520', now, { kind: 'sent', at: now }, judging);
     await store.watch('447520', now, now, judging);
-    expect(await store.tally('447520', now + 5000, null, judging)).toEqual({ sends: 1, verified: 0, watchedSince: now });
+    expect(await store.tally('447520', now + 5000, null, judging)).toEqual({
+      sends: 1,
+      verified: 0,
+      watchedSince: now,
+    });
     await store.forget('447520');
-    expect(await store.tally('447520', now + 5000, null, judging)).toEqual({ sends: 0, verified: 0, watchedSince: null });
+    expect(await store.tally('447520', now + 5000, null, judging)).toEqual({
+      sends: 0,
+      verified: 0,
+      watchedSince: null,
+    });
   });
 }
 
@@ -106,9 +157,13 @@ const targets = useRedisTargets();
 describe.each(targets)('$name SMS store', (target) => {
   describeSmsStore(() => createRedisSmsStore(target.client(), `t${Math.random().toString(36).slice(2)}:`));
 
-  it("tallies a range as the TALLY script does, through any mix of sends, refusals, verifications and quiet seconds (the memory store sweeps only when something is due)", async () => {
+  it('tallies a range as the TALLY script does, through any mix of sends, refusals, verifications and quiet seconds (the memory store sweeps only when something is due)', async () => {
     const judging = { graceMs: 3000, windowMs: 20_000 };
-    const step = fc.record({ advanceMs: fc.integer({ min: 0, max: 7000 }), kind: fc.constantFrom('sent', 'unsent', 'verified', null), lagMs: fc.integer({ min: 0, max: 9000 }) });
+    const step = fc.record({
+      advanceMs: fc.integer({ min: 0, max: 7000 }),
+      kind: fc.constantFrom('sent', 'unsent', 'verified', null),
+      lagMs: fc.integer({ min: 0, max: 9000 }),
+    });
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 40 }), async (steps) => {
         const memory = createMemorySmsStore({ maxEntries: 100 });
@@ -117,7 +172,10 @@ describe.each(targets)('$name SMS store', (target) => {
         for (const { advanceMs, kind, lagMs } of steps) {
           now += advanceMs;
           const event = kind === null ? null : { kind, at: now - lagMs };
-          const [fromMemory, fromRedis] = [await memory.tally('447520', now, event, judging), await redis.tally('447520', now, event, judging)];
+          const [fromMemory, fromRedis] = [
+            await memory.tally('447520', now, event, judging),
+            await redis.tally('447520', now, event, judging),
+          ];
           expect(fromMemory).toEqual(fromRedis);
         }
       }),

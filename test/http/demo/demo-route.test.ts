@@ -35,14 +35,20 @@ describe('GET /demo', () => {
   it('answers 404 for the page and its assets when neither the sandbox nor demo.enabled is on', async () => {
     for (const path of ['/demo', '/demo/demo.js', '/demo/setup.json']) {
       const res = await request(off.server).get(path);
-      expect({ path, status: res.status, reason: res.body.data?.reason }).toEqual({ path, status: 404, reason: 'unknown_action' });
+      expect({ path, status: res.status, reason: res.body.data?.reason }).toEqual({
+        path,
+        status: 404,
+        reason: 'unknown_action',
+      });
     }
   });
 
   it('loads its script as a module file and has no inline script or style', async () => {
     const html = (await request(sandbox.server).get('/demo')).text;
     const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
-    expect(scripts.map(([, attrs, body]) => ({ attrs: attrs!.trim(), body }))).toEqual([{ attrs: 'type="module" src="/demo/demo.js"', body: '' }]);
+    expect(scripts.map(([, attrs, body]) => ({ attrs: attrs!.trim(), body }))).toEqual([
+      { attrs: 'type="module" src="/demo/demo.js"', body: '' },
+    ]);
     expect(html).not.toMatch(/<style\b|\sstyle=|\son[a-z]+=/i);
   });
 
@@ -72,7 +78,12 @@ describe('GET /demo', () => {
   it('answers GET /?action=<name> 405 like GET /<name>, also in the sandbox where GET / leads to the demo', async () => {
     for (const path of ['/?action=FeLogin', '/?action=otp_generate&x=1', '/?action=', '/FeLogin']) {
       const res = await request(sandbox.server).get(path);
-      expect([path, res.status, res.headers.allow, res.body.data?.reason]).toEqual([path, 405, 'POST', 'method_not_allowed']);
+      expect([path, res.status, res.headers.allow, res.body.data?.reason]).toEqual([
+        path,
+        405,
+        'POST',
+        'method_not_allowed',
+      ]);
     }
     expect((await request(sandbox.server).head('/?action=FeLogin')).status).toBe(405);
     // Any other query still leads to the demo.
@@ -81,7 +92,14 @@ describe('GET /demo', () => {
   });
 
   it('links the sandbox outbox page only when the sandbox is on', async () => {
-    expect((await request(sandbox.server).get('/demo/setup.json')).body).toMatchObject({ sandbox: true, outbox: '/_sandbox/outbox.html' });
-    expect((await request(demoOnly.server).get('/demo/setup.json')).body).toMatchObject({ sandbox: false, outbox: null, sandboxPassword: null });
+    expect((await request(sandbox.server).get('/demo/setup.json')).body).toMatchObject({
+      sandbox: true,
+      outbox: '/_sandbox/outbox.html',
+    });
+    expect((await request(demoOnly.server).get('/demo/setup.json')).body).toMatchObject({
+      sandbox: false,
+      outbox: null,
+      sandboxPassword: null,
+    });
   });
 });

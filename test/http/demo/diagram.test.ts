@@ -20,9 +20,26 @@ describe('demo step panel', () => {
     expect(new Set(ids).size).toBe(ids.length);
     const steps = diagram.screens.map((s) => s.step).filter((s) => s !== null);
     expect(new Set(steps).size).toBe(steps.length);
-    expect(diagram.screens.map((s) => s.step)).toEqual([null, null, '14', '23', '24', '25', '33', '37', '60', '61', '62', '65', '90']);
+    expect(diagram.screens.map((s) => s.step)).toEqual([
+      null,
+      null,
+      '14',
+      '23',
+      '24',
+      '25',
+      '33',
+      '37',
+      '60',
+      '61',
+      '62',
+      '65',
+      '90',
+    ]);
     for (const screen of diagram.screens) expect(screen.title).toBe(screenTitle(screen.id, screen.step));
-    expect(diagram.screens.find((s) => s.id === 'awaitingPhoneCode')).toMatchObject({ title: '14 · Inserisci il codice SMS', journeys: ['phone-login', 'phone-registration'] });
+    expect(diagram.screens.find((s) => s.id === 'awaitingPhoneCode')).toMatchObject({
+      title: '14 · Inserisci il codice SMS',
+      journeys: ['phone-login', 'phone-registration'],
+    });
   });
 
   it('has a screen for every next_step the page shows', () => {
@@ -37,7 +54,12 @@ describe('demo step panel', () => {
       to: 'loggedIn',
       label: 'invia il codice',
       action: 'FeVerifyOtp',
-      notes: ['verifica il codice SMS', "cerca l'utente per telefono", 'emette il token di accesso', "segnala l'accesso al collector"],
+      notes: [
+        'verifica il codice SMS',
+        "cerca l'utente per telefono",
+        'emette il token di accesso',
+        "segnala l'accesso al collector",
+      ],
       journeys: ['phone-login'],
     });
     const known = new Set(diagram.screens.map((s) => s.id));

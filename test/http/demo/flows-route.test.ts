@@ -43,20 +43,29 @@ describe('GET /flows', () => {
   it('answers 404 for the page, its stylesheet and its diagrams when neither the sandbox nor demo.enabled is on', async () => {
     for (const path of ['/flows', '/flows/flows.css', '/flows/phone-login.svg']) {
       const res = await request(off.server).get(path);
-      expect({ path, status: res.status, reason: res.body.data?.reason }).toEqual({ path, status: 404, reason: 'unknown_action' });
+      expect({ path, status: res.status, reason: res.body.data?.reason }).toEqual({
+        path,
+        status: 404,
+        reason: 'unknown_action',
+      });
     }
   });
 
   it('has no script and no inline style', async () => {
     const html = (await request(sandbox.server).get('/flows')).text;
     expect(html).not.toMatch(/<script\b|<style\b|\sstyle=|\son[a-z]+=/i);
-    expect((await request(sandbox.server).get('/flows/flows.css')).headers['content-type']).toBe('text/css; charset=utf-8');
+    expect((await request(sandbox.server).get('/flows/flows.css')).headers['content-type']).toBe(
+      'text/css; charset=utf-8',
+    );
   });
 
   it('shows every journey with its title, its diagram, its steps, its refusals and its requests', async () => {
     const html = (await request(sandbox.server).get('/flows')).text;
     for (const diagram of await journeyDiagrams()) {
-      const section = html.slice(html.indexOf(`<section class="journey" id="${diagram.id}"`), html.indexOf('</section>', html.indexOf(`id="${diagram.id}"`)));
+      const section = html.slice(
+        html.indexOf(`<section class="journey" id="${diagram.id}"`),
+        html.indexOf('</section>', html.indexOf(`id="${diagram.id}"`)),
+      );
       expect(section).toContain(`<h2 id="${diagram.id}-title">`);
       expect(section).toContain(`<img src="/flows/${diagram.id}.svg"`);
       expect(section.match(/<tr data-state=/g)).toHaveLength(diagram.screens.length);
@@ -71,14 +80,23 @@ describe('GET /flows', () => {
   it('serves each journey’s SVG as committed in docs/journeys/, sized at one scale, as an image that loads nothing', async () => {
     for (const id of JOURNEY_IDS) {
       const res = await request(sandbox.server).get(`/flows/${id}.svg`);
-      expect({ id, status: res.status, type: res.headers['content-type'] }).toEqual({ id, status: 200, type: 'image/svg+xml; charset=utf-8' });
+      expect({ id, status: res.status, type: res.headers['content-type'] }).toEqual({
+        id,
+        status: 200,
+        type: 'image/svg+xml; charset=utf-8',
+      });
       expect(res.headers['content-security-policy']).toContain("default-src 'none'");
       const committed = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', `${id}.svg`), 'utf8');
       const served = res.body.toString('utf8');
       expect(served).toBe(atDiagramScale(committed));
       // Its size is its viewBox's, one unit one pixel: never `width="100%"`, which an image stretches to its column.
-      const [, , width, height] = /<svg[^>]*viewBox="([-\d.]+) ([-\d.]+) ([\d.]+) ([\d.]+)"/.exec(committed)!.slice(1).map(Number);
-      expect(/<svg[^>]*>/.exec(served)![0]).toMatch(new RegExp(`^<svg width="${Math.ceil(width!)}" height="${Math.ceil(height!)}" `));
+      const [, , width, height] = /<svg[^>]*viewBox="([-\d.]+) ([-\d.]+) ([\d.]+) ([\d.]+)"/
+        .exec(committed)!
+        .slice(1)
+        .map(Number);
+      expect(/<svg[^>]*>/.exec(served)![0]).toMatch(
+        new RegExp(`^<svg width="${Math.ceil(width!)}" height="${Math.ceil(height!)}" `),
+      );
       expect(/<svg[^>]*>/.exec(served)![0]).not.toMatch(/100%|max-width/);
     }
   });
@@ -87,15 +105,27 @@ describe('GET /flows', () => {
     const html = (await request(sandbox.server).get('/flows')).text;
     const examples = journeyExamples();
     for (const id of JOURNEY_IDS) {
-      const section = html.slice(html.indexOf(`<section class="journey" id="${id}"`), html.indexOf('</section>', html.indexOf(`id="${id}"`)));
+      const section = html.slice(
+        html.indexOf(`<section class="journey" id="${id}"`),
+        html.indexOf('</section>', html.indexOf(`id="${id}"`)),
+      );
       const { person, requests } = examples.get(id)!;
       expect(section).toContain(`<strong>${person.name}</strong> (uid <code>${person.uid}</code>`);
       expect(section.match(/<pre class="answer">/g)).toHaveLength(requests.length);
-      expect(section).toContain(escapeQuotes(`"${requests[0]!.action === 'FeLogin' ? 'identifier' : 'email'}": "${String(requests[0]!.body.identifier ?? requests[0]!.body.email)}"`));
+      expect(section).toContain(
+        escapeQuotes(
+          `"${requests[0]!.action === 'FeLogin' ? 'identifier' : 'email'}": "${String(requests[0]!.body.identifier ?? requests[0]!.body.email)}"`,
+        ),
+      );
     }
-    const phoneLogin = html.slice(html.indexOf('<section class="journey" id="phone-login"'), html.indexOf('</section>', html.indexOf('id="phone-login"')));
+    const phoneLogin = html.slice(
+      html.indexOf('<section class="journey" id="phone-login"'),
+      html.indexOf('</section>', html.indexOf('id="phone-login"')),
+    );
     expect(phoneLogin).toContain('‹token firmato: sub PNIa7Xk2mR0ssi, email mario.rossi@example.com');
-    expect(phoneLogin).toContain('‹prova firmata: verified; flow phone, step 90, uid PNIa7Xk2mR0ssi, email mario.rossi@example.com, phone +393331234567');
+    expect(phoneLogin).toContain(
+      '‹prova firmata: verified; flow phone, step 90, uid PNIa7Xk2mR0ssi, email mario.rossi@example.com, phone +393331234567',
+    );
     expect(phoneLogin).toContain('‹il codice inviato a +393331234567, in /_sandbox/outbox›');
     // Nobody of the machine's fake world, whose tokens the seeded people used to be shown with.
     expect(html).not.toMatch(/anna@|uid-anna|bruno@|carla@|token-for-|uid-new-/);
@@ -110,7 +140,11 @@ describe('GET /flows', () => {
 describe('GET /flows with the funnel', () => {
   const READ_KEY = 'funnel-read-key-for-flows';
   const INTERNAL_KEY = 'internal-key-for-flows';
-  const { deps, server } = appWith({ demo: { enabled: true }, security: { internal_key: INTERNAL_KEY }, funnel: { read_key: READ_KEY, flush_ms: 0 } });
+  const { deps, server } = appWith({
+    demo: { enabled: true },
+    security: { internal_key: INTERNAL_KEY },
+    funnel: { read_key: READ_KEY, flush_ms: 0 },
+  });
   const sandbox = appWith({ sandbox: { enabled: true } });
   const reader = { 'x-funnel-key': READ_KEY };
   beforeAll(async () => {
@@ -129,13 +163,17 @@ describe('GET /flows with the funnel', () => {
 
   it('shows anyone else the page and the diagrams as committed, whatever the query', async () => {
     const plain = (await get('/flows')).text;
-    for (const headers of [{}, { 'x-funnel-key': 'wrong' }, { 'x-internal-key': 'wrong' }] as Array<Record<string, string>>) {
+    for (const headers of [{}, { 'x-funnel-key': 'wrong' }, { 'x-internal-key': 'wrong' }] as Array<
+      Record<string, string>
+    >) {
       const res = await get('/flows?since=1h', headers);
       expect(res.status).toBe(200);
       expect(res.text).toBe(plain);
       expect(res.headers['cache-control']).toBe('no-cache');
       const svg = await get(`/flows/phone-login.svg?from=${Date.now() - 3_600_000}&to=${Date.now()}`, headers);
-      expect(svg.body.toString('utf8')).toBe(atDiagramScale(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', 'phone-login.svg'), 'utf8')));
+      expect(svg.body.toString('utf8')).toBe(
+        atDiagramScale(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', 'phone-login.svg'), 'utf8')),
+      );
     }
     expect(plain).not.toMatch(/funnel-range|funnel-figures|class="ranges"/);
   });
@@ -148,7 +186,9 @@ describe('GET /flows with the funnel', () => {
       expect(res.headers['content-security-policy']).not.toContain('unsafe-inline');
       expect(res.text).toContain('<a href="/flows?since=1h">Ultima ora</a>');
       expect(res.text).toContain('<a href="/flows?since=7d">Ultimi 7 giorni</a>');
-      expect(res.text).toContain('<a href="/flows/funnel?since=24h&amp;compare=previous">Confronta con il periodo precedente</a>');
+      expect(res.text).toContain(
+        '<a href="/flows/funnel?since=24h&amp;compare=previous">Confronta con il periodo precedente</a>',
+      );
       expect(res.text).not.toContain('data-figures=');
       expect(res.text).toContain('<img src="/flows/phone-login.svg"');
     }
@@ -161,12 +201,19 @@ describe('GET /flows with the funnel', () => {
     expect(res.text).toMatch(/<a href="\/flows\?since=1h" aria-current="page">Ultima ora<\/a>/);
     expect(res.text).toContain('<a href="/flows/funnel?since=1h&amp;compare=previous">');
     expect(res.text).not.toMatch(/<script\b|<style\b|\sstyle=|\son[a-z]+=/i);
-    const section = res.text.slice(res.text.indexOf('<section class="journey" id="phone-login"'), res.text.indexOf('</section>', res.text.indexOf('id="phone-login"')));
+    const section = res.text.slice(
+      res.text.indexOf('<section class="journey" id="phone-login"'),
+      res.text.indexOf('</section>', res.text.indexOf('id="phone-login"')),
+    );
     expect(section).toContain('<div class="funnel-figures" data-figures="phone-login">');
     expect(section).toMatch(/data-edge="awaitingPhoneCode>loggedIn">.*<strong class="people">7<\/strong> persone/);
-    expect(section).toMatch(/<tr data-state="awaitingPhoneCode">\s*<th scope="row">[^<]+(<br><span[^>]*>[^<]*<\/span>)?<\/th>\s*<td class="num" data-figure="arrived">12<\/td>/);
+    expect(section).toMatch(
+      /<tr data-state="awaitingPhoneCode">\s*<th scope="row">[^<]+(<br><span[^>]*>[^<]*<\/span>)?<\/th>\s*<td class="num" data-figure="arrived">12<\/td>/,
+    );
     // The people who went nowhere yet: still within their hour, so in progress, not stopped.
-    expect(section).toMatch(/<tr data-state="awaitingPhoneCode">[\s\S]*?data-figure="in-progress">5<\/td>[\s\S]*?data-figure="stopped">0 /);
+    expect(section).toMatch(
+      /<tr data-state="awaitingPhoneCode">[\s\S]*?data-figure="in-progress">5<\/td>[\s\S]*?data-figure="stopped">0 /,
+    );
     const src = /<img src="([^"]+)"/.exec(section)![1]!.replace(/&amp;/g, '&');
     expect(src).toMatch(/^\/flows\/phone-login\.svg\?from=\d{13}&to=\d{13}$/);
 
@@ -178,12 +225,17 @@ describe('GET /flows with the funnel', () => {
     expect(text).toMatch(/data-edge="awaitingPhoneCode&gt;loggedIn">.*?<text class="people"[^>]*>7 persone<\/text>/);
     expect(text).toMatch(/data-state="awaitingPhoneCode">.*?data-figure="arrived"[^>]*>arrivati 12</);
     expect(text).toMatch(/data-state="awaitingPhoneCode">.*?data-figure="continued"[^>]*>proseguono 7 \(58,3 %\)</);
-    expect(text).toMatch(/data-state="awaitingPhoneCode">.*?data-figure="refusal"[^>]*>codice sbagliato: 4 persone \(33,3 %\), 4 volte</);
+    expect(text).toMatch(
+      /data-state="awaitingPhoneCode">.*?data-figure="refusal"[^>]*>codice sbagliato: 4 persone \(33,3 %\), 4 volte</,
+    );
   });
 
   it('answers a reader’s malformed range with the usual refusal', async () => {
     const res = await get('/flows?since=forever', reader);
-    expect(res.body).toMatchObject({ success: false, data: { reason: 'invalid_request', issues: [{ path: 'since' }] } });
+    expect(res.body).toMatchObject({
+      success: false,
+      data: { reason: 'invalid_request', issues: [{ path: 'since' }] },
+    });
   });
 
   it('links the demo, and the sandbox’s outbox only where they are served', async () => {
@@ -203,10 +255,16 @@ describe('GET /flows with the funnel', () => {
 describe('GET /flows with the demo off', () => {
   const READ_KEY = 'funnel-read-key-demo-off';
   const INTERNAL_KEY = 'internal-key-demo-off';
-  const { deps, server } = appWith({ security: { internal_key: INTERNAL_KEY }, funnel: { read_key: READ_KEY, flush_ms: 0 } });
+  const { deps, server } = appWith({
+    security: { internal_key: INTERNAL_KEY },
+    funnel: { read_key: READ_KEY, flush_ms: 0 },
+  });
   const reader = { 'x-funnel-key': READ_KEY };
   beforeAll(async () => {
-    const entries = await entriesOf([...Array.from({ length: 3 }, () => ({ journey: 'phone-login' })), ...Array.from({ length: 2 }, () => ({ journey: 'phone-login', requests: 1 }))]);
+    const entries = await entriesOf([
+      ...Array.from({ length: 3 }, () => ({ journey: 'phone-login' })),
+      ...Array.from({ length: 2 }, () => ({ journey: 'phone-login', requests: 1 })),
+    ]);
     for (const entry of entries) deps.funnel.add(entry);
   });
   afterAll(() => deps.close());
@@ -214,10 +272,23 @@ describe('GET /flows with the demo off', () => {
   const hour = () => `from=${Date.now() - 3_600_000}&to=${Date.now()}`;
 
   it('refuses anyone else the page, its stylesheet and its diagrams as a path that does not exist, whatever the query', async () => {
-    for (const headers of [{}, { 'x-funnel-key': 'wrong' }, { 'x-internal-key': 'wrong' }] as Array<Record<string, string>>) {
-      for (const path of ['/flows', '/flows?since=1h', '/flows/flows.css', '/flows/phone-login.svg', `/flows/phone-login.svg?${hour()}`, '/demo']) {
+    for (const headers of [{}, { 'x-funnel-key': 'wrong' }, { 'x-internal-key': 'wrong' }] as Array<
+      Record<string, string>
+    >) {
+      for (const path of [
+        '/flows',
+        '/flows?since=1h',
+        '/flows/flows.css',
+        '/flows/phone-login.svg',
+        `/flows/phone-login.svg?${hour()}`,
+        '/demo',
+      ]) {
         const res = await get(path, headers);
-        expect({ path, status: res.status, reason: res.body.data?.reason }).toEqual({ path, status: 404, reason: 'unknown_action' });
+        expect({ path, status: res.status, reason: res.body.data?.reason }).toEqual({
+          path,
+          status: 404,
+          reason: 'unknown_action',
+        });
       }
     }
   });
@@ -236,15 +307,21 @@ describe('GET /flows with the demo off', () => {
       const plain = await get('/flows/phone-login.svg', headers);
       expect(plain.status).toBe(200);
       expect(plain.headers['cache-control']).toBe('no-store');
-      expect(plain.body.toString('utf8')).toBe(atDiagramScale(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', 'phone-login.svg'), 'utf8')));
+      expect(plain.body.toString('utf8')).toBe(
+        atDiagramScale(readFileSync(join(__dirname, '..', '..', '..', 'docs', 'journeys', 'phone-login.svg'), 'utf8')),
+      );
       const drawn = await get(`/flows/phone-login.svg?${hour()}`, headers);
       expect([drawn.status, drawn.headers['content-type']]).toEqual([200, 'image/svg+xml; charset=utf-8']);
       expect(drawn.headers['content-security-policy']).toContain("default-src 'none'");
-      expect(drawn.body.toString('utf8')).toMatch(/data-edge="awaitingPhoneCode&gt;loggedIn">.*?<text class="people"[^>]*>3 persone<\/text>/);
+      expect(drawn.body.toString('utf8')).toMatch(
+        /data-edge="awaitingPhoneCode&gt;loggedIn">.*?<text class="people"[^>]*>3 persone<\/text>/,
+      );
       // With figures the viewBox grows: the image is sized from that one, at the same scale.
       const grown = /<svg[^>]*>/.exec(drawn.body.toString('utf8'))![0];
       const view = /viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"/.exec(grown)!;
-      expect(grown).toMatch(new RegExp(`^<svg width="${Math.ceil(Number(view[1]))}" height="${Math.ceil(Number(view[2]))}" `));
+      expect(grown).toMatch(
+        new RegExp(`^<svg width="${Math.ceil(Number(view[1]))}" height="${Math.ceil(Number(view[2]))}" `),
+      );
     }
   });
 

@@ -29,11 +29,19 @@ export function smsReceiver(env: SendEnv, phone: string, field: string, normalis
  * only to mobile numbers of the allowed regions, and a phone and an email together only when
  * they are one account's (docs/security.md): a code to both proves control of either.
  */
-export function targets(env: SendEnv, request: OtpSendRequest): { key: string; smsTo: string | undefined; emailTo: string | undefined } {
+export function targets(
+  env: SendEnv,
+  request: OtpSendRequest,
+): { key: string; smsTo: string | undefined; emailTo: string | undefined } {
   const fields = { key: 'uid', phone: 'phone', email: 'notify_email', ...request.fields };
   const key = env.normaliseKey(request.key);
   if (!key || key.value === '') throw invalidField(fields.key, key ? 'must not be empty' : 'not a valid phone number');
-  const smsTo = request.phone !== undefined ? smsReceiver(env, request.phone, fields.phone) : key.kind === 'phone' ? smsReceiver(env, key.value, fields.key, true) : undefined;
+  const smsTo =
+    request.phone !== undefined
+      ? smsReceiver(env, request.phone, fields.phone)
+      : key.kind === 'phone'
+        ? smsReceiver(env, key.value, fields.key, true)
+        : undefined;
   const emailTo = request.email?.trim().toLowerCase() || (key.kind === 'email' && !smsTo ? key.value : undefined);
   if (!smsTo && !emailTo) throw invalidField(fields.phone, 'give a phone or an email to send the code to');
   if (request.channel !== undefined) {
@@ -74,7 +82,8 @@ export async function admit(env: SendEnv, ctx: CallContext, request: OtpSendRequ
   }
   const { challenge } = env;
   const action = ctx.action;
-  if (challenge && action !== undefined) await guarded(() => challenge.check(ctx, { action, identifier: key, ...(send.useSms ? { phone: smsTo } : {}) }));
+  if (challenge && action !== undefined)
+    await guarded(() => challenge.check(ctx, { action, identifier: key, ...(send.useSms ? { phone: smsTo } : {}) }));
   await guarded(() => env.limits.sendFromIp(ctx.ip));
   return send;
 }

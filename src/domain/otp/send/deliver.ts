@@ -16,13 +16,23 @@ export async function deliver(env: SendEnv, ctx: CallContext, send: Send): Promi
   const text = env.message(code, ctx.locale);
   let phoneChannel: PhoneChannel | undefined;
   const sendToPhone = async () => {
-    const sent = await env.sms.send(ctx, { to: smsTo!, body: text.sms, code, locale: ctx.locale ?? env.config.mail.default_locale, channels: plan.channels });
+    const sent = await env.sms.send(ctx, {
+      to: smsTo!,
+      body: text.sms,
+      code,
+      locale: ctx.locale ?? env.config.mail.default_locale,
+      channels: plan.channels,
+    });
     phoneChannel = sent.channel ?? 'sms';
     return sent;
   };
   const [sms, email] = await Promise.all([
     send.useSms ? deliverTo(env, 'sms', smsTo!, sendToPhone) : false,
-    send.useEmail ? deliverTo(env, 'email', emailTo!, () => env.mailer.send(ctx, { to: emailTo!, subject: text.subject, html: text.html, text: text.text })) : false,
+    send.useEmail
+      ? deliverTo(env, 'email', emailTo!, () =>
+          env.mailer.send(ctx, { to: emailTo!, subject: text.subject, html: text.html, text: text.text }),
+        )
+      : false,
   ]);
   // A test identifier receives nothing: it reads as a send on the phone's first channel, as a real one would.
   if (sms && !phoneChannel) phoneChannel = plan.channels[0];
@@ -30,19 +40,26 @@ export async function deliver(env: SendEnv, ctx: CallContext, send: Send): Promi
 }
 
 /** One channel's send, logged and counted; false when it failed. */
-export async function deliverTo(env: SendEnv, channel: 'sms' | 'email', to: string, send: () => Promise<unknown>): Promise<boolean> {
+export async function deliverTo(
+  env: SendEnv,
+  channel: 'sms' | 'email',
+  to: string,
+  send: () => Promise<unknown>,
+): Promise<boolean> {
   const { otpLog, metrics } = env;
   const masked = () => (channel === 'sms' ? maskPhone(to) : maskEmail(to));
   // The phone's channel is the router's answer (sms or whatsapp); the mail's is the mail.
   const used = (sent: unknown) => (sent as Partial<SmsSent> | undefined)?.channel ?? channel;
   // A test identifier (otp.test_numbers) receives nothing; the answer still reads as a delivery, so the wire does not tell it apart.
   if (env.testIdentifiers.size > 0 && env.testIdentifiers.has(to)) {
-    if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'send', channel, to: masked(), outcome: 'test_identifier' }, 'send');
+    if (otpLog.isLevelEnabled('info'))
+      otpLog.info({ event: 'send', channel, to: masked(), outcome: 'test_identifier' }, 'send');
     return true;
   }
   try {
     const sent = await send();
-    if (otpLog.isLevelEnabled('info')) otpLog.info({ event: 'send', channel: used(sent), to: masked(), outcome: 'sent' }, 'send');
+    if (otpLog.isLevelEnabled('info'))
+      otpLog.info({ event: 'send', channel: used(sent), to: masked(), outcome: 'sent' }, 'send');
     metrics?.codeSent(used(sent), 'sent');
     return true;
   } catch (err) {

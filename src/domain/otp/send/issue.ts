@@ -17,9 +17,13 @@ import { guarded, logGenerate, type Send, type SendEnv } from './types';
 export async function issue(env: SendEnv, send: Send): Promise<void> {
   const { key, recipients, request } = send;
   send.sentAt = env.now();
-  send.code = (env.testIdentifiers.size > 0 ? fixedCodeOf(env.testIdentifiers, key, recipients) : undefined) ?? generateCode(env.otp.length);
+  send.code =
+    (env.testIdentifiers.size > 0 ? fixedCodeOf(env.testIdentifiers, key, recipients) : undefined) ??
+    generateCode(env.otp.length);
   send.codeHash = env.hash(key, send.code);
-  const issued = await guarded(() => env.store.issue(key, send.codeHash, send.sentAt, env.policy, addressesOf(recipients), request.journey?.id));
+  const issued = await guarded(() =>
+    env.store.issue(key, send.codeHash, send.sentAt, env.policy, addressesOf(recipients), request.journey?.id),
+  );
   if (issued.status === 'blocked') {
     // An early resend is the journey of the code already sent: its refusal is counted there (on 14, not on the first screen).
     if (request.journey && issued.journey) request.journey.kept(issued.journey);
@@ -41,9 +45,11 @@ export async function charge(env: SendEnv, send: Send): Promise<void> {
   const { smsPolicy } = env;
   // Counted only for codes really issued: requests refused by a cooldown cost the key and its recipients nothing.
   try {
-    for (const subject of new Set([budgetOf(key), ...send.budgets])) await guarded(() => env.limits.sendToIdentifier(subject));
+    for (const subject of new Set([budgetOf(key), ...send.budgets]))
+      await guarded(() => env.limits.sendToIdentifier(subject));
     // Which of the phone's channels (sms, whatsapp) to try, in order: read here, so a store that cannot answer takes the code back.
-    if (useSms && smsPolicy) send.plan = await guarded(() => smsPolicy.channels(smsTo!, smsFacts(smsTo!).region ?? '', request.channel));
+    if (useSms && smsPolicy)
+      send.plan = await guarded(() => smsPolicy.channels(smsTo!, smsFacts(smsTo!).region ?? '', request.channel));
     // The pumping defence counts codes really issued too, whatever their channel, and refuses before any provider is paid.
     if (useSms && smsPolicy) await guarded(() => smsPolicy.admit(smsTo!, smsFacts(smsTo!).region ?? ''));
   } catch (err) {

@@ -17,7 +17,10 @@ import { guarded, logGenerate, type Send, type SendEnv } from './types';
 export async function planRecipients(env: SendEnv, ctx: CallContext, send: Send): Promise<void> {
   const { smsTo, useSms } = send;
   // The last SMS to this phone did not arrive: this code goes to the account's confirmed email too, as rule 2 pairs them (docs/sms.md).
-  const fallback = useSms && !send.useEmail && env.mailer.configured && env.smsPolicy ? await env.smsPolicy.fallbackEmail(ctx, smsTo!) : undefined;
+  const fallback =
+    useSms && !send.useEmail && env.mailer.configured && env.smsPolicy
+      ? await env.smsPolicy.fallbackEmail(ctx, smsTo!)
+      : undefined;
   if (fallback) {
     send.fallback = fallback;
     send.emailTo = fallback.email;
@@ -26,7 +29,10 @@ export async function planRecipients(env: SendEnv, ctx: CallContext, send: Send)
   // A code to a phone and an email proves control of either: both only when they are one account's.
   // Asked after the per-IP cap, so a flood cannot make the service ask the provider without limit.
   if (useSms && send.useEmail && !fallback && !(await sharesAccount(env, ctx, smsTo!, send.emailTo!))) {
-    env.log.warn({ key: maskOtpKey(send.key), phone: maskPhone(smsTo!), email: maskEmail(send.emailTo!) }, 'otp: phone and email are not one account, code sent by SMS only');
+    env.log.warn(
+      { key: maskOtpKey(send.key), phone: maskPhone(smsTo!), email: maskEmail(send.emailTo!) },
+      'otp: phone and email are not one account, code sent by SMS only',
+    );
     send.useEmail = false;
   }
   send.recipients = [...(useSms ? [smsTo!] : []), ...(send.useEmail ? [send.emailTo!] : [])];
@@ -40,7 +46,9 @@ export async function planRecipients(env: SendEnv, ctx: CallContext, send: Send)
     if (isApiError(err) && err.reason === 'already_sent') {
       logGenerate(env, send, { outcome: 'blocked', recipient: true });
       // An early resend is the journey of the code already sent: its refusal is counted there (on 14, not on the first screen).
-      const journey = send.request.journey ? await guarded(() => env.store.journeyOf(send.key, env.now())).catch(() => undefined) : undefined;
+      const journey = send.request.journey
+        ? await guarded(() => env.store.journeyOf(send.key, env.now())).catch(() => undefined)
+        : undefined;
       if (journey) send.request.journey!.kept(journey);
     }
     throw err;
@@ -53,7 +61,10 @@ async function sharesAccount(env: SendEnv, ctx: CallContext, phone: string, emai
     return await env.sameAccount(ctx, phone, email);
   } catch (err) {
     // The SMS still goes: an identity outage costs the second channel, never the code.
-    env.log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'otp: could not check that phone and email are one account');
+    env.log.warn(
+      { err: isApiError(err) ? err.reason : 'error' },
+      'otp: could not check that phone and email are one account',
+    );
     return false;
   }
 }

@@ -18,7 +18,10 @@ export async function settle(env: SendEnv, send: Send, delivered: Delivered): Pr
     // Nobody received this code: put the previous record back, so no cooldown is charged.
     await guarded(() => env.store.revert(key, send.codeHash, issued!.previous));
     await releaseRecipients(env, send.budgets, token);
-    env.log.warn({ key: maskOtpKey(key), channels: { sms: send.useSms, email: send.useEmail } }, 'otp delivery failed on every channel');
+    env.log.warn(
+      { key: maskOtpKey(key), channels: { sms: send.useSms, email: send.useEmail } },
+      'otp delivery failed on every channel',
+    );
     throw deliveryFailed();
   }
   // A channel that failed charges its address no cooldown. The record still names both
@@ -27,7 +30,11 @@ export async function settle(env: SendEnv, send: Send, delivered: Delivered): Pr
   if (send.useEmail && !delivered.email) await releaseRecipients(env, [budgetOf(emailTo!)], token);
   if (delivered.email && env.smsPolicy) {
     // The record of what was sent: losing it costs the operator's view, never the answer.
-    await env.smsPolicy.emailSent(emailTo!).catch((err: unknown) => env.log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a code mail'));
+    await env.smsPolicy
+      .emailSent(emailTo!)
+      .catch((err: unknown) =>
+        env.log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not record a code mail'),
+      );
     if (send.fallback) await send.fallback.done().catch(() => {});
   }
 }
@@ -43,9 +50,17 @@ export function answer(env: SendEnv, send: Send, delivered: Delivered): OtpSendR
     retry_after: otp.resend_cooldown_seconds,
     cooldown: otp.resend_cooldown_seconds,
     expires_in: otp.ttl_seconds,
-    notified: { email: delivered.email, sms: delivered.sms, ...(delivered.sms && phoneChannel ? { channel: phoneChannel } : {}) },
+    notified: {
+      email: delivered.email,
+      sms: delivered.sms,
+      ...(delivered.sms && phoneChannel ? { channel: phoneChannel } : {}),
+    },
     // The answer says the code also went by mail because the last SMS did not arrive,
     // or went by another channel than the phone's first (WhatsApp refused it, or its last message was not read).
-    ...(send.fallback && delivered.email ? { fallback: 'email' as const } : phoneChannel && phoneChannel !== send.plan.preferred ? { fallback: phoneChannel } : {}),
+    ...(send.fallback && delivered.email
+      ? { fallback: 'email' as const }
+      : phoneChannel && phoneChannel !== send.plan.preferred
+        ? { fallback: phoneChannel }
+        : {}),
   };
 }

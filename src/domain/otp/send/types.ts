@@ -39,7 +39,11 @@ export interface SmsSendPolicy {
   /** Throws `invalid_request` naming `field` when the caller may not choose `requested` for a phone of `region`. */
   checkChannel(region: string, requested: PhoneChannel | undefined, field: string): void;
   /** The channels this phone's code is tried on, in order, and the one it would get had nothing gone wrong. */
-  channels(e164: string, region: string, requested?: PhoneChannel): Promise<{ channels: PhoneChannel[]; preferred: PhoneChannel }>;
+  channels(
+    e164: string,
+    region: string,
+    requested?: PhoneChannel,
+  ): Promise<{ channels: PhoneChannel[]; preferred: PhoneChannel }>;
 }
 
 /** What the service hands the phone's channel: a message, with the channels to try it on in order. */
@@ -140,5 +144,13 @@ export async function guarded<T>(operation: () => Promise<T>): Promise<T> {
 /** The send's one OTP log line; built only when the OTP log takes it: masking costs, and most runs log at warn. */
 export function logGenerate(env: SendEnv, send: Send, fields: Record<string, unknown>): void {
   if (!env.otpLog.isLevelEnabled('info')) return;
-  env.otpLog.info({ event: 'generate', key: maskOtpKey(send.key), chosen: { sms: send.smsTo !== undefined, email: send.emailTo !== undefined }, ...fields }, 'generate');
+  env.otpLog.info(
+    {
+      event: 'generate',
+      key: maskOtpKey(send.key),
+      chosen: { sms: send.smsTo !== undefined, email: send.emailTo !== undefined },
+      ...fields,
+    },
+    'generate',
+  );
 }

@@ -23,7 +23,12 @@ const UNREACHABLE = 'Servizio non raggiungibile: riprova tra poco.';
 
 const $ = (selector) => document.querySelector(selector);
 
-let setup = { sandbox: false, outbox: null, sandboxPassword: null, diagram: { screens: [], actions: [], journeys: [], start: {} } };
+let setup = {
+  sandbox: false,
+  outbox: null,
+  sandboxPassword: null,
+  diagram: { screens: [], actions: [], journeys: [], start: {} },
+};
 /** The API's side of the journey: flow, uid, identifiers and proofs, carried from answer to answer. */
 // Answers (errors, issue texts, the code's message) are asked in the page's own language, whatever the browser's: one language on the page.
 const api = createJourney(createClient({ headers: { 'Accept-Language': document.documentElement.lang || 'it' } }));
@@ -77,7 +82,10 @@ async function withChallenge(send) {
 
 function solveChallenge(challenge, text) {
   const widget = document.createElement('altcha-widget');
-  widget.setAttribute('challenge', JSON.stringify({ parameters: challenge.parameters, signature: challenge.signature }));
+  widget.setAttribute(
+    'challenge',
+    JSON.stringify({ parameters: challenge.parameters, signature: challenge.signature }),
+  );
   widget.setAttribute('auto', 'off');
   widget.setAttribute('language', 'it');
   return new Promise((resolve) => {
@@ -131,7 +139,8 @@ function showFailure(envelope) {
   const issues = Array.isArray(data.issues) ? data.issues : [];
   let first = null;
   for (const issue of issues) {
-    const field = form && typeof issue.path === 'string' ? form.querySelector(`[name="${CSS.escape(issue.path)}"]`) : null;
+    const field =
+      form && typeof issue.path === 'string' ? form.querySelector(`[name="${CSS.escape(issue.path)}"]`) : null;
     if (field) {
       field.setAttribute('aria-invalid', 'true');
       first ??= field;
@@ -196,21 +205,24 @@ function show(view, { step = null, state = null } = {}) {
   journey.view = view;
   journey.step = step;
   journey.state = state ?? (step !== null ? stateForStep(step) : null);
-  if (journey.state && journey.visited[journey.visited.length - 1] !== journey.state) journey.visited.push(journey.state);
+  if (journey.state && journey.visited[journey.visited.length - 1] !== journey.state)
+    journey.visited.push(journey.state);
   for (const el of document.querySelectorAll('.view')) el.hidden = el.dataset.view !== view;
   if (view !== 'code') {
     stopCountdown();
     stopSmsRead();
   }
   $('#step-number').textContent = step === null ? '–' : String(step);
-  $('#step-state').textContent = journey.state ? screenOf(journey.state)?.name ?? journey.state : '–';
+  $('#step-state').textContent = journey.state ? (screenOf(journey.state)?.name ?? journey.state) : '–';
   $('#restart').hidden = view === 'identifier';
   highlight(journey.state);
   focusFirst(document.querySelector(`.view[data-view="${view}"]`));
 }
 
 function focusFirst(container) {
-  const target = [...container.querySelectorAll('input, select, textarea, button')].find((el) => !el.disabled && !el.readOnly && el.offsetParent !== null);
+  const target = [...container.querySelectorAll('input, select, textarea, button')].find(
+    (el) => !el.disabled && !el.readOnly && el.offsetParent !== null,
+  );
   (target ?? container.querySelector('h2')).focus();
 }
 
@@ -256,7 +268,8 @@ function renderDiagram() {
 function possibleJourneys() {
   const seen = journey.visited;
   if (seen.length === 0) return [];
-  const takes = (j, from, to) => setup.diagram.actions.some((a) => a.from === from && a.to === to && a.journeys.includes(j.id));
+  const takes = (j, from, to) =>
+    setup.diagram.actions.some((a) => a.from === from && a.to === to && a.journeys.includes(j.id));
   const all = setup.diagram.journeys;
   /** How many of the screens seen the journey follows from the start (0: it does not start there). */
   const followed = (j) => {
@@ -286,9 +299,17 @@ function highlight(stateId) {
     } else item.removeAttribute('aria-current');
   }
   const possible = possibleJourneys();
-  for (const item of $('#journeys').children) item.classList.toggle('possible', possible.some((j) => j.id === item.dataset.journey));
+  for (const item of $('#journeys').children)
+    item.classList.toggle(
+      'possible',
+      possible.some((j) => j.id === item.dataset.journey),
+    );
   $('#journey-current').textContent =
-    possible.length === 1 ? `Percorso: ${possible[0].title}` : possible.length > 1 ? `Percorsi possibili: ${possible.map((j) => j.title).join(' · ')}` : '';
+    possible.length === 1
+      ? `Percorso: ${possible[0].title}`
+      : possible.length > 1
+        ? `Percorsi possibili: ${possible.map((j) => j.title).join(' · ')}`
+        : '';
   const screen = screenOf(stateId);
   $('#diagram-current').textContent = screen ? `Schermata attuale: ${screen.title}. Mostra ${screen.shows}.` : '';
   $('#transitions').replaceChildren(
@@ -332,12 +353,14 @@ function advance(data) {
     case '60':
       return showPassword(step);
     case '24':
-      $('#register-email-intro').textContent = `Il numero ${phone} è verificato ma nessun account lo usa: inserisci un'email per registrarti.`;
+      $('#register-email-intro').textContent =
+        `Il numero ${phone} è verificato ma nessun account lo usa: inserisci un'email per registrarti.`;
       return show('register-email', { step });
     case '25':
     case '37':
       if (String(step) === '25') journey.verifiedPhone = phone;
-      $('#register-verified').textContent = `Email verificata: ${email}${String(step) === '25' ? `; telefono verificato: ${phone}` : ''}.`;
+      $('#register-verified').textContent =
+        `Email verificata: ${email}${String(step) === '25' ? `; telefono verificato: ${phone}` : ''}.`;
       return show('register-form', { step });
     case '61':
       return show('add-phone', { step });
@@ -354,7 +377,8 @@ function showCode(step, channel, destination, otp) {
   // A phone's code may have gone by WhatsApp (sms.channels): the answer names the channel, and a fallback to SMS.
   const whatsapp = channel === 'sms' && otp && otp.notified && otp.notified.channel === 'whatsapp';
   const by = whatsapp ? 'su WhatsApp' : 'per SMS';
-  $('#code-title').textContent = channel === 'sms' ? `Inserisci il codice ricevuto ${by}` : "Inserisci il codice ricevuto per email";
+  $('#code-title').textContent =
+    channel === 'sms' ? `Inserisci il codice ricevuto ${by}` : 'Inserisci il codice ricevuto per email';
   const onFile = String(step) === '65';
   const fellBack = channel === 'sms' && otp && otp.fallback === 'sms' ? 'Su WhatsApp non ti abbiamo raggiunto: ' : '';
   $('#code-sent').textContent = onFile
@@ -401,7 +425,9 @@ function showPassword(step) {
   $('#password-email').value = api.state.email;
   const hint = $('#password-hint');
   hint.hidden = !setup.sandboxPassword;
-  hint.textContent = setup.sandboxPassword ? `Sandbox: gli utenti di prova hanno la password ${setup.sandboxPassword}.` : '';
+  hint.textContent = setup.sandboxPassword
+    ? `Sandbox: gli utenti di prova hanno la password ${setup.sandboxPassword}.`
+    : '';
   show('password', { step });
 }
 
@@ -437,7 +463,9 @@ const value = (form, name) => {
 async function onIdentifier(form, submitter) {
   const identifier = value(form, 'identifier');
   const method = submitter && submitter.value === 'password' ? 'password' : undefined;
-  const envelope = await withChallenge((challenge) => api.login(method ? { identifier, method, challenge } : { identifier, challenge }));
+  const envelope = await withChallenge((challenge) =>
+    api.login(method ? { identifier, method, challenge } : { identifier, challenge }),
+  );
   if (!envelope.success) return showFailure(envelope);
   journey = { ...freshJourney(), visited: journey.visited };
   advance(envelope.data);
@@ -445,7 +473,9 @@ async function onIdentifier(form, submitter) {
 
 async function onRegisterEmail(form) {
   // At 24 the journey helper sends the verified phone and its phone_proof with it (phone-first registration).
-  const envelope = await withChallenge((challenge) => api.register({ phase: 'email_otp', email: value(form, 'email'), otp: true, challenge }));
+  const envelope = await withChallenge((challenge) =>
+    api.register({ phase: 'email_otp', email: value(form, 'email'), otp: true, challenge }),
+  );
   if (!envelope.success) return showFailure(envelope);
   advance(envelope.data);
 }
@@ -470,7 +500,9 @@ async function onResend() {
   // The request that sent the current code, repeated.
   const envelope = await withChallenge((challenge) => api.resend(challenge));
   if (!envelope.success) return showFailure(envelope);
-  startCountdown(envelope.data.otp && Number.isInteger(envelope.data.otp.retry_after) ? envelope.data.otp.retry_after : 0);
+  startCountdown(
+    envelope.data.otp && Number.isInteger(envelope.data.otp.retry_after) ? envelope.data.otp.retry_after : 0,
+  );
   say('Nuovo codice inviato.');
   $('#otp-code').focus();
 }
@@ -491,7 +523,10 @@ async function onRegisterForm(form) {
     last_name: value(form, 'last_name'),
     birth_date: value(form, 'birth_date'),
     city: value(form, 'city'),
-    consents: { terms_conditions: form.elements.namedItem('terms_conditions').checked, marketing: form.elements.namedItem('marketing').checked },
+    consents: {
+      terms_conditions: form.elements.namedItem('terms_conditions').checked,
+      marketing: form.elements.namedItem('marketing').checked,
+    },
   };
   const envelope = await reach(api.register(body));
   if (!envelope.success) return showFailure(envelope);
@@ -574,7 +609,8 @@ async function start() {
   }
   $('#resend').addEventListener('click', () => void submitting($('#view-code'), onResend));
   $('#decline-phone').addEventListener('click', () => void submitting($('#view-code'), onDeclinePhone));
-  for (const button of document.querySelectorAll('[data-go]')) button.addEventListener('click', () => go(button.dataset.go));
+  for (const button of document.querySelectorAll('[data-go]'))
+    button.addEventListener('click', () => go(button.dataset.go));
   $('#restart').addEventListener('click', restart);
   restart();
   document.body.dataset.ready = 'true';
