@@ -11,8 +11,8 @@ import type { LoadKind } from './load';
  * own too, as the Redis cases share one redis-server.
  */
 
-export type Store = 'memory' | 'redis';
-export type LogLevel = 'warn' | 'info';
+type Store = 'memory' | 'redis';
+type LogLevel = 'warn' | 'info';
 
 export interface ServiceVariant {
   store: Store;
@@ -101,7 +101,7 @@ export const REF_NODE_HTTP: BenchCase = {
  * read against its own reference. Every case runs on a fresh instance, so the two halves use the
  * same phones.
  */
-export const LOGIN_FUNNEL_OFF: BenchCase = {
+const LOGIN_FUNNEL_OFF: BenchCase = {
   name: 'login-funnel-off',
   label: '(r) FeLogin + FeVerifyOtp with funnel.enabled off',
   kind: 'login',
@@ -116,7 +116,7 @@ export const LOGIN_FUNNEL_OFF: BenchCase = {
  * setting apart). Its phones are otp_generate's (`+3931`, an Italian mobile range): the pair runs
  * on the memory store only, each half on an instance of its own, so no store is shared.
  */
-export const CHALLENGE_OFF: BenchCase = {
+const CHALLENGE_OFF: BenchCase = {
   name: 'otp_generate-challenge-off',
   label: '(r) otp_generate with the abuse defences on, challenge.mode off',
   kind: 'otp_generate',

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 const TICKS_PER_SECOND = 100;
 
 /** user + system CPU seconds of one process (all its threads), or null. */
-export function processCpuSeconds(pid: number | undefined): number | null {
+function processCpuSeconds(pid: number | undefined): number | null {
   if (pid === undefined) return null;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -23,7 +23,7 @@ export function processCpuSeconds(pid: number | undefined): number | null {
 }
 
 /** Busy and total CPU seconds of the whole machine (all cores), or null. */
-export function machineCpuSeconds(): { busy: number; total: number } | null {
+function machineCpuSeconds(): { busy: number; total: number } | null {
   try {
     const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/);
     const [user, nice, system, idle, iowait, irq, softirq, steal] = values.map(Number) as number[];

@@ -27,7 +27,7 @@ const gc = (): void => {
   collect();
 };
 
-export async function measureMemory(records: number): Promise<MemoryResult> {
+async function measureMemory(records: number): Promise<MemoryResult> {
   const hash = createOtpHasher('bench-secret-bench-secret-bench-secret!');
   const policy = { ttlMs: 300_000, cooldownMs: 60_000, maxAttempts: 5 };
   const now = Date.now();

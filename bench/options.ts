@@ -42,7 +42,7 @@ service's own work per request (docs/performance.md).
 `;
 
 /** What `--cases` may name: the cases, the node:http reference and the memory figure (the baseline always runs). */
-export const CASE_NAMES: readonly string[] = [...CASES.map((c) => c.name), REF_NODE_HTTP.name, 'memory'];
+const CASE_NAMES: readonly string[] = [...CASES.map((c) => c.name), REF_NODE_HTTP.name, 'memory'];
 
 export interface BenchOptions {
   smoke: boolean;

@@ -61,7 +61,7 @@ export interface Verdict {
   problems: string[];
 }
 
-export type CaseResult = 'ok' | 'over floor' | 'failed' | 'skipped' | 'not judged' | 'reference';
+type CaseResult = 'ok' | 'over floor' | 'failed' | 'skipped' | 'not judged' | 'reference';
 
 /** One case as `--json` writes it, and as the table shows it. */
 export interface CaseFigures {
@@ -119,7 +119,7 @@ const defined = (values: Array<number | undefined | null>) =>
 const medianCpu = (runs: readonly Run[] | undefined) => median(defined((runs ?? []).map(cpuOf)));
 
 /** Each round's ratio: the case's CPU per answer over its reference's, measured right before it. */
-export function roundRatios(outcome: CaseOutcome): number[] {
+function roundRatios(outcome: CaseOutcome): number[] {
   const { runs = [], paired = [] } = outcome;
   return defined(
     runs.map((run, i) => {
@@ -142,7 +142,7 @@ function allRuns(outcomes: readonly CaseOutcome[], name: string): Run[] {
 }
 
 /** The baseline's app CPU per answer: the median of its runs. */
-export function baselineCpu(outcomes: readonly CaseOutcome[]): number | undefined {
+function baselineCpu(outcomes: readonly CaseOutcome[]): number | undefined {
   return medianCpu(allRuns(outcomes, 'baseline'));
 }
 
@@ -213,7 +213,7 @@ export function caseFigures(outcomes: readonly CaseOutcome[], judge = true): Cas
  * upstream call, less what one call through the service's client adds to the echo (medians of
  * this run's references). Undefined for a reference app, or when a reference it needs did not run.
  */
-export function ownWork(
+function ownWork(
   outcomes: readonly CaseOutcome[],
 ): (benchCase: BenchCase, cpu: number | undefined) => number | undefined {
   const baseline = baselineCpu(outcomes);
@@ -326,7 +326,7 @@ export const AGAINST_LEGEND = [
 ].join('\n');
 
 /** One load level of the tail figure, as the table shows it and `--json` writes it (`tail.levels`). */
-export interface TailLevelFigures {
+interface TailLevelFigures {
   /** The share of the saturating rate offered, and that rate in answers per second. */
   load: number;
   rate: number;
@@ -450,7 +450,7 @@ export const TAIL_LEGEND = [
 ].join('\n');
 
 /** The references themselves (the bare echo and node:http call are never judged; the others are cases too). */
-export function referenceFigures(outcomes: readonly CaseOutcome[]) {
+function referenceFigures(outcomes: readonly CaseOutcome[]) {
   const baseline = baselineCpu(outcomes);
   return REFERENCE_NAMES.flatMap((name) => {
     const runs = allRuns(outcomes, name);

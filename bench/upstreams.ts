@@ -75,7 +75,7 @@ function handle(req: IncomingMessage, res: ServerResponse) {
   });
 }
 
-export function startUpstreams(port = 0): Promise<{ url: string; close(): Promise<void> }> {
+function startUpstreams(port = 0): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer({ keepAliveTimeout: 60_000 }, handle);
   return new Promise((resolve) => {
     server.listen(port, '127.0.0.1', () => {

@@ -44,11 +44,11 @@ export interface VerifyOtpInput {
   key: string;
   code: string;
 }
-export type OtpVerifyOutcome = 'ok' | 'invalid' | 'expired' | 'too_many_attempts';
+type OtpVerifyOutcome = 'ok' | 'invalid' | 'expired' | 'too_many_attempts';
 export type VerifyOtpOutput = OtpVerifyOutcome;
 
 /** An account as the flows need it. `phone` is the `otp_phone` on file, in E.164. */
-export interface FlowUser {
+interface FlowUser {
   uid: string;
   email?: string;
   phone?: string;
@@ -160,7 +160,7 @@ export interface IngestLoginInput {
   uid: string;
   accessToken: string;
 }
-export type IngestLoginOutput = void;
+type IngestLoginOutput = void;
 
 /** Every effect as a plain async function: what src/ implements (see `provideEffects`). */
 export interface FlowEffects {

@@ -11,27 +11,7 @@ export * from './login-flow.machine';
 export * from './requests';
 export * from './resume';
 export * from './run-step';
-export {
-  edgesOf,
-  guardLabel,
-  reachedBy,
-  renderMermaid,
-  stateNodes,
-  stepTable,
-  type Edge,
-  type MermaidEntry,
-  type MermaidOptions,
-  type StepRow,
-} from './diagrams/diagram';
-export {
-  JOURNEY_CODE,
-  JOURNEY_IDS,
-  journeys,
-  replayJourney,
-  worldEffects,
-  type Journey,
-  type JourneyId,
-  type ReplayedRequest,
-} from './diagrams/journeys';
+export { stateNodes } from './diagrams/diagram';
+export { JOURNEY_IDS, type JourneyId } from './diagrams/journeys';
 export * from './diagrams/labels';
 export * from './diagrams/journey-diagrams';

@@ -220,5 +220,3 @@ export const otpRecordMachine = setup({
     deleted: { type: 'final' },
   },
 });
-
-export type OtpRecordMachine = typeof otpRecordMachine;

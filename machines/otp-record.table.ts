@@ -23,12 +23,12 @@ import {
 export type OtpRecordState = 'none' | 'valid';
 type EventType = OtpRecordEvent['type'];
 
-export type TableAction =
+type TableAction =
   | { kind: 'update'; name: OtpUpdateName }
   | { kind: 'report'; outcome: OtpOutcome }
   | { kind: 'effect'; name: OtpRecordEffect };
 
-export interface TableEntry {
+interface TableEntry {
   /** The state value after the step (`none`, `valid`, `expired`, `deleted`). */
   target: string;
   actions: readonly TableAction[];

@@ -121,7 +121,7 @@ export function resumePointFor(input: LoginFlowInput): ResumePoint | undefined {
 }
 
 /** Why a request that matches no row is refused. */
-export const unresumable = (input: LoginFlowInput): FlowFailure & { reason: ResumeRefusal } => ({
+const unresumable = (input: LoginFlowInput): FlowFailure & { reason: ResumeRefusal } => ({
   reason: input.claims ? 'invalid_proof' : 'proof_required',
 });
 
@@ -141,7 +141,7 @@ function statePaths(machine: LoginFlowMachine): Map<string, string[]> {
 const PATHS = statePaths(loginFlowMachine);
 
 /** The state value of a state named by its key: `{ phoneLogin: 'awaitingPhoneCode' }`. */
-export function stateValueOf(state: LoginFlowState): StateValue {
+function stateValueOf(state: LoginFlowState): StateValue {
   const path = PATHS.get(state);
   if (!path) throw new Error(`login flow: no state "${state}"`);
   return nest(path);
@@ -178,16 +178,16 @@ export function resumeConditions(point: ResumePoint): string[] {
 }
 
 /** The label of a row's entry edge in the diagrams: `FeVerifyOtp (flow phone)`. */
-export function resumeLabel(point: ResumePoint): string {
+function resumeLabel(point: ResumePoint): string {
   const conditions = resumeConditions(point);
   return conditions.length ? `${point.action} (${conditions.join(', ')})` : point.action;
 }
 
 /** The label of the entry every request that matches no row takes. */
-export const UNRESUMABLE_LABEL = 'any other request (invalid_proof with a proof, proof_required without)';
+const UNRESUMABLE_LABEL = 'any other request (invalid_proof with a proof, proof_required without)';
 
 /** True when some request of this action matches no row (and so is refused before its event). */
-export const mayBeUnresumable = (action: FeAction): boolean =>
+const mayBeUnresumable = (action: FeAction): boolean =>
   !RESUME_POINTS.some((p) => p.action === action && !p.flows && !p.phases && !p.proof && !p.trusted);
 
 /** The diagram's entry points: one per row (of one action, or all), then the refusal of every other request. */

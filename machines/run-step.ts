@@ -35,7 +35,7 @@ import { CODE_VERIFIED, FAILED, SETTLED, STEP, STEP_INFO, stepOfTag, type Flow, 
  */
 
 /** One line of the `debug` array: a step passed (`step_13`) or an effect called (`sendOtp`, `login_ingestion`). */
-export interface FlowTraceEntry {
+interface FlowTraceEntry {
   step: string;
   state: string;
   [detail: string]: unknown;
@@ -144,7 +144,7 @@ export function stateKeyOf(snapshot: Pick<AnyMachineSnapshot, 'value'>): string 
 const isSettled = (snapshot: AnyMachineSnapshot) => snapshot.status !== 'active' || snapshot.hasTag(SETTLED);
 
 /** The answer for a settled snapshot of the login flow. */
-export function answerOf(snapshot: AnyMachineSnapshot): StepAnswer {
+function answerOf(snapshot: AnyMachineSnapshot): StepAnswer {
   const context = snapshot.context as LoginFlowContext;
   const state = stateKeyOf(snapshot);
   const failed = snapshot.hasTag(FAILED);

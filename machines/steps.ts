@@ -51,7 +51,7 @@ export const STEP = {
   loggedIn: 90,
 } as const;
 
-export type StepName = keyof typeof STEP;
+type StepName = keyof typeof STEP;
 export type StepId = (typeof STEP)[StepName];
 
 /** The two profile saves: identity fields (40), then custom fields (42). */

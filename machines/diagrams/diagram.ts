@@ -66,7 +66,7 @@ export function guardLabel(guard: unknown): string | undefined {
 }
 
 /** The event part of an edge label: `VERIFY_OTP`, `verifyOtp done`, `ingestLogin failed`, or nothing for eventless. */
-export function eventLabel(eventType: string): string {
+function eventLabel(eventType: string): string {
   const done = /^xstate\.done\.actor\.(.+)$/.exec(eventType);
   if (done) return `${done[1]} done`;
   const error = /^xstate\.error\.actor\.(.+)$/.exec(eventType);
@@ -106,7 +106,7 @@ const clean = (text: string) =>
     .trim();
 
 /** A way into the machine other than its initial state: drawn as `[*] --> target : label`. */
-export interface MermaidEntry {
+interface MermaidEntry {
   /** The key of the state entered. */
   target: string;
   label: string;

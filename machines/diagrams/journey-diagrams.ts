@@ -49,7 +49,7 @@ export interface JourneyAction {
 }
 
 /** A refusal one of the journey's requests can meet: where, which mistake, which `reason`. */
-export interface JourneyRefusal {
+interface JourneyRefusal {
   /** The screen the user is on (and stays on). */
   at: string;
   action: FeAction;
@@ -130,7 +130,7 @@ function noteOf(state: string): string {
 }
 
 /** The journey's diagram, read from a replay of it (`replayJourney`) against the machine. */
-export function journeyDiagramOf(
+function journeyDiagramOf(
   journey: Journey,
   replayed: ReplayedRequest[],
   machine: AnyStateMachine = loginFlowMachine,

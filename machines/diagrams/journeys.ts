@@ -11,7 +11,7 @@ import type { StepId } from '../steps';
  * docs/flows.md lists what each request did, so the documented paths are the ones that run.
  */
 
-export interface WorldUser {
+interface WorldUser {
   uid: string;
   email: string;
   phone?: string;
@@ -119,7 +119,7 @@ export function worldEffects(world: FakeWorld, calls: EffectCall[] = []): FlowEf
   };
 }
 
-export interface JourneyRequest {
+interface JourneyRequest {
   action: FeAction;
   /** The request body, phones in E.164; the proof of an earlier answer is attached when the action reads that field. */
   body: Record<string, unknown>;
@@ -161,7 +161,7 @@ export interface ReplayedRequest {
   answer: StepAnswer;
 }
 
-export const JOURNEY_CODE = '123456';
+const JOURNEY_CODE = '123456';
 const PHONE = '+393331234567';
 const NEW_PHONE = '+393339876543';
 /** The phones on the two step-65 accounts: the registrant's own, and one typed with someone else's email. */

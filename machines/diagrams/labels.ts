@@ -21,7 +21,7 @@ export interface ScreenLabel {
 }
 
 /** A state a request passes through: what the service does there (an upstream call, or a check). */
-export interface NoteLabel {
+interface NoteLabel {
   note: string;
 }
 

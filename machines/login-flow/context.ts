@@ -9,7 +9,7 @@ import type { AdmissionRefusal, FlowFailure } from './refusals';
  * (`admit`). Plain data and pure functions, shared by the machine and the code step.
  */
 
-export type { Entry, Phase } from '../actions';
+export type { Entry } from '../actions';
 
 export interface LoginFlowInput {
   /** The optimised action serving the request. */
@@ -24,14 +24,14 @@ export interface LoginFlowInput {
   trusted?: boolean;
 }
 
-export interface LoginEvent {
+interface LoginEvent {
   type: typeof ACTIONS.FeLogin.event;
   /** E.164 phone or email. */
   identifier: string;
   /** `password` asks for the password path (email only). */
   method?: 'otp' | 'password';
 }
-export interface VerifyOtpEvent {
+interface VerifyOtpEvent {
   type: typeof ACTIONS.FeVerifyOtp.event;
   /** Absent only when declining the phone on file (flow `email_phone_declined`). */
   otp_code?: string;
@@ -41,7 +41,7 @@ export interface VerifyOtpEvent {
   uid?: string;
   stay_logged_in?: boolean;
 }
-export interface RegisterEvent {
+interface RegisterEvent {
   type: typeof ACTIONS.FeRegister.event;
   phase?: Phase;
   email?: string;
@@ -54,7 +54,7 @@ export interface RegisterEvent {
   birth_date?: string;
   city?: string;
 }
-export interface AddPhoneEvent {
+interface AddPhoneEvent {
   type: typeof ACTIONS.FeAddPhone.event;
   /** The phone to add, E.164. */
   phone: string;
@@ -62,7 +62,7 @@ export interface AddPhoneEvent {
   email?: string;
   flow?: Flow;
 }
-export interface UpdateProfileEvent {
+interface UpdateProfileEvent {
   type: typeof ACTIONS.FeUpdateProfile.event;
   uid: string;
   first_name?: string;

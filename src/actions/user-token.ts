@@ -10,7 +10,7 @@ export type TokenSource = 'body' | 'cookie' | 'bearer';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-export function findUserToken(
+function findUserToken(
   ctx: Pick<ActionContext, 'tokenCookie' | 'header'>,
   fromBody?: string | null,
 ): { token: string; source: TokenSource } | undefined {

@@ -11,7 +11,7 @@ import { apiError, isApiError } from '../core/errors';
  */
 
 export const PROOF_HEADER = 'x-verification-proof';
-export const VERIFIED = 'verified';
+const VERIFIED = 'verified';
 
 /** The identifiers an action acts on: phone in E.164, email as typed (compared case-insensitively). */
 export interface Identity {
@@ -213,7 +213,7 @@ export async function spending<T>(
  * the provider answered it for good: a registration refused would otherwise let one verified
  * code ask about any number of emails.
  */
-export const keepsProofSpent = (err: unknown): boolean => isApiError(err) && err.reason === 'registration_refused';
+const keepsProofSpent = (err: unknown): boolean => isApiError(err) && err.reason === 'registration_refused';
 
 /** True when the caller verified a code for this identifier (it is claimed and not merely linked). */
 export function codeVerified(claims: ProofClaims, key: keyof Identity): boolean {

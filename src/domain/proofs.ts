@@ -49,7 +49,7 @@ const keyOf = (key: string | ProofKey): ProofKey => (typeof key === 'string' ? d
 const mac = (key: ProofKey, body: string) => createHmac('sha256', key).update(`${PREFIX}.${body}`).digest();
 
 /** Proof ids: 12 random bytes each, from the process's pool of random ids (src/core/random-id.ts). */
-export const newProofId = (): string => randomId(12);
+const newProofId = (): string => randomId(12);
 
 export function signProof(key: string | ProofKey, claims: ProofClaims, ttlSeconds: number, nowMs: number): string {
   const { exp: _exp, ...rest } = claims;

@@ -340,7 +340,7 @@ export class JourneyRecorder {
 const recorders = new WeakMap<Deps, JourneyRecorder>();
 
 /** Recording is on in the sandbox and wherever `debug` is on (both refused when NODE_ENV=production). */
-export const recordsJourneys = (config: Config): boolean => config.sandbox.enabled || config.debug;
+const recordsJourneys = (config: Config): boolean => config.sandbox.enabled || config.debug;
 
 /** The recorder of this process's dependencies: made on first call when recording is on, undefined when off. */
 export function journeyRecorderFor(deps: Deps): JourneyRecorder | undefined {
@@ -350,7 +350,7 @@ export function journeyRecorderFor(deps: Deps): JourneyRecorder | undefined {
 }
 
 /** Turns recording on for these dependencies whatever the configuration (tests, tools); before the app is built. */
-export function recordJourneys(deps: Deps, options: RecorderOptions = {}): JourneyRecorder {
+function recordJourneys(deps: Deps, options: RecorderOptions = {}): JourneyRecorder {
   const existing = recorders.get(deps);
   if (existing) return existing;
   const recorder = new JourneyRecorder(deps, options);

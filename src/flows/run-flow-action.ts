@@ -51,7 +51,7 @@ const SEND_FIELDS: Record<Entry, SendFieldNames> = {
  * The whole request may take the identity timeout plus half again: each upstream call has its
  * own timeout, this one only guarantees an answer (upstream_error) if an effect never settles.
  */
-export const flowTimeoutMs = (config: Config): number => config.identity.timeout_seconds * 1500;
+const flowTimeoutMs = (config: Config): number => config.identity.timeout_seconds * 1500;
 
 function normalisePhones(body: Record<string, unknown>, region: string): Record<string, unknown> {
   const out = { ...body };

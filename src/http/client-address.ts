@@ -24,7 +24,7 @@ export type ForwardedHeader = Config['server']['forwarded_header'];
 const WITH_PORT = /^(?:(\d{1,3}(?:\.\d{1,3}){3})|\[([^\]]+)\])(?::(?:\d{1,5}|_[\w.-]+))?$/;
 
 /** The IP of one forwarded node: a bare IP, an IPv4 with a port, a bracketed IPv6; anything else (`unknown`, `_hidden`, garbage) is none. */
-export function nodeAddress(node: string): string | undefined {
+function nodeAddress(node: string): string | undefined {
   const value = node.trim();
   if (isIP(value) !== 0) return value;
   const match = WITH_PORT.exec(value);

@@ -12,7 +12,7 @@ import type { TokenCookie, TokenCookieOptions } from '../core/context';
  * `server.cookie_max_age_seconds`, 30 days) when true, a session cookie when false.
  */
 
-export const TOKEN_COOKIE = '__utp';
+const TOKEN_COOKIE = '__utp';
 
 /** The request's `__utp` cookie, as the layers below the transport use it (core/context.ts). */
 export function tokenCookieOf(ctx: Pick<Context, 'cookies'>, config: Pick<Config, 'server' | 'sandbox'>): TokenCookie {

@@ -16,7 +16,7 @@ import { keysOf } from './keys';
 const ACTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 /** docs/contract.md#addressing-and-envelope, 1: `POST /?action=X` and `POST /X` are the same call. */
-export function actionName(ctx: Context): string | undefined {
+function actionName(ctx: Context): string | undefined {
   if (ctx.path.length > 1) return ctx.path.slice(1);
   // Read straight from the query string: Koa's ctx.query parses every parameter into an object first.
   const querystring = ctx.querystring;
@@ -175,7 +175,7 @@ const trimmed = (extra: Record<string, unknown> | undefined): boolean =>
  * masked by the client. One exchange: `idp_debug` is it; several: `idp_debug` is the last and
  * `idp_debugs` lists them all.
  */
-export function idpDebugFields(exchanges: ReadonlyArray<Record<string, unknown>>): Record<string, unknown> {
+function idpDebugFields(exchanges: ReadonlyArray<Record<string, unknown>>): Record<string, unknown> {
   if (exchanges.length === 0) return {};
   const last = exchanges[exchanges.length - 1];
   return exchanges.length === 1 ? { idp_debug: last } : { idp_debug: last, idp_debugs: [...exchanges] };

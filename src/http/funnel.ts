@@ -45,7 +45,7 @@ const instant = z
   .transform((v) => (/^\d+$/.test(v) ? Number(v) : Date.parse(v)));
 const since = z.string().refine((v) => durationMs(v) !== undefined, 'must be minutes, hours or days: 90m, 24h, 7d');
 
-export const funnelStatsQuery = z.strictObject({
+const funnelStatsQuery = z.strictObject({
   journey: z.enum(JOURNEY_IDS).optional(),
   since: since.optional(),
   from: instant.optional(),
@@ -62,7 +62,7 @@ export type FunnelStatsQuery = z.infer<typeof funnelStatsQuery>;
  * exactly 24 hours, the last one still filling; `previous` is the range of the same length just
  * before it, so the two never overlap; both share one bucket size, so they compare.
  */
-export function rangesOf(query: FunnelStatsQuery, now: number): { main: FunnelRange; other?: FunnelRange } {
+function rangesOf(query: FunnelStatsQuery, now: number): { main: FunnelRange; other?: FunnelRange } {
   const to = query.to ?? now;
   const from = query.from ?? to - durationMs(query.since ?? '24h')!;
   const asked = [

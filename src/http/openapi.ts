@@ -22,9 +22,9 @@ import { otpActions } from '../actions/otp';
 
 extendZodWithOpenApi(z);
 
-export const OPENAPI_VERSION = '3.1.0';
+const OPENAPI_VERSION = '3.1.0';
 /** docs/contract.md#versioning: the interface description carries version 1.0.0. */
-export const API_VERSION = '1.0.0';
+const API_VERSION = '1.0.0';
 
 export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;
 

@@ -25,7 +25,7 @@ export interface SandboxRoutes {
   reset?: () => void;
 }
 
-export const RESET_PATH = '/_sandbox/reset';
+const RESET_PATH = '/_sandbox/reset';
 
 export const OUTBOX_PAGE_PATH = '/_sandbox/outbox.html';
 /** Seconds between reloads of the outbox page (a meta refresh: no script). */
@@ -134,7 +134,7 @@ function ago(at: string, now: Date): string {
 }
 
 /** The newest code per recipient, newest first, every value escaped; in Italian, as the demo and /flows it sits beside. */
-export function outboxPage(newest: OutboxMessage[], now: Date, resettable = false): string {
+function outboxPage(newest: OutboxMessage[], now: Date, resettable = false): string {
   const rows = newest.map(
     (m) =>
       `<tr><td>${escapeHtml(m.to)}</td><td>${escapeHtml(m.channel)}</td><td class="code">${escapeHtml(m.code ?? '')}</td>` +

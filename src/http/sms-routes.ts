@@ -27,7 +27,7 @@ import { readablePercent, readableTime, textLocale, type TextLocale } from '../c
  * every diagnostic (src/domain/guard.ts). A receipt needs no key: its signature is its key.
  */
 
-export const SMS_PAGE_PATH = '/sms';
+const SMS_PAGE_PATH = '/sms';
 const LEDGER_PATH = '/_sms/ledger';
 const LIFT_PATH = '/_sms/blocks/lift';
 /** Providers post a handful of fields; anything larger is not a receipt. */
@@ -184,7 +184,7 @@ const STYLE = [
   '.low{color:#b00020;font-weight:600}.muted{color:#666;font-size:.9rem}',
 ].join('');
 
-export const SMS_PAGE_CSP = inlineStylePageCsp(STYLE);
+const SMS_PAGE_CSP = inlineStylePageCsp(STYLE);
 
 const cells = (values: Array<string | number>, numeric: boolean[] = []) =>
   values.map((v, i) => `<td${numeric[i] ? ' class="n"' : ''}>${escapeHtml(String(v))}</td>`).join('');

@@ -3,7 +3,7 @@ import type { Logger } from '../core/logger';
 import type { Outbox } from './outbox';
 import type { SmsFaults } from './sms-faults';
 
-export type ConfigPatch = Record<string, unknown>;
+type ConfigPatch = Record<string, unknown>;
 
 export interface SandboxContext {
   outbox: Outbox;

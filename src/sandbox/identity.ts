@@ -27,8 +27,8 @@ import type { SandboxFake } from './fake';
  */
 
 const PREFIX = '/idp';
-export const SANDBOX_AID = 'sandboxaid';
-export const SANDBOX_API_TOKEN = 'sandbox-api-token';
+const SANDBOX_AID = 'sandboxaid';
+const SANDBOX_API_TOKEN = 'sandbox-api-token';
 /** Every seeded user's password, for the login with password. */
 export const SANDBOX_PASSWORD = 'sandbox-password';
 const TOKEN_SECONDS = 30 * 24 * 3600;

@@ -118,7 +118,7 @@ export async function startSmtpServer(
   return { port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-export const SANDBOX_MAIL_FROM = 'no-reply@sandbox.invalid';
+const SANDBOX_MAIL_FROM = 'no-reply@sandbox.invalid';
 
 export function createSmtpFake(): SandboxFake {
   let smtp: Awaited<ReturnType<typeof startSmtpServer>> | undefined;

@@ -5,10 +5,10 @@ import { codeIn } from './sms';
 import { templateText } from './whatsapp';
 
 const PREFIX = '/twilio';
-export const SANDBOX_TWILIO_SID = 'ACsandbox000000000000000000000000';
-export const SANDBOX_TWILIO_FROM = '+15005550006';
+const SANDBOX_TWILIO_SID = 'ACsandbox000000000000000000000000';
+const SANDBOX_TWILIO_FROM = '+15005550006';
 /** The Content Template of the WhatsApp code (its variable 1 is the code). */
-export const SANDBOX_TWILIO_CONTENT_SID = 'HXb5b62575e6e4ff6129ad7c8efe1f983e';
+const SANDBOX_TWILIO_CONTENT_SID = 'HXb5b62575e6e4ff6129ad7c8efe1f983e';
 /** Between the reply and each status callback: a receipt comes after the acceptance, as Twilio's do. */
 const CALLBACK_DELAY_MS = 50;
 

@@ -6,10 +6,10 @@ import type { SandboxFake } from './fake';
 
 const PREFIX = '/graph';
 const VERSION = 'v21.0';
-export const SANDBOX_WHATSAPP_PHONE_NUMBER_ID = '100000000000001';
-export const SANDBOX_WHATSAPP_TEMPLATE = 'otp_code';
+const SANDBOX_WHATSAPP_PHONE_NUMBER_ID = '100000000000001';
+const SANDBOX_WHATSAPP_TEMPLATE = 'otp_code';
 /** The name the service knows this provider by: its webhook is /_sms/receipts/whatsapp. */
-export const SANDBOX_WHATSAPP_PROVIDER = 'whatsapp';
+const SANDBOX_WHATSAPP_PROVIDER = 'whatsapp';
 /** Between the reply and each status: receipts come after the acceptance, as Meta's do. */
 const STATUS_DELAY_MS = 50;
 

@@ -14,7 +14,7 @@ import { eventually } from '../support/eventually';
  * fresh browser context; a failing one leaves a screenshot in test-artifacts/ and names it.
  */
 
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(__dirname, '..', '..', 'test-artifacts');
 const silent = pino({ level: 'silent' });
 
@@ -23,7 +23,7 @@ export interface E2e {
   browser: Browser;
 }
 
-export async function startE2e(config: Record<string, unknown> = {}): Promise<E2e> {
+async function startE2e(config: Record<string, unknown> = {}): Promise<E2e> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
       `${CHROMIUM} is missing: the browser tests need Debian's chromium package. Run the README test command (npm ci && npm test), which installs it with apt-get.`,
@@ -55,7 +55,7 @@ export async function startE2e(config: Record<string, unknown> = {}): Promise<E2
   }
 }
 
-export async function stopE2e(e2e: E2e | undefined): Promise<void> {
+async function stopE2e(e2e: E2e | undefined): Promise<void> {
   await e2e?.browser.close();
   await e2e?.service.close();
 }

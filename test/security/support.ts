@@ -2,7 +2,6 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import request from 'supertest';
-import { deepMerge } from '../../src/core/config/load';
 import type { Deps } from '../../src/domain/deps';
 import { startSandbox, type Sandbox } from '../../src/sandbox';
 import type { OutboxMessage } from '../../src/sandbox/outbox';
@@ -110,10 +109,6 @@ export function useSecurityApp(overrides: Record<string, unknown> = {}): () => S
     return current;
   };
 }
-
-/** A config override tree, merged. */
-export const configWith = (...trees: Array<Record<string, unknown>>): Record<string, unknown> =>
-  trees.reduce((acc, tree) => deepMerge(acc, tree), {});
 
 /** The claims a proof carries (its middle part), to show what it vouches for. */
 export function proofClaims(proof: string): Record<string, unknown> {

@@ -5,7 +5,7 @@ import { z } from 'zod';
  * mailing-list key (`newsletter.api_keys.<head>`).
  */
 export const FEEDS = ['feed_a', 'feed_b', 'feed_c', 'feed_d'] as const;
-export const HEADLINES = ['head_a', 'head_b', 'head_c', 'head_d'] as const;
+const HEADLINES = ['head_a', 'head_b', 'head_c', 'head_d'] as const;
 
 export const feedCode = z.enum(FEEDS);
 export const headlineCode = z.enum(HEADLINES);

@@ -6,7 +6,7 @@ import { defineAction } from '../action';
 import { feedItem, toFeedItems } from './feed-items';
 import { FEEDS, feedCode, type Feed } from './headlines';
 
-export const newsletterFeedRequest = z.object({
+const newsletterFeedRequest = z.object({
   /** True, or no `feed`: all four feeds. */
   all: z.boolean().nullish(),
   feed: feedCode.nullish(),
@@ -14,7 +14,7 @@ export const newsletterFeedRequest = z.object({
 
 const feedError = z.object({ reason: z.string(), message: z.string(), upstream_status: z.number().int().optional() });
 
-export const newsletterFeedResponse = z.object({
+const newsletterFeedResponse = z.object({
   items: z.array(feedItem),
   /** The served feeds' documents as the feed service sent them. */
   feeds: z.record(z.string(), z.unknown()),

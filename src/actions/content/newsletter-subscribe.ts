@@ -16,7 +16,7 @@ const text = { type: 'string' } as const;
  * validator (and the typed client) refuses what the service refuses: `selections` with at least
  * one item, or `testata` with `mlids`; and neither of those two without the other.
  */
-export const newsletterSubscribeRequest = z
+const newsletterSubscribeRequest = z
   .object({
     email: mailbox(),
     ...selectionFields,
@@ -53,7 +53,7 @@ const headlineResult = z.object({
 });
 type HeadlineResult = z.infer<typeof headlineResult>;
 
-export const newsletterSubscribeResponse = z.object({
+const newsletterSubscribeResponse = z.object({
   email: z.string(),
   headlines: z.record(z.string(), headlineResult),
   subscribed: z.array(headlineCode),

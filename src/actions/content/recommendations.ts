@@ -9,7 +9,7 @@ import { chooseWidget, type WidgetChoice } from './widget';
 /** An empty string is taken as absent: a home page sends `url: ""` as often as null. */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? null : v), schema.nullish());
 
-export const recommendationsRequest = z.object({
+const recommendationsRequest = z.object({
   url: optional(z.url({ protocol: /^https?$/ }).max(2048)),
   udi: optional(z.string().trim().min(1).max(256)),
   toptrend: z
@@ -19,7 +19,7 @@ export const recommendationsRequest = z.object({
   widget_id: optional(z.string().trim().min(1).max(128)),
 });
 
-export const recommendationsResponse = z.object({
+const recommendationsResponse = z.object({
   success: z.boolean(),
   count: z.number().int(),
   pageUrl: z.string().nullable(),

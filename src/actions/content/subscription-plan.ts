@@ -8,13 +8,13 @@ import { feedCode, feedOf, headlineCode, headlineOf, LIST_ID, type Feed, type He
  * named by its path (`selections.2.mlid`), the way the front controller names schema issues.
  */
 
-export const listId = z
+const listId = z
   .union([z.string(), z.number().int().nonnegative()])
   .transform((v) => String(v).trim())
   .pipe(z.string().min(1, { error: 'must not be empty', abort: true }).regex(LIST_ID, 'must be a numeric list id'));
 
 /** `"101, 102"` -> ['101', '102'], each id checked and named by its position (`mlids.1`). */
-export const listIds = z
+const listIds = z
   .string()
   .max(2000)
   .transform((value, ctx) => {

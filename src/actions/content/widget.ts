@@ -3,7 +3,7 @@ import type { Config } from '../../core/config/schema';
 type Settings = Config['recommendations'];
 
 /** Where the widget id came from: the request, or the configuration key that held it. */
-export type WidgetSource =
+type WidgetSource =
   | 'request'
   | 'widget_id_home'
   | 'widget_id_article'

@@ -5,7 +5,7 @@ import { maskSecret } from '../../core/logger';
 import { defineAction } from '../action';
 import { requireDiagnosticsAccess, safeUrl } from './diagnostics';
 
-export const loginIngestionRequest = z.looseObject({
+const loginIngestionRequest = z.looseObject({
   uid: z.string().trim().min(1).max(256),
   accessToken: z.string().trim().max(8192).nullish(),
   /** Alias of accessToken; the cookie `__utp` and a Bearer header are read after both. */

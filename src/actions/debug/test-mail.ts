@@ -7,7 +7,7 @@ import { requireDiagnosticsAccess, sampleCode } from './diagnostics';
 
 const address = z.union([z.literal(''), mailbox()]).nullish();
 
-export const testMailRequest = z.looseObject({
+const testMailRequest = z.looseObject({
   /** Recipient; defaults to mail.from_address (a mail to oneself). */
   to: address,
   /** Alias of to. */

@@ -5,7 +5,7 @@ import { invalidField } from '../../domain/otp/errors';
 import { defineAction } from '../action';
 import { requireDiagnosticsAccess, safeUrl, sampleCode } from './diagnostics';
 
-export const testSmsRequest = z.looseObject({
+const testSmsRequest = z.looseObject({
   phone: z.string().trim().max(32).nullish(),
   /** Alias of phone. */
   to: z.string().trim().max(32).nullish(),

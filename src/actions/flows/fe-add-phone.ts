@@ -4,7 +4,7 @@ import { flowAnswerShape } from '../../flows/answer';
 import { defineAction } from '../action';
 import { challengeField, channelField, localeField, optionalEmail, proofField } from './fields';
 
-export const feAddPhoneRequest = z.object({
+const feAddPhoneRequest = z.object({
   phone: z.string().trim().min(1).max(32).describe('the phone to add, any form (normalised to E.164)'),
   uid: z.string().trim().max(128).nullish(),
   email: optionalEmail,

@@ -5,7 +5,7 @@ import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
 import { defineAction } from '../action';
 
-export const feLoginRequest = z.object({
+const feLoginRequest = z.object({
   identifier: recipientKey().describe('an email, or a phone in any form (normalised to E.164)'),
   method: z
     .enum(['otp', 'password'])

@@ -13,7 +13,7 @@ import {
   optionalText,
 } from './fields';
 
-export const feRegisterRequest = z.object({
+const feRegisterRequest = z.object({
   email: emailField,
   phone: optionalPhone,
   consents: z.record(z.string(), z.unknown()).nullish().describe('free keys, e.g. terms_conditions (boolean)'),

@@ -12,7 +12,7 @@ import {
   uidField,
 } from './fields';
 
-export const feUpdateProfileRequest = z.object({
+const feUpdateProfileRequest = z.object({
   uid: uidField,
   first_name: optionalText,
   last_name: optionalText,

@@ -5,7 +5,7 @@ import { otpCodeField } from '../otp/fields';
 import { defineAction } from '../action';
 import { flowEnum, flowProofField, optionalEmail, optionalPhone, stayLoggedInField } from './fields';
 
-export const feVerifyOtpRequest = z
+const feVerifyOtpRequest = z
   .object({
     otp_code: otpCodeField
       .optional()

@@ -5,7 +5,7 @@ import { proofField, uidField } from './fields';
 import { issueAccessToken } from '../../domain/accounts/tokens';
 import { defineAction } from '../action';
 
-export const accessTokenRequest = z.object({
+const accessTokenRequest = z.object({
   uid: uidField,
   stay_logged_in: z.boolean().nullish(),
   /**

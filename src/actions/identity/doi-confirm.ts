@@ -3,7 +3,7 @@ import { codeVerified, issueVerifiedProof, proofRequired, requireVerified, spend
 import { proofField, uidField } from './fields';
 import { defineAction } from '../action';
 
-export const doiConfirmRequest = z.object({ uid: uidField, proof: proofField });
+const doiConfirmRequest = z.object({ uid: uidField, proof: proofField });
 
 /**
  * Sets the DOI email state to confirmed. Confirming an email is vouching for it: the proof must

@@ -5,7 +5,7 @@ import { emailField, proofField } from './fields';
 import { limitedProfileMeta, profileMeta, reducedProfile, reducedProfileShape } from '../../domain/accounts/profile';
 import { defineAction } from '../action';
 
-export const getUserEmailRequest = z.object({ email: emailField, proof: proofField });
+const getUserEmailRequest = z.object({ email: emailField, proof: proofField });
 
 /**
  * users/get by email, then the v3 profile read for the custom fields (users/get's may be

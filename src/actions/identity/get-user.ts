@@ -4,7 +4,7 @@ import { proofField, uidField } from './fields';
 import { profileMeta, reducedProfile, reducedProfileShape } from '../../domain/accounts/profile';
 import { defineAction } from '../action';
 
-export const getUserRequest = z.object({ uid: uidField, proof: proofField });
+const getUserRequest = z.object({ uid: uidField, proof: proofField });
 
 /** The reduced profile; an unknown uid is success with data null and meta.exists false. No raw payload. */
 export const getUser = defineAction({

@@ -8,7 +8,7 @@ import { isApiError } from '../../core/errors';
 import { storeReturnedToken } from '../../domain/accounts/tokens';
 import { defineAction } from '../action';
 
-export const loginRequest = z.object({
+const loginRequest = z.object({
   email: emailField,
   password: z.string().max(256).nullish(),
   stay_logged_in: z.boolean().nullish(),

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { defineAction } from '../action';
 import { storeReturnedToken, tokenResult } from '../../domain/accounts/tokens';
 
-export const refreshTokenRequest = z.object({
+const refreshTokenRequest = z.object({
   refresh_token: z.string().trim().min(1).max(4096),
   stay_logged_in: z.boolean().nullish(),
 });
 
-export const refreshTokenResponse = z.object({
+const refreshTokenResponse = z.object({
   access_token: z.string().nullable(),
   token_type: z.string(),
   refresh_token: z.string().nullable(),

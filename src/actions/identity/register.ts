@@ -9,7 +9,7 @@ import { challengeField, localeField } from '../otp/fields';
 import { storeReturnedToken } from '../../domain/accounts/tokens';
 import { defineAction } from '../action';
 
-export const registerRequest = z.object({
+const registerRequest = z.object({
   email: emailField,
   /** The verified phone of a phone-first registration: binds the proof, not sent to the provider. */
   phone: optionalPhone,
@@ -21,7 +21,7 @@ export const registerRequest = z.object({
   challenge: challengeField,
 });
 
-export const registerResponse = z.object({
+const registerResponse = z.object({
   access_token: z.string().nullable(),
   pub_id: z.string().nullable(),
   uid: z.string().nullable(),

@@ -5,7 +5,7 @@ import { proofField, requirePhone } from './fields';
 import { searchPhone } from '../../domain/accounts/phone-owner';
 import { defineAction } from '../action';
 
-export const searchUserRequest = z.object({
+const searchUserRequest = z.object({
   phone: z.string().trim().min(1).max(32),
   proof: proofField,
 });

@@ -8,7 +8,7 @@ import { presentFields, saveProfile } from '../../domain/accounts/profile-save';
 import { ensurePhoneFree } from '../../domain/accounts/phone-owner';
 import { defineAction } from '../action';
 
-export const updateProfileRequest = z.object({
+const updateProfileRequest = z.object({
   uid: uidField,
   email: optionalEmail,
   first_name: optionalText,
@@ -19,7 +19,7 @@ export const updateProfileRequest = z.object({
   proof: proofField,
 });
 
-export const updateProfileResponse = z.object({
+const updateProfileResponse = z.object({
   calls: z.array(z.enum(['identity', 'custom'])),
   identity: z.looseObject({}).nullable().describe('provider result of the identity update'),
   custom: z.looseObject({}).nullable().describe('provider result of the custom-field update'),

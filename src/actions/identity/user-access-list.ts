@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { requireUserToken } from '../user-token';
 import { defineAction } from '../action';
 
-export const userAccessListRequest = z.object({ access_token: z.string().trim().max(8192).nullish() });
+const userAccessListRequest = z.object({ access_token: z.string().trim().max(8192).nullish() });
 
-export const userAccessListResponse = z.object({
+const userAccessListResponse = z.object({
   count: z.number().int(),
   accesses: z.array(
     z.object({

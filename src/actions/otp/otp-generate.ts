@@ -10,7 +10,7 @@ import {
   phoneField,
 } from './fields';
 
-export const otpGenerateRequest = z.object({
+const otpGenerateRequest = z.object({
   /** The OTP key: a phone or an email. */
   uid: otpKeyField,
   phone: phoneField.nullish(),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineAction } from '../action';
 import { otpCodeField, otpKeyField } from './fields';
 
-export const otpVerifyLocalRequest = z.object({
+const otpVerifyLocalRequest = z.object({
   uid: otpKeyField,
   otp_code: otpCodeField,
 });

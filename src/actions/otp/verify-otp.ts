@@ -14,7 +14,7 @@ import { defineAction } from '../action';
 import { otpCodeField, otpKeyField } from './fields';
 import { provenBy } from '../../domain/otp/reached';
 
-export const verifyOtpRequest = z.object({
+const verifyOtpRequest = z.object({
   otp_code: otpCodeField,
   /** The contract: the OTP key, phone or email (named `email` for historical reasons). */
   email: otpKeyField.nullish(),
@@ -26,7 +26,7 @@ export const verifyOtpRequest = z.object({
   proof: proofField,
 });
 
-export const verifyOtpResponse = z.object({
+const verifyOtpResponse = z.object({
   valid: z.literal(true),
   doi: z.unknown().nullable().describe('DOI confirmation result, null unless confirmed'),
   access_token: z.string().nullable().describe('null unless a token was issued'),

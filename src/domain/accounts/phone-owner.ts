@@ -11,7 +11,7 @@ import { customValue } from './profile';
  * (compared in E.164): a filter the provider ignored must never bind a stranger's uid.
  */
 
-export const phoneTaken = () => apiError('phone_taken');
+const phoneTaken = () => apiError('phone_taken');
 
 export function usersWithPhone(reply: V3SearchReply, e164: string, defaultRegion: string): V3User[] {
   const users = reply.users ?? [];

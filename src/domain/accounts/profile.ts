@@ -61,6 +61,7 @@ export function reducedProfile(
   };
 }
 
+/** @public The `meta` of get_user and get_user_email: the answer's shape for the document. */
 export const profileMetaShape = z.object({
   exists: z.boolean(),
   uid: z.string().nullable(),

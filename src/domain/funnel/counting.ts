@@ -66,22 +66,22 @@ const SEP = '|';
 /** A trail in a field or a proof: its step labels joined. */
 export const TRAIL_SEP = '.';
 /** The longest trail counted: beyond it a journey is counted where it was (no machine path is this long). */
-export const MAX_TRAIL = 16;
+const MAX_TRAIL = 16;
 const LABEL = /^[A-Za-z0-9]{1,40}$/;
 
 /** Fields of the store, each about a trail (its step labels joined). */
-export const reachedField = (trail: string) => `p${SEP}${trail}`;
-export const repeatField = (trail: string) => `s${SEP}${trail}`;
+const reachedField = (trail: string) => `p${SEP}${trail}`;
+const repeatField = (trail: string) => `s${SEP}${trail}`;
 /** A journey that repeated a step into the trail: once per journey (the people behind the repeats). */
-export const repeatedPeopleField = (trail: string) => `S${SEP}${trail}`;
-export const refusalField = (trail: string, reason: string) => `r${SEP}${trail}${SEP}${reason}`;
-export const refusedPeopleField = (trail: string, reason: string) => `R${SEP}${trail}${SEP}${reason}`;
-export const timeField = (trail: string, bucket: number) => `t${SEP}${trail}${SEP}${bucket}`;
-export const sinceStartField = (trail: string, bucket: number) => `c${SEP}${trail}${SEP}${bucket}`;
+const repeatedPeopleField = (trail: string) => `S${SEP}${trail}`;
+const refusalField = (trail: string, reason: string) => `r${SEP}${trail}${SEP}${reason}`;
+const refusedPeopleField = (trail: string, reason: string) => `R${SEP}${trail}${SEP}${reason}`;
+const timeField = (trail: string, bucket: number) => `t${SEP}${trail}${SEP}${bucket}`;
+const sinceStartField = (trail: string, bucket: number) => `c${SEP}${trail}${SEP}${bucket}`;
 /** A journey waiting on `trail` until the minute `minute` (ms / MINUTE_MS): its current count, moved as it goes on. */
-export const waitingField = (trail: string, minute: number) => `w${SEP}${trail}${SEP}${minute}`;
+const waitingField = (trail: string, minute: number) => `w${SEP}${trail}${SEP}${minute}`;
 /** A person turned away at the door: refused on a first screen before any journey began, `trail` that screen and where they were heading. */
-export const turnedAwayField = (trail: string, reason: string) => `x${SEP}${trail}${SEP}${reason}`;
+const turnedAwayField = (trail: string, reason: string) => `x${SEP}${trail}${SEP}${reason}`;
 
 export type FunnelField =
   | { kind: 'reached' | 'repeat' | 'repeatedPeople'; trail: string }
@@ -112,7 +112,7 @@ export function parseField(field: string): FunnelField | undefined {
 }
 
 /** The index of the bucket a duration falls in (the last is everything beyond the last bound). */
-export const timeBucketOf = (seconds: number): number => {
+const timeBucketOf = (seconds: number): number => {
   let i = 0;
   while (i < SCREEN_SECONDS_BUCKETS.length && seconds > SCREEN_SECONDS_BUCKETS[i]!) i += 1;
   return i;
@@ -130,7 +130,7 @@ export function nextTrail(trail: readonly string[], to: string): string[] {
 }
 
 /** The trail a proof carries, when it is one. */
-export function trailOfClaim(value: unknown): string[] | undefined {
+function trailOfClaim(value: unknown): string[] | undefined {
   if (typeof value !== 'string' || value === '') return undefined;
   const trail = value.split(TRAIL_SEP);
   return trail.length <= MAX_TRAIL && trail.every((label) => LABEL.test(label)) ? trail : undefined;
@@ -158,7 +158,7 @@ export const journeyClaims = (journey: FunnelJourney): FunnelLineage => ({
 type Node = StateNode<any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Every state's step, by key (null where the state has no number). */
-export function stepsByState(machine: AnyStateMachine = loginFlowMachine): Map<string, StepId | null> {
+function stepsByState(machine: AnyStateMachine = loginFlowMachine): Map<string, StepId | null> {
   return new Map(
     stateNodes(machine.root as Node).map((node) => [
       node.key,
@@ -171,12 +171,12 @@ const STEPS = stepsByState();
 export const stepLabel = (state: string): string => String(STEPS.get(state) ?? state);
 
 /** Which journeys' diagrams have a transition (`from>to`) or a screen (`from`): the `journey` label of the metrics. */
-export interface JourneyIndex {
+interface JourneyIndex {
   edges: Map<string, string[]>;
   screens: Map<string, string[]>;
 }
 
-export function journeyIndexOf(diagrams: readonly JourneyDiagram[]): JourneyIndex {
+function journeyIndexOf(diagrams: readonly JourneyDiagram[]): JourneyIndex {
   const edges = new Map<string, string[]>();
   const screens = new Map<string, string[]>();
   const add = (map: Map<string, string[]>, key: string, id: string) => {
@@ -266,7 +266,7 @@ export function trailTo(journey: FunnelJourney, from: string, known: ReadonlyMap
 export const counts = (journey: FunnelJourney): boolean => !journey.fresh || journey.trail.length <= 1;
 
 /** The window of a journey closes CONVERSION_WINDOW_MS after the minute it started in (the minute buckets' edge). */
-export const windowClosesAt = (journeyId: string): number =>
+const windowClosesAt = (journeyId: string): number =>
   Math.floor(journeyStart(journeyId) / MINUTE_MS) * MINUTE_MS + CONVERSION_WINDOW_MS;
 
 /**
@@ -278,10 +278,10 @@ export interface IdleLimits {
   otherMs: number;
 }
 export const DEFAULT_IDLE: IdleLimits = { codeMs: 300_000, otherMs: 900_000 };
-export const idleLimitsOf = (config: {
-  otp: { ttl_seconds: number };
-  funnel: { idle_seconds: number };
-}): IdleLimits => ({ codeMs: config.otp.ttl_seconds * 1000, otherMs: config.funnel.idle_seconds * 1000 });
+const idleLimitsOf = (config: { otp: { ttl_seconds: number }; funnel: { idle_seconds: number } }): IdleLimits => ({
+  codeMs: config.otp.ttl_seconds * 1000,
+  otherMs: config.funnel.idle_seconds * 1000,
+});
 
 /** The screens where a person types a code (they take VERIFY_OTP), by step label. */
 export function codeScreens(machine: AnyStateMachine = loginFlowMachine): Set<string> {

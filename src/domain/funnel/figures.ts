@@ -26,7 +26,7 @@ import { completionIndex, diagramTrail, parseField, stepLabel, TRAIL_SEP } from 
  * and `npm run funnel`.
  */
 
-export interface RefusalFigure {
+interface RefusalFigure {
   reason: string;
   /** The mistake in product's words (machines/diagrams/labels.ts). */
   mistake: string;
@@ -37,7 +37,7 @@ export interface RefusalFigure {
 }
 
 /** Where the people who arrived at a screen went next: one row per screen, and who is still there or stopped. */
-export interface SplitFigure {
+interface SplitFigure {
   /** The next screen's state, or null for "still there or stopped". */
   to: string | null;
   title: string;
@@ -85,7 +85,7 @@ export interface ScreenFigures {
   turnedAway: number;
 }
 
-export interface EdgeFigure {
+interface EdgeFigure {
   from: string;
   to: string;
   /** The user's action in product's words. */
@@ -200,7 +200,7 @@ function tally(counts: FunnelCounts, nowMs: number): Tallies {
 }
 
 /** The upper bound of the bucket where the q-quantile falls; null when none or beyond the last bound. */
-export function quantileBound(buckets: readonly number[], q: number): number | null {
+function quantileBound(buckets: readonly number[], q: number): number | null {
   const total = buckets.reduce((a, b) => a + b, 0);
   if (total === 0) return null;
   let seen = 0;
@@ -228,7 +228,7 @@ function position(t: Tallies, key: string, next: string | undefined) {
 }
 
 /** Every screen of every diagram by its step label: where a shared screen's people went may be another journey's screen. */
-export function screensByLabel(diagrams: readonly JourneyDiagram[]): Map<string, JourneyScreen> {
+function screensByLabel(diagrams: readonly JourneyDiagram[]): Map<string, JourneyScreen> {
   const screens = new Map<string, JourneyScreen>();
   for (const screen of diagrams.flatMap((d) => d.screens))
     if (!screens.has(stepLabel(screen.state))) screens.set(stepLabel(screen.state), screen);
@@ -237,7 +237,7 @@ export function screensByLabel(diagrams: readonly JourneyDiagram[]): Map<string,
 
 export { completionIndex };
 
-export function journeyFigures(
+function journeyFigures(
   diagram: JourneyDiagram,
   t: Tallies,
   everyScreen: ReadonlyMap<string, JourneyScreen> = screensByLabel([diagram]),

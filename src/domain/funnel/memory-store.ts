@@ -20,7 +20,7 @@ import {
  * journey's later requests would count it again). At ~360 B a journey whatever its length (the
  * cache's entry, the id, the set; the field names are shared), 36 MB.
  */
-export const MEMORY_JOURNEYS = 100_000;
+const MEMORY_JOURNEYS = 100_000;
 /** Distinct field names kept for sharing; past it they start over (fields are few: trails of the diagrams). */
 const INTERNED_FIELDS = 10_000;
 

@@ -45,7 +45,7 @@ export interface FlowStepSeen {
 }
 
 /** A request refused before or while the machine ran; `input` once the request was read. */
-export interface FlowStepRefused {
+interface FlowStepRefused {
   entry: Entry;
   request: Record<string, unknown>;
   seen: EffectsSeen;

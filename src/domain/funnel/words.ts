@@ -87,7 +87,7 @@ export function refusalWords(reason: string, locale: TextLocale = 'it', field?: 
 }
 
 /** The screens' names in English, by state (the Italian are machines/diagrams/labels.ts's). */
-export const SCREEN_NAMES_EN = {
+const SCREEN_NAMES_EN = {
   enteringIdentifier: 'Log in or sign up',
   askingPassword: 'Enter your password',
   awaitingPhoneCode: 'Enter the SMS code',
@@ -154,7 +154,7 @@ export const seconds = (value: number | null) => {
 export const persons = (n: number, locale: TextLocale = 'it') =>
   locale === 'it' ? `${n} ${n === 1 ? 'persona' : 'persone'}` : `${n} ${n === 1 ? 'person' : 'people'}`;
 /** A count of requests: `1 volta`, `11 volte` / `1 time`, `11 times`. */
-export const times = (n: number, locale: TextLocale = 'it') =>
+const times = (n: number, locale: TextLocale = 'it') =>
   locale === 'it' ? `${n} ${n === 1 ? 'volta' : 'volte'}` : `${n} ${n === 1 ? 'time' : 'times'}`;
 
 /** A refusal as people and requests, and the share of those who reached the screen: `codice sbagliato: 8 persone (20,0 %), 11 volte`. */

@@ -7,8 +7,8 @@ import { createMemoryLoginIngest } from './memory-queue';
 import { createRedisLoginIngest } from './redis-queue';
 import type { RedisConnection } from '../../core/redis';
 
-export type { IngestObserver, IngestStats, LoginIngest, LoginIngestEvent } from './login-ingest';
-export { createMemoryLoginIngest, defaultBackoffMs, type MemoryIngestOptions } from './memory-queue';
+export type { IngestObserver, LoginIngest, LoginIngestEvent } from './login-ingest';
+export { createMemoryLoginIngest } from './memory-queue';
 
 export interface LoginIngestOptions {
   collector?: CollectorClient;
@@ -20,7 +20,7 @@ export interface LoginIngestOptions {
 }
 
 /** Ingest that skips every event (no collector configured), saying so once. */
-export function createSkippingLoginIngest(log: Logger): LoginIngest {
+function createSkippingLoginIngest(log: Logger): LoginIngest {
   let dropped = 0;
   return {
     async enqueue() {

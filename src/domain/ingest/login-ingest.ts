@@ -21,7 +21,7 @@ export interface LoginIngest {
   close(): Promise<void>;
 }
 
-export interface IngestStats {
+interface IngestStats {
   queued: number;
   delivered: number;
   /** Failed attempts that were retried. */

@@ -40,7 +40,7 @@ import type { VerifiedHistory } from './verified-history';
  * With `rate_limits.enabled: false`, or mode off, nothing is asked or counted.
  */
 
-export type ChallengeSignal =
+type ChallengeSignal =
   | 'always'
   | 'client_sends'
   | 'client_identifiers'
@@ -57,9 +57,7 @@ export type ChallengeSignal =
   | 'range_velocity'
   | 'country_velocity';
 
-export type { SolutionFault };
-
-export interface ChallengeAsk {
+interface ChallengeAsk {
   /** The action the send serves (`otp_generate`, `FeLogin`...): a solution holds for this one only. */
   action: string;
   /** Who is sent to (the OTP key, the email subscribed or logging in), as canonical: a solution holds for this one only. */
@@ -104,7 +102,7 @@ export interface ChallengeGateOptions {
   placeOf?(e164: string): { country: string; range: string };
 }
 
-export const challengeRequired = (challenge: Record<string, unknown>, fault?: SolutionFault) =>
+const challengeRequired = (challenge: Record<string, unknown>, fault?: SolutionFault) =>
   apiError('challenge_required', { data: { challenge, ...(fault ? { solution: fault } : {}) } });
 
 const CLIENT_SIGNALS = ['client_sends', 'client_identifiers', 'client_verify_failures', 'client_refused'] as const;

@@ -21,7 +21,7 @@ export interface RateRule {
 }
 
 /** A chain's answer: the index of the rule that refused (-1 when none did) and until its window resets (0 when none). */
-export interface ChainDecision {
+interface ChainDecision {
   refused: number;
   retryAfterMs: number;
 }

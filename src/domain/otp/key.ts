@@ -8,7 +8,7 @@ import { maskEmail, maskPhone, maskSecret } from '../../core/logger';
  * email is trimmed and lower-cased, anything else is only trimmed.
  */
 
-export type OtpKeyKind = 'phone' | 'email' | 'other';
+type OtpKeyKind = 'phone' | 'email' | 'other';
 
 export interface OtpKey {
   value: string;

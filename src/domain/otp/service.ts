@@ -29,8 +29,6 @@ import {
   type SmsSendPolicy,
 } from './send/types';
 
-export type { OtpSendRequest, OtpSendResult, PhoneSender, SmsSendPolicy } from './send/types';
-
 /*
  * Generate, send and verify one-time codes. Action handlers (otp_generate, verify_otp,
  * otp_verify_local) and the login flows (FeLogin, FeVerifyOtp) all go through this service, so
@@ -38,7 +36,7 @@ export type { OtpSendRequest, OtpSendResult, PhoneSender, SmsSendPolicy } from '
  */
 
 /** What the service is built from (the dependency container passes its own pieces). */
-export interface OtpServiceEnv {
+interface OtpServiceEnv {
   log: Logger;
   otpLog: Logger;
   now: () => number;
@@ -50,7 +48,7 @@ export interface OtpServiceEnv {
   metrics?: Pick<Metrics, 'codeSent' | 'verification' | 'rateLimitRefused'>;
 }
 
-export interface OtpVerifyRequest {
+interface OtpVerifyRequest {
   key: string;
   code: string;
 }
@@ -58,7 +56,7 @@ export interface OtpVerifyRequest {
 /** One verification; `reached` (with `ok`) is what knowing the code proves: the addresses it went to. */
 /** `sentAt`: when the accepted code was issued (epoch ms), so a flow can time the screen that waited for it. */
 /** `journey`: the funnel's anonymous journey id the code's record carried, whatever the outcome. */
-export type Verification =
+type Verification =
   | { outcome: 'ok'; reached: Reached; sentAt: number; journey?: string }
   | { outcome: Exclude<VerifyOutcome, 'ok'>; journey?: string };
 

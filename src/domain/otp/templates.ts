@@ -13,7 +13,7 @@ export const TEMPLATES_DIR = projectPath('templates');
 
 const PLACEHOLDERS = ['OTP_CODE', 'OTP_EXPIRY_MINUTES', 'APP_NAME', 'YEAR'] as const;
 type Placeholder = (typeof PLACEHOLDERS)[number];
-export type TemplateValues = Record<Placeholder, string>;
+type TemplateValues = Record<Placeholder, string>;
 
 export interface OtpTemplates {
   sms: string;
@@ -65,11 +65,7 @@ function partsOf(template: string): string[] {
   return parts;
 }
 
-export function renderTemplate(
-  template: string,
-  values: TemplateValues,
-  escape: (v: string) => string = (v) => v,
-): string {
+function renderTemplate(template: string, values: TemplateValues, escape: (v: string) => string = (v) => v): string {
   const parts = partsOf(template);
   let out = parts[0]!;
   for (let i = 1; i < parts.length; i += 2) out += escape(values[parts[i] as Placeholder]) + parts[i + 1]!;

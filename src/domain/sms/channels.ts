@@ -11,7 +11,7 @@ import type { LedgerEntry } from './store';
  * The router (router.ts) then walks the channels, so a refusal falls back within the request.
  */
 
-export interface ChannelPlan {
+interface ChannelPlan {
   /** The channels to try, in order. */
   channels: PhoneChannel[];
   /** The channel this phone would get first had nothing gone wrong: the answer says `fallback` when the code went by another. */

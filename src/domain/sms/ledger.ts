@@ -21,7 +21,7 @@ import { NOT_SENT_REASONS, type LedgerEntry, type LedgerUpdate, type NotSentReas
  */
 export type DeliveryState = 'waiting' | 'delivered' | 'failed' | 'unknown' | 'no_receipt';
 
-export interface SmsAccepted {
+interface SmsAccepted {
   id: string;
   e164: string;
   country: string;
@@ -36,7 +36,7 @@ export interface SmsAccepted {
 }
 
 /** A message no provider took: its phone, and the last provider asked and why it failed. */
-export interface SmsNotSent {
+interface SmsNotSent {
   e164: string;
   country: string;
   numberType: string;

@@ -63,9 +63,9 @@ export interface PumpingDefence {
   lift(range: string): Promise<boolean>;
 }
 
-export type DestinationLimit = 'country' | 'prefix' | 'watch';
+type DestinationLimit = 'country' | 'prefix' | 'watch';
 
-export interface DestinationState {
+interface DestinationState {
   /** The range is blocked or on watch. */
   flagged: boolean;
   /** Code SMS this hour to the range, and to the country. */
@@ -73,9 +73,9 @@ export interface DestinationState {
   countrySends: number;
 }
 
-export const destinationLimited = (retryAfter: number, limit: DestinationLimit) =>
+const destinationLimited = (retryAfter: number, limit: DestinationLimit) =>
   apiError('sms_destination_limited', { params: { retryAfter }, data: { retry_after: retryAfter, limit } });
-export const destinationBlocked = () => apiError('sms_destination_blocked');
+const destinationBlocked = () => apiError('sms_destination_blocked');
 
 export function createPumpingDefence(
   config: Config,

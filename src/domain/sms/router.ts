@@ -59,7 +59,7 @@ export interface SmsRouterOptions {
 }
 
 /** The providers of the configuration; with `sms.providers` empty, the contract's one gateway of `sms.api_url`. */
-export function configuredProviders(config: Config, log: Logger, clients: ClientOptions = {}): SmsProvider[] {
+function configuredProviders(config: Config, log: Logger, clients: ClientOptions = {}): SmsProvider[] {
   const listed: SmsProviderConfig[] =
     config.sms.providers.length > 0
       ? config.sms.providers
@@ -78,7 +78,7 @@ export function configuredProviders(config: Config, log: Logger, clients: Client
 }
 
 /** No answer, a timeout, a 5xx or a 429: the provider accepted nothing, so another may be asked. */
-export function failsOver(err: unknown): boolean {
+function failsOver(err: unknown): boolean {
   if (!isApiError(err) || err.reason !== 'upstream_error') return true;
   const status = err.data.upstream_status;
   return typeof status !== 'number' || status >= 500 || status === 429;

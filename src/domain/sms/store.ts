@@ -62,7 +62,7 @@ export interface RangeJudging {
 }
 
 /** One change to a range's figures: a code sent, a send taken back (refused after all), a code verified (by when it was sent). */
-export type RangeEvent = { kind: 'sent' | 'unsent' | 'verified'; at: number };
+type RangeEvent = { kind: 'sent' | 'unsent' | 'verified'; at: number };
 
 export interface RangeTally {
   /** Codes judged (past the grace) in this window and the one before. */

@@ -17,7 +17,7 @@ import {
  */
 
 /** A screen: a state of the login machine where a request settles (or a journey starts). */
-export interface DiagramScreen {
+interface DiagramScreen {
   /** The state's key (unique across the machine): what the page highlights. */
   id: string;
   /** Its step number (`next_step`), or null for the two start screens. */
@@ -33,7 +33,7 @@ export interface DiagramScreen {
 }
 
 /** A user action between two screens (one request). */
-export interface DiagramAction {
+interface DiagramAction {
   from: string;
   to: string;
   /** `invia il codice`. */
@@ -45,7 +45,7 @@ export interface DiagramAction {
   journeys: JourneyId[];
 }
 
-export interface DiagramJourney {
+interface DiagramJourney {
   id: JourneyId;
   title: string;
   /** Its screens, in the order the journey first shows them. */

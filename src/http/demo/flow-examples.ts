@@ -10,7 +10,7 @@ import { shippedPath } from '../../core/paths';
  * request) or by the claims it binds (in an answer), a token by its subject.
  */
 
-export const EXAMPLES_PATH = shippedPath('docs', 'journeys', 'examples.json');
+const EXAMPLES_PATH = shippedPath('docs', 'journeys', 'examples.json');
 
 /** The one person a journey's examples are about: a seeded person, or the one the journey registers. */
 export interface ExamplePerson {

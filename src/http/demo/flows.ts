@@ -20,7 +20,7 @@ import { journeyExamples, type JourneyExample } from './flow-examples';
  * without any script or inline style (the page's CSP is /demo's).
  */
 
-export const JOURNEY_SVG_DIR = shippedPath('docs', 'journeys');
+const JOURNEY_SVG_DIR = shippedPath('docs', 'journeys');
 /** /flows's stylesheet, which the build carries too. */
 export const FLOWS_CSS_PATH = shippedPath('src', 'http', 'demo', 'page', 'flows.css');
 export const flowsSvgPath = (id: string) => `/flows/${id}.svg`;
@@ -202,7 +202,7 @@ ${diagrams.map((d) => section(d, examples.get(d.id), funnel?.stats)).join('\n')}
 }
 
 /** CSS pixels per unit of a diagram's viewBox: one scale for every journey, so their text is one size (15 px, Mermaid's). */
-export const DIAGRAM_SCALE = 1;
+const DIAGRAM_SCALE = 1;
 
 /**
  * The diagram at DIAGRAM_SCALE: Mermaid sizes its SVG `width="100%"`, which as an image fills the

@@ -18,7 +18,7 @@ export const RANGES = [
 ] as const;
 
 /** Where the people who arrived went next, where more than one way was taken (a shared screen). */
-export function splitText(screen: ScreenFigures): string {
+function splitText(screen: ScreenFigures): string {
   const ways = screen.split.filter((w) => w.people > 0);
   if (ways.length < 2) return '';
   return ways.map((w) => (w.to === null ? `${w.title}: ${w.people}` : `→ ${w.title}: ${w.people}`)).join(', ');

@@ -45,9 +45,9 @@ const ALTCHA_FILES = [
   ['/demo/altcha/it.js', join(ALTCHA_DIST, 'i18n', 'it.js'), 'text/javascript; charset=utf-8'],
 ] as const;
 /** The outbox as a page for people (the JSON stays at /_sandbox/outbox, for scripts). */
-export const OUTBOX_PATH = OUTBOX_PAGE_PATH;
+const OUTBOX_PATH = OUTBOX_PAGE_PATH;
 
-export const demoEnabled = (config: Config) => config.sandbox.enabled || config.demo.enabled;
+const demoEnabled = (config: Config) => config.sandbox.enabled || config.demo.enabled;
 
 /** The SVG diagrams are images: their own styles apply, nothing loads. */
 const SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'";

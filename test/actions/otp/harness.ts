@@ -13,14 +13,14 @@ export { useNock } from '../../support/nock';
 
 /* Shared set-up of the OTP HTTP tests: the real app, a fake clock, a nock SMS gateway and a real SMTP server. */
 
-export const SMS_ORIGIN = 'https://sms.example.test';
-export const SMS_PATH = '/v1/send';
+const SMS_ORIGIN = 'https://sms.example.test';
+const SMS_PATH = '/v1/send';
 export const SMS_KEY = 'sms-key-0123456789';
 
 export const smsConfig = { sms: { api_url: `${SMS_ORIGIN}${SMS_PATH}`, api_key: SMS_KEY, sender: 'Login' } };
 
 /** An identity provider, asked only when a code goes to a phone and an email together (rule 2). */
-export const IDP_ORIGIN = 'https://idp.otp.test';
+const IDP_ORIGIN = 'https://idp.otp.test';
 const identityConfig = {
   identity: { base_url: IDP_ORIGIN, aid: 'AID', api_token: 'publisher-token', timeout_seconds: 5 },
 };

@@ -40,7 +40,7 @@ export async function deliver(env: SendEnv, ctx: CallContext, send: Send): Promi
 }
 
 /** One channel's send, logged and counted; false when it failed. */
-export async function deliverTo(
+async function deliverTo(
   env: SendEnv,
   channel: 'sms' | 'email',
   to: string,
