@@ -10,6 +10,10 @@ import { IT_RANGES, networkApp, oneSlash48, random, runBot } from './network-cam
  * them as docs/security.md quotes them.
  */
 
+// An hour's campaign is up to 1,800 requests through the whole app: seconds alone, a minute on
+// cores shared with another test file. The budget is Jest's, not a verdict on speed.
+jest.setTimeout(120_000);
+
 const HOUR_MS = 3_600_000;
 const report = (shape: string, figures: object) => {
   if (process.env.CAMPAIGN_REPORT) console.log(JSON.stringify({ shape, ...figures }));
