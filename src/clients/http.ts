@@ -6,6 +6,7 @@ import { apiError } from '../core/errors';
 import type { CallContext } from '../core/context';
 import type { Logger } from '../core/logger';
 import type { UpstreamCall } from '../core/metrics';
+import type { Span } from '../core/tracing';
 import { upstreamAdapter } from './http-adapter';
 
 /*
@@ -175,7 +176,8 @@ export function createUpstream(options: UpstreamOptions): Upstream {
       cause: cause ?? new Error(detail),
     });
 
-  const finish = (ctx: CallContext, call: UpstreamCall, detail?: string) => {
+  const finish = (ctx: CallContext, call: UpstreamCall, span: Span | undefined, detail?: string) => {
+    if (span) endCallSpan(span, call);
     ctx.trace?.push({
       step: `${name}.${call.endpoint}`,
       status: call.status,
@@ -193,6 +195,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         outcome: call.outcome,
         duration_ms: call.durationMs,
         request_id: ctx.requestId,
+        ...(span ? { trace_id: span.traceId, span_id: span.spanId } : {}),
       };
       if (ok) log.info(line, 'upstream call');
       else log.warn({ ...line, detail }, 'upstream call failed');
@@ -210,7 +213,12 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         : request.json !== undefined
           ? 'application/json'
           : undefined;
-      const headers = type ? { 'Content-Type': type, ...request.headers } : { ...request.headers };
+      const headers: Record<string, string> = type
+        ? { 'Content-Type': type, ...request.headers }
+        : { ...request.headers };
+      // Named after the call, never its URL (queries may hold keys); the upstream's own trace joins through the header.
+      const span = ctx.span?.child(`${name}.${request.endpoint}`, { 'lfa.upstream': name }, 'client');
+      if (span) headers.traceparent = span.traceparent();
       const config: AxiosRequestConfig = {
         method: request.method,
         url: withQuery(request.url, request.params),
@@ -236,7 +244,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         call.durationMs = Math.round(performance.now() - started);
         const code = (err as { code?: string }).code;
         call.outcome = code === 'ECONNABORTED' || code === 'ETIMEDOUT' ? 'timeout' : 'unreachable';
-        finish(ctx, call, code ?? (err as Error).message);
+        finish(ctx, call, span, code ?? (err as Error).message);
         throw failure(call, call.outcome, err);
       }
       call.durationMs = Math.round(performance.now() - started);
@@ -245,7 +253,7 @@ export function createUpstream(options: UpstreamOptions): Upstream {
         (response.status >= 200 && response.status < 300) || request.acceptStatus?.includes(response.status);
       if (!accepted) {
         call.outcome = 'http_error';
-        finish(ctx, call, `HTTP ${response.status}`);
+        finish(ctx, call, span, `HTTP ${response.status}`);
         throw failure(call, `HTTP ${response.status}`);
       }
 
@@ -267,13 +275,25 @@ export function createUpstream(options: UpstreamOptions): Upstream {
             .slice(0, 3)
             .map((i) => `${i.path.join('.')}: ${i.message}`)
             .join('; ');
-          finish(ctx, call, detail);
+          finish(ctx, call, span, detail);
           throw failure(call, detail);
         }
         body = parsed.data;
       }
-      finish(ctx, call);
+      finish(ctx, call, span);
       return { status: response.status, data: body as T, durationMs: call.durationMs };
     },
   };
+}
+
+/** An upstream call's span: its status and outcome (`ok`, `http_error`, `timeout`, ...), failed unless ok. */
+function endCallSpan(span: Span, call: UpstreamCall): void {
+  span.set({
+    'http.request.method': call.method,
+    'http.response.status_code': call.status,
+    'lfa.upstream.outcome': call.outcome,
+    'lfa.duration_ms': call.durationMs,
+  });
+  if (call.outcome !== 'ok') span.fail(call.outcome);
+  span.end();
 }

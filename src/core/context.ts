@@ -1,4 +1,5 @@
 import type { Logger } from './logger';
+import type { Span } from './tracing';
 
 /*
  * One request as every layer below the transport sees it. It is passed explicitly, from the
@@ -47,7 +48,28 @@ export interface CallContext {
   readonly action?: string;
   /** The bot challenge's solution the request carries (its `challenge` field), when it does. */
   readonly challenge?: string;
+  /** The span upstream calls and steps are recorded under; absent when the request is not traced (`tracing.enabled`). */
+  readonly span?: Span;
 }
+
+/**
+ * The same request with its calls recorded under `span` (an SMS attempt, under the action's span).
+ * A copy of the fields, not an object over `ctx`: a request context's lazy parts (its logger,
+ * cookie, keys) stay with the request.
+ */
+export const withSpan = (ctx: CallContext, span: Span | undefined): CallContext =>
+  span
+    ? {
+        requestId: ctx.requestId,
+        ip: ctx.ip,
+        trace: ctx.trace,
+        idpExchanges: ctx.idpExchanges,
+        locale: ctx.locale,
+        action: ctx.action,
+        challenge: ctx.challenge,
+        span,
+      }
+    : ctx;
 
 /** The context of work that serves no request. */
 export const background = (what: string): CallContext => ({ requestId: what });

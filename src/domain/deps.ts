@@ -3,6 +3,7 @@ import type { Config } from '../core/config/schema';
 import { createLogger, createOtpLogger } from '../core/logger';
 import { createOtpService } from './otp/service';
 import { createMetrics } from '../core/metrics';
+import { createTracing } from '../core/tracing';
 import { createMailingListClient } from '../clients/mailing-list';
 import { createFeedsClient } from '../clients/feeds';
 import { createRecommendationsClient } from '../clients/recommendations';
@@ -54,6 +55,9 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
   const otpLog = overrides.otpLog ?? createOtpLogger(config.otp.log_file, config.log.level);
   const metrics = overrides.metrics ?? createMetrics(config);
   const closers: Array<() => Promise<void> | void> = [];
+  const tracing = 'tracing' in overrides ? overrides.tracing : createTracing(config.tracing);
+  // Pushed first, so closed last: the spans of everything closing before it are still sent.
+  if (tracing && !overrides.tracing) closers.push(() => tracing.shutdown());
   const redis = overrides.redis ?? (config.otp.store === 'redis' ? createRedis(config, log) : undefined);
   // Pushed first, so closed last (closers run in reverse): everything else may still use it while closing.
   if (redis && !overrides.redis) closers.push(() => redis.disconnect());
@@ -199,6 +203,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     recommendations: overrides.recommendations ?? createRecommendationsClient(config, log, clients),
     identity,
     metrics,
+    tracing,
     sms,
     collector,
     loginIngest,

@@ -8,6 +8,7 @@ import type { RequestContext } from '../core/context';
 import type { Logger } from '../core/logger';
 import type { RedisConnection } from '../core/redis';
 import type { Metrics } from '../core/metrics';
+import type { Tracing } from '../core/tracing';
 import type { FunnelTally } from './funnel/tally';
 import type { LoginIngest } from './ingest';
 import type { AbuseLimits } from './limits/abuse-limits';
@@ -50,6 +51,8 @@ export interface Deps {
   sms: SmsServices;
   /** Prometheus metrics of this app; the counting functions are documented in src/core/metrics.ts. */
   metrics: Metrics;
+  /** OpenTelemetry traces (`tracing.enabled`); absent when off, so a request only checks for it. */
+  tracing?: Tracing;
   /** The user collector (the login ingest endpoint); `configured` false when no base_url. */
   collector: CollectorClient;
   /** Background delivery of {uid, accessToken} to the collector after every issued token. */

@@ -16,6 +16,7 @@ import type { ServiceContext } from '../domain/deps';
 import { looksLikePhone, requirePhone } from '../domain/phone';
 import type { Config, PhoneChannel } from '../core/config/schema';
 import type { Deps } from '../domain/deps';
+import type { Span } from '../core/tracing';
 import { apiError, isApiError } from '../core/errors';
 import { PROOF_HEADER, refuseIfClaimedSince, trustedCaller } from '../domain/guard';
 import { invalidProof, verifyProof } from '../domain/proofs';
@@ -169,6 +170,7 @@ async function runFlowAction(
       carried = await observer.stepped({ entry, request, claims, seen, from: result.from, output: result.output });
     }
     logStep(ctx, entry, result, started);
+    if (ctx.span) traceStep(ctx.span, result);
     return answer(ctx, result, claims, changed, carried);
   } catch (err) {
     if (observer && !observed) observer.refused({ entry, request, seen, input, err });
@@ -232,6 +234,17 @@ function logStep(ctx: ServiceContext, entry: Entry, result: StepResult, started:
     },
     'login flow step',
   );
+}
+
+/** The step on the action's span: the journey, where it resumed, where it goes, and why not further. */
+function traceStep(span: Span, { output, from, steps }: StepResult): void {
+  span.set({
+    'lfa.flow': output.flow ?? 'none',
+    'lfa.step.from': from,
+    'lfa.step.to': output.nextStep ?? 'none',
+    'lfa.steps': steps.join(' '),
+    ...(output.failure ? { 'lfa.step.reason': output.failure.reason } : {}),
+  });
 }
 
 /** The envelope of a settled step, with the lineage of the proof it hands out; a refusal is thrown. */

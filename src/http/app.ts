@@ -21,6 +21,8 @@ import { actionsWithLocaleField, createLocaleResolver } from './locale';
 import { createSmsRoutes } from './sms-routes';
 import { clientAddress } from './client-address';
 import { checkKeys, keysOf, metricsTokenHeld } from './keys';
+import { endRequestSpan, startRequestSpan } from './request-span';
+import type { Span } from '../core/tracing';
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 
@@ -91,10 +93,17 @@ class RequestState {
   constructor(
     private readonly parent: Logger,
     readonly requestId: string,
+    /** The request's span when it is traced: its log lines name it. */
+    readonly span?: Span,
   ) {}
 
   get log(): Logger {
-    return (this.#log ??= this.parent.child({ request_id: this.requestId }));
+    const { span } = this;
+    return (this.#log ??= this.parent.child(
+      span
+        ? { request_id: this.requestId, trace_id: span.traceId, span_id: span.spanId }
+        : { request_id: this.requestId },
+    ));
   }
 }
 
@@ -132,8 +141,9 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     const started = process.hrtime.bigint();
     const incoming = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const span = deps.tracing && startRequestSpan(deps.tracing, ctx, hops > 0);
     // The request's logger is made on first use: most requests log nothing at warn level, and a child logger costs.
-    ctx.state = new RequestState(deps.log, requestId);
+    ctx.state = new RequestState(deps.log, requestId, span);
     ctx.set('x-request-id', requestId);
     // Answers carry tokens, proofs and profiles: no cache keeps them, no browser reads them as anything but their type.
     // A page or asset that is the same for everyone may set its own caching after this.
@@ -150,6 +160,7 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
       if (failure.reason === 'rate_limited') deps.challenge?.refused(ctx.ip).catch(() => {});
     }
     ctx.state.outcome = ctx.state.reason ?? (isFailure(ctx.body) ? failureReason(ctx.body) : 'ok');
+    if (span) endRequestSpan(span, ctx, ctx.state.outcome as string);
     if (!deps.log.isLevelEnabled('info')) return;
     const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
     // The path of an unknown action is whatever the client typed (a phone, a token): not logged.

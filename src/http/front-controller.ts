@@ -12,6 +12,8 @@ import { successEnvelope } from './envelope';
 import { checkBodyShape, parseRequest } from './validate';
 import type { LocaleOf } from './locale';
 import { keysOf } from './keys';
+import type { Span } from '../core/tracing';
+import { endActionSpan } from './request-span';
 
 const ACTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
@@ -54,6 +56,7 @@ class RequestActionContext implements ActionContext {
     private readonly localeOf: LocaleOf,
     readonly action: string | undefined,
     readonly challenge: string | undefined,
+    readonly span: Span | undefined,
   ) {
     this.requestId = koa.state.requestId as string;
     this.ip = koa.ip;
@@ -103,6 +106,7 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     const input = valid.success ? valid.data : parseRequest(action.request, body, localeOf(ctx));
     // The bot challenge's solution, where the action takes one (src/domain/limits/challenge.ts): only such an action's sends are asked for one.
     const solution = (input as { challenge?: unknown }).challenge;
+    const span = (ctx.state.span as Span | undefined)?.child(action.name);
     const actionCtx = new RequestActionContext(
       deps,
       flows,
@@ -110,6 +114,7 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
       localeOf,
       takesChallenge(action) ? action.name : undefined,
       typeof solution === 'string' && solution !== '' ? solution : undefined,
+      span,
     );
     const { trace } = actionCtx;
     // Identity exchanges are collected (masked) only when `debug` is on: `idp_debug`.
@@ -118,7 +123,9 @@ export function createFrontController(deps: Deps, actions: ReadonlyMap<string, A
     let result;
     try {
       result = await action.handler(input, actionCtx);
+      if (span) endActionSpan(span, 'ok');
     } catch (err) {
+      if (span) endActionSpan(span, isApiError(err) ? err.reason : 'internal_error');
       // A provider's failure carries its exchanges: that is when they help most. A refusal of the
       // caller does not: the provider's reply behind it (a profile, "unknown email") is exactly
       // what the caller was refused.

@@ -1076,6 +1076,30 @@ export const configSchema = z.strictObject({
         "Allows the metrics listener on a host other than loopback in production (Prometheus scraping a pod's address). Whoever reaches `metrics.host:metrics.port` reads the metrics without a token.",
       ),
   }),
+  tracing: section({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Exports OpenTelemetry traces over OTLP/HTTP (protobuf): a span per request, its action, and each upstream call, with no personal data. Off: nothing is traced and nothing is sent.',
+      ),
+    otlp_url: text
+      .default('')
+      .describe(
+        "The collector's traces endpoint, such as http://collector:4318/v1/traces. Empty: the standard `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT` variables, else http://localhost:4318/v1/traces.",
+      ),
+    sample_ratio: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(1)
+      .describe(
+        "Share of new traces kept (0 to 1). A request that continues a trusted caller's trace follows the caller's decision.",
+      ),
+    service_name: text
+      .default('login-frontend-api')
+      .describe('`service.name` of the exported spans: what the tracing backend lists the service as.'),
+  }),
   sandbox: section({
     enabled: z
       .boolean()

@@ -1,5 +1,5 @@
 import type { Config, PhoneChannel, SmsProviderConfig } from '../../core/config/schema';
-import type { CallContext } from '../../core/context';
+import { withSpan, type CallContext } from '../../core/context';
 import { apiError, isApiError } from '../../core/errors';
 import type { Logger } from '../../core/logger';
 import type { Metrics } from '../../core/metrics';
@@ -168,11 +168,21 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
       // The last provider asked and why it failed, or the last one skipped with its circuit open.
       let last: { provider: string; channel: PhoneChannel; reason: NotSentReason } | undefined;
       const refused: PhoneChannel[] = [];
+      let attempt = 0;
       for (const { channel, candidates } of plans) {
         for (const provider of candidates) {
           const breaker = breakers.get(provider.name)!;
+          attempt += 1;
+          // Each provider considered is a span of the trace, the skipped ones too: "why not the first?" is read there.
+          const span = ctx.span?.child('sms.attempt', {
+            'lfa.sms.provider': provider.name,
+            'lfa.sms.channel': channel,
+            'lfa.sms.attempt': attempt,
+          });
           if (!breaker.tryAcquire(now())) {
             if (lastError === undefined) last = { provider: provider.name, channel, reason: 'circuit_open' };
+            span?.set({ 'lfa.sms.skipped': true, 'lfa.sms.outcome': 'circuit_open' });
+            span?.end();
             continue;
           }
           // A provider that posts per message is told where; one with a webhook per app (Meta) knows already.
@@ -183,11 +193,16 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
           const started = performance.now();
           let sent: SmsSent;
           try {
-            sent = await provider.send(ctx, { ...message, ...(callbackUrl ? { callbackUrl } : {}) });
+            sent = await provider.send(withSpan(ctx, span), { ...message, ...(callbackUrl ? { callbackUrl } : {}) });
           } catch (err) {
             const durationMs = performance.now() - started;
             lastError = err;
             last = { provider: provider.name, channel, reason: notSentReason(err) };
+            if (span) {
+              span.set({ 'lfa.sms.outcome': last.reason });
+              span.fail(last.reason);
+              span.end();
+            }
             if (!failsOver(err)) {
               // The provider answered: it is up, and it refused this message (a bad number, not on WhatsApp, a template rejected). Another of this channel would be asked the same.
               breaker.success();
@@ -208,6 +223,8 @@ export function createSmsRouter(config: Config, options: SmsRouterOptions): SmsR
             continue;
           }
           breaker.success();
+          span?.set({ 'lfa.sms.outcome': 'accepted' });
+          span?.end();
           metrics?.smsSend(provider.name, country, 'accepted', performance.now() - started, channel);
           // A webhook per app (Meta) names the provider's message id, not our entry: the ledger indexes it.
           const receiptAsked = callbackUrl !== undefined || (provider.webhook !== undefined && provider.receipts);
