@@ -28,6 +28,8 @@ export interface ServiceVariant {
    * defences off, as every other case runs.
    */
   challenge?: 'off' | 'adaptive';
+  /** `tracing.sample_ratio` with tracing on, exporting to the fake upstreams' collector; absent: tracing off, as it ships. */
+  tracing?: number;
 }
 
 /**
@@ -38,7 +40,8 @@ export interface ServiceVariant {
 export type Transport = 'node:http' | 'upstream' | 'axios-http';
 
 /** What a case's ratio is taken against: a reference app, or (for what a setting costs) the service with it off. */
-export type RatioTo = 'ref_node_http_call' | 'baseline' | 'login-funnel-off' | 'otp_generate-challenge-off';
+export type RatioTo =
+  'ref_node_http_call' | 'baseline' | 'login-funnel-off' | 'otp_generate-challenge-off' | 'login-tracing-off';
 
 export interface BenchCase {
   name: string;
@@ -125,12 +128,27 @@ const CHALLENGE_OFF: BenchCase = {
   thisBuildOnly: true,
 };
 
+/**
+ * The login pair as it ships (the funnel on, tracing off): the reference of the tracing pair
+ * (issue 48), built as the funnel pair is. This build only: the base build may have no tracing.
+ */
+const LOGIN_TRACING_OFF: BenchCase = {
+  name: 'login-tracing-off',
+  label: '(r) FeLogin + FeVerifyOtp with tracing off, as it ships',
+  kind: 'login',
+  service: { store: 'memory', logLevel: 'warn' },
+  phoneDigit: 3,
+  requires: ['FeLogin', 'FeVerifyOtp'],
+  thisBuildOnly: true,
+};
+
 /** The apps a case can be paired with, by the name its `ratioTo` gives. */
 export const PAIRING: Readonly<Record<RatioTo, BenchCase>> = {
   baseline: BASELINE,
   ref_node_http_call: REF_NODE_HTTP,
   'login-funnel-off': LOGIN_FUNNEL_OFF,
   'otp_generate-challenge-off': CHALLENGE_OFF,
+  'login-tracing-off': LOGIN_TRACING_OFF,
 };
 
 const viaNodeHttp = 'ref_node_http_call' as const;
@@ -225,6 +243,36 @@ export const CASES: readonly BenchCase[] = [
     rounds: 5,
     duration: 8,
     upstreamCalls: 1,
+    thisBuildOnly: true,
+  },
+  // The same phones as its reference, as the funnel pair: what a span per request, action and upstream call costs.
+  {
+    name: 'login+tracing',
+    label:
+      '(t) the login pair with tracing on, every trace kept (sample_ratio 1), right after it with tracing off: what tracing costs (issue 48)',
+    kind: 'login',
+    service: { ...memory, tracing: 1 },
+    phoneDigit: 3,
+    ratioTo: 'login-tracing-off',
+    floor: 1.3,
+    rounds: 5,
+    duration: 8,
+    requires: ['FeLogin', 'FeVerifyOtp'],
+    upstreamCalls: 2.5,
+    thisBuildOnly: true,
+  },
+  {
+    name: 'login+tracing-0.1',
+    label: '(t) the same, one trace in ten kept (sample_ratio 0.1)',
+    kind: 'login',
+    service: { ...memory, tracing: 0.1 },
+    phoneDigit: 3,
+    ratioTo: 'login-tracing-off',
+    floor: 1.1,
+    rounds: 5,
+    duration: 8,
+    requires: ['FeLogin', 'FeVerifyOtp'],
+    upstreamCalls: 2.5,
     thisBuildOnly: true,
   },
   {

@@ -505,6 +505,7 @@ const SHORT: Record<RatioTo, string> = {
   baseline: 'echo',
   'login-funnel-off': 'funnel off',
   'otp_generate-challenge-off': 'challenge off',
+  'login-tracing-off': 'tracing off',
 };
 
 /** The printed table: each case's ratio to its paired reference, its spread, beside its floor. */

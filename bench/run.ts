@@ -267,7 +267,7 @@ export async function runBench(
       if (!child) {
         const challenge = variant.challenge ? `, defences on, challenge ${variant.challenge}` : '';
         say(
-          `.. ${owner}: a fresh service instance (${variant.store}, ${variant.logLevel}${variant.floor ? ', noop action' : ''}${variant.funnel === false ? ', funnel off' : ''}${challenge})${build === 'base' ? ' of the base build' : ''}`,
+          `.. ${owner}: a fresh service instance (${variant.store}, ${variant.logLevel}${variant.floor ? ', noop action' : ''}${variant.funnel === false ? ', funnel off' : ''}${challenge}${variant.tracing === undefined ? '' : `, tracing ${variant.tracing}`})${build === 'base' ? ' of the base build' : ''}`,
         );
         const onBase = build === 'base' && base;
         const serviceOptions: ServiceOptions = {
@@ -278,6 +278,7 @@ export async function runBench(
           floor: variant.floor,
           funnel: variant.funnel !== false,
           ...(variant.challenge ? { challenge: variant.challenge } : {}),
+          ...(variant.tracing === undefined ? {} : { tracing: variant.tracing }),
         };
         const file = onBase ? join(onBase.dir, BASE_SERVICE) : benchFile('service.ts');
         child = await startChild<{ url: string }>(file, [JSON.stringify(serviceOptions)], {

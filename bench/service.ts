@@ -44,6 +44,8 @@ export interface ServiceOptions {
   floor?: boolean;
   /** `challenge.mode`, with the abuse defences on at thresholds no bench load reaches (defencesNeverCrossed); absent: the defences off. */
   challenge?: 'off' | 'adaptive';
+  /** `tracing.sample_ratio`, tracing on and exporting to the fake upstreams' collector; absent: off. */
+  tracing?: number;
 }
 
 /** More than any bench run sends: a limit, cap or signal that never refuses nor challenges. */
@@ -148,6 +150,12 @@ export function benchConfig(options: ServiceOptions): Config {
       ...(defences ? { challenge: defences.challenge } : {}),
       sandbox: { enabled: false },
       funnel: { enabled: options.funnel ?? true },
+      // Only when asked: a base build from before tracing has no such section, and refuses one.
+      ...(options.tracing === undefined
+        ? {}
+        : {
+            tracing: { enabled: true, otlp_url: `${options.upstreams}/otlp/v1/traces`, sample_ratio: options.tracing },
+          }),
     },
   });
 }

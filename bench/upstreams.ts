@@ -44,6 +44,8 @@ const replies = new Map<string, Reply>([
     (body) => ({ status: 200, body: `${searchHead}${searchedDigits(body)}${searchTail}` }),
   ],
   ['/collector/ingest/login', () => ({ status: 202, body: json({ accepted: true }) })],
+  // A collector's traces endpoint (the tracing pair): an empty answer is an export fully accepted.
+  ['/otlp/v1/traces', () => ({ status: 200, body: '' })],
 ]);
 // Prepared once: the handlers above that ignore the request body answer the same bytes every time.
 for (const [path, reply] of replies)
