@@ -42,7 +42,6 @@ export interface Span {
   /** A span under this one: an upstream call (`client`) or a piece of the request's own work. */
   child(name: string, attributes?: SpanAttributes, kind?: 'client' | 'internal'): Span;
   set(attributes: SpanAttributes): void;
-  event(name: string, attributes?: SpanAttributes): void;
   /** Marks the span failed, with a reason code (never a message that could quote input). */
   fail(reason: string): void;
   rename(name: string): void;
@@ -86,10 +85,6 @@ class TracedSpan implements Span {
 
   set(attributes: SpanAttributes): void {
     this.span.setAttributes(attributes);
-  }
-
-  event(name: string, attributes?: SpanAttributes): void {
-    this.span.addEvent(name, attributes);
   }
 
   fail(reason: string): void {
