@@ -46,6 +46,8 @@ export async function startPrometheus(options: {
   target: string;
   ruleFiles: string[];
   startTimeoutMs?: number;
+  /** `--enable-feature` flags, such as `exemplar-storage`. */
+  features?: string[];
 }): Promise<PrometheusServer> {
   assertInstalled('prometheus');
   const dir = await mkdtemp(join(tmpdir(), 'lfa-prometheus-'));
@@ -65,6 +67,7 @@ export async function startPrometheus(options: {
       `--storage.tsdb.path=${join(dir, 'data')}`,
       `--web.listen-address=127.0.0.1:${port}`,
       '--log.level=warn',
+      ...(options.features ?? []).map((feature) => `--enable-feature=${feature}`),
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );

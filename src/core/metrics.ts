@@ -1,6 +1,7 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type OpenMetricsContentType } from 'prom-client';
 import type { Context, Middleware, Next } from 'koa';
 import type { Config, PhoneChannel } from './config/schema';
+import type { Span } from './tracing';
 
 /*
  * Prometheus metrics. Each app has its own Registry (tests stay isolated); the process-level
@@ -240,6 +241,11 @@ export interface Metrics {
   readonly contentType: string;
   /** The exposition text served at GET /metrics: this app's metrics, then the process's. */
   render(): Promise<string>;
+  /**
+   * The same as OpenMetrics, with the request latency's exemplars (the trace of a request in each
+   * bucket), for a scrape that accepts it; present only with tracing on.
+   */
+  readonly openMetrics?: { readonly contentType: string; render(): Promise<string> };
   codeSent(channel: CodeChannel, result: CodeSendResult): void;
   verification(result: VerificationResult): void;
   ingestQueueDepth(depth: number): void;
@@ -303,6 +309,32 @@ function defaultMetricsRegistry(): Registry {
     collectDefaultMetrics({ register: processRegistry, prefix: METRIC_PREFIX });
   }
   return processRegistry;
+}
+
+function openMetricsRegistry(): Registry {
+  const open = new Registry<OpenMetricsContentType>();
+  open.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+  // Metrics take registries typed for the default format; a registry prints either.
+  return open as unknown as Registry;
+}
+
+/** One OpenMetrics exposition (one `# EOF`): the app's and the process's metrics merged, on the first scrape that asks. */
+function openMetricsOf(app: Registry): NonNullable<Metrics['openMetrics']> {
+  let merged: Registry | undefined;
+  return {
+    contentType: Registry.OPENMETRICS_CONTENT_TYPE,
+    render: () => (merged ??= Registry.merge([app, defaultOpenMetricsRegistry()])).metrics(),
+  };
+}
+
+let processOpenRegistry: Registry | undefined;
+/** The process's default metrics in OpenMetrics, for a scrape that asks for it (tracing on): made on the first. */
+function defaultOpenMetricsRegistry(): Registry {
+  if (!processOpenRegistry) {
+    processOpenRegistry = openMetricsRegistry();
+    collectDefaultMetrics({ register: processOpenRegistry, prefix: METRIC_PREFIX });
+  }
+  return processOpenRegistry;
 }
 
 const definition = (name: (typeof metricDefinitions)[number]['name']) => {
@@ -376,12 +408,12 @@ interface CountSeries {
 }
 
 /** A counter counted in plain numbers: `inc(a, b, ...)` with the label values in the metric's label order. */
-function plainCounter(name: (typeof metricDefinitions)[number]['name'], registry: Registry) {
+function plainCounter(name: (typeof metricDefinitions)[number]['name'], registers: Registry[]) {
   const def = definition(name);
   const tree = new SeriesTree<CountSeries>(def.labelNames, () => ({ value: 0 }));
   new Counter({
     ...def,
-    registers: [registry],
+    registers,
     collect() {
       this.reset();
       for (const { labels, series } of tree.all) this.inc(labels, series.value);
@@ -400,46 +432,63 @@ interface HistogramSeries {
   buckets: number[];
   sum: number;
   count: number;
+  /** The last traced observation per bucket (OpenMetrics exemplars), when the histogram keeps them. */
+  exemplars?: Array<Exemplar | undefined>;
+}
+
+/** As prom-client's Exemplar: what its OpenMetrics output prints after a bucket. */
+interface Exemplar {
+  labelSet: { trace_id: string };
+  value: number;
+  /** Seconds since the epoch. */
+  timestamp: number;
 }
 
 /** How prom-client 15 holds one histogram series (what its `zero()` creates): `collect()` fills it in. */
 interface PromHistogramRecord {
   bucketValues: Record<string, number>;
+  /** Present when the histogram was made with `enableExemplars`. */
+  bucketExemplars?: Record<string, Exemplar | null>;
   sum: number;
   count: number;
 }
 
-/** A histogram counted in plain numbers: `observe(value, a, b, ...)`. */
+/** A histogram counted in plain numbers: `observe(value, a, b, ...)`; with `exemplarsIn` (an OpenMetrics registry), `observe.traced(value, traceId, a, b, ...)` too. */
 function plainHistogram(
   name: (typeof metricDefinitions)[number]['name'],
   buckets: readonly number[],
-  registry: Registry,
+  registers: Registry[],
+  exemplarsIn?: Registry,
 ) {
   const def = definition(name);
+  const exemplars = exemplarsIn !== undefined;
   const tree = new SeriesTree<HistogramSeries>(def.labelNames, () => ({
     buckets: new Array<number>(buckets.length + 1).fill(0),
     sum: 0,
     count: 0,
   }));
-  new Histogram({
-    ...def,
-    buckets: [...buckets],
-    registers: [registry],
-    collect() {
-      this.reset();
-      // zero() is prom-client's own way to start a series; its record is then the last one of the map.
-      const records = this as unknown as { hashMap: Record<string, PromHistogramRecord> };
-      for (const { labels, series } of tree.all) {
-        this.zero(labels);
-        const record = Object.values(records.hashMap).at(-1)!;
-        buckets.forEach((bound, i) => (record.bucketValues[bound] = series.buckets[i]!));
-        record.sum = series.sum;
-        record.count = series.count;
-      }
-    },
-  });
+  // prom-client keeps exemplars only in an OpenMetrics registry: that one gets a histogram of its own, from the same counts.
+  const plain = registers.filter((registry) => registry !== exemplarsIn);
+  const collect = function (this: Histogram) {
+    this.reset();
+    // zero() is prom-client's own way to start a series; its record is then the last one of the map.
+    const records = this as unknown as { hashMap: Record<string, PromHistogramRecord> };
+    for (const { labels, series } of tree.all) {
+      this.zero(labels);
+      const record = Object.values(records.hashMap).at(-1)!;
+      buckets.forEach((bound, i) => (record.bucketValues[bound] = series.buckets[i]!));
+      record.sum = series.sum;
+      record.count = series.count;
+      if (record.bucketExemplars && series.exemplars)
+        buckets.forEach((bound, i) => (record.bucketExemplars![bound] = series.exemplars![i] ?? null));
+    }
+  };
+  new Histogram({ ...def, buckets: [...buckets], registers: plain, collect });
+  if (exemplarsIn)
+    new Histogram({ ...def, buckets: [...buckets], registers: [exemplarsIn], enableExemplars: true, collect });
   const seed = (a: string, b?: string, c?: string) => void tree.get(a, b, c);
-  const observe = (value: number, a: string, b?: string, c?: string) => {
+  /** Counts the value; answers its series and the bucket it fell in. */
+  const add = (value: number, a: string, b?: string, c?: string) => {
     // As prom-client's observe(): a value that is no number is a bug of the caller, not a count.
     if (!Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${value}`);
     const series = tree.get(a, b, c);
@@ -449,8 +498,17 @@ function plainHistogram(
     series.buckets[i]! += 1;
     series.sum += value;
     series.count += 1;
+    return { series, i };
   };
-  return Object.assign(observe, { seed });
+  const observe = (value: number, a: string, b?: string, c?: string) => void add(value, a, b, c);
+  /** The value, and (above every bound excepted, where prom-client keeps none) the trace it came from. */
+  const traced = (value: number, traceId: string, a: string, b?: string, c?: string) => {
+    const { series, i } = add(value, a, b, c);
+    if (!exemplars || i === buckets.length) return;
+    series.exemplars ??= new Array<Exemplar | undefined>(buckets.length);
+    series.exemplars[i] = { labelSet: { trace_id: traceId }, value, timestamp: Date.now() / 1000 };
+  };
+  return Object.assign(observe, { seed, traced });
 }
 
 /** The label values the configuration bounds: countries codes go to, the limits that refuse. */
@@ -478,28 +536,33 @@ function configuredBounds(config: Config): { countries: string[]; limits: string
  */
 export function createMetrics(config?: Config): Metrics {
   const registry = new Registry();
-  const requests = plainCounter('lfa_requests_total', registry);
-  const requestDuration = plainHistogram('lfa_request_duration_seconds', REQUEST_BUCKETS, registry);
-  const upstreamCalls = plainCounter('lfa_upstream_calls_total', registry);
-  const upstreamDuration = plainHistogram('lfa_upstream_call_duration_seconds', UPSTREAM_BUCKETS, registry);
-  const codesSent = plainCounter('lfa_otp_codes_sent_total', registry);
-  const verifications = plainCounter('lfa_otp_verifications_total', registry);
-  const queueDepth = new Gauge({ ...definition('lfa_ingest_queue_depth'), registers: [registry] });
-  const ingestEvents = plainCounter('lfa_ingest_events_total', registry);
-  const refusals = plainCounter('lfa_rate_limit_refusals_total', registry);
-  const smsSends = plainCounter('lfa_sms_sends_total', registry);
-  const smsReceipts = plainCounter('lfa_sms_receipts_total', registry);
-  const smsVerified = plainCounter('lfa_sms_verified_total', registry);
-  const smsDuration = plainHistogram('lfa_sms_provider_duration_seconds', UPSTREAM_BUCKETS, registry);
-  const smsBreaker = new Gauge({ ...definition('lfa_sms_breaker_state'), registers: [registry] });
-  const smsRefusals = plainCounter('lfa_sms_refusals_total', registry);
-  const smsRangeVerdicts = plainCounter('lfa_sms_range_verdicts_total', registry);
-  const smsCapsReached = plainCounter('lfa_sms_cap_reached_total', registry);
-  const challenges = plainCounter('lfa_challenge_decisions_total', registry);
-  const funnelRequests = plainCounter('lfa_funnel_requests_total', registry);
-  const funnelReached = plainCounter('lfa_funnel_steps_reached_total', registry);
-  const funnelSeconds = plainHistogram('lfa_funnel_step_seconds', SCREEN_SECONDS_BUCKETS, registry);
-  const funnelJourneys = plainCounter('lfa_funnel_journeys_total', registry);
+  // With tracing on, the same metrics are also served as OpenMetrics, where the request latency's
+  // buckets carry exemplars: the trace of a request that landed there (a slow bucket links to a trace).
+  const exemplars = config?.tracing.enabled ?? false;
+  const openRegistry = exemplars ? openMetricsRegistry() : undefined;
+  const registers = openRegistry ? [registry, openRegistry] : [registry];
+  const requests = plainCounter('lfa_requests_total', registers);
+  const requestDuration = plainHistogram('lfa_request_duration_seconds', REQUEST_BUCKETS, registers, openRegistry);
+  const upstreamCalls = plainCounter('lfa_upstream_calls_total', registers);
+  const upstreamDuration = plainHistogram('lfa_upstream_call_duration_seconds', UPSTREAM_BUCKETS, registers);
+  const codesSent = plainCounter('lfa_otp_codes_sent_total', registers);
+  const verifications = plainCounter('lfa_otp_verifications_total', registers);
+  const queueDepth = new Gauge({ ...definition('lfa_ingest_queue_depth'), registers });
+  const ingestEvents = plainCounter('lfa_ingest_events_total', registers);
+  const refusals = plainCounter('lfa_rate_limit_refusals_total', registers);
+  const smsSends = plainCounter('lfa_sms_sends_total', registers);
+  const smsReceipts = plainCounter('lfa_sms_receipts_total', registers);
+  const smsVerified = plainCounter('lfa_sms_verified_total', registers);
+  const smsDuration = plainHistogram('lfa_sms_provider_duration_seconds', UPSTREAM_BUCKETS, registers);
+  const smsBreaker = new Gauge({ ...definition('lfa_sms_breaker_state'), registers });
+  const smsRefusals = plainCounter('lfa_sms_refusals_total', registers);
+  const smsRangeVerdicts = plainCounter('lfa_sms_range_verdicts_total', registers);
+  const smsCapsReached = plainCounter('lfa_sms_cap_reached_total', registers);
+  const challenges = plainCounter('lfa_challenge_decisions_total', registers);
+  const funnelRequests = plainCounter('lfa_funnel_requests_total', registers);
+  const funnelReached = plainCounter('lfa_funnel_steps_reached_total', registers);
+  const funnelSeconds = plainHistogram('lfa_funnel_step_seconds', SCREEN_SECONDS_BUCKETS, registers);
+  const funnelJourneys = plainCounter('lfa_funnel_journeys_total', registers);
   const defaults = defaultMetricsRegistry();
   // Provider names are the configuration's slugs and countries ISO regions: bounded, but checked like every label.
   const bounded = (value: string) => (LABEL_VALUE.test(value) ? value : 'other');
@@ -571,7 +634,9 @@ export function createMetrics(config?: Config): Metrics {
       const action = actionLabel(ctx);
       const outcome = outcomeLabel(ctx);
       requests(action, outcome, String(ctx.status));
-      requestDuration(seconds, action, outcome);
+      const span = (ctx.state as { span?: Span }).span;
+      if (exemplars && span?.sampled) requestDuration.traced(seconds, span.traceId, action, outcome);
+      else requestDuration(seconds, action, outcome);
     }
   };
 
@@ -580,6 +645,7 @@ export function createMetrics(config?: Config): Metrics {
     middleware,
     contentType: registry.contentType,
     render: async () => `${await registry.metrics()}\n${await defaults.metrics()}`,
+    ...(openRegistry ? { openMetrics: openMetricsOf(openRegistry) } : {}),
     codeSent: (channel, result) => codesSent(channel, result),
     verification: (result) => verifications(result),
     ingestQueueDepth: (depth) => queueDepth.set(depth),

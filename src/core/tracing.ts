@@ -39,6 +39,8 @@ type SpanAttributes = Readonly<Record<string, string | number | boolean>>;
 export interface Span {
   readonly traceId: string;
   readonly spanId: string;
+  /** Whether the trace is kept (sampled): only a kept trace can be linked to. */
+  readonly sampled: boolean;
   /** A span under this one: an upstream call (`client`) or a piece of the request's own work. */
   child(name: string, attributes?: SpanAttributes, kind?: 'client' | 'internal'): Span;
   set(attributes: SpanAttributes): void;
@@ -76,6 +78,10 @@ class TracedSpan implements Span {
 
   get spanId(): string {
     return this.span.spanContext().spanId;
+  }
+
+  get sampled(): boolean {
+    return (this.span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
   }
 
   child(name: string, attributes?: SpanAttributes, kind: 'client' | 'internal' = 'internal'): Span {

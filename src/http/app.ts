@@ -77,6 +77,13 @@ const hasBody = (ctx: Context) =>
   ctx.req.headers['transfer-encoding'] !== undefined || Number(ctx.req.headers['content-length']) > 0;
 
 async function serveMetrics(ctx: Context, deps: Deps): Promise<void> {
+  // A scrape that accepts OpenMetrics (Prometheus with exemplar storage) gets it where there are exemplars to give.
+  const open = deps.metrics.openMetrics;
+  if (open && ctx.get('accept').includes('application/openmetrics-text')) {
+    ctx.body = await open.render();
+    ctx.set('Content-Type', open.contentType);
+    return;
+  }
   ctx.body = await deps.metrics.render();
   ctx.set('Content-Type', deps.metrics.contentType);
 }
