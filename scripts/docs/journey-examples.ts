@@ -344,26 +344,35 @@ async function recordJourneyExamples(): Promise<JourneyExample[]> {
   });
   const service = await startService(config, { log: silent, otpLog: silent });
   try {
-    const client = examplesClient(service.url);
-    const diagrams = await journeyDiagrams();
-    const examples: JourneyExample[] = [];
-    for (const diagram of diagrams) {
-      const walk = EXAMPLE_WALKS.find((w) => w.id === diagram.id);
-      if (!walk) throw new Error(`journey examples: no walk for ${diagram.id}`);
-      const example = await recordWalk(client, walk);
-      // The examples are of the journey the diagram draws: the same actions, the same steps.
-      const drawn = diagram.replayed.map((r) => `${r.action} → ${r.answer.nextStep}`);
-      const walked = example.requests.map((r) => `${r.action} → ${String(r.answer.data.next_step)}`);
-      if (drawn.join(', ') !== walked.join(', '))
-        throw new Error(
-          `journey examples: ${diagram.id} walked ${walked.join(', ')} where its diagram draws ${drawn.join(', ')}`,
-        );
-      examples.push(example);
-    }
-    return examples;
+    return await walkEveryJourney(service.url);
   } finally {
     await service.close();
   }
+}
+
+/**
+ * Every journey walked by its person on a running sandboxed service (`baseUrl`), each answer
+ * checked against the journey's diagram: the examples, and any test that needs every journey
+ * driven with known people (the traces' scan for personal data).
+ */
+export async function walkEveryJourney(baseUrl: string): Promise<JourneyExample[]> {
+  const client = examplesClient(baseUrl);
+  const diagrams = await journeyDiagrams();
+  const examples: JourneyExample[] = [];
+  for (const diagram of diagrams) {
+    const walk = EXAMPLE_WALKS.find((w) => w.id === diagram.id);
+    if (!walk) throw new Error(`journey examples: no walk for ${diagram.id}`);
+    const example = await recordWalk(client, walk);
+    // The examples are of the journey the diagram draws: the same actions, the same steps.
+    const drawn = diagram.replayed.map((r) => `${r.action} → ${r.answer.nextStep}`);
+    const walked = example.requests.map((r) => `${r.action} → ${String(r.answer.data.next_step)}`);
+    if (drawn.join(', ') !== walked.join(', '))
+      throw new Error(
+        `journey examples: ${diagram.id} walked ${walked.join(', ')} where its diagram draws ${drawn.join(', ')}`,
+      );
+    examples.push(example);
+  }
+  return examples;
 }
 
 let recorded: Promise<JourneyExample[]> | undefined;

@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { sandboxSeedUsers } from '../../src/sandbox/identity';
 import { startService, type Service } from '../../src/service';
+import { walkEveryJourney } from '../../scripts/docs/journey-examples';
 import { testConfig } from '../support/app';
 import { startOtlpReceiver, type ExportedSpan, type OtlpReceiver } from '../support/otlp-receiver';
 
@@ -147,6 +148,25 @@ describe('traces of a phone login, as the collector receives them', () => {
     for (const secret of secrets) expect(sent).not.toContain(secret);
     for (const secret of secrets) expect(JSON.stringify(receiver.spans)).not.toContain(secret);
   });
+
+  it('carries none of the people of every journey, walked end to end (logins, registrations, a phone added or declined)', async () => {
+    const examples = await walkEveryJourney(service.url);
+    await service.deps.tracing!.flush();
+    expect(examples.length).toBeGreaterThanOrEqual(6);
+    // Each phone as sent (E.164) and as dialled at home (without +39), each email and uid.
+    const people = examples.flatMap(({ person }) => [
+      ...person.phones.flatMap((phone) => [phone, phone.slice(3)]),
+      person.email,
+      person.uid,
+    ]);
+    expect(people.length).toBeGreaterThanOrEqual(examples.length * 2);
+    const sent = receiver.bodies.map((b) => b.toString('latin1')).join('\n');
+    for (const identifier of people) expect(sent).not.toContain(identifier);
+    // Every journey's actions were traced: FeRegister and FeAddPhone among them.
+    const actions = new Set(receiver.spans.filter((s) => s.kind === 'internal').map((s) => s.name));
+    for (const action of new Set(examples.flatMap((e) => e.requests.map((r) => r.action))))
+      expect(actions).toContain(action);
+  }, 60_000);
 
   it('shows a provider skipped with its circuit open, and the one that sent the code', async () => {
     expect((await fault('gateway', 'error_5xx')).ok).toBe(true);
