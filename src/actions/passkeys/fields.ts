@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { apiError } from '../../core/errors';
 import type { ServiceContext } from '../../domain/deps';
+import { presentedProof, proofRequired, refuseIfClaimedSince } from '../../domain/guard';
+import type { VerifiedProof } from '../../domain/proofs';
 import type { CredentialStore } from '../../domain/passkeys/store';
 
 /* Request fields and the one check the passkey actions share (docs/passkeys.md). */
@@ -61,3 +63,26 @@ export async function passkeyStore(ctx: ServiceContext): Promise<CredentialStore
   if (!ctx.deps.passkeys.enabled) throw apiError('passkeys_disabled');
   return ctx.deps.passkeys.store();
 }
+
+/** The `verified` proof of a fresh login naming an account (the one answered at 90); `proof_required` otherwise. */
+export async function provenLogin(
+  ctx: ServiceContext,
+  proof: string | null | undefined,
+): Promise<VerifiedProof & { uid: string }> {
+  const login = presentedProof(ctx, proof);
+  if (!login || typeof login.uid !== 'string') throw proofRequired();
+  await refuseIfClaimedSince(ctx, login);
+  return { ...login, uid: login.uid };
+}
+
+export const passkeyView = z.object({
+  id: z.string(),
+  name: z.string(),
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+  device_type: z.string(),
+  backed_up: z.boolean(),
+});
+
+export const passkeyIdField = b64url(1024).min(1).describe('the `id` of one of the account’s passkeys');
+export const passkeyNameField = z.string().trim().min(1).max(64).describe('what the person calls this passkey');

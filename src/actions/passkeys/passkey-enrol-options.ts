@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { proofRequired, presentedProof, refuseIfClaimedSince } from '../../domain/guard';
 import { enrolOptions } from '../../domain/passkeys/ceremonies';
 import { phoneHint } from '../../domain/phone';
 import { defineAction } from '../action';
 import { proofField } from '../flows/fields';
-import { optionsResponse, passkeyStore } from './fields';
+import { optionsResponse, passkeyStore, provenLogin } from './fields';
 
 export const passkeyEnrolOptions = defineAction({
   name: 'PasskeyEnrolOptions',
@@ -15,9 +14,7 @@ export const passkeyEnrolOptions = defineAction({
   reasons: ['passkeys_disabled', 'proof_required', 'invalid_proof'],
   async handler(input, ctx) {
     const store = await passkeyStore(ctx);
-    const login = presentedProof(ctx, input.proof);
-    if (!login || typeof login.uid !== 'string') throw proofRequired();
-    await refuseIfClaimedSince(ctx, login);
+    const login = await provenLogin(ctx, input.proof);
     // What the browser shows beside the passkey: how the person knows the account, not its handle.
     const shown =
       typeof login.email === 'string'
@@ -25,7 +22,7 @@ export const passkeyEnrolOptions = defineAction({
         : typeof login.phone === 'string'
           ? phoneHint(login.phone)
           : 'account';
-    const { options, passkeyProof } = await enrolOptions(ctx, store, { ...login, uid: login.uid }, shown);
+    const { options, passkeyProof } = await enrolOptions(ctx, store, login, shown);
     return { data: { options, passkey_proof: passkeyProof } };
   },
 });

@@ -1,18 +1,15 @@
 import { z } from 'zod';
-import { proofRequired, presentedProof, refuseIfClaimedSince } from '../../domain/guard';
 import { enrol } from '../../domain/passkeys/ceremonies';
 import { defineAction } from '../action';
 import { proofField } from '../flows/fields';
-import { passkeyProofField, passkeyStore, registrationCredential } from './fields';
-
-const passkeyView = z.object({
-  id: z.string(),
-  name: z.string(),
-  created_at: z.string(),
-  last_used_at: z.string().nullable(),
-  device_type: z.string(),
-  backed_up: z.boolean(),
-});
+import {
+  passkeyNameField,
+  passkeyProofField,
+  passkeyStore,
+  passkeyView,
+  provenLogin,
+  registrationCredential,
+} from './fields';
 
 export const passkeyEnrol = defineAction({
   name: 'PasskeyEnrol',
@@ -22,17 +19,15 @@ export const passkeyEnrol = defineAction({
     proof: proofField,
     passkey_proof: passkeyProofField,
     credential: registrationCredential,
-    name: z.string().trim().min(1).max(64).default('Passkey').describe('what the person calls this passkey'),
+    name: passkeyNameField.default('Passkey'),
   }),
   response: z.object({ passkey: passkeyView }),
   reasons: ['passkeys_disabled', 'proof_required', 'invalid_proof', 'passkey_challenge_invalid', 'passkey_refused'],
   async handler(input, ctx) {
     const store = await passkeyStore(ctx);
-    const login = presentedProof(ctx, input.proof);
-    if (!login || typeof login.uid !== 'string') throw proofRequired();
-    await refuseIfClaimedSince(ctx, login);
+    const login = await provenLogin(ctx, input.proof);
     const passkey = await enrol(ctx, store, {
-      login: { ...login, uid: login.uid },
+      login,
       passkeyProof: input.passkey_proof,
       response: input.credential,
       name: input.name,

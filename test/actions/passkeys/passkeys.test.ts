@@ -20,6 +20,7 @@ const mario = sandboxSeedUsers[0]!;
 const MARIO_PHONE = '+393331234567';
 const ORIGIN = 'http://localhost:8080';
 const PASSKEYS = { enabled: true, rp_id: 'localhost', origins: [ORIGIN] };
+const INTERNAL_KEY = 'operator-key-operator-key-operator-key';
 
 describe('passkeys', () => {
   let sandbox: Sandbox;
@@ -31,7 +32,10 @@ describe('passkeys', () => {
 
   beforeAll(async () => {
     db = await embeddedDatabase();
-    sandbox = await startSandbox(testConfig({ passkeys: PASSKEYS }), pino({ level: 'silent' }));
+    sandbox = await startSandbox(
+      testConfig({ passkeys: PASSKEYS, security: { internal_key: INTERNAL_KEY } }),
+      pino({ level: 'silent' }),
+    );
     // Two instances: one database, one code store (where challenges are spent), as a fleet shares them.
     const otpStore = createMemoryOtpStore({ maxRecords: 10_000, now: Date.now });
     a = testDeps(sandbox.config, { database: db, otpStore });
@@ -296,13 +300,65 @@ describe('passkeys', () => {
     const expired = await call(serverB, 'PasskeyLogin', { passkey_proof: old, credential: auth.assert(options) });
     expect(expired.body.data).toMatchObject({ reason: 'passkey_challenge_invalid', why: 'expired' });
   });
+
+  it('lists, renames and deletes the passkeys of the account a login proved, and nobody else’s', async () => {
+    const theirs = signProof(a.proofKey, { kind: 'verified', uid: 'someone-else' }, 900, Date.now());
+    const listed = (await call(serverA, 'PasskeyList', { proof: login.proof })).body.data.passkeys;
+    const id = auth.credentials[0]!.id.toString('base64url');
+    expect(listed.map((p: { id: string }) => p.id)).toContain(id);
+    expect(listed[0]).toEqual({
+      id,
+      name: 'Telefono',
+      created_at: expect.any(String),
+      last_used_at: expect.any(String),
+      device_type: 'singleDevice',
+      backed_up: false,
+    });
+    expect((await call(serverA, 'PasskeyList', { proof: theirs })).body.data.passkeys).toEqual([]);
+    expect((await call(serverA, 'PasskeyList', {})).body.data.reason).toBe('proof_required');
+
+    const stolen = await call(serverA, 'PasskeyRename', { proof: theirs, id, name: 'Mio' });
+    expect(stolen.body.data).toMatchObject({ reason: 'passkey_unknown', credential_id: id });
+    const renamed = await call(serverA, 'PasskeyRename', { proof: login.proof, id, name: 'Pixel' });
+    expect(renamed.body.data.passkey).toMatchObject({ id, name: 'Pixel' });
+
+    expect((await call(serverA, 'PasskeyDelete', { proof: theirs, id })).body.data.reason).toBe('passkey_unknown');
+    expect((await call(serverA, 'PasskeyDelete', { id })).body.data.reason).toBe('proof_required');
+    expect((await call(serverA, 'PasskeyDelete', { proof: login.proof, id })).body.data).toEqual({ deleted: true });
+    const { options, passkey_proof } = await loginOptions();
+    const refused = await call(serverB, 'PasskeyLogin', { passkey_proof, credential: auth.assert(options) });
+    expect(refused.body.data).toMatchObject({ reason: 'passkey_unknown', credential_id: id });
+  });
+
+  it('lets an operator, and only an operator, revoke every passkey of a uid', async () => {
+    const left = (await call(serverA, 'PasskeyList', { proof: login.proof })).body.data.passkeys.length;
+    expect(left).toBeGreaterThan(0);
+    // The account's own proof is not an operator's key.
+    const own = await call(serverA, 'PasskeyRevoke', { uid: mario.uid, proof: login.proof });
+    expect(own.body.data.reason).toBe('proof_required');
+    const revoked = await request(serverA)
+      .post('/?action=PasskeyRevoke')
+      .set('x-internal-key', INTERNAL_KEY)
+      .send({ uid: mario.uid });
+    expect(revoked.body.data).toEqual({ revoked: left });
+    expect((await call(serverA, 'PasskeyList', { proof: login.proof })).body.data.passkeys).toEqual([]);
+  });
 });
 
 describe('passkeys off (the default)', () => {
   it('answers passkeys_disabled to every passkey action, and opens no database', async () => {
     const deps = testDeps(testConfig());
     const server = testApp(deps).callback();
-    for (const action of ['PasskeyEnrolOptions', 'PasskeyEnrol', 'PasskeyLoginOptions', 'PasskeyLogin']) {
+    for (const action of [
+      'PasskeyEnrolOptions',
+      'PasskeyEnrol',
+      'PasskeyLoginOptions',
+      'PasskeyLogin',
+      'PasskeyList',
+      'PasskeyRename',
+      'PasskeyDelete',
+      'PasskeyRevoke',
+    ]) {
       const answer = await request(server).post(`/?action=${action}`).send({});
       // Validation first (as every action), then the switch.
       expect(['passkeys_disabled', 'invalid_request']).toContain(answer.body.data.reason);
