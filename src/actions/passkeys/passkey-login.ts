@@ -26,8 +26,8 @@ export const passkeyLogin = defineAction({
   reasons: ['passkeys_disabled', 'passkey_challenge_invalid', 'passkey_unknown', 'passkey_refused', 'rate_limited'],
   async handler(input, ctx) {
     const store = await passkeyStore(ctx);
-    // Limited per client like the codes' verifications: each try is a guess at a signature.
-    await ctx.deps.limits.verifyFromIp(ctx.ip);
+    // Limited per client like the codes' verifications, and per passkey named, whoever sends the tries.
+    await ctx.deps.limits.passkeyLogin(ctx.ip, input.credential.id);
     const { uid } = await login(ctx, store, { passkeyProof: input.passkey_proof, response: input.credential });
     return { data: await completePasskeyLogin(ctx, uid, input.stay_logged_in ?? false) };
   },

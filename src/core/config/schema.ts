@@ -907,6 +907,14 @@ export const configSchema = z.strictObject({
       .min(1)
       .default(5)
       .describe('`newsletter_subscribe` calls for one email (its inbox: every spelling) per day, whoever asks.'),
+    passkey_logins_per_credential_per_hour: z
+      .number()
+      .int()
+      .min(1)
+      .default(30)
+      .describe(
+        '`PasskeyLogin` attempts naming one passkey per hour, whoever sends them (besides `verifies_per_ip_per_minute` per client): a passkey someone hammers is held back (docs/passkeys.md).',
+      ),
     // Kept with the limits off: it guards the keys themselves, not a budget a gateway could keep (docs/security.md).
     wrong_keys_per_ip: z
       .number()

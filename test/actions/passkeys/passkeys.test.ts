@@ -301,6 +301,32 @@ describe('passkeys', () => {
     expect(expired.body.data).toMatchObject({ reason: 'passkey_challenge_invalid', why: 'expired' });
   });
 
+  it('holds back a passkey named too often, whoever sends the tries, and not the others', async () => {
+    const config = {
+      ...sandbox.config,
+      rate_limits: { ...sandbox.config.rate_limits, passkey_logins_per_credential_per_hour: 2 },
+    };
+    const c = testDeps(config, { database: db });
+    const serverC = testApp(c).callback();
+    try {
+      const hammered = new SoftAuthenticator(ORIGIN);
+      await enrolled(hammered, login.proof);
+      const attempt = async (who: SoftAuthenticator) => {
+        const { options, passkey_proof } = (await call(serverC, 'PasskeyLoginOptions', {})).body.data;
+        return (await call(serverC, 'PasskeyLogin', { passkey_proof, credential: who.assert(options) })).body.data;
+      };
+      expect((await attempt(hammered)).uid).toBe(mario.uid);
+      expect((await attempt(hammered)).uid).toBe(mario.uid);
+      expect(await attempt(hammered)).toMatchObject({
+        reason: 'rate_limited',
+        limit: 'passkey_logins_per_credential_per_hour',
+      });
+      expect((await attempt(auth)).uid).toBe(mario.uid);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('lists, renames and deletes the passkeys of the account a login proved, and nobody else’s', async () => {
     const theirs = signProof(a.proofKey, { kind: 'verified', uid: 'someone-else' }, 900, Date.now());
     const listed = (await call(serverA, 'PasskeyList', { proof: login.proof })).body.data.passkeys;
