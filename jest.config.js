@@ -8,8 +8,12 @@ module.exports = {
   transform: {
     // The typed client (client/) is an ES module package: its sources run here as CommonJS like the rest.
     '/client/src/.+\\.ts$': '<rootDir>/test/support/transform-client.js',
+    // The embedded database's CommonJS build loads Node's modules with import(): made requires for Jest.
+    '/node_modules/@electric-sql/pglite/dist/.+\\.cjs$': '<rootDir>/test/support/transform-pglite.js',
     '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }],
   },
+  // node_modules are not transformed, but for PGlite's build (above).
+  transformIgnorePatterns: ['/node_modules/(?!@electric-sql/pglite/)'],
   // ES module sources import their siblings as `./name.js` (the client's); the .ts file answers.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   // The typed client's build, which the demo page loads (browser tests), made when missing or stale.

@@ -14,6 +14,9 @@ for pair in $system_packages; do
   bin=${pair%%:*}; deb=${pair##*:}
   command -v "$bin" >/dev/null 2>&1 || need_debs+=("$deb")
 done
+# The credential store's tests start a real PostgreSQL (test/support/postgres-server.ts) from Debian's
+# postgresql, whose server binaries live under /usr/lib/postgresql/<major>/bin, off the PATH.
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need_debs+=("postgresql")
 # The journey diagrams are laid out in DejaVu Sans (scripts/docs/mermaid-svg.ts): a font, no command.
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_debs+=("fonts-dejavu-core")
 if [ ${#need_debs[@]} -gt 0 ]; then

@@ -68,6 +68,17 @@ export async function startService(
     config = sandbox.config;
   }
   const deps = createDeps(config, overrides);
+  if (deps.passkeys.enabled) {
+    // Migrated before serving: an instance that cannot reach or migrate the database never answers a passkey request.
+    try {
+      await deps.passkeys.store();
+    } catch (err) {
+      deps.log.fatal({ err }, 'database: cannot open or migrate');
+      await deps.close();
+      await sandbox?.close();
+      throw err;
+    }
+  }
   // A weakened defence is a deliberate, visible choice: one line each at every start (and on /readyz).
   for (const { key, exposes } of weakenedDefences(config))
     deps.log.warn({ event: 'weakened_defence', key }, `${key} weakens a defence: ${exposes}`);

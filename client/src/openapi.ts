@@ -365,6 +365,166 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/PasskeyEnrolOptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Options to enrol a passkey on the account a fresh login proved (the `proof` answered at 90): the account never comes from the request.
+         * @description Also callable as `POST /?action=PasskeyEnrolOptions` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkeys_disabled`, `proof_required`, `upstream_error`.
+         */
+        post: operations["PasskeyEnrolOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/PasskeyEnrol": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verifies and keeps a new passkey: the credential answering PasskeyEnrolOptions, with that answer’s passkey_proof and the same login proof.
+         * @description Also callable as `POST /?action=PasskeyEnrol` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkey_challenge_invalid`, `passkey_refused`, `passkeys_disabled`, `proof_required`, `upstream_error`.
+         */
+        post: operations["PasskeyEnrol"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/PasskeyLoginOptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Options for a login by passkey (autofill or "Usa la passkey"): the same for everybody, no identifier asked, so no answer tells whether an account has passkeys.
+         * @description Also callable as `POST /?action=PasskeyLoginOptions` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `passkeys_disabled`, `upstream_error`.
+         */
+        post: operations["PasskeyLoginOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/PasskeyLogin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verifies an assertion answering PasskeyLoginOptions and logs the person in as a code does at 90: token (and cookie __utp), the collector told, a `verified` proof.
+         * @description Also callable as `POST /?action=PasskeyLogin` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `passkey_challenge_invalid`, `passkey_refused`, `passkey_unknown`, `passkeys_disabled`, `rate_limited`, `upstream_error`.
+         */
+        post: operations["PasskeyLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/PasskeyList": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The passkeys of the account a fresh login proved (the `proof` answered at 90), oldest first.
+         * @description Also callable as `POST /?action=PasskeyList` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkeys_disabled`, `proof_required`, `upstream_error`.
+         */
+        post: operations["PasskeyList"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/PasskeyRename": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Renames one of the passkeys of the account a fresh login proved; another account’s is unknown to it.
+         * @description Also callable as `POST /?action=PasskeyRename` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkey_unknown`, `passkeys_disabled`, `proof_required`, `upstream_error`.
+         */
+        post: operations["PasskeyRename"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/PasskeyDelete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deletes one of the passkeys of the account a fresh login proved: it logs in no more (passkey_unknown), and the page tells the browser.
+         * @description Also callable as `POST /?action=PasskeyDelete` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkey_unknown`, `passkeys_disabled`, `proof_required`, `upstream_error`.
+         */
+        post: operations["PasskeyDelete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/PasskeyRevoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Operators only (header x-internal-key): deletes every passkey of a uid, for a compromised or erased account. How many it deleted.
+         * @description Also callable as `POST /?action=PasskeyRevoke` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `passkeys_disabled`, `proof_required`, `upstream_error`.
+         */
+        post: operations["PasskeyRevoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/newsletter_subscribe": {
         parameters: {
             query?: never;
@@ -617,7 +777,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome: any reason of the service.
                  * @enum {string}
                  */
-                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "expired" | "form_expected" | "internal_error" | "invalid" | "invalid_credentials" | "invalid_proof" | "invalid_request" | "invalid_token" | "malformed_json" | "method_not_allowed" | "metrics_not_enabled" | "not_configured" | "partial_failure" | "payload_too_large" | "phone_not_mobile" | "phone_not_verified" | "phone_on_hold" | "phone_taken" | "proof_required" | "rate_limited" | "region_not_allowed" | "registration_refused" | "sms_destination_blocked" | "sms_destination_limited" | "store_unavailable" | "subscription_failed" | "token_required" | "too_many_attempts" | "unauthorized" | "unknown_action" | "unsupported_media_type" | "upstream_error" | "user_not_found";
+                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "expired" | "form_expected" | "internal_error" | "invalid" | "invalid_credentials" | "invalid_proof" | "invalid_request" | "invalid_token" | "malformed_json" | "method_not_allowed" | "metrics_not_enabled" | "not_configured" | "partial_failure" | "passkey_challenge_invalid" | "passkey_refused" | "passkey_unknown" | "passkeys_disabled" | "payload_too_large" | "phone_not_mobile" | "phone_not_verified" | "phone_on_hold" | "phone_taken" | "proof_required" | "rate_limited" | "region_not_allowed" | "registration_refused" | "sms_destination_blocked" | "sms_destination_limited" | "store_unavailable" | "subscription_failed" | "token_required" | "too_many_attempts" | "unauthorized" | "unknown_action" | "unsupported_media_type" | "upstream_error" | "user_not_found";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -2120,6 +2280,527 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        "PasskeyEnrolOptions.Request": {
+            /** @description signed `verified` proof from the answer at step 61 or 90; also accepted as header x-verification-proof */
+            proof?: string | null;
+        };
+        "PasskeyEnrolOptions.Data": {
+            /** @description PublicKeyCredentialCreationOptions: hand them to @simplewebauthn/browser as they are */
+            options: {
+                [key: string]: unknown;
+            };
+            /** @description send it back with the credential; good once, for passkeys.challenge_ttl_seconds */
+            passkey_proof: string;
+        };
+        "PasskeyEnrolOptions.Success": {
+            /** @enum {boolean} */
+            success: true;
+            /** @description Always null on success. */
+            error: null;
+            data: components["schemas"]["PasskeyEnrolOptions.Data"];
+            /** @description Present on search_user, get_user and get_user_email. */
+            meta?: {
+                [key: string]: unknown;
+            };
+            /** @description Present on update_profile (echo of the sent fields) and on debug actions (token masked). */
+            payload?: {
+                [key: string]: unknown;
+            };
+            /** @description Only when the configuration key `debug` is true. */
+            idp_debug?: {
+                [key: string]: unknown;
+            };
+            /** @description Internal call trace of optimised actions, only when `debug` is true; holds a step named login_ingestion when ingest ran. */
+            debug?: ({
+                step: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        "PasskeyEnrolOptions.Failure": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code of the outcome.
+                 * @enum {string}
+                 */
+                reason: "invalid_proof" | "invalid_request" | "passkeys_disabled" | "proof_required" | "upstream_error";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        "PasskeyEnrol.Request": {
+            /** @description signed `verified` proof from the answer at step 61 or 90; also accepted as header x-verification-proof */
+            proof?: string | null;
+            /** @description the `passkey_proof` of the options this ceremony answers (PasskeyEnrolOptions, PasskeyLoginOptions) */
+            passkey_proof: string;
+            /** @description the new credential, as `startRegistration` of @simplewebauthn/browser returns it */
+            credential: {
+                id: string;
+                rawId: string;
+                /** @enum {string} */
+                type: "public-key";
+                /** @default {} */
+                clientExtensionResults: {
+                    [key: string]: unknown;
+                };
+                /** @enum {string} */
+                authenticatorAttachment?: "platform" | "cross-platform";
+                response: {
+                    clientDataJSON: string;
+                    attestationObject: string;
+                    transports?: string[];
+                };
+            };
+            /**
+             * @description what the person calls this passkey
+             * @default Passkey
+             */
+            name: string;
+        };
+        "PasskeyEnrol.Data": {
+            passkey: {
+                id: string;
+                name: string;
+                created_at: string;
+                last_used_at: string | null;
+                device_type: string;
+                backed_up: boolean;
+            };
+        };
+        "PasskeyEnrol.Success": {
+            /** @enum {boolean} */
+            success: true;
+            /** @description Always null on success. */
+            error: null;
+            data: components["schemas"]["PasskeyEnrol.Data"];
+            /** @description Present on search_user, get_user and get_user_email. */
+            meta?: {
+                [key: string]: unknown;
+            };
+            /** @description Present on update_profile (echo of the sent fields) and on debug actions (token masked). */
+            payload?: {
+                [key: string]: unknown;
+            };
+            /** @description Only when the configuration key `debug` is true. */
+            idp_debug?: {
+                [key: string]: unknown;
+            };
+            /** @description Internal call trace of optimised actions, only when `debug` is true; holds a step named login_ingestion when ingest ran. */
+            debug?: ({
+                step: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        "PasskeyEnrol.Failure": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code of the outcome.
+                 * @enum {string}
+                 */
+                reason: "invalid_proof" | "invalid_request" | "passkey_challenge_invalid" | "passkey_refused" | "passkeys_disabled" | "proof_required" | "upstream_error";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        "PasskeyLoginOptions.Request": Record<string, never>;
+        "PasskeyLoginOptions.Data": {
+            /** @description PublicKeyCredentialRequestOptions: hand them to @simplewebauthn/browser as they are */
+            options: {
+                [key: string]: unknown;
+            };
+            /** @description send it back with the credential; good once, for passkeys.challenge_ttl_seconds */
+            passkey_proof: string;
+        };
+        "PasskeyLoginOptions.Success": {
+            /** @enum {boolean} */
+            success: true;
+            /** @description Always null on success. */
+            error: null;
+            data: components["schemas"]["PasskeyLoginOptions.Data"];
+            /** @description Present on search_user, get_user and get_user_email. */
+            meta?: {
+                [key: string]: unknown;
+            };
+            /** @description Present on update_profile (echo of the sent fields) and on debug actions (token masked). */
+            payload?: {
+                [key: string]: unknown;
+            };
+            /** @description Only when the configuration key `debug` is true. */
+            idp_debug?: {
+                [key: string]: unknown;
+            };
+            /** @description Internal call trace of optimised actions, only when `debug` is true; holds a step named login_ingestion when ingest ran. */
+            debug?: ({
+                step: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        "PasskeyLoginOptions.Failure": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code of the outcome.
+                 * @enum {string}
+                 */
+                reason: "invalid_request" | "passkeys_disabled" | "upstream_error";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        "PasskeyLogin.Request": {
+            /** @description the `passkey_proof` of the options this ceremony answers (PasskeyEnrolOptions, PasskeyLoginOptions) */
+            passkey_proof: string;
+            /** @description the assertion, as `startAuthentication` of @simplewebauthn/browser returns it */
+            credential: {
+                id: string;
+                rawId: string;
+                /** @enum {string} */
+                type: "public-key";
+                /** @default {} */
+                clientExtensionResults: {
+                    [key: string]: unknown;
+                };
+                /** @enum {string} */
+                authenticatorAttachment?: "platform" | "cross-platform";
+                response: {
+                    clientDataJSON: string;
+                    authenticatorData: string;
+                    signature: string;
+                    userHandle?: string;
+                };
+            };
+            stay_logged_in?: boolean | null;
+        };
+        "PasskeyLogin.Data": {
+            /** @enum {number} */
+            next_step: 90;
+            flow: null;
+            /** @enum {string} */
+            screen: "success";
+            /** @enum {boolean} */
+            done: true;
+            uid: string;
+            access_token: string;
+            /** @description a `verified` proof of the account, as the one answered at 90 */
+            proof: string;
+        };
+        "PasskeyLogin.Success": {
+            /** @enum {boolean} */
+            success: true;
+            /** @description Always null on success. */
+            error: null;
+            data: components["schemas"]["PasskeyLogin.Data"];
+            /** @description Present on search_user, get_user and get_user_email. */
+            meta?: {
+                [key: string]: unknown;
+            };
+            /** @description Present on update_profile (echo of the sent fields) and on debug actions (token masked). */
+            payload?: {
+                [key: string]: unknown;
+            };
+            /** @description Only when the configuration key `debug` is true. */
+            idp_debug?: {
+                [key: string]: unknown;
+            };
+            /** @description Internal call trace of optimised actions, only when `debug` is true; holds a step named login_ingestion when ingest ran. */
+            debug?: ({
+                step: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        "PasskeyLogin.Failure": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code of the outcome.
+                 * @enum {string}
+                 */
+                reason: "invalid_request" | "passkey_challenge_invalid" | "passkey_refused" | "passkey_unknown" | "passkeys_disabled" | "rate_limited" | "upstream_error";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        "PasskeyList.Request": {
+            /** @description signed `verified` proof from the answer at step 61 or 90; also accepted as header x-verification-proof */
+            proof?: string | null;
+        };
+        "PasskeyList.Data": {
+            passkeys: {
+                id: string;
+                name: string;
+                created_at: string;
+                last_used_at: string | null;
+                device_type: string;
+                backed_up: boolean;
+            }[];
+        };
+        "PasskeyList.Success": {
+            /** @enum {boolean} */
+            success: true;
+            /** @description Always null on success. */
+            error: null;
+            data: components["schemas"]["PasskeyList.Data"];
+            /** @description Present on search_user, get_user and get_user_email. */
+            meta?: {
+                [key: string]: unknown;
+            };
+            /** @description Present on update_profile (echo of the sent fields) and on debug actions (token masked). */
+            payload?: {
+                [key: string]: unknown;
+            };
+            /** @description Only when the configuration key `debug` is true. */
+            idp_debug?: {
+                [key: string]: unknown;
+            };
+            /** @description Internal call trace of optimised actions, only when `debug` is true; holds a step named login_ingestion when ingest ran. */
+            debug?: ({
+                step: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        "PasskeyList.Failure": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code of the outcome.
+                 * @enum {string}
+                 */
+                reason: "invalid_proof" | "invalid_request" | "passkeys_disabled" | "proof_required" | "upstream_error";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        "PasskeyRename.Request": {
+            /** @description signed `verified` proof from the answer at step 61 or 90; also accepted as header x-verification-proof */
+            proof?: string | null;
+            /** @description the `id` of one of the account’s passkeys */
+            id: string;
+            /** @description what the person calls this passkey */
+            name: string;
+        };
+        "PasskeyRename.Data": {
+            passkey: {
+                id: string;
+                name: string;
+                created_at: string;
+                last_used_at: string | null;
+                device_type: string;
+                backed_up: boolean;
+            };
+        };
+        "PasskeyRename.Success": {
+            /** @enum {boolean} */
+            success: true;
+            /** @description Always null on success. */
+            error: null;
+            data: components["schemas"]["PasskeyRename.Data"];
+            /** @description Present on search_user, get_user and get_user_email. */
+            meta?: {
+                [key: string]: unknown;
+            };
+            /** @description Present on update_profile (echo of the sent fields) and on debug actions (token masked). */
+            payload?: {
+                [key: string]: unknown;
+            };
+            /** @description Only when the configuration key `debug` is true. */
+            idp_debug?: {
+                [key: string]: unknown;
+            };
+            /** @description Internal call trace of optimised actions, only when `debug` is true; holds a step named login_ingestion when ingest ran. */
+            debug?: ({
+                step: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        "PasskeyRename.Failure": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code of the outcome.
+                 * @enum {string}
+                 */
+                reason: "invalid_proof" | "invalid_request" | "passkey_unknown" | "passkeys_disabled" | "proof_required" | "upstream_error";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        "PasskeyDelete.Request": {
+            /** @description signed `verified` proof from the answer at step 61 or 90; also accepted as header x-verification-proof */
+            proof?: string | null;
+            /** @description the `id` of one of the account’s passkeys */
+            id: string;
+        };
+        "PasskeyDelete.Data": {
+            /** @enum {boolean} */
+            deleted: true;
+        };
+        "PasskeyDelete.Success": {
+            /** @enum {boolean} */
+            success: true;
+            /** @description Always null on success. */
+            error: null;
+            data: components["schemas"]["PasskeyDelete.Data"];
+            /** @description Present on search_user, get_user and get_user_email. */
+            meta?: {
+                [key: string]: unknown;
+            };
+            /** @description Present on update_profile (echo of the sent fields) and on debug actions (token masked). */
+            payload?: {
+                [key: string]: unknown;
+            };
+            /** @description Only when the configuration key `debug` is true. */
+            idp_debug?: {
+                [key: string]: unknown;
+            };
+            /** @description Internal call trace of optimised actions, only when `debug` is true; holds a step named login_ingestion when ingest ran. */
+            debug?: ({
+                step: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        "PasskeyDelete.Failure": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code of the outcome.
+                 * @enum {string}
+                 */
+                reason: "invalid_proof" | "invalid_request" | "passkey_unknown" | "passkeys_disabled" | "proof_required" | "upstream_error";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        "PasskeyRevoke.Request": {
+            uid: string;
+        };
+        "PasskeyRevoke.Data": {
+            revoked: number;
+        };
+        "PasskeyRevoke.Success": {
+            /** @enum {boolean} */
+            success: true;
+            /** @description Always null on success. */
+            error: null;
+            data: components["schemas"]["PasskeyRevoke.Data"];
+            /** @description Present on search_user, get_user and get_user_email. */
+            meta?: {
+                [key: string]: unknown;
+            };
+            /** @description Present on update_profile (echo of the sent fields) and on debug actions (token masked). */
+            payload?: {
+                [key: string]: unknown;
+            };
+            /** @description Only when the configuration key `debug` is true. */
+            idp_debug?: {
+                [key: string]: unknown;
+            };
+            /** @description Internal call trace of optimised actions, only when `debug` is true; holds a step named login_ingestion when ingest ran. */
+            debug?: ({
+                step: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        "PasskeyRevoke.Failure": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code of the outcome.
+                 * @enum {string}
+                 */
+                reason: "invalid_request" | "passkeys_disabled" | "proof_required" | "upstream_error";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
         "newsletter_subscribe.Request": {
             /** Format: email */
             email: string;
@@ -3192,6 +3873,286 @@ export interface operations {
             };
         };
     };
+    PasskeyEnrolOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyEnrolOptions.Request"];
+            };
+        };
+        responses: {
+            /** @description The envelope: success with the action data, or a business failure with its reason. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyEnrolOptions.Success"] | components["schemas"]["PasskeyEnrolOptions.Failure"];
+                };
+            };
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            default: {
+                headers: {
+                    /** @description Seconds to wait; on 429 only. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    PasskeyEnrol: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyEnrol.Request"];
+            };
+        };
+        responses: {
+            /** @description The envelope: success with the action data, or a business failure with its reason. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyEnrol.Success"] | components["schemas"]["PasskeyEnrol.Failure"];
+                };
+            };
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            default: {
+                headers: {
+                    /** @description Seconds to wait; on 429 only. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    PasskeyLoginOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyLoginOptions.Request"];
+            };
+        };
+        responses: {
+            /** @description The envelope: success with the action data, or a business failure with its reason. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyLoginOptions.Success"] | components["schemas"]["PasskeyLoginOptions.Failure"];
+                };
+            };
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            default: {
+                headers: {
+                    /** @description Seconds to wait; on 429 only. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    PasskeyLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyLogin.Request"];
+            };
+        };
+        responses: {
+            /** @description The envelope: success with the action data, or a business failure with its reason. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyLogin.Success"] | components["schemas"]["PasskeyLogin.Failure"];
+                };
+            };
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            default: {
+                headers: {
+                    /** @description Seconds to wait; on 429 only. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    PasskeyList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyList.Request"];
+            };
+        };
+        responses: {
+            /** @description The envelope: success with the action data, or a business failure with its reason. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyList.Success"] | components["schemas"]["PasskeyList.Failure"];
+                };
+            };
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            default: {
+                headers: {
+                    /** @description Seconds to wait; on 429 only. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    PasskeyRename: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyRename.Request"];
+            };
+        };
+        responses: {
+            /** @description The envelope: success with the action data, or a business failure with its reason. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyRename.Success"] | components["schemas"]["PasskeyRename.Failure"];
+                };
+            };
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            default: {
+                headers: {
+                    /** @description Seconds to wait; on 429 only. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    PasskeyDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyDelete.Request"];
+            };
+        };
+        responses: {
+            /** @description The envelope: success with the action data, or a business failure with its reason. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyDelete.Success"] | components["schemas"]["PasskeyDelete.Failure"];
+                };
+            };
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            default: {
+                headers: {
+                    /** @description Seconds to wait; on 429 only. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    PasskeyRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyRevoke.Request"];
+            };
+        };
+        responses: {
+            /** @description The envelope: success with the action data, or a business failure with its reason. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyRevoke.Success"] | components["schemas"]["PasskeyRevoke.Failure"];
+                };
+            };
+            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
+            default: {
+                headers: {
+                    /** @description Seconds to wait; on 429 only. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
     newsletter_subscribe: {
         parameters: {
             query?: never;
@@ -3406,7 +4367,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description The action to call. */
-                action: "otp_generate" | "verify_otp" | "otp_verify_local" | "search_user" | "get_user_email" | "get_user" | "login" | "register" | "update_profile" | "doi_confirm" | "access_token" | "refresh_token" | "user_access_list" | "FeLogin" | "FeVerifyOtp" | "FeRegister" | "FeAddPhone" | "FeUpdateProfile" | "newsletter_subscribe" | "newsletter_feed" | "recommendations" | "test_mail" | "test_sms" | "login-ingestion-user-collector";
+                action: "otp_generate" | "verify_otp" | "otp_verify_local" | "search_user" | "get_user_email" | "get_user" | "login" | "register" | "update_profile" | "doi_confirm" | "access_token" | "refresh_token" | "user_access_list" | "FeLogin" | "FeVerifyOtp" | "FeRegister" | "FeAddPhone" | "FeUpdateProfile" | "PasskeyEnrolOptions" | "PasskeyEnrol" | "PasskeyLoginOptions" | "PasskeyLogin" | "PasskeyList" | "PasskeyRename" | "PasskeyDelete" | "PasskeyRevoke" | "newsletter_subscribe" | "newsletter_feed" | "recommendations" | "test_mail" | "test_sms" | "login-ingestion-user-collector";
             };
             header?: never;
             path?: never;
@@ -3414,7 +4375,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["otp_generate.Request"] | components["schemas"]["verify_otp.Request"] | components["schemas"]["otp_verify_local.Request"] | components["schemas"]["search_user.Request"] | components["schemas"]["get_user_email.Request"] | components["schemas"]["get_user.Request"] | components["schemas"]["login.Request"] | components["schemas"]["register.Request"] | components["schemas"]["update_profile.Request"] | components["schemas"]["doi_confirm.Request"] | components["schemas"]["access_token.Request"] | components["schemas"]["refresh_token.Request"] | components["schemas"]["user_access_list.Request"] | components["schemas"]["FeLogin.Request"] | components["schemas"]["FeVerifyOtp.Request"] | components["schemas"]["FeRegister.Request"] | components["schemas"]["FeAddPhone.Request"] | components["schemas"]["FeUpdateProfile.Request"] | components["schemas"]["newsletter_subscribe.Request"] | components["schemas"]["newsletter_feed.Request"] | components["schemas"]["recommendations.Request"] | components["schemas"]["test_mail.Request"] | components["schemas"]["test_sms.Request"] | components["schemas"]["login-ingestion-user-collector.Request"];
+                "application/json": components["schemas"]["otp_generate.Request"] | components["schemas"]["verify_otp.Request"] | components["schemas"]["otp_verify_local.Request"] | components["schemas"]["search_user.Request"] | components["schemas"]["get_user_email.Request"] | components["schemas"]["get_user.Request"] | components["schemas"]["login.Request"] | components["schemas"]["register.Request"] | components["schemas"]["update_profile.Request"] | components["schemas"]["doi_confirm.Request"] | components["schemas"]["access_token.Request"] | components["schemas"]["refresh_token.Request"] | components["schemas"]["user_access_list.Request"] | components["schemas"]["FeLogin.Request"] | components["schemas"]["FeVerifyOtp.Request"] | components["schemas"]["FeRegister.Request"] | components["schemas"]["FeAddPhone.Request"] | components["schemas"]["FeUpdateProfile.Request"] | components["schemas"]["PasskeyEnrolOptions.Request"] | components["schemas"]["PasskeyEnrol.Request"] | components["schemas"]["PasskeyLoginOptions.Request"] | components["schemas"]["PasskeyLogin.Request"] | components["schemas"]["PasskeyList.Request"] | components["schemas"]["PasskeyRename.Request"] | components["schemas"]["PasskeyDelete.Request"] | components["schemas"]["PasskeyRevoke.Request"] | components["schemas"]["newsletter_subscribe.Request"] | components["schemas"]["newsletter_feed.Request"] | components["schemas"]["recommendations.Request"] | components["schemas"]["test_mail.Request"] | components["schemas"]["test_sms.Request"] | components["schemas"]["login-ingestion-user-collector.Request"];
             };
         };
         responses: {
@@ -3572,6 +4533,14 @@ export const ACTIONS = [
   "FeRegister",
   "FeAddPhone",
   "FeUpdateProfile",
+  "PasskeyEnrolOptions",
+  "PasskeyEnrol",
+  "PasskeyLoginOptions",
+  "PasskeyLogin",
+  "PasskeyList",
+  "PasskeyRename",
+  "PasskeyDelete",
+  "PasskeyRevoke",
   "newsletter_subscribe",
   "newsletter_feed",
   "recommendations",

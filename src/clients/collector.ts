@@ -15,6 +15,8 @@ const collectorReply = z.unknown();
 export interface LoginIngestEvent {
   uid: string;
   accessToken: string;
+  /** How the person logged in, when not by a code: `passkey`. Absent for a code, so those posts stay as they were. */
+  method?: 'passkey';
 }
 
 export interface CollectorClient {
@@ -55,12 +57,12 @@ export function createCollectorClient(
   return {
     configured: url !== '',
     url,
-    async ingestLogin(ctx, { uid, accessToken }) {
+    async ingestLogin(ctx, { uid, accessToken, method }) {
       const response = await collector.call(ctx, {
         endpoint: 'ingest_login',
         method: 'POST',
         url,
-        json: { uid, accessToken },
+        json: method ? { uid, accessToken, method } : { uid, accessToken },
         headers: settings.internal_token ? { 'x-internal-token': settings.internal_token } : {},
         reply: collectorReply,
       });

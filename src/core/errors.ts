@@ -93,6 +93,14 @@ export const catalogue = {
   not_configured: { status: 200, message: ({ key }: { key: string }) => `Servizio non configurato (${key}).` },
   subscription_failed: { status: 200, message: 'Iscrizione alla newsletter non riuscita. Riprova più tardi.' },
   partial_failure: { status: 200, message: 'Iscrizione non riuscita per alcune testate: riprova per quelle indicate.' },
+  // Passkeys (docs/passkeys.md): business outcomes, 200 like the codes'.
+  passkeys_disabled: { status: 200, message: 'Accesso con passkey non disponibile: accedi con un codice.' },
+  /** The options of the ceremony are forged, expired or already used (`data.why`): start again. */
+  passkey_challenge_invalid: { status: 200, message: 'Richiesta passkey scaduta o già usata. Riprova.' },
+  /** A passkey this service does not know (deleted, revoked, another site's): `data.credential_id` to tell the browser. */
+  passkey_unknown: { status: 200, message: 'Questa passkey non è più valida: accedi con un codice.' },
+  /** The authenticator's answer does not verify (`data.why`: origin, rp_id, signature, user_verification, counter, ...). */
+  passkey_refused: { status: 200, message: 'Passkey non accettata. Riprova o accedi con un codice.' },
   // 503, not 200: a transport-level failure of ours, which load balancers and clients may retry.
   store_unavailable: { status: 503, message: 'Archivio dei codici non raggiungibile. Riprova più tardi.' },
   internal_error: { status: 500, message: 'Errore interno. Riprova più tardi.' },
@@ -159,6 +167,10 @@ export const englishTexts: EnglishTexts = {
   not_configured: ({ key }) => `Service not configured (${key}).`,
   subscription_failed: 'Newsletter subscription failed. Try again later.',
   partial_failure: 'Subscription failed for some newsletters: try again for those listed.',
+  passkeys_disabled: 'Passkey sign-in is not available: sign in with a code.',
+  passkey_challenge_invalid: 'Passkey request expired or already used. Try again.',
+  passkey_unknown: 'This passkey is no longer valid: sign in with a code.',
+  passkey_refused: 'Passkey not accepted. Try again or sign in with a code.',
   store_unavailable: 'The code store cannot be reached. Try again later.',
   internal_error: 'Internal error. Try again later.',
 };

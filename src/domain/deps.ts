@@ -33,6 +33,7 @@ import { createFunnelTally } from './funnel/tally';
 import { createMemoryFunnelStore } from './funnel/memory-store';
 import { createRedisFunnelStore } from './funnel/redis-store';
 import { journeyIdleMs } from './funnel/store';
+import { createPasskeys } from './passkeys';
 
 import type { Deps, DepsOverrides } from './service-context';
 
@@ -187,6 +188,8 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     );
   // Before the connection closes (closers run in reverse): the last counts are written.
   if (!overrides.funnel) closers.push(() => funnel.close());
+  const passkeys = overrides.passkeys ?? createPasskeys(config, log, overrides.database);
+  if (!overrides.passkeys) closers.push(() => passkeys.close());
   // Closed first (closers run in reverse): pending ingests get the grace period, still counted.
   closers.push(() => loginIngest.close());
 
@@ -214,6 +217,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     history,
     keys,
     funnel,
+    passkeys,
     ready: overrides.ready ?? (() => otp.ready()),
     // Only where nothing lives in a shared store: a reset must never reach another instance's or a real service's data.
     reset: redis ? undefined : () => inMemory.forEach((clear) => clear()),

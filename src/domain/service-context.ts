@@ -21,6 +21,8 @@ import type { OtpStore } from './otp/store';
 import type { ProofKey } from './proofs';
 import type { Mailer } from '../clients/mailer';
 import type { SmsServices } from './sms';
+import type { Passkeys } from './passkeys';
+import type { Database } from '../core/database';
 
 /*
  * Everything an action may call, built once per process from the configuration.
@@ -71,6 +73,8 @@ export interface Deps {
   keys: KeyChecks;
   /** The journey funnel's counters (docs/funnel.md), in the same store as the codes so they add up across instances. */
   funnel: FunnelTally;
+  /** The passkeys' credentials in the durable store (docs/passkeys.md); its database opened only when enabled. */
+  passkeys: Passkeys;
   /** True when the store (and whatever else readiness needs) answers. */
   ready(): Promise<boolean>;
   /** Forgets codes, limits and the SMS ledger (the sandbox's reset); absent when they live in Redis. */
@@ -79,8 +83,8 @@ export interface Deps {
   close(): Promise<void>;
 }
 
-/** Any piece replaced (tests, the benchmark); `otpStore` and `mailer` replace pieces inside the OTP service. */
-export type DepsOverrides = Partial<Deps> & { otpStore?: OtpStore; mailer?: Mailer };
+/** Any piece replaced (tests, the benchmark); `otpStore` and `mailer` replace pieces inside the OTP service, `database` the passkeys' (left open at close). */
+export type DepsOverrides = Partial<Deps> & { otpStore?: OtpStore; mailer?: Mailer; database?: Database };
 
 /** One request and the process's dependencies: what actions, the flow runner and the domain receive. */
 export interface ServiceContext extends RequestContext {

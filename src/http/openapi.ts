@@ -6,6 +6,7 @@ import type { Action } from '../actions/action';
 import { contentActions } from '../actions/content';
 import { debugActions } from '../actions/debug';
 import { flowsActions } from '../actions/flows';
+import { passkeysActions } from '../actions/passkeys';
 import { identityActions } from '../actions/identity';
 import { otpActions } from '../actions/otp';
 
@@ -35,6 +36,7 @@ const groups: ReadonlyArray<readonly [string, readonly Action[]]> = [
   ['OTP', otpActions],
   ['Identity', identityActions],
   ['Login flows', flowsActions],
+  ['Passkeys', passkeysActions],
   ['Newsletter and recommendations', contentActions],
   ['Debug', debugActions],
 ];

@@ -26,7 +26,11 @@ export function createCollectorFake(): SandboxFake {
           ctx.body = { error: 'unauthorized' };
           return;
         }
-        const { uid, accessToken } = (ctx.request.body ?? {}) as { uid?: unknown; accessToken?: unknown };
+        const { uid, accessToken, method } = (ctx.request.body ?? {}) as {
+          uid?: unknown;
+          accessToken?: unknown;
+          method?: unknown;
+        };
         if (typeof uid !== 'string' || uid === '' || typeof accessToken !== 'string' || accessToken === '') {
           ctx.status = 400;
           ctx.body = { error: 'uid and accessToken are required' };
@@ -35,7 +39,12 @@ export function createCollectorFake(): SandboxFake {
         outbox.add({
           channel: 'collector',
           to: uid,
-          body: JSON.stringify({ uid, token_sha256: tokenFingerprint(accessToken) }),
+          // `method` only when the login named one (a passkey's): a code login's entry stays as it was.
+          body: JSON.stringify({
+            uid,
+            token_sha256: tokenFingerprint(accessToken),
+            ...(typeof method === 'string' ? { method } : {}),
+          }),
         });
         ctx.status = 202;
         ctx.body = { accepted: true };

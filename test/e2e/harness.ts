@@ -14,7 +14,7 @@ import { eventually } from '../support/eventually';
  * fresh browser context; a failing one leaves a screenshot in test-artifacts/ and names it.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(__dirname, '..', '..', 'test-artifacts');
 const silent = pino({ level: 'silent' });
 

@@ -351,6 +351,17 @@ function productionRefusals(cfg: Config): string[] {
       'challenge.mode: off (codes sent to bots that never prove any work) is refused in production unless challenge.off_in_production is true',
     );
   }
+  if (cfg.passkeys.enabled) {
+    const missing = [
+      cfg.passkeys.rp_id === '' && 'passkeys.rp_id',
+      cfg.passkeys.origins.length === 0 && 'passkeys.origins',
+      cfg.database.url === '' && 'database.url',
+    ].filter((key): key is string => key !== false);
+    if (missing.length > 0)
+      problems.push(
+        `passkeys.enabled: refused in production without ${missing.join(', ')} (the relying party the passkeys are bound to, and a PostgreSQL server that keeps them across instances)`,
+      );
+  }
   if (cfg.demo.enabled && !cfg.demo.enabled_in_production) {
     problems.push('demo.enabled: the demo page is refused in production unless demo.enabled_in_production is true');
   }

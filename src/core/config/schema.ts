@@ -467,6 +467,55 @@ export const configSchema = z.strictObject({
         "TLS to `redis.cluster`'s nodes (certificates checked against the system CAs and the node's host name; seeds are not resolved to addresses first, so a certificate for the cluster's host name matches). Also turns TLS on for a single server, as a `rediss://` `redis.url` does by itself.",
       ),
   }),
+  database: section({
+    url: text
+      .refine((v) => v === '' || /^postgres(ql)?:\/\/\S+$/.test(v), 'must be a postgres:// URL or empty')
+      .default('')
+      .describe(
+        'PostgreSQL connection URL (`postgres://user:password@host:5432/db`) of the durable store that keeps passkeys (docs/passkeys.md). Empty: the embedded PGlite (PostgreSQL in WebAssembly, in process) with the same SQL, in `database.embedded_dir`. Required in production when `passkeys.enabled`. Read only when passkeys are enabled.',
+      ),
+    embedded_dir: text
+      .default('')
+      .describe(
+        'Folder where the embedded database (PGlite) keeps its files when `database.url` is empty, so credentials survive a restart (`.data/pglite`). Empty: in memory, lost at exit (tests).',
+      ),
+    pool_size: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .default(5)
+      .describe('Connections to PostgreSQL each instance keeps at most (with `database.url`).'),
+  }),
+  passkeys: section({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Offers passkeys beside the codes (docs/passkeys.md): the Passkey* actions answer, and the credentials live in the durable store (`database.*`). false: those actions answer `passkeys_disabled` and no database is opened. In production it needs `passkeys.rp_id`, `passkeys.origins` and `database.url`.',
+      ),
+    rp_id: text
+      .default('')
+      .describe(
+        'Relying party id of the passkeys: the registrable domain the login page is served from (`example.com`), which every passkey is bound to for good. Empty outside production: `localhost`.',
+      ),
+    rp_name: text.default('Login').describe('Relying party name a browser may show beside a passkey.'),
+    origins: list
+      .pipe(z.array(corsOrigin))
+      .default([])
+      .describe(
+        'Origins a passkey ceremony may come from (`https://login.example.com`), as the browser writes them in clientDataJSON; each must be the rp id or under it. Empty outside production: `http://localhost:<server.port>`.',
+      ),
+    challenge_ttl_seconds: z
+      .number()
+      .int()
+      .min(30)
+      .max(600)
+      .default(300)
+      .describe(
+        'How long the options of one ceremony (enrolment or login) stay good: its challenge is refused after this, and once used.',
+      ),
+  }),
   identity: section({
     base_url: url
       .default('')
@@ -858,6 +907,14 @@ export const configSchema = z.strictObject({
       .min(1)
       .default(5)
       .describe('`newsletter_subscribe` calls for one email (its inbox: every spelling) per day, whoever asks.'),
+    passkey_logins_per_credential_per_hour: z
+      .number()
+      .int()
+      .min(1)
+      .default(30)
+      .describe(
+        '`PasskeyLogin` attempts naming one passkey per hour, whoever sends them (besides `verifies_per_ip_per_minute` per client): a passkey someone hammers is held back (docs/passkeys.md).',
+      ),
     // Kept with the limits off: it guards the keys themselves, not a budget a gateway could keep (docs/security.md).
     wrong_keys_per_ip: z
       .number()
@@ -1172,6 +1229,8 @@ export const secretKeys = [
   'redis.password',
   // A Redis URL may carry the password (`redis://:pass@host`).
   'redis.url',
+  // So may a PostgreSQL URL.
+  'database.url',
   // The fixed codes of test identifiers: whoever reads them logs in as those accounts.
   'otp.test_numbers',
 ] as const;

@@ -66,6 +66,10 @@ export const REFUSAL_WORDS = {
   subscription_failed: { it: 'iscrizione alla newsletter non riuscita', en: 'newsletter subscription failed' },
   partial_failure: { it: 'iscrizione non riuscita per alcune testate', en: 'subscription failed for some headlines' },
   store_unavailable: { it: 'archivio dei codici non raggiungibile', en: 'code store unreachable' },
+  passkeys_disabled: { it: 'passkey non disponibili', en: 'passkeys not available' },
+  passkey_challenge_invalid: { it: 'richiesta passkey scaduta o già usata', en: 'passkey request expired or used' },
+  passkey_unknown: { it: 'passkey sconosciuta', en: 'unknown passkey' },
+  passkey_refused: { it: 'passkey non accettata', en: 'passkey not accepted' },
   internal_error: { it: 'errore interno', en: 'internal error' },
 } as const satisfies Record<Reason, Words>;
 

@@ -29,7 +29,8 @@ export type LimitName =
   | 'registrations_per_ip_per_hour'
   | 'subscriptions_per_ip_per_hour'
   | 'subscriptions_per_email_per_day'
-  | 'wrong_keys_per_ip';
+  | 'wrong_keys_per_ip'
+  | 'passkey_logins_per_credential_per_hour';
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -51,6 +52,8 @@ export interface AbuseLimits {
   phoneCheck(ip: string | undefined, account: string | undefined): Promise<void>;
   /** Counts a password login attempt, per client IP and per email (its inbox). */
   passwordLogin(ip: string | undefined, email: string): Promise<void>;
+  /** Counts a login by passkey: a verification from this client IP, and an attempt naming this credential. */
+  passkeyLogin(ip: string | undefined, credentialId: string): Promise<void>;
   /** Counts an account registration asked of the provider, per client IP. */
   registration(ip: string | undefined): Promise<void>;
   /** Counts a newsletter subscription, per client IP and per email's inbox (it mails the inbox's owner). */
@@ -116,6 +119,15 @@ export function createAbuseLimits(
       const windowMs = limits.password_login_window_seconds * 1000;
       await checkClient('password_logins_per_ip', ip, limits.password_logins_per_ip, windowMs);
       await check('password_logins_per_email', inboxOf(email.trim()), limits.password_logins_per_email, windowMs);
+    },
+    async passkeyLogin(ip, credentialId) {
+      await checkClient('verifies_per_ip_per_minute', ip, limits.verifies_per_ip_per_minute, MINUTE);
+      await check(
+        'passkey_logins_per_credential_per_hour',
+        credentialId,
+        limits.passkey_logins_per_credential_per_hour,
+        HOUR,
+      );
     },
     registration: (ip) => checkClient('registrations_per_ip_per_hour', ip, limits.registrations_per_ip_per_hour, HOUR),
     async subscription(ip, email) {

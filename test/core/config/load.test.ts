@@ -285,6 +285,38 @@ describe('configuration', () => {
     expect(loadConfig({ env: { ...unsafe, NODE_ENV: 'development' } }).demo.enabled).toBe(true);
   });
 
+  it('refuses passkeys in production without a relying party, its origins and a database, naming which are missing', () => {
+    const env = { NODE_ENV: 'production', SECURITY__SECRET: 'x'.repeat(40), PASSKEYS__ENABLED: 'true' };
+    expect(problemsOf(() => loadConfig({ env }))).toEqual([
+      expect.stringMatching(
+        /^passkeys\.enabled: refused in production without passkeys\.rp_id, passkeys\.origins, database\.url /,
+      ),
+    ]);
+    expect(
+      problemsOf(() =>
+        loadConfig({ env: { ...env, PASSKEYS__RP_ID: 'example.com', DATABASE__URL: 'postgres://db/x' } }),
+      ),
+    ).toEqual([expect.stringMatching(/^passkeys\.enabled: refused in production without passkeys\.origins /)]);
+    const complete = loadConfig({
+      env: {
+        ...env,
+        PASSKEYS__RP_ID: 'example.com',
+        PASSKEYS__ORIGINS: 'https://login.example.com,https://example.com',
+        DATABASE__URL: 'postgres://lfa:pw@db:5432/lfa',
+      },
+    });
+    expect(complete.passkeys).toMatchObject({
+      enabled: true,
+      origins: ['https://login.example.com', 'https://example.com'],
+    });
+    // A URL that is no PostgreSQL's is refused by the schema, its value never echoed (it may hold a password).
+    const wrong = problemsOf(() => loadConfig({ env: { ...env, DATABASE__URL: 'mysql://u:secretpw@db/x' } }));
+    expect(wrong.join('\n')).toMatch(/^database\.url: must be a postgres:\/\/ URL or empty$/m);
+    expect(wrong.join('\n')).not.toContain('secretpw');
+    // Off, nothing is asked for.
+    expect(loadConfig({ env: { ...env, PASSKEYS__ENABLED: 'false' } }).passkeys.enabled).toBe(false);
+  });
+
   describe('NODE_ENV', () => {
     const KEY = 'k'.repeat(32);
 

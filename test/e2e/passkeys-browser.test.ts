@@ -1,0 +1,144 @@
+import { chromium, type Browser } from 'playwright-core';
+import { existsSync } from 'node:fs';
+import pino from 'pino';
+import { sandboxSeedUsers } from '../../src/sandbox/identity';
+import { startService, type Service } from '../../src/service';
+import { testConfig } from '../support/app';
+import { freePort } from '../support/ports';
+import { CHROMIUM } from './harness';
+
+/*
+ * The passkey ceremonies against a real browser's WebAuthn (docs/passkeys.md): Chromium with a
+ * virtual authenticator from the DevTools protocol (ctap2, internal, resident keys, user
+ * verification), on the sandbox. The page calls navigator.credentials itself with the options the
+ * API answers, so what Chromium builds (its clientDataJSON, its authenticatorData, its
+ * attestation) is what the server verifies. The demo page has no passkey UI yet: this drives the
+ * actions from a script in the page, at http://localhost (browsers refuse an IP as relying party).
+ */
+
+const mario = sandboxSeedUsers[0]!;
+const silent = pino({ level: 'silent' });
+
+/**
+ * In the page, plain JavaScript (the tests' TypeScript has no DOM types): base64url to bytes and
+ * back, one action posted with the page's cookies, and the two ceremonies as @simplewebauthn/browser
+ * would run them: options from the API, navigator.credentials, the credential's JSON back.
+ */
+const PAGE_SCRIPT = `
+  const dec = (s) => Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((s.length + 3) % 4)), (c) => c.charCodeAt(0));
+  const enc = (buf) => btoa(String.fromCharCode(...new Uint8Array(buf))).replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+  const act = async (action, body) =>
+    (await fetch('/?action=' + action, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+  window.enrolPasskey = async (proof) => {
+    const { data } = await act('PasskeyEnrolOptions', { proof });
+    const o = data.options;
+    const made = await navigator.credentials.create({
+      publicKey: { ...o, challenge: dec(o.challenge), user: { ...o.user, id: dec(o.user.id) }, excludeCredentials: [] },
+    });
+    const r = made.response;
+    return act('PasskeyEnrol', {
+      proof,
+      passkey_proof: data.passkey_proof,
+      credential: {
+        id: made.id, rawId: enc(made.rawId), type: 'public-key', clientExtensionResults: {},
+        response: { clientDataJSON: enc(r.clientDataJSON), attestationObject: enc(r.attestationObject), transports: r.getTransports() },
+      },
+    });
+  };
+  window.loginWithPasskey = async () => {
+    const { data } = await act('PasskeyLoginOptions', {});
+    const o = data.options;
+    // No credential listed: the authenticator offers the discoverable one it holds for localhost.
+    const got = await navigator.credentials.get({ publicKey: { ...o, challenge: dec(o.challenge), allowCredentials: [] } });
+    const r = got.response;
+    return act('PasskeyLogin', {
+      passkey_proof: data.passkey_proof,
+      credential: {
+        id: got.id, rawId: enc(got.rawId), type: 'public-key', clientExtensionResults: {},
+        response: {
+          clientDataJSON: enc(r.clientDataJSON), authenticatorData: enc(r.authenticatorData), signature: enc(r.signature),
+          ...(r.userHandle ? { userHandle: enc(r.userHandle) } : {}),
+        },
+      },
+    });
+  };
+`;
+
+type Answer = { data: Record<string, unknown> };
+type PageWindow = { enrolPasskey(proof: string): Promise<Answer>; loginWithPasskey(): Promise<Answer> };
+
+describe('passkeys in Chromium with a virtual authenticator', () => {
+  let service: Service;
+  let browser: Browser;
+  let origin: string;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM))
+      throw new Error(`${CHROMIUM} is missing: run the README test command, which installs chromium`);
+    const port = await freePort();
+    origin = `http://localhost:${port}`;
+    service = await startService(
+      testConfig({
+        sandbox: { enabled: true },
+        server: { host: '127.0.0.1', port },
+        passkeys: { enabled: true, rp_id: 'localhost', origins: [origin] },
+      }),
+      { log: silent, otpLog: silent },
+    );
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu'],
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await service?.close();
+  });
+
+  async function post(action: string, body: object) {
+    const res = await fetch(`${service.url}/?action=${action}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return ((await res.json()) as { data: Record<string, unknown> }).data;
+  }
+
+  it('enrols a passkey after an SMS login, then logs in with it and no SMS', async () => {
+    // The code login, as any client does it: its answer at 90 carries the proof enrolment needs.
+    await post('FeLogin', { identifier: '+393331234567' });
+    const code = service.sandbox!.outbox.list('sms').find((m) => m.to.includes('393331234567'))!.code;
+    const logged = await post('FeVerifyOtp', { flow: 'phone', phone: '+393331234567', otp_code: code });
+    expect(logged).toMatchObject({ next_step: 90, uid: mario.uid });
+    const smsBefore = service.sandbox!.outbox.list('sms').length;
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${origin}/demo`);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+      },
+    });
+    await page.evaluate(PAGE_SCRIPT);
+
+    const enrolled = await page.evaluate(
+      (proof) => (globalThis as unknown as PageWindow).enrolPasskey(proof),
+      logged.proof as string,
+    );
+    expect(enrolled.data.passkey).toMatchObject({ name: 'Passkey', id: expect.any(String) });
+
+    const login = await page.evaluate(() => (globalThis as unknown as PageWindow).loginWithPasskey());
+    expect(login.data).toMatchObject({ next_step: 90, done: true, uid: mario.uid, access_token: expect.any(String) });
+    // The browser holds the token cookie, as after a code login.
+    expect((await context.cookies()).map((c) => c.name)).toContain('__utp');
+    expect(service.sandbox!.outbox.list('sms')).toHaveLength(smsBefore);
+    await context.close();
+  });
+});
