@@ -51,9 +51,15 @@ function toApiError(err: unknown, requestId: string): ApiError {
   // inflation: a Content-Encoding other than gzip, deflate, br or identity.
   if (status === 415) return apiError('unsupported_media_type');
   // Without a status the decoder's error would be a 500, yet the fault is the client's body.
+  // The parser refuses a `__proto__` key (JSON.parse would make it an own key that merging turns into a prototype): named, so the 400 says why.
+  if (status === 400 && e instanceof Error && /prototype property/.test(e.message))
+    return apiError('malformed_json', { data: { issues: [{ path: '__proto__', message: PROTO_KEY_REFUSED }] } });
   if (isDecodingError(e) || status === 400) return apiError('malformed_json');
   return apiError('internal_error', { data: { request_id: requestId } });
 }
+
+/** Why valid JSON with a `__proto__` key is answered malformed_json (docs/decisions.md). */
+const PROTO_KEY_REFUSED = 'key __proto__ not allowed: it would set an object prototype';
 
 /** Answers a failure: the error's status and headers, and its envelope (its text in `locale`). */
 function answerFailure(ctx: Context, err: ApiError, locale?: string): void {
