@@ -17,6 +17,9 @@ export interface paths {
         /**
          * Generates a one-time code for a key and sends it by SMS and/or email (who receives it: docs/contract.md#one-time-codes).
          * @description Also callable as `POST /?action=otp_generate` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `challenge_required`, `channel_not_configured`, `delivery_failed`, `invalid_request`, `region_not_allowed`, `upstream_error`. Every other status is listed with its reason.
+         *
+         *     Rules the schema cannot state (each answered `invalid_request` unless it names another reason):
+         *     - `channel` only where sms.channel_choice is on and the phone's region offers that channel (sms.channels)
          */
         post: operations["otp_generate"];
         delete?: never;
@@ -217,6 +220,9 @@ export interface paths {
         /**
          * Issues an access token for a uid and stores it in cookie __utp; needs a proof binding the uid, which it spends.
          * @description Also callable as `POST /?action=access_token` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `proof_required`, `upstream_error`. Every other status is listed with its reason.
+         *
+         *     Rules the schema cannot state (each answered `invalid_request` unless it names another reason):
+         *     - `body` only with a right `x-internal-key`: a non-empty body from any other caller is refused
          */
         post: operations["access_token"];
         delete?: never;
@@ -277,6 +283,9 @@ export interface paths {
         /**
          * Starts a login: a phone gets an SMS code (13, next 14), an email a mail code (32, next 33); method password answers 60.
          * @description Also callable as `POST /?action=FeLogin` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `challenge_required`, `channel_not_configured`, `delivery_failed`, `invalid_request`, `region_not_allowed`, `upstream_error`. Every other status is listed with its reason.
+         *
+         *     Rules the schema cannot state (each answered `invalid_request` unless it names another reason):
+         *     - `channel` only where sms.channel_choice is on, for a phone identifier whose region offers that channel (sms.channels)
          */
         post: operations["FeLogin"];
         delete?: never;
@@ -297,6 +306,9 @@ export interface paths {
         /**
          * Checks the code of the step the user is on: 14 or 33 log in (90) or continue (24, 37, 61, or 65: a code to the phone on file of an account whose email was never confirmed); 23 continues a registration (25, 37 or 90); 62 saves the new phone (90); 65 keeps the phone on file (90), or with flow email_phone_declined leaves it dropped (61).
          * @description Also callable as `POST /?action=FeVerifyOtp` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `channel_not_configured`, `delivery_failed`, `expired`, `invalid`, `invalid_proof`, `invalid_request`, `phone_on_hold`, `phone_taken`, `proof_required`, `too_many_attempts`, `upstream_error`, `user_not_found`. Every other status is listed with its reason.
+         *
+         *     Rules the schema cannot state (each answered `invalid_request` unless it names another reason):
+         *     - the fields a flow needs at its step: `email` for the email flows, `phone` for the phone flows, the `pending_proof` the previous answer handed out (invalid_proof when it is not that one)
          */
         post: operations["FeVerifyOtp"];
         delete?: never;
@@ -377,6 +389,9 @@ export interface paths {
         /**
          * Subscribes an email to mailing lists, one call per headline with its own key.
          * @description Also callable as `POST /?action=newsletter_subscribe` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `challenge_required`, `invalid_request`, `not_configured`, `partial_failure`, `subscription_failed`, `upstream_error`. Every other status is listed with its reason.
+         *
+         *     Rules the schema cannot state (each answered `invalid_request` unless it names another reason):
+         *     - each item of `selections` that names both a `feed` and a `testata` names a pair that belongs together
          */
         post: operations["newsletter_subscribe"];
         delete?: never;
@@ -914,7 +929,8 @@ export interface components {
         };
         "otp_generate.Request": {
             uid: string;
-            phone?: string | null;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            phone?: components["schemas"]["Phone"] | null;
             notify_email?: "" | string | null;
             email?: "" | string | null;
             /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
@@ -1160,7 +1176,8 @@ export interface components {
             };
         };
         "search_user.Request": {
-            phone: string;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            phone: components["schemas"]["Phone"];
             /** @description verification proof; also accepted as header x-verification-proof */
             proof?: string | null;
         };
@@ -1421,7 +1438,8 @@ export interface components {
         "register.Request": {
             /** Format: email */
             email: string;
-            phone?: string | null;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            phone?: components["schemas"]["Phone"] | null;
             consents?: {
                 [key: string]: unknown;
             } | null;
@@ -1504,7 +1522,8 @@ export interface components {
             email?: string | null;
             first_name?: string | null;
             last_name?: string | null;
-            otp_phone?: string | null;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            otp_phone?: components["schemas"]["Phone"] | null;
             city?: string | null;
             /** Format: date */
             birth_date?: string | null;
@@ -1930,7 +1949,8 @@ export interface components {
              * @enum {string}
              */
             flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | "email_phone_declined";
-            phone?: string | null;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            phone?: components["schemas"]["Phone"] | null;
             /** Format: email */
             email?: string | null;
             uid?: string | null;
@@ -2048,7 +2068,8 @@ export interface components {
         "FeRegister.Request": {
             /** Format: email */
             email: string;
-            phone?: string | null;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            phone?: components["schemas"]["Phone"] | null;
             /** @description free keys, e.g. terms_conditions (boolean) */
             consents?: {
                 [key: string]: unknown;
@@ -2183,7 +2204,7 @@ export interface components {
         };
         "FeAddPhone.Request": {
             /** @description the phone to add, any form (normalised to E.164) */
-            phone: string;
+            phone: components["schemas"]["Phone"];
             uid?: string | null;
             /** Format: email */
             email?: string | null;
@@ -2307,7 +2328,7 @@ export interface components {
             birth_date?: string | null;
             city?: string | null;
             /** @description must be the phone the proof vouches for; checked against other uids first */
-            otp_phone?: string | null;
+            otp_phone?: components["schemas"]["Phone"] | null;
             /**
              * Format: email
              * @description changed only for a trusted caller (x-internal-key); with a proof it must be the proof’s
@@ -2715,8 +2736,10 @@ export interface components {
             };
         };
         "test_sms.Request": {
-            phone?: string | null;
-            to?: string | null;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            phone?: components["schemas"]["Phone"] | null;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            to?: components["schemas"]["Phone"] | null;
         } & {
             [key: string]: unknown;
         };
@@ -2865,6 +2888,8 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description A mobile number as src/domain/phone.ts parses it: E.164, or national in sms.default_region (IT by default), from the numbering plans of libphonenumber-js. */
+        Phone: string;
     };
     responses: never;
     parameters: never;

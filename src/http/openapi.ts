@@ -8,6 +8,7 @@ import { debugActions } from '../actions/debug';
 import { flowsActions } from '../actions/flows';
 import { identityActions } from '../actions/identity';
 import { otpActions } from '../actions/otp';
+import { PHONE_PATTERN } from '../core/phone-pattern';
 
 /*
  * The OpenAPI 3.1 description, generated from the action registry: each action's zod request
@@ -275,7 +276,7 @@ function registerAction(
     operationId: name,
     tags: [tagOf(name)],
     summary: action.summary ?? name,
-    description: `Also callable as \`POST /?action=${name}\` (the same call; when a path names an action and \`?action=\` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: \`success: true\` with \`data\`, or \`success: false\` with \`data.reason\` one of ${reasons.map((r) => `\`${r}\``).join(', ')}. Every other status is listed with its reason.`,
+    description: `Also callable as \`POST /?action=${name}\` (the same call; when a path names an action and \`?action=\` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: \`success: true\` with \`data\`, or \`success: false\` with \`data.reason\` one of ${reasons.map((r) => `\`${r}\``).join(', ')}. Every other status is listed with its reason.${action.rules?.length ? `\n\nRules the schema cannot state (each answered \`invalid_request\` unless it names another reason):\n${action.rules.map((rule) => `- ${rule}`).join('\n')}` : ''}`,
     'x-action-query': `/?action=${name}`,
     request: { body: { required: true, content: { 'application/json': { schema: request } } } },
     responses: {
@@ -478,5 +479,28 @@ export function createOpenApiDocument(actions: readonly Action[] = registeredAct
   });
   const schemas = document.components?.schemas ?? {};
   for (const [refId, json] of fallbacks) schemas[refId] = json as (typeof schemas)[string];
+  // The phone pattern is long (every region's mobile numbers): written once, as component Phone, and referred to.
+  if (referPattern(document, PHONE_PATTERN, '#/components/schemas/Phone'))
+    schemas.Phone = {
+      type: 'string',
+      pattern: PHONE_PATTERN,
+      description:
+        'A mobile number as src/domain/phone.ts parses it: E.164, or national in sms.default_region (IT by default), from the numbering plans of libphonenumber-js.',
+    };
   return document;
+}
+
+/** Replaces `pattern` by a `$ref` wherever a schema of the document states it; whether any did. */
+function referPattern(node: unknown, pattern: string, ref: string): boolean {
+  if (typeof node !== 'object' || node === null) return false;
+  let found = false;
+  for (const value of Object.values(node)) found = referPattern(value, pattern, ref) || found;
+  const schema = node as Record<string, unknown>;
+  if (schema.pattern !== pattern) return found;
+  const nullable = Array.isArray(schema.type) && schema.type.includes('null');
+  delete schema.pattern;
+  delete schema.type;
+  if (nullable) schema.anyOf = [{ $ref: ref }, { type: 'null' }];
+  else schema.$ref = ref;
+  return true;
 }
