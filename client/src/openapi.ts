@@ -16,7 +16,10 @@ export interface paths {
         put?: never;
         /**
          * Generates a one-time code for a key and sends it by SMS and/or email (who receives it: docs/contract.md#one-time-codes).
-         * @description Also callable as `POST /?action=otp_generate` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `challenge_required`, `channel_not_configured`, `delivery_failed`, `invalid_request`, `region_not_allowed`, `store_unavailable`, `upstream_error`.
+         * @description Also callable as `POST /?action=otp_generate` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `challenge_required`, `channel_not_configured`, `delivery_failed`, `invalid_request`, `region_not_allowed`, `upstream_error`. Every other status is listed with its reason.
+         *
+         *     Rules the schema cannot state (each answered `invalid_request` unless it names another reason):
+         *     - `channel` only where sms.channel_choice is on and the phone's region offers that channel (sms.channels)
          */
         post: operations["otp_generate"];
         delete?: never;
@@ -36,7 +39,7 @@ export interface paths {
         put?: never;
         /**
          * Verifies a one-time code (one-shot); with is_registration and uid also confirms DOI and issues a token.
-         * @description Also callable as `POST /?action=verify_otp` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `expired`, `invalid`, `invalid_proof`, `invalid_request`, `proof_required`, `store_unavailable`, `too_many_attempts`, `upstream_error`.
+         * @description Also callable as `POST /?action=verify_otp` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `expired`, `invalid`, `invalid_proof`, `invalid_request`, `proof_required`, `too_many_attempts`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["verify_otp"];
         delete?: never;
@@ -56,7 +59,7 @@ export interface paths {
         put?: never;
         /**
          * Verifies a one-time code locally only (test aid: no DOI, no session).
-         * @description Also callable as `POST /?action=otp_verify_local` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `expired`, `invalid`, `invalid_request`, `store_unavailable`, `too_many_attempts`, `upstream_error`.
+         * @description Also callable as `POST /?action=otp_verify_local` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `expired`, `invalid`, `invalid_request`, `too_many_attempts`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["otp_verify_local"];
         delete?: never;
@@ -76,7 +79,7 @@ export interface paths {
         put?: never;
         /**
          * Searches users by custom field otp_phone; full answer with a verification proof for the phone.
-         * @description Also callable as `POST /?action=search_user` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `proof_required`, `rate_limited`, `upstream_error`.
+         * @description Also callable as `POST /?action=search_user` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `proof_required`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["search_user"];
         delete?: never;
@@ -96,7 +99,7 @@ export interface paths {
         put?: never;
         /**
          * Reduced profile by email; full answer with a verification proof for the email.
-         * @description Also callable as `POST /?action=get_user_email` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `proof_required`, `rate_limited`, `upstream_error`.
+         * @description Also callable as `POST /?action=get_user_email` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `proof_required`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["get_user_email"];
         delete?: never;
@@ -116,7 +119,7 @@ export interface paths {
         put?: never;
         /**
          * Reduced profile of a uid (profile read); needs a verification proof binding the uid.
-         * @description Also callable as `POST /?action=get_user` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `proof_required`, `upstream_error`.
+         * @description Also callable as `POST /?action=get_user` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `proof_required`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["get_user"];
         delete?: never;
@@ -136,7 +139,7 @@ export interface paths {
         put?: never;
         /**
          * Identity login: passwordless (needs a verification proof for the email) or with password.
-         * @description Also callable as `POST /?action=login` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `challenge_required`, `invalid_credentials`, `invalid_proof`, `invalid_request`, `proof_required`, `rate_limited`, `upstream_error`.
+         * @description Also callable as `POST /?action=login` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `challenge_required`, `invalid_credentials`, `invalid_proof`, `invalid_request`, `proof_required`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["login"];
         delete?: never;
@@ -156,7 +159,7 @@ export interface paths {
         put?: never;
         /**
          * Passwordless registration; needs a verification proof for the email or the phone given.
-         * @description Also callable as `POST /?action=register` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `challenge_required`, `invalid_proof`, `invalid_request`, `proof_required`, `rate_limited`, `registration_refused`, `upstream_error`.
+         * @description Also callable as `POST /?action=register` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `challenge_required`, `invalid_proof`, `invalid_request`, `proof_required`, `registration_refused`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["register"];
         delete?: never;
@@ -176,7 +179,7 @@ export interface paths {
         put?: never;
         /**
          * Updates identity and/or custom fields; otp_phone must not be held by another uid.
-         * @description Also callable as `POST /?action=update_profile` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `phone_taken`, `proof_required`, `rate_limited`, `upstream_error`, `user_not_found`.
+         * @description Also callable as `POST /?action=update_profile` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `phone_taken`, `proof_required`, `upstream_error`, `user_not_found`. Every other status is listed with its reason.
          */
         post: operations["update_profile"];
         delete?: never;
@@ -196,7 +199,7 @@ export interface paths {
         put?: never;
         /**
          * Sets the double opt-in email state to CONFIRMED; needs a proof of the verified email binding the uid.
-         * @description Also callable as `POST /?action=doi_confirm` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `proof_required`, `upstream_error`.
+         * @description Also callable as `POST /?action=doi_confirm` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `proof_required`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["doi_confirm"];
         delete?: never;
@@ -216,7 +219,10 @@ export interface paths {
         put?: never;
         /**
          * Issues an access token for a uid and stores it in cookie __utp; needs a proof binding the uid, which it spends.
-         * @description Also callable as `POST /?action=access_token` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `proof_required`, `upstream_error`.
+         * @description Also callable as `POST /?action=access_token` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `proof_required`, `upstream_error`. Every other status is listed with its reason.
+         *
+         *     Rules the schema cannot state (each answered `invalid_request` unless it names another reason):
+         *     - `body` only with a right `x-internal-key`: a non-empty body from any other caller is refused
          */
         post: operations["access_token"];
         delete?: never;
@@ -236,7 +242,7 @@ export interface paths {
         put?: never;
         /**
          * OAuth refresh (grant_type refresh_token); updates cookie __utp when a new access token comes back.
-         * @description Also callable as `POST /?action=refresh_token` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `invalid_token`, `upstream_error`.
+         * @description Also callable as `POST /?action=refresh_token` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `invalid_token`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["refresh_token"];
         delete?: never;
@@ -256,7 +262,7 @@ export interface paths {
         put?: never;
         /**
          * Resources the user may access, with the user token from body, cookie __utp or Bearer header.
-         * @description Also callable as `POST /?action=user_access_list` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `invalid_token`, `token_required`, `upstream_error`.
+         * @description Also callable as `POST /?action=user_access_list` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `invalid_token`, `token_required`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["user_access_list"];
         delete?: never;
@@ -276,7 +282,10 @@ export interface paths {
         put?: never;
         /**
          * Starts a login: a phone gets an SMS code (13, next 14), an email a mail code (32, next 33); method password answers 60.
-         * @description Also callable as `POST /?action=FeLogin` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `challenge_required`, `channel_not_configured`, `delivery_failed`, `invalid_request`, `rate_limited`, `region_not_allowed`, `store_unavailable`, `upstream_error`.
+         * @description Also callable as `POST /?action=FeLogin` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `challenge_required`, `channel_not_configured`, `delivery_failed`, `invalid_request`, `region_not_allowed`, `upstream_error`. Every other status is listed with its reason.
+         *
+         *     Rules the schema cannot state (each answered `invalid_request` unless it names another reason):
+         *     - `channel` only where sms.channel_choice is on, for a phone identifier whose region offers that channel (sms.channels)
          */
         post: operations["FeLogin"];
         delete?: never;
@@ -296,7 +305,10 @@ export interface paths {
         put?: never;
         /**
          * Checks the code of the step the user is on: 14 or 33 log in (90) or continue (24, 37, 61, or 65: a code to the phone on file of an account whose email was never confirmed); 23 continues a registration (25, 37 or 90); 62 saves the new phone (90); 65 keeps the phone on file (90), or with flow email_phone_declined leaves it dropped (61).
-         * @description Also callable as `POST /?action=FeVerifyOtp` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `channel_not_configured`, `delivery_failed`, `expired`, `invalid`, `invalid_proof`, `invalid_request`, `phone_on_hold`, `phone_taken`, `proof_required`, `rate_limited`, `store_unavailable`, `too_many_attempts`, `upstream_error`, `user_not_found`.
+         * @description Also callable as `POST /?action=FeVerifyOtp` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `channel_not_configured`, `delivery_failed`, `expired`, `invalid`, `invalid_proof`, `invalid_request`, `phone_on_hold`, `phone_taken`, `proof_required`, `too_many_attempts`, `upstream_error`, `user_not_found`. Every other status is listed with its reason.
+         *
+         *     Rules the schema cannot state (each answered `invalid_request` unless it names another reason):
+         *     - the fields a flow needs at its step: `email` for the email flows, `phone` for the phone flows, the `pending_proof` the previous answer handed out (invalid_proof when it is not that one)
          */
         post: operations["FeVerifyOtp"];
         delete?: never;
@@ -316,7 +328,7 @@ export interface paths {
         put?: never;
         /**
          * Phase email_otp sends the email code (next 23, pending_proof); phase register registers, confirms DOI (36), saves the profile (40, 42) and logs in (90).
-         * @description Also callable as `POST /?action=FeRegister` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `challenge_required`, `channel_not_configured`, `delivery_failed`, `invalid_proof`, `invalid_request`, `phone_taken`, `proof_required`, `rate_limited`, `store_unavailable`, `upstream_error`, `user_not_found`.
+         * @description Also callable as `POST /?action=FeRegister` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `challenge_required`, `channel_not_configured`, `delivery_failed`, `invalid_proof`, `invalid_request`, `phone_taken`, `proof_required`, `upstream_error`, `user_not_found`. Every other status is listed with its reason.
          */
         post: operations["FeRegister"];
         delete?: never;
@@ -336,7 +348,7 @@ export interface paths {
         put?: never;
         /**
          * Checks the phone is held by no other account (phone_taken), then sends it an SMS code: next 62, screen otp_phone.
-         * @description Also callable as `POST /?action=FeAddPhone` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `challenge_required`, `channel_not_configured`, `delivery_failed`, `invalid_proof`, `invalid_request`, `phone_taken`, `proof_required`, `rate_limited`, `region_not_allowed`, `store_unavailable`, `upstream_error`.
+         * @description Also callable as `POST /?action=FeAddPhone` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `already_sent`, `challenge_required`, `channel_not_configured`, `delivery_failed`, `invalid_proof`, `invalid_request`, `phone_taken`, `proof_required`, `region_not_allowed`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["FeAddPhone"];
         delete?: never;
@@ -356,7 +368,7 @@ export interface paths {
         put?: never;
         /**
          * Saves identity (40) and custom (42) fields, issues the token (cookie __utp) and queues the ingest: 90, done, screen success.
-         * @description Also callable as `POST /?action=FeUpdateProfile` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `phone_not_verified`, `phone_taken`, `proof_required`, `upstream_error`, `user_not_found`.
+         * @description Also callable as `POST /?action=FeUpdateProfile` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `phone_not_verified`, `phone_taken`, `proof_required`, `upstream_error`, `user_not_found`. Every other status is listed with its reason.
          */
         post: operations["FeUpdateProfile"];
         delete?: never;
@@ -376,7 +388,7 @@ export interface paths {
         put?: never;
         /**
          * Options to enrol a passkey on the account a fresh login proved (the `proof` answered at 90): the account never comes from the request.
-         * @description Also callable as `POST /?action=PasskeyEnrolOptions` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkeys_disabled`, `proof_required`, `upstream_error`.
+         * @description Also callable as `POST /?action=PasskeyEnrolOptions` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkeys_disabled`, `proof_required`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["PasskeyEnrolOptions"];
         delete?: never;
@@ -396,7 +408,7 @@ export interface paths {
         put?: never;
         /**
          * Verifies and keeps a new passkey: the credential answering PasskeyEnrolOptions, with that answer’s passkey_proof and the same login proof.
-         * @description Also callable as `POST /?action=PasskeyEnrol` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkey_challenge_invalid`, `passkey_refused`, `passkeys_disabled`, `proof_required`, `upstream_error`.
+         * @description Also callable as `POST /?action=PasskeyEnrol` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkey_challenge_invalid`, `passkey_refused`, `passkeys_disabled`, `proof_required`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["PasskeyEnrol"];
         delete?: never;
@@ -416,7 +428,7 @@ export interface paths {
         put?: never;
         /**
          * Options for a login by passkey (autofill or "Usa la passkey"): the same for everybody, no identifier asked, so no answer tells whether an account has passkeys.
-         * @description Also callable as `POST /?action=PasskeyLoginOptions` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `passkeys_disabled`, `upstream_error`.
+         * @description Also callable as `POST /?action=PasskeyLoginOptions` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `passkeys_disabled`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["PasskeyLoginOptions"];
         delete?: never;
@@ -436,7 +448,7 @@ export interface paths {
         put?: never;
         /**
          * Verifies an assertion answering PasskeyLoginOptions and logs the person in as a code does at 90: token (and cookie __utp), the collector told, a `verified` proof.
-         * @description Also callable as `POST /?action=PasskeyLogin` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `passkey_challenge_invalid`, `passkey_refused`, `passkey_unknown`, `passkeys_disabled`, `rate_limited`, `upstream_error`.
+         * @description Also callable as `POST /?action=PasskeyLogin` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `passkey_challenge_invalid`, `passkey_refused`, `passkey_unknown`, `passkeys_disabled`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["PasskeyLogin"];
         delete?: never;
@@ -456,7 +468,7 @@ export interface paths {
         put?: never;
         /**
          * The passkeys of the account a fresh login proved (the `proof` answered at 90), oldest first.
-         * @description Also callable as `POST /?action=PasskeyList` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkeys_disabled`, `proof_required`, `upstream_error`.
+         * @description Also callable as `POST /?action=PasskeyList` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkeys_disabled`, `proof_required`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["PasskeyList"];
         delete?: never;
@@ -476,7 +488,7 @@ export interface paths {
         put?: never;
         /**
          * Renames one of the passkeys of the account a fresh login proved; another account’s is unknown to it.
-         * @description Also callable as `POST /?action=PasskeyRename` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkey_unknown`, `passkeys_disabled`, `proof_required`, `upstream_error`.
+         * @description Also callable as `POST /?action=PasskeyRename` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkey_unknown`, `passkeys_disabled`, `proof_required`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["PasskeyRename"];
         delete?: never;
@@ -496,7 +508,7 @@ export interface paths {
         put?: never;
         /**
          * Deletes one of the passkeys of the account a fresh login proved: it logs in no more (passkey_unknown), and the page tells the browser.
-         * @description Also callable as `POST /?action=PasskeyDelete` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkey_unknown`, `passkeys_disabled`, `proof_required`, `upstream_error`.
+         * @description Also callable as `POST /?action=PasskeyDelete` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_proof`, `invalid_request`, `passkey_unknown`, `passkeys_disabled`, `proof_required`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["PasskeyDelete"];
         delete?: never;
@@ -516,7 +528,7 @@ export interface paths {
         put?: never;
         /**
          * Operators only (header x-internal-key): deletes every passkey of a uid, for a compromised or erased account. How many it deleted.
-         * @description Also callable as `POST /?action=PasskeyRevoke` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `passkeys_disabled`, `proof_required`, `upstream_error`.
+         * @description Also callable as `POST /?action=PasskeyRevoke` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `passkeys_disabled`, `proof_required`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["PasskeyRevoke"];
         delete?: never;
@@ -536,7 +548,10 @@ export interface paths {
         put?: never;
         /**
          * Subscribes an email to mailing lists, one call per headline with its own key.
-         * @description Also callable as `POST /?action=newsletter_subscribe` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `challenge_required`, `invalid_request`, `not_configured`, `partial_failure`, `rate_limited`, `subscription_failed`, `upstream_error`.
+         * @description Also callable as `POST /?action=newsletter_subscribe` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `challenge_required`, `invalid_request`, `not_configured`, `partial_failure`, `subscription_failed`, `upstream_error`. Every other status is listed with its reason.
+         *
+         *     Rules the schema cannot state (each answered `invalid_request` unless it names another reason):
+         *     - each item of `selections` that names both a `feed` and a `testata` names a pair that belongs together
          */
         post: operations["newsletter_subscribe"];
         delete?: never;
@@ -556,7 +571,7 @@ export interface paths {
         put?: never;
         /**
          * The newsletter lists of one feed or of all four, flat and ready for the UI.
-         * @description Also callable as `POST /?action=newsletter_feed` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `not_configured`, `upstream_error`.
+         * @description Also callable as `POST /?action=newsletter_feed` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `not_configured`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["newsletter_feed"];
         delete?: never;
@@ -576,7 +591,7 @@ export interface paths {
         put?: never;
         /**
          * Recommended articles from the widget chosen for the page (home or article, toptrend or not).
-         * @description Also callable as `POST /?action=recommendations` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `not_configured`, `upstream_error`.
+         * @description Also callable as `POST /?action=recommendations` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `not_configured`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["recommendations"];
         delete?: never;
@@ -596,7 +611,7 @@ export interface paths {
         put?: never;
         /**
          * SMTP diagnostic: sends the OTP mail with a sample code and reports the outcome (x-internal-key only, or in the sandbox).
-         * @description Also callable as `POST /?action=test_mail` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `channel_not_configured`, `delivery_failed`, `invalid_request`, `proof_required`, `upstream_error`.
+         * @description Also callable as `POST /?action=test_mail` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `channel_not_configured`, `delivery_failed`, `invalid_request`, `proof_required`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["test_mail"];
         delete?: never;
@@ -616,7 +631,7 @@ export interface paths {
         put?: never;
         /**
          * SMS gateway diagnostic: sends the OTP template with a sample code and reports the outcome (x-internal-key only, or in the sandbox); the rules of a real send apply.
-         * @description Also callable as `POST /?action=test_sms` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `channel_not_configured`, `delivery_failed`, `invalid_request`, `phone_not_mobile`, `proof_required`, `rate_limited`, `region_not_allowed`, `upstream_error`.
+         * @description Also callable as `POST /?action=test_sms` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `channel_not_configured`, `delivery_failed`, `invalid_request`, `phone_not_mobile`, `proof_required`, `region_not_allowed`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["test_sms"];
         delete?: never;
@@ -636,7 +651,7 @@ export interface paths {
         put?: never;
         /**
          * Debug: forwards {uid, accessToken} to the user collector and reports its answer (x-internal-key only, or in the sandbox).
-         * @description Also callable as `POST /?action=login-ingestion-user-collector` (the same call). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `not_configured`, `proof_required`, `token_required`, `upstream_error`.
+         * @description Also callable as `POST /?action=login-ingestion-user-collector` (the same call; when a path names an action and `?action=` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: `success: true` with `data`, or `success: false` with `data.reason` one of `invalid_request`, `not_configured`, `proof_required`, `token_required`, `upstream_error`. Every other status is listed with its reason.
          */
         post: operations["login-ingestion-user-collector"];
         delete?: never;
@@ -656,7 +671,7 @@ export interface paths {
         put?: never;
         /**
          * Any action, named by the query parameter (the same call as POST /<name>).
-         * @description `POST /?action=<name>` is the same call as `POST /<name>`: the body, the answer and the reasons are those of the named operation.
+         * @description `POST /?action=<name>` is the same call as `POST /<name>`: the body, the answer and the reasons are those of the named operation. Only `/` reads the parameter: on `/<name>` the path names the action and `?action=` is ignored.
          */
         post: operations["action_by_query"];
         delete?: never;
@@ -800,9 +815,282 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        "Failure.400": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code: the reasons of HTTP 400.
+                 * @enum {string}
+                 */
+                reason: "malformed_json";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+                /** @description With unknown_action from the front controller: the name asked for (at most 64 characters), null when none was given. */
+                action?: string | null;
+                /** @description With unknown_action: the known action the name most likely meant (`felogin` -> `FeLogin`), when it is near enough to be a typo. */
+                did_you_mean?: string;
+                /** @description With rate_limited: seconds to wait, as in the Retry-After header. */
+                retry_after?: number;
+                /** @description With rate_limited: the name of the limit that refused the request. */
+                limit?: string;
+                /** @description With internal_error: the id of the request in the log (also the x-request-id header). */
+                request_id?: string;
+                /** @description With metrics_not_enabled: the configuration keys that serve the metrics. */
+                keys?: string[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        "Failure.404": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code: the reasons of HTTP 404.
+                 * @enum {string}
+                 */
+                reason: "unknown_action";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+                /** @description With unknown_action from the front controller: the name asked for (at most 64 characters), null when none was given. */
+                action?: string | null;
+                /** @description With unknown_action: the known action the name most likely meant (`felogin` -> `FeLogin`), when it is near enough to be a typo. */
+                did_you_mean?: string;
+                /** @description With rate_limited: seconds to wait, as in the Retry-After header. */
+                retry_after?: number;
+                /** @description With rate_limited: the name of the limit that refused the request. */
+                limit?: string;
+                /** @description With internal_error: the id of the request in the log (also the x-request-id header). */
+                request_id?: string;
+                /** @description With metrics_not_enabled: the configuration keys that serve the metrics. */
+                keys?: string[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        "Failure.405": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code: the reasons of HTTP 405.
+                 * @enum {string}
+                 */
+                reason: "method_not_allowed";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+                /** @description With unknown_action from the front controller: the name asked for (at most 64 characters), null when none was given. */
+                action?: string | null;
+                /** @description With unknown_action: the known action the name most likely meant (`felogin` -> `FeLogin`), when it is near enough to be a typo. */
+                did_you_mean?: string;
+                /** @description With rate_limited: seconds to wait, as in the Retry-After header. */
+                retry_after?: number;
+                /** @description With rate_limited: the name of the limit that refused the request. */
+                limit?: string;
+                /** @description With internal_error: the id of the request in the log (also the x-request-id header). */
+                request_id?: string;
+                /** @description With metrics_not_enabled: the configuration keys that serve the metrics. */
+                keys?: string[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        "Failure.413": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code: the reasons of HTTP 413.
+                 * @enum {string}
+                 */
+                reason: "payload_too_large";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+                /** @description With unknown_action from the front controller: the name asked for (at most 64 characters), null when none was given. */
+                action?: string | null;
+                /** @description With unknown_action: the known action the name most likely meant (`felogin` -> `FeLogin`), when it is near enough to be a typo. */
+                did_you_mean?: string;
+                /** @description With rate_limited: seconds to wait, as in the Retry-After header. */
+                retry_after?: number;
+                /** @description With rate_limited: the name of the limit that refused the request. */
+                limit?: string;
+                /** @description With internal_error: the id of the request in the log (also the x-request-id header). */
+                request_id?: string;
+                /** @description With metrics_not_enabled: the configuration keys that serve the metrics. */
+                keys?: string[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        "Failure.415": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code: the reasons of HTTP 415.
+                 * @enum {string}
+                 */
+                reason: "unsupported_media_type";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+                /** @description With unknown_action from the front controller: the name asked for (at most 64 characters), null when none was given. */
+                action?: string | null;
+                /** @description With unknown_action: the known action the name most likely meant (`felogin` -> `FeLogin`), when it is near enough to be a typo. */
+                did_you_mean?: string;
+                /** @description With rate_limited: seconds to wait, as in the Retry-After header. */
+                retry_after?: number;
+                /** @description With rate_limited: the name of the limit that refused the request. */
+                limit?: string;
+                /** @description With internal_error: the id of the request in the log (also the x-request-id header). */
+                request_id?: string;
+                /** @description With metrics_not_enabled: the configuration keys that serve the metrics. */
+                keys?: string[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        "Failure.429": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code: the reasons of HTTP 429.
+                 * @enum {string}
+                 */
+                reason: "rate_limited";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+                /** @description With unknown_action from the front controller: the name asked for (at most 64 characters), null when none was given. */
+                action?: string | null;
+                /** @description With unknown_action: the known action the name most likely meant (`felogin` -> `FeLogin`), when it is near enough to be a typo. */
+                did_you_mean?: string;
+                /** @description With rate_limited: seconds to wait, as in the Retry-After header. */
+                retry_after?: number;
+                /** @description With rate_limited: the name of the limit that refused the request. */
+                limit?: string;
+                /** @description With internal_error: the id of the request in the log (also the x-request-id header). */
+                request_id?: string;
+                /** @description With metrics_not_enabled: the configuration keys that serve the metrics. */
+                keys?: string[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        "Failure.500": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code: the reasons of HTTP 500.
+                 * @enum {string}
+                 */
+                reason: "internal_error";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+                /** @description With unknown_action from the front controller: the name asked for (at most 64 characters), null when none was given. */
+                action?: string | null;
+                /** @description With unknown_action: the known action the name most likely meant (`felogin` -> `FeLogin`), when it is near enough to be a typo. */
+                did_you_mean?: string;
+                /** @description With rate_limited: seconds to wait, as in the Retry-After header. */
+                retry_after?: number;
+                /** @description With rate_limited: the name of the limit that refused the request. */
+                limit?: string;
+                /** @description With internal_error: the id of the request in the log (also the x-request-id header). */
+                request_id?: string;
+                /** @description With metrics_not_enabled: the configuration keys that serve the metrics. */
+                keys?: string[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        "Failure.503": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code: the reasons of HTTP 503.
+                 * @enum {string}
+                 */
+                reason: "store_unavailable";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+                /** @description With unknown_action from the front controller: the name asked for (at most 64 characters), null when none was given. */
+                action?: string | null;
+                /** @description With unknown_action: the known action the name most likely meant (`felogin` -> `FeLogin`), when it is near enough to be a typo. */
+                did_you_mean?: string;
+                /** @description With rate_limited: seconds to wait, as in the Retry-After header. */
+                retry_after?: number;
+                /** @description With rate_limited: the name of the limit that refused the request. */
+                limit?: string;
+                /** @description With internal_error: the id of the request in the log (also the x-request-id header). */
+                request_id?: string;
+                /** @description With metrics_not_enabled: the configuration keys that serve the metrics. */
+                keys?: string[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
         "otp_generate.Request": {
             uid: string;
-            phone?: string | null;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            phone?: components["schemas"]["Phone"] | null;
             notify_email?: "" | string | null;
             email?: "" | string | null;
             /** @description language of the code message and of error texts (it, en); default: Accept-Language, then mail.default_locale */
@@ -874,7 +1162,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "invalid_request" | "region_not_allowed" | "store_unavailable" | "upstream_error";
+                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "invalid_request" | "region_not_allowed" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -979,7 +1267,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "expired" | "invalid" | "invalid_proof" | "invalid_request" | "proof_required" | "store_unavailable" | "too_many_attempts" | "upstream_error";
+                reason: "expired" | "invalid" | "invalid_proof" | "invalid_request" | "proof_required" | "too_many_attempts" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -1036,7 +1324,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "expired" | "invalid" | "invalid_request" | "store_unavailable" | "too_many_attempts" | "upstream_error";
+                reason: "expired" | "invalid" | "invalid_request" | "too_many_attempts" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -1048,7 +1336,8 @@ export interface components {
             };
         };
         "search_user.Request": {
-            phone: string;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            phone: components["schemas"]["Phone"];
             /** @description verification proof; also accepted as header x-verification-proof */
             proof?: string | null;
         };
@@ -1094,7 +1383,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "invalid_proof" | "invalid_request" | "proof_required" | "rate_limited" | "upstream_error";
+                reason: "invalid_proof" | "invalid_request" | "proof_required" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -1161,7 +1450,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "invalid_proof" | "invalid_request" | "proof_required" | "rate_limited" | "upstream_error";
+                reason: "invalid_proof" | "invalid_request" | "proof_required" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -1289,7 +1578,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "challenge_required" | "invalid_credentials" | "invalid_proof" | "invalid_request" | "proof_required" | "rate_limited" | "upstream_error";
+                reason: "challenge_required" | "invalid_credentials" | "invalid_proof" | "invalid_request" | "proof_required" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -1309,7 +1598,8 @@ export interface components {
         "register.Request": {
             /** Format: email */
             email: string;
-            phone?: string | null;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            phone?: components["schemas"]["Phone"] | null;
             consents?: {
                 [key: string]: unknown;
             } | null;
@@ -1369,7 +1659,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "challenge_required" | "invalid_proof" | "invalid_request" | "proof_required" | "rate_limited" | "registration_refused" | "upstream_error";
+                reason: "challenge_required" | "invalid_proof" | "invalid_request" | "proof_required" | "registration_refused" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -1392,7 +1682,8 @@ export interface components {
             email?: string | null;
             first_name?: string | null;
             last_name?: string | null;
-            otp_phone?: string | null;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            otp_phone?: components["schemas"]["Phone"] | null;
             city?: string | null;
             /** Format: date */
             birth_date?: string | null;
@@ -1448,7 +1739,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "invalid_proof" | "invalid_request" | "phone_taken" | "proof_required" | "rate_limited" | "upstream_error" | "user_not_found";
+                reason: "invalid_proof" | "invalid_request" | "phone_taken" | "proof_required" | "upstream_error" | "user_not_found";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -1793,7 +2084,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "invalid_request" | "rate_limited" | "region_not_allowed" | "store_unavailable" | "upstream_error";
+                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "invalid_request" | "region_not_allowed" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -1818,7 +2109,8 @@ export interface components {
              * @enum {string}
              */
             flow: "phone" | "email_with_phone" | "email" | "phone_register" | "email_register" | "email_add_phone" | "email_register_phone" | "email_phone_declined";
-            phone?: string | null;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            phone?: components["schemas"]["Phone"] | null;
             /** Format: email */
             email?: string | null;
             uid?: string | null;
@@ -1922,7 +2214,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "already_sent" | "channel_not_configured" | "delivery_failed" | "expired" | "invalid" | "invalid_proof" | "invalid_request" | "phone_on_hold" | "phone_taken" | "proof_required" | "rate_limited" | "store_unavailable" | "too_many_attempts" | "upstream_error" | "user_not_found";
+                reason: "already_sent" | "channel_not_configured" | "delivery_failed" | "expired" | "invalid" | "invalid_proof" | "invalid_request" | "phone_on_hold" | "phone_taken" | "proof_required" | "too_many_attempts" | "upstream_error" | "user_not_found";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -1936,7 +2228,8 @@ export interface components {
         "FeRegister.Request": {
             /** Format: email */
             email: string;
-            phone?: string | null;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            phone?: components["schemas"]["Phone"] | null;
             /** @description free keys, e.g. terms_conditions (boolean) */
             consents?: {
                 [key: string]: unknown;
@@ -2052,7 +2345,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "invalid_proof" | "invalid_request" | "phone_taken" | "proof_required" | "rate_limited" | "store_unavailable" | "upstream_error" | "user_not_found";
+                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "invalid_proof" | "invalid_request" | "phone_taken" | "proof_required" | "upstream_error" | "user_not_found";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -2071,7 +2364,7 @@ export interface components {
         };
         "FeAddPhone.Request": {
             /** @description the phone to add, any form (normalised to E.164) */
-            phone: string;
+            phone: components["schemas"]["Phone"];
             uid?: string | null;
             /** Format: email */
             email?: string | null;
@@ -2170,7 +2463,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "invalid_proof" | "invalid_request" | "phone_taken" | "proof_required" | "rate_limited" | "region_not_allowed" | "store_unavailable" | "upstream_error";
+                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "invalid_proof" | "invalid_request" | "phone_taken" | "proof_required" | "region_not_allowed" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -2195,7 +2488,7 @@ export interface components {
             birth_date?: string | null;
             city?: string | null;
             /** @description must be the phone the proof vouches for; checked against other uids first */
-            otp_phone?: string | null;
+            otp_phone?: components["schemas"]["Phone"] | null;
             /**
              * Format: email
              * @description changed only for a trusted caller (x-internal-key); with a proof it must be the proof’s
@@ -2554,7 +2847,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "invalid_request" | "passkey_challenge_invalid" | "passkey_refused" | "passkey_unknown" | "passkeys_disabled" | "rate_limited" | "upstream_error";
+                reason: "invalid_request" | "passkey_challenge_invalid" | "passkey_refused" | "passkey_unknown" | "passkeys_disabled" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -2881,7 +3174,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "challenge_required" | "invalid_request" | "not_configured" | "partial_failure" | "rate_limited" | "subscription_failed" | "upstream_error";
+                reason: "challenge_required" | "invalid_request" | "not_configured" | "partial_failure" | "subscription_failed" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -3124,8 +3417,10 @@ export interface components {
             };
         };
         "test_sms.Request": {
-            phone?: string | null;
-            to?: string | null;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            phone?: components["schemas"]["Phone"] | null;
+            /** @description a mobile number: E.164 (+393331234567), or national in sms.default_region (IT by default); spaces, dots, dashes and brackets between the digits are read too */
+            to?: components["schemas"]["Phone"] | null;
         } & {
             [key: string]: unknown;
         };
@@ -3167,7 +3462,7 @@ export interface components {
                  * @description Stable snake_case code of the outcome.
                  * @enum {string}
                  */
-                reason: "channel_not_configured" | "delivery_failed" | "invalid_request" | "phone_not_mobile" | "proof_required" | "rate_limited" | "region_not_allowed" | "upstream_error";
+                reason: "channel_not_configured" | "delivery_failed" | "invalid_request" | "phone_not_mobile" | "proof_required" | "region_not_allowed" | "upstream_error";
                 /** @description Present with reason invalid_request: what was wrong with each field. */
                 issues?: {
                     /** @description Dotted path of the field, empty for the whole body. */
@@ -3234,6 +3529,48 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        "Failure.200": {
+            /** @enum {boolean} */
+            success: false;
+            /** @description Human-readable message, ready to show, in the request's language: English when the locale (the `locale` field where the action has one, else Accept-Language) is `en`, Italian (the contract's texts) otherwise; `data.issues[].message` follows the same rule. */
+            error: string;
+            /** @description `reason` plus reason-specific fields (retry_after, valid, blocked, ...). */
+            data: {
+                /**
+                 * @description Stable snake_case code of the outcome.
+                 * @enum {string}
+                 */
+                reason: "already_sent" | "challenge_required" | "channel_not_configured" | "delivery_failed" | "expired" | "invalid" | "invalid_credentials" | "invalid_proof" | "invalid_request" | "invalid_token" | "not_configured" | "partial_failure" | "passkey_challenge_invalid" | "passkey_refused" | "passkey_unknown" | "passkeys_disabled" | "phone_not_mobile" | "phone_not_verified" | "phone_on_hold" | "phone_taken" | "proof_required" | "region_not_allowed" | "registration_refused" | "subscription_failed" | "token_required" | "too_many_attempts" | "upstream_error" | "user_not_found";
+                /** @description Present with reason invalid_request: what was wrong with each field. */
+                issues?: {
+                    /** @description Dotted path of the field, empty for the whole body. */
+                    path: string;
+                    message: string;
+                }[];
+                /** @description With unknown_action from the front controller: the name asked for (at most 64 characters), null when none was given. */
+                action?: string | null;
+                /** @description With unknown_action: the known action the name most likely meant (`felogin` -> `FeLogin`), when it is near enough to be a typo. */
+                did_you_mean?: string;
+                /** @description With rate_limited: seconds to wait, as in the Retry-After header. */
+                retry_after?: number;
+                /** @description With rate_limited: the name of the limit that refused the request. */
+                limit?: string;
+                /** @description With internal_error: the id of the request in the log (also the x-request-id header). */
+                request_id?: string;
+                /** @description With metrics_not_enabled: the configuration keys that serve the metrics. */
+                keys?: string[];
+                challenge?: components["schemas"]["Challenge"];
+                /**
+                 * @description With challenge_required after a solution was given: why it was refused (spent: used already; mismatch: issued for another action or identifier; unverified: the provider could not be asked).
+                 * @enum {string}
+                 */
+                solution?: "malformed" | "invalid" | "expired" | "spent" | "mismatch" | "unverified";
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        /** @description A mobile number as src/domain/phone.ts parses it: E.164, or national in sms.default_region (IT by default), from the numbering plans of libphonenumber-js. */
+        Phone: string;
     };
     responses: never;
     parameters: never;
@@ -3265,15 +3602,82 @@ export interface operations {
                     "application/json": components["schemas"]["otp_generate.Success"] | components["schemas"]["otp_generate.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
+                };
+            };
+            /** @description store_unavailable: the code store cannot be reached; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.503"];
                 };
             };
         };
@@ -3300,15 +3704,82 @@ export interface operations {
                     "application/json": components["schemas"]["verify_otp.Success"] | components["schemas"]["verify_otp.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
+                };
+            };
+            /** @description store_unavailable: the code store cannot be reached; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.503"];
                 };
             };
         };
@@ -3335,15 +3806,82 @@ export interface operations {
                     "application/json": components["schemas"]["otp_verify_local.Success"] | components["schemas"]["otp_verify_local.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
+                };
+            };
+            /** @description store_unavailable: the code store cannot be reached; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.503"];
                 };
             };
         };
@@ -3370,15 +3908,71 @@ export interface operations {
                     "application/json": components["schemas"]["search_user.Success"] | components["schemas"]["search_user.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -3405,15 +3999,71 @@ export interface operations {
                     "application/json": components["schemas"]["get_user_email.Success"] | components["schemas"]["get_user_email.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -3440,15 +4090,71 @@ export interface operations {
                     "application/json": components["schemas"]["get_user.Success"] | components["schemas"]["get_user.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -3475,15 +4181,71 @@ export interface operations {
                     "application/json": components["schemas"]["login.Success"] | components["schemas"]["login.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -3510,15 +4272,71 @@ export interface operations {
                     "application/json": components["schemas"]["register.Success"] | components["schemas"]["register.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -3545,15 +4363,71 @@ export interface operations {
                     "application/json": components["schemas"]["update_profile.Success"] | components["schemas"]["update_profile.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -3580,15 +4454,71 @@ export interface operations {
                     "application/json": components["schemas"]["doi_confirm.Success"] | components["schemas"]["doi_confirm.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -3615,15 +4545,71 @@ export interface operations {
                     "application/json": components["schemas"]["access_token.Success"] | components["schemas"]["access_token.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -3650,15 +4636,71 @@ export interface operations {
                     "application/json": components["schemas"]["refresh_token.Success"] | components["schemas"]["refresh_token.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -3685,15 +4727,71 @@ export interface operations {
                     "application/json": components["schemas"]["user_access_list.Success"] | components["schemas"]["user_access_list.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -3720,15 +4818,82 @@ export interface operations {
                     "application/json": components["schemas"]["FeLogin.Success"] | components["schemas"]["FeLogin.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
+                };
+            };
+            /** @description store_unavailable: the code store cannot be reached; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.503"];
                 };
             };
         };
@@ -3755,15 +4920,82 @@ export interface operations {
                     "application/json": components["schemas"]["FeVerifyOtp.Success"] | components["schemas"]["FeVerifyOtp.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
+                };
+            };
+            /** @description store_unavailable: the code store cannot be reached; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.503"];
                 };
             };
         };
@@ -3790,15 +5022,82 @@ export interface operations {
                     "application/json": components["schemas"]["FeRegister.Success"] | components["schemas"]["FeRegister.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
+                };
+            };
+            /** @description store_unavailable: the code store cannot be reached; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.503"];
                 };
             };
         };
@@ -3825,15 +5124,82 @@ export interface operations {
                     "application/json": components["schemas"]["FeAddPhone.Success"] | components["schemas"]["FeAddPhone.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
+                };
+            };
+            /** @description store_unavailable: the code store cannot be reached; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.503"];
                 };
             };
         };
@@ -3860,15 +5226,71 @@ export interface operations {
                     "application/json": components["schemas"]["FeUpdateProfile.Success"] | components["schemas"]["FeUpdateProfile.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -3895,15 +5317,71 @@ export interface operations {
                     "application/json": components["schemas"]["PasskeyEnrolOptions.Success"] | components["schemas"]["PasskeyEnrolOptions.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -3930,15 +5408,71 @@ export interface operations {
                     "application/json": components["schemas"]["PasskeyEnrol.Success"] | components["schemas"]["PasskeyEnrol.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -3965,15 +5499,71 @@ export interface operations {
                     "application/json": components["schemas"]["PasskeyLoginOptions.Success"] | components["schemas"]["PasskeyLoginOptions.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -4000,15 +5590,71 @@ export interface operations {
                     "application/json": components["schemas"]["PasskeyLogin.Success"] | components["schemas"]["PasskeyLogin.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -4035,15 +5681,71 @@ export interface operations {
                     "application/json": components["schemas"]["PasskeyList.Success"] | components["schemas"]["PasskeyList.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -4070,15 +5772,71 @@ export interface operations {
                     "application/json": components["schemas"]["PasskeyRename.Success"] | components["schemas"]["PasskeyRename.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -4105,15 +5863,71 @@ export interface operations {
                     "application/json": components["schemas"]["PasskeyDelete.Success"] | components["schemas"]["PasskeyDelete.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -4140,15 +5954,71 @@ export interface operations {
                     "application/json": components["schemas"]["PasskeyRevoke.Success"] | components["schemas"]["PasskeyRevoke.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -4175,15 +6045,71 @@ export interface operations {
                     "application/json": components["schemas"]["newsletter_subscribe.Success"] | components["schemas"]["newsletter_subscribe.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -4210,15 +6136,71 @@ export interface operations {
                     "application/json": components["schemas"]["newsletter_feed.Success"] | components["schemas"]["newsletter_feed.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -4236,7 +6218,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The envelope: success with the action data, or a business failure with its reason. */
+            /** @description The envelope: success with the action data, or a business failure with its reason; or the raw body the action answers in place of the envelope. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4245,15 +6227,71 @@ export interface operations {
                     "application/json": components["schemas"]["recommendations.Success"] | components["schemas"]["recommendations.Failure"] | components["schemas"]["recommendations.Body"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -4280,15 +6318,71 @@ export interface operations {
                     "application/json": components["schemas"]["test_mail.Success"] | components["schemas"]["test_mail.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -4315,15 +6409,71 @@ export interface operations {
                     "application/json": components["schemas"]["test_sms.Success"] | components["schemas"]["test_sms.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -4350,15 +6500,71 @@ export interface operations {
                     "application/json": components["schemas"]["login-ingestion-user-collector.Success"] | components["schemas"]["login-ingestion-user-collector.Failure"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
                 };
             };
         };
@@ -4379,24 +6585,91 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The envelope of the named action (see its `/<name>` operation). */
+            /** @description The envelope of the named action (see its `/<name>` operation), or the raw body of an action that answers one (recommendations). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Envelope"] | components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Envelope"] | components["schemas"]["Failure.200"] | components["schemas"]["recommendations.Body"];
                 };
             };
-            /** @description Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack). */
-            default: {
+            /** @description malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it). */
+            400: {
                 headers: {
-                    /** @description Seconds to wait; on 429 only. */
-                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Failure"];
+                    "application/json": components["schemas"]["Failure.400"];
+                };
+            };
+            /** @description unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.404"];
+                };
+            };
+            /** @description method_not_allowed: an action takes POST only (Allow: POST). */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.405"];
+                };
+            };
+            /** @description payload_too_large: the body is over server.body_limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.413"];
+                };
+            };
+            /** @description unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.415"];
+                };
+            };
+            /** @description rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.429"];
+                };
+            };
+            /** @description internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.500"];
+                };
+            };
+            /** @description store_unavailable: the code store cannot be reached; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure.503"];
                 };
             };
         };

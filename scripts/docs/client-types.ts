@@ -34,6 +34,22 @@ function openapiTypes(document: Document): Promise<string> {
   });
 }
 
+/**
+ * The document without the refinements of a typed schema (`anyOf`, `if`/`then` beside a `type`):
+ * they narrow which values are valid (a pattern, one of two fields given), not their type, and
+ * openapi-typescript would read each branch as a type of its own.
+ */
+function typesOnly(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(typesOnly);
+  if (typeof node !== 'object' || node === null) return node;
+  const refined = 'type' in node;
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([key]) => !(refined && ['anyOf', 'if', 'then'].includes(key)))
+      .map(([key, value]) => [key, typesOnly(value)]),
+  );
+}
+
 /** The operations reachable by action name, in the document's order. */
 function actionNames(document: Document): string[] {
   return Object.values(document.paths ?? {})
@@ -49,7 +65,7 @@ export const clientTypesDoc: DocGenerator = {
   path: 'client/src/openapi.ts',
   render: async () => {
     const document = createOpenApiDocument();
-    const types = await openapiTypes(document);
+    const types = await openapiTypes(typesOnly(document) as Document);
     const names = actionNames(document)
       .map((name) => `  ${JSON.stringify(name)},`)
       .join('\n');

@@ -26,6 +26,12 @@ export interface Action<S extends z.ZodType = z.ZodType> {
   response?: z.ZodType;
   /** The whole answer when the action may replace the envelope (`ActionResult.body`), for the OpenAPI description. */
   bodyResponse?: z.ZodType;
+  /**
+   * Rules of the request the JSON Schema cannot state (they depend on a proof, a header, the
+   * configuration or the flow's step): named in the operation's description, each with the
+   * reason it is answered with (issue 47).
+   */
+  rules?: readonly string[];
   /** The `data.reason` codes this action may answer besides `invalid_request` and `upstream_error`. */
   reasons?: readonly Reason[];
   handler(input: z.infer<S>, ctx: ActionContext): Promise<ActionResult>;

@@ -1,6 +1,7 @@
 import { isEmailValid } from '@hapi/address';
 import { domainToASCII } from 'node:url';
 import { z } from 'zod';
+import { PHONE_PATTERN } from './phone-pattern';
 
 /*
  * One mailbox per field, in one spelling (docs/security.md, "Addresses"). A field that names a
@@ -30,12 +31,22 @@ export function canonicalMailbox(raw: string): Mailbox | null {
   return isEmailValid(address, { allowUnicode: false }) ? (address as Mailbox) : null;
 }
 
+const ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+/**
+ * The mailboxes canonicalMailbox accepts, as a JSON Schema pattern for the document: an ASCII
+ * dot-atom local part of at most 64 characters, and a domain of two labels or more whose last
+ * starts with a letter. An internationalised domain, which the service writes in ASCII, is
+ * named in the description rather than in the pattern.
+ */
+export const MAILBOX_PATTERN = `^(?=[^@]{1,64}@)${ATOM}(?:\\.${ATOM})*@(?:${LABEL}\\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`;
+
 /** A request field holding one mailbox, answered in its canonical spelling. */
 export const mailbox = () =>
   z
     .string()
     .max(254)
-    .meta({ format: 'email' })
+    .meta({ format: 'email', pattern: MAILBOX_PATTERN })
     .transform((raw, ctx): Mailbox => {
       const address = canonicalMailbox(raw);
       if (address === null)
@@ -47,6 +58,8 @@ export const mailbox = () =>
 const SEPARATORS = /[\s,;<>()[\]"'\\]/;
 /** How a phone may be typed (checked for real against the numbering plan once the region is known). */
 const PHONE_SPELLING = /^[+\d][\d\s().-]{4,24}$/;
+/** A plain key as the document states it: no `@`, no separator, and not typed like a phone (one such is read as a phone). */
+const PLAIN_KEY_PATTERN = `^[^@\\s,;<>()[\\]"'\\\\]*[^@\\s,;<>()[\\]"'\\\\\\d+.-][^@\\s,;<>()[\\]"'\\\\]*$`;
 
 /**
  * A key or an identifier that is "a phone or an email": with an `@` it is one mailbox, in its
@@ -59,6 +72,7 @@ export const recipientKey = (max = 254) =>
     .trim()
     .min(1)
     .max(max)
+    .meta({ anyOf: [{ pattern: MAILBOX_PATTERN }, { pattern: PHONE_PATTERN }, { pattern: PLAIN_KEY_PATTERN }] })
     .transform((raw, ctx) => {
       if (raw.includes('@')) {
         const address = canonicalMailbox(raw);

@@ -28,7 +28,11 @@ export const catalogue = {
       'Metriche non disponibili su questa porta: imposta metrics.token (Authorization: Bearer) oppure metrics.port.',
   },
   malformed_json: { status: 400, message: 'Il corpo della richiesta non è JSON valido.' },
-  method_not_allowed: { status: 405, message: 'Metodo non consentito: usa POST.' },
+  /** `allow`: the methods the resource takes, as its Allow header lists them. */
+  method_not_allowed: {
+    status: 405,
+    message: ({ allow }: { allow: string }) => `Metodo non consentito: usa ${allow}.`,
+  },
   payload_too_large: { status: 413, message: 'Richiesta troppo grande.' },
   unsupported_media_type: {
     status: 415,
@@ -133,7 +137,7 @@ export const englishTexts: EnglishTexts = {
   metrics_not_enabled:
     'Metrics are not served on this port: set metrics.token (Authorization: Bearer) or metrics.port.',
   malformed_json: 'The request body is not valid JSON.',
-  method_not_allowed: 'Method not allowed: use POST.',
+  method_not_allowed: ({ allow }) => `Method not allowed: use ${allow}.`,
   payload_too_large: 'Request too large.',
   unsupported_media_type:
     'The request body must be JSON (Content-Type: application/json), uncompressed or compressed with gzip, deflate or br.',
@@ -239,6 +243,10 @@ export const statusOf = (reason: Reason): number => catalogue[reason].status;
  * The one way to make an error: `apiError('already_sent', { params: { retryAfter }, data: { retry_after } })`.
  * `params` fill the text (required exactly when the reason's text takes some); the rest is the envelope's.
  */
+/** 405 for a resource that takes `allow` (RFC 9110: the Allow header names the methods the resource supports). */
+export const methodNotAllowed = (allow: readonly string[]): ApiError =>
+  apiError('method_not_allowed', { params: { allow: allow.join(', ') }, headers: { Allow: allow.join(', ') } });
+
 export function apiError<R extends Reason>(reason: R, ...[options]: OptionsArgs<R>): ApiError {
   const { params, ...rest } = (options ?? {}) as ApiErrorOptions & { params?: unknown };
   return made(reason, textOf(reason, params), { ...rest, params, status: catalogue[reason].status });

@@ -11,7 +11,7 @@ import type { Environment } from '../core/config/load';
 import type { Logger } from '../core/logger';
 import { actionsByName } from '../actions';
 import type { Action } from '../actions/action';
-import { apiError, type ApiError, isApiError } from '../core/errors';
+import { apiError, type ApiError, isApiError, methodNotAllowed } from '../core/errors';
 import { failureEnvelope } from './envelope';
 import { createFrontController, namesActionInQuery } from './front-controller';
 import { actionLabel } from '../core/metrics';
@@ -53,9 +53,15 @@ function toApiError(err: unknown, requestId: string): ApiError {
   // inflation: a Content-Encoding other than gzip, deflate, br or identity.
   if (status === 415) return apiError('unsupported_media_type');
   // Without a status the decoder's error would be a 500, yet the fault is the client's body.
+  // The parser refuses a `__proto__` key (JSON.parse would make it an own key that merging turns into a prototype): named, so the 400 says why.
+  if (status === 400 && e instanceof Error && /prototype property/.test(e.message))
+    return apiError('malformed_json', { data: { issues: [{ path: '__proto__', message: PROTO_KEY_REFUSED }] } });
   if (isDecodingError(e) || status === 400) return apiError('malformed_json');
   return apiError('internal_error', { data: { request_id: requestId } });
 }
+
+/** Why valid JSON with a `__proto__` key is answered malformed_json (docs/decisions.md). */
+const PROTO_KEY_REFUSED = 'key __proto__ not allowed: it would set an object prototype';
 
 /** Answers a failure: the error's status and headers, and its envelope (its text in `locale`). */
 function answerFailure(ctx: Context, err: ApiError, locale?: string): void {
@@ -272,11 +278,10 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     return json;
   };
   app.use(async function actions(ctx: Context, next: Next) {
+    const allow = allowedMethods(router, ctx);
+    if (!allow.includes(ctx.method)) throw methodNotAllowed(allow);
     if (ctx.path.indexOf('/', 1) !== -1) {
       throw apiError('unknown_action');
-    }
-    if (ctx.method !== 'POST') {
-      throw apiError('method_not_allowed', { headers: { Allow: 'POST' } });
     }
     if (!hasBody(ctx)) {
       ctx.request.body = {};
@@ -291,6 +296,24 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
 
   return app;
 }
+
+const ACTION_METHODS = ['POST'] as const;
+
+/**
+ * The methods the resource at a request's path takes (its 405's Allow header): a route's own
+ * (GET and HEAD for /healthz, /readyz, /metrics, /openapi.json), POST for an action's address
+ * (any other one-segment path, and `/?action=`), and both on `/` where a page is mounted there.
+ * A path nothing serves is the actions' (one segment) or unknown: it is answered POST, as before.
+ */
+function allowedMethods(router: Router, ctx: Context): readonly string[] {
+  if (namesActionInQuery(ctx)) return ACTION_METHODS;
+  const routed = router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods);
+  if (routed.length === 0) return ACTION_METHODS;
+  const methods = new Set(routed);
+  if (ctx.path === '/') methods.add('POST');
+  return [...methods].sort((a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b));
+}
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 const isFailure = (body: unknown): body is { success: false; data?: { reason?: string } } =>
   typeof body === 'object' && body !== null && (body as { success?: unknown }).success === false;

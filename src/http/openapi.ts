@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { actions as registeredActions } from '../actions';
-import { reasons, type Reason } from '../core/errors';
+import { reasons, statusOf, type Reason } from '../core/errors';
 import type { Action } from '../actions/action';
 import { contentActions } from '../actions/content';
 import { debugActions } from '../actions/debug';
@@ -9,6 +9,7 @@ import { flowsActions } from '../actions/flows';
 import { passkeysActions } from '../actions/passkeys';
 import { identityActions } from '../actions/identity';
 import { otpActions } from '../actions/otp';
+import { PHONE_PATTERN } from '../core/phone-pattern';
 
 /*
  * The OpenAPI 3.1 description, generated from the action registry: each action's zod request
@@ -31,6 +32,47 @@ export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']
 
 /** Reasons every action may answer besides its own (Action.reasons). */
 export const COMMON_REASONS = ['invalid_request', 'upstream_error'] as const;
+
+/**
+ * What any action's address may answer before or around the action (src/http/app.ts): each is
+ * listed under its catalogue status on every action operation, with the action's own reasons
+ * whose status is not 200 (store_unavailable: 503). The statuses come from src/core/errors.ts.
+ */
+const TRANSPORT_REASONS = [
+  'malformed_json',
+  'unknown_action',
+  'method_not_allowed',
+  'payload_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'internal_error',
+] as const satisfies readonly Reason[];
+
+/** What each status of a transport answer means, and the headers it carries. */
+const STATUS_TEXTS: Readonly<Record<number, string>> = {
+  400: 'malformed_json: the body is not JSON, or it holds a key `__proto__` anywhere (valid JSON, refused by the parser because reading it would set an object prototype; data.issues names it).',
+  404: 'unknown_action: no action by that name (data.action; data.did_you_mean names the nearest known action when the name looks like a typo of one).',
+  405: 'method_not_allowed: an action takes POST only (Allow: POST).',
+  413: 'payload_too_large: the body is over server.body_limit.',
+  415: 'unsupported_media_type: a body that is not application/json or application/*+json, or an unknown Content-Encoding.',
+  429: 'rate_limited: a limit refused the request (data.limit names it; Retry-After and data.retry_after say when to retry).',
+  500: 'internal_error: an unexpected failure (data.request_id, the x-request-id header; never a stack).',
+  503: 'store_unavailable: the code store cannot be reached; retry after Retry-After seconds.',
+};
+const retryAfter = z.string().regex(/^\d+$/).describe('Seconds to wait before retrying.');
+const STATUS_HEADERS: Readonly<Record<number, z.ZodObject>> = {
+  405: z.object({ Allow: z.literal('POST').describe('The methods the resource takes.') }),
+  429: z.object({ 'Retry-After': retryAfter }),
+  503: z.object({ 'Retry-After': retryAfter }),
+};
+
+/** The reasons an action answers, by the catalogue's status of each: 200 holds the business outcomes. */
+function reasonsByStatus(action: Action): Map<number, Reason[]> {
+  const all = [...new Set<Reason>([...(action.reasons ?? []), ...COMMON_REASONS, ...TRANSPORT_REASONS])].sort();
+  const byStatus = new Map<number, Reason[]>();
+  for (const reason of all) byStatus.set(statusOf(reason), [...(byStatus.get(statusOf(reason)) ?? []), reason]);
+  return new Map([...byStatus].sort(([a], [b]) => a - b));
+}
 
 const groups: ReadonlyArray<readonly [string, readonly Action[]]> = [
   ['OTP', otpActions],
@@ -206,20 +248,19 @@ function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string,
   }
 }
 
-const reasonsOf = (action: Action): string[] => [...new Set([...(action.reasons ?? []), ...COMMON_REASONS])].sort();
-
 function registerAction(
   registry: OpenAPIRegistry,
   fallbacks: Map<string, object>,
   action: Action,
-  transportFailure: z.ZodType,
+  transport: TransportFailures,
 ) {
   const { name } = action;
   const request = component(registry, fallbacks, `${name}.Request`, action.request, 'input');
   const data = action.response
     ? component(registry, fallbacks, `${name}.Data`, action.response, 'output')
     : looseRecord().nullable();
-  const reasons = reasonsOf(action);
+  const byStatus = reasonsByStatus(action);
+  const reasons = byStatus.get(200) ?? [];
   const success = registry.register(`${name}.Success`, successEnvelope(data));
   const failure = registry.register(
     `${name}.Failure`,
@@ -228,43 +269,75 @@ function registerAction(
       reasons.includes('challenge_required') ? challengeData : {},
     ),
   );
+  const body = action.bodyResponse
+    ? component(registry, fallbacks, `${name}.Body`, action.bodyResponse, 'output')
+    : undefined;
   registry.registerPath({
     method: 'post',
     path: `/${name}`,
     operationId: name,
     tags: [tagOf(name)],
     summary: action.summary ?? name,
-    description: `Also callable as \`POST /?action=${name}\` (the same call). Business outcomes answer HTTP 200: \`success: true\` with \`data\`, or \`success: false\` with \`data.reason\` one of ${reasons.map((r) => `\`${r}\``).join(', ')}.`,
+    description: `Also callable as \`POST /?action=${name}\` (the same call; when a path names an action and \`?action=\` names another, the path's action is called and the parameter ignored). Business outcomes answer HTTP 200: \`success: true\` with \`data\`, or \`success: false\` with \`data.reason\` one of ${reasons.map((r) => `\`${r}\``).join(', ')}. Every other status is listed with its reason.${action.rules?.length ? `\n\nRules the schema cannot state (each answered \`invalid_request\` unless it names another reason):\n${action.rules.map((rule) => `- ${rule}`).join('\n')}` : ''}`,
     'x-action-query': `/?action=${name}`,
     request: { body: { required: true, content: { 'application/json': { schema: request } } } },
     responses: {
       200: {
-        description: 'The envelope: success with the action data, or a business failure with its reason.',
+        description: body
+          ? 'The envelope: success with the action data, or a business failure with its reason; or the raw body the action answers in place of the envelope.'
+          : 'The envelope: success with the action data, or a business failure with its reason.',
         content: {
           'application/json': {
             schema: z
-              .union(
-                action.bodyResponse
-                  ? [success, failure, component(registry, fallbacks, `${name}.Body`, action.bodyResponse, 'output')]
-                  : [success, failure],
-              )
+              .union(body ? [success, failure, body] : [success, failure])
               .openapi({}, { unionPreferredType: 'oneOf' }),
           },
         },
       },
-      default: transportFailureResponse(transportFailure),
+      ...transportResponses(
+        transport,
+        [...byStatus.keys()].filter((status) => status !== 200),
+      ),
     },
   });
-  return request;
+  return { request, body };
 }
 
-function transportFailureResponse(schema: z.ZodType) {
-  return {
-    description:
-      'Transport-level failure, same envelope: 400 malformed_json, 404 unknown_action (data.did_you_mean names the nearest known action when the name looks like a typo of one), 405 method_not_allowed, 413 payload_too_large, 415 unsupported_media_type (a body that is not application/json or application/*+json, or an unknown Content-Encoding), 429 rate_limited (with Retry-After), 500 internal_error (with data.request_id, never a stack).',
-    headers: z.object({ 'Retry-After': z.string().optional().describe('Seconds to wait; on 429 only.') }),
-    content: { 'application/json': { schema } },
-  };
+/** One failure envelope per transport status, its reason the catalogue's reasons of that status. */
+type TransportFailures = ReadonlyMap<number, z.ZodType>;
+
+function registerTransportFailures(registry: OpenAPIRegistry, actions: readonly Action[]): TransportFailures {
+  const byStatus = new Map<number, Set<Reason>>();
+  for (const action of actions)
+    for (const [status, list] of reasonsByStatus(action))
+      if (status !== 200) byStatus.set(status, new Set([...(byStatus.get(status) ?? []), ...list]));
+  return new Map(
+    [...byStatus].map(([status, list]) => [
+      status,
+      registry.register(
+        `Failure.${status}`,
+        failureEnvelope(
+          z
+            .enum([...list].sort() as [Reason, ...Reason[]])
+            .describe(`Stable snake_case code: the reasons of HTTP ${status}.`),
+          transportData,
+        ),
+      ),
+    ]),
+  );
+}
+
+function transportResponses(transport: TransportFailures, statuses: readonly number[]) {
+  return Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      {
+        description: STATUS_TEXTS[status] ?? `HTTP ${status}.`,
+        ...(STATUS_HEADERS[status] ? { headers: STATUS_HEADERS[status] } : {}),
+        content: { 'application/json': { schema: transport.get(status)! } },
+      },
+    ]),
+  );
 }
 
 function registerOperations(registry: OpenAPIRegistry, envelope: z.ZodType, failure: z.ZodType) {
@@ -342,8 +415,19 @@ export function createOpenApiDocument(actions: readonly Action[] = registeredAct
   const failure = registry.register('Failure', failureEnvelope(anyReason, transportData));
 
   const fallbacks = new Map<string, object>();
-  const requests = actions.map((action) => registerAction(registry, fallbacks, action, failure));
-  const [first, ...rest] = requests;
+  const transport = registerTransportFailures(registry, actions);
+  const registered = actions.map((action) => registerAction(registry, fallbacks, action, transport));
+  const [first, ...rest] = registered.map(({ request }) => request);
+  const bodies = registered.flatMap(({ body }) => (body ? [body] : []));
+  // The query form answers what the named action answers: any action's business failure on 200.
+  const businessReasons = [...new Set(actions.flatMap((action) => reasonsByStatus(action).get(200) ?? []))].sort();
+  const businessFailure = registry.register(
+    'Failure.200',
+    failureEnvelope(
+      z.enum(businessReasons as [string, ...string[]]).describe('Stable snake_case code of the outcome.'),
+      { ...transportData, ...challengeData },
+    ),
+  );
   if (first) {
     registry.registerPath({
       method: 'post',
@@ -352,7 +436,7 @@ export function createOpenApiDocument(actions: readonly Action[] = registeredAct
       tags: ['Addressing'],
       summary: 'Any action, named by the query parameter (the same call as POST /<name>).',
       description:
-        '`POST /?action=<name>` is the same call as `POST /<name>`: the body, the answer and the reasons are those of the named operation.',
+        '`POST /?action=<name>` is the same call as `POST /<name>`: the body, the answer and the reasons are those of the named operation. Only `/` reads the parameter: on `/<name>` the path names the action and `?action=` is ignored.',
       request: {
         query: z.object({
           action: z
@@ -366,12 +450,15 @@ export function createOpenApiDocument(actions: readonly Action[] = registeredAct
       },
       responses: {
         200: {
-          description: 'The envelope of the named action (see its `/<name>` operation).',
+          description:
+            'The envelope of the named action (see its `/<name>` operation), or the raw body of an action that answers one (recommendations).',
           content: {
-            'application/json': { schema: z.union([envelope, failure]).openapi({}, { unionPreferredType: 'oneOf' }) },
+            'application/json': {
+              schema: z.union([envelope, businessFailure, ...bodies]).openapi({}, { unionPreferredType: 'oneOf' }),
+            },
           },
         },
-        default: transportFailureResponse(failure),
+        ...transportResponses(transport, [...transport.keys()]),
       },
     });
   }
@@ -394,5 +481,28 @@ export function createOpenApiDocument(actions: readonly Action[] = registeredAct
   });
   const schemas = document.components?.schemas ?? {};
   for (const [refId, json] of fallbacks) schemas[refId] = json as (typeof schemas)[string];
+  // The phone pattern is long (every region's mobile numbers): written once, as component Phone, and referred to.
+  if (referPattern(document, PHONE_PATTERN, '#/components/schemas/Phone'))
+    schemas.Phone = {
+      type: 'string',
+      pattern: PHONE_PATTERN,
+      description:
+        'A mobile number as src/domain/phone.ts parses it: E.164, or national in sms.default_region (IT by default), from the numbering plans of libphonenumber-js.',
+    };
   return document;
+}
+
+/** Replaces `pattern` by a `$ref` wherever a schema of the document states it; whether any did. */
+function referPattern(node: unknown, pattern: string, ref: string): boolean {
+  if (typeof node !== 'object' || node === null) return false;
+  let found = false;
+  for (const value of Object.values(node)) found = referPattern(value, pattern, ref) || found;
+  const schema = node as Record<string, unknown>;
+  if (schema.pattern !== pattern) return found;
+  const nullable = Array.isArray(schema.type) && schema.type.includes('null');
+  delete schema.pattern;
+  delete schema.type;
+  if (nullable) schema.anyOf = [{ $ref: ref }, { type: 'null' }];
+  else schema.$ref = ref;
+  return true;
 }

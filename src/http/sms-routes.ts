@@ -1,7 +1,7 @@
 import type { PhoneNumberType } from 'libphonenumber-js';
 import { inlineStylePageCsp } from './page-csp';
 import type { Context, Next } from 'koa';
-import { apiError } from '../core/errors';
+import { apiError, methodNotAllowed } from '../core/errors';
 import type { Deps } from '../domain/deps';
 import { diagnosticsCaller } from '../domain/guard';
 import { keysOf } from './keys';
@@ -90,6 +90,14 @@ function sinceOf(ctx: Context): number {
   return Number.isInteger(given) && given > 0 ? Math.min(given, 366 * 24 * 3600) : DEFAULT_SINCE_SECONDS;
 }
 
+/** The methods each SMS resource takes (its 405's Allow header); undefined for a path that is none. */
+function allowedMethods(path: string): readonly string[] | undefined {
+  if (path.startsWith(RECEIPT_PATH)) return ['GET', 'POST'];
+  if (path === LIFT_PATH) return ['POST'];
+  if (path === LEDGER_PATH || path === SMS_PAGE_PATH) return ['GET', 'HEAD'];
+  return undefined;
+}
+
 export function createSmsRoutes(deps: Deps) {
   return async function smsRoutes(ctx: Context, next: Next): Promise<void> {
     const { path } = ctx;
@@ -150,8 +158,9 @@ export function createSmsRoutes(deps: Deps) {
       ctx.body = { success: true, error: null, data: { range, lifted: await deps.sms.pumping.lift(range) } };
       return;
     }
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD')
-      throw apiError('method_not_allowed', { headers: { Allow: 'GET' } });
+    const allow = allowedMethods(path);
+    if (allow === undefined) throw apiError('unknown_action');
+    if (!allow.includes(ctx.method)) throw methodNotAllowed(allow);
     if (path === LEDGER_PATH) {
       operator(ctx, deps);
       ctx.body = { success: true, error: null, data: await ledgerReport(deps, sinceOf(ctx)) };

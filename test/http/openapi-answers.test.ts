@@ -180,11 +180,13 @@ describe('docs/openapi.json against the answers of the service', () => {
     await post('/?action=FeLogin', JSON.stringify({ identifier: 'giulia.bianchi@example.com' }));
     await call('newsletter_feed', {});
     await call('recommendations', {});
+    await post('/?action=recommendations', '{}');
 
     // Deliberate mistakes.
     await call('FeLogn', { identifier: 'mario.rossi@example.com' });
     await call('no_such_thing', {});
     await post('/FeLogin', '{"identifier": ');
+    await post('/FeLogin', '{"__proto__": {}}');
     await post('/FeLogin', 'identifier=x', 'text/plain');
     await post('/FeLogin', JSON.stringify({ identifier: 'x'.repeat(2_000_000) }));
     await call('FeLogin', {});
@@ -305,5 +307,24 @@ describe('docs/openapi.json against the answers of the service', () => {
 
   it('answers GET on an action 405 in either address form', () => {
     for (const url of ['/FeLogin', '/?action=FeLogin']) expect([url, answerOf('GET', url)?.status]).toEqual([url, 405]);
+  });
+
+  it('lists the raw recommendations body under POST / too, and says why a __proto__ key is malformed_json', () => {
+    const raw = answerOf('POST', '/?action=recommendations')!;
+    expect(JSON.parse(raw.body)).toHaveProperty('response');
+    const queryForm = closedSchema(
+      pointer('paths', '/', 'post', 'responses', '200', 'content', 'application/json', 'schema'),
+    );
+    expect(queryForm(JSON.parse(raw.body))).toBe(true);
+    const proto = answerOf('POST', '/FeLogin')!;
+    const protoAnswer = exchanges.find((e) => e.requestBody === '{"__proto__": {}}')!;
+    expect(proto).toBeDefined();
+    expect([protoAnswer.status, JSON.parse(protoAnswer.body).data]).toEqual([
+      400,
+      { reason: 'malformed_json', issues: [{ path: '__proto__', message: expect.stringContaining('prototype') }] },
+    ]);
+    expect(problemsOf(protoAnswer)).toEqual([]);
+    const described = (paths['/FeLogin']!.post!.responses as Record<string, Json>)['400']!.description;
+    expect(described).toContain('__proto__');
   });
 });

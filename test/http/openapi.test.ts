@@ -2,6 +2,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { defineAction, type Action } from '../../src/actions/action';
 import { actions as registeredActions } from '../../src/actions';
+import { statusOf } from '../../src/core/errors';
 import { COMMON_REASONS, createOpenApiDocument, type OpenApiDocument } from '../../src/http/openapi';
 import { testApp, testDeps } from '../support/app';
 
@@ -77,7 +78,17 @@ function expectWellFormed(doc: OpenApiDocument, actionList: readonly Action[]) {
     expect((success!.properties as Json).success).toEqual({ type: 'boolean', enum: [true] });
     expect(success!.required).toEqual(expect.arrayContaining(['success', 'error', 'data']));
     const reason = (((failure!.properties as Json).data as Json).properties as Json).reason as Json;
-    expect(reason.enum).toEqual(expect.arrayContaining([...(action.reasons ?? []), ...COMMON_REASONS]));
+    // The business outcomes on 200; a reason of another status (store_unavailable, rate_limited) under its own.
+    const own = [...(action.reasons ?? []), ...COMMON_REASONS];
+    expect(reason.enum).toEqual(expect.arrayContaining(own.filter((r) => statusOf(r) === 200)));
+    for (const other of own.filter((r) => statusOf(r) !== 200)) {
+      const answer = (operation!.responses as Json)[String(statusOf(other))] as Json | undefined;
+      const failure = resolve(doc, jsonSchemaOf(answer));
+      expect([other, (((failure.properties as Json).data as Json).properties as Json).reason]).toEqual([
+        other,
+        expect.objectContaining({ enum: expect.arrayContaining([other]) }),
+      ]);
+    }
   }
 }
 
@@ -128,9 +139,26 @@ describe('OpenAPI document', () => {
     ]);
   });
 
-  it('documents transport failures as the default response with the failure envelope', () => {
-    const fallback = (op(doc, '/code_send')!.responses as Json).default as Json;
-    expect(jsonSchemaOf(fallback)).toEqual({ $ref: '#/components/schemas/Failure' });
+  it('lists each transport status under every operation, each with its reasons from the catalogue', () => {
+    for (const path of ['/code_send', '/']) {
+      const responses = op(doc, path)!.responses as Json;
+      expect([path, Object.keys(responses)]).toEqual([path, ['200', '400', '404', '405', '413', '415', '429', '500']]);
+      expect(jsonSchemaOf(responses['429'])).toEqual({ $ref: '#/components/schemas/Failure.429' });
+      expect(Object.keys((responses['429'] as Json).headers as Json)).toEqual(['Retry-After']);
+      expect(((responses['405'] as Json).headers as Json).Allow).toMatchObject({ schema: { enum: ['POST'] } });
+    }
+    const reason = (id: string) =>
+      (((doc.components!.schemas![id] as Json).properties as Json).data as Json).properties as Json;
+    expect(reason('Failure.400').reason).toMatchObject({ enum: ['malformed_json'] });
+    expect(reason('Failure.404').reason).toMatchObject({ enum: ['unknown_action'] });
+  });
+
+  it('lists 503 store_unavailable with Retry-After where the action touches the store', () => {
+    const store = defineAction({ ...generate, name: 'code_check', reasons: ['invalid', 'store_unavailable'] });
+    const responses = op(createOpenApiDocument([generate, store]), '/code_check')!.responses as Json;
+    expect(Object.keys(responses)).toContain('503');
+    expect(Object.keys((responses['503'] as Json).headers as Json)).toEqual(['Retry-After']);
+    expect(Object.keys(op(doc, '/code_send')!.responses as Json)).not.toContain('503');
   });
 
   it('is the same document every time it is generated', () => {

@@ -93,6 +93,7 @@ async function subscribe(
 export const newsletterSubscribe = defineAction({
   name: 'newsletter_subscribe',
   summary: 'Subscribes an email to mailing lists, one call per headline with its own key.',
+  rules: ['each item of `selections` that names both a `feed` and a `testata` names a pair that belongs together'],
   request: newsletterSubscribeRequest,
   response: newsletterSubscribeResponse,
   reasons: ['partial_failure', 'subscription_failed', 'not_configured', 'rate_limited', 'challenge_required'],

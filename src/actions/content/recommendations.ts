@@ -3,6 +3,7 @@ import { apiError, withDetails, isApiError, messageIn } from '../../core/errors'
 import type { WidgetRequestBody } from '../../clients/recommendations';
 import type { Config } from '../../core/config/schema';
 import { defineAction, type ActionResult } from '../action';
+import { NOT_BLANK } from '../document-rules';
 import { recommendedArticle, toArticle } from './article';
 import { chooseWidget, type WidgetChoice } from './widget';
 
@@ -10,13 +11,19 @@ import { chooseWidget, type WidgetChoice } from './widget';
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? null : v), schema.nullish());
 
 const recommendationsRequest = z.object({
-  url: optional(z.url({ protocol: /^https?$/ }).max(2048)),
-  udi: optional(z.string().trim().min(1).max(256)),
+  // The pattern tells the document what z.url with this protocol reads: an http(s) address with a host.
+  url: optional(
+    z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .meta({ pattern: '^https?://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::\\d{1,5})?(?:[/?#][!-~]*)?$' }),
+  ),
+  udi: optional(z.string().trim().min(1).max(256).meta(NOT_BLANK)),
   toptrend: z
     .boolean()
     .nullish()
     .transform((v) => v ?? false),
-  widget_id: optional(z.string().trim().min(1).max(128)),
+  widget_id: optional(z.string().trim().min(1).max(128).meta(NOT_BLANK)),
 });
 
 const recommendationsResponse = z.object({

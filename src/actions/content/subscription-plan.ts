@@ -8,8 +8,11 @@ import { feedCode, feedOf, headlineCode, headlineOf, LIST_ID, type Feed, type He
  * named by its path (`selections.2.mlid`), the way the front controller names schema issues.
  */
 
+/** LIST_ID as the document states it, with the spaces the trim removes around an id. */
+const LIST_ID_TEXT = `\\s*${LIST_ID.source.slice(1, -1)}\\s*`;
+
 const listId = z
-  .union([z.string(), z.number().int().nonnegative()])
+  .union([z.string().meta({ pattern: `^${LIST_ID_TEXT}$` }), z.number().int().nonnegative()])
   .transform((v) => String(v).trim())
   .pipe(z.string().min(1, { error: 'must not be empty', abort: true }).regex(LIST_ID, 'must be a numeric list id'));
 
@@ -17,6 +20,7 @@ const listId = z
 const listIds = z
   .string()
   .max(2000)
+  .meta({ pattern: `^${LIST_ID_TEXT}(?:,${LIST_ID_TEXT})*$` })
   .transform((value, ctx) => {
     if (value.trim() === '') {
       ctx.addIssue({ code: 'custom', message: 'must not be empty' });

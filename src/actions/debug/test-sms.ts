@@ -1,15 +1,18 @@
 import { z } from 'zod';
+import { oneOfGiven, phoneText } from '../document-rules';
 import { apiError, isApiError } from '../../core/errors';
 import { maskPhone, maskSecret } from '../../core/logger';
 import { invalidField } from '../../domain/otp/errors';
 import { defineAction } from '../action';
 import { requireDiagnosticsAccess, safeUrl, sampleCode } from './diagnostics';
 
-const testSmsRequest = z.looseObject({
-  phone: z.string().trim().max(32).nullish(),
-  /** Alias of phone. */
-  to: z.string().trim().max(32).nullish(),
-});
+const testSmsRequest = z
+  .looseObject({
+    phone: phoneText().nullish(),
+    /** Alias of phone. */
+    to: phoneText().nullish(),
+  })
+  .meta(oneOfGiven(['phone', 'to']));
 
 export const testSms = defineAction({
   name: 'test_sms',

@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { phoneText } from '../document-rules';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
 import { defineAction } from '../action';
 import { challengeField, channelField, localeField, optionalEmail, proofField } from './fields';
 
 const feAddPhoneRequest = z.object({
-  phone: z.string().trim().min(1).max(32).describe('the phone to add, any form (normalised to E.164)'),
+  phone: phoneText().min(1).describe('the phone to add, any form (normalised to E.164)'),
   uid: z.string().trim().max(128).nullish(),
   email: optionalEmail,
   flow: z.preprocess(

@@ -1,12 +1,15 @@
 import { z } from 'zod';
-import { recipientKey } from '../../core/address';
+import { MAILBOX_PATTERN, recipientKey } from '../../core/address';
+import { PHONE_PATTERN } from '../../core/phone-pattern';
 import { challengeField, channelField, localeField } from './fields';
 import { ACTION_ENTRY } from '../../../machines';
 import { flowAnswerShape } from '../../flows/answer';
 import { defineAction } from '../action';
 
 const feLoginRequest = z.object({
-  identifier: recipientKey().describe('an email, or a phone in any form (normalised to E.164)'),
+  identifier: recipientKey()
+    .meta({ anyOf: [{ pattern: MAILBOX_PATTERN }, { pattern: PHONE_PATTERN }] })
+    .describe('an email, or a phone in any form (normalised to E.164)'),
   method: z
     .enum(['otp', 'password'])
     .nullish()
@@ -18,6 +21,9 @@ const feLoginRequest = z.object({
 
 export const feLogin = defineAction({
   name: 'FeLogin',
+  rules: [
+    '`channel` only where sms.channel_choice is on, for a phone identifier whose region offers that channel (sms.channels)',
+  ],
   summary:
     'Starts a login: a phone gets an SMS code (13, next 14), an email a mail code (32, next 33); method password answers 60.',
   request: feLoginRequest,

@@ -23,10 +23,19 @@ const feVerifyOtpRequest = z
     // Declining the phone on file is the one request of this action that carries no code.
     if (request.otp_code === undefined && request.flow !== 'email_phone_declined')
       ctx.addIssue({ code: 'custom', path: ['otp_code'], message: 'is required' });
+  })
+  .meta({
+    anyOf: [
+      { required: ['otp_code'] },
+      { required: ['flow'], properties: { flow: { const: 'email_phone_declined' } } },
+    ],
   });
 
 export const feVerifyOtp = defineAction({
   name: 'FeVerifyOtp',
+  rules: [
+    'the fields a flow needs at its step: `email` for the email flows, `phone` for the phone flows, the `pending_proof` the previous answer handed out (invalid_proof when it is not that one)',
+  ],
   summary:
     'Checks the code of the step the user is on: 14 or 33 log in (90) or continue (24, 37, 61, or 65: a code to the phone on file of an account whose email was never confirmed); 23 continues a registration (25, 37 or 90); 62 saves the new phone (90); 65 keeps the phone on file (90), or with flow email_phone_declined leaves it dropped (61).',
   request: feVerifyOtpRequest,

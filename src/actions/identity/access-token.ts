@@ -22,6 +22,7 @@ const accessTokenRequest = z.object({
 
 export const accessToken = defineAction({
   name: 'access_token',
+  rules: ['`body` only with a right `x-internal-key`: a non-empty body from any other caller is refused'],
   summary:
     'Issues an access token for a uid and stores it in cookie __utp; needs a proof binding the uid, which it spends.',
   request: accessTokenRequest,

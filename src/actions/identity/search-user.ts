@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { phoneText } from '../document-rules';
 import { issueVerifiedProof, presentedProof, trustedCaller, vouches } from '../../domain/guard';
 import { customValue } from '../../domain/accounts/profile';
 import { proofField, requirePhone } from './fields';
@@ -6,7 +7,7 @@ import { searchPhone } from '../../domain/accounts/phone-owner';
 import { defineAction } from '../action';
 
 const searchUserRequest = z.object({
-  phone: z.string().trim().min(1).max(32),
+  phone: phoneText().min(1),
   proof: proofField,
 });
 

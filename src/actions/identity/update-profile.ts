@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { oneOfGiven } from '../document-rules';
 import type { CustomFields, IdentityFields } from '../../clients/identity';
 import { apiError } from '../../core/errors';
 import { issueVerifiedProof, requireVerified, spending } from '../../domain/guard';
@@ -8,16 +9,18 @@ import { presentFields, saveProfile } from '../../domain/accounts/profile-save';
 import { ensurePhoneFree } from '../../domain/accounts/phone-owner';
 import { defineAction } from '../action';
 
-const updateProfileRequest = z.object({
-  uid: uidField,
-  email: optionalEmail,
-  first_name: optionalText,
-  last_name: optionalText,
-  otp_phone: optionalPhone,
-  city: optionalText,
-  birth_date: optionalDate,
-  proof: proofField,
-});
+const updateProfileRequest = z
+  .object({
+    uid: uidField,
+    email: optionalEmail,
+    first_name: optionalText,
+    last_name: optionalText,
+    otp_phone: optionalPhone,
+    city: optionalText,
+    birth_date: optionalDate,
+    proof: proofField,
+  })
+  .meta(oneOfGiven(['email', 'first_name', 'last_name', 'otp_phone', 'city', 'birth_date']));
 
 const updateProfileResponse = z.object({
   calls: z.array(z.enum(['identity', 'custom'])),

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { mailbox, recipientKey } from '../../core/address';
 import { PHONE_CHANNELS } from '../../core/config/schema';
+import { NOT_BLANK, phoneText } from '../document-rules';
 
 /* Request fields shared by the OTP actions. Legacy frontends send null or '' for "absent": both are accepted. */
 
 export const otpKeyField = recipientKey();
-export const otpCodeField = z.string().trim().min(1).max(64);
-export const phoneField = z.string().trim().max(32);
+export const otpCodeField = z.string().trim().min(1).max(64).meta(NOT_BLANK);
+export const phoneField = phoneText();
 export const emailField = z.union([z.literal(''), mailbox()]);
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { oneOfGiven } from '../document-rules';
 import { invalidField } from '../../domain/otp/errors';
 import {
   issueVerifiedProof,
@@ -14,17 +15,19 @@ import { defineAction } from '../action';
 import { otpCodeField, otpKeyField } from './fields';
 import { provenBy } from '../../domain/otp/reached';
 
-const verifyOtpRequest = z.object({
-  otp_code: otpCodeField,
-  /** The contract: the OTP key, phone or email (named `email` for historical reasons). */
-  email: otpKeyField.nullish(),
-  is_registration: z.boolean().nullish(),
-  /** The OTP key when `email` is absent; with is_registration, the user whose DOI is confirmed. */
-  uid: otpKeyField.nullish(),
-  access_token: z.string().max(4096).nullish(),
-  stay_logged_in: z.boolean().nullish(),
-  proof: proofField,
-});
+const verifyOtpRequest = z
+  .object({
+    otp_code: otpCodeField,
+    /** The contract: the OTP key, phone or email (named `email` for historical reasons). */
+    email: otpKeyField.nullish(),
+    is_registration: z.boolean().nullish(),
+    /** The OTP key when `email` is absent; with is_registration, the user whose DOI is confirmed. */
+    uid: otpKeyField.nullish(),
+    access_token: z.string().max(4096).nullish(),
+    stay_logged_in: z.boolean().nullish(),
+    proof: proofField,
+  })
+  .meta(oneOfGiven(['email', 'uid']));
 
 const verifyOtpResponse = z.object({
   valid: z.literal(true),
