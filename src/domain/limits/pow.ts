@@ -57,7 +57,7 @@ function parsePayload(text: string): Payload | undefined {
   try {
     parsed = JSON.parse(Buffer.from(text, 'base64').toString('utf8'));
   } catch {
-    return undefined;
+    // Not base64 JSON: nothing parsed, which the schema refuses below.
   }
   // The payload as sent, not as the schema reads it: ALTCHA checks every field of it.
   return PAYLOAD.safeParse(parsed).success ? (parsed as Payload) : undefined;
