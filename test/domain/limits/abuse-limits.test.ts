@@ -58,6 +58,20 @@ describe('abuse limits', () => {
     expect((await app.post('verify_otp', { email: phone(9), otp_code: '123456' })).body.data.reason).toBe('invalid');
   });
 
+  it('says in Retry-After the seconds left rounded up, so a client that waits that long is served', async () => {
+    app = await startApp({ rate_limits: { verifies_per_ip_per_minute: 1 } });
+    const verify = () => app.post('verify_otp', { email: phone(1), otp_code: '123456' });
+    await verify();
+    app.tick(1);
+    const refused = await verify();
+    expect([refused.status, refused.headers['retry-after']]).toEqual([429, '60']);
+    app.tick(59_998);
+    // A millisecond left is still a second to wait, never 0.
+    expect((await verify()).headers['retry-after']).toBe('1');
+    app.tick(1);
+    expect((await verify()).status).toBe(200);
+  });
+
   it('counts per client IP from X-Forwarded-For only behind server.trust_proxy_hops proxies', async () => {
     app = await startApp({ server: { trust_proxy_hops: 1 }, rate_limits: { verifies_per_ip_per_minute: 1 } });
     const from = (ip: string) =>
