@@ -1,6 +1,9 @@
 import nock from 'nock';
 import { smsGateway, startApp, useNock, type Harness } from '../../actions/otp/harness';
 import { BASE, fixture, identityApp, identityConfig } from '../../actions/identity/support';
+import { createAbuseLimits } from '../../../src/domain/limits/abuse-limits';
+import { createMemoryRateLimiter } from '../../../src/domain/limits/rate-limiter';
+import { testConfig } from '../../support/app';
 
 /* The abuse limits of issue 6 through the real app: 429, reason rate_limited, Retry-After, nothing sent. */
 
@@ -116,5 +119,25 @@ describe('lookups that reveal whether an account exists', () => {
     const withProof = await call('search_user', { phone: '+393331234567', proof: proof({ phone: '+393331234567' }) });
     expect(withProof.status).toBe(200);
     expect(withProof.body.meta.found).toBe(true);
+  });
+});
+
+describe('work that serves no request (no client address)', () => {
+  it('is counted on no shared client budget: background work never refuses itself', async () => {
+    const limits = createAbuseLimits(
+      testConfig({
+        rate_limits: { sends_per_ip_per_hour: 1, verifies_per_ip_per_minute: 1, registrations_per_ip_per_hour: 1 },
+      }),
+      createMemoryRateLimiter(),
+      () => 1_900_000_000_000,
+    );
+    for (let i = 0; i < 3; i++) {
+      await expect(limits.sendFromIp(undefined)).resolves.toBeUndefined();
+      await expect(limits.verifyFromIp(undefined)).resolves.toBeUndefined();
+      await expect(limits.registration(undefined)).resolves.toBeUndefined();
+    }
+    // One client's budget is its own all the same.
+    await limits.verifyFromIp('203.0.113.7');
+    await expect(limits.verifyFromIp('203.0.113.7')).rejects.toMatchObject({ reason: 'rate_limited' });
   });
 });
