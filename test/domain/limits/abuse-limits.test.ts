@@ -141,3 +141,19 @@ describe('work that serves no request (no client address)', () => {
     await expect(limits.verifyFromIp('203.0.113.7')).rejects.toMatchObject({ reason: 'rate_limited' });
   });
 });
+
+describe('password logins counted per email', () => {
+  it('count every spelling of one inbox, spaces around it included, on one budget', async () => {
+    const limits = createAbuseLimits(
+      testConfig({ rate_limits: { password_logins_per_email: 2, password_logins_per_ip: 100 } }),
+      createMemoryRateLimiter(),
+      () => 1_900_000_000_000,
+    );
+    await limits.passwordLogin('203.0.113.7', 'mario.rossi@example.com');
+    await limits.passwordLogin('203.0.113.8', ' Mario.Rossi@example.com ');
+    await expect(limits.passwordLogin('203.0.113.9', 'mario.rossi+x@example.com\t')).rejects.toMatchObject({
+      reason: 'rate_limited',
+      data: { limit: 'password_logins_per_email' },
+    });
+  });
+});
