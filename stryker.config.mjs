@@ -38,8 +38,8 @@ export const modules = {
       'test/domain/limits/abuse-limits.test.ts',
       'test/domain/limits/rate-limiter.test.ts',
       'test/domain/otp/service.test.ts',
-      'test/security/limits-table.test.ts',
       'test/security/abuse.test.ts',
+      'test/security/metering.test.ts',
     ],
   },
   pow: {
@@ -84,6 +84,8 @@ export default {
   ignorePatterns: ['docs', 'bench', 'client/node_modules', 'reports', '.stryker-tmp', 'dist'],
   reporters: ['clear-text', 'progress', 'json'],
   jsonReporter: { fileName: `reports/mutation/${name}.json` },
+  // `--incremental` re-runs only the mutants whose code or covering tests changed, each module against its own last run.
+  incrementalFile: `reports/mutation/${name}.incremental.json`,
   thresholds: { high: 90, low: 80, break: null },
   tempDirName: '.stryker-tmp',
   timeoutMS: 30_000,

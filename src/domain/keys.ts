@@ -27,7 +27,12 @@ export const KEY_HEADERS: Readonly<Record<KeyName, string>> = {
 const KEY_NAMES = Object.keys(KEY_HEADERS) as KeyName[];
 
 /** A request that presented no key. */
-export const NO_KEYS: PresentedKeys = Object.freeze({ internal: false, funnel: false, metrics: false });
+export const NO_KEYS: PresentedKeys = Object.freeze({
+  internal: false,
+  funnel: false,
+  // Stryker disable next-line BooleanLiteral: nothing reads it; /metrics asks metricsTokenHeld, not the request's keys
+  metrics: false,
+});
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
@@ -38,6 +43,8 @@ export function keyMatches(expected: string, given: string): boolean {
 
 /** keyMatches for one configured key, its digest taken once: a request hashes only what it presented. */
 function matcherOf(expected: string): (given: string) => boolean {
+  // check() passes over a key not configured before it matches: this keeps the matcher safe on its own.
+  // Stryker disable next-line BooleanLiteral,ConditionalExpression,StringLiteral: unreachable from check(), see above
   if (expected === '') return () => false;
   const want = digest(expected);
   return (given) => timingSafeEqual(want, digest(given));

@@ -117,6 +117,14 @@ describe('the wrong-key lockout', () => {
     expect(await refusal('203.0.113.7', { funnel: FUNNEL })).toEqual({ internal: false, funnel: true, metrics: false });
   });
 
+  it("refuses nothing to a locked-out client that presents no key: a public request is nobody's guess", async () => {
+    const { refusal } = setup();
+    for (let i = 0; i < 6; i++) await refusal('203.0.113.7', { internal: `guess-${i}` });
+    expect(await refusal('203.0.113.7', { internal: INTERNAL })).toMatchObject({ reason: 'rate_limited' });
+    for (const given of [{}, { internal: '', funnel: '', metrics: '' }] as Record<string, string>[])
+      expect(await refusal('203.0.113.7', given)).toEqual({ internal: false, funnel: false, metrics: false });
+  });
+
   it("leaves another client unaffected by one client's wrong keys, and locks the guesser's whole IPv6 /64", async () => {
     const { refusal } = setup();
     for (let i = 0; i < 6; i++) await refusal('2001:db8:1:2::7', { metrics: `guess-${i}` });

@@ -253,7 +253,7 @@ describe.each(surfaces)('guessing $name', (surface) => {
     const warnings = logged.parsed().filter((line) => line.event === 'wrong_key');
     expect(warnings).toHaveLength(ALLOWED + 2);
     for (const line of warnings) {
-      expect(line).toMatchObject({ level: 40, header: surface.header, ip: GUESSER });
+      expect(line).toMatchObject({ level: 40, msg: 'wrong key refused', header: surface.header, ip: GUESSER });
       // Nothing but the event, the header, the client and the request: no field could carry the guess or its length.
       expect(Object.keys(line).sort()).toEqual([
         'event',

@@ -1,6 +1,9 @@
 import nock from 'nock';
 import { smsGateway, startApp, useNock, type Harness } from '../../actions/otp/harness';
 import { BASE, fixture, identityApp, identityConfig } from '../../actions/identity/support';
+import { createAbuseLimits } from '../../../src/domain/limits/abuse-limits';
+import { createMemoryRateLimiter } from '../../../src/domain/limits/rate-limiter';
+import { testConfig } from '../../support/app';
 
 /* The abuse limits of issue 6 through the real app: 429, reason rate_limited, Retry-After, nothing sent. */
 
@@ -58,6 +61,20 @@ describe('abuse limits', () => {
     expect((await app.post('verify_otp', { email: phone(9), otp_code: '123456' })).body.data.reason).toBe('invalid');
   });
 
+  it('says in Retry-After the seconds left rounded up, so a client that waits that long is served', async () => {
+    app = await startApp({ rate_limits: { verifies_per_ip_per_minute: 1 } });
+    const verify = () => app.post('verify_otp', { email: phone(1), otp_code: '123456' });
+    await verify();
+    app.tick(1);
+    const refused = await verify();
+    expect([refused.status, refused.headers['retry-after']]).toEqual([429, '60']);
+    app.tick(59_998);
+    // A millisecond left is still a second to wait, never 0.
+    expect((await verify()).headers['retry-after']).toBe('1');
+    app.tick(1);
+    expect((await verify()).status).toBe(200);
+  });
+
   it('counts per client IP from X-Forwarded-For only behind server.trust_proxy_hops proxies', async () => {
     app = await startApp({ server: { trust_proxy_hops: 1 }, rate_limits: { verifies_per_ip_per_minute: 1 } });
     const from = (ip: string) =>
@@ -102,5 +119,41 @@ describe('lookups that reveal whether an account exists', () => {
     const withProof = await call('search_user', { phone: '+393331234567', proof: proof({ phone: '+393331234567' }) });
     expect(withProof.status).toBe(200);
     expect(withProof.body.meta.found).toBe(true);
+  });
+});
+
+describe('work that serves no request (no client address)', () => {
+  it('is counted on no shared client budget: background work never refuses itself', async () => {
+    const limits = createAbuseLimits(
+      testConfig({
+        rate_limits: { sends_per_ip_per_hour: 1, verifies_per_ip_per_minute: 1, registrations_per_ip_per_hour: 1 },
+      }),
+      createMemoryRateLimiter(),
+      () => 1_900_000_000_000,
+    );
+    for (let i = 0; i < 3; i++) {
+      await expect(limits.sendFromIp(undefined)).resolves.toBeUndefined();
+      await expect(limits.verifyFromIp(undefined)).resolves.toBeUndefined();
+      await expect(limits.registration(undefined)).resolves.toBeUndefined();
+    }
+    // One client's budget is its own all the same.
+    await limits.verifyFromIp('203.0.113.7');
+    await expect(limits.verifyFromIp('203.0.113.7')).rejects.toMatchObject({ reason: 'rate_limited' });
+  });
+});
+
+describe('password logins counted per email', () => {
+  it('count every spelling of one inbox, spaces around it included, on one budget', async () => {
+    const limits = createAbuseLimits(
+      testConfig({ rate_limits: { password_logins_per_email: 2, password_logins_per_ip: 100 } }),
+      createMemoryRateLimiter(),
+      () => 1_900_000_000_000,
+    );
+    await limits.passwordLogin('203.0.113.7', 'mario.rossi@example.com');
+    await limits.passwordLogin('203.0.113.8', ' Mario.Rossi@example.com ');
+    await expect(limits.passwordLogin('203.0.113.9', 'mario.rossi+x@example.com\t')).rejects.toMatchObject({
+      reason: 'rate_limited',
+      data: { limit: 'password_logins_per_email' },
+    });
   });
 });

@@ -77,6 +77,9 @@ describe('a proof-of-work solution', () => {
       encode({ challenge }),
       encode({ solution }),
       encode({ challenge: { parameters: challenge.parameters }, solution }),
+      // Parameters that are no object are no challenge of ours, before any of them is read.
+      encode({ challenge: { ...challenge, parameters: 'otp_generate' }, solution }),
+      encode({ challenge: { ...challenge, signature: 7 }, solution }),
       encode({ challenge, solution: { ...solution, counter: String(solution.counter) } }),
       encode({ challenge, solution: { counter: solution.counter } }),
     ];
@@ -93,6 +96,22 @@ describe('a proof-of-work solution', () => {
         'digest-of-mario',
       ),
     ).toEqual({ fault: 'mismatch' });
+    // Parameters naming no action and identifier are bound to nothing, and without an expiry the challenge has expired.
+    const { data: _data, expiresAt: _expiresAt, ...unbound } = challenge.parameters;
+    expect(
+      await pow.verify(
+        encode({ challenge: { ...challenge, parameters: unbound }, solution }),
+        'otp_generate',
+        'digest-of-mario',
+      ),
+    ).toEqual({ fault: 'mismatch' });
+    expect(
+      await pow.verify(
+        encode({ challenge: { ...challenge, parameters: { ...unbound, data: challenge.parameters.data } }, solution }),
+        'otp_generate',
+        'digest-of-mario',
+      ),
+    ).toEqual({ fault: 'expired' });
     // A derived key that is not the one the work finds (ALTCHA's deterministic mode checks the key, whose signature the challenge carries).
     const derivedKey = solution.derivedKey as string;
     const wrong = `${derivedKey.slice(0, -1)}${derivedKey.endsWith('0') ? '1' : '0'}`;
@@ -103,6 +122,30 @@ describe('a proof-of-work solution', () => {
         'digest-of-mario',
       ),
     ).toEqual({ fault: 'invalid' });
+  });
+});
+
+describe('a solution to a challenge issued before a deploy', () => {
+  // Solved from a challenge this code issued with this key, at this clock, kept as the widget sent it: the secrets
+  // are derived from the key the same way by every release, so a rolling deploy refuses no widget mid-solve.
+  const KEPT = [
+    'eyJjaGFsbGVuZ2UiOnsicGFyYW1ldGVycyI6eyJhbGdvcml0aG0iOiJTSEEtMjU2IiwiY29zdCI6MSwiZGF0YSI6eyJhIjoib3RwX2dlbmVyYXRlIiwi',
+    'aSI6ImRpZ2VzdC1vZi1tYXJpbyJ9LCJleHBpcmVzQXQiOjE5MDAwMDAzMDAsImtleUxlbmd0aCI6MzIsImtleVByZWZpeCI6IjdmY2I4NDUyY2ZiYTQw',
+    'ODdmMWM0ZDA5NzJlZjZkZjA1Iiwia2V5U2lnbmF0dXJlIjoiNWNlNmEzMmM5YzQwNGFkMmJiNmRlMTA2MGZiZDA2MTJlNDA0NzE0YjdiOTlkMjNiYWY4',
+    'MGNiNmVlYTE3MDk5MiIsIm5vbmNlIjoiMTJmNDBhNmQ2ZGNjMmVhMTdlOTliNjQ4NGNjN2E1MjEiLCJzYWx0IjoiNjEzNmIyMGUwODNjNDkzOGNkYzFh',
+    'YzBkZmQ3ZWYwZDUifSwic2lnbmF0dXJlIjoiNDgzZjRhOWE1ZjU1NGRlN2MzMzhmZmFmNDRmM2MxY2YzMzhkYmY0NTZmZjJmYTRlNzFmY2JkYTkyMWU5',
+    'MjNkMSJ9LCJzb2x1dGlvbiI6eyJjb3VudGVyIjoxNywiZGVyaXZlZEtleSI6IjdmY2I4NDUyY2ZiYTQwODdmMWM0ZDA5NzJlZjZkZjA1M2QxYmVkMjZk',
+    'MTJmNzZhM2JhMjFmZWIzYmE0MmY0NWUiLCJ0aW1lIjowLjV9fQ==',
+  ].join('');
+
+  it('is taken after it by an instance with the same key, and refused by one with another key', async () => {
+    const pow = createPow(settings, key, () => 1_900_000_000_000);
+    expect(await pow.verify(KEPT, 'otp_generate', 'digest-of-mario')).toEqual({
+      id: '483f4a9a5f554de7c338ffaf44f3c1cf338dbf456ff2fa4e71fcbda921e923d1',
+      expiresAt: 1_900_000_300_000,
+    });
+    const other = createPow(settings, Buffer.alloc(32, 8), () => 1_900_000_000_000);
+    expect(await other.verify(KEPT, 'otp_generate', 'digest-of-mario')).toEqual({ fault: 'invalid' });
   });
 });
 
