@@ -38,6 +38,7 @@ export const ITALIAN_ISSUES: Readonly<Record<string, string>> = {
   'selections, or testata with mlids, is required': 'servono selections, oppure testata con mlids',
   'a language tag such as it, en or en-GB': 'un codice di lingua come it, en o en-GB',
   'key not allowed': 'chiave non ammessa',
+  'must be base64url': 'deve essere in base64url',
   'not the phone verified in this journey': 'non è il telefono verificato in questo percorso',
   'neither an email nor a phone number': 'né un’email né un numero di telefono',
   'is required at this step': 'è obbligatorio a questo passo',
