@@ -25,8 +25,9 @@ module.exports = {
   // A memory limit makes Jest use a worker and start a fresh one once it holds more than this.
   workerIdleMemoryLimit: '1GB',
   // A worker per core: most files wait on real servers (Redis, SMTP, browsers), not on a core, so two
-  // workers on two cores took the suite from 17 to under 12 minutes. The bench's paced runs are the
-  // exception and run alone after the rest (scripts/test.sh).
+  // workers on two cores took the suite from 17 to under 12 minutes. Two builds' paced runs are the
+  // exception (test/bench/against.test.ts) and run alone after the rest (scripts/test.sh).
   maxWorkers: '100%',
+  testSequencer: '<rootDir>/test/support/slow-first-sequencer.js',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };

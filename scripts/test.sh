@@ -45,13 +45,13 @@ if [ $# -gt 0 ]; then
   echo "== tests"; npx jest --ci "$@"
   exit
 fi
-# Two Jest workers for everything but the bench's real runs (most files wait on servers, not on a
-# core), then those runs alone: they pace load against a live service and measure it, so a second
-# file on the cores starves them ("no answer at all" at half load). One closing line counts both.
+# Two Jest workers for everything but the paced runs of two builds against each other (most files
+# wait on servers, not on a core), then those alone: they pace load against live services, so a
+# second file on the cores starves them ("no answer at all" at half load). One closing line counts both.
 carry=$(mktemp); trap 'rm -f "$carry"' EXIT
 echo "== tests"
 status=0
-JEST_SUMMARY_CARRY=$carry JEST_SUMMARY_PART=first npx jest --ci --testPathIgnorePatterns '/test/bench/' || status=$?
-echo "== tests: the bench's real runs, alone"
-JEST_SUMMARY_CARRY=$carry npx jest --ci --maxWorkers=1 test/bench/ || status=$?
+JEST_SUMMARY_CARRY=$carry JEST_SUMMARY_PART=first npx jest --ci --testPathIgnorePatterns '/test/bench/against' || status=$?
+echo "== tests: the bench's paced runs against another build, alone"
+JEST_SUMMARY_CARRY=$carry npx jest --ci --maxWorkers=1 test/bench/against || status=$?
 exit $status
