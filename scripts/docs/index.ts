@@ -8,10 +8,11 @@ import { operationsDoc } from './operations';
 
 /** Every generated file under docs/, and the typed client's types. Each generator adds itself here. */
 export const docGenerators: DocGenerator[] = [
+  // Before the document: its links are read off the journey examples.
+  journeyExamplesDoc,
   openapiDoc,
   operationsDoc,
   flowsDoc,
-  journeyExamplesDoc,
   journeysDoc,
   ...journeySvgDocs,
   clientTypesDoc,

@@ -10,6 +10,8 @@ import { passkeysActions } from '../actions/passkeys';
 import { identityActions } from '../actions/identity';
 import { otpActions } from '../actions/otp';
 import { PHONE_PATTERN } from '../core/phone-pattern';
+import { journeyExamples, type JourneyExample } from './demo/flow-examples';
+import { journeyLinks } from './openapi-links';
 
 /*
  * The OpenAPI 3.1 description, generated from the action registry: each action's zod request
@@ -397,8 +399,14 @@ function registerOperations(registry: OpenAPIRegistry, envelope: z.ZodType, fail
   });
 }
 
-/** The OpenAPI document of `actions` (the registry by default). Pure: same actions, same document. */
-export function createOpenApiDocument(actions: readonly Action[] = registeredActions): OpenApiDocument {
+/**
+ * The OpenAPI document of `actions` (the registry by default), its links read off `journeys`
+ * (the committed journey examples by default). Pure: same actions and journeys, same document.
+ */
+export function createOpenApiDocument(
+  actions: readonly Action[] = registeredActions,
+  journeys: readonly JourneyExample[] = [...journeyExamples().values()],
+): OpenApiDocument {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'internalKey', {
     type: 'apiKey',
@@ -489,7 +497,23 @@ export function createOpenApiDocument(actions: readonly Action[] = registeredAct
       description:
         'A mobile number as src/domain/phone.ts parses it: E.164, or national in sms.default_region (IT by default), from the numbering plans of libphonenumber-js.',
     };
+  addLinks(document, journeys);
   return document;
+}
+
+/** The journeys' links under each Fe* operation's 200 answer, between operations the document has. */
+function addLinks(document: OpenApiDocument, journeys: readonly JourneyExample[]): void {
+  const schemas = (document.components?.schemas ?? {}) as Record<
+    string,
+    { properties?: Record<string, { enum?: unknown[] }> }
+  >;
+  const enums = (action: string, field: string) => schemas[`${action}.Request`]?.properties?.[field]?.enum;
+  for (const [from, links] of journeyLinks(journeys, enums)) {
+    const answer = document.paths?.[`/${from}`]?.post?.responses?.['200'] as
+      { links?: Record<string, unknown> } | undefined;
+    const known = Object.entries(links).filter(([, link]) => document.paths?.[`/${link.operationId}`]?.post);
+    if (answer && known.length) answer.links = Object.fromEntries(known);
+  }
 }
 
 /** Replaces `pattern` by a `$ref` wherever a schema of the document states it; whether any did. */
