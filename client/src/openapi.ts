@@ -667,7 +667,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** In the sandbox, a browser on the root is sent to the demo. */
+        get: operations["root"];
         put?: never;
         /**
          * Any action, named by the query parameter (the same call as POST /<name>).
@@ -704,7 +705,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: 200 when the store answers, 503 (reason store_unavailable) otherwise. */
+        /**
+         * Readiness: 200 when the store answers, 503 (reason store_unavailable) otherwise.
+         * @description To an operator (x-internal-key, or in the sandbox) the 200 also lists in data.unsafe the defences this instance runs without and in data.warnings the configuration warnings; to anyone else data.status only.
+         */
         get: operations["readyz"];
         put?: never;
         post?: never;
@@ -740,6 +744,323 @@ export interface paths {
         };
         /** This document. */
         get: operations["openapi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/flows/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The funnel's figures: requests, answers and conversion by journey and step (docs/funnel.md).
+         * @description With funnel.enabled. A reader holds x-internal-key or x-funnel-key; in the sandbox anyone reads. A query that does not parse, or a range over 30 days, is answered invalid_request (HTTP 200).
+         */
+        get: operations["flows_stats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/flows/funnel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The funnel as a page: the same figures as /flows/stats, for people. */
+        get: operations["flows_funnel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/flows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The journeys' diagrams with their examples (and, to a funnel reader, its figures drawn on them).
+         * @description Served with the demo (demo.enabled or the sandbox) to anyone; without the demo, only to a funnel reader (404 unknown_action to anyone else).
+         */
+        get: operations["flows"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/flows/{asset}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The pages' styles and each journey's diagram.
+         * @description As /flows: with the demo to anyone, without it to a funnel reader (funnel.css: to anyone).
+         */
+        get: operations["flows_asset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/demo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The demo page: every journey driven by the typed client against this service.
+         * @description With demo.enabled or the sandbox; 404 unknown_action otherwise.
+         */
+        get: operations["demo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/demo/{asset}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The demo's script, styles and setup.
+         * @description As /demo.
+         */
+        get: operations["demo_asset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/demo/client/{module}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The typed client (client/), as the demo loads it: one ES module per file. */
+        get: operations["demo_client"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/demo/altcha/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** ALTCHA's widget, its styles and its language, for the demo's proof-of-work challenge. */
+        get: operations["demo_altcha"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The SMS operator's page: sends, deliveries and conversion by country, provider and channel, blocks, circuits, the newest entries (masked). */
+        get: operations["sms_page"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sms/ledger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The same as JSON: totals, by channel, not sent, blocks, challenges, breakers, newest entries. */
+        get: operations["sms_ledger"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sms/blocks/lift": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Lifts a pumping block before its cool-down ends. */
+        post: operations["sms_block_lift"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sms/receipts/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Meta's webhook handshake: hub.challenge echoed when hub.verify_token is the provider's. */
+        get: operations["sms_receipt_handshake"];
+        put?: never;
+        /**
+         * A provider's delivery receipt, authenticated by its signature.
+         * @description Twilio posts a form per message (to the StatusCallback it was given, `?m=` naming our entry), signed in X-Twilio-Signature; a whatsapp_cloud provider posts JSON to its one webhook, signed in X-Hub-Signature-256. 403 when the signature does not hold; 404 for a name that is no provider.
+         */
+        post: operations["sms_receipt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Forgets codes, cooldowns, limits, the SMS ledger and the outbox (sandbox only).
+         * @description A form post (the outbox page's button) is answered 303 to the outbox page.
+         */
+        post: operations["sandbox_reset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/outbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the sandbox's SMS gateway and SMTP server received (sandbox only). */
+        get: operations["sandbox_outbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/outbox.html": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The newest code per recipient, as a page (sandbox only). */
+        get: operations["sandbox_outbox_page"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/journeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The recorded login journeys.
+         * @description The recorded login journeys: in the sandbox, or with `debug` on (then only to x-internal-key: proof_required otherwise).
+         */
+        get: operations["sandbox_journeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/_sandbox/journeys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One recorded journey.
+         * @description The recorded login journeys: in the sandbox, or with `debug` on (then only to x-internal-key: proof_required otherwise).
+         */
+        get: operations["sandbox_journey"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6569,6 +6890,45 @@ export interface operations {
             };
         };
     };
+    root: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To /demo. */
+            302: {
+                headers: {
+                    Location: "/demo";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD, POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
     action_by_query: {
         parameters: {
             query: {
@@ -6683,13 +7043,33 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Up. */
+            /** @description Up: data.status `up`. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Envelope"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };
@@ -6703,7 +7083,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready. */
+            /** @description Ready: data.status `ready` (and, to an operator, data.unsafe and data.warnings). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -6712,7 +7092,38 @@ export interface operations {
                     "application/json": components["schemas"]["Envelope"];
                 };
             };
-            /** @description The store is unreachable. */
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description rate_limited: too many wrong keys from this client (data.limit wrong_keys_per_ip); Retry-After says when to retry. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description store_unavailable: the code store is unreachable. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6732,13 +7143,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Prometheus text exposition format 0.0.4. */
+            /** @description Prometheus text exposition format 0.0.4; OpenMetrics (with exemplars) to a scrape that accepts application/openmetrics-text. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "text/plain": string;
+                    "application/openmetrics-text": string;
                 };
             };
             /** @description unauthorized: metrics.token is set and `Authorization: Bearer <metrics.token>` is missing or wrong (with WWW-Authenticate: Bearer). */
@@ -6753,6 +7165,37 @@ export interface operations {
             };
             /** @description metrics_not_enabled: metrics.token is not set, so this port serves no metrics (data.keys names the keys that do: metrics.token here, or metrics.port for a listener of their own). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description rate_limited: too many wrong keys from this client (data.limit wrong_keys_per_ip); Retry-After says when to retry. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6780,6 +7223,1116 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    flows_stats: {
+        parameters: {
+            query?: {
+                /** @description One journey; all of them when absent. */
+                journey?: "phone-login" | "phone-registration" | "email-registration" | "email-login-with-phone" | "email-login-unconfirmed-phone" | "email-login-phone-declined" | "email-login-add-phone" | "email-signup" | "password";
+                /** @description The range ending now: minutes, hours or days (`90m`, `24h`, `7d`); 24h by default. */
+                since?: string;
+                /** @description Start of the range: ISO 8601 with offset, or epoch milliseconds. */
+                from?: string;
+                /** @description End of the range (default now), as `from`. */
+                to?: string;
+                /** @description Also the range of the same length just before. */
+                compare?: "previous";
+                /** @description Start of a second range to compare with, as `from`. */
+                compare_from?: string;
+                /** @description End of the second range, as `from`. */
+                compare_to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures (data), or invalid_request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"];
+                };
+            };
+            /** @description unauthorized: the key this endpoint asks for is missing or wrong (open in the sandbox). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description rate_limited: too many wrong keys from this client (data.limit wrong_keys_per_ip); Retry-After says when to retry. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    flows_funnel: {
+        parameters: {
+            query?: {
+                /** @description One journey; all of them when absent. */
+                journey?: "phone-login" | "phone-registration" | "email-registration" | "email-login-with-phone" | "email-login-unconfirmed-phone" | "email-login-phone-declined" | "email-login-add-phone" | "email-signup" | "password";
+                /** @description The range ending now: minutes, hours or days (`90m`, `24h`, `7d`); 24h by default. */
+                since?: string;
+                /** @description Start of the range: ISO 8601 with offset, or epoch milliseconds. */
+                from?: string;
+                /** @description End of the range (default now), as `from`. */
+                to?: string;
+                /** @description Also the range of the same length just before. */
+                compare?: "previous";
+                /** @description Start of a second range to compare with, as `from`. */
+                compare_from?: string;
+                /** @description End of the second range, as `from`. */
+                compare_to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description unauthorized: the key this endpoint asks for is missing or wrong (open in the sandbox). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description rate_limited: too many wrong keys from this client (data.limit wrong_keys_per_ip); Retry-After says when to retry. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    flows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description unknown_action: the route does not exist in this configuration (it says which, above). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description rate_limited: too many wrong keys from this client (data.limit wrong_keys_per_ip); Retry-After says when to retry. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    flows_asset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                asset: "flows.css" | "funnel.css" | "phone-login.svg" | "phone-registration.svg" | "email-registration.svg" | "email-login-with-phone.svg" | "email-login-unconfirmed-phone.svg" | "email-login-phone-declined.svg" | "email-login-add-phone.svg" | "email-signup.svg" | "password.svg";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The asset. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
+                    "image/svg+xml": string;
+                };
+            };
+            /** @description unknown_action: the route does not exist in this configuration (it says which, above). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description rate_limited: too many wrong keys from this client (data.limit wrong_keys_per_ip); Retry-After says when to retry. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    demo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description unknown_action: the route does not exist in this configuration (it says which, above). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    demo_asset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                asset: "demo.js" | "demo.css" | "setup.json";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The asset. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                    "text/css": string;
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description unknown_action: the route does not exist in this configuration (it says which, above). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    demo_client: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                module: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The module. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description unknown_action: the route does not exist in this configuration (it says which, above). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    demo_altcha: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                    "text/css": string;
+                };
+            };
+            /** @description unknown_action: the route does not exist in this configuration (it says which, above). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    sms_page: {
+        parameters: {
+            query?: {
+                /** @description Seconds back from now (at most a year); 86400 by default. */
+                since?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description unauthorized: the key this endpoint asks for is missing or wrong (open in the sandbox). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description rate_limited: too many wrong keys from this client (data.limit wrong_keys_per_ip); Retry-After says when to retry. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    sms_ledger: {
+        parameters: {
+            query?: {
+                /** @description Seconds back from now (at most a year); 86400 by default. */
+                since?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ledger (data). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"];
+                };
+            };
+            /** @description unauthorized: the key this endpoint asks for is missing or wrong (open in the sandbox). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description rate_limited: too many wrong keys from this client (data.limit wrong_keys_per_ip); Retry-After says when to retry. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    sms_block_lift: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The digits of a blocked range. */
+                    range: string;
+                };
+            };
+        };
+        responses: {
+            /** @description data.range and data.lifted (whether a block was lifted); or invalid_request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"];
+                };
+            };
+            /** @description malformed_json: the body is not JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description unauthorized: the key this endpoint asks for is missing or wrong (open in the sandbox). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description payload_too_large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description unsupported_media_type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description rate_limited: too many wrong keys from this client (data.limit wrong_keys_per_ip); Retry-After says when to retry. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    sms_receipt_handshake: {
+        parameters: {
+            query?: {
+                "hub.mode"?: "subscribe";
+                "hub.challenge"?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The provider's name in sms.providers. */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The challenge, as sent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description The verify token is not the provider's. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description unknown_action: the route does not exist in this configuration (it says which, above). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    sms_receipt: {
+        parameters: {
+            query?: {
+                /** @description Our ledger entry, in the callback URL we gave the provider. */
+                m?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The provider's name in sms.providers. */
+                provider: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    [key: string]: string;
+                };
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Taken. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The signature does not hold. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description unknown_action: the route does not exist in this configuration (it says which, above). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description payload_too_large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description unsupported_media_type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    sandbox_reset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description data.cleared names what was forgotten. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"];
+                };
+            };
+            /** @description After a form post: to /_sandbox/outbox.html. */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "POST";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    sandbox_outbox: {
+        parameters: {
+            query?: {
+                /** @description One recipient's messages, the newest code at data.code. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description data.messages (and with `to`: data.to, data.code). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    sandbox_outbox_page: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    sandbox_journeys: {
+        parameters: {
+            query?: {
+                /** @description Only those that named this phone, email or uid. */
+                about?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description data.journeys, or proof_required. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description rate_limited: too many wrong keys from this client (data.limit wrong_keys_per_ip); Retry-After says when to retry. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    sandbox_journey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The journey (data), or proof_required. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"];
+                };
+            };
+            /** @description unknown_action: the route does not exist in this configuration (it says which, above). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description rate_limited: too many wrong keys from this client (data.limit wrong_keys_per_ip); Retry-After says when to retry. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
                 };
             };
         };

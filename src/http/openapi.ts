@@ -12,6 +12,7 @@ import { otpActions } from '../actions/otp';
 import { PHONE_PATTERN } from '../core/phone-pattern';
 import { journeyExamples, type JourneyExample } from './demo/flow-examples';
 import { journeyLinks } from './openapi-links';
+import { registerOperatorPaths, SECURITY_SCHEMES } from './openapi-operations';
 
 /*
  * The OpenAPI 3.1 description, generated from the action registry: each action's zod request
@@ -342,63 +343,6 @@ function transportResponses(transport: TransportFailures, statuses: readonly num
   );
 }
 
-function registerOperations(registry: OpenAPIRegistry, envelope: z.ZodType, failure: z.ZodType) {
-  const tags = ['Operations'];
-  registry.registerPath({
-    method: 'get',
-    path: '/healthz',
-    operationId: 'healthz',
-    tags,
-    summary: 'Liveness: 200 while the process is up.',
-    responses: { 200: { description: 'Up.', content: { 'application/json': { schema: envelope } } } },
-  });
-  registry.registerPath({
-    method: 'get',
-    path: '/readyz',
-    operationId: 'readyz',
-    tags,
-    summary: 'Readiness: 200 when the store answers, 503 (reason store_unavailable) otherwise.',
-    responses: {
-      200: { description: 'Ready.', content: { 'application/json': { schema: envelope } } },
-      503: { description: 'The store is unreachable.', content: { 'application/json': { schema: failure } } },
-    },
-  });
-  registry.registerPath({
-    method: 'get',
-    path: '/metrics',
-    operationId: 'metrics',
-    tags,
-    summary: 'Prometheus metrics (docs/operations.md lists them).',
-    responses: {
-      200: {
-        description: 'Prometheus text exposition format 0.0.4.',
-        content: { 'text/plain': { schema: z.string() } },
-      },
-      401: {
-        description:
-          'unauthorized: metrics.token is set and `Authorization: Bearer <metrics.token>` is missing or wrong (with WWW-Authenticate: Bearer).',
-        headers: z.object({ 'WWW-Authenticate': z.literal('Bearer') }),
-        content: { 'application/json': { schema: failure } },
-      },
-      404: {
-        description:
-          'metrics_not_enabled: metrics.token is not set, so this port serves no metrics (data.keys names the keys that do: metrics.token here, or metrics.port for a listener of their own).',
-        content: { 'application/json': { schema: failure } },
-      },
-    },
-  });
-  registry.registerPath({
-    method: 'get',
-    path: '/openapi.json',
-    operationId: 'openapi',
-    tags,
-    summary: 'This document.',
-    responses: {
-      200: { description: 'OpenAPI 3.1 document.', content: { 'application/json': { schema: looseRecord() } } },
-    },
-  });
-}
-
 /**
  * The OpenAPI document of `actions` (the registry by default), its links read off `journeys`
  * (the committed journey examples by default). Pure: same actions and journeys, same document.
@@ -408,13 +352,8 @@ export function createOpenApiDocument(
   journeys: readonly JourneyExample[] = [...journeyExamples().values()],
 ): OpenApiDocument {
   const registry = new OpenAPIRegistry();
-  registry.registerComponent('securitySchemes', 'internalKey', {
-    type: 'apiKey',
-    in: 'header',
-    name: 'x-internal-key',
-    description:
-      'Equal to security.internal_key: lets a trusted backend call the guarded primitives without a proof. A client past rate_limits.wrong_keys_per_ip wrong keys is answered 429 rate_limited (data.limit wrong_keys_per_ip) for every key, the right one too, until its lockout ends.',
-  });
+  for (const [name, scheme] of Object.entries(SECURITY_SCHEMES))
+    registry.registerComponent('securitySchemes', name, scheme);
   const envelope = registry.register('Envelope', successEnvelope(looseRecord().nullable()).loose());
   // Any reason of the catalogue: the query form's answer is the failure of whichever action it named.
   const anyReason = z
@@ -470,7 +409,7 @@ export function createOpenApiDocument(
       },
     });
   }
-  registerOperations(registry, envelope, failure);
+  registerOperatorPaths(registry, { envelope, failure });
 
   const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: OPENAPI_VERSION,
@@ -484,6 +423,13 @@ export function createOpenApiDocument(
       ...groups.map(([name]) => ({ name })),
       { name: 'Addressing', description: 'The query form of every action.' },
       { name: 'Operations', description: 'Health, readiness, metrics, this document.' },
+      { name: 'Product', description: "The funnel, the journeys' diagrams and the demo page." },
+      { name: 'SMS', description: "The SMS operator's view, block lifting and the providers' delivery receipts." },
+      {
+        name: 'Sandbox',
+        description:
+          "Only with sandbox.enabled (x-sandbox-only): the fake upstreams' outbox, a reset, the recorded journeys.",
+      },
     ],
     security: [{}, { internalKey: [] }],
   });

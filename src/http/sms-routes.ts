@@ -90,12 +90,18 @@ function sinceOf(ctx: Context): number {
   return Number.isInteger(given) && given > 0 ? Math.min(given, 366 * 24 * 3600) : DEFAULT_SINCE_SECONDS;
 }
 
-/** The methods each SMS resource takes (its 405's Allow header); undefined for a path that is none. */
+/** The SMS resources and the methods each takes (its 405's Allow header): also what the OpenAPI document is held to. */
+export const SMS_ROUTES: ReadonlyArray<{ path: string; methods: readonly string[] }> = [
+  { path: `${RECEIPT_PATH}:provider`, methods: ['GET', 'POST'] },
+  { path: LIFT_PATH, methods: ['POST'] },
+  { path: LEDGER_PATH, methods: ['GET', 'HEAD'] },
+  { path: SMS_PAGE_PATH, methods: ['GET', 'HEAD'] },
+];
+
+/** The methods the SMS resource at `path` takes; undefined for a path that is none. */
 function allowedMethods(path: string): readonly string[] | undefined {
-  if (path.startsWith(RECEIPT_PATH)) return ['GET', 'POST'];
-  if (path === LIFT_PATH) return ['POST'];
-  if (path === LEDGER_PATH || path === SMS_PAGE_PATH) return ['GET', 'HEAD'];
-  return undefined;
+  const route = path.startsWith(RECEIPT_PATH) ? SMS_ROUTES[0] : SMS_ROUTES.find((r) => r.path === path);
+  return route?.methods;
 }
 
 export function createSmsRoutes(deps: Deps) {

@@ -34,7 +34,7 @@ interface Operation {
 }
 
 const operations: Operation[] = Object.entries(DOCUMENT.paths as Record<string, Record<string, Json>>)
-  .filter(([path, item]) => path !== '/' && item.post?.requestBody)
+  .filter(([, item]) => item.post?.['x-action-query'] && item.post.requestBody)
   .map(([path, item]) => {
     const location = pointer('paths', path, 'post', 'requestBody', 'content', 'application/json', 'schema');
     const schema = ((((item.post!.requestBody as Json).content as Json)['application/json'] as Json).schema ??
