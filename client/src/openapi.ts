@@ -3591,11 +3591,10 @@ export interface components {
             };
         };
         "recommendations.Request": {
-            /** Format: uri */
-            url?: string | null;
-            udi?: string | null;
+            url?: "" | string | null;
+            udi?: "" | string | null;
             toptrend?: boolean | null;
-            widget_id?: string | null;
+            widget_id?: "" | string | null;
         };
         "recommendations.Data": {
             success: boolean;

@@ -7,16 +7,25 @@ import { NOT_BLANK } from '../document-rules';
 import { recommendedArticle, toArticle } from './article';
 import { chooseWidget, type WidgetChoice } from './widget';
 
-/** An empty string is taken as absent: a home page sends `url: ""` as often as null. */
-const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === '' ? null : v), schema.nullish());
+/**
+ * An empty string is taken as absent: a home page sends `url: ""` as often as null. Stated as a
+ * union, so the document says `""` is accepted too (a preprocess would hide it).
+ */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z
+    .union([z.literal(''), schema])
+    .nullish()
+    .transform((v) => (v === '' ? null : (v as z.output<T> | null | undefined)));
+
+/** An http(s) address with a host, printable ASCII after it: what the document states, enforced (z.url alone takes spaces). */
+const PAGE_URL = /^https?:\/\/[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::\d{1,5})?(?:[/?#][!-~]*)?$/;
 
 const recommendationsRequest = z.object({
-  // The pattern tells the document what z.url with this protocol reads: an http(s) address with a host.
   url: optional(
     z
-      .url({ protocol: /^https?$/ })
+      .url({ protocol: /^https?$/, abort: true })
       .max(2048)
-      .meta({ pattern: '^https?://[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::\\d{1,5})?(?:[/?#][!-~]*)?$' }),
+      .regex(PAGE_URL, 'must be an http(s) address, its path and query in printable ASCII'),
   ),
   udi: optional(z.string().trim().min(1).max(256).meta(NOT_BLANK)),
   toptrend: z
