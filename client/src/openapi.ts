@@ -7122,9 +7122,11 @@ export interface operations {
                     "application/json": components["schemas"]["Failure"];
                 };
             };
-            /** @description store_unavailable: the code store is unreachable. */
+            /** @description store_unavailable: the code store is unreachable; ask again after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {

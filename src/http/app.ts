@@ -5,6 +5,7 @@ import { bodyParser } from '@koa/bodyparser';
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../domain/deps';
 import { diagnosticsCaller } from '../domain/guard';
+import { storeUnavailable } from '../domain/otp/errors';
 import { weakenedDefences } from '../core/config/weakened';
 import { configWarnings } from '../core/config/warnings';
 import type { Environment } from '../core/config/load';
@@ -215,7 +216,9 @@ export function createApp(deps: Deps, options: AppOptions = {}): Koa {
     options.environment ?? (config.sandbox.enabled ? 'development' : 'production'),
   );
   router.get('/readyz', async (ctx) => {
-    if (!(await deps.ready().catch(() => false))) return answerFailure(ctx, apiError('store_unavailable'));
+    // With Retry-After, as every store_unavailable: a balancer or a client knows when to ask again.
+    const ready = await deps.ready().catch((err: unknown) => err);
+    if (ready !== true) return answerFailure(ctx, storeUnavailable(ready === false ? undefined : ready));
     // What this instance runs without, for an operator: which defences are off is a map for anyone else.
     const operator = diagnosticsCaller({ deps, keys: keysOf(ctx) });
     ctx.body = {

@@ -135,7 +135,8 @@ export function registerOperatorPaths(registry: OpenAPIRegistry, { envelope, fai
     responses: {
       200: json('Ready: data.status `ready` (and, to an operator, data.unsafe and data.warnings).'),
       503: {
-        description: 'store_unavailable: the code store is unreachable.',
+        description: 'store_unavailable: the code store is unreachable; ask again after Retry-After seconds.',
+        headers: z.object({ 'Retry-After': retryAfter }),
         content: { 'application/json': { schema: failure } },
       },
       ...failures([429], ''),

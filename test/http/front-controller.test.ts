@@ -124,7 +124,7 @@ describe('front controller', () => {
     expect((await request(server()).get('/healthz')).body).toMatchObject({ success: true });
     const notReady = testApp(testDeps(undefined, { ready: async () => false }), { actions }).callback();
     const res = await request(notReady).get('/readyz');
-    expect(res.status).toBe(503);
+    expect([res.status, res.headers['retry-after']]).toEqual([503, '1']);
     expect(res.body.data.reason).toBe('store_unavailable');
   });
 });
