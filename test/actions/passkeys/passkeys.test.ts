@@ -186,6 +186,34 @@ describe('passkeys', () => {
     expect(second.body.data).toMatchObject({ reason: 'passkey_challenge_invalid', why: 'used' });
   });
 
+  it('enrols one credential sent twice at once, through two instances, once: the other is already_registered', async () => {
+    const [one, two] = await Promise.all([
+      call(serverA, 'PasskeyEnrolOptions', { proof: login.proof }),
+      call(serverA, 'PasskeyEnrolOptions', { proof: login.proof }),
+    ]);
+    const twin = new SoftAuthenticator(ORIGIN);
+    const first = twin.register(one.body.data.options);
+    const again = twin.register(two.body.data.options, {}, twin.credentials[0]);
+    expect(again.id).toBe(first.id);
+    const answers = await Promise.all([
+      call(serverA, 'PasskeyEnrol', {
+        proof: login.proof,
+        passkey_proof: one.body.data.passkey_proof,
+        credential: first,
+      }),
+      call(serverB, 'PasskeyEnrol', {
+        proof: login.proof,
+        passkey_proof: two.body.data.passkey_proof,
+        credential: again,
+      }),
+    ]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    const data = answers.map((r) => r.body.data);
+    expect(data.filter((d) => d.passkey?.id === first.id)).toHaveLength(1);
+    expect(data.filter((d) => d.reason === 'passkey_refused' && d.why === 'already_registered')).toHaveLength(1);
+    expect((await (await a.passkeys.store()).listByUid(mario.uid)).filter((c) => c.id === first.id)).toHaveLength(1);
+  });
+
   it.each([
     ['a foreign origin', { origin: 'https://evil.example' }, 'origin'],
     ['another relying party id', { rpId: 'evil.example' }, 'rp_id'],
