@@ -397,6 +397,34 @@ describe('passkeys', () => {
     expect(revoked.body.data).toEqual({ revoked: left });
     expect((await call(serverA, 'PasskeyList', { proof: login.proof })).body.data.passkeys).toEqual([]);
   });
+
+  it('erases a uid’s passkeys by the operator’s revoke: nothing of them is left, none logs in, and a second revoke finds none', async () => {
+    // The service has no erasure of its own (docs/passkeys.md, "Erasing a uid"): the revoke is the erase.
+    const asked = (await call(serverA, 'PasskeyEnrolOptions', { proof: login.proof })).body.data;
+    const kept = new SoftAuthenticator(ORIGIN);
+    await call(serverA, 'PasskeyEnrol', {
+      proof: login.proof,
+      passkey_proof: asked.passkey_proof,
+      credential: kept.register(asked.options),
+    });
+    const erase = () =>
+      request(serverB).post('/?action=PasskeyRevoke').set('x-internal-key', INTERNAL_KEY).send({ uid: mario.uid });
+    expect((await erase()).body.data).toEqual({ revoked: 1 });
+    const store = await a.passkeys.store();
+    expect(await store.listByUid(mario.uid)).toEqual([]);
+    // The account's random user handle went with its last passkey: a later enrolment gets a new one.
+    expect(await store.userHandleOf(mario.uid)).toBeNull();
+    const [row] = await db.query<{ n: string }>('select count(*)::text as n from passkey_credentials where uid = $1', [
+      mario.uid,
+    ]);
+    expect(Number(row!.n)).toBe(0);
+    const { options, passkey_proof } = await loginOptions();
+    const refused = await call(serverB, 'PasskeyLogin', { passkey_proof, credential: kept.assert(options) });
+    expect(refused.body.data).toMatchObject({ reason: 'passkey_unknown' });
+    expect((await erase()).body.data).toEqual({ revoked: 0 });
+    const again = (await call(serverA, 'PasskeyEnrolOptions', { proof: login.proof })).body.data.options;
+    expect(again.user.id).not.toBe(asked.options.user.id);
+  });
 });
 
 describe('passkeys off (the default)', () => {
