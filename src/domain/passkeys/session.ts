@@ -26,6 +26,7 @@ export async function completePasskeyLogin(
 ): Promise<PasskeyLoginAnswer> {
   const { deps } = ctx;
   const reply = await issueAccessToken(ctx, uid, { stayLoggedIn });
+  deps.metrics.login('passkey');
   // As the code login's ingest: never in the answer's way, and a failure never fails the login.
   await deps.loginIngest
     .enqueue({ uid, accessToken: reply.access_token, method: 'passkey' })

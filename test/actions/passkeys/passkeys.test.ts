@@ -148,6 +148,11 @@ describe('passkeys', () => {
     // A code login's ingest names no method: as before passkeys.
     expect(ingested(mario.uid).at(-1)).not.toHaveProperty('method');
     expect(smsCount()).toBe(sent);
+    // Prometheus counts logins by method: the code login on A, the passkey's on B (the SMS it saved).
+    expect(await a.metrics.render()).toContain('lfa_logins_total{method="code"} 1');
+    expect(await a.metrics.render()).toContain('lfa_logins_total{method="passkey"} 0');
+    expect(await b.metrics.render()).toContain('lfa_logins_total{method="passkey"} 1');
+    expect(await b.metrics.render()).toContain('lfa_logins_total{method="code"} 0');
     expect((await (await b.passkeys.store()).get(auth.credentials[0]!.id.toString('base64url')))?.lastUsedAt).toEqual(
       expect.any(Number),
     );
