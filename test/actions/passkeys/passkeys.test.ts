@@ -156,10 +156,16 @@ describe('passkeys', () => {
     expect((await (await b.passkeys.store()).get(auth.credentials[0]!.id.toString('base64url')))?.lastUsedAt).toEqual(
       expect.any(Number),
     );
-    // The proof it answers opens what the proof at 90 opens.
+    // The proof it answers opens what the proof at 90 opens: the identity primitives, and the journey's next actions.
     expect((await call(serverB, 'get_user', { uid: mario.uid, proof: done.body.data.proof })).body.meta.exists).toBe(
       true,
     );
+    const profile = await call(serverB, 'FeUpdateProfile', {
+      uid: mario.uid,
+      city: 'Torino',
+      proof: done.body.data.proof,
+    });
+    expect(profile.body.data).toMatchObject({ next_step: 90, done: true, uid: mario.uid });
   });
 
   it('refuses a replayed assertion and a challenge used twice, on either instance', async () => {
