@@ -30,6 +30,8 @@ export interface ServiceVariant {
   challenge?: 'off' | 'adaptive';
   /** `tracing.sample_ratio` with tracing on, exporting to the fake upstreams' collector; absent: tracing off, as it ships. */
   tracing?: number;
+  /** Passkeys on (the embedded database in memory), the bench's passkey kept. */
+  passkeys?: true;
 }
 
 /**
@@ -214,6 +216,19 @@ export const CASES: readonly BenchCase[] = [
     requires: ['FeLogin', 'FeVerifyOtp'],
     // FeLogin: the phone search, the SMS; FeVerifyOtp: the search, the token, the login ingest.
     upstreamCalls: 2.5,
+  },
+  // Beside the code login: the same token and ingest at the end, a signature verified instead of a code sent and checked.
+  {
+    name: 'passkey_login',
+    label: '(d) PasskeyLoginOptions + PasskeyLogin, a synced passkey (each request counted)',
+    kind: 'passkey_login',
+    service: { ...memory, passkeys: true },
+    phoneDigit: 0,
+    ratioTo: viaNodeHttp,
+    floor: 3.0,
+    requires: ['PasskeyLoginOptions', 'PasskeyLogin'],
+    // PasskeyLogin: the token, the login ingest; the options call nobody.
+    upstreamCalls: 1,
   },
   // The same phones as its other half: two fresh instances, one setting apart.
   {

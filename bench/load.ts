@@ -2,6 +2,7 @@ import autocannon, { type Request, type Result } from 'autocannon';
 import { phoneOf } from './phones';
 import { announce, serve } from './child';
 import { runPaced } from './pacer';
+import { benchAssertionBody } from './passkey';
 
 /*
  * The load generator, in its own process (never the service's): autocannon's programmatic API,
@@ -11,7 +12,7 @@ import { runPaced } from './pacer';
  * `success: true` counts as a failure.
  */
 
-export type LoadKind = 'echo' | 'noop' | 'otp_generate' | 'verify_otp' | 'login' | 'get_user';
+export type LoadKind = 'echo' | 'noop' | 'otp_generate' | 'verify_otp' | 'login' | 'passkey_login' | 'get_user';
 
 export interface LoadSpec {
   kind: LoadKind;
@@ -64,6 +65,8 @@ export interface LoadResult {
 const SUCCESS = '{"success":true';
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const CODE_IN_ANSWER = /"otp":"(\d+)"/;
+const CHALLENGE_IN_ANSWER = /"challenge":"([\w-]+)"/;
+const PASSKEY_PROOF_IN_ANSWER = /"passkey_proof":"([\w.-]+)"/;
 
 /** The requests of one case: a fixed body, or bodies built per request from a shared counter. */
 export function requestsFor(spec: LoadSpec): {
@@ -130,6 +133,25 @@ export function requestsFor(spec: LoadSpec): {
           post('/?action=FeVerifyOtp', (req, context) => ({
             ...req,
             body: `{"flow":"phone","phone":"${context.phone}","otp_code":"${context.code}"}`,
+          })),
+        ],
+      };
+    case 'passkey_login':
+      // The options, then the assertion of the bench's passkey answering their challenge (bench/passkey.ts).
+      return {
+        headers: JSON_HEADERS,
+        state,
+        requests: [
+          {
+            ...post('/?action=PasskeyLoginOptions', undefined, '{}'),
+            onResponse: (_status, body, context) => {
+              context.challenge = CHALLENGE_IN_ANSWER.exec(body)?.[1] ?? 'missing';
+              context.passkeyProof = PASSKEY_PROOF_IN_ANSWER.exec(body)?.[1] ?? 'missing';
+            },
+          },
+          post('/?action=PasskeyLogin', (req, context) => ({
+            ...req,
+            body: benchAssertionBody(String(context.challenge), String(context.passkeyProof)),
           })),
         ],
       };

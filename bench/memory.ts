@@ -2,6 +2,7 @@ import { createOtpHasher, generateCode } from '../src/domain/otp/code';
 import { createMemoryOtpStore } from '../src/domain/otp/memory-store';
 import { announce, serve } from './child';
 import { phoneOf } from './phones';
+import { randomId } from '../src/core/random-id';
 
 /*
  * Memory per pending code in the memory OTP store: the V8 heap after a full GC, before and
@@ -17,6 +18,12 @@ export interface MemoryResult {
   bytesPerRecord: number;
   /** Resident set growth per record, for comparison (includes allocator slack). */
   rssBytesPerRecord: number;
+  /**
+   * A passkey challenge: nothing while pending (its `passkey_proof` carries it); once answered,
+   * its proof id is held as spent until the proof expires, what this counts per challenge.
+   * Absent in a build without passkeys.
+   */
+  bytesPerSpentChallenge?: number;
 }
 
 const gc = (): void => {
@@ -50,7 +57,21 @@ async function measureMemory(records: number): Promise<MemoryResult> {
     rssBytesPerRecord: (after.rss - before.rss) / records,
   };
   await store.close();
-  return result;
+  return { ...result, bytesPerSpentChallenge: await measureSpentChallenges(records) };
+}
+
+/** What the code store keeps per answered passkey challenge: its proof id, spent until the proof expires. */
+async function measureSpentChallenges(records: number): Promise<number> {
+  const ttlMs = 300_000;
+  const store = createMemoryOtpStore({ maxRecords: records + 1 });
+  gc();
+  const before = process.memoryUsage();
+  // The id as proofs mint it (src/domain/proofs.ts), made inside the loop so only what is kept counts.
+  for (let i = 0; i < records; i++) await store.spendProof(randomId(12), Date.now() + ttlMs);
+  gc();
+  const after = process.memoryUsage();
+  await store.close();
+  return (after.heapUsed - before.heapUsed + (after.arrayBuffers - before.arrayBuffers)) / records;
 }
 
 if (require.main === module) {

@@ -483,6 +483,9 @@ export function jsonReport(outcomes: readonly CaseOutcome[], memory: MemoryResul
     cases: caseFigures(outcomes, judge),
     references: referenceFigures(outcomes),
     memory_bytes_per_code: memory ? round(memory.bytesPerRecord, 1) : null,
+    ...(memory?.bytesPerSpentChallenge === undefined
+      ? {}
+      : { memory_bytes_per_answered_passkey_challenge: round(memory.bytesPerSpentChallenge, 1) }),
     memory_floor_bytes: MEMORY_TARGET_BYTES,
     tail: tailFigures(outcomes, judge) ?? null,
   };
@@ -608,7 +611,11 @@ export const CPU_LEGEND = [
 
 export function formatMemory(memory: MemoryResult): string {
   const met = memory.bytesPerRecord <= MEMORY_TARGET_BYTES ? 'ok' : 'OVER FLOOR';
-  return `memory per pending code (memory store, ${memory.records.toLocaleString('en')} records, V8 heap after GC): ${memory.bytesPerRecord.toFixed(1)} B (floor <= ${MEMORY_TARGET_BYTES} B: ${met}); RSS growth ${memory.rssBytesPerRecord.toFixed(0)} B/record`;
+  return `memory per pending code (memory store, ${memory.records.toLocaleString('en')} records, V8 heap after GC): ${memory.bytesPerRecord.toFixed(1)} B (floor <= ${MEMORY_TARGET_BYTES} B: ${met}); RSS growth ${memory.rssBytesPerRecord.toFixed(0)} B/record${
+    memory.bytesPerSpentChallenge === undefined
+      ? ''
+      : `; a pending passkey challenge 0 B (its passkey_proof carries it), an answered one ${memory.bytesPerSpentChallenge.toFixed(1)} B until it expires`
+  }`;
 }
 
 /** CI's rule: every run answered something, and nothing failed. Skipped cases are reported, not failed. */

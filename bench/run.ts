@@ -279,11 +279,14 @@ export async function runBench(
           funnel: variant.funnel !== false,
           ...(variant.challenge ? { challenge: variant.challenge } : {}),
           ...(variant.tracing === undefined ? {} : { tracing: variant.tracing }),
+          ...(variant.passkeys ? { passkeys: true } : {}),
         };
         const file = onBase ? join(onBase.dir, BASE_SERVICE) : benchFile('service.ts');
         child = await startChild<{ url: string }>(file, [JSON.stringify(serviceOptions)], {
           cpus: cpus.app,
           cwd: onBase ? onBase.dir : undefined,
+          // The embedded PostgreSQL (WebAssembly) compiles at start: 23 s on one busy core.
+          ...(variant.passkeys ? { timeoutMs: 120_000 } : {}),
         });
         services.set(key, child);
         if (variant.challenge) {

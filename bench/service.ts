@@ -18,6 +18,7 @@ import type { OtpStore } from '../src/domain/otp/store';
 import { actionsByName } from '../src/actions';
 import { phoneOf } from './phones';
 import { announce, serve } from './child';
+import { BENCH_PASSKEY, benchPasskeyPublicKey } from './passkey';
 import { BENCH_AID, BENCH_API_TOKEN, BENCH_COLLECTOR_TOKEN, BENCH_SMS_KEY } from './upstreams';
 
 /*
@@ -46,6 +47,8 @@ export interface ServiceOptions {
   challenge?: 'off' | 'adaptive';
   /** `tracing.sample_ratio`, tracing on and exporting to the fake upstreams' collector; absent: off. */
   tracing?: number;
+  /** Passkeys on, on the embedded database in memory, holding the bench's passkey (bench/passkey.ts). */
+  passkeys?: boolean;
 }
 
 /** More than any bench run sends: a limit, cap or signal that never refuses nor challenges. */
@@ -150,6 +153,12 @@ export function benchConfig(options: ServiceOptions): Config {
       ...(defences ? { challenge: defences.challenge } : {}),
       sandbox: { enabled: false },
       funnel: { enabled: options.funnel ?? true },
+      ...(options.passkeys
+        ? {
+            passkeys: { enabled: true, rp_id: BENCH_PASSKEY.rpId, origins: [BENCH_PASSKEY.origin] },
+            database: { url: '', embedded_dir: '' },
+          }
+        : {}),
       // Only when asked: a base build from before tracing has no such section, and refuses one.
       ...(options.tracing === undefined
         ? {}
@@ -189,6 +198,25 @@ async function preissue(store: OtpStore, config: Config, { prefix, count, code }
   return count;
 }
 
+/** The bench's passkey, kept as an enrolment keeps one. */
+async function keepBenchPasskey(deps: Deps): Promise<void> {
+  const store = await deps.passkeys.store();
+  await store.insert({
+    id: BENCH_PASSKEY.id,
+    publicKey: benchPasskeyPublicKey(),
+    counter: 0,
+    transports: ['internal'],
+    deviceType: 'multiDevice',
+    backedUp: true,
+    aaguid: '00000000-0000-0000-0000-000000000000',
+    userHandle: BENCH_PASSKEY.userHandle,
+    uid: BENCH_PASSKEY.uid,
+    name: 'Bench',
+    createdAt: Date.now(),
+    lastUsedAt: null,
+  });
+}
+
 export async function startBenchService(
   options: ServiceOptions,
 ): Promise<{ url: string; deps: Deps; preissue(command: PreissueCommand): Promise<number>; close(): Promise<void> }> {
@@ -205,6 +233,7 @@ export async function startBenchService(
     : createMemoryOtpStore({ maxRecords: config.otp.max_records });
   // The service's own start-up, as `npm start` runs it (src/service.ts), on a store `preissue` can reach.
   const service = await startService(config, { log, redis, otpStore: store });
+  if (options.passkeys) await keepBenchPasskey(service.deps);
   return {
     url: service.url,
     deps: service.deps,

@@ -55,6 +55,8 @@ const VERIFICATION_RESULTS = ['ok', 'invalid', 'expired', 'too_many_attempts', '
 type VerificationResult = (typeof VERIFICATION_RESULTS)[number];
 /** `failed`: one delivery attempt failed and will be retried; `dropped`: given up, the event is lost. */
 const INGEST_RESULTS = ['queued', 'delivered', 'failed', 'dropped'] as const;
+const LOGIN_METHODS = ['code', 'passkey'] as const;
+type LoginMethod = (typeof LOGIN_METHODS)[number];
 type IngestResult = (typeof INGEST_RESULTS)[number];
 /** The signals of the bot challenge (src/domain/limits/challenge.ts), the `signal` label of its decisions. */
 const CHALLENGE_SIGNALS = [
@@ -142,6 +144,12 @@ export const metricDefinitions = [
     type: 'counter',
     labels: ['result'],
     help: 'Login ingest events, by result (queued, delivered, failed: one attempt failed and will be retried, dropped: retries exhausted, the event is lost).',
+  },
+  {
+    name: 'lfa_logins_total',
+    type: 'counter',
+    labels: ['method'],
+    help: 'Logins that issued a token, by method: code (an optimised action reaching 90 by a code, a registration or a profile save) or passkey (PasskeyLogin, no code sent). Passkey logins are the SMS and emails saved. docs/passkeys.md.',
   },
   {
     name: 'lfa_rate_limit_refusals_total',
@@ -250,6 +258,8 @@ export interface Metrics {
   verification(result: VerificationResult): void;
   ingestQueueDepth(depth: number): void;
   ingest(result: IngestResult): void;
+  /** One login that issued a token, by how the person proved it was them. */
+  login(method: LoginMethod): void;
   rateLimitRefused(limit: RateLimitName): void;
   /** One upstream call (the clients report each one here). */
   observeUpstream(call: UpstreamCall): void;
@@ -549,6 +559,7 @@ export function createMetrics(config?: Config): Metrics {
   const verifications = plainCounter('lfa_otp_verifications_total', registers);
   const queueDepth = new Gauge({ ...definition('lfa_ingest_queue_depth'), registers });
   const ingestEvents = plainCounter('lfa_ingest_events_total', registers);
+  const logins = plainCounter('lfa_logins_total', registers);
   const refusals = plainCounter('lfa_rate_limit_refusals_total', registers);
   const smsSends = plainCounter('lfa_sms_sends_total', registers);
   const smsReceipts = plainCounter('lfa_sms_receipts_total', registers);
@@ -575,6 +586,7 @@ export function createMetrics(config?: Config): Metrics {
     for (const channel of CODE_CHANNELS) for (const result of CODE_SEND_RESULTS) codesSent.seed(channel, result);
     for (const result of VERIFICATION_RESULTS) verifications.seed(result);
     for (const result of INGEST_RESULTS) ingestEvents.seed(result);
+    for (const method of LOGIN_METHODS) logins.seed(method);
     for (const limit of bounds.limits) refusals.seed(limit);
     for (const decision of ['challenged', 'solved', 'failed'] as const)
       for (const signal of CHALLENGE_SIGNALS) challenges.seed(decision, signal);
@@ -650,6 +662,7 @@ export function createMetrics(config?: Config): Metrics {
     verification: (result) => verifications(result),
     ingestQueueDepth: (depth) => queueDepth.set(depth),
     ingest: (result) => ingestEvents(result),
+    login: (method) => logins(method),
     rateLimitRefused: (limit) => refusals(limit),
     observeUpstream,
     smsSend(provider, region, result, durationMs, channel = 'sms') {

@@ -150,6 +150,7 @@ export function createFlowEffects(
     async issueToken({ uid, stay_logged_in }) {
       // The token and its cookie, as access_token issues them.
       const reply = await issueAccessToken(ctx, uid, { stayLoggedIn: stay_logged_in });
+      deps.metrics.login('code');
       return { access_token: reply.access_token, expires_in: reply.expires_in ?? null };
     },
 

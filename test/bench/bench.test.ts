@@ -17,6 +17,8 @@ import {
 import { BASELINE, CASES, PAIRING, TAIL_CASE, TAIL_LOADS } from '../../bench/cases';
 import { runBench, setupRefusal } from '../../bench/run';
 import { benchConfig } from '../../bench/service';
+import { BENCH_PASSKEY, benchPasskeyPublicKey } from '../../bench/passkey';
+import { verifyAuthenticationResponse } from '@simplewebauthn/server';
 import { createChallengeGate } from '../../src/domain/limits/challenge';
 import { createMemoryRateLimiter } from '../../src/domain/limits/rate-limiter';
 import { createLogger } from '../../src/core/logger';
@@ -194,6 +196,42 @@ describe('bench load requests', () => {
       {},
     );
     expect(body(requests[1]!, context)).toBe('{"flow":"phone","phone":"+393300000000","otp_code":"123456"}');
+  });
+});
+
+describe('the passkey_login load', () => {
+  it('answers the challenge PasskeyLoginOptions gave with an assertion of the bench passkey that verifies', async () => {
+    const { requests } = requestsFor({ kind: 'passkey_login', url: 'http://x', duration: 1, connections: 1 });
+    const context: Record<string, string> = {};
+    expect(requests[0]!.body).toBe('{}');
+    const challenge = Buffer.from('a challenge of thirty-two bytes!!').toString('base64url');
+    requests[0]!.onResponse!(
+      200,
+      `{"success":true,"error":null,"data":{"options":{"challenge":"${challenge}","rpId":"localhost"},"passkey_proof":"eyJh.sig-_1"}}`,
+      context,
+      {},
+    );
+    const sent = JSON.parse(requests[1]!.setupRequest!({}, context).body as string);
+    expect(sent.passkey_proof).toBe('eyJh.sig-_1');
+    const verified = await verifyAuthenticationResponse({
+      response: sent.credential,
+      expectedChallenge: challenge,
+      expectedOrigin: BENCH_PASSKEY.origin,
+      expectedRPID: BENCH_PASSKEY.rpId,
+      credential: { id: BENCH_PASSKEY.id, publicKey: benchPasskeyPublicKey() as Uint8Array<ArrayBuffer>, counter: 0 },
+      requireUserVerification: true,
+    });
+    // A synced passkey: its counter stays 0, so every connection may use it at once.
+    expect(verified).toMatchObject({ verified: true, authenticationInfo: { newCounter: 0, credentialBackedUp: true } });
+  });
+
+  it('runs on a service with passkeys on, on the embedded database in memory', () => {
+    const passkeyLogin = CASES.find((c) => c.name === 'passkey_login')!;
+    expect(passkeyLogin).toMatchObject({ requires: ['PasskeyLoginOptions', 'PasskeyLogin'], upstreamCalls: 1 });
+    const config = benchConfig({ upstreams: 'http://x', store: 'memory', logLevel: 'warn', passkeys: true });
+    expect(config.passkeys).toMatchObject({ enabled: true, rp_id: 'localhost', origins: [BENCH_PASSKEY.origin] });
+    expect(config.database).toMatchObject({ url: '', embedded_dir: '' });
+    expect(benchConfig({ upstreams: 'http://x', store: 'memory', logLevel: 'warn' }).passkeys.enabled).toBe(false);
   });
 });
 

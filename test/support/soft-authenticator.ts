@@ -71,18 +71,16 @@ export class SoftAuthenticator {
     return FLAG.UP | (bend.userVerified === false ? 0 : FLAG.UV) | (this.counts ? 0 : FLAG.BE | FLAG.BS) | extra;
   }
 
-  /** Answers PublicKeyCredentialCreationOptionsJSON as `startRegistration` would. */
-  register(options: { challenge: string; rp: { id?: string }; user: { id: string } }, bend: Bend = {}) {
-    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const jwk = publicKey.export({ format: 'jwk' });
-    const credential: Credential = {
-      id: randomBytes(16),
-      key: privateKey,
-      publicJwk: { x: jwk.x!, y: jwk.y! },
-      userHandle: options.user.id,
-      counter: 0,
-    };
-    this.credentials.push(credential);
+  /**
+   * Answers PublicKeyCredentialCreationOptionsJSON as `startRegistration` would, with a new
+   * credential, or attesting again one it holds (`again`: two enrolments of one credential).
+   */
+  register(
+    options: { challenge: string; rp: { id?: string }; user: { id: string } },
+    bend: Bend = {},
+    again?: Credential,
+  ) {
+    const credential = again ?? this.newCredential(options.user.id);
     const authData = this.authData(bend.rpId ?? options.rp.id!, this.flags(bend, FLAG.AT), 0, credential);
     const attestationObject = isoCBOR.encode(
       new Map<string, unknown>([
@@ -103,6 +101,20 @@ export class SoftAuthenticator {
       clientExtensionResults: {},
       authenticatorAttachment: 'platform' as const,
     };
+  }
+
+  private newCredential(userHandle: string): Credential {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const jwk = publicKey.export({ format: 'jwk' });
+    const credential: Credential = {
+      id: randomBytes(16),
+      key: privateKey,
+      publicJwk: { x: jwk.x!, y: jwk.y! },
+      userHandle,
+      counter: 0,
+    };
+    this.credentials.push(credential);
+    return credential;
   }
 
   /** Answers PublicKeyCredentialRequestOptionsJSON as `startAuthentication` would, with `credential` (the first by default). */

@@ -184,8 +184,8 @@ export async function enrol(
     createdAt: ctx.deps.now(),
     lastUsedAt: null,
   };
-  if (await store.get(credential.id)) throw refused('already_registered');
-  await store.insert(credential);
+  // The insert itself decides: a check before it would let two enrolments of one credential both pass it.
+  if (!(await store.insert(credential))) throw refused('already_registered');
   ctx.log.info(
     { event: 'passkey_enrolled', uid: credential.uid, device_type: credential.deviceType },
     'passkey enrolled',

@@ -1,3 +1,4 @@
+import { STEP } from '../../../machines';
 import { issueAccessToken } from '../accounts/tokens';
 import { signProof } from '../proofs';
 import type { ServiceContext } from '../service-context';
@@ -26,6 +27,7 @@ export async function completePasskeyLogin(
 ): Promise<PasskeyLoginAnswer> {
   const { deps } = ctx;
   const reply = await issueAccessToken(ctx, uid, { stayLoggedIn });
+  deps.metrics.login('passkey');
   // As the code login's ingest: never in the answer's way, and a failure never fails the login.
   await deps.loginIngest
     .enqueue({ uid, accessToken: reply.access_token, method: 'passkey' })
@@ -33,10 +35,11 @@ export async function completePasskeyLogin(
       deps.log.warn({ uid, err: err instanceof Error ? err.name : 'error' }, 'login ingest enqueue failed'),
     );
   ctx.log.info({ event: 'passkey_login', uid }, 'logged in by passkey');
-  // The passkey proved the account itself: the proof names its uid only (`method` says how, for support).
+  // The passkey proved the account itself: the proof names its uid only (`method` says how, for support),
+  // and the step it was handed out at, 90, from which FeAddPhone and FeUpdateProfile resume the journey.
   const proof = signProof(
     deps.proofKey,
-    { kind: 'verified', uid, method: 'passkey' },
+    { kind: 'verified', uid, step: STEP.loggedIn, method: 'passkey' },
     deps.config.security.proof_ttl_seconds,
     deps.now(),
   );

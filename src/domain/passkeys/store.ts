@@ -26,7 +26,11 @@ export interface StoredCredential {
 }
 
 export interface CredentialStore {
-  insert(credential: StoredCredential): Promise<void>;
+  /**
+   * Keeps a new credential; false when one with its id is already kept (the check and the write
+   * are one statement, so two enrolments of one credential at once cannot both insert).
+   */
+  insert(credential: StoredCredential): Promise<boolean>;
   get(id: string): Promise<StoredCredential | null>;
   listByUid(uid: string): Promise<StoredCredential[]>;
   /** The handle the account's passkeys already carry, or null before its first. */
@@ -68,9 +72,10 @@ const at = (ms: number) => new Date(ms).toISOString();
 export function createCredentialStore(db: Database): CredentialStore {
   return {
     async insert(c) {
-      await db.query(
+      const rows = await db.query(
         `insert into passkey_credentials (id, public_key, counter, transports, device_type, backed_up, aaguid, user_handle, uid, name, created_at, last_used_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+         on conflict (id) do nothing returning id`,
         [
           c.id,
           c.publicKey,
@@ -86,6 +91,7 @@ export function createCredentialStore(db: Database): CredentialStore {
           c.lastUsedAt === null ? null : at(c.lastUsedAt),
         ],
       );
+      return rows.length === 1;
     },
     async get(id) {
       const [row] = await db.query(`select ${COLUMNS} from passkey_credentials where id = $1`, [id]);

@@ -76,6 +76,32 @@ describe('passkeys on PostgreSQL, across instances and a restart', () => {
     expect(await logsIn(b)).toMatchObject({ next_step: 90, uid: mario.uid, access_token: expect.any(String) });
   });
 
+  it('enrols one credential sent twice at once, through two instances, once: the other is already_registered', async () => {
+    const a = instance();
+    const b = instance();
+    const proof = signProof(a.deps.proofKey, { kind: 'verified', uid: mario.uid, email: mario.email }, 900, Date.now());
+    const [one, two] = await Promise.all([
+      a.call('PasskeyEnrolOptions', { proof }),
+      b.call('PasskeyEnrolOptions', { proof }),
+    ]);
+    const twin = new SoftAuthenticator(ORIGIN);
+    const first = twin.register(one.body.data.options);
+    const again = twin.register(two.body.data.options, {}, twin.credentials[0]);
+    const answers = await Promise.all([
+      a.call('PasskeyEnrol', { proof, passkey_proof: one.body.data.passkey_proof, credential: first }),
+      b.call('PasskeyEnrol', { proof, passkey_proof: two.body.data.passkey_proof, credential: again }),
+    ]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    const data = answers.map((r) => r.body.data);
+    expect(data.filter((d) => d.passkey?.id === first.id)).toHaveLength(1);
+    expect(data.filter((d) => d.reason === 'passkey_refused' && d.why === 'already_registered')).toHaveLength(1);
+    const [kept] = await opened[0]!.query<{ n: string }>(
+      'select count(*)::text as n from passkey_credentials where id = $1',
+      [first.id],
+    );
+    expect(Number(kept!.n)).toBe(1);
+  });
+
   it('keeps the passkey and its counter across a restart of the database server', async () => {
     for (const deps of instances.splice(0)) await deps.close();
     for (const db of opened.splice(0)) await db.close();

@@ -148,13 +148,24 @@ describe('passkeys', () => {
     // A code login's ingest names no method: as before passkeys.
     expect(ingested(mario.uid).at(-1)).not.toHaveProperty('method');
     expect(smsCount()).toBe(sent);
+    // Prometheus counts logins by method: the code login on A, the passkey's on B (the SMS it saved).
+    expect(await a.metrics.render()).toContain('lfa_logins_total{method="code"} 1');
+    expect(await a.metrics.render()).toContain('lfa_logins_total{method="passkey"} 0');
+    expect(await b.metrics.render()).toContain('lfa_logins_total{method="passkey"} 1');
+    expect(await b.metrics.render()).toContain('lfa_logins_total{method="code"} 0');
     expect((await (await b.passkeys.store()).get(auth.credentials[0]!.id.toString('base64url')))?.lastUsedAt).toEqual(
       expect.any(Number),
     );
-    // The proof it answers opens what the proof at 90 opens.
+    // The proof it answers opens what the proof at 90 opens: the identity primitives, and the journey's next actions.
     expect((await call(serverB, 'get_user', { uid: mario.uid, proof: done.body.data.proof })).body.meta.exists).toBe(
       true,
     );
+    const profile = await call(serverB, 'FeUpdateProfile', {
+      uid: mario.uid,
+      city: 'Torino',
+      proof: done.body.data.proof,
+    });
+    expect(profile.body.data).toMatchObject({ next_step: 90, done: true, uid: mario.uid });
   });
 
   it('refuses a replayed assertion and a challenge used twice, on either instance', async () => {
@@ -184,6 +195,34 @@ describe('passkeys', () => {
       credential: spare.register(asked.options),
     });
     expect(second.body.data).toMatchObject({ reason: 'passkey_challenge_invalid', why: 'used' });
+  });
+
+  it('enrols one credential sent twice at once, through two instances, once: the other is already_registered', async () => {
+    const [one, two] = await Promise.all([
+      call(serverA, 'PasskeyEnrolOptions', { proof: login.proof }),
+      call(serverA, 'PasskeyEnrolOptions', { proof: login.proof }),
+    ]);
+    const twin = new SoftAuthenticator(ORIGIN);
+    const first = twin.register(one.body.data.options);
+    const again = twin.register(two.body.data.options, {}, twin.credentials[0]);
+    expect(again.id).toBe(first.id);
+    const answers = await Promise.all([
+      call(serverA, 'PasskeyEnrol', {
+        proof: login.proof,
+        passkey_proof: one.body.data.passkey_proof,
+        credential: first,
+      }),
+      call(serverB, 'PasskeyEnrol', {
+        proof: login.proof,
+        passkey_proof: two.body.data.passkey_proof,
+        credential: again,
+      }),
+    ]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200]);
+    const data = answers.map((r) => r.body.data);
+    expect(data.filter((d) => d.passkey?.id === first.id)).toHaveLength(1);
+    expect(data.filter((d) => d.reason === 'passkey_refused' && d.why === 'already_registered')).toHaveLength(1);
+    expect((await (await a.passkeys.store()).listByUid(mario.uid)).filter((c) => c.id === first.id)).toHaveLength(1);
   });
 
   it.each([
@@ -368,6 +407,34 @@ describe('passkeys', () => {
       .send({ uid: mario.uid });
     expect(revoked.body.data).toEqual({ revoked: left });
     expect((await call(serverA, 'PasskeyList', { proof: login.proof })).body.data.passkeys).toEqual([]);
+  });
+
+  it('erases a uid’s passkeys by the operator’s revoke: nothing of them is left, none logs in, and a second revoke finds none', async () => {
+    // The service has no erasure of its own (docs/passkeys.md, "Erasing a uid"): the revoke is the erase.
+    const asked = (await call(serverA, 'PasskeyEnrolOptions', { proof: login.proof })).body.data;
+    const kept = new SoftAuthenticator(ORIGIN);
+    await call(serverA, 'PasskeyEnrol', {
+      proof: login.proof,
+      passkey_proof: asked.passkey_proof,
+      credential: kept.register(asked.options),
+    });
+    const erase = () =>
+      request(serverB).post('/?action=PasskeyRevoke').set('x-internal-key', INTERNAL_KEY).send({ uid: mario.uid });
+    expect((await erase()).body.data).toEqual({ revoked: 1 });
+    const store = await a.passkeys.store();
+    expect(await store.listByUid(mario.uid)).toEqual([]);
+    // The account's random user handle went with its last passkey: a later enrolment gets a new one.
+    expect(await store.userHandleOf(mario.uid)).toBeNull();
+    const [row] = await db.query<{ n: string }>('select count(*)::text as n from passkey_credentials where uid = $1', [
+      mario.uid,
+    ]);
+    expect(Number(row!.n)).toBe(0);
+    const { options, passkey_proof } = await loginOptions();
+    const refused = await call(serverB, 'PasskeyLogin', { passkey_proof, credential: kept.assert(options) });
+    expect(refused.body.data).toMatchObject({ reason: 'passkey_unknown' });
+    expect((await erase()).body.data).toEqual({ revoked: 0 });
+    const again = (await call(serverA, 'PasskeyEnrolOptions', { proof: login.proof })).body.data.options;
+    expect(again.user.id).not.toBe(asked.options.user.id);
   });
 });
 

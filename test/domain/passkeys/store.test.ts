@@ -95,8 +95,13 @@ describe.each(backends)('credential store on %s', (_name, make) => {
     expect(await store.userHandleOf('u-3')).toBeNull();
   });
 
-  it('refuses a second credential with the same id', async () => {
-    await expect(createCredentialStore(db).insert(credential())).rejects.toThrow();
+  it('keeps a credential once: a second with the same id, or two at once, insert one and keep the first', async () => {
+    const store = createCredentialStore(db);
+    expect(await store.insert(credential({ name: 'Other' }))).toBe(false);
+    expect(await store.get('cred-1')).toEqual(credential());
+    const twice = credential({ id: 'cred-twice', uid: 'u-twice' });
+    const inserted = await Promise.all([store.insert(twice), store.insert(twice)]);
+    expect(inserted.sort()).toEqual([false, true]);
   });
 
   it('moves the counter only from the value it was read at', async () => {
