@@ -545,11 +545,15 @@ async function passkeyAnswered(envelope, fromAutofill) {
     return advance(envelope.data);
   }
   if (envelope.data && envelope.data.reason === 'passkey_unknown') {
-    // The client has told the browser (signalUnknownCredential) where it can; the page says it in words.
+    // The client has told the browser (signalUnknownCredential) where it can; the page says it in
+    // words, and does not ask the autofill again on this visit: a browser without the signal
+    // would offer the same passkey.
     setPasskeyCookie(false);
     showCodePath();
     $('#error').textContent = PASSKEY_UNKNOWN;
-  } else showFailure(envelope);
+    return;
+  }
+  showFailure(envelope);
   // A challenge is good once: the autofill starts again with a new one.
   if (fromAutofill || journey.view === 'identifier') void startAutofill();
 }
