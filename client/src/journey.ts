@@ -140,10 +140,6 @@ function defined<T>(body: T): T {
   ) as T;
 }
 
-type CreationOptions = Parameters<WebAuthnModule['startRegistration']>[0]['optionsJSON'];
-type RequestOptions = Parameters<WebAuthnModule['startAuthentication']>[0]['optionsJSON'];
-type WebAuthnModule = Awaited<ReturnType<ReturnType<typeof webAuthnLoader>>>;
-
 export function createJourney(client: Client, options: JourneyOptions = {}): Journey {
   const webauthn = webAuthnLoader(options.webauthn);
   let state = initial();
@@ -281,7 +277,7 @@ export function createJourney(client: Client, options: JourneyOptions = {}): Jou
       if (!asked.success) return asked;
       const { startRegistration } = await webauthn();
       // The service's options are WebAuthn's JSON as @simplewebauthn/server made them.
-      const credential = await startRegistration({ optionsJSON: asked.data.options as unknown as CreationOptions });
+      const credential = await startRegistration({ optionsJSON: asked.data.options });
       return client.PasskeyEnrol(
         defined({
           proof,
@@ -296,7 +292,7 @@ export function createJourney(client: Client, options: JourneyOptions = {}): Jou
       const asked = await client.PasskeyLoginOptions({});
       if (!asked.success) return asked;
       const { startAuthentication } = await webauthn();
-      const optionsJSON = asked.data.options as unknown as RequestOptions;
+      const optionsJSON = asked.data.options;
       const credential = await startAuthentication({ optionsJSON, useBrowserAutofill: input.autofill === true });
       const envelope = await client.PasskeyLogin(
         defined({
