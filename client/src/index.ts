@@ -16,11 +16,15 @@ export type {
   TransportFailure,
 } from './client.js';
 export { createJourney, PROOF_FIELDS } from './journey.js';
+export type { WebAuthnBrowser, WebAuthnSource } from './passkeys.js';
 export type {
   AddPhoneInput,
+  EnrolPasskeyInput,
   Flow,
   Journey,
+  JourneyOptions,
   JourneyState,
+  LoginWithPasskeyInput,
   ProofField,
   RegisterInput,
   Step,

@@ -1,4 +1,5 @@
 import type { ActionName, Client, DataOf, Envelope, RequestOf } from './client.js';
+import { signalUnknownCredential, webAuthnLoader, type WebAuthnSource } from './passkeys.js';
 
 /*
  * The login journey over the Fe* actions, as docs/flows-http.md describes it: every answer hands
@@ -45,6 +46,29 @@ export type RegisterInput = Carried<'FeRegister', 'email'>;
 export type AddPhoneInput = RequestOf<'FeAddPhone'> extends infer R ? Omit<R, 'proof'> & { proof?: string } : never;
 export type UpdateProfileInput = Carried<'FeUpdateProfile', 'uid' | 'proof'>;
 
+export interface JourneyOptions {
+  /**
+   * @simplewebauthn/browser, for the passkey methods: its module (or its two functions), or a
+   * function that loads it. By default the package is imported on the first passkey ceremony.
+   */
+  webauthn?: WebAuthnSource;
+}
+
+export interface LoginWithPasskeyInput {
+  /**
+   * Conditional UI: the browser offers the passkey from the autofill of the identifier field
+   * (`autocomplete="username webauthn"`) and the promise waits until the person picks one. Start
+   * it when the page loads; any other ceremony started meanwhile cancels it (AbortError).
+   */
+  autofill?: boolean;
+  stay_logged_in?: boolean;
+}
+
+export interface EnrolPasskeyInput {
+  /** What the person calls it; the service names it `Passkey` when not given. */
+  name?: string;
+}
+
 export interface Journey {
   readonly state: Readonly<JourneyState>;
   /**
@@ -69,6 +93,21 @@ export interface Journey {
    * or a new email login are the ways on. Answered `challenge_required`, call it again with the solution.
    */
   resend(challenge?: string): Promise<Envelope<'FeLogin' | 'FeRegister' | 'FeAddPhone'>>;
+  /**
+   * After 90: a passkey for the account the journey logged in to, with the proof that login
+   * answered (PasskeyEnrolOptions, the browser's `startRegistration`, PasskeyEnrol). Throws
+   * what `startRegistration` throws when the browser makes none (the person cancelled:
+   * NotAllowedError), and an Error before any request when the journey has no proof.
+   */
+  enrolPasskey(input?: EnrolPasskeyInput): Promise<Envelope<'PasskeyEnrolOptions' | 'PasskeyEnrol'>>;
+  /**
+   * A login by passkey (PasskeyLoginOptions, the browser's `startAuthentication`,
+   * PasskeyLogin): answered as a code login at 90, the journey starts afresh at 90 with its uid
+   * and proof. Answered `passkey_unknown`, the browser is told (signalUnknownCredential, where it
+   * exists) so it stops offering that passkey. Throws what `startAuthentication` throws when the
+   * browser gives no credential (cancelled, or aborted by another ceremony).
+   */
+  loginWithPasskey(input?: LoginWithPasskeyInput): Promise<Envelope<'PasskeyLoginOptions' | 'PasskeyLogin'>>;
   /** Forgets everything: a new journey. */
   reset(): void;
 }
@@ -101,7 +140,8 @@ function defined<T>(body: T): T {
   ) as T;
 }
 
-export function createJourney(client: Client): Journey {
+export function createJourney(client: Client, options: JourneyOptions = {}): Journey {
+  const webauthn = webAuthnLoader(options.webauthn);
   let state = initial();
   let sender: ((challenge?: string) => Promise<Envelope<'FeLogin' | 'FeRegister' | 'FeAddPhone'>>) | null = null;
 
@@ -228,6 +268,48 @@ export function createJourney(client: Client): Journey {
             : 'no code was sent in this journey',
         );
       return sender(challenge);
+    },
+
+    async enrolPasskey(input = {}) {
+      const proof = state.proofs.proof;
+      if (!proof) throw new Error('enrolPasskey: only after a login answered 90 with its proof');
+      const asked = await client.PasskeyEnrolOptions({ proof });
+      if (!asked.success) return asked;
+      const { startRegistration } = await webauthn();
+      // The service's options are WebAuthn's JSON as @simplewebauthn/server made them.
+      const credential = await startRegistration({ optionsJSON: asked.data.options });
+      return client.PasskeyEnrol(
+        defined({
+          proof,
+          passkey_proof: asked.data.passkey_proof,
+          credential,
+          name: input.name,
+        }) as RequestOf<'PasskeyEnrol'>,
+      );
+    },
+
+    async loginWithPasskey(input = {}) {
+      const asked = await client.PasskeyLoginOptions({});
+      if (!asked.success) return asked;
+      const { startAuthentication } = await webauthn();
+      const optionsJSON = asked.data.options;
+      const credential = await startAuthentication({ optionsJSON, useBrowserAutofill: input.autofill === true });
+      const envelope = await client.PasskeyLogin(
+        defined({
+          passkey_proof: asked.data.passkey_proof,
+          credential,
+          stay_logged_in: input.stay_logged_in,
+        }) as RequestOf<'PasskeyLogin'>,
+      );
+      if (!envelope.success) {
+        const data = envelope.data as { reason?: string; credential_id?: unknown };
+        if (data.reason === 'passkey_unknown')
+          await signalUnknownCredential(optionsJSON.rpId, data.credential_id ?? credential.id);
+        return envelope;
+      }
+      state = initial();
+      sender = null;
+      return remember(envelope);
     },
 
     reset() {

@@ -12,8 +12,9 @@ import { CHROMIUM } from './harness';
  * virtual authenticator from the DevTools protocol (ctap2, internal, resident keys, user
  * verification), on the sandbox. The page calls navigator.credentials itself with the options the
  * API answers, so what Chromium builds (its clientDataJSON, its authenticatorData, its
- * attestation) is what the server verifies. The demo page has no passkey UI yet: this drives the
- * actions from a script in the page, at http://localhost (browsers refuse an IP as relying party).
+ * attestation) is what the server verifies. A script in the page drives the actions, as a
+ * frontend without the typed client would (the demo page's own passkey UI is walked in
+ * passkeys-demo.test.ts), at http://localhost (browsers refuse an IP as relying party).
  */
 
 const mario = sandboxSeedUsers[0]!;
@@ -114,7 +115,8 @@ describe('passkeys in Chromium with a virtual authenticator', () => {
 
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(`${origin}/demo`);
+    // A page of the origin that asks no passkey itself (the demo's autofill would hold the one request allowed).
+    await page.goto(`${origin}/flows`);
     const cdp = await context.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
     await cdp.send('WebAuthn.addVirtualAuthenticator', {

@@ -44,6 +44,16 @@ const ALTCHA_FILES = [
   // The page is Italian: the widget's own words too.
   ['/demo/altcha/it.js', join(ALTCHA_DIST, 'i18n', 'it.js'), 'text/javascript; charset=utf-8'],
 ] as const;
+/**
+ * @simplewebauthn/browser's ES modules, as the package ships them (esm/, relative imports between
+ * its files): the page's passkey ceremonies, served from node_modules, no CDN, no bundler.
+ */
+const WEBAUTHN_ESM = join(dirname(require.resolve('@simplewebauthn/browser')), '..', 'esm');
+const WEBAUTHN_PATH = '/demo/simplewebauthn';
+
+const jsFilesUnder = (dir: string): string[] =>
+  readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.js'));
+
 /** The outbox as a page for people (the JSON stays at /_sandbox/outbox, for scripts). */
 const OUTBOX_PATH = OUTBOX_PAGE_PATH;
 
@@ -81,6 +91,8 @@ function demoAssets(config: Config, journeys: Journeys): Map<string, Asset> {
       sandbox,
       outbox: sandbox ? OUTBOX_PATH : null,
       sandboxPassword: sandbox ? SANDBOX_PASSWORD : null,
+      // The same for every visitor: whether to offer passkeys at all, never whether an account has one.
+      passkeys: config.passkeys.enabled,
       diagram: demoDiagramOf(await journeys()),
     }),
   );
@@ -105,6 +117,13 @@ function demoAssets(config: Config, journeys: Journeys): Map<string, Asset> {
   // The bot challenge's widget (docs/security.md, "Bot challenge"), read on first use like the client.
   for (const [path, file, type] of ALTCHA_FILES)
     assets.set(path, { type, body: once(() => readFileSync(file, 'utf8')) });
+  for (const name of jsFilesUnder(WEBAUTHN_ESM)) {
+    const path = join(WEBAUTHN_ESM, name);
+    assets.set(`${WEBAUTHN_PATH}/${name}`, {
+      type: 'text/javascript; charset=utf-8',
+      body: once(() => readFileSync(path, 'utf8')),
+    });
+  }
   return assets;
 }
 

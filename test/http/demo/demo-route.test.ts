@@ -102,4 +102,21 @@ describe('GET /demo', () => {
       sandboxPassword: null,
     });
   });
+
+  it('tells the page whether passkeys are on, the same for everybody, and serves @simplewebauthn/browser from node_modules', async () => {
+    const passkeys = appWith({ sandbox: { enabled: true }, passkeys: { enabled: true } });
+    try {
+      expect((await request(passkeys.server).get('/demo/setup.json')).body).toMatchObject({ passkeys: true });
+      expect((await request(sandbox.server).get('/demo/setup.json')).body).toMatchObject({ passkeys: false });
+      // The package's ES modules, under the page's CSP ('self'): its index and what it imports.
+      const index = await request(sandbox.server).get('/demo/simplewebauthn/index.js');
+      expect([index.status, index.headers['content-type']]).toEqual([200, 'text/javascript; charset=utf-8']);
+      expect(index.text).toContain("export * from './methods/startAuthentication.js'");
+      const method = await request(sandbox.server).get('/demo/simplewebauthn/methods/startAuthentication.js');
+      expect(method.text).toContain('export async function startAuthentication');
+      expect((await request(off.server).get('/demo/simplewebauthn/index.js')).status).toBe(404);
+    } finally {
+      await passkeys.deps.close();
+    }
+  });
 });

@@ -1,4 +1,4 @@
-/* global document, window, navigator, fetch, setInterval, clearInterval, AbortController, CSS, Worker */
+/* global document, window, navigator, fetch, setInterval, clearInterval, AbortController, CSS, Worker, localStorage */
 /*
  * The reference login page: drives FeLogin, FeVerifyOtp, FeRegister, FeAddPhone and
  * FeUpdateProfile (and the `login` primitive for the password step) through every next_step
@@ -8,11 +8,15 @@
  * what it shows. Codes come only from what the user types, or from the SMS itself where the
  * browser reads it (WebOTP). Error texts are the API's, shown as given. A request answered
  * `challenge_required` shows ALTCHA's widget with the challenge and goes again once it is solved.
+ * With passkeys on (setup.json), @simplewebauthn/browser (served under /demo/simplewebauthn/)
+ * runs the ceremonies: the browser's autofill from the identifier field, "Usa la passkey" on a
+ * browser that made one (the cookie lfa_pk, which names nobody), and the offer after a code login.
  */
 
 import './altcha/altcha.js';
 import './altcha/it.js';
 import { challengeOf, ClientError, createClient, createJourney } from './client/index.js';
+import * as webauthn from './simplewebauthn/index.js';
 
 // ALTCHA's CSP-strict build makes no worker of its own: its SHA-256 worker is a file served beside it.
 globalThis.$altcha.algorithms.set('SHA-256', () => new Worker('/demo/altcha/sha.js'));
@@ -27,11 +31,14 @@ let setup = {
   sandbox: false,
   outbox: null,
   sandboxPassword: null,
+  passkeys: false,
   diagram: { screens: [], actions: [], journeys: [], start: {} },
 };
 /** The API's side of the journey: flow, uid, identifiers and proofs, carried from answer to answer. */
 // Answers (errors, issue texts, the code's message) are asked in the page's own language, whatever the browser's: one language on the page.
-const api = createJourney(createClient({ headers: { 'Accept-Language': document.documentElement.lang || 'it' } }));
+const api = createJourney(createClient({ headers: { 'Accept-Language': document.documentElement.lang || 'it' } }), {
+  webauthn,
+});
 let journey = freshJourney();
 let countdown = null;
 /** Aborts the pending WebOTP read when the code view closes. */
@@ -46,6 +53,10 @@ function freshJourney() {
     /** The phone a code was verified for in this journey (14, 25 or 62). */
     verifiedPhone: null,
     profileSaved: false,
+    /** This journey logged in by passkey: no enrolment offer. */
+    byPasskey: false,
+    /** The enrolment offer was shown in this journey: once is enough. */
+    offered: false,
     visited: [],
   };
 }
@@ -212,6 +223,8 @@ function show(view, { step = null, state = null } = {}) {
     stopCountdown();
     stopSmsRead();
   }
+  // One WebAuthn request at a time, and none pending behind another view (WebOTP asks navigator.credentials too).
+  if (view !== 'identifier') stopAutofill();
   $('#step-number').textContent = step === null ? '–' : String(step);
   $('#step-state').textContent = journey.state ? (screenOf(journey.state)?.name ?? journey.state) : '–';
   $('#restart').hidden = view === 'identifier';
@@ -445,12 +458,148 @@ function showSuccess(data, { passwordLogin = false } = {}) {
   $('#success-uid').textContent = api.state.uid ?? '–';
   $('#success-flow').textContent = api.state.flow ?? '–';
   $('#success-token').textContent = data.access_token ? 'emesso (cookie __utp impostato)' : 'non emesso';
+  const offer = !journey.offered && canAct && !journey.byPasskey && mayOfferPasskey();
+  if (offer) journey.offered = true;
+  $('#passkey-offer').hidden = !offer;
+  if (journey.byPasskey) detail = `Accesso con la passkey, senza codice. ${detail}`;
+  $('#success-detail').textContent = detail;
   $('#go-add-phone').hidden = !canAddPhone;
   $('#go-profile').hidden = !canAct;
   $('#go-profile').classList.toggle('secondary', canAddPhone);
   // The password step ends the machine at 60 (askingPassword is final); the `login` action did the rest.
   if (passwordLogin) show('success', { step: journey.step, state: journey.state });
   else show('success', { step: 90 });
+}
+
+// ---- passkeys ----------------------------------------------------------------------------------
+
+/*
+ * lfa_pk=1: this browser made a passkey here. It names no person and no account (the service
+ * never tells from an identifier whether one has passkeys); it only puts "Usa la passkey" first.
+ * Set by the page when an enrolment or a passkey login succeeds, dropped when the service says
+ * the passkey is unknown. A decline is kept in localStorage with its expiry.
+ */
+const PASSKEY_COOKIE = 'lfa_pk';
+const PASSKEY_COOKIE_SECONDS = 400 * 24 * 3600; // the longest a browser keeps a cookie
+const DECLINED_KEY = 'lfa_pk_declined_until';
+const DECLINE_DAYS = 30;
+const PASSKEY_UNKNOWN =
+  'Questa passkey non è più valida: è stata eliminata o revocata. Accedi con un codice: inserisci la tua email o il tuo numero.';
+
+const hasPasskeyCookie = () => document.cookie.split('; ').includes(`${PASSKEY_COOKIE}=1`);
+
+function setPasskeyCookie(on) {
+  const secure = window.location.protocol === 'https:' ? '; Secure' : '';
+  document.cookie = `${PASSKEY_COOKIE}=${on ? '1' : ''}; Max-Age=${on ? PASSKEY_COOKIE_SECONDS : 0}; Path=/; SameSite=Lax${secure}`;
+}
+
+function declinedRecently() {
+  try {
+    return Number(localStorage.getItem(DECLINED_KEY)) > Date.now();
+  } catch {
+    return false; // storage off: the offer comes again, declined again with one key
+  }
+}
+
+function rememberDecline() {
+  try {
+    localStorage.setItem(DECLINED_KEY, String(Date.now() + DECLINE_DAYS * 24 * 3600 * 1000));
+  } catch {
+    // storage off: nothing to keep
+  }
+}
+
+/** Offered once after a code login: not on a browser that has one here, nor after a decline. */
+const mayOfferPasskey = () =>
+  setup.passkeys && webauthn.browserSupportsWebAuthn() && !hasPasskeyCookie() && !declinedRecently();
+
+/** Each conditional request gets a number: an answer of one replaced or stopped is ignored. */
+let autofillRun = 0;
+
+/** The browser's autofill offers the passkeys it holds for this site from the identifier field. */
+async function startAutofill() {
+  stopAutofill();
+  if (!setup.passkeys || !(await webauthn.browserSupportsWebAuthnAutofill())) return;
+  const run = ++autofillRun;
+  api.loginWithPasskey({ autofill: true }).then(
+    (envelope) => {
+      if (run === autofillRun && journey.view === 'identifier')
+        void submitting($('#view-identifier'), () => passkeyAnswered(envelope, true));
+    },
+    () => {
+      // Cancelled by another ceremony or by leaving the view, or nothing picked: the field is there to type.
+    },
+  );
+}
+
+function stopAutofill() {
+  autofillRun++;
+  webauthn.WebAuthnAbortService.cancelCeremony();
+}
+
+/** What PasskeyLogin answered, by autofill or by the button. */
+async function passkeyAnswered(envelope, fromAutofill) {
+  if (envelope.success) {
+    setPasskeyCookie(true);
+    journey = { ...freshJourney(), byPasskey: true, visited: journey.visited };
+    return advance(envelope.data);
+  }
+  if (envelope.data && envelope.data.reason === 'passkey_unknown') {
+    // The client has told the browser (signalUnknownCredential) where it can; the page says it in
+    // words, and does not ask the autofill again on this visit: a browser without the signal
+    // would offer the same passkey.
+    setPasskeyCookie(false);
+    showCodePath();
+    $('#error').textContent = PASSKEY_UNKNOWN;
+    return;
+  }
+  showFailure(envelope);
+  // A challenge is good once: the autofill starts again with a new one.
+  if (fromAutofill || journey.view === 'identifier') void startAutofill();
+}
+
+async function onUsePasskey() {
+  stopAutofill();
+  try {
+    await passkeyAnswered(await reach(api.loginWithPasskey()), false);
+  } catch (err) {
+    $('#error').textContent =
+      err && err.name === 'NotAllowedError'
+        ? 'Nessuna passkey usata. Puoi riprovare o farti inviare un codice.'
+        : `La passkey non ha funzionato (${err && err.message}). Puoi farti inviare un codice.`;
+    void startAutofill();
+  }
+}
+
+/** The usual path: the identifier field, where the autofill still offers the passkey. */
+function showCodePath() {
+  $('#passkey-offered').hidden = true;
+  $('#code-path').hidden = false;
+  $('#identifier').focus();
+}
+
+async function onAcceptPasskey() {
+  try {
+    const envelope = await reach(api.enrolPasskey());
+    if (!envelope.success) return showFailure(envelope);
+    setPasskeyCookie(true);
+    $('#passkey-offer').hidden = true;
+    say('Passkey creata: la prossima volta accedi senza codice.');
+    $('#success-title').focus();
+  } catch (err) {
+    $('#error').textContent =
+      err && err.name === 'NotAllowedError'
+        ? 'Passkey non creata: il dispositivo non l’ha confermata. Puoi riprovare o continuare senza.'
+        : `Passkey non creata (${err && err.message}). Puoi continuare senza.`;
+  }
+}
+
+function onDeclinePasskey() {
+  clearMessages();
+  rememberDecline();
+  $('#passkey-offer').hidden = true;
+  say(`Va bene: su questo browser non te lo chiederemo per ${DECLINE_DAYS} giorni.`);
+  $('#success-title').focus();
 }
 
 // ---- the forms -------------------------------------------------------------------------------
@@ -588,7 +737,12 @@ function restart() {
   api.reset();
   journey = freshJourney();
   document.querySelectorAll('form.view').forEach((form) => form.reset());
+  // A browser that made a passkey here is offered it first, the code one button away.
+  const offered = setup.passkeys && hasPasskeyCookie();
+  $('#passkey-offered').hidden = !offered;
+  $('#code-path').hidden = offered;
   show('identifier', { state: setup.diagram.start.login });
+  void startAutofill();
 }
 
 async function start() {
@@ -612,6 +766,10 @@ async function start() {
   for (const button of document.querySelectorAll('[data-go]'))
     button.addEventListener('click', () => go(button.dataset.go));
   $('#restart').addEventListener('click', restart);
+  $('#use-passkey').addEventListener('click', () => void submitting($('#view-identifier'), onUsePasskey));
+  $('#send-code').addEventListener('click', showCodePath);
+  $('#passkey-accept').addEventListener('click', () => void submitting($('#passkey-offer'), onAcceptPasskey));
+  $('#passkey-decline').addEventListener('click', onDeclinePasskey);
   restart();
   document.body.dataset.ready = 'true';
 }

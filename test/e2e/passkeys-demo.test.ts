@@ -1,0 +1,226 @@
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { existsSync } from 'node:fs';
+import pino from 'pino';
+import { sandboxSeedUsers } from '../../src/sandbox/identity';
+import { startService, type Service } from '../../src/service';
+import { testConfig } from '../support/app';
+import { eventually } from '../support/eventually';
+import { freePort } from '../support/ports';
+import { CHROMIUM, codeFromOutbox, withPage, type PageRun } from './harness';
+
+/*
+ * The demo page's passkeys walked keyboard-only in Chromium, with a DevTools virtual
+ * authenticator (ctap2, internal, resident keys, user verification) standing in for the
+ * fingerprint: a phone login by SMS code, the offer accepted, then on fresh pages of the same
+ * browser (its cookie kept) a login by the browser's autofill and one by "Usa la passkey", with
+ * no SMS sent for either; a decline remembered; a deleted passkey answered in words. Served at
+ * http://localhost (browsers refuse an IP as relying party).
+ */
+
+const mario = sandboxSeedUsers[0]!;
+const MARIO_PHONE = '+393331234567';
+const silent = pino({ level: 'silent' });
+
+/** A credential as the DevTools protocol exports it (its private key too), to put on another page's authenticator. */
+type Credential = unknown;
+
+const focusedId = (page: Page) => page.evaluate<string>('document.activeElement ? document.activeElement.id : ""');
+const text = (page: Page, selector: string) => page.locator(selector).innerText();
+
+/** A virtual authenticator on `page`, holding `credentials` (those another page's made). */
+async function authenticator(context: BrowserContext, page: Page, credentials: Credential[] = []) {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  for (const credential of credentials)
+    await cdp.send('WebAuthn.addCredential', { authenticatorId, credential: credential as never });
+  return {
+    credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials,
+  };
+}
+
+describe('the demo page with passkeys, keyboard only', () => {
+  let service: Service;
+  let browser: Browser;
+  let origin: string;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM))
+      throw new Error(`${CHROMIUM} is missing: run the README test command, which installs chromium`);
+    const port = await freePort();
+    origin = `http://localhost:${port}`;
+    service = await startService(
+      testConfig({
+        sandbox: { enabled: true },
+        server: { host: '127.0.0.1', port },
+        passkeys: { enabled: true, rp_id: 'localhost', origins: [origin] },
+        // Mario logs in by code in every test: the shortest wait between his codes.
+        otp: { resend_cooldown_seconds: 1 },
+      }),
+      { log: silent, otpLog: silent },
+    );
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu'],
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await service?.close();
+  });
+
+  const e2e = () => ({ service, browser });
+  const smsTo = (phone: string) => service.sandbox!.outbox.list('sms').filter((m) => m.to.includes(phone.slice(1)));
+
+  async function open(page: Page) {
+    await page.goto(`${origin}/demo`);
+    await page.locator('body[data-ready="true"]').waitFor();
+  }
+
+  /** The phone login by SMS code, typed: the identifier, Enter, the code from the outbox, Enter; at 90. */
+  async function codeLogin(run: PageRun) {
+    const { page } = run;
+    expect(await focusedId(page)).toBe('identifier');
+    const before = smsTo(MARIO_PHONE).length;
+    await page.keyboard.type(MARIO_PHONE);
+    // Within a second of his last code the service answers already_sent: Enter again, as a person would.
+    await eventually(
+      async () => {
+        if (await page.locator('#view-code').isHidden()) await page.keyboard.press('Enter');
+        await page.locator('#view-code:not([hidden])').waitFor({ timeout: 1_500 });
+      },
+      { timeoutMs: 15_000, intervalMs: 300 },
+    );
+    await page.keyboard.type(await codeFromOutbox(run, 'sms', MARIO_PHONE.slice(1), before));
+    await page.keyboard.press('Enter');
+    await page.locator('#view-success:not([hidden])').waitFor();
+  }
+
+  /** The passkey the first test made, as its authenticator exported it. */
+  let made: Credential[] = [];
+
+  it('logs in by code, enrols when offered, then logs in by autofill and by "Usa la passkey" with no SMS', async () => {
+    await withPage(e2e(), 'passkeys demo walk', async (run) => {
+      const { page, context } = run;
+      const first = await authenticator(context, page);
+      await open(page);
+      // The field the browser's autofill offers passkeys from.
+      expect(await page.locator('#identifier').getAttribute('autocomplete')).toBe('username webauthn');
+      const smsBefore = smsTo(MARIO_PHONE).length;
+      await codeLogin(run);
+      expect(smsTo(MARIO_PHONE)).toHaveLength(smsBefore + 1);
+
+      // The offer, focused first: Enter accepts, the virtual authenticator confirms.
+      expect(await text(page, '#passkey-offer-title')).toBe('Accedi più in fretta la prossima volta, senza codice');
+      expect(await focusedId(page)).toBe('passkey-accept');
+      await page.keyboard.press('Enter');
+      await page.locator('#status', { hasText: 'Passkey creata' }).waitFor();
+      expect(await page.locator('#passkey-offer').isHidden()).toBe(true);
+      expect((await context.cookies()).find((c) => c.name === 'lfa_pk')).toMatchObject({
+        value: '1',
+        sameSite: 'Lax',
+      });
+      made = await first.credentials();
+      expect(made).toHaveLength(1);
+
+      // A fresh page of the same browser: the cookie kept, the passkey on the authenticator.
+      const autofillPage = await context.newPage();
+      await authenticator(context, autofillPage, made);
+      await open(autofillPage);
+      await autofillPage.locator('#view-success:not([hidden])').waitFor();
+      expect(await text(autofillPage, '#success-detail')).toContain('Accesso con la passkey');
+      expect(await text(autofillPage, '#success-uid')).toBe(mario.uid);
+      await autofillPage.close();
+
+      // "Usa la passkey": first on the identifier screen of a browser with the cookie.
+      const buttonPage = await context.newPage();
+      await open(buttonPage);
+      await authenticator(context, buttonPage, made);
+      expect(await buttonPage.locator('#use-passkey').isVisible()).toBe(true);
+      expect(await focusedId(buttonPage)).toBe('use-passkey');
+      await buttonPage.keyboard.press('Enter');
+      await buttonPage.locator('#view-success:not([hidden])').waitFor();
+      expect(await text(buttonPage, '#success-uid')).toBe(mario.uid);
+      await buttonPage.close();
+
+      // One SMS for the three logins.
+      expect(smsTo(MARIO_PHONE)).toHaveLength(smsBefore + 1);
+    });
+  }, 120_000);
+
+  it('remembers a decline on that browser: no offer at the next code login', async () => {
+    await withPage(e2e(), 'passkeys demo decline', async (run) => {
+      const { page, context } = run;
+      await open(page);
+      await codeLogin(run);
+      expect(await focusedId(page)).toBe('passkey-accept');
+      await page.keyboard.press('Tab');
+      expect(await focusedId(page)).toBe('passkey-decline');
+      await page.keyboard.press('Space');
+      await page.locator('#status', { hasText: 'non te lo chiederemo' }).waitFor();
+      expect(await page.locator('#passkey-offer').isHidden()).toBe(true);
+      expect(await focusedId(page)).toBe('success-title');
+      expect((await context.cookies()).map((c) => c.name)).not.toContain('lfa_pk');
+
+      await open(page);
+      await codeLogin(run);
+      expect(await page.locator('#passkey-offer').isHidden()).toBe(true);
+      expect(run.exchanges.filter((e) => e.action.startsWith('PasskeyEnrol'))).toEqual([]);
+    });
+  }, 120_000);
+
+  it('says in words that a deleted passkey is no longer valid, and offers the code', async () => {
+    // Mario deletes his passkeys elsewhere (PasskeyList and PasskeyDelete with a fresh login's proof).
+    const post = async (action: string, body: object) =>
+      (
+        (await (
+          await fetch(`${service.url}/?action=${action}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          })
+        ).json()) as { data: Record<string, unknown> }
+      ).data;
+    const sent = smsTo(MARIO_PHONE).length;
+    await eventually(
+      async () => {
+        await post('FeLogin', { identifier: MARIO_PHONE });
+        if (smsTo(MARIO_PHONE).length === sent) throw new Error('no new code yet (already_sent)');
+      },
+      { timeoutMs: 10_000, intervalMs: 300 },
+    );
+    const code = smsTo(MARIO_PHONE)[0]!.code;
+    const { proof } = await post('FeVerifyOtp', { flow: 'phone', phone: MARIO_PHONE, otp_code: code });
+    const { passkeys } = (await post('PasskeyList', { proof })) as { passkeys: Array<{ id: string }> };
+    expect(passkeys.length).toBeGreaterThan(0);
+    for (const { id } of passkeys) expect(await post('PasskeyDelete', { proof, id })).toEqual({ deleted: true });
+
+    await withPage(e2e(), 'passkeys demo unknown', async (run) => {
+      const { page, context } = run;
+      // The browser that enrolled: its cookie and its authenticator, whose autofill offers the deleted passkey.
+      await context.addCookies([{ name: 'lfa_pk', value: '1', url: origin, sameSite: 'Lax' }]);
+      await authenticator(context, page, made);
+      await open(page);
+      await page.locator('#error', { hasText: 'non è più valida' }).waitFor();
+      expect(await text(page, '#error')).toBe(
+        'Questa passkey non è più valida: è stata eliminata o revocata. Accedi con un codice: inserisci la tua email o il tuo numero.',
+      );
+      expect(run.exchanges.find((e) => e.action === 'PasskeyLogin')?.answer.data).toMatchObject({
+        reason: 'passkey_unknown',
+      });
+      // The code, the usual path, focused; the cookie gone.
+      expect(await page.locator('#passkey-offered').isHidden()).toBe(true);
+      expect(await focusedId(page)).toBe('identifier');
+      expect((await context.cookies()).map((c) => c.name)).not.toContain('lfa_pk');
+    });
+  }, 120_000);
+});
