@@ -886,6 +886,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/demo/simplewebauthn/{module}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @simplewebauthn/browser's ES modules, as the package ships them, for the demo's passkeys. */
+        get: operations["demo_webauthn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/demo/simplewebauthn/{folder}/{module}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** As /demo/simplewebauthn/{module}: the modules it imports, in the folders the package ships. */
+        get: operations["demo_webauthn_part"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/demo/altcha/{file}": {
         parameters: {
             query?: never;
@@ -7630,6 +7664,109 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                module: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The module. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description unknown_action: the route does not exist in this configuration (it says which, above). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    demo_webauthn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                module: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The module. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description unknown_action: the route does not exist in this configuration (it says which, above). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description method_not_allowed: Allow names the methods the resource takes. */
+            405: {
+                headers: {
+                    /** @description The methods the resource takes. */
+                    Allow: "GET, HEAD";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Failure"];
+                };
+            };
+        };
+    };
+    demo_webauthn_part: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                folder: "helpers" | "methods" | "types";
                 module: string;
             };
             cookie?: never;

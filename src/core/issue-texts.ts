@@ -18,6 +18,8 @@ export const ITALIAN_ISSUES: Readonly<Record<string, string>> = {
   'phone region not allowed': 'invio SMS non consentito verso il paese di questo numero',
   'digits of a blocked range': 'le cifre di una numerazione bloccata',
   'must not be empty': 'non deve essere vuoto',
+  'must be an http(s) address, its path and query in printable ASCII':
+    'deve essere un indirizzo http(s), con percorso e query in ASCII stampabile',
   'from must be before to, at most 30 days apart': 'from deve precedere to, al massimo 30 giorni prima',
   'must be minutes, hours or days: 90m, 24h, 7d': 'indica minuti, ore o giorni: 90m, 24h, 7d',
   'give a phone or an email to send the code to': 'indica un telefono o un’email a cui inviare il codice',

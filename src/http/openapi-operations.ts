@@ -278,6 +278,24 @@ export function registerOperatorPaths(registry: OpenAPIRegistry, { envelope, fai
     request: { params: z.object({ module: z.string().regex(/^\w+\.js$/) }) },
     responses: script,
   });
+  get('/demo/simplewebauthn/{module}', {
+    ...product,
+    operationId: 'demo_webauthn',
+    summary: "@simplewebauthn/browser's ES modules, as the package ships them, for the demo's passkeys.",
+    security: PUBLIC,
+    request: { params: z.object({ module: z.string().regex(/^\w+\.js$/) }) },
+    responses: script,
+  });
+  get('/demo/simplewebauthn/{folder}/{module}', {
+    ...product,
+    operationId: 'demo_webauthn_part',
+    summary: 'As /demo/simplewebauthn/{module}: the modules it imports, in the folders the package ships.',
+    security: PUBLIC,
+    request: {
+      params: z.object({ folder: z.enum(['helpers', 'methods', 'types']), module: z.string().regex(/^\w+\.js$/) }),
+    },
+    responses: script,
+  });
   get('/demo/altcha/{file}', {
     ...product,
     operationId: 'demo_altcha',
