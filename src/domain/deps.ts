@@ -139,7 +139,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
           if (result.outcome === 'ok') {
             const reached = reachedOf(result.to);
             sms
-              .verified(reached)
+              .verified(reached, result.sentAt)
               .catch((err: unknown) =>
                 log.warn(
                   { err: isApiError(err) ? err.reason : 'error' },

@@ -15,7 +15,7 @@ import { testApp, testDeps } from './app';
  */
 
 /** A provider that accepts every message, and the numbers it was asked to reach, in order. */
-export function recordingSmsProvider(): { provider: SmsProvider; sent: string[] } {
+export function recordingSmsProvider(onSend: () => void = () => {}): { provider: SmsProvider; sent: string[] } {
   const sent: string[] = [];
   const provider: SmsProvider = {
     name: 'fake',
@@ -24,7 +24,7 @@ export function recordingSmsProvider(): { provider: SmsProvider; sent: string[] 
     weight: 1,
     receipts: false,
     configured: true,
-    send: async (_ctx, m) => (sent.push(m.to), { status: 200, durationMs: 1 }),
+    send: async (_ctx, m) => (onSend(), sent.push(m.to), { status: 200, durationMs: 1 }),
   };
   return { provider, sent };
 }
@@ -32,9 +32,9 @@ export function recordingSmsProvider(): { provider: SmsProvider; sent: string[] 
 /** The app's limits and its one verified history are kept in `rateLimiter` (a memory one unless given), as deps.ts keeps them. */
 export function appWithRecordingSms(
   config: Config,
-  options: { now: () => number; store?: SmsStore; rateLimiter?: RateLimiter },
+  options: { now: () => number; store?: SmsStore; rateLimiter?: RateLimiter; onSend?: () => void },
 ) {
-  const { provider, sent } = recordingSmsProvider();
+  const { provider, sent } = recordingSmsProvider(options.onSend);
   const metrics = createMetrics();
   const lines: Array<{ event?: string; [field: string]: unknown }> = [];
   const log = pino(

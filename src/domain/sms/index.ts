@@ -43,7 +43,8 @@ export interface SmsServices {
    */
   fallbackEmail(ctx: CallContext, phone: string): Promise<{ email: string; done(): Promise<void> } | undefined>;
   /** A code was verified at these addresses: the ledger converts, and so does the phone's range. */
-  verified(reached: { phone?: string; email?: string }): Promise<void>;
+  /** A code sent at `sentAt` (when it was issued, before its pumping admission) was verified where it reached. */
+  verified(reached: { phone?: string; email?: string }, sentAt: number): Promise<void>;
 }
 
 export interface SmsServicesOptions {
@@ -152,16 +153,16 @@ export function createSmsServices(config: Config, options: SmsServicesOptions): 
       }
       return email ? { email, done: () => ledger.markFallback(entry.id) } : undefined;
     },
-    async verified(reached) {
+    async verified(reached, sentAt) {
       const [phoneEntry] = await Promise.all([
         reached.phone ? ledger.verified(reached.phone) : null,
         reached.email ? ledger.verified(reached.email) : null,
       ]);
-      // The range's conversion counts the code by when it was sent (its ledger entry), as its sends are.
+      // The range's conversion counts the code by when it was issued, just before its send was counted: not
+      // by its ledger entry's acceptance, a provider's answer later, or a burst's verifications would be
+      // judged a second after its sends, and a range of people who all verified put on watch.
       const sent =
-        phoneEntry && phoneEntry.channel !== 'email'
-          ? { at: phoneEntry.accepted_at, country: phoneEntry.country }
-          : undefined;
+        phoneEntry && phoneEntry.channel !== 'email' ? { at: sentAt, country: phoneEntry.country } : undefined;
       if (reached.phone) await pumping.verified(reached.phone, sent);
     },
   };

@@ -14,7 +14,7 @@ const KEY = 'ops-key-0123456789';
 const GRACE_MS = 60_000;
 
 function setup(pumping: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
-  const clock = { now: 1_900_000_000_000 };
+  const clock = { now: 1_900_000_000_000, providerMs: 0 };
   const config = testConfig({
     otp: { debug: true },
     server: { trust_proxy: true },
@@ -33,7 +33,11 @@ function setup(pumping: Record<string, unknown> = {}, extra: Record<string, unkn
     ...extra,
   });
   const now = () => clock.now;
-  const { app, deps, metrics, sent, lines } = appWithRecordingSms(config, { now });
+  const { app, deps, metrics, sent, lines } = appWithRecordingSms(config, {
+    now,
+    // The provider's time to accept a message: the clock moves while it answers.
+    onSend: () => void (clock.now += clock.providerMs),
+  });
   const { sms } = deps;
   let ip = 0;
   const generate = (phone: string) =>
@@ -133,6 +137,23 @@ describe('SMS pumping defence', () => {
     }
     expect(sent).toHaveLength(24);
     expect(events()).toEqual([]);
+  });
+
+  it('judges a code verified with its send, however long the provider took to accept it: a burst of people verifying at once is no finding', async () => {
+    const { generate, verify, clock, events, sent } = setup();
+    // Each send is counted when admitted, then the provider takes 1.5 s: its acceptance is a second later.
+    clock.providerMs = 1500;
+    for (let i = 0; i < 6; i += 1) {
+      clock.now = 1_900_000_000_000 + i;
+      const answer = (await generate(botNumber(i))).body;
+      expect((await verify(botNumber(i), answer.data.otp)).body.data.valid).toBe(true);
+    }
+    // The burst's second is judged; the second its messages were accepted in is not yet.
+    clock.now = 1_900_000_000_000 + GRACE_MS + 1000;
+    clock.providerMs = 0;
+    expect((await generate(botNumber(6))).body.success).toBe(true);
+    expect(events()).toEqual([]);
+    expect(sent).toHaveLength(7);
   });
 
   it('takes a range whose people verify slowly off watch when their codes are verified, without a block', async () => {
