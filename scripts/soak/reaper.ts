@@ -12,6 +12,11 @@ const children = new Set<ChildProcess>();
 export function adopt(child: ChildProcess): ChildProcess {
   children.add(child);
   child.once('exit', () => children.delete(child));
+  // A child killed on purpose (SIGKILL, the soak's fault) resets its IPC channel: that is its exit, watched above,
+  // not the soak's failure (unheard, the 'error' event ended the run as an uncaught exception).
+  child.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') throw err;
+  });
   return child;
 }
 
