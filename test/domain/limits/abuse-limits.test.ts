@@ -156,4 +156,54 @@ describe('password logins counted per email', () => {
       data: { limit: 'password_logins_per_email' },
     });
   });
+
+  it('counts a password login over its window: refused within it, with the time left, and allowed once it has passed', async () => {
+    const clock = { now: 1_900_000_000_000 };
+    const limits = createAbuseLimits(
+      testConfig({
+        rate_limits: { password_logins_per_email: 1, password_logins_per_ip: 100, password_login_window_seconds: 600 },
+      }),
+      createMemoryRateLimiter(),
+      () => clock.now,
+    );
+    await limits.passwordLogin('203.0.113.7', 'mario.rossi@example.com');
+    clock.now += 300_000;
+    await expect(limits.passwordLogin('203.0.113.7', 'mario.rossi@example.com')).rejects.toMatchObject({
+      reason: 'rate_limited',
+      data: { limit: 'password_logins_per_email', retry_after: 300 },
+    });
+    clock.now += 300_000;
+    await expect(limits.passwordLogin('203.0.113.7', 'mario.rossi@example.com')).resolves.toBeUndefined();
+  });
+
+  it('limits passkey logins per client and per credential, each its own budget', async () => {
+    const limits = createAbuseLimits(
+      testConfig({ rate_limits: { verifies_per_ip_per_minute: 1, passkey_logins_per_credential_per_hour: 1 } }),
+      createMemoryRateLimiter(),
+      () => 1_900_000_000_000,
+    );
+    await limits.passkeyLogin('203.0.113.7', 'credential-a');
+    await expect(limits.passkeyLogin('203.0.113.8', 'credential-a')).rejects.toMatchObject({
+      data: { limit: 'passkey_logins_per_credential_per_hour' },
+    });
+    await limits.passkeyLogin('203.0.113.9', 'credential-b');
+    await expect(limits.passkeyLogin('203.0.113.9', 'credential-c')).rejects.toMatchObject({
+      data: { limit: 'verifies_per_ip_per_minute' },
+    });
+  });
+
+  it('counts no code to a receiver when the limits are off, nor to a receiver it cannot name', async () => {
+    const make = (enabled: boolean) =>
+      createAbuseLimits(
+        testConfig({ rate_limits: { enabled, sends_per_recipient: 1, sends_per_identifier_per_hour: 1 } }),
+        createMemoryRateLimiter(),
+        () => 1_900_000_000_000,
+      );
+    const off = make(false);
+    for (let i = 0; i < 3; i++) await expect(off.sendToIdentifier('+393331234567')).resolves.toBeUndefined();
+    const on = make(true);
+    for (let i = 0; i < 3; i++) await expect(on.sendToIdentifier('')).resolves.toBeUndefined();
+    await on.sendToIdentifier('+393331234567');
+    await expect(on.sendToIdentifier('+393331234567')).rejects.toMatchObject({ reason: 'rate_limited' });
+  });
 });

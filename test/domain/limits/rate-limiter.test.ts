@@ -91,6 +91,14 @@ describe('memory rate limiter windows', () => {
     expect((await limiter.hit('k', 1, 1_000, 1_000)).allowed).toBe(true);
   });
 
+  it('peeks at a window that has passed as empty, from the instant a hit would open a new one', async () => {
+    const limiter = createMemoryRateLimiter();
+    await limiter.hit('k', 1, 1_000, 0);
+    await limiter.hit('k', 1, 1_000, 0);
+    expect((await limiter.peek('k', 1, 999)).allowed).toBe(false);
+    expect(await limiter.peek('k', 1, 1_000)).toEqual({ allowed: true, remaining: 1, retryAfterMs: 0 });
+  });
+
   it('opens each window of a chain on its own, and gives the time left of the one that refused', async () => {
     const limiter = createMemoryRateLimiter();
     const rules = [
