@@ -91,6 +91,14 @@ describe('memory rate limiter windows', () => {
     expect((await limiter.hit('k', 1, 1_000, 1_000)).allowed).toBe(true);
   });
 
+  it('forgets every count when cleared (the sandbox reset)', async () => {
+    const limiter = createMemoryRateLimiter();
+    await limiter.hit('k', 1, 60_000, 0);
+    expect((await limiter.hit('k', 1, 60_000, 0)).allowed).toBe(false);
+    limiter.clear();
+    expect((await limiter.hit('k', 1, 60_000, 0)).allowed).toBe(true);
+  });
+
   it('peeks at a window that has passed as empty, from the instant a hit would open a new one', async () => {
     const limiter = createMemoryRateLimiter();
     await limiter.hit('k', 1, 1_000, 0);
