@@ -32,7 +32,8 @@ interface ActionSpec {
   proofField: ProofField | null | Readonly<Record<Phase, ProofField>>;
 }
 
-export const ACTIONS = {
+/** The contract's optimised actions (docs/contract.md), in its order. */
+const CONTRACT_ACTIONS = {
   FeLogin: { entry: 'login', event: 'LOGIN', proofField: null },
   FeVerifyOtp: { entry: 'verifyOtp', event: 'VERIFY_OTP', proofField: 'pending_proof' },
   FeRegister: {
@@ -44,29 +45,47 @@ export const ACTIONS = {
   FeUpdateProfile: { entry: 'updateProfile', event: 'UPDATE_PROFILE', proofField: 'proof' },
 } as const satisfies Record<string, ActionSpec>;
 
+/**
+ * Actions outside the contract that are events of the same journey: the login by passkey
+ * (docs/passkeys.md), from the login screen to 90 as a code login, through its own step (101).
+ * Its proof is the ceremony's `passkey_proof`, checked by the effect that verifies the assertion,
+ * not a journey proof: it resumes nothing.
+ */
+const PASSKEY_ACTIONS = {
+  PasskeyLogin: { entry: 'passkeyLogin', event: 'PASSKEY_LOGIN', proofField: null },
+} as const satisfies Record<string, ActionSpec>;
+
+export const ACTIONS = { ...CONTRACT_ACTIONS, ...PASSKEY_ACTIONS } as const;
+
+/** An action that sends the login machine its one event: the contract's five, and PasskeyLogin. */
 export type FeAction = keyof typeof ACTIONS;
 export type Entry = (typeof ACTIONS)[FeAction]['entry'];
 /** The user events of the login machine, one per action. */
 export type UserEventType = (typeof ACTIONS)[FeAction]['event'];
 
-/** The actions in the contract's order. */
-export const FE_ACTIONS = Object.keys(ACTIONS) as FeAction[];
+/** The contract's actions in its order: what the contract's tables and checks list (passkeys apart). */
+export const FE_ACTIONS = Object.keys(CONTRACT_ACTIONS) as FeAction[];
+/** Every action of the machine: the contract's, then the passkeys'. */
+export const MACHINE_ACTIONS = Object.keys(ACTIONS) as FeAction[];
 
 const derive = <K extends string, V>(pairs: Array<[K, V]>): Record<K, V> => Object.fromEntries(pairs) as Record<K, V>;
 
 /** Action -> entry (the handlers' `runFlowAction(ACTION_ENTRY.FeLogin, ...)`). */
-export const ACTION_ENTRY = derive(FE_ACTIONS.map((a) => [a, ACTIONS[a].entry])) as {
+export const ACTION_ENTRY = derive(MACHINE_ACTIONS.map((a) => [a, ACTIONS[a].entry])) as {
   readonly [A in FeAction]: (typeof ACTIONS)[A]['entry'];
 };
 /** Entry -> action. */
-export const ENTRY_ACTION = derive(FE_ACTIONS.map((a) => [ACTIONS[a].entry, a])) as Record<Entry, FeAction>;
+export const ENTRY_ACTION = derive(MACHINE_ACTIONS.map((a) => [ACTIONS[a].entry, a])) as Record<Entry, FeAction>;
 /** Entry -> the one event its request sends. */
-export const ENTRY_EVENT = derive(FE_ACTIONS.map((a) => [ACTIONS[a].entry, ACTIONS[a].event])) as Record<
+export const ENTRY_EVENT = derive(MACHINE_ACTIONS.map((a) => [ACTIONS[a].entry, ACTIONS[a].event])) as Record<
   Entry,
   UserEventType
 >;
 /** Event -> the action that sends it. */
-export const EVENT_ACTION = derive(FE_ACTIONS.map((a) => [ACTIONS[a].event, a])) as Record<UserEventType, FeAction>;
+export const EVENT_ACTION = derive(MACHINE_ACTIONS.map((a) => [ACTIONS[a].event, a])) as Record<
+  UserEventType,
+  FeAction
+>;
 
 /** The request field whose proof resumes the journey, or null when the action needs none. */
 export function proofFieldFor(entry: Entry, body: Record<string, unknown>): ProofField | null {

@@ -146,6 +146,8 @@ export type UpdateProfileOutput = { outcome: 'saved' } | { outcome: 'phone_taken
 export interface IssueTokenInput {
   uid: string;
   stay_logged_in: boolean;
+  /** Only for a login by passkey: what the login metric counts it as (a code login names none). */
+  method?: 'passkey';
 }
 export interface IssueTokenOutput {
   access_token: string;
@@ -159,8 +161,25 @@ export interface IssueTokenOutput {
 export interface IngestLoginInput {
   uid: string;
   accessToken: string;
+  /** Only for a login by passkey: the collector's post names it (a code login's post is unchanged). */
+  method?: 'passkey';
 }
 type IngestLoginOutput = void;
+
+/**
+ * PasskeyLogin's assertion (docs/passkeys.md), verified by the WebAuthn library against the
+ * challenge its `passkey_proof` names, which it spends: answers the account of the passkey.
+ * Every refusal (`passkey_challenge_invalid`, `passkey_unknown`, `passkey_refused`) is thrown,
+ * as the action answers it; the machine only goes on with an account.
+ */
+export interface VerifyPasskeyInput {
+  passkey_proof: string;
+  /** The assertion, as `startAuthentication` of @simplewebauthn/browser returns it (validated by the action). */
+  credential: unknown;
+}
+export interface VerifyPasskeyOutput {
+  uid: string;
+}
 
 /** Every effect as a plain async function: what src/ implements (see `provideEffects`). */
 export interface FlowEffects {
@@ -175,6 +194,7 @@ export interface FlowEffects {
   updateProfile(input: UpdateProfileInput, signal: AbortSignal): Promise<UpdateProfileOutput>;
   issueToken(input: IssueTokenInput, signal: AbortSignal): Promise<IssueTokenOutput>;
   ingestLogin(input: IngestLoginInput, signal: AbortSignal): Promise<IngestLoginOutput>;
+  verifyPasskey(input: VerifyPasskeyInput, signal: AbortSignal): Promise<VerifyPasskeyOutput>;
 }
 export type EffectName = keyof FlowEffects;
 
@@ -191,6 +211,7 @@ export const EFFECT_NAMES = [
   'updateProfile',
   'issueToken',
   'ingestLogin',
+  'verifyPasskey',
 ] as const satisfies ReadonlyArray<EffectName>;
 // Fails to compile when an effect of FlowEffects is missing above.
 const _everyEffectNamed: Exclude<EffectName, (typeof EFFECT_NAMES)[number]> extends never ? true : never = true;
@@ -216,6 +237,8 @@ export interface FlowClaims {
   /** The funnel's anonymous journey id (src/), and the screens the journey went through to this proof's: the machine reads neither. */
   journey?: string;
   trail?: string;
+  /** How a `verified` proof's login was made, where not by a code: `passkey` (docs/passkeys.md). */
+  method?: string;
 }
 
 /** Which request field carries a proof, and which the answer hands out. */

@@ -12,6 +12,6 @@ export * from './requests';
 export * from './resume';
 export * from './run-step';
 export { stateNodes } from './diagrams/diagram';
-export { JOURNEY_IDS, type JourneyId } from './diagrams/journeys';
+export { EXAMPLE_JOURNEY_IDS, JOURNEY_IDS, type JourneyId } from './diagrams/journeys';
 export * from './diagrams/labels';
 export * from './diagrams/journey-diagrams';

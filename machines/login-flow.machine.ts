@@ -10,6 +10,7 @@ import { registration } from './login-flow/registration';
 import { addingPhone } from './login-flow/adding-phone';
 import { profile } from './login-flow/profile';
 import { ingestingLogin, issuingToken, loggedIn } from './login-flow/logged-in';
+import { verifyingPasskey } from './login-flow/passkey-login';
 
 /*
  * The login journey of docs/contract.md#steps as one machine: every optimised action (FeLogin, FeVerifyOtp,
@@ -58,6 +59,7 @@ export const loginFlowMachine = loginFlow.createMachine({
     registration,
     addingPhone,
     profile,
+    verifyingPasskey,
     issuingToken,
     ingestingLogin,
     loggedIn,

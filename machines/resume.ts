@@ -101,6 +101,9 @@ export const RESUME_POINTS: readonly ResumePoint[] = [
 
   { action: 'FeUpdateProfile', proof: { kind: 'verified', step: STEP.loggedIn }, state: 'loggedIn' },
   { action: 'FeUpdateProfile', trusted: true, state: 'loggedIn' },
+
+  // Outside the contract: a passkey logs in from the login screen (its passkey_proof is the effect's to check).
+  { action: 'PasskeyLogin', state: 'enteringIdentifier' },
 ];
 
 function matches(point: ResumePoint, context: LoginFlowContext): boolean {

@@ -160,7 +160,9 @@ function answerOf(snapshot: AnyMachineSnapshot): StepAnswer {
       if (value) claims[key] = value;
     }
     if (kind === PROOF_KIND.proof) {
-      const verified: readonly string[] = context.flow ? CODE_VERIFIED[context.flow] : [];
+      // A passkey proved the account itself (its uid); a code, the identifiers of its flow.
+      if (context.method) claims.method = context.method;
+      const verified: readonly string[] = context.method ? ['uid'] : context.flow ? CODE_VERIFIED[context.flow] : [];
       const linked = meta.proof.carries.filter((key) => claims[key] !== undefined && !verified.includes(key)).sort();
       if (linked.length > 0) claims.linked = linked;
     }

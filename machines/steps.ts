@@ -51,8 +51,22 @@ export const STEP = {
   loggedIn: 90,
 } as const;
 
+/**
+ * Steps outside the contract's numbers: the passkey paths (docs/passkeys.md). A frontend that
+ * knows nothing of passkeys never meets them: no answer of the contract's actions names one, and
+ * the contract's `next_step` stays `STEP`'s (src/flows/answer.ts). From 101 up, so no number the
+ * contract may give later collides with them.
+ */
+export const PASSKEY_STEP = {
+  /** PasskeyLogin: the assertion the browser signed is being verified (then 90, as a code login). */
+  passkeyAsserting: 101,
+} as const;
+
 type StepName = keyof typeof STEP;
-export type StepId = (typeof STEP)[StepName];
+/** One of the contract's step numbers, or a passkey's (outside them). */
+export type StepId = (typeof STEP)[StepName] | (typeof PASSKEY_STEP)[keyof typeof PASSKEY_STEP];
+/** Every step the machine tags a state with: the contract's, then the passkeys'. */
+const ALL_STEPS: readonly StepId[] = [...Object.values(STEP), ...Object.values(PASSKEY_STEP)];
 
 /** The two profile saves: identity fields (40), then custom fields (42). */
 export type ProfileStep = typeof STEP.identitySaved | typeof STEP.customFieldsSaved;
@@ -65,7 +79,7 @@ export function stepOfTag(tag: string): StepId | undefined {
   if (!tag.startsWith('step:')) return undefined;
   const raw = tag.slice(5);
   const value = /^\d+$/.test(raw) ? Number(raw) : raw;
-  return (Object.values(STEP) as StepId[]).find((step) => step === value);
+  return ALL_STEPS.find((step) => step === value);
 }
 
 /** Tag of the states a request stops at: the user must act (or read a failure) before anything else happens. */
@@ -116,6 +130,10 @@ export const STEP_INFO: Record<StepId, StepInfo> = {
     screen: 'success',
     wire: true,
     meaning: 'logged in: token issued, cookie set, collector ingest queued',
+  },
+  [PASSKEY_STEP.passkeyAsserting]: {
+    screen: 'passkey',
+    meaning: 'login by passkey: the assertion is verified (no code), then 90 as a code login',
   },
 };
 

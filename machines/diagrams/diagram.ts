@@ -1,7 +1,7 @@
 import type { AnyStateMachine, StateNode } from 'xstate';
-import { EVENT_ACTION, FE_ACTIONS, PROOF_KIND, type FeAction, type UserEventType } from '../actions';
+import { EVENT_ACTION, FE_ACTIONS, MACHINE_ACTIONS, PROOF_KIND, type FeAction, type UserEventType } from '../actions';
 import type { ProofField } from '../effects';
-import { SETTLED, STEP_INFO, stepOfTag, type StepId } from '../steps';
+import { PASSKEY_STEP, SETTLED, STEP_INFO, stepOfTag, type StepId } from '../steps';
 
 /*
  * Diagrams generated from the machine definitions, never drawn by hand: a Mermaid
@@ -221,12 +221,19 @@ export interface StepRow {
   proof?: string;
 }
 
-/** One row per step the machine's states carry, in step order. */
-export function stepTable(machine: AnyStateMachine): StepRow[] {
+/**
+ * One row per step the machine's states carry, in step order: the contract's steps, or the ones
+ * outside it (the passkeys', machines/steps.ts PASSKEY_STEP), which the docs list apart.
+ */
+export function stepTable(machine: AnyStateMachine, which: 'contract' | 'passkeys' = 'contract'): StepRow[] {
+  const passkeySteps: readonly StepId[] = Object.values(PASSKEY_STEP);
+  const wanted = (step: StepId) => passkeySteps.includes(step) === (which === 'passkeys');
+  // The contract's table names the contract's actions only (a passkey also reaches 90: its own table says so).
+  const listed = which === 'contract' ? FE_ACTIONS : MACHINE_ACTIONS;
   const reached = reachedBy(machine);
   const rows = new Map<StepId, StepRow>();
   for (const node of stateNodes(machine.root as Node)) {
-    for (const step of stepsOf(node)) {
+    for (const step of stepsOf(node).filter(wanted)) {
       const info = STEP_INFO[step];
       const row = rows.get(step) ?? {
         step,
@@ -239,7 +246,7 @@ export function stepTable(machine: AnyStateMachine): StepRow[] {
       row.states.push(node.key);
       row.settles ||= node.tags.includes(SETTLED);
       const actions = new Set([...row.reachedBy, ...(reached.get(node) ?? [])]);
-      row.reachedBy = FE_ACTIONS.filter((a) => actions.has(a));
+      row.reachedBy = listed.filter((a) => actions.has(a));
       const proof = (node.meta as { proof?: { field: ProofField } } | undefined)?.proof;
       if (proof) row.proof = `${proof.field} (${PROOF_KIND[proof.field]})`;
       rows.set(step, row);

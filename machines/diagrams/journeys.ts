@@ -17,6 +17,8 @@ interface WorldUser {
   phone?: string;
   /** The email's double opt-in was never confirmed (a phone registrant typed it). */
   unconfirmed?: true;
+  /** The id of a passkey the account enrolled: an assertion naming it logs the account in. */
+  passkey?: string;
 }
 
 export interface FakeWorld {
@@ -116,6 +118,14 @@ export function worldEffects(world: FakeWorld, calls: EffectCall[] = []): FlowEf
     ingestLogin: async (input) => {
       record('ingestLogin', input);
     },
+    verifyPasskey: async (input) => {
+      record('verifyPasskey', input);
+      const id = (input.credential as { id?: unknown } | null)?.id;
+      const user = world.users.find((u) => u.passkey !== undefined && u.passkey === id);
+      // The real effect throws `passkey_unknown`; the fake world knows only the passkeys its users enrolled.
+      if (!user) throw new Error(`fake world: no passkey "${String(id)}"`);
+      return { uid: user.uid };
+    },
   };
 }
 
@@ -136,8 +146,16 @@ export const JOURNEY_IDS = [
   'email-login-add-phone',
   'email-signup',
   'password',
+  'passkey-login',
 ] as const;
 export type JourneyId = (typeof JOURNEY_IDS)[number];
+
+/**
+ * The journeys whose examples (docs/journeys/examples.json) replay as written over plain HTTP:
+ * every journey but the passkey's, whose login needs an authenticator to sign a fresh challenge
+ * each time (its example shows the ceremony's fields by what they are).
+ */
+export const EXAMPLE_JOURNEY_IDS: readonly JourneyId[] = JOURNEY_IDS.filter((id) => id !== 'passkey-login');
 
 export interface Journey {
   /** Its slug: the diagram's file (docs/journeys/<id>.svg) and anchor. */
@@ -321,6 +339,18 @@ export const journeys: Journey[] = [
     spec: 'FeLogin, password path: next_step 60',
     users: [{ uid: 'uid-carla', email: 'carla@example.com' }],
     requests: [{ action: 'FeLogin', body: { identifier: 'carla@example.com', method: 'password' } }],
+  },
+  {
+    id: 'passkey-login',
+    name: 'Passkey, enrolled after a code login',
+    spec: 'PasskeyLoginOptions, then PasskeyLogin: the assertion verified (101), access_token (90); no code (docs/passkeys.md)',
+    users: [{ uid: 'uid-anna', email: 'anna@example.com', phone: PHONE, passkey: 'cred-anna' }],
+    requests: [
+      {
+        action: 'PasskeyLogin',
+        body: { passkey_proof: 'options-proof', credential: { id: 'cred-anna', type: 'public-key' } },
+      },
+    ],
   },
 ];
 

@@ -41,6 +41,7 @@ export const LABELS = {
     'email-login-add-phone': "Accesso con l'email e aggiunta del telefono",
     'email-signup': "Registrazione da «Registrati con l'email»",
     password: 'Accesso con password',
+    'passkey-login': 'Accesso con la passkey',
   } satisfies Record<JourneyId, string>,
 
   states: {
@@ -127,6 +128,7 @@ export const LABELS = {
     savingCustomFields: { note: 'salva città, data di nascita e telefono' },
     issuingToken: { note: 'emette il token di accesso' },
     ingestingLogin: { note: "segnala l'accesso al collector" },
+    verifyingPasskey: { note: 'verifica la passkey (nessun codice)' },
   } satisfies Record<LoginFlowState, StateLabel>,
 
   actions: {
@@ -143,6 +145,7 @@ export const LABELS = {
     },
     ADD_PHONE: 'aggiunge un telefono',
     UPDATE_PROFILE: 'salva il profilo',
+    PASSKEY_LOGIN: 'sceglie la sua passkey',
   } satisfies Record<UserEventType, ActionLabel>,
 
   /** The mistake behind a refusal: by `reason`, or `reason:field` where the field says more. */

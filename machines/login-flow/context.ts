@@ -74,7 +74,15 @@ interface UpdateProfileEvent {
   email?: string;
   stay_logged_in?: boolean;
 }
-export type LoginFlowEvent = LoginEvent | VerifyOtpEvent | RegisterEvent | AddPhoneEvent | UpdateProfileEvent;
+interface PasskeyLoginEvent {
+  type: typeof ACTIONS.PasskeyLogin.event;
+  /** The `passkey_proof` of PasskeyLoginOptions: the challenge the assertion answers. */
+  passkey_proof: string;
+  credential: unknown;
+  stay_logged_in?: boolean;
+}
+export type LoginFlowEvent =
+  LoginEvent | VerifyOtpEvent | RegisterEvent | AddPhoneEvent | UpdateProfileEvent | PasskeyLoginEvent;
 
 export interface LoginFlowContext {
   entry: Entry;
@@ -94,6 +102,8 @@ export interface LoginFlowContext {
   /** A verified phone to save as `otp_phone` (step 42). */
   pendingPhone?: string;
   stayLoggedIn: boolean;
+  /** Set by a login by passkey: the account proved itself, no code (the token, the ingest and the proof say so). */
+  method?: 'passkey';
   otp?: OtpSendMetadata;
   accessToken?: string;
   expiresIn?: number | null;
@@ -122,6 +132,8 @@ const IDENTIFIERS_OF: Record<LoginFlowEvent['type'], Identifier[]> = {
   // ADD_PHONE's `phone` is the new phone, not an identifier of the account.
   ADD_PHONE: ['uid', 'email'],
   UPDATE_PROFILE: ['uid', 'email'],
+  // The passkey names its account; the request names none.
+  PASSKEY_LOGIN: [],
 };
 
 const sameValue = (key: Identifier, a: string, b: string) =>

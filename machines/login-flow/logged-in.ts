@@ -10,7 +10,11 @@ export const issuingToken = loginFlow.createStateConfig({
   invoke: {
     id: 'issueToken',
     src: 'issueToken',
-    input: ({ context }) => ({ uid: context.uid!, stay_logged_in: context.stayLoggedIn }),
+    input: ({ context }) => ({
+      uid: context.uid!,
+      stay_logged_in: context.stayLoggedIn,
+      ...(context.method ? { method: context.method } : {}),
+    }),
     onDone: { target: 'ingestingLogin', actions: { type: 'keepToken', params: output } },
   },
 });
@@ -20,7 +24,11 @@ export const ingestingLogin = loginFlow.createStateConfig({
   invoke: {
     id: 'ingestLogin',
     src: 'ingestLogin',
-    input: ({ context }) => ({ uid: context.uid!, accessToken: context.accessToken! }),
+    input: ({ context }) => ({
+      uid: context.uid!,
+      accessToken: context.accessToken!,
+      ...(context.method ? { method: context.method } : {}),
+    }),
     onDone: { target: 'loggedIn' },
     onError: { target: 'loggedIn' },
   },

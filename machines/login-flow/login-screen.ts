@@ -2,9 +2,9 @@ import { SETTLED, STEP, stepTag } from '../steps';
 import { loginFlow } from './setup';
 import { flowIs, refuse } from './transitions';
 
-/** The login screen: a phone starts the phone login, an email the email login (or asks for its password). */
+/** The login screen: a phone starts the phone login, an email the email login (or asks for its password), a passkey logs in. */
 export const enteringIdentifier = loginFlow.createStateConfig({
-  description: 'The login screen: phone or email.',
+  description: 'The login screen: phone or email, or the passkey the browser offers.',
   tags: [SETTLED],
   on: {
     LOGIN: [
@@ -13,6 +13,7 @@ export const enteringIdentifier = loginFlow.createStateConfig({
       { guard: 'identifierIsEmail', target: '#sendingEmailCode', actions: ['acceptLogin', flowIs('email')] },
       { target: 'refused', actions: refuse('invalid_request', { field: 'identifier' }) },
     ],
+    PASSKEY_LOGIN: { target: '#verifyingPasskey', actions: 'acceptPasskeyLogin' },
   },
 });
 

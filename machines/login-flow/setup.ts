@@ -22,6 +22,8 @@ import type {
   UserLookupOutput,
   VerifyOtpInput,
   VerifyOtpOutput,
+  VerifyPasskeyInput,
+  VerifyPasskeyOutput,
 } from '../effects';
 import { STEP, type Flow } from '../steps';
 import {
@@ -71,6 +73,7 @@ export const loginFlow = setup({
     updateProfile: notProvided<UpdateProfileInput, UpdateProfileOutput>('updateProfile'),
     issueToken: notProvided<IssueTokenInput, IssueTokenOutput>('issueToken'),
     ingestLogin: notProvided<IngestLoginInput, void>('ingestLogin'),
+    verifyPasskey: notProvided<VerifyPasskeyInput, VerifyPasskeyOutput>('verifyPasskey'),
   },
   guards: {
     requestAccepted: ({ context, event }, params: AdmitParams) => admit(context, event, params).ok,
@@ -110,6 +113,14 @@ export const loginFlow = setup({
         ? { request: event, phone: identifier }
         : { request: event, email: identifier.toLowerCase() };
     }),
+    /** A login by passkey: no identifier typed; unlike a code login it stays logged in only when asked (as PasskeyLogin always did). */
+    acceptPasskeyLogin: assign(({ event }) => ({
+      request: event,
+      method: 'passkey' as const,
+      stayLoggedIn: event.type === 'PASSKEY_LOGIN' && event.stay_logged_in === true,
+    })),
+    /** The account the passkey proved. */
+    adoptPasskeyAccount: assign((_, verified: VerifyPasskeyOutput) => ({ uid: verified.uid })),
     setFlow: assign((_, params: { flow: Flow }) => ({ flow: params.flow })),
     keepOtp: assign((_, otp: SendOtpOutput) => ({ otp })),
     /** The phone a code just went to is the one this journey verifies next. */

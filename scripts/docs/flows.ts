@@ -1,5 +1,5 @@
 import type { AnyStateMachine } from 'xstate';
-import { ACTIONS, FE_ACTIONS, type FeAction } from '../../machines/actions';
+import { ACTIONS, MACHINE_ACTIONS, type FeAction } from '../../machines/actions';
 import {
   edgesOf,
   reachedBy,
@@ -25,8 +25,8 @@ import type { DocGenerator } from './generator';
 const code = (text: string | number) => `\`${text}\``;
 const mermaid = (text: string) => ['```mermaid', text, '```'].join('\n');
 
-function stepRows(machine: AnyStateMachine): string {
-  const rows = stepTable(machine).map(
+function stepRows(machine: AnyStateMachine, which: 'contract' | 'passkeys' = 'contract'): string {
+  const rows = stepTable(machine, which).map(
     (r) =>
       `| ${r.step} | ${code(r.screen)} | ${r.states.map(code).join(', ')} | ${r.settles ? 'waits for the user' : 'passed'} | ${r.meaning} | ${r.reachedBy.join(', ') || '-'} | ${r.proof ? code(r.proof) : '-'} |`,
   );
@@ -128,6 +128,13 @@ async function renderFlows(): Promise<string> {
     '',
     stepRows(loginFlowMachine),
     '',
+    '### Steps outside the contract',
+    '',
+    "The passkeys' steps ([passkeys.md](passkeys.md)), numbered from 101 so they never meet the contract's:",
+    "no answer of the contract's actions names one.",
+    '',
+    stepRows(loginFlowMachine, 'passkeys'),
+    '',
     '### Where each request resumes',
     '',
     'The resume table (`RESUME_POINTS`, machines/resume.ts): a request starts the machine directly in',
@@ -141,7 +148,7 @@ async function renderFlows(): Promise<string> {
     'The same machine, cut to the states one action can resume, pass or settle on.',
     '',
   ];
-  for (const action of FE_ACTIONS) {
+  for (const action of MACHINE_ACTIONS) {
     sections.push(`### ${action}`, '', mermaid(renderMermaid(loginFlowMachine, viewOf(loginFlowMachine, action))), '');
   }
   sections.push(

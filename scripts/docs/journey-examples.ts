@@ -1,5 +1,12 @@
 import pino from 'pino';
-import { ACTION_ENTRY, journeyDiagrams, proofFieldFor, type FeAction, type JourneyId } from '../../machines';
+import {
+  ACTION_ENTRY,
+  EXAMPLE_JOURNEY_IDS,
+  journeyDiagrams,
+  proofFieldFor,
+  type FeAction,
+  type JourneyId,
+} from '../../machines';
 import { loadConfig } from '../../src/core/config/load';
 import {
   codePlaceholder,
@@ -11,6 +18,7 @@ import {
 import { sandboxSeedUsers, sandboxUidFor } from '../../src/sandbox/identity';
 import { startService } from '../../src/service';
 import { sandboxClient } from '../record-journeys';
+import { SoftAuthenticator } from '../../test/support/soft-authenticator';
 import type { DocGenerator } from './generator';
 
 /*
@@ -31,11 +39,22 @@ interface Code {
 const codeTo = (to: string): Code => ({ code: to });
 const isCode = (value: unknown): value is Code => typeof value === 'object' && value !== null && 'code' in value;
 
+/** Where the person's browser signs a passkey assertion: the walk asks PasskeyLoginOptions and answers its challenge. */
+const ASSERTION = { assertion: true } as const;
+const isAssertion = (value: unknown) => typeof value === 'object' && value !== null && 'assertion' in value;
+/** How the examples show the ceremony's two fields: what they are, since each is good for one challenge only. */
+const PASSKEY_PROOF_SHOWN = '‹la passkey_proof della risposta di PasskeyLoginOptions›';
+const ASSERTION_SHOWN = '‹l’asserzione che il browser firma con la passkey (startAuthentication)›';
+/** The origin the examples' passkeys are bound to (passkeys.origins of the walk's service). */
+const EXAMPLES_PASSKEY_ORIGIN = 'http://localhost:8080';
+
 interface Walk {
   id: JourneyId;
   person: Omit<ExamplePerson, 'uid'> & { uid?: string };
   /** The bodies the frontend sends, a code where the person types one; proofs are attached as the frontend does. */
   requests: Array<{ action: FeAction; body: Record<string, unknown> }>;
+  /** Before the journey, not shown: the person enrols a passkey after a code login (the passkey journey). */
+  enrolsPasskey?: { phone: string };
 }
 
 const seeded = (email: string) => {
@@ -222,6 +241,12 @@ const EXAMPLE_WALKS: Walk[] = [
     person: { name: GIULIA.name, uid: GIULIA.uid, email: GIULIA.email, phones: [] },
     requests: [{ action: 'FeLogin', body: { identifier: GIULIA.email, method: 'password' } }],
   },
+  {
+    id: 'passkey-login',
+    person: { name: MARIO.name, uid: MARIO.uid, email: MARIO.email, phones: [MARIO.phone!] },
+    enrolsPasskey: { phone: MARIO.phone! },
+    requests: [{ action: 'PasskeyLogin', body: { credential: ASSERTION } }],
+  },
 ];
 
 const PROOF_FIELDS = ['proof', 'phone_proof', 'pending_proof', 'register_proof'] as const;
@@ -298,6 +323,7 @@ export function examplesClient(baseUrl: string) {
 /** Walks one journey from a reset sandbox and records it as the examples show it. */
 async function recordWalk(client: ReturnType<typeof examplesClient>, walk: Walk): Promise<JourneyExample> {
   await client.reset();
+  const authenticator = walk.enrolsPasskey ? await enrolPasskey(client, walk.enrolsPasskey.phone) : undefined;
   const handedOut = new Map<string, { value: unknown; answer: number }>();
   const requests: ExampleExchange[] = [];
   let uid = walk.person.uid;
@@ -305,6 +331,15 @@ async function recordWalk(client: ReturnType<typeof examplesClient>, walk: Walk)
     const shown: Record<string, unknown> = {};
     const sent: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(body)) {
+      if (isAssertion(value)) {
+        if (!authenticator) throw new Error(`journey examples: ${walk.id} signs an assertion without a passkey`);
+        const asked = await client.post('PasskeyLoginOptions', {});
+        sent.passkey_proof = asked.data.passkey_proof;
+        sent[key] = authenticator.assert(asked.data.options as { challenge: string; rpId?: string });
+        shown.passkey_proof = PASSKEY_PROOF_SHOWN;
+        shown[key] = ASSERTION_SHOWN;
+        continue;
+      }
       shown[key] = isCode(value) ? codePlaceholder(value.code) : value;
       sent[key] = isCode(value) ? await client.code(value.code) : value;
     }
@@ -330,6 +365,21 @@ async function recordWalk(client: ReturnType<typeof examplesClient>, walk: Walk)
   return { id: walk.id, person: { ...walk.person, uid }, requests };
 }
 
+/** A phone login by SMS code, then a passkey enrolled with its proof: the authenticator that holds it. */
+async function enrolPasskey(client: ReturnType<typeof examplesClient>, phone: string): Promise<SoftAuthenticator> {
+  await client.post('FeLogin', { identifier: phone });
+  const verified = await client.post('FeVerifyOtp', { flow: 'phone', phone, otp_code: await client.code(phone) });
+  const proof = verified.data.proof;
+  const asked = await client.post('PasskeyEnrolOptions', { proof });
+  const authenticator = new SoftAuthenticator(EXAMPLES_PASSKEY_ORIGIN);
+  const credential = authenticator.register(
+    asked.data.options as { challenge: string; rp: { id?: string }; user: { id: string } },
+  );
+  const enrolled = await client.post('PasskeyEnrol', { proof, passkey_proof: asked.data.passkey_proof, credential });
+  if (!enrolled.success) throw new Error(`journey examples: the passkey was not enrolled: ${JSON.stringify(enrolled)}`);
+  return authenticator;
+}
+
 /** Every journey's examples, walked in a sandbox started for them; each answer checked against the journey's diagram. */
 async function recordJourneyExamples(): Promise<JourneyExample[]> {
   const silent = pino({ level: 'silent' });
@@ -340,11 +390,13 @@ async function recordJourneyExamples(): Promise<JourneyExample[]> {
       server: { host: '127.0.0.1', port: 0 },
       log: { level: 'silent' },
       otp: { log_file: '' },
+      // The passkey journey's walk: passkeys in memory, bound to the origin its authenticator signs for.
+      passkeys: { enabled: true, rp_id: 'localhost', origins: [EXAMPLES_PASSKEY_ORIGIN] },
     },
   });
   const service = await startService(config, { log: silent, otpLog: silent });
   try {
-    return await walkEveryJourney(service.url);
+    return await walkEveryJourney(service.url, { passkeys: true });
   } finally {
     await service.close();
   }
@@ -355,11 +407,16 @@ async function recordJourneyExamples(): Promise<JourneyExample[]> {
  * checked against the journey's diagram: the examples, and any test that needs every journey
  * driven with known people (the traces' scan for personal data).
  */
-export async function walkEveryJourney(baseUrl: string): Promise<JourneyExample[]> {
+export async function walkEveryJourney(
+  baseUrl: string,
+  options: { passkeys?: boolean } = {},
+): Promise<JourneyExample[]> {
   const client = examplesClient(baseUrl);
   const diagrams = await journeyDiagrams();
   const examples: JourneyExample[] = [];
-  for (const diagram of diagrams) {
+  // The passkey journey needs passkeys on, bound to EXAMPLES_PASSKEY_ORIGIN: walked only where the caller says so.
+  const walked = diagrams.filter((d) => options.passkeys === true || EXAMPLE_JOURNEY_IDS.includes(d.id));
+  for (const diagram of walked) {
     const walk = EXAMPLE_WALKS.find((w) => w.id === diagram.id);
     if (!walk) throw new Error(`journey examples: no walk for ${diagram.id}`);
     const example = await recordWalk(client, walk);

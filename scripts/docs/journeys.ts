@@ -4,7 +4,7 @@ import {
   renderJourneyMermaid,
   type JourneyDiagram,
 } from '../../machines/diagrams/journey-diagrams';
-import { JOURNEY_IDS } from '../../machines/diagrams/journeys';
+import { EXAMPLE_JOURNEY_IDS, JOURNEY_IDS } from '../../machines/diagrams/journeys';
 import { failureError } from '../../src/flows/answer';
 import type { JourneyExample } from '../../src/http/demo/flow-examples';
 import type { DocGenerator } from './generator';
@@ -85,6 +85,14 @@ function exampleBlock(diagram: JourneyDiagram, example: JourneyExample | undefin
     'A code is shown by whom it went to (read it in `/_sandbox/outbox`); a proof a request sends, by',
     'the answer that handed it out; a proof or token in an answer, by what it binds. They replay as',
     'written after `POST /_sandbox/reset`.',
+    ...(EXAMPLE_JOURNEY_IDS.includes(diagram.id)
+      ? []
+      : [
+          '',
+          'Except this one: the person enrolled a passkey first (a code login, `PasskeyEnrolOptions`,',
+          '`PasskeyEnrol`), and its `passkey_proof` and assertion are good for one challenge only, so they are',
+          'shown by what they are; `PasskeyLoginOptions` gives a new challenge each time ([passkeys.md](passkeys.md)).',
+        ]),
     '',
     ...exchanges,
   ]

@@ -12,6 +12,8 @@ import { reducedProfile } from '../domain/accounts/profile';
 import { claimAccount, claimableAccount } from '../domain/accounts/email-claim';
 import { reachedOnly } from '../domain/otp/reached';
 import type { EffectsSeen } from '../domain/funnel/observer';
+import { login as passkeyLogin } from '../domain/passkeys/ceremonies';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 
 /*
  * The login journey's effects (machines/effects.ts) over the real dependencies: the OTP
@@ -147,11 +149,23 @@ export function createFlowEffects(
       return { outcome: 'saved' };
     },
 
-    async issueToken({ uid, stay_logged_in }) {
+    async issueToken({ uid, stay_logged_in, method }) {
       // The token and its cookie, as access_token issues them.
       const reply = await issueAccessToken(ctx, uid, { stayLoggedIn: stay_logged_in });
-      deps.metrics.login('code');
+      deps.metrics.login(method ?? 'code');
       return { access_token: reply.access_token, expires_in: reply.expires_in ?? null };
+    },
+
+    async verifyPasskey({ passkey_proof, credential }) {
+      // PasskeyLogin checked passkeys are on (passkeys_disabled) and counted the try against its limits first.
+      const store = await deps.passkeys.store();
+      // The action's schema validated the credential's shape; the library verifies the rest.
+      const { uid } = await passkeyLogin(ctx, store, {
+        passkeyProof: passkey_proof,
+        response: credential as AuthenticationResponseJSON,
+      });
+      ctx.log.info({ event: 'passkey_login', uid }, 'logged in by passkey');
+      return { uid };
     },
 
     async ingestLogin(event) {

@@ -81,6 +81,9 @@ const SECRET_KEYS = new Set([
   'phone_proof',
   'pending_proof',
   'register_proof',
+  // A login by passkey: the ceremony's proof, and the assertion (its signature answers one challenge only, but names the passkey).
+  'passkey_proof',
+  'credential',
   'access_token',
   'accessToken',
   'token',

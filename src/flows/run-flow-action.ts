@@ -46,6 +46,7 @@ const SEND_FIELDS: Record<Entry, SendFieldNames> = {
   register: { key: 'email', email: 'email' },
   addPhone: { key: 'phone', phone: 'phone' },
   updateProfile: {},
+  passkeyLogin: {},
 };
 
 /**

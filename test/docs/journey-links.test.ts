@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
+import { EXAMPLE_JOURNEY_IDS } from '../../machines';
 import { examplesClient } from '../../scripts/docs/journey-examples';
 import {
   CODE_PLACEHOLDER,
@@ -108,7 +109,12 @@ describe("journeys walked by docs/openapi.json's links", () => {
 
   // Every journey of docs/journeys/examples.json, each next request chosen and built from the
   // links; what the person types taken from the example (the code: from the outbox).
-  it.each([...journeyExamples().values()].map((journey) => [journey.id, journey] as const))(
+  // The examples that replay as written (a passkey's assertion answers one challenge only: EXAMPLE_JOURNEY_IDS).
+  it.each(
+    [...journeyExamples().values()]
+      .filter((journey) => EXAMPLE_JOURNEY_IDS.includes(journey.id))
+      .map((journey) => [journey.id, journey] as const),
+  )(
     'walks %s with the links, step by step as its example',
     async (_id, journey: JourneyExample) => {
       await client.reset();

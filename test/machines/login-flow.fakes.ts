@@ -35,6 +35,7 @@ const defaults: Required<Impl> = {
   updateProfile: () => ({ outcome: 'saved' }),
   issueToken: () => ({ access_token: 'token-1', expires_in: 3600 }),
   ingestLogin: () => undefined,
+  verifyPasskey: () => ({ uid: 'uid-passkey' }),
 };
 
 export interface Fakes {

@@ -122,6 +122,9 @@ const expected: Record<string, Expected> = {
     },
   ],
   'Password path': [{ action: 'FeLogin', steps: [60], calls: [], next: 60 }],
+  'Passkey, enrolled after a code login': [
+    { action: 'PasskeyLogin', steps: [101, 90], calls: ['verifyPasskey', 'issueToken', 'ingestLogin'], next: 90 },
+  ],
 };
 
 describe('typical sequences', () => {

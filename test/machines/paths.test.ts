@@ -48,6 +48,8 @@ const allowed: Record<Entry, { steps: StepId[]; reasons: string[] }> = {
     steps: [90],
     reasons: ['phone_taken', 'phone_not_verified', 'invalid_proof', 'proof_required', 'invalid_request'],
   },
+  // Outside the contract (docs/passkeys.md): a passkey logs in or the effect's own refusal is thrown.
+  passkeyLogin: { steps: [90], reasons: [] },
 };
 
 const proof = (
@@ -129,6 +131,7 @@ const userEvents: LoginFlowEvent[] = [
   { type: 'UPDATE_PROFILE', uid: ME.uid, last_name: 'Rossi', otp_phone: NEW_PHONE },
   { type: 'UPDATE_PROFILE', uid: ME.uid, city: 'Roma' },
   { type: 'UPDATE_PROFILE', uid: 'uid-other' },
+  { type: 'PASSKEY_LOGIN', passkey_proof: 'pk-proof', credential: { id: 'cred-me' } },
 ];
 
 /** What each effect may report. */
@@ -156,6 +159,7 @@ const outcomes: Record<EffectName, unknown[]> = {
   updateProfile: [{ outcome: 'saved' }, { outcome: 'phone_taken' }],
   issueToken: [{ access_token: 'token-1' }],
   ingestLogin: [undefined],
+  verifyPasskey: [{ uid: ME.uid }],
 };
 
 const DONE = 'xstate.done.actor.';

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { JOURNEY_IDS, journeyDiagrams } from '../../machines';
+import { EXAMPLE_JOURNEY_IDS, JOURNEY_IDS, journeyDiagrams } from '../../machines';
 import { examplesClient, exampleAnswer, readableClaims } from '../../scripts/docs/journey-examples';
 import {
   CODE_PLACEHOLDER,
@@ -77,7 +77,7 @@ describe('the /flows examples, replayed verbatim against the sandbox', () => {
     }
   });
 
-  it.each([...JOURNEY_IDS])(
+  it.each([...EXAMPLE_JOURNEY_IDS])(
     '%s: each request, sent as shown, is answered as shown, and names only its person',
     async (id) => {
       const example = examples.get(id)!;

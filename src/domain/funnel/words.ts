@@ -118,6 +118,7 @@ export const JOURNEY_TITLES_EN = {
   'email-login-add-phone': 'Log in with an email and add a phone',
   'email-signup': 'Sign up from «Sign up with your email»',
   password: 'Log in with a password',
+  'passkey-login': 'Log in with a passkey',
 } as const satisfies Record<JourneyId, string>;
 
 /** A screen's title in the locale: `14 · Enter the SMS code` (the figures carry the Italian). */
