@@ -8,6 +8,7 @@ import pino from 'pino';
 import { sandboxClient, scenarios } from '../../scripts/record-journeys';
 import { startService, type Service } from '../../src/service';
 import { testConfig } from '../support/app';
+import { forwardingProxy } from '../support/forwarding-proxy';
 
 /*
  * Stoplight Prism, a validator written by others, as a validating proxy in front of the service
@@ -68,47 +69,6 @@ async function startPrism(
   return { child, output: () => output };
 }
 
-/** A proxy in front of Prism that notes, for each exchange, what Prism said of it. */
-async function watcher(target: string, seen: Seen[]): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const headers = Object.fromEntries(
-        Object.entries(req.headers).filter(
-          ([name, value]) =>
-            typeof value === 'string' && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(name),
-        ),
-      ) as Record<string, string>;
-      fetch(`${target}${req.url}`, {
-        method: req.method,
-        headers,
-        body: body.length > 0 ? body : undefined,
-        redirect: 'manual',
-      })
-        .then(async (answer) => {
-          const text = await answer.text();
-          const type = answer.headers.get('content-type') ?? 'text/plain';
-          seen.push({
-            request: `${req.method} ${req.url} ${body.toString().slice(0, 200)}`,
-            status: answer.status,
-            violations: answer.headers.get('sl-violations'),
-            problem: type.startsWith('application/problem+json') ? text.slice(0, 1000) : null,
-          });
-          res.writeHead(answer.status, { 'content-type': type });
-          res.end(text);
-        })
-        .catch((err: Error) => {
-          res.writeHead(502);
-          res.end(err.message);
-        });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
-
 describe('Prism as a validating proxy over the recorded journeys', () => {
   let service: Service;
   let prism: Awaited<ReturnType<typeof startPrism>> | undefined;
@@ -123,7 +83,16 @@ describe('Prism as a validating proxy over the recorded journeys', () => {
     });
     const port = await freePort();
     prism = await startPrism(service.url, port);
-    front = await watcher(`http://127.0.0.1:${port}`, seen);
+    // In front of Prism: notes, for each exchange, what Prism said of it.
+    front = await forwardingProxy(`http://127.0.0.1:${port}`, (exchange) => {
+      const type = exchange.headers.get('content-type') ?? 'text/plain';
+      seen.push({
+        request: `${exchange.method} ${exchange.url} ${exchange.requestBody.slice(0, 200)}`,
+        status: exchange.status,
+        violations: exchange.headers.get('sl-violations'),
+        problem: type.startsWith('application/problem+json') ? exchange.body.slice(0, 1000) : null,
+      });
+    });
   }, 60_000);
   afterAll(async () => {
     front?.server.closeAllConnections();

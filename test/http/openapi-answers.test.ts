@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import pino from 'pino';
@@ -9,6 +8,7 @@ import { STEP } from '../../machines';
 import { sandboxClient, scenarios } from '../../scripts/record-journeys';
 import { startService, type Service } from '../../src/service';
 import { testApp, testConfig, testDeps } from '../support/app';
+import { forwardingProxy } from '../support/forwarding-proxy';
 
 /*
  * The document against what the service answers. A recording proxy stands in front of the
@@ -106,48 +106,6 @@ function documentAccepts(action: string, body: unknown): boolean {
   );
 }
 
-/** A proxy that forwards to `target` and records every exchange. */
-async function recordingProxy(target: string, exchanges: Exchange[]): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const requestBody = Buffer.concat(chunks);
-      const headers = Object.fromEntries(
-        Object.entries(req.headers).filter(
-          ([name, value]) =>
-            typeof value === 'string' && !['host', 'connection', 'content-length', 'transfer-encoding'].includes(name),
-        ),
-      ) as Record<string, string>;
-      fetch(`${target}${req.url}`, {
-        method: req.method,
-        headers,
-        body: requestBody.length > 0 ? requestBody : undefined,
-        redirect: 'manual',
-      })
-        .then(async (answer) => {
-          const body = await answer.text();
-          exchanges.push({
-            method: req.method!,
-            url: req.url!,
-            requestBody: requestBody.toString(),
-            status: answer.status,
-            contentType: answer.headers.get('content-type') ?? '',
-            body,
-          });
-          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' });
-          res.end(body);
-        })
-        .catch((err: Error) => {
-          res.writeHead(502);
-          res.end(err.message);
-        });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
-
 describe('docs/openapi.json against the answers of the service', () => {
   let service: Service;
   let proxy: { url: string; server: Server };
@@ -162,7 +120,9 @@ describe('docs/openapi.json against the answers of the service', () => {
       log: silent,
       otpLog: silent,
     });
-    proxy = await recordingProxy(service.url, exchanges);
+    proxy = await forwardingProxy(service.url, ({ headers, ...exchange }) =>
+      exchanges.push({ ...exchange, contentType: headers.get('content-type') ?? '' }),
+    );
     const client = sandboxClient(proxy.url);
     for (const scenario of scenarios) await scenario.run(client);
 
