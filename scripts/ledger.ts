@@ -40,6 +40,7 @@ export interface LedgerReport {
   totals: LedgerGroup[];
   blocks: Array<{ range: string; until: string }>;
   challenges?: { challenged: number; solved: number; failed: number };
+  logins?: { code: number; passkey: number; sms_saved: number };
   by_channel?: LedgerGroup[];
   /** Messages no provider took, per provider, channel and reason. */
   not_sent?: Array<{ provider: string; channel: LedgerGroup['channel']; reason: NotSentReason; count: number }>;
@@ -174,6 +175,7 @@ export function formatLedger(report: LedgerReport, locale: TextLocale): string {
       : report.blocks.map((b) => `  ${t.block(b.range, readableTime(b.until, locale))}`)),
   );
   if (report.challenges) lines.push('', `${t.challengesHeading}:`, `  ${t.challenges(report.challenges)}`);
+  if (report.logins) lines.push('', `${t.loginsHeading}:`, `  ${t.logins(report.logins)}`);
   lines.push('', `${t.providersHeading}:`);
   lines.push(
     ...report.breakers.map(

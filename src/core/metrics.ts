@@ -55,8 +55,8 @@ const VERIFICATION_RESULTS = ['ok', 'invalid', 'expired', 'too_many_attempts', '
 type VerificationResult = (typeof VERIFICATION_RESULTS)[number];
 /** `failed`: one delivery attempt failed and will be retried; `dropped`: given up, the event is lost. */
 const INGEST_RESULTS = ['queued', 'delivered', 'failed', 'dropped'] as const;
-const LOGIN_METHODS = ['code', 'passkey'] as const;
-type LoginMethod = (typeof LOGIN_METHODS)[number];
+export const LOGIN_METHODS = ['code', 'passkey'] as const;
+export type LoginMethod = (typeof LOGIN_METHODS)[number];
 type IngestResult = (typeof INGEST_RESULTS)[number];
 /** The signals of the bot challenge (src/domain/limits/challenge.ts), the `signal` label of its decisions. */
 const CHALLENGE_SIGNALS = [

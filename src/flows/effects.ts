@@ -3,6 +3,7 @@ import { STEP } from '../../machines/steps';
 import { identityFailure, type V3User, type IdentityProfile } from '../clients/identity';
 import type { Deps, ServiceContext } from '../domain/deps';
 import type { PhoneChannel } from '../core/config/schema';
+import { isApiError } from '../core/errors';
 import { issueAccessToken } from '../domain/accounts/tokens';
 import { saveProfile } from '../domain/accounts/profile-save';
 import { registerAccount } from '../domain/accounts/registration';
@@ -153,6 +154,12 @@ export function createFlowEffects(
       // The token and its cookie, as access_token issues them.
       const reply = await issueAccessToken(ctx, uid, { stayLoggedIn: stay_logged_in });
       deps.metrics.login(method ?? 'code');
+      // The ledger's SMS saved are its passkey logins: counted where every login is, never in the answer's way.
+      deps.sms.ledger
+        .recordLogin(method ?? 'code')
+        .catch((err: unknown) =>
+          ctx.log.warn({ err: isApiError(err) ? err.reason : 'error' }, 'sms ledger: could not count a login'),
+        );
       return { access_token: reply.access_token, expires_in: reply.expires_in ?? null };
     },
 

@@ -69,6 +69,8 @@ export async function ledgerReport(deps: Deps, sinceSeconds: number) {
     not_sent: sms.ledger.notSent(entries),
     blocks: (await sms.pumping.blocks()).map((b) => ({ range: b.range, until: new Date(b.until).toISOString() })),
     challenges: await sms.ledger.challenges(at - sinceSeconds * 1000),
+    // A passkey login is a code not sent: the SMS it saved.
+    logins: await sms.ledger.logins(at - sinceSeconds * 1000).then((l) => ({ ...l, sms_saved: l.passkey })),
     breakers: sms.router.breakerStates(),
     entries: newest.map((entry) => ({ ...shown(entry), state: sms.ledger.stateOf(entry) })),
   };
@@ -277,6 +279,8 @@ export function smsPage(report: LedgerReportData, sinceSeconds: number, language
     blocks,
     `<h2>${escapeHtml(t.challengesHeading)}</h2>`,
     `<p>${escapeHtml(t.challenges(report.challenges))}</p>`,
+    `<h2>${escapeHtml(t.loginsHeading)}</h2>`,
+    `<p>${escapeHtml(t.logins(report.logins))}</p>`,
     `<h2>${escapeHtml(t.providersHeading)}</h2>`,
     providers,
     `<h2>${escapeHtml(t.newestHeading)}</h2>`,

@@ -47,6 +47,9 @@ export interface SmsTexts {
   challengesHeading: string;
   /** The bot challenge's decisions over the period (whole hours). */
   challenges(counts: { challenged: number; solved: number; failed: number }): string;
+  loginsHeading: string;
+  /** Logins over the period (whole hours) by method, and the SMS the passkey logins saved. */
+  logins(counts: { code: number; passkey: number; sms_saved: number }): string;
   providersHeading: string;
   providerColumns: { provider: string; channel: string; circuit: string; receipts: string };
   /** The heading of the conversion per channel (sms, whatsapp, email) and country. */
@@ -114,6 +117,9 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
     challengesHeading: 'Verifica anti-bot',
     challenges: ({ challenged, solved, failed }) =>
       `Per ore intere: chiesta ${challenged}, superata ${solved}, fallita ${failed}.`,
+    loginsHeading: 'Accessi',
+    logins: ({ code, passkey, sms_saved }) =>
+      `Per ore intere: ${code} con un codice, ${passkey} con una passkey; SMS risparmiati: ${sms_saved}.`,
     block: (range, until) =>
       `+${range}… bloccata fino al ${until}: molti codici verso questa numerazione e quasi nessuno verificato. Sblocco: npm run ledger -- --lift ${range}`,
     providersHeading: 'Fornitori',
@@ -200,6 +206,9 @@ export const SMS_TEXTS: Record<TextLocale, SmsTexts> = {
     challengesHeading: 'Bot challenge',
     challenges: ({ challenged, solved, failed }) =>
       `Whole hours: asked ${challenged}, solved ${solved}, failed ${failed}.`,
+    loginsHeading: 'Logins',
+    logins: ({ code, passkey, sms_saved }) =>
+      `Whole hours: ${code} by a code, ${passkey} by a passkey; SMS saved: ${sms_saved}.`,
     block: (range, until) =>
       `+${range}… blocked until ${until}: many codes to this range and hardly any verified. Lift it: npm run ledger -- --lift ${range}`,
     providersHeading: 'Providers',

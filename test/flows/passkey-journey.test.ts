@@ -113,6 +113,17 @@ describe('a passkey journey through the service', () => {
     expect(steps).toEqual(['step_101', 'step_90']);
   });
 
+  it('shows the logins by method in the SMS ledger, JSON and page: one SMS sent for two logins, one SMS saved', async () => {
+    const ledger = await request(node).get('/_sms/ledger?since=1h').set('x-internal-key', INTERNAL_KEY);
+    expect(ledger.body.data.logins).toEqual({ code: 1, passkey: 1, sms_saved: 1 });
+    const sent = (ledger.body.data.totals as Array<{ channel: string; sent: number }>)
+      .filter((group) => group.channel === 'sms')
+      .reduce((sum, group) => sum + group.sent, 0);
+    expect(sent).toBe(1);
+    const page = await request(node).get('/sms?since=1h').set('x-internal-key', INTERNAL_KEY);
+    expect(page.text).toContain('1 con un codice, 1 con una passkey; SMS risparmiati: 1.');
+  });
+
   it('hands out the proof of 90 with its own journey for the funnel: from the login screen straight to 90', () => {
     const claims = verifyProof(deps.proofKey, loggedIn.data.proof, now) as Record<string, unknown>;
     expect(claims).toMatchObject({ kind: 'verified', uid: MARIO.uid, step: 90, method: 'passkey' });

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { randomId } from '../../core/random-id';
 import type { Config, PhoneChannel } from '../../core/config/schema';
-import type { ChallengeDecision, Metrics } from '../../core/metrics';
+import { LOGIN_METHODS, type ChallengeDecision, type LoginMethod, type Metrics } from '../../core/metrics';
 import { maskEmail, maskPhone } from '../../core/logger';
 import type { SmsReceipt } from '../../clients/sms';
 import { NOT_SENT_REASONS, type LedgerEntry, type LedgerUpdate, type NotSentReason, type SmsStore } from './store';
@@ -94,6 +94,10 @@ export interface Ledger {
   recordChallenge(decision: ChallengeDecision): Promise<void>;
   /** Bot challenges asked, solved and failed in the hours from `sinceMs`'s to now's (whole hours). */
   challenges(sinceMs: number): Promise<Record<ChallengeDecision, number>>;
+  /** One login that reached 90, by its method: a passkey login is an SMS saved. */
+  recordLogin(method: LoginMethod): Promise<void>;
+  /** Logins by method in the hours from `sinceMs`'s to now's (whole hours). */
+  logins(sinceMs: number): Promise<Record<LoginMethod, number>>;
   /** Conversion per channel, country and provider; `by: 'channel'`: per channel and country, every provider together (provider empty). */
   summary(entries: LedgerEntry[], by?: 'provider' | 'channel'): LedgerGroup[];
 }
@@ -125,24 +129,35 @@ export function createLedger(
   };
 
   const challengeKey = (decision: ChallengeDecision, hour: number) => `chal:${decision}:${hour}`;
+  const loginKey = (method: LoginMethod, hour: number) => `login:${method}:${hour}`;
+  /** A counter kept per hour (`keyOf` names each hour's), counted once now. */
+  const countThisHour = async (keyOf: (hour: number) => string) => {
+    const at = now();
+    await store.increment(keyOf(Math.floor(at / HOUR)), retentionMs, at);
+  };
+  /** The sum of an hourly counter over the hours from `sinceMs`'s to now's, within the retention. */
+  const hourlyTotal = async (keyOf: (hour: number) => string, sinceMs: number) => {
+    const at = now();
+    const hours: number[] = [];
+    for (let hour = Math.floor(Math.max(sinceMs, at - retentionMs) / HOUR); hour <= Math.floor(at / HOUR); hour++)
+      hours.push(hour);
+    return (await Promise.all(hours.map((hour) => store.count(keyOf(hour), at)))).reduce((a, b) => a + b, 0);
+  };
 
   const ledger: Ledger = {
-    async recordChallenge(decision) {
-      const at = now();
-      await store.increment(challengeKey(decision, Math.floor(at / HOUR)), retentionMs, at);
-    },
+    recordChallenge: (decision) => countThisHour((hour) => challengeKey(decision, hour)),
     async challenges(sinceMs) {
-      const at = now();
-      const hours: number[] = [];
-      for (let hour = Math.floor(Math.max(sinceMs, at - retentionMs) / HOUR); hour <= Math.floor(at / HOUR); hour++)
-        hours.push(hour);
-      const total = async (decision: ChallengeDecision) =>
-        (await Promise.all(hours.map((hour) => store.count(challengeKey(decision, hour), at)))).reduce(
-          (a, b) => a + b,
-          0,
-        );
-      const [challenged, solved, failed] = await Promise.all(CHALLENGE_DECISIONS.map(total));
+      const [challenged, solved, failed] = await Promise.all(
+        CHALLENGE_DECISIONS.map((decision) => hourlyTotal((hour) => challengeKey(decision, hour), sinceMs)),
+      );
       return { challenged: challenged!, solved: solved!, failed: failed! };
+    },
+    recordLogin: (method) => countThisHour((hour) => loginKey(method, hour)),
+    async logins(sinceMs) {
+      const [code, passkey] = await Promise.all(
+        LOGIN_METHODS.map((method) => hourlyTotal((hour) => loginKey(method, hour), sinceMs)),
+      );
+      return { code: code!, passkey: passkey! };
     },
     newId: () => randomId(12),
     async recordSms(sent) {
