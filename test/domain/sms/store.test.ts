@@ -5,6 +5,8 @@ import {
   type SmsStore,
 } from '../../../src/domain/sms/store';
 import fc from 'fast-check';
+import { createLedger } from '../../../src/domain/sms/ledger';
+import { testConfig } from '../../support/app';
 import { useRedisTargets } from '../../support/redis-targets';
 
 /* One behaviour on every store the ledger and the pumping defence run on: memory, Redis, Redis Cluster. */
@@ -23,6 +25,22 @@ const entry = (id: string, at: number): LedgerEntry => ({
 
 function describeSmsStore(make: () => SmsStore) {
   const now = 1_900_000_000_000;
+
+  it("sums the ledger's hourly counts over the hours asked, every instance's on one store", async () => {
+    const store = make();
+    const clock = { now };
+    const config = testConfig({});
+    // Two instances: two ledgers on one store.
+    const [one, two] = [1, 2].map(() => createLedger(config, store, { now: () => clock.now, secret: 's' }));
+    await one!.recordLogin('code');
+    await two!.recordLogin('passkey');
+    await two!.recordChallenge('challenged');
+    clock.now += 3_600_000;
+    await one!.recordLogin('passkey');
+    expect(await two!.logins(now)).toEqual({ code: 1, passkey: 2 });
+    expect(await one!.logins(clock.now)).toEqual({ code: 0, passkey: 1 });
+    expect(await one!.challenges(now)).toEqual({ challenged: 1, solved: 0, failed: 0 });
+  });
 
   it('keeps entries, updates fields of a live one, and lists them oldest first from a time', async () => {
     const store = make();
