@@ -82,11 +82,7 @@ async function stage(fault: Fault, factor: number, lane: number): Promise<Stage>
   const dir = await mkdtemp(join(tmpdir(), 'lfa-drill-'));
   const rules = join(dir, 'alerts.yml');
   await writeFile(rules, scaleRules(await readFile(RULES, 'utf8'), factor));
-  const prometheus = await startPrometheus({
-    target: new URL(service.metricsUrl!).host,
-    ruleFiles: [rules],
-    startTimeoutMs: 30_000,
-  });
+  const prometheus = await startPrometheus({ target: new URL(service.metricsUrl!).host, ruleFiles: [rules] });
   return { service, prometheus, redis, client: new Client(service, lane), stops: [], dir, closed: false };
 }
 

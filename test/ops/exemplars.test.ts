@@ -84,7 +84,7 @@ describe('request latency exemplars, scraped by Prometheus', () => {
       { timeoutMs: 15_000, intervalMs: 250 },
     );
     expect(found).toContain(traceId);
-  }, 45_000);
+  }, 120_000);
 
   it('serves the plain text format, without exemplars, to a scrape that does not ask for OpenMetrics', async () => {
     const plain = await fetch(`${service.metricsUrl!}/metrics`);

@@ -121,5 +121,5 @@ describe('series at 0 before their first event, on the running service', () => {
     );
     const [increase] = await query(`increase(${selector}[1m])`);
     expect(Number(increase!.value[1])).toBeGreaterThan(0);
-  }, 45_000);
+  }, 120_000);
 });

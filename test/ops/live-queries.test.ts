@@ -144,7 +144,7 @@ describe('alerts and dashboard on a real Prometheus scraping the service', () =>
       for (const name of Object.keys(labels)) set.add(name);
       held.set(labels.__name__!, set);
     }
-  }, 40_000);
+  }, 120_000);
   afterAll(async () => {
     await prometheus?.stop();
     await service?.close();

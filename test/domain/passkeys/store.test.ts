@@ -143,5 +143,6 @@ describe('the in-memory PGlite (tests)', () => {
     await migrate(second);
     expect(await createCredentialStore(second).get('cred-1')).toBeNull();
     await second.close();
-  });
+    // Two PGlite starts (an initdb each, 8 to 13 s apiece on a loaded 2-core machine): a budget, not a measurement.
+  }, 90_000);
 });
