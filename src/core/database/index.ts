@@ -1,5 +1,9 @@
 import { PGlite } from '@electric-sql/pglite';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Pool } from 'pg';
+import { projectPath } from '../paths';
 import type { Config } from '../config/schema';
 import type { Logger } from '../logger';
 
@@ -49,9 +53,72 @@ export function postgresDatabase(url: string, options: { poolSize?: number; log?
   };
 }
 
+/*
+ * A new PGlite cluster runs initdb in WebAssembly: about 6 s of CPU, where loading the files of a
+ * cluster initdb made before takes 2 (measured, docs/passkeys.md). The test suite opens dozens, so
+ * the first new cluster's files are kept as a tarball under node_modules/.cache, keyed by PGlite's
+ * version, and every later new cluster (in memory, or a data folder not yet initialised) loads
+ * them. Only initdb's output is kept, never a migration nor a row. A cache that cannot be read or
+ * written (a read-only image) costs the initdb, nothing more.
+ */
+const PGLITE_MANIFEST = projectPath('node_modules', '@electric-sql', 'pglite', 'package.json');
+
+/** Where the fresh cluster is kept, or undefined when PGlite's version cannot be read. */
+export async function templatePath(): Promise<string | undefined> {
+  try {
+    const { version } = JSON.parse(await readFile(PGLITE_MANIFEST, 'utf8')) as { version?: string };
+    return version ? projectPath('node_modules', '.cache', 'login-frontend-api', `pglite-${version}.tar`) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The tarball of a fresh cluster, made on first use; undefined when no cache can be kept. */
+async function freshCluster(): Promise<Blob | undefined> {
+  const path = await templatePath();
+  if (!path) return undefined;
+  const kept = await readFile(path).catch(() => undefined);
+  if (kept) return new Blob([kept]);
+  const first = await PGlite.create({});
+  try {
+    const tarball = await first.dumpDataDir('none');
+    // Written whole, then renamed: a concurrent reader (another Jest worker) sees all of it or nothing.
+    const partial = `${path}.${process.pid}.${Date.now()}`;
+    await mkdir(join(path, '..'), { recursive: true });
+    await writeFile(partial, Buffer.from(await tarball.arrayBuffer()));
+    await rename(partial, path);
+    return tarball;
+  } catch {
+    return undefined;
+  } finally {
+    await first.close();
+  }
+}
+
+async function createPGlite(dir: string | undefined): Promise<PGlite> {
+  // Only a folder that is missing or empty is a new cluster: anything else is PGlite's to open as it is.
+  const existed = dir !== undefined && existsSync(dir);
+  const fresh = dir === undefined || !existed || (await readdir(dir)).length === 0;
+  const template = fresh ? await freshCluster() : undefined;
+  if (template) {
+    try {
+      return await PGlite.create({ ...(dir ? { dataDir: dir } : {}), loadDataDir: template });
+    } catch {
+      // A damaged tarball: dropped, and this cluster made by initdb as without one, in the folder as it was.
+      const path = await templatePath();
+      if (path) await rm(path, { force: true });
+      if (dir) {
+        await rm(dir, { recursive: true, force: true });
+        if (existed) await mkdir(dir);
+      }
+    }
+  }
+  return PGlite.create(dir ? { dataDir: dir } : {});
+}
+
 /** PGlite in `dir` (created when missing), or in memory without one. */
 export async function embeddedDatabase(dir?: string): Promise<Database> {
-  const db = await PGlite.create(dir ? { dataDir: dir } : {});
+  const db = await createPGlite(dir);
   const sql: Sql = {
     query: async <R extends Record<string, unknown>>(text: string, params: readonly unknown[] = []) =>
       (await db.query<R>(text, params as unknown[])).rows,
