@@ -66,6 +66,11 @@ export const modules = {
 const name = process.env.MUTATE_MODULE ?? 'proofs';
 const chosen = modules[name];
 if (!chosen) throw new Error(`MUTATE_MODULE: no module ${name} (${Object.keys(modules).join(', ')})`);
+// MUTATE_LINES=from-to mutates only those lines of each file, with a report of their own: a module
+// too long for one sitting is run in parts that each finish (Stryker writes its report only at the end).
+const lines = process.env.MUTATE_LINES;
+if (lines !== undefined && !/^\d+-\d+$/.test(lines)) throw new Error(`MUTATE_LINES: from-to, not ${lines}`);
+const report = lines ? `${name}.lines-${lines}` : name;
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
@@ -83,12 +88,12 @@ export default {
   coverageAnalysis: 'perTest',
   // The machine is shared: one test process at a time.
   concurrency: 1,
-  mutate: chosen.mutate,
+  mutate: lines ? chosen.mutate.map((file) => `${file}:${lines}`) : chosen.mutate,
   ignorePatterns: ['docs', 'bench', 'client/node_modules', 'reports', '.stryker-tmp', 'dist'],
   reporters: ['clear-text', 'progress', 'json'],
-  jsonReporter: { fileName: `reports/mutation/${name}.json` },
+  jsonReporter: { fileName: `reports/mutation/${report}.json` },
   // `--incremental` re-runs only the mutants whose code or covering tests changed, each module against its own last run.
-  incrementalFile: `reports/mutation/${name}.incremental.json`,
+  incrementalFile: `reports/mutation/${report}.incremental.json`,
   thresholds: { high: 90, low: 80, break: null },
   tempDirName: '.stryker-tmp',
   timeoutMS: 30_000,
