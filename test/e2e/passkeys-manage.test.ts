@@ -174,12 +174,22 @@ describe('managing passkeys on the demo page, keyboard only', () => {
       expect(await field.count()).toBe(0);
       expect((await focused(page)).label).toBe('Rinomina la passkey «Passkey»');
       await page.keyboard.press('Enter');
+      // A name of blanks: the service refuses it, the page shows its words and marks the field, focused.
+      await page.keyboard.type('   ');
+      await page.keyboard.press('Enter');
+      await page.locator('#error:not(:empty)').waitFor();
+      expect(await page.locator('#error').innerText()).toMatch(/\w/);
+      expect(await field.getAttribute('aria-invalid')).toBe('true');
+      expect((await focused(page)).id).toBe(await field.getAttribute('id'));
+      expect(await rows(page)).toEqual(['Passkey']);
+      // The field's text selected on focus: typing replaces it.
       await page.keyboard.type(NEW_NAME);
       await page.keyboard.press('Enter');
       await page.locator('#status', { hasText: `ora si chiama «${NEW_NAME}»` }).waitFor();
       expect(await rows(page)).toEqual([NEW_NAME]);
       expect((await focused(page)).label).toBe(`Rinomina la passkey «${NEW_NAME}»`);
       expect(run.exchanges.filter((e) => e.action === 'PasskeyRename').map((e) => e.body)).toEqual([
+        { proof, id: deletedId, name: '' },
         { proof, id: deletedId, name: NEW_NAME },
       ]);
       const listed = await post('PasskeyList', { proof });

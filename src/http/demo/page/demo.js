@@ -774,7 +774,7 @@ function deleteConfirmation(passkey) {
   const question = document.createElement('p');
   question.id = `passkey-confirm-${passkey.id}`;
   question.tabIndex = -1;
-  question.textContent = `Eliminare la passkey «${passkey.name}»? Non potrai più accedere con lei: ti servirà un codice, o un'altra passkey.`;
+  question.textContent = `Eliminare la passkey «${passkey.name}»? Non potrai più accedere con questa passkey: ti servirà un codice, o un'altra passkey.`;
   box.setAttribute('aria-labelledby', question.id);
   const actions = document.createElement('div');
   actions.className = 'actions';
