@@ -12,7 +12,8 @@ import { CHROMIUM, codeFromOutbox, withPage, type PageRun } from './harness';
  * Enter, Escape and typing; no click), with a DevTools virtual authenticator as in
  * passkeys-demo.test.ts: an SMS code login, the offer accepted, the passkey listed, renamed (and
  * the service's PasskeyList agreeing), a delete cancelled then confirmed, the list saying none
- * is left, the cookie lfa_pk dropped, and that credential refused as unknown at the next login.
+ * is left, the cookie lfa_pk dropped, and that credential refused as unknown at the next login;
+ * after a decline, the empty list's own "Crea una passkey".
  * Served at http://localhost (browsers refuse an IP as relying party).
  */
 
@@ -234,4 +235,29 @@ describe('managing passkeys on the demo page, keyboard only', () => {
       expect(login?.answer.data.credential_id).toBe(deletedId);
     });
   }, 180_000);
+
+  it('after a decline, offers "Crea una passkey" in the empty list itself, and lists the one made', async () => {
+    await withPage(e2e(), 'passkeys manage after decline', async (run) => {
+      const { page, context } = run;
+      await authenticator(context, page);
+      await open(page);
+      await codeLogin(run);
+      // The first test deleted Mario's only passkey: none is listed.
+      await page.locator('#passkeys-empty:not([hidden])').waitFor();
+      expect((await focused(page)).id).toBe('passkey-accept');
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Space');
+      await page.locator('#status', { hasText: 'non te lo chiederemo' }).waitFor();
+      expect(await page.locator('#passkeys-create').isVisible()).toBe(true);
+
+      await tabTo(page, 'Crea una passkey');
+      await page.keyboard.press('Enter');
+      await page.locator('#status', { hasText: 'Passkey creata' }).waitFor();
+      await page.locator('#passkeys-list > li').first().waitFor();
+      expect(await rows(page)).toEqual(['Passkey']);
+      expect(await page.locator('#passkeys-create').isHidden()).toBe(true);
+      expect((await focused(page)).id).toBe('passkeys-title');
+      expect((await context.cookies()).find((c) => c.name === 'lfa_pk')).toMatchObject({ value: '1' });
+    });
+  }, 120_000);
 });

@@ -473,6 +473,7 @@ function showSuccess(data, { passwordLogin = false } = {}) {
   $('#passkeys').hidden = !manage;
   if (manage) {
     managing.passkeys = [];
+    managing.loaded = false;
     $('#passkeys-loading').hidden = false;
     $('#passkeys-empty').hidden = true;
     $('#passkeys-create').hidden = true;
@@ -614,6 +615,8 @@ function onDeclinePasskey() {
   clearMessages();
   rememberDecline();
   $('#passkey-offer').hidden = true;
+  // The offer gone, an empty list offers the passkey itself (a later change of mind).
+  if (managing.loaded) renderPasskeys();
   say(`Va bene: su questo browser non te lo chiederemo per ${DECLINE_DAYS} giorni.`);
   $('#success-title').focus();
 }
@@ -625,7 +628,7 @@ function onDeclinePasskey() {
  * at a time is being renamed or asked about; the list is drawn again from `managing` and reloaded
  * from the service after every change, so it shows what the service keeps.
  */
-const managing = { passkeys: [], editing: null, confirming: null };
+const managing = { passkeys: [], loaded: false, editing: null, confirming: null };
 
 const DAY_MS = 24 * 3600 * 1000;
 const timeOf = new Intl.DateTimeFormat('it-IT', { hour: '2-digit', minute: '2-digit' });
@@ -663,6 +666,7 @@ async function loadPasskeys(focus = null) {
     return;
   }
   managing.passkeys = envelope.data.passkeys;
+  managing.loaded = true;
   managing.editing = null;
   managing.confirming = null;
   renderPasskeys();
