@@ -628,7 +628,7 @@ function onDeclinePasskey() {
  * at a time is being renamed or asked about; the list is drawn again from `managing` and reloaded
  * from the service after every change, so it shows what the service keeps.
  */
-const managing = { passkeys: [], loaded: false, editing: null, confirming: null };
+const managing = { passkeys: [], loaded: false, editing: null, confirming: null, reads: 0 };
 
 const DAY_MS = 24 * 3600 * 1000;
 const timeOf = new Intl.DateTimeFormat('it-IT', { hour: '2-digit', minute: '2-digit' });
@@ -657,8 +657,11 @@ const loginProof = () => api.state.proofs.proof;
 async function loadPasskeys(focus = null) {
   const proof = loginProof();
   if (!proof || $('#passkeys').hidden) return;
+  // The list read at 90 may still be on its way when an enrolment reads it again: the last read asked wins.
+  const read = ++managing.reads;
   $('#passkeys').setAttribute('aria-busy', 'true');
   const envelope = await reach(client.PasskeyList({ proof }));
+  if (read !== managing.reads) return;
   $('#passkeys').removeAttribute('aria-busy');
   $('#passkeys-loading').hidden = true;
   if (!envelope.success) {
