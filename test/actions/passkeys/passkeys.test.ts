@@ -384,6 +384,9 @@ describe('passkeys', () => {
 
     const stolen = await call(serverA, 'PasskeyRename', { proof: theirs, id, name: 'Mio' });
     expect(stolen.body.data).toMatchObject({ reason: 'passkey_unknown', credential_id: id });
+    // Refused and nothing changed: the owner still sees the name it had.
+    const after = (await call(serverA, 'PasskeyList', { proof: login.proof })).body.data.passkeys;
+    expect(after.find((p: { id: string }) => p.id === id)).toMatchObject({ name: 'Telefono' });
     const renamed = await call(serverA, 'PasskeyRename', { proof: login.proof, id, name: 'Pixel' });
     expect(renamed.body.data.passkey).toMatchObject({ id, name: 'Pixel' });
 

@@ -10,7 +10,8 @@
  * `challenge_required` shows ALTCHA's widget with the challenge and goes again once it is solved.
  * With passkeys on (setup.json), @simplewebauthn/browser (served under /demo/simplewebauthn/)
  * runs the ceremonies: the browser's autofill from the identifier field, "Usa la passkey" on a
- * browser that made one (the cookie lfa_pk, which names nobody), and the offer after a code login.
+ * browser that made one (the cookie lfa_pk, which names nobody), and the offer after a code login;
+ * at 90 "Le tue passkey" lists, renames and deletes the account's with the login's proof.
  */
 
 import './altcha/altcha.js';
@@ -34,11 +35,10 @@ let setup = {
   passkeys: false,
   diagram: { screens: [], actions: [], journeys: [], start: {} },
 };
-/** The API's side of the journey: flow, uid, identifiers and proofs, carried from answer to answer. */
 // Answers (errors, issue texts, the code's message) are asked in the page's own language, whatever the browser's: one language on the page.
-const api = createJourney(createClient({ headers: { 'Accept-Language': document.documentElement.lang || 'it' } }), {
-  webauthn,
-});
+const client = createClient({ headers: { 'Accept-Language': document.documentElement.lang || 'it' } });
+/** The API's side of the journey: flow, uid, identifiers and proofs, carried from answer to answer. */
+const api = createJourney(client, { webauthn });
 let journey = freshJourney();
 let countdown = null;
 /** Aborts the pending WebOTP read when the code view closes. */
@@ -57,6 +57,8 @@ function freshJourney() {
     byPasskey: false,
     /** The enrolment offer was shown in this journey: once is enough. */
     offered: false,
+    /** The id of the passkey this browser made in this journey: the one passkey the page knows is here. */
+    madePasskey: null,
     visited: [],
   };
 }
@@ -466,6 +468,18 @@ function showSuccess(data, { passwordLogin = false } = {}) {
   $('#go-add-phone').hidden = !canAddPhone;
   $('#go-profile').hidden = !canAct;
   $('#go-profile').classList.toggle('secondary', canAddPhone);
+  // The login's proof lists the passkeys; the password step's names no verified login, a saved profile's is spent.
+  const manage = setup.passkeys && canAct;
+  $('#passkeys').hidden = !manage;
+  if (manage) {
+    managing.passkeys = [];
+    managing.loaded = false;
+    $('#passkeys-loading').hidden = false;
+    $('#passkeys-empty').hidden = true;
+    $('#passkeys-create').hidden = true;
+    $('#passkeys-list').replaceChildren();
+    void loadPasskeys();
+  }
   // The password step ends the machine at 60 (askingPassword is final); the `login` action did the rest.
   if (passwordLogin) show('success', { step: journey.step, state: journey.state });
   else show('success', { step: 90 });
@@ -578,14 +592,17 @@ function showCodePath() {
   $('#identifier').focus();
 }
 
-async function onAcceptPasskey() {
+/** `fromList`: "Crea una passkey" of the list's empty state, where focus goes back to the list. */
+async function onAcceptPasskey(fromList = false) {
   try {
     const envelope = await reach(api.enrolPasskey());
     if (!envelope.success) return showFailure(envelope);
     setPasskeyCookie(true);
+    journey.madePasskey = envelope.data.passkey.id;
     $('#passkey-offer').hidden = true;
     say('Passkey creata: la prossima volta accedi senza codice.');
-    $('#success-title').focus();
+    if (!fromList) $('#success-title').focus();
+    await loadPasskeys(fromList ? {} : null);
   } catch (err) {
     $('#error').textContent =
       err && err.name === 'NotAllowedError'
@@ -598,8 +615,242 @@ function onDeclinePasskey() {
   clearMessages();
   rememberDecline();
   $('#passkey-offer').hidden = true;
+  // The offer gone, an empty list offers the passkey itself (a later change of mind).
+  if (managing.loaded) renderPasskeys();
   say(`Va bene: su questo browser non te lo chiederemo per ${DECLINE_DAYS} giorni.`);
   $('#success-title').focus();
+}
+
+// ---- managing passkeys at 90 -------------------------------------------------------------------
+/*
+ * "Le tue passkey": PasskeyList with the proof the login answered at 90 (not spent by listing,
+ * renaming or deleting: FeAddPhone and FeUpdateProfile still take it), oldest first. One passkey
+ * at a time is being renamed or asked about; the list is drawn again from `managing` and reloaded
+ * from the service after every change, so it shows what the service keeps.
+ */
+const managing = { passkeys: [], loaded: false, editing: null, confirming: null, reads: 0 };
+
+const DAY_MS = 24 * 3600 * 1000;
+const timeOf = new Intl.DateTimeFormat('it-IT', { hour: '2-digit', minute: '2-digit' });
+const dateOf = new Intl.DateTimeFormat('it-IT', { day: 'numeric', month: 'long', year: 'numeric' });
+
+/** A moment as a person says it: "oggi alle 10:42", "ieri alle 18:05", "il 3 novembre 2026". */
+function spoken(iso) {
+  const at = new Date(iso);
+  const startOfToday = new Date();
+  startOfToday.setHours(0, 0, 0, 0);
+  if (at >= startOfToday) return `oggi alle ${timeOf.format(at)}`;
+  if (at >= new Date(startOfToday.getTime() - DAY_MS)) return `ieri alle ${timeOf.format(at)}`;
+  return `il ${dateOf.format(at)}`;
+}
+
+function describePasskey(passkey) {
+  const created = `Creata ${spoken(passkey.created_at)}`;
+  const used = passkey.last_used_at ? `usata l'ultima volta ${spoken(passkey.last_used_at)}` : 'mai usata per accedere';
+  const where = passkey.backed_up ? 'sincronizzata tra i tuoi dispositivi' : 'solo sul dispositivo che l’ha creata';
+  return `${created}, ${used}; ${where}.`;
+}
+
+const loginProof = () => api.state.proofs.proof;
+
+/** Reads the account's passkeys again and draws them; `focus` says where focus goes after. */
+async function loadPasskeys(focus = null) {
+  const proof = loginProof();
+  if (!proof || $('#passkeys').hidden) return;
+  // The list read at 90 may still be on its way when an enrolment reads it again: the last read asked wins.
+  const read = ++managing.reads;
+  $('#passkeys').setAttribute('aria-busy', 'true');
+  const envelope = await reach(client.PasskeyList({ proof }));
+  if (read !== managing.reads) return;
+  $('#passkeys').removeAttribute('aria-busy');
+  $('#passkeys-loading').hidden = true;
+  if (!envelope.success) {
+    showFailure(envelope);
+    return;
+  }
+  managing.passkeys = envelope.data.passkeys;
+  managing.loaded = true;
+  managing.editing = null;
+  managing.confirming = null;
+  renderPasskeys();
+  placeFocus(focus);
+}
+
+/** Focus after a change: the passkey named (its first button), else the list's heading. */
+function placeFocus(focus) {
+  if (focus === null) return;
+  const item = focus.id ? passkeyItem(focus.id) : null;
+  const target = item ? item.querySelector(focus.selector ?? 'button') : null;
+  (target ?? $('#passkeys-title')).focus();
+}
+
+const passkeyItem = (id) => [...$('#passkeys-list').children].find((item) => item.dataset.id === id) ?? null;
+
+function button(text, { label, secondary = false, onClick }) {
+  const el = document.createElement('button');
+  el.type = 'button';
+  el.textContent = text;
+  if (label) el.setAttribute('aria-label', label);
+  if (secondary) el.className = 'secondary';
+  el.addEventListener('click', onClick);
+  return el;
+}
+
+function renderPasskeys() {
+  const { passkeys } = managing;
+  $('#passkeys-empty').hidden = passkeys.length > 0;
+  // No passkey and no offer on screen (declined, or made and deleted): the section offers one itself.
+  $('#passkeys-create').hidden =
+    passkeys.length > 0 || !$('#passkey-offer').hidden || !webauthn.browserSupportsWebAuthn();
+  $('#passkeys-list').replaceChildren(...passkeys.map(renderPasskey));
+}
+
+function renderPasskey(passkey, index) {
+  const item = document.createElement('li');
+  item.className = 'passkey';
+  item.dataset.id = passkey.id;
+  const nameId = `passkey-name-${index}`;
+  const name = document.createElement('p');
+  name.className = 'passkey-name';
+  name.id = nameId;
+  name.textContent = passkey.name;
+  const facts = document.createElement('p');
+  facts.className = 'passkey-facts';
+  facts.textContent = describePasskey(passkey);
+  item.append(name, facts);
+
+  if (managing.editing === passkey.id) item.append(renameForm(passkey, index));
+  else if (managing.confirming === passkey.id) item.append(deleteConfirmation(passkey, index));
+  else {
+    const actions = document.createElement('div');
+    actions.className = 'actions';
+    actions.append(
+      button('Rinomina', {
+        label: `Rinomina la passkey «${passkey.name}»`,
+        onClick: () => openRename(passkey.id),
+      }),
+      button('Elimina', {
+        label: `Elimina la passkey «${passkey.name}»`,
+        secondary: true,
+        onClick: () => askDelete(passkey.id),
+      }),
+    );
+    item.append(actions);
+  }
+  return item;
+}
+
+function renameForm(passkey, index) {
+  const form = document.createElement('form');
+  form.className = 'passkey-rename';
+  const field = document.createElement('div');
+  field.className = 'field';
+  const label = document.createElement('label');
+  const input = document.createElement('input');
+  input.id = `passkey-rename-${index}`;
+  // The field the API's issues name (`name`): a refusal marks it.
+  input.name = 'name';
+  input.required = true;
+  input.maxLength = 64;
+  input.autocomplete = 'off';
+  input.value = passkey.name;
+  label.htmlFor = input.id;
+  label.textContent = `Nuovo nome per «${passkey.name}»`;
+  field.append(label, input);
+  const actions = document.createElement('div');
+  actions.className = 'actions';
+  const save = document.createElement('button');
+  save.type = 'submit';
+  save.textContent = 'Salva';
+  actions.append(save, button('Annulla', { secondary: true, onClick: () => closeEditing(passkey.id) }));
+  form.append(field, actions);
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void submitting(form, () => renamePasskey(passkey, input.value.trim()));
+  });
+  form.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') closeEditing(passkey.id);
+  });
+  return form;
+}
+
+function deleteConfirmation(passkey) {
+  const box = document.createElement('div');
+  box.className = 'passkey-confirm';
+  box.setAttribute('role', 'group');
+  const question = document.createElement('p');
+  question.id = `passkey-confirm-${passkey.id}`;
+  question.tabIndex = -1;
+  question.textContent = `Eliminare la passkey «${passkey.name}»? Non potrai più accedere con questa passkey: ti servirà un codice, o un'altra passkey.`;
+  box.setAttribute('aria-labelledby', question.id);
+  const actions = document.createElement('div');
+  actions.className = 'actions';
+  actions.append(
+    button('Sì, elimina', { onClick: () => void submitting(box, () => deletePasskey(passkey)) }),
+    button('Annulla', { secondary: true, onClick: () => closeEditing(passkey.id) }),
+  );
+  box.append(question, actions);
+  box.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') closeEditing(passkey.id);
+  });
+  return box;
+}
+
+function openRename(id) {
+  clearMessages();
+  managing.editing = id;
+  managing.confirming = null;
+  renderPasskeys();
+  const input = passkeyItem(id)?.querySelector('input');
+  input?.focus();
+  input?.select();
+}
+
+function askDelete(id) {
+  clearMessages();
+  managing.confirming = id;
+  managing.editing = null;
+  renderPasskeys();
+  passkeyItem(id)?.querySelector('.passkey-confirm p')?.focus();
+}
+
+/** Annulla (or Escape): nothing changed, focus back on the passkey's first button. */
+function closeEditing(id) {
+  clearMessages();
+  managing.editing = null;
+  managing.confirming = null;
+  renderPasskeys();
+  placeFocus({ id });
+}
+
+async function renamePasskey(passkey, name) {
+  const envelope = await reach(client.PasskeyRename({ proof: loginProof(), id: passkey.id, name }));
+  if (!envelope.success) {
+    showFailure(envelope);
+    // Deleted meanwhile (another tab, another device): the list says what is left.
+    if (envelope.data && envelope.data.reason === 'passkey_unknown') await loadPasskeys({});
+    return;
+  }
+  await loadPasskeys({ id: passkey.id });
+  say(`Passkey rinominata: ora si chiama «${envelope.data.passkey.name}».`);
+}
+
+async function deletePasskey(passkey) {
+  const position = managing.passkeys.findIndex((p) => p.id === passkey.id);
+  const envelope = await reach(client.PasskeyDelete({ proof: loginProof(), id: passkey.id }));
+  // passkey_unknown: already gone (deleted elsewhere), which is what was asked.
+  if (!envelope.success && !(envelope.data && envelope.data.reason === 'passkey_unknown')) return showFailure(envelope);
+  const next = managing.passkeys[position + 1] ?? managing.passkeys[position - 1];
+  await loadPasskeys(next ? { id: next.id } : {});
+  // lfa_pk puts "Usa la passkey" first; it names no passkey, so the page drops it when it knows
+  // the one deleted is this browser's (made in this visit) or when the account has none left.
+  if (journey.madePasskey === passkey.id || managing.passkeys.length === 0) setPasskeyCookie(false);
+  if (journey.madePasskey === passkey.id) journey.madePasskey = null;
+  say(
+    managing.passkeys.length === 0
+      ? `Passkey «${passkey.name}» eliminata. Non hai più passkey: accederai con un codice.`
+      : `Passkey «${passkey.name}» eliminata.`,
+  );
 }
 
 // ---- the forms -------------------------------------------------------------------------------
@@ -770,6 +1021,7 @@ async function start() {
   $('#send-code').addEventListener('click', showCodePath);
   $('#passkey-accept').addEventListener('click', () => void submitting($('#passkey-offer'), onAcceptPasskey));
   $('#passkey-decline').addEventListener('click', onDeclinePasskey);
+  $('#passkeys-create').addEventListener('click', () => void submitting($('#passkeys'), () => onAcceptPasskey(true)));
   restart();
   document.body.dataset.ready = 'true';
 }
