@@ -8,14 +8,6 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BasicTracerProvider,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  TraceIdRatioBasedSampler,
-} from '@opentelemetry/sdk-trace-base';
 import type { Config } from './config/schema';
 
 /*
@@ -124,6 +116,16 @@ const headerGetter = {
  */
 export function createTracing(config: Config['tracing']): Tracing | undefined {
   if (!config.enabled) return undefined;
+  // Loaded only when tracing is on: the exporter, its protobuf and the SDK take about a second of
+  // CPU to load, which every start and every test that builds the app would pay for nothing. A
+  // require, not import(): the build is CommonJS, and Jest runs CommonJS without its ESM loader.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { OTLPTraceExporter } =
+    require('@opentelemetry/exporter-trace-otlp-proto') as typeof import('@opentelemetry/exporter-trace-otlp-proto');
+  const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } =
+    require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
+  /* eslint-enable @typescript-eslint/no-require-imports */
   const exporter = new OTLPTraceExporter(config.otlp_url ? { url: config.otlp_url } : {});
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': config.service_name }),

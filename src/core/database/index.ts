@@ -1,4 +1,4 @@
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -53,6 +53,15 @@ export function postgresDatabase(url: string, options: { poolSize?: number; log?
   };
 }
 
+/**
+ * PGlite's module, loaded when an embedded database is first opened: the database is opened only
+ * with passkeys on, and the service and every test that builds it would otherwise load it for
+ * nothing. A require, not import(): the build is CommonJS, and Jest runs CommonJS without its ESM loader.
+ */
+const pglite = () =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  (require('@electric-sql/pglite') as typeof import('@electric-sql/pglite')).PGlite;
+
 /*
  * A new PGlite cluster runs initdb in WebAssembly: about 6 s of CPU, where loading the files of a
  * cluster initdb made before takes 2 (measured, docs/passkeys.md). The test suite opens dozens, so
@@ -79,7 +88,7 @@ async function freshCluster(): Promise<Blob | undefined> {
   if (!path) return undefined;
   const kept = await readFile(path).catch(() => undefined);
   if (kept) return new Blob([kept]);
-  const first = await PGlite.create({});
+  const first = await pglite().create({});
   try {
     const tarball = await first.dumpDataDir('none');
     // Written whole, then renamed: a concurrent reader (another Jest worker) sees all of it or nothing.
@@ -102,7 +111,7 @@ async function createPGlite(dir: string | undefined): Promise<PGlite> {
   const template = fresh ? await freshCluster() : undefined;
   if (template) {
     try {
-      return await PGlite.create({ ...(dir ? { dataDir: dir } : {}), loadDataDir: template });
+      return await pglite().create({ ...(dir ? { dataDir: dir } : {}), loadDataDir: template });
     } catch {
       // A damaged tarball: dropped, and this cluster made by initdb as without one, in the folder as it was.
       const path = await templatePath();
@@ -113,7 +122,7 @@ async function createPGlite(dir: string | undefined): Promise<PGlite> {
       }
     }
   }
-  return PGlite.create(dir ? { dataDir: dir } : {});
+  return pglite().create(dir ? { dataDir: dir } : {});
 }
 
 /** PGlite in `dir` (created when missing), or in memory without one. */

@@ -1,13 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { apiError, isApiError, type ApiError } from '../../core/errors';
 import type { ServiceContext } from '../service-context';
@@ -22,6 +18,16 @@ import type { CredentialStore, StoredCredential } from './store';
  * when the answer comes back, so a challenge serves once across every instance, and it expires
  * with the proof.
  */
+
+/**
+ * @simplewebauthn/server, loaded at the first ceremony: it and its X.509 and ASN.1 parsers take
+ * most of a second of CPU to load, which every start with passkeys off and every test that builds
+ * the app would pay for nothing. A require, not import(): the build is CommonJS, and Jest runs
+ * CommonJS without its ESM loader.
+ */
+const webauthn = () =>
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  require('@simplewebauthn/server') as typeof import('@simplewebauthn/server');
 
 const ENROL = 'passkey_enrol';
 const LOGIN = 'passkey_login';
@@ -100,7 +106,7 @@ export async function enrolOptions(
   // One random handle per account, never its uid, phone or email: what an authenticator keeps names nobody.
   const handle = (await store.userHandleOf(login.uid)) ?? randomBytes(32).toString('base64url');
   const existing = await store.listByUid(login.uid);
-  const options = await generateRegistrationOptions({
+  const options = await webauthn().generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userID: Buffer.from(handle, 'base64url'),
@@ -158,7 +164,7 @@ export async function enrol(
   const rp = relyingParty(ctx.deps.config);
   let verified;
   try {
-    verified = await verifyRegistrationResponse({
+    verified = await webauthn().verifyRegistrationResponse({
       response: input.response,
       expectedChallenge: String(claims.challenge),
       expectedOrigin: rp.origins,
@@ -205,7 +211,7 @@ export interface LoginOptions {
  */
 export async function loginOptions(ctx: PasskeyContext): Promise<LoginOptions> {
   const rp = relyingParty(ctx.deps.config);
-  const options = await generateAuthenticationOptions({
+  const options = await webauthn().generateAuthenticationOptions({
     rpID: rp.id,
     challenge: randomBytes(32),
     timeout: challengeTtl(ctx) * 1000,
@@ -238,7 +244,7 @@ export async function login(
   const rp = relyingParty(ctx.deps.config);
   let verified;
   try {
-    verified = await verifyAuthenticationResponse({
+    verified = await webauthn().verifyAuthenticationResponse({
       response: input.response,
       expectedChallenge: String(claims.challenge),
       expectedOrigin: rp.origins,
