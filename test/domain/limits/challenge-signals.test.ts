@@ -102,6 +102,53 @@ describe('the signals of the bot challenge, one by one', () => {
     expect(named).toEqual(['country_rate']);
   });
 
+  it("names a range's SMS from the hour they reach its share of the pumping watch, not one before", async () => {
+    const share = testConfig({}).challenge.destination_share;
+    // prefix_sends_per_hour is 100 in this gate: the range's rate is its share of it.
+    const at = Math.ceil(share * 100);
+    expect(
+      await gate({ flagged: false, rangeSends: at - 1, countrySends: 0 }).ask('198.51.100.7', {
+        identifier: phone(1),
+        phone: phone(1),
+      }),
+    ).toBe('heard');
+    const { ask, named } = gate({ flagged: false, rangeSends: at, countrySends: 0 });
+    expect(await ask('198.51.100.7', { identifier: phone(1), phone: phone(1) })).toBe(BASE);
+    expect(named).toEqual(['range_rate']);
+  });
+
+  it("counts a client's sends across its window in seconds, then forgets them once it has passed", async () => {
+    const { ask, named, clock, config } = gate();
+    const { client_sends: sends, window_seconds: window } = config.challenge;
+    const spacing = 10_000;
+    // One number asked again and again, ten seconds apart: all within the window.
+    for (let i = 0; i < sends; i++) {
+      expect(await ask('198.51.100.7', { identifier: phone(1), phone: phone(1) })).toBe('heard');
+      clock.now += spacing;
+    }
+    // Its /24 counts the same sends (a second kind of signal): what matters here is that they are counted.
+    expect(await ask('198.51.100.7', { identifier: phone(1), phone: phone(1) })).not.toBe('heard');
+    expect(named).toEqual(['client_sends']);
+    clock.now += window * 1000;
+    expect(await ask('198.51.100.7', { identifier: phone(1), phone: phone(1) })).toBe('heard');
+  });
+
+  it("weighs the previous minute's new numbers by what of it is still within the last minute", async () => {
+    const { ask, named, clock, config } = gate();
+    const floor = config.challenge.range_velocity_floor;
+    // The gate's clock starts on a minute: the floor's worth of new numbers in that minute, each heard.
+    for (let i = 0; i < floor; i++) {
+      clock.now += 1000;
+      const number = `+39312345${String(i).padStart(4, '0')}`;
+      expect(await ask(`10.0.${i}.1`, { identifier: number, phone: number })).toBe('heard');
+    }
+    // A millisecond into the next minute almost all of the last one still counts: one more is over the floor.
+    clock.now = Math.ceil(clock.now / 60_000) * 60_000 + 1;
+    const next = '+393123459999';
+    expect(await ask('10.1.0.1', { identifier: next, phone: next })).toBe(BASE);
+    expect(named).toEqual(['range_velocity']);
+  });
+
   it('prices kinds, not signals: a range and its country over their shares are one kind, a flag with them another', async () => {
     const { ask } = gate({ flagged: false, rangeSends: 100, countrySends: 1000 });
     expect(await ask('198.51.100.7', { identifier: phone(1), phone: phone(1) })).toBe(BASE);
