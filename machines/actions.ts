@@ -46,18 +46,21 @@ const CONTRACT_ACTIONS = {
 } as const satisfies Record<string, ActionSpec>;
 
 /**
- * Actions outside the contract that are events of the same journey: the login by passkey
- * (docs/passkeys.md), from the login screen to 90 as a code login, through its own step (101).
- * Its proof is the ceremony's `passkey_proof`, checked by the effect that verifies the assertion,
- * not a journey proof: it resumes nothing.
+ * Actions outside the contract that are events of the same journey (docs/passkeys.md): the login
+ * by passkey, from the login screen to 90 as a code login, through its own step (101); and the
+ * enrolment after 90, options (102) then the new passkey (103). The login's `passkey_proof` is
+ * the ceremony's, checked by the effect that verifies the assertion, not a journey proof: it
+ * resumes nothing. The enrolment resumes with the `proof` answered at 90, as FeUpdateProfile.
  */
 const PASSKEY_ACTIONS = {
   PasskeyLogin: { entry: 'passkeyLogin', event: 'PASSKEY_LOGIN', proofField: null },
+  PasskeyEnrolOptions: { entry: 'passkeyEnrolOptions', event: 'PASSKEY_ENROL_OPTIONS', proofField: 'proof' },
+  PasskeyEnrol: { entry: 'passkeyEnrol', event: 'PASSKEY_ENROL', proofField: 'proof' },
 } as const satisfies Record<string, ActionSpec>;
 
 export const ACTIONS = { ...CONTRACT_ACTIONS, ...PASSKEY_ACTIONS } as const;
 
-/** An action that sends the login machine its one event: the contract's five, and PasskeyLogin. */
+/** An action that sends the login machine its one event: the contract's five, and the passkeys' three. */
 export type FeAction = keyof typeof ACTIONS;
 export type Entry = (typeof ACTIONS)[FeAction]['entry'];
 /** The user events of the login machine, one per action. */

@@ -181,6 +181,44 @@ export interface VerifyPasskeyOutput {
   uid: string;
 }
 
+/**
+ * PasskeyEnrolOptions (docs/passkeys.md): the registration options for the account the login
+ * proof of 90 names, and the `passkey_proof` binding their challenge to that account and that
+ * proof. What the browser shows beside the passkey is read from the proof's email or phone.
+ */
+export interface PasskeyEnrolOptionsInput {
+  uid: string;
+  /** The id (`jti`) of the login proof of 90: PasskeyEnrol must present the same one. */
+  login: string;
+  email?: string;
+  phone?: string;
+}
+export interface PasskeyEnrolOptionsOutput {
+  /** PublicKeyCredentialCreationOptions, handed to @simplewebauthn/browser as they are. */
+  options: Record<string, unknown>;
+  passkey_proof: string;
+}
+
+/**
+ * PasskeyEnrol: the new credential verified against the challenge its `passkey_proof` names
+ * (spent), for the same account and login proof, and kept. Every refusal
+ * (`passkey_challenge_invalid`, `passkey_refused`) is thrown, as the action answers it.
+ */
+export interface EnrolPasskeyInput {
+  uid: string;
+  /** The id (`jti`) of the login proof presented. */
+  login: string;
+  passkey_proof: string;
+  /** The credential, as `startRegistration` of @simplewebauthn/browser returns it (validated by the action). */
+  credential: unknown;
+  /** What the person calls the passkey. */
+  name: string;
+}
+export interface EnrolPasskeyOutput {
+  /** The passkey as its owner sees it (src/actions/passkeys/fields.ts passkeyView). */
+  passkey: Record<string, unknown>;
+}
+
 /** Every effect as a plain async function: what src/ implements (see `provideEffects`). */
 export interface FlowEffects {
   sendOtp(input: SendOtpInput, signal: AbortSignal): Promise<SendOtpOutput>;
@@ -195,6 +233,8 @@ export interface FlowEffects {
   issueToken(input: IssueTokenInput, signal: AbortSignal): Promise<IssueTokenOutput>;
   ingestLogin(input: IngestLoginInput, signal: AbortSignal): Promise<IngestLoginOutput>;
   verifyPasskey(input: VerifyPasskeyInput, signal: AbortSignal): Promise<VerifyPasskeyOutput>;
+  passkeyEnrolOptions(input: PasskeyEnrolOptionsInput, signal: AbortSignal): Promise<PasskeyEnrolOptionsOutput>;
+  enrolPasskey(input: EnrolPasskeyInput, signal: AbortSignal): Promise<EnrolPasskeyOutput>;
 }
 export type EffectName = keyof FlowEffects;
 
@@ -212,6 +252,8 @@ export const EFFECT_NAMES = [
   'issueToken',
   'ingestLogin',
   'verifyPasskey',
+  'passkeyEnrolOptions',
+  'enrolPasskey',
 ] as const satisfies ReadonlyArray<EffectName>;
 // Fails to compile when an effect of FlowEffects is missing above.
 const _everyEffectNamed: Exclude<EffectName, (typeof EFFECT_NAMES)[number]> extends never ? true : never = true;

@@ -11,6 +11,7 @@ import { addingPhone } from './login-flow/adding-phone';
 import { profile } from './login-flow/profile';
 import { ingestingLogin, issuingToken, loggedIn } from './login-flow/logged-in';
 import { verifyingPasskey } from './login-flow/passkey-login';
+import { passkeyEnrolment } from './login-flow/passkey-enrol';
 
 /*
  * The login journey of docs/contract.md#steps as one machine: every optimised action (FeLogin, FeVerifyOtp,
@@ -63,6 +64,7 @@ export const loginFlowMachine = loginFlow.createMachine({
     issuingToken,
     ingestingLogin,
     loggedIn,
+    passkeyEnrolment,
     refused: {
       id: 'refused',
       description: 'The request is refused: `failure` says why; nothing else happened.',

@@ -34,12 +34,15 @@ export interface ResumePoint {
    * only on the identifiers the proof binds (uid, email, phone). Rows without `proof` ignore a
    * proof the request may carry.
    */
-  proof?: { kind: ProofKind; step: StepId };
+  proof?: { kind: ProofKind; step: StepId | typeof NO_STEP };
   /** Only for a trusted caller (x-internal-key, or `security.guard_primitives` off), who carries no proof. */
   trusted?: true;
   /** The state the request resumes: a state that waits for the user (tag `settled`). */
   state: LoginFlowState;
 }
+
+/** A proof handed out outside the journey: the identity primitives' `verified` proof of a login names no step. */
+export const NO_STEP = 'none';
 
 export const RESUME_POINTS: readonly ResumePoint[] = [
   { action: 'FeLogin', state: 'enteringIdentifier' },
@@ -104,6 +107,13 @@ export const RESUME_POINTS: readonly ResumePoint[] = [
 
   // Outside the contract: a passkey logs in from the login screen (its passkey_proof is the effect's to check).
   { action: 'PasskeyLogin', state: 'enteringIdentifier' },
+  // Enrolling a passkey after a login: both requests with the login proof of 90 (the options' challenge is
+  // the effects' to check), or the one the identity primitives hand out for a login, which names no step
+  // (docs/passkeys.md). No trusted row: an enrolment is always the logged-in person's own.
+  { action: 'PasskeyEnrolOptions', proof: { kind: 'verified', step: STEP.loggedIn }, state: 'loggedIn' },
+  { action: 'PasskeyEnrolOptions', proof: { kind: 'verified', step: NO_STEP }, state: 'loggedIn' },
+  { action: 'PasskeyEnrol', proof: { kind: 'verified', step: STEP.loggedIn }, state: 'passkeyOffered' },
+  { action: 'PasskeyEnrol', proof: { kind: 'verified', step: NO_STEP }, state: 'passkeyOffered' },
 ];
 
 function matches(point: ResumePoint, context: LoginFlowContext): boolean {
@@ -114,7 +124,8 @@ function matches(point: ResumePoint, context: LoginFlowContext): boolean {
   if (point.trusted && !context.trusted) return false;
   if (!point.proof) return true;
   const claims = context.claims;
-  return claims !== null && String(claims.step) === String(point.proof.step) && claims.kind === point.proof.kind;
+  if (claims === null || claims.kind !== point.proof.kind) return false;
+  return point.proof.step === NO_STEP ? claims.step === undefined : String(claims.step) === String(point.proof.step);
 }
 
 /** The row a request resumes at, or undefined when it resumes nothing (it is refused). */
@@ -175,7 +186,10 @@ export function resumeConditions(point: ResumePoint): string[] {
   return [
     point.flows && `flow ${point.flows.join(' / ')}`,
     point.phases && `phase ${point.phases.join(' / ')}`,
-    point.proof && `${point.proof.kind} proof of ${point.proof.step}`,
+    point.proof &&
+      (point.proof.step === NO_STEP
+        ? `${point.proof.kind} proof of no step (identity primitives)`
+        : `${point.proof.kind} proof of ${point.proof.step}`),
     point.trusted && 'trusted caller',
   ].filter((part): part is string => typeof part === 'string');
 }

@@ -55,6 +55,8 @@ export interface StepAnswer {
   done: boolean;
   /** Send metadata of a code sent by this request (`otp.otp` only when the OTP service put it there). */
   otp?: OtpSendMetadata;
+  /** What a passkey enrolment's effect answered (its options, or the passkey kept): its action's answer. */
+  ceremony?: LoginFlowContext['ceremony'];
   /** Issued by this request: answer `access_token`, set cookie `__utp`. */
   accessToken?: string;
   expiresIn?: number | null;
@@ -176,6 +178,7 @@ function answerOf(snapshot: AnyMachineSnapshot): StepAnswer {
     ...(info?.wire ? { screen: info.screen } : {}),
     done: step === STEP.loggedIn,
     ...(context.otp ? { otp: context.otp } : {}),
+    ...(!failed && context.ceremony ? { ceremony: context.ceremony } : {}),
     ...(context.accessToken ? { accessToken: context.accessToken, expiresIn: context.expiresIn ?? null } : {}),
     ...(context.uid ? { uid: context.uid } : {}),
     ...(!failed && meta?.showsPhone && context.phone ? { phoneOnFile: context.phone } : {}),

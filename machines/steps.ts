@@ -60,6 +60,10 @@ export const STEP = {
 export const PASSKEY_STEP = {
   /** PasskeyLogin: the assertion the browser signed is being verified (then 90, as a code login). */
   passkeyAsserting: 101,
+  /** PasskeyEnrolOptions, after 90: the registration options issued; the browser creates the passkey. */
+  passkeyOffered: 102,
+  /** PasskeyEnrol: the new passkey verified and kept on the account (the person is still at 90's login). */
+  passkeyEnrolled: 103,
 } as const;
 
 type StepName = keyof typeof STEP;
@@ -134,6 +138,14 @@ export const STEP_INFO: Record<StepId, StepInfo> = {
   [PASSKEY_STEP.passkeyAsserting]: {
     screen: 'passkey',
     meaning: 'login by passkey: the assertion is verified (no code), then 90 as a code login',
+  },
+  [PASSKEY_STEP.passkeyOffered]: {
+    screen: 'passkey_enrol',
+    meaning: 'the passkey offered: registration options issued, the browser creates the passkey',
+  },
+  [PASSKEY_STEP.passkeyEnrolled]: {
+    screen: 'passkey_enrolled',
+    meaning: 'the passkey verified and kept on the account; its login stays the one of 90',
   },
 };
 

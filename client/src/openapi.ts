@@ -7286,7 +7286,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description One journey; all of them when absent. */
-                journey?: "phone-login" | "phone-registration" | "email-registration" | "email-login-with-phone" | "email-login-unconfirmed-phone" | "email-login-phone-declined" | "email-login-add-phone" | "email-signup" | "password" | "passkey-login";
+                journey?: "phone-login" | "phone-registration" | "email-registration" | "email-login-with-phone" | "email-login-unconfirmed-phone" | "email-login-phone-declined" | "email-login-add-phone" | "email-signup" | "password" | "passkey-login" | "passkey-enrol";
                 /** @description The range ending now: minutes, hours or days (`90m`, `24h`, `7d`); 24h by default. */
                 since?: string;
                 /** @description Start of the range: ISO 8601 with offset, or epoch milliseconds. */
@@ -7361,7 +7361,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description One journey; all of them when absent. */
-                journey?: "phone-login" | "phone-registration" | "email-registration" | "email-login-with-phone" | "email-login-unconfirmed-phone" | "email-login-phone-declined" | "email-login-add-phone" | "email-signup" | "password" | "passkey-login";
+                journey?: "phone-login" | "phone-registration" | "email-registration" | "email-login-with-phone" | "email-login-unconfirmed-phone" | "email-login-phone-declined" | "email-login-add-phone" | "email-signup" | "password" | "passkey-login" | "passkey-enrol";
                 /** @description The range ending now: minutes, hours or days (`90m`, `24h`, `7d`); 24h by default. */
                 since?: string;
                 /** @description Start of the range: ISO 8601 with offset, or epoch milliseconds. */
@@ -7497,7 +7497,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                asset: "flows.css" | "funnel.css" | "phone-login.svg" | "phone-registration.svg" | "email-registration.svg" | "email-login-with-phone.svg" | "email-login-unconfirmed-phone.svg" | "email-login-phone-declined.svg" | "email-login-add-phone.svg" | "email-signup.svg" | "password.svg" | "passkey-login.svg";
+                asset: "flows.css" | "funnel.css" | "phone-login.svg" | "phone-registration.svg" | "email-registration.svg" | "email-login-with-phone.svg" | "email-login-unconfirmed-phone.svg" | "email-login-phone-declined.svg" | "email-login-add-phone.svg" | "email-signup.svg" | "password.svg" | "passkey-login.svg" | "passkey-enrol.svg";
             };
             cookie?: never;
         };

@@ -126,6 +126,18 @@ export function worldEffects(world: FakeWorld, calls: EffectCall[] = []): FlowEf
       if (!user) throw new Error(`fake world: no passkey "${String(id)}"`);
       return { uid: user.uid };
     },
+    passkeyEnrolOptions: async (input) => {
+      record('passkeyEnrolOptions', input);
+      return { options: { challenge: `challenge-for-${input.uid}` }, passkey_proof: 'options-proof' };
+    },
+    enrolPasskey: async (input) => {
+      record('enrolPasskey', input);
+      const id = String((input.credential as { id?: unknown } | null)?.id);
+      const user = world.users.find((u) => u.uid === input.uid);
+      if (!user) throw new Error(`fake world: no account "${input.uid}" to enrol a passkey on`);
+      user.passkey = id;
+      return { passkey: { id, name: input.name } };
+    },
   };
 }
 
@@ -147,15 +159,19 @@ export const JOURNEY_IDS = [
   'email-signup',
   'password',
   'passkey-login',
+  'passkey-enrol',
 ] as const;
 export type JourneyId = (typeof JOURNEY_IDS)[number];
 
+/** The journeys whose ceremonies need an authenticator answering a fresh challenge each time. */
+const PASSKEY_JOURNEY_IDS: readonly JourneyId[] = ['passkey-login', 'passkey-enrol'];
+
 /**
  * The journeys whose examples (docs/journeys/examples.json) replay as written over plain HTTP:
- * every journey but the passkey's, whose login needs an authenticator to sign a fresh challenge
- * each time (its example shows the ceremony's fields by what they are).
+ * every journey but the passkeys', whose login or enrolment needs an authenticator to sign a
+ * fresh challenge each time (their examples show the ceremony's fields by what they are).
  */
-export const EXAMPLE_JOURNEY_IDS: readonly JourneyId[] = JOURNEY_IDS.filter((id) => id !== 'passkey-login');
+export const EXAMPLE_JOURNEY_IDS: readonly JourneyId[] = JOURNEY_IDS.filter((id) => !PASSKEY_JOURNEY_IDS.includes(id));
 
 export interface Journey {
   /** Its slug: the diagram's file (docs/journeys/<id>.svg) and anchor. */
@@ -349,6 +365,21 @@ export const journeys: Journey[] = [
       {
         action: 'PasskeyLogin',
         body: { passkey_proof: 'options-proof', credential: { id: 'cred-anna', type: 'public-key' } },
+      },
+    ],
+  },
+  {
+    id: 'passkey-enrol',
+    name: 'Passkey enrolled after a phone login',
+    spec: 'a phone login (90), then PasskeyEnrolOptions with its proof: options (102), PasskeyEnrol: the passkey verified and kept (103); docs/passkeys.md',
+    users: [{ uid: 'uid-anna', email: 'anna@example.com', phone: PHONE }],
+    requests: [
+      { action: 'FeLogin', body: { identifier: PHONE } },
+      { action: 'FeVerifyOtp', body: { flow: 'phone', phone: PHONE, otp_code: JOURNEY_CODE } },
+      { action: 'PasskeyEnrolOptions', body: {} },
+      {
+        action: 'PasskeyEnrol',
+        body: { passkey_proof: 'options-proof', credential: { id: 'cred-anna', type: 'public-key' }, name: 'Passkey' },
       },
     ],
   },

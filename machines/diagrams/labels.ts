@@ -42,6 +42,7 @@ export const LABELS = {
     'email-signup': "Registrazione da «Registrati con l'email»",
     password: 'Accesso con password',
     'passkey-login': 'Accesso con la passkey',
+    'passkey-enrol': 'Passkey creata dopo un accesso con il telefono',
   } satisfies Record<JourneyId, string>,
 
   states: {
@@ -96,6 +97,14 @@ export const LABELS = {
       screen: 'Accesso effettuato',
       shows: "conferma dell'accesso, cookie __utp; «Aggiungi un telefono», «Completa il profilo»",
     },
+    passkeyOffered: {
+      screen: 'Crea la passkey',
+      shows: 'il browser chiede di creare la passkey (impronta, volto o PIN del dispositivo)',
+    },
+    passkeyEnrolled: {
+      screen: 'Passkey creata',
+      shows: "conferma della passkey salvata; l'accesso resta quello di 90",
+    },
     refused: { screen: 'Richiesta rifiutata', shows: "il testo d'errore della risposta; l'utente resta sul passo" },
     // What the service does between two screens.
     sendingSmsCode: { note: 'invia SMS' },
@@ -129,6 +138,8 @@ export const LABELS = {
     issuingToken: { note: 'emette il token di accesso' },
     ingestingLogin: { note: "segnala l'accesso al collector" },
     verifyingPasskey: { note: 'verifica la passkey (nessun codice)' },
+    offeringPasskey: { note: 'prepara le opzioni della nuova passkey' },
+    enrollingPasskey: { note: 'verifica e salva la nuova passkey' },
   } satisfies Record<LoginFlowState, StateLabel>,
 
   actions: {
@@ -146,6 +157,8 @@ export const LABELS = {
     ADD_PHONE: 'aggiunge un telefono',
     UPDATE_PROFILE: 'salva il profilo',
     PASSKEY_LOGIN: 'sceglie la sua passkey',
+    PASSKEY_ENROL_OPTIONS: 'sceglie «Crea una passkey»',
+    PASSKEY_ENROL: 'crea la passkey sul dispositivo',
   } satisfies Record<UserEventType, ActionLabel>,
 
   /** The mistake behind a refusal: by `reason`, or `reason:field` where the field says more. */

@@ -1,5 +1,12 @@
 import type { ACTIONS, Entry, Phase } from '../actions';
-import type { FlowClaims, OtpSendMetadata, ProfileFields, ProofField } from '../effects';
+import type {
+  EnrolPasskeyOutput,
+  FlowClaims,
+  OtpSendMetadata,
+  PasskeyEnrolOptionsOutput,
+  ProfileFields,
+  ProofField,
+} from '../effects';
 import { STEP, type Flow, type ProfileStep } from '../steps';
 import type { AdmissionRefusal, FlowFailure } from './refusals';
 
@@ -81,8 +88,25 @@ interface PasskeyLoginEvent {
   credential: unknown;
   stay_logged_in?: boolean;
 }
+interface PasskeyEnrolOptionsEvent {
+  type: typeof ACTIONS.PasskeyEnrolOptions.event;
+}
+interface PasskeyEnrolEvent {
+  type: typeof ACTIONS.PasskeyEnrol.event;
+  /** The `passkey_proof` of PasskeyEnrolOptions: the challenge the new credential answers. */
+  passkey_proof: string;
+  credential: unknown;
+  name: string;
+}
 export type LoginFlowEvent =
-  LoginEvent | VerifyOtpEvent | RegisterEvent | AddPhoneEvent | UpdateProfileEvent | PasskeyLoginEvent;
+  | LoginEvent
+  | VerifyOtpEvent
+  | RegisterEvent
+  | AddPhoneEvent
+  | UpdateProfileEvent
+  | PasskeyLoginEvent
+  | PasskeyEnrolOptionsEvent
+  | PasskeyEnrolEvent;
 
 export interface LoginFlowContext {
   entry: Entry;
@@ -105,6 +129,8 @@ export interface LoginFlowContext {
   /** Set by a login by passkey: the account proved itself, no code (the token, the ingest and the proof say so). */
   method?: 'passkey';
   otp?: OtpSendMetadata;
+  /** What an enrolment's effect answered, which its action answers as it is (the options, or the passkey kept). */
+  ceremony?: PasskeyEnrolOptionsOutput | EnrolPasskeyOutput;
   accessToken?: string;
   expiresIn?: number | null;
   failure?: FlowFailure;
@@ -134,6 +160,9 @@ const IDENTIFIERS_OF: Record<LoginFlowEvent['type'], Identifier[]> = {
   UPDATE_PROFILE: ['uid', 'email'],
   // The passkey names its account; the request names none.
   PASSKEY_LOGIN: [],
+  // An enrolment acts on the account of the login proof alone: its requests name none.
+  PASSKEY_ENROL_OPTIONS: [],
+  PASSKEY_ENROL: [],
 };
 
 const sameValue = (key: Identifier, a: string, b: string) =>

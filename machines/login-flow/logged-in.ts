@@ -40,5 +40,6 @@ export const loggedIn = loginFlow.createStateConfig({
   on: {
     ADD_PHONE: admitted('#checkingNewPhone', { needs: ['account'] }),
     UPDATE_PROFILE: admitted('#reviewingProfile', { needs: ['uid'] }),
+    PASSKEY_ENROL_OPTIONS: admitted('#offeringPasskey', { needs: ['uid'] }),
   },
 });

@@ -4,11 +4,15 @@ import type {
   ClaimAccountOutput,
   ConfirmDoiInput,
   ConfirmDoiOutput,
+  EnrolPasskeyInput,
+  EnrolPasskeyOutput,
   IngestLoginInput,
   IssueTokenInput,
   IssueTokenOutput,
   LookupUserByEmailInput,
   LookupUserByEmailOutput,
+  PasskeyEnrolOptionsInput,
+  PasskeyEnrolOptionsOutput,
   RegisterUserInput,
   ReleasePhoneInput,
   ReleasePhoneOutput,
@@ -74,6 +78,8 @@ export const loginFlow = setup({
     issueToken: notProvided<IssueTokenInput, IssueTokenOutput>('issueToken'),
     ingestLogin: notProvided<IngestLoginInput, void>('ingestLogin'),
     verifyPasskey: notProvided<VerifyPasskeyInput, VerifyPasskeyOutput>('verifyPasskey'),
+    passkeyEnrolOptions: notProvided<PasskeyEnrolOptionsInput, PasskeyEnrolOptionsOutput>('passkeyEnrolOptions'),
+    enrolPasskey: notProvided<EnrolPasskeyInput, EnrolPasskeyOutput>('enrolPasskey'),
   },
   guards: {
     requestAccepted: ({ context, event }, params: AdmitParams) => admit(context, event, params).ok,
@@ -121,6 +127,8 @@ export const loginFlow = setup({
     })),
     /** The account the passkey proved. */
     adoptPasskeyAccount: assign((_, verified: VerifyPasskeyOutput) => ({ uid: verified.uid })),
+    /** An enrolment's options or its passkey: what the action answers, untouched by the machine. */
+    keepCeremony: assign((_, ceremony: PasskeyEnrolOptionsOutput | EnrolPasskeyOutput) => ({ ceremony })),
     setFlow: assign((_, params: { flow: Flow }) => ({ flow: params.flow })),
     keepOtp: assign((_, otp: SendOtpOutput) => ({ otp })),
     /** The phone a code just went to is the one this journey verifies next. */

@@ -12,7 +12,7 @@ import {
 import { journeys, replayJourney, type Journey } from '../../machines/diagrams/journeys';
 import { loginFlowMachine } from '../../machines/login-flow.machine';
 import { otpRecordMachine } from '../../machines/otp-record.machine';
-import { RESUME_POINTS, resumeConditions, resumeEntries } from '../../machines/resume';
+import { NO_STEP, RESUME_POINTS, resumeConditions, resumeEntries } from '../../machines/resume';
 import type { DocGenerator } from './generator';
 
 /*
@@ -44,7 +44,9 @@ function resumeRows(): string {
     const proof = point.trusted
       ? 'none: trusted caller (x-internal-key)'
       : point.proof
-        ? `${point.proof.kind} proof of step ${point.proof.step}`
+        ? point.proof.step === NO_STEP
+          ? `${point.proof.kind} proof of no step (the identity primitives' login)`
+          : `${point.proof.kind} proof of step ${point.proof.step}`
         : 'none';
     return `| ${point.action} | ${on} | ${proof} | ${code(point.state)} |`;
   });

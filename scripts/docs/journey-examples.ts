@@ -45,6 +45,17 @@ const isAssertion = (value: unknown) => typeof value === 'object' && value !== n
 /** How the examples show the ceremony's two fields: what they are, since each is good for one challenge only. */
 const PASSKEY_PROOF_SHOWN = '‹la passkey_proof della risposta di PasskeyLoginOptions›';
 const ASSERTION_SHOWN = '‹l’asserzione che il browser firma con la passkey (startAuthentication)›';
+/** Where the person's browser creates a passkey: the walk answers the options PasskeyEnrolOptions just gave. */
+const REGISTRATION = { registration: true } as const;
+const isRegistration = (value: unknown) => typeof value === 'object' && value !== null && 'registration' in value;
+const ENROL_PROOF_SHOWN = '‹la passkey_proof della risposta di PasskeyEnrolOptions›';
+const REGISTRATION_SHOWN = '‹la nuova credenziale che il browser crea con la passkey (startRegistration)›';
+/** An enrolment's answers, by what they are: a challenge, a user handle and a passkey id are new each time. */
+const CEREMONY_SHOWN: Record<string, string> = {
+  options: '‹le opzioni di creazione della passkey (PublicKeyCredentialCreationOptions)›',
+  passkey_proof: '‹la passkey_proof che lega la sfida a questo account e a questa prova di accesso›',
+  passkey: '‹la passkey salvata: id, name, created_at, last_used_at, device_type, backed_up›',
+};
 /** The origin the examples' passkeys are bound to (passkeys.origins of the walk's service). */
 const EXAMPLES_PASSKEY_ORIGIN = 'http://localhost:8080';
 
@@ -247,6 +258,16 @@ const EXAMPLE_WALKS: Walk[] = [
     enrolsPasskey: { phone: MARIO.phone! },
     requests: [{ action: 'PasskeyLogin', body: { credential: ASSERTION } }],
   },
+  {
+    id: 'passkey-enrol',
+    person: { name: MARIO.name, uid: MARIO.uid, email: MARIO.email, phones: [MARIO.phone!] },
+    requests: [
+      { action: 'FeLogin', body: { identifier: MARIO.phone } },
+      { action: 'FeVerifyOtp', body: { flow: 'phone', phone: MARIO.phone, otp_code: codeTo(MARIO.phone!) } },
+      { action: 'PasskeyEnrolOptions', body: {} },
+      { action: 'PasskeyEnrol', body: { credential: REGISTRATION, name: 'Passkey' } },
+    ],
+  },
 ];
 
 const PROOF_FIELDS = ['proof', 'phone_proof', 'pending_proof', 'register_proof'] as const;
@@ -293,6 +314,7 @@ function tokenPlaceholder(token: unknown): string {
 /** The answer as the examples show it: proofs and tokens by what they stand for. */
 export function exampleAnswer(envelope: ExampleExchange['answer']): ExampleExchange['answer'] {
   const data: Record<string, unknown> = { ...envelope.data };
+  for (const [field, shown] of Object.entries(CEREMONY_SHOWN)) if (data[field] !== undefined) data[field] = shown;
   for (const field of PROOF_FIELDS) if (typeof data[field] === 'string') data[field] = proofPlaceholder(data[field]);
   for (const field of TOKEN_FIELDS) if (typeof data[field] === 'string') data[field] = tokenPlaceholder(data[field]);
   return { success: envelope.success, error: envelope.error, data };
@@ -327,6 +349,8 @@ async function recordWalk(client: ReturnType<typeof examplesClient>, walk: Walk)
   const handedOut = new Map<string, { value: unknown; answer: number }>();
   const requests: ExampleExchange[] = [];
   let uid = walk.person.uid;
+  /** The latest enrolment options answered: the passkey the browser creates answers them. */
+  let offered: { options: unknown; passkey_proof: unknown } | undefined;
   for (const [i, { action, body }] of walk.requests.entries()) {
     const shown: Record<string, unknown> = {};
     const sent: Record<string, unknown> = {};
@@ -338,6 +362,16 @@ async function recordWalk(client: ReturnType<typeof examplesClient>, walk: Walk)
         sent[key] = authenticator.assert(asked.data.options as { challenge: string; rpId?: string });
         shown.passkey_proof = PASSKEY_PROOF_SHOWN;
         shown[key] = ASSERTION_SHOWN;
+        continue;
+      }
+      if (isRegistration(value)) {
+        if (!offered) throw new Error(`journey examples: ${walk.id} creates a passkey no options were asked for`);
+        sent.passkey_proof = offered.passkey_proof;
+        sent[key] = new SoftAuthenticator(EXAMPLES_PASSKEY_ORIGIN).register(
+          offered.options as { challenge: string; rp: { id?: string }; user: { id: string } },
+        );
+        shown.passkey_proof = ENROL_PROOF_SHOWN;
+        shown[key] = REGISTRATION_SHOWN;
         continue;
       }
       shown[key] = isCode(value) ? codePlaceholder(value.code) : value;
@@ -359,6 +393,8 @@ async function recordWalk(client: ReturnType<typeof examplesClient>, walk: Walk)
       if ((PROOF_FIELDS as readonly string[]).includes(key))
         handedOut.set(key, { value: answer.data[key], answer: i + 1 });
     if (typeof answer.data.uid === 'string') uid ??= answer.data.uid;
+    if (answer.data.options !== undefined)
+      offered = { options: answer.data.options, passkey_proof: answer.data.passkey_proof };
     requests.push({ action, body: shown, answer: exampleAnswer(answer) });
   }
   if (uid === undefined) throw new Error(`journey examples: ${walk.id} never names the person's uid`);
@@ -414,7 +450,7 @@ export async function walkEveryJourney(
   const client = examplesClient(baseUrl);
   const diagrams = await journeyDiagrams();
   const examples: JourneyExample[] = [];
-  // The passkey journey needs passkeys on, bound to EXAMPLES_PASSKEY_ORIGIN: walked only where the caller says so.
+  // The passkey journeys need passkeys on, bound to EXAMPLES_PASSKEY_ORIGIN: walked only where the caller says so.
   const walked = diagrams.filter((d) => options.passkeys === true || EXAMPLE_JOURNEY_IDS.includes(d.id));
   for (const diagram of walked) {
     const walk = EXAMPLE_WALKS.find((w) => w.id === diagram.id);
@@ -422,7 +458,10 @@ export async function walkEveryJourney(
     const example = await recordWalk(client, walk);
     // The examples are of the journey the diagram draws: the same actions, the same steps.
     const drawn = diagram.replayed.map((r) => `${r.action} → ${r.answer.nextStep}`);
-    const walked = example.requests.map((r) => `${r.action} → ${String(r.answer.data.next_step)}`);
+    // An enrolment's answers name no step (they answer their ceremony): their action is what is compared.
+    const walked = example.requests.map(
+      (r, i) => `${r.action} → ${String(r.answer.data.next_step ?? diagram.replayed[i]?.answer.nextStep)}`,
+    );
     if (drawn.join(', ') !== walked.join(', '))
       throw new Error(
         `journey examples: ${diagram.id} walked ${walked.join(', ')} where its diagram draws ${drawn.join(', ')}`,

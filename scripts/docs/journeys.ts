@@ -87,12 +87,19 @@ function exampleBlock(diagram: JourneyDiagram, example: JourneyExample | undefin
     'written after `POST /_sandbox/reset`.',
     ...(EXAMPLE_JOURNEY_IDS.includes(diagram.id)
       ? []
-      : [
-          '',
-          'Except this one: the person enrolled a passkey first (a code login, `PasskeyEnrolOptions`,',
-          '`PasskeyEnrol`), and its `passkey_proof` and assertion are good for one challenge only, so they are',
-          'shown by what they are; `PasskeyLoginOptions` gives a new challenge each time ([passkeys.md](passkeys.md)).',
-        ]),
+      : diagram.id === 'passkey-enrol'
+        ? [
+            '',
+            'Except this one: the options `PasskeyEnrolOptions` answers hold a new challenge each time, so they,',
+            'their `passkey_proof`, the credential the browser creates and the passkey kept are shown by what they',
+            'are ([passkeys.md](passkeys.md)).',
+          ]
+        : [
+            '',
+            'Except this one: the person enrolled a passkey first (a code login, `PasskeyEnrolOptions`,',
+            '`PasskeyEnrol`), and its `passkey_proof` and assertion are good for one challenge only, so they are',
+            'shown by what they are; `PasskeyLoginOptions` gives a new challenge each time ([passkeys.md](passkeys.md)).',
+          ]),
     '',
     ...exchanges,
   ]

@@ -13,8 +13,9 @@ import { reducedProfile } from '../domain/accounts/profile';
 import { claimAccount, claimableAccount } from '../domain/accounts/email-claim';
 import { reachedOnly } from '../domain/otp/reached';
 import type { EffectsSeen } from '../domain/funnel/observer';
-import { login as passkeyLogin } from '../domain/passkeys/ceremonies';
-import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { enrol, enrolOptions, login as passkeyLogin } from '../domain/passkeys/ceremonies';
+import { phoneHint } from '../domain/phone';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 
 /*
  * The login journey's effects (machines/effects.ts) over the real dependencies: the OTP
@@ -173,6 +174,27 @@ export function createFlowEffects(
       });
       ctx.log.info({ event: 'passkey_login', uid }, 'logged in by passkey');
       return { uid };
+    },
+
+    async passkeyEnrolOptions({ uid, login, email, phone }) {
+      // PasskeyEnrolOptions checked passkeys are on and the login proof (provenLogin) before the machine ran.
+      const store = await deps.passkeys.store();
+      // What the browser shows beside the passkey: how the person knows the account, not its handle.
+      const shown = email ?? (phone ? phoneHint(phone) : 'account');
+      const { options, passkeyProof } = await enrolOptions(ctx, store, { uid, jti: login }, shown);
+      return { options: options as unknown as Record<string, unknown>, passkey_proof: passkeyProof };
+    },
+
+    async enrolPasskey({ uid, login, passkey_proof, credential, name }) {
+      const store = await deps.passkeys.store();
+      // The action's schema validated the credential's shape; the library verifies the rest.
+      const passkey = await enrol(ctx, store, {
+        login: { uid, jti: login },
+        passkeyProof: passkey_proof,
+        response: credential as RegistrationResponseJSON,
+        name,
+      });
+      return { passkey: { ...passkey } };
     },
 
     async ingestLogin(event) {

@@ -84,6 +84,11 @@ const SECRET_KEYS = new Set([
   // A login by passkey: the ceremony's proof, and the assertion (its signature answers one challenge only, but names the passkey).
   'passkey_proof',
   'credential',
+  // An enrolment's options name the person (the email or phone the browser shows) and the account's handle; its passkey, the credential.
+  'options',
+  'passkey',
+  // The id of the login proof an enrolment binds its challenge to (the recorded claims drop it too).
+  'login',
   'access_token',
   'accessToken',
   'token',

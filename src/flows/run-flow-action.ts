@@ -10,6 +10,7 @@ import {
   type FlowClaims,
   type FlowEffects,
   type LoginFlowInput,
+  type StepAnswer,
   type StepResult,
 } from '../../machines';
 import type { ServiceContext } from '../domain/deps';
@@ -47,6 +48,8 @@ const SEND_FIELDS: Record<Entry, SendFieldNames> = {
   addPhone: { key: 'phone', phone: 'phone' },
   updateProfile: {},
   passkeyLogin: {},
+  passkeyEnrolOptions: {},
+  passkeyEnrol: {},
 };
 
 /**
@@ -103,6 +106,9 @@ function spendsProof(
     typeof claims.exp === 'number' &&
     entry !== 'addPhone' &&
     entry !== 'login' &&
+    // An enrolment never spent its login proof: PasskeyEnrol presents the same one, and the person stays logged in with it.
+    entry !== 'passkeyEnrolOptions' &&
+    entry !== 'passkeyEnrol' &&
     claims.kind !== 'phone'
   );
 }
@@ -114,9 +120,18 @@ const flowTimedOut = (err: FlowTimeoutError, timeoutMs: number) =>
     cause: err,
   });
 
+/**
+ * A request's answer: `data` as the contract's actions answer it, and, for a passkey enrolment,
+ * what its ceremony's effect answered (its options, or the passkey kept), which is its action's answer.
+ */
+export interface FlowRun {
+  data: FlowAnswerData;
+  ceremony?: StepAnswer['ceremony'];
+}
+
 /** Serves the optimised actions: one per process (the front controller builds it with the app). */
 export interface FlowRunner {
-  run(entry: Entry, request: Record<string, unknown>, ctx: ServiceContext): Promise<{ data: FlowAnswerData }>;
+  run(entry: Entry, request: Record<string, unknown>, ctx: ServiceContext): Promise<FlowRun>;
 }
 
 /**
@@ -147,7 +162,7 @@ async function runFlowAction(
   seen: EffectsSeen,
   recording?: RequestRecording,
   observer?: StepObserver,
-): Promise<{ data: FlowAnswerData }> {
+): Promise<FlowRun> {
   const { deps } = ctx;
   const started = deps.now();
   let input: LoginFlowInput | undefined;
@@ -255,7 +270,7 @@ function answer(
   claims: FlowClaims | undefined,
   changed: boolean,
   carried: FunnelLineage | undefined,
-): { data: FlowAnswerData } {
+): FlowRun {
   const { output } = result;
   if (!output.ok) throw failureError(output.failure ?? { reason: 'invalid_request' });
   // Nothing changed: the next proof continues this one (one phone proof, one registration). A change
@@ -269,5 +284,6 @@ function answer(
         : verifiedCode
           ? {}
           : { expires: claims.exp, iat: claims.iat };
-  return { data: answerData(output, ctx, carried ? { ...lineage, funnel: carried } : lineage) };
+  const data = answerData(output, ctx, carried ? { ...lineage, funnel: carried } : lineage);
+  return output.ceremony ? { data, ceremony: output.ceremony } : { data };
 }

@@ -113,7 +113,8 @@ export function journeyLinks(
   for (const journey of journeys) {
     journey.requests.forEach((next, index) => {
       const before = journey.requests[index - 1];
-      if (!before?.answer.success) return;
+      // An answer that names no step (a passkey enrolment's, which answers its ceremony) has no step to link from.
+      if (!before?.answer.success || before.answer.data.next_step === undefined) return;
       const link = linkOf(before, next, index, enums);
       const name = nameOf(link, next);
       const own = links.get(before.action) ?? {};

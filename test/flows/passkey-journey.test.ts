@@ -77,6 +77,8 @@ describe('a passkey journey through the service', () => {
   };
 
   let loggedIn: Answer;
+  let offered: Answer;
+  let enrolled: Answer;
 
   beforeAll(async () => {
     // Mario logs in by SMS code and enrols a passkey: the journey before this one.
@@ -88,11 +90,11 @@ describe('a passkey journey through the service', () => {
     });
     const verified = await fe('FeVerifyOtp', { flow: 'phone', phone: MARIO_PHONE, otp_code: code });
     expect(verified.data.next_step).toBe(90);
-    const asked = await fe('PasskeyEnrolOptions', { proof: verified.data.proof });
-    const enrolled = await fe('PasskeyEnrol', {
+    offered = await fe('PasskeyEnrolOptions', { proof: verified.data.proof });
+    enrolled = await fe('PasskeyEnrol', {
       proof: verified.data.proof,
-      passkey_proof: asked.data.passkey_proof,
-      credential: auth.register(asked.data.options as Parameters<SoftAuthenticator['register']>[0]),
+      passkey_proof: offered.data.passkey_proof,
+      credential: auth.register(offered.data.options as Parameters<SoftAuthenticator['register']>[0]),
     });
     expect(enrolled.success).toBe(true);
     now += 60_000;
@@ -111,6 +113,67 @@ describe('a passkey journey through the service', () => {
     });
     const steps = (loggedIn.debug ?? []).filter((e) => e.step.startsWith('step_')).map((e) => e.step);
     expect(steps).toEqual(['step_101', 'step_90']);
+  });
+
+  it('enrols as PasskeyEnrolOptions and PasskeyEnrol always answered, passing 102 then 103 in their traces', () => {
+    expect(offered.data).toEqual({ options: expect.any(Object), passkey_proof: expect.any(String) });
+    expect(enrolled.data).toEqual({
+      passkey: {
+        id: expect.any(String),
+        name: 'Passkey',
+        created_at: expect.any(String),
+        last_used_at: null,
+        device_type: 'singleDevice',
+        backed_up: false,
+      },
+    });
+    const steps = (answer: Answer) => (answer.debug ?? []).filter((e) => e.step.startsWith('step_')).map((e) => e.step);
+    expect(steps(offered)).toEqual(['step_102']);
+    expect(steps(enrolled)).toEqual(['step_103']);
+  });
+
+  it('counts the enrolment on its journey in /flows/funnel figures: the phone login, then 102 and 103', async () => {
+    await eventually(async () => {
+      const figures = await stats('passkey-enrol');
+      expect(figures.started).toBe(1);
+      expect(figures.edges).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ from: 'loggedIn', to: 'passkeyOffered', people: 1 }),
+          expect.objectContaining({ from: 'passkeyOffered', to: 'passkeyEnrolled', people: 1 }),
+        ]),
+      );
+      expect(figures.screens.find((s) => s.state === 'passkeyOffered')).toMatchObject({ arrived: 1 });
+      expect(figures.screens.find((s) => s.state === 'passkeyEnrolled')).toMatchObject({ arrived: 1 });
+    });
+  });
+
+  it('records the enrolment on the code login it follows, secrets masked, and the recording replays', async () => {
+    const recorded = journeyRecorderFor(deps)!
+      .list()
+      .find((j) => j.requests.some((r) => r.action === 'PasskeyEnrol'));
+    expect(recorded).toBeDefined();
+    expect(recorded!.requests.map((r) => r.action)).toEqual([
+      'FeLogin',
+      'FeVerifyOtp',
+      'PasskeyEnrolOptions',
+      'PasskeyEnrol',
+    ]);
+    const [options, enrol] = recorded!.requests.slice(2);
+    expect(options).toMatchObject({ resumed: 'loggedIn', steps: [102], states: ['offeringPasskey', 'passkeyOffered'] });
+    expect(enrol).toMatchObject({
+      resumed: 'passkeyOffered',
+      steps: [103],
+      states: ['enrollingPasskey', 'passkeyEnrolled'],
+      body: { proof: '***', passkey_proof: '***', credential: '***' },
+    });
+    // The options name the person (the email the browser shows) and the passkey its credential: masked.
+    expect(options!.effects).toEqual([
+      expect.objectContaining({ name: 'passkeyEnrolOptions', output: { options: '***', passkey_proof: '***' } }),
+    ]);
+    expect(enrol!.effects).toEqual([expect.objectContaining({ name: 'enrolPasskey', output: { passkey: '***' } })]);
+    const replayed = await replayRecording(recorded!);
+    expect(replayed.divergence).toBeUndefined();
+    expect(replayed.lines.map((l) => l.steps)).toEqual([[13, 14], [90], [102], [103]]);
   });
 
   it('shows the logins by method in the SMS ledger, JSON and page: one SMS sent for two logins, one SMS saved', async () => {

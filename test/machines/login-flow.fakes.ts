@@ -36,6 +36,8 @@ const defaults: Required<Impl> = {
   issueToken: () => ({ access_token: 'token-1', expires_in: 3600 }),
   ingestLogin: () => undefined,
   verifyPasskey: () => ({ uid: 'uid-passkey' }),
+  passkeyEnrolOptions: () => ({ options: { challenge: 'challenge-1' }, passkey_proof: 'enrol-proof-1' }),
+  enrolPasskey: (input) => ({ passkey: { id: 'cred-new', name: input.name } }),
 };
 
 export interface Fakes {

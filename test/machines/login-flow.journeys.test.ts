@@ -125,6 +125,17 @@ const expected: Record<string, Expected> = {
   'Passkey, enrolled after a code login': [
     { action: 'PasskeyLogin', steps: [101, 90], calls: ['verifyPasskey', 'issueToken', 'ingestLogin'], next: 90 },
   ],
+  'Passkey enrolled after a phone login': [
+    { action: 'FeLogin', steps: [13, 14], calls: ['sendOtp'], next: 14 },
+    {
+      action: 'FeVerifyOtp',
+      steps: [90],
+      calls: ['verifyOtp', 'searchUserByPhone', 'issueToken', 'ingestLogin'],
+      next: 90,
+    },
+    { action: 'PasskeyEnrolOptions', steps: [102], calls: ['passkeyEnrolOptions'], next: 102 },
+    { action: 'PasskeyEnrol', steps: [103], calls: ['enrolPasskey'], next: 103 },
+  ],
 };
 
 describe('typical sequences', () => {

@@ -112,14 +112,14 @@ describe('the passkey step, outside the contract', () => {
     expect(Object.values(STEP)).not.toContain(PASSKEY_STEP.passkeyAsserting);
     expect(stepOfTag('step:101')).toBe(101);
     expect(FE_ACTIONS).not.toContain('PasskeyLogin');
-    expect(MACHINE_ACTIONS).toEqual([...FE_ACTIONS, 'PasskeyLogin']);
+    expect(MACHINE_ACTIONS).toEqual([...FE_ACTIONS, 'PasskeyLogin', 'PasskeyEnrolOptions', 'PasskeyEnrol']);
     expect(ACTIONS.PasskeyLogin).toEqual({ entry: 'passkeyLogin', event: 'PASSKEY_LOGIN', proofField: null });
   });
 
   it('has its own step table: 101 on verifyingPasskey, reached by PasskeyLogin; the contract table has no 101', () => {
-    expect(stepTable(loginFlowMachine, 'passkeys')).toEqual([
+    expect(stepTable(loginFlowMachine, 'passkeys')[0]).toEqual(
       expect.objectContaining({ step: 101, states: ['verifyingPasskey'], settles: false, reachedBy: ['PasskeyLogin'] }),
-    ]);
+    );
     expect(stepTable(loginFlowMachine).map((row) => row.step)).not.toContain(101);
   });
 

@@ -10,7 +10,7 @@ import {
   type LoginFlowEvent,
   type LoginFlowInput,
 } from '../../machines/login-flow.machine';
-import { RESUME_POINTS, resumePointFor, resumeSnapshot, type ResumePoint } from '../../machines/resume';
+import { NO_STEP, RESUME_POINTS, resumePointFor, resumeSnapshot, type ResumePoint } from '../../machines/resume';
 import { runStep, stateKeyOf } from '../../machines/run-step';
 import { SETTLED, STEP, type StepId } from '../../machines/steps';
 import { NEW_PHONE, PHONE, SENT } from './login-flow.fakes';
@@ -50,16 +50,20 @@ const allowed: Record<Entry, { steps: StepId[]; reasons: string[] }> = {
   },
   // Outside the contract (docs/passkeys.md): a passkey logs in or the effect's own refusal is thrown.
   passkeyLogin: { steps: [90], reasons: [] },
+  // After 90 (docs/passkeys.md): the options at 102, the passkey kept at 103; a proof of another step resumes nothing.
+  passkeyEnrolOptions: { steps: [102], reasons: ['invalid_proof', 'proof_required'] },
+  passkeyEnrol: { steps: [103], reasons: ['invalid_proof', 'proof_required'] },
 };
 
 const proof = (
   kind: string,
-  step: StepId,
+  step: StepId | typeof NO_STEP,
   flow: string | undefined,
   ids: Partial<Record<'uid' | 'email' | 'phone', string>>,
 ): FlowClaims => ({
   kind,
-  step,
+  // The identity primitives' proof of a login names no step.
+  ...(step === NO_STEP ? {} : { step }),
   ...(flow ? { flow } : {}),
   ...ids,
 });
@@ -90,7 +94,14 @@ function requestsAt(point: ResumePoint): Array<[string, LoginFlowInput]> {
       ...(flow ? { flow } : {}),
       ...(point.phases ? { phase: point.phases[0] } : {}),
       ...(point.proof
-        ? { claims: proof(point.proof.kind, point.proof.step, flow, PROOF_IDS[point.proof.step] ?? {}) }
+        ? {
+            claims: proof(
+              point.proof.kind,
+              point.proof.step,
+              flow,
+              (point.proof.step === NO_STEP ? ME : PROOF_IDS[point.proof.step]) ?? {},
+            ),
+          }
         : {}),
       ...(point.trusted ? { trusted: true } : {}),
     };
@@ -132,6 +143,8 @@ const userEvents: LoginFlowEvent[] = [
   { type: 'UPDATE_PROFILE', uid: ME.uid, city: 'Roma' },
   { type: 'UPDATE_PROFILE', uid: 'uid-other' },
   { type: 'PASSKEY_LOGIN', passkey_proof: 'pk-proof', credential: { id: 'cred-me' } },
+  { type: 'PASSKEY_ENROL_OPTIONS' },
+  { type: 'PASSKEY_ENROL', passkey_proof: 'pk-enrol-proof', credential: { id: 'cred-new' }, name: 'Passkey' },
 ];
 
 /** What each effect may report. */
@@ -160,6 +173,8 @@ const outcomes: Record<EffectName, unknown[]> = {
   issueToken: [{ access_token: 'token-1' }],
   ingestLogin: [undefined],
   verifyPasskey: [{ uid: ME.uid }],
+  passkeyEnrolOptions: [{ options: { challenge: 'c' }, passkey_proof: 'pk-enrol-proof' }],
+  enrolPasskey: [{ passkey: { id: 'cred-new', name: 'Passkey' } }],
 };
 
 const DONE = 'xstate.done.actor.';

@@ -1,28 +1,24 @@
 import { z } from 'zod';
-import { enrolOptions } from '../../domain/passkeys/ceremonies';
-import { phoneHint } from '../../domain/phone';
+import { ACTION_ENTRY } from '../../../machines';
 import { defineAction } from '../action';
 import { proofField } from '../flows/fields';
 import { optionsResponse, passkeyStore, provenLogin } from './fields';
+
+const enrolOptionsResponse = optionsResponse('PublicKeyCredentialCreationOptions');
 
 export const passkeyEnrolOptions = defineAction({
   name: 'PasskeyEnrolOptions',
   summary:
     'Options to enrol a passkey on the account a fresh login proved (the `proof` answered at 90): the account never comes from the request.',
   request: z.object({ proof: proofField }),
-  response: optionsResponse('PublicKeyCredentialCreationOptions'),
+  response: enrolOptionsResponse,
   reasons: ['passkeys_disabled', 'proof_required', 'invalid_proof'],
   async handler(input, ctx) {
-    const store = await passkeyStore(ctx);
-    const login = await provenLogin(ctx, input.proof);
-    // What the browser shows beside the passkey: how the person knows the account, not its handle.
-    const shown =
-      typeof login.email === 'string'
-        ? login.email
-        : typeof login.phone === 'string'
-          ? phoneHint(login.phone)
-          : 'account';
-    const { options, passkeyProof } = await enrolOptions(ctx, store, login, shown);
-    return { data: { options, passkey_proof: passkeyProof } };
+    await passkeyStore(ctx);
+    // Refused as before the machine ran it: no proof naming an account, or one voided by a claim since.
+    await provenLogin(ctx, input.proof);
+    // A path of the login machine after 90 (docs/flows-design.md): 102, the options issued, counted by the funnel and recorded.
+    const { ceremony } = await ctx.flows.run(ACTION_ENTRY.PasskeyEnrolOptions, input, ctx);
+    return { data: ceremony as z.infer<typeof enrolOptionsResponse> };
   },
 });

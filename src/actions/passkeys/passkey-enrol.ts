@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { enrol } from '../../domain/passkeys/ceremonies';
+import { ACTION_ENTRY } from '../../../machines';
 import { defineAction } from '../action';
 import { proofField } from '../flows/fields';
 import {
@@ -11,6 +11,8 @@ import {
   registrationCredential,
 } from './fields';
 
+const enrolResponse = z.object({ passkey: passkeyView });
+
 export const passkeyEnrol = defineAction({
   name: 'PasskeyEnrol',
   summary:
@@ -21,17 +23,14 @@ export const passkeyEnrol = defineAction({
     credential: registrationCredential,
     name: passkeyNameField.default('Passkey'),
   }),
-  response: z.object({ passkey: passkeyView }),
+  response: enrolResponse,
   reasons: ['passkeys_disabled', 'proof_required', 'invalid_proof', 'passkey_challenge_invalid', 'passkey_refused'],
   async handler(input, ctx) {
-    const store = await passkeyStore(ctx);
-    const login = await provenLogin(ctx, input.proof);
-    const passkey = await enrol(ctx, store, {
-      login,
-      passkeyProof: input.passkey_proof,
-      response: input.credential,
-      name: input.name,
-    });
-    return { data: { passkey } };
+    await passkeyStore(ctx);
+    // Refused as before the machine ran it: no proof naming an account, or one voided by a claim since.
+    await provenLogin(ctx, input.proof);
+    // A path of the login machine after 102 (docs/flows-design.md): 103, the passkey verified and kept.
+    const { ceremony } = await ctx.flows.run(ACTION_ENTRY.PasskeyEnrol, input, ctx);
+    return { data: ceremony as z.infer<typeof enrolResponse> };
   },
 });

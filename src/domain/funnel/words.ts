@@ -105,6 +105,8 @@ const SCREEN_NAMES_EN = {
   askingPhone: 'Add a phone',
   awaitingNewPhoneCode: "Enter the new phone's SMS code",
   loggedIn: 'Logged in',
+  passkeyOffered: 'Create your passkey',
+  passkeyEnrolled: 'Passkey created',
   refused: 'Request refused',
 } as const satisfies Partial<Record<keyof typeof LABELS.states, string>>;
 
@@ -119,6 +121,7 @@ export const JOURNEY_TITLES_EN = {
   'email-signup': 'Sign up from «Sign up with your email»',
   password: 'Log in with a password',
   'passkey-login': 'Log in with a passkey',
+  'passkey-enrol': 'Enrol a passkey after a phone login',
 } as const satisfies Record<JourneyId, string>;
 
 /** A screen's title in the locale: `14 · Enter the SMS code` (the figures carry the Italian). */

@@ -86,6 +86,9 @@ function whyRefused(err: unknown): ApiError {
 
 const challengeTtl = (ctx: PasskeyContext) => ctx.deps.config.passkeys.challenge_ttl_seconds;
 
+/** The login proof an enrolment is bound to: only its account and its id are read. */
+export type EnrolLogin = Pick<VerifiedProof, 'jti'> & { uid: string };
+
 export interface EnrolOptions {
   options: PublicKeyCredentialCreationOptionsJSON;
   passkeyProof: string;
@@ -99,7 +102,7 @@ export interface EnrolOptions {
 export async function enrolOptions(
   ctx: PasskeyContext,
   store: CredentialStore,
-  login: VerifiedProof & { uid: string },
+  login: EnrolLogin,
   userName: string,
 ): Promise<EnrolOptions> {
   const rp = relyingParty(ctx.deps.config);
@@ -151,7 +154,7 @@ export async function enrol(
   ctx: PasskeyContext,
   store: CredentialStore,
   input: {
-    login: VerifiedProof & { uid: string };
+    login: EnrolLogin;
     passkeyProof: string;
     response: RegistrationResponseJSON;
     name: string;

@@ -34,11 +34,14 @@ describe('demo step panel', () => {
       '62',
       '65',
       '90',
+      // The passkey enrolment's screens after 90, outside the contract's numbers.
+      '102',
+      '103',
     ]);
     for (const screen of diagram.screens) expect(screen.title).toBe(screenTitle(screen.id, screen.step));
     expect(diagram.screens.find((s) => s.id === 'awaitingPhoneCode')).toMatchObject({
       title: '14 · Inserisci il codice SMS',
-      journeys: ['phone-login', 'phone-registration'],
+      journeys: ['phone-login', 'phone-registration', 'passkey-enrol'],
     });
   });
 
@@ -60,7 +63,7 @@ describe('demo step panel', () => {
         'emette il token di accesso',
         "segnala l'accesso al collector",
       ],
-      journeys: ['phone-login'],
+      journeys: ['phone-login', 'passkey-enrol'],
     });
     const known = new Set(diagram.screens.map((s) => s.id));
     for (const a of diagram.actions) expect([known.has(a.from), known.has(a.to)]).toEqual([true, true]);
