@@ -131,6 +131,9 @@ describe('the demo page with passkeys, keyboard only', () => {
       });
       made = await first.credentials();
       expect(made).toHaveLength(1);
+      // The step panel followed the enrolment's steps, outside the contract's numbers: 103, its journey named.
+      expect(await text(page, '#step-number')).toBe('103');
+      expect(await text(page, '#journey-current')).toBe('Percorso: Passkey creata dopo un accesso con il telefono');
 
       // A fresh page of the same browser: the cookie kept, the passkey on the authenticator.
       const autofillPage = await context.newPage();
@@ -138,6 +141,9 @@ describe('the demo page with passkeys, keyboard only', () => {
       await open(autofillPage);
       await autofillPage.locator('#view-success:not([hidden])').waitFor();
       expect(await text(autofillPage, '#success-detail')).toContain('Accesso con la passkey');
+      // The panel: 90 reached from the login screen by the passkey's own path (101 passed within the request).
+      expect(await text(autofillPage, '#step-number')).toBe('90');
+      expect(await text(autofillPage, '#journey-current')).toBe('Percorso: Accesso con la passkey');
       expect(await text(autofillPage, '#success-uid')).toBe(mario.uid);
       await autofillPage.close();
 

@@ -213,13 +213,20 @@ function stateForStep(step) {
   return found ? found.id : null;
 }
 
-/** Shows one view, says which step and screen it is, and moves focus to its first field. */
-function show(view, { step = null, state = null } = {}) {
-  journey.view = view;
+/** Puts the panel at a step: its number, its screen, the journeys it belongs to. */
+function reachStep(step, state = null) {
   journey.step = step;
   journey.state = state ?? (step !== null ? stateForStep(step) : null);
   if (journey.state && journey.visited[journey.visited.length - 1] !== journey.state)
     journey.visited.push(journey.state);
+  $('#step-number').textContent = step === null ? '–' : String(step);
+  $('#step-state').textContent = journey.state ? (screenOf(journey.state)?.name ?? journey.state) : '–';
+  highlight(journey.state);
+}
+
+/** Shows one view, says which step and screen it is, and moves focus to its first field. */
+function show(view, { step = null, state = null } = {}) {
+  journey.view = view;
   for (const el of document.querySelectorAll('.view')) el.hidden = el.dataset.view !== view;
   if (view !== 'code') {
     stopCountdown();
@@ -227,10 +234,8 @@ function show(view, { step = null, state = null } = {}) {
   }
   // One WebAuthn request at a time, and none pending behind another view (WebOTP asks navigator.credentials too).
   if (view !== 'identifier') stopAutofill();
-  $('#step-number').textContent = step === null ? '–' : String(step);
-  $('#step-state').textContent = journey.state ? (screenOf(journey.state)?.name ?? journey.state) : '–';
   $('#restart').hidden = view === 'identifier';
-  highlight(journey.state);
+  reachStep(step, state);
   focusFirst(document.querySelector(`.view[data-view="${view}"]`));
 }
 
@@ -599,6 +604,10 @@ async function onAcceptPasskey(fromList = false) {
     if (!envelope.success) return showFailure(envelope);
     setPasskeyCookie(true);
     journey.madePasskey = envelope.data.passkey.id;
+    // The two requests of the enrolment passed the machine's steps for it (102 offered, 103 kept):
+    // the panel follows them while the person stays on the success view, with their passkeys.
+    reachStep(102);
+    reachStep(103);
     $('#passkey-offer').hidden = true;
     say('Passkey creata: la prossima volta accedi senza codice.');
     if (!fromList) $('#success-title').focus();
