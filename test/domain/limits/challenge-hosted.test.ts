@@ -1,0 +1,138 @@
+import pino from 'pino';
+import type { CallContext } from '../../../src/core/context';
+import { apiError, isApiError } from '../../../src/core/errors';
+import type { CaptchaClient } from '../../../src/clients/captcha';
+import { createChallengeGate } from '../../../src/domain/limits/challenge';
+import { createMemoryRateLimiter } from '../../../src/domain/limits/rate-limiter';
+import { testConfig } from '../../support/app';
+
+/*
+ * The gate's side of a hosted challenge (Turnstile, hCaptcha): what it makes of siteverify's
+ * answer, with the provider faked at the client's interface (test/clients/captcha.test.ts drives
+ * the real client against the sandbox's fakes). Each answer's `solution` is the fault the caller reads.
+ */
+
+const NOW = Date.UTC(2030, 0, 7, 6, 0, 0);
+
+function gate(provider: 'turnstile' | 'hcaptcha', answer: CaptchaClient['verify']) {
+  const config = testConfig({
+    rate_limits: { enabled: true },
+    challenge: { mode: 'always', provider, site_key: 'site-key-1', secret_key: 'secret-key-1', ttl_seconds: 300 },
+  });
+  const spent = new Map<string, number>();
+  const lines: Array<Record<string, unknown>> = [];
+  const tokens: string[] = [];
+  const challenge = createChallengeGate(config, {
+    limiter: createMemoryRateLimiter(1000),
+    now: () => NOW,
+    secret: 's'.repeat(32),
+    log: pino(
+      { level: 'info' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    ),
+    spend: async (id, until) => {
+      if (spent.has(id)) return false;
+      spent.set(id, until);
+      return true;
+    },
+    history: { has: async () => false },
+    captcha: {
+      provider,
+      verify: (ctx, token) => {
+        tokens.push(token);
+        return answer(ctx, token);
+      },
+    },
+  });
+  /** The fault a solution is answered with, or 'taken'. */
+  const solve = async (solution: string, action = 'otp_generate', identifier = 'anna@example.com') => {
+    try {
+      await challenge.check({ ip: '198.51.100.7', challenge: solution } as unknown as CallContext, {
+        action,
+        identifier,
+      });
+      return 'taken';
+    } catch (err) {
+      if (!isApiError(err) || err.reason !== 'challenge_required') throw err;
+      return (err.data as { solution?: string }).solution;
+    }
+  };
+  /** The cdata the challenge asked for this action and identifier. */
+  const cdataOf = async (action = 'otp_generate', identifier = 'anna@example.com') => {
+    try {
+      await challenge.check({ ip: '198.51.100.7' } as unknown as CallContext, { action, identifier });
+    } catch (err) {
+      return (err as { data: { challenge: { cdata: string } } }).data.challenge.cdata;
+    }
+    throw new Error('not challenged');
+  };
+  return { solve, cdataOf, spent, lines, tokens };
+}
+
+describe('a hosted challenge at the gate', () => {
+  it('takes a token of up to 4,096 characters to the provider, and refuses a longer one without asking', async () => {
+    const { solve, tokens } = gate('hcaptcha', async () => ({ success: true, errors: [] }));
+    expect(await solve('t'.repeat(4096))).toBe('taken');
+    expect(await solve('u'.repeat(4097))).toBe('malformed');
+    expect(tokens.map((t) => t.length)).toEqual([4096]);
+  });
+
+  it('spends a token until the challenge expires: the same one again is spent', async () => {
+    const { solve, spent } = gate('hcaptcha', async () => ({ success: true, errors: [] }));
+    expect(await solve('token-1')).toBe('taken');
+    expect(await solve('token-1')).toBe('spent');
+    expect([...spent.values()]).toEqual([NOW + 300 * 1000]);
+    // Kept by a digest of the token, never the token.
+    expect([...spent.keys()][0]).toMatch(/^challenge:[A-Za-z0-9_-]{43}$/);
+    expect(await solve('token-2')).toBe('taken');
+  });
+
+  it("answers the provider's timeout-or-duplicate as spent and any other refusal as invalid", async () => {
+    const duplicate = gate('hcaptcha', async () => ({ success: false, errors: ['timeout-or-duplicate'] }));
+    expect(await duplicate.solve('token-1')).toBe('spent');
+    const invalid = gate('hcaptcha', async () => ({ success: false, errors: ['invalid-input-response'] }));
+    expect(await invalid.solve('token-1')).toBe('invalid');
+  });
+
+  it('answers unverified when the provider cannot be asked, and logs it without the token', async () => {
+    const { solve, lines } = gate('turnstile', async () => {
+      throw apiError('upstream_error', { params: { service: 'Turnstile' } });
+    });
+    expect(await solve('token-secret-1')).toBe('unverified');
+    const warned = lines.find((line) => line.msg === 'challenge: siteverify failed');
+    expect(warned).toMatchObject({ event: 'challenge', provider: 'turnstile', err: 'upstream_error', level: 40 });
+    expect(JSON.stringify(lines)).not.toContain('token-secret-1');
+    // Anything else thrown is named only as an error: its message could quote what it was sent.
+    const broken = gate('turnstile', async () => {
+      throw new Error('socket hang up sending token-secret-2');
+    });
+    expect(await broken.solve('token-secret-2')).toBe('unverified');
+    expect(broken.lines.find((line) => line.msg === 'challenge: siteverify failed')).toMatchObject({ err: 'error' });
+    expect(JSON.stringify(broken.lines)).not.toContain('token-secret-2');
+  });
+
+  it("takes a Turnstile token only for the action and the identifier's data it was made for", async () => {
+    let made = { action: '', cdata: '' };
+    const { solve, cdataOf } = gate('turnstile', async () => ({ success: true, errors: [], ...made }));
+    const cdata = await cdataOf();
+    made = { action: 'FeLogin', cdata };
+    expect(await solve('token-1')).toBe('mismatch');
+    made = { action: 'otp_generate', cdata: 'someone-else' };
+    expect(await solve('token-2')).toBe('mismatch');
+    made = { action: 'otp_generate', cdata };
+    expect(await solve('token-3')).toBe('taken');
+  });
+
+  it('logs each decision with its fault, and a solved one without any', async () => {
+    let success = false;
+    const { solve, lines } = gate('hcaptcha', async () => ({ success, errors: [] }));
+    expect(await solve('token-1')).toBe('invalid');
+    success = true;
+    expect(await solve('token-2')).toBe('taken');
+    const decisions = lines.filter((line) => line.msg?.toString().startsWith('challenge '));
+    expect(decisions.map((line) => [line.msg, line.decision, line.fault, line.signal, line.action])).toEqual([
+      ['challenge failed', 'failed', 'invalid', 'always', 'otp_generate'],
+      ['challenge solved', 'solved', undefined, 'always', 'otp_generate'],
+    ]);
+  });
+});
