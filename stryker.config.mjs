@@ -56,7 +56,7 @@ export const modules = {
     tests: [
       'test/domain/limits/challenge.test.ts',
       'test/domain/limits/challenge-signals.test.ts',
-      'test/domain/limits/challenge-hosted.test.ts',
+      'test/domain/limits/challenge-redeem.test.ts',
       'test/clients/captcha.test.ts',
       'test/security/challenge.test.ts',
       'test/security/challenge-journeys.test.ts',

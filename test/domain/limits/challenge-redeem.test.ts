@@ -1,10 +1,12 @@
+import type { Challenge } from 'altcha-lib';
 import pino from 'pino';
 import type { CallContext } from '../../../src/core/context';
 import { apiError, isApiError } from '../../../src/core/errors';
 import type { CaptchaClient } from '../../../src/clients/captcha';
 import { createChallengeGate } from '../../../src/domain/limits/challenge';
-import { createMemoryRateLimiter } from '../../../src/domain/limits/rate-limiter';
+import { createMemoryRateLimiter, type RateLimiter } from '../../../src/domain/limits/rate-limiter';
 import { testConfig } from '../../support/app';
+import { solvePow } from '../../support/challenge';
 
 /*
  * The gate's side of a hosted challenge (Turnstile, hCaptcha): what it makes of siteverify's
@@ -66,7 +68,7 @@ function gate(provider: 'turnstile' | 'hcaptcha', answer: CaptchaClient['verify'
     }
     throw new Error('not challenged');
   };
-  return { solve, cdataOf, spent, lines, tokens };
+  return { solve, cdataOf, spent, lines, tokens, check: challenge.check };
 }
 
 describe('a hosted challenge at the gate', () => {
@@ -121,6 +123,9 @@ describe('a hosted challenge at the gate', () => {
     expect(await solve('token-2')).toBe('mismatch');
     made = { action: 'otp_generate', cdata };
     expect(await solve('token-3')).toBe('taken');
+    // The data names the action and the identifier: another of either asks for other data.
+    expect(await cdataOf('otp_generate', 'bruno@example.com')).not.toBe(cdata);
+    expect(await cdataOf('FeLogin', 'anna@example.com')).not.toBe(cdata);
   });
 
   it('logs each decision with its fault, and a solved one without any', async () => {
@@ -134,5 +139,101 @@ describe('a hosted challenge at the gate', () => {
       ['challenge failed', 'failed', 'invalid', 'always', 'otp_generate'],
       ['challenge solved', 'solved', undefined, 'always', 'otp_generate'],
     ]);
+    // A hosted challenge has no difficulty to log.
+    expect(decisions.every((line) => !('difficulty' in line) && !('signals' in line))).toBe(true);
+  });
+
+  it('asks a request that checks twice (before its work and before its send) once: its solution is spent once', async () => {
+    const g = gate('hcaptcha', async () => ({ success: true, errors: [] }));
+    const ctx = { ip: '198.51.100.7', challenge: 'token-1' } as unknown as CallContext;
+    await g.check(ctx, { action: 'FeRegister', identifier: 'anna@example.com' });
+    await g.check(ctx, { action: 'FeRegister', identifier: 'anna@example.com' });
+    expect(g.spent.size).toBe(1);
+    expect(g.tokens).toEqual(['token-1']);
+  });
+});
+
+describe('a proof-of-work solution at the gate', () => {
+  function powGate(
+    limiter: RateLimiter = createMemoryRateLimiter(1000),
+    mode: 'always' | 'adaptive' | 'off' = 'always',
+  ) {
+    const config = testConfig({
+      rate_limits: { enabled: true },
+      challenge: { mode, provider: 'pow', pow_difficulty: 1000 },
+    });
+    const spent = new Map<string, number>();
+    const lines: Array<Record<string, unknown>> = [];
+    const challenge = createChallengeGate(config, {
+      limiter,
+      now: () => NOW,
+      secret: 's'.repeat(32),
+      log: pino(
+        { level: 'info' },
+        { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+      ),
+      spend: async (id, until) => {
+        if (spent.has(id)) return false;
+        spent.set(id, until);
+        return true;
+      },
+      history: { has: async () => false },
+      placeOf: (e164: string) => ({ country: 'IT', range: e164.slice(1, 7) }),
+    });
+    return { challenge, spent, lines };
+  }
+  const ask = { action: 'otp_generate', identifier: 'anna@example.com' };
+
+  it('spends a solution by its id until it expires, logs the difficulty asked, and takes it once', async () => {
+    const { challenge, spent, lines } = powGate();
+    let asked: Challenge | undefined;
+    try {
+      await challenge.check({ ip: '198.51.100.7' } as unknown as CallContext, ask);
+    } catch (err) {
+      asked = (err as { data: { challenge: Challenge } }).data.challenge;
+    }
+    const payload = await solvePow(asked!);
+    const ctx = () => ({ ip: '198.51.100.7', challenge: payload }) as unknown as CallContext;
+    await challenge.check(ctx(), ask);
+    expect([...spent.keys()]).toEqual([expect.stringMatching(/^challenge:./)]);
+    expect([...spent.values()][0]).toBeGreaterThan(NOW);
+    await expect(challenge.check(ctx(), ask)).rejects.toMatchObject({ data: { solution: 'spent' } });
+    const decisions = lines.filter((line) => String(line.msg).startsWith('challenge '));
+    expect(decisions.map((line) => [line.decision, line.difficulty, line.signals])).toEqual([
+      ['challenged', 1000, ['always']],
+      ['solved', undefined, undefined],
+      ['failed', 1000, ['always']],
+    ]);
+  });
+
+  it('warns when a new number cannot join its baseline, and lets the request go on', async () => {
+    const limiter = createMemoryRateLimiter(1000);
+    const failing: RateLimiter = {
+      ...limiter,
+      hit: (key, ...rest) =>
+        /^challenge_velocity:.*:h\d+$/.test(key) ? Promise.reject(new Error('store down')) : limiter.hit(key, ...rest),
+    };
+    const { challenge, lines } = powGate(failing, 'adaptive');
+    await challenge.check({ ip: '198.51.100.7' } as unknown as CallContext, {
+      ...ask,
+      identifier: '+393331234567',
+      phone: '+393331234567',
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.find((line) => line.msg === 'challenge: could not count a baseline')).toMatchObject({
+      event: 'challenge',
+      err: 'error',
+      level: 40,
+    });
+  });
+
+  it('asks nothing when off, however many sends one client makes', async () => {
+    const { challenge, lines } = powGate(undefined, 'off');
+    for (let i = 0; i < 20; i++)
+      await challenge.check({ ip: '198.51.100.7' } as unknown as CallContext, {
+        action: 'otp_generate',
+        identifier: `person${i}@example.com`,
+      });
+    expect(lines.filter((line) => String(line.msg).startsWith('challenge '))).toEqual([]);
   });
 });
