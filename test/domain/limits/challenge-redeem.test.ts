@@ -192,6 +192,7 @@ describe('a proof-of-work solution at the gate', () => {
     } catch (err) {
       asked = (err as { data: { challenge: Challenge } }).data.challenge;
     }
+    expect((asked as unknown as { provider: string }).provider).toBe('pow');
     const payload = await solvePow(asked!);
     const ctx = () => ({ ip: '198.51.100.7', challenge: payload }) as unknown as CallContext;
     await challenge.check(ctx(), ask);

@@ -55,7 +55,9 @@ function gate(
     history,
     metrics: { challenge: (_decision, signal) => void named.push(signal) },
     destination: async () => destination,
-    ...(places ? { placeOf: (e164: string) => ({ country: 'IT', range: e164.slice(1, 7) }) } : {}),
+    ...(places
+      ? { placeOf: (e164: string) => ({ country: e164.startsWith('+33') ? 'FR' : 'IT', range: e164.slice(1, 7) }) }
+      : {}),
   });
   /** The difficulty a check asks for (BASE, BASE * STEP, ...), told by its solution's counter; or 'heard'. */
   const ask = async (ip: string | undefined, fields: { identifier: string; phone?: string; password?: boolean }) => {
@@ -197,6 +199,74 @@ describe('the signals of the bot challenge, one by one', () => {
     }
     expect(answers.filter((a) => a !== 'heard').length).toBeGreaterThan(0);
     expect(new Set(named)).toEqual(new Set(['range_velocity']));
+  });
+
+  it("names a country's spike country_velocity past its floor, not at it, and counts each country apart", async () => {
+    const { ask, named, clock, config } = gate();
+    const floor = config.challenge.country_velocity_floor;
+    // New numbers of one country, each of its own range and client, all within one minute: the floor's worth is heard.
+    for (let i = 0; i < floor; i++) {
+      clock.now += 1000;
+      expect(await ask(`10.1.${i}.1`, { identifier: phone(i), phone: phone(i) })).toBe('heard');
+    }
+    clock.now += 1000;
+    expect(await ask('10.2.0.1', { identifier: phone(floor), phone: phone(floor) })).toBe(BASE);
+    expect(named).toEqual(['country_velocity']);
+    // Another country's first new number is not part of it.
+    expect(await ask('10.2.1.1', { identifier: '+33612345678', phone: '+33612345678' })).toBe('heard');
+  });
+
+  it("prices a range's and its country's velocity as one kind, harder by the spike's doublings", async () => {
+    const { ask, named, clock, config } = gate();
+    const over = config.challenge.country_velocity_floor + 1;
+    // One range's new numbers, each from its own client, within a minute: past the country's floor too.
+    let last: number | 'heard' = 'heard';
+    for (let i = 0; i < over; i++) {
+      clock.now += 1000;
+      const number = `+39312345${String(i).padStart(4, '0')}`;
+      last = await ask(`10.3.${i}.1`, { identifier: number, phone: number });
+    }
+    expect(named[named.length - 1]).toBe('range_velocity');
+    // The range at 31 over its floor of 5 (6.2 times, two doublings), the country over its own: one kind.
+    const spike = over / config.challenge.range_velocity_floor;
+    expect(last).toBe(BASE * STEP ** Math.floor(Math.log2(spike)));
+  });
+
+  it('prices a flagged range and its spike of new numbers as two kinds', async () => {
+    const { ask, clock, config } = gate({ flagged: true, rangeSends: 0, countrySends: 0 });
+    const answers: Array<number | 'heard'> = [];
+    // Past the range's velocity floor by one (a spike under two: no doubling).
+    for (let i = 0; i <= config.challenge.range_velocity_floor; i++) {
+      clock.now += 1000;
+      const number = `+39312345${String(i).padStart(4, '0')}`;
+      answers.push(await ask(`10.4.${i}.1`, { identifier: number, phone: number }));
+    }
+    expect(answers[0]).toBe(BASE);
+    expect(answers[answers.length - 1]).toBe(BASE * STEP);
+  });
+
+  it("prices two signals of a client's wider network as one kind, and logs each signal once", async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const { ask, config, clock } = gate(undefined, { lines });
+    const { sends } = config.challenge.network_48;
+    // A new /56 for each number: only the /48 sees them all, its identifiers first, then its sends too.
+    let last: number | 'heard' = 'heard';
+    for (let i = 0; i <= sends; i++) {
+      // Five seconds apart: the country's new numbers stay under its velocity floor, no third kind.
+      clock.now += 5000;
+      last = await ask(`2001:db8:48:${(i * 0x100).toString(16)}::1`, { identifier: phone(i), phone: phone(i) });
+    }
+    expect(last).toBe(BASE);
+    const challenged = lines.filter((line) => line.decision === 'challenged');
+    expect(challenged[challenged.length - 1]!.signals).toEqual(['network_sends', 'network_identifiers']);
+    // One client past its own identifiers: its signal once in the line.
+    const ownLines: Array<Record<string, unknown>> = [];
+    const mine = gate(undefined, { lines: ownLines });
+    for (let i = 0; i <= config.challenge.client_identifiers; i++)
+      await mine.ask('198.51.100.7', { identifier: phone(i), phone: phone(i) });
+    expect(ownLines.filter((line) => line.decision === 'challenged').map((line) => line.signals)).toEqual([
+      ['client_identifiers'],
+    ]);
   });
 
   it("asks no password failures of a code request: an email's wrong passwords challenge its password logins only", async () => {
