@@ -124,7 +124,7 @@ const flowTimedOut = (err: FlowTimeoutError, timeoutMs: number) =>
  * A request's answer: `data` as the contract's actions answer it, and, for a passkey enrolment,
  * what its ceremony's effect answered (its options, or the passkey kept), which is its action's answer.
  */
-export interface FlowRun {
+interface FlowRun {
   data: FlowAnswerData;
   ceremony?: StepAnswer['ceremony'];
 }
