@@ -61,12 +61,14 @@ describe('the reference login page', () => {
         await expectStep(page, '14', 'awaitingPhoneCode');
         // The panel speaks the journey diagrams' words: the screen, the journeys it belongs to, the actions on.
         expect(await currentScreen(page)).toBe('Inserisci il codice SMS');
+        // The passkey enrolment starts with a phone login too (then 102, 103): it is possible here as well.
         expect(await page.locator('#journey-current').innerText()).toBe(
-          'Percorsi possibili: Accesso con il telefono · Registrazione con il telefono',
+          'Percorsi possibili: Accesso con il telefono · Registrazione con il telefono · Passkey creata dopo un accesso con il telefono',
         );
         expect(await page.locator('#journeys li.possible').allInnerTexts()).toEqual([
           'Accesso con il telefono',
           'Registrazione con il telefono',
+          'Passkey creata dopo un accesso con il telefono',
         ]);
         expect(await page.locator('#transitions li strong').allInnerTexts()).toEqual([
           'invia il codice',
@@ -79,7 +81,9 @@ describe('the reference login page', () => {
         await page.keyboard.type(code);
         await page.keyboard.press('Enter');
         await expectStep(page, '90', 'loggedIn');
-        expect(await page.locator('#journey-current').innerText()).toBe('Percorso: Accesso con il telefono');
+        expect(await page.locator('#journey-current').innerText()).toBe(
+          'Percorsi possibili: Accesso con il telefono · Passkey creata dopo un accesso con il telefono',
+        );
         // Every step is listed once.
         const badges = (await page.locator('#diagram .badge').allInnerTexts()).filter((b) => b !== '');
         expect(new Set(badges).size).toBe(badges.length);
