@@ -16,6 +16,7 @@ export type {
   TransportFailure,
 } from './client.js';
 export { createJourney, PROOF_FIELDS } from './journey.js';
+export { signalUnknownCredential } from './passkeys.js';
 export type { WebAuthnBrowser, WebAuthnSource } from './passkeys.js';
 export type {
   AddPhoneInput,

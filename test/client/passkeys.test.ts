@@ -1,7 +1,13 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { createClient, createJourney, type Client, type WebAuthnBrowser } from '../../client/src';
+import {
+  createClient,
+  createJourney,
+  signalUnknownCredential,
+  type Client,
+  type WebAuthnBrowser,
+} from '../../client/src';
 import type { Deps } from '../../src/domain/deps';
 import { startSandbox, type Sandbox } from '../../src/sandbox';
 import { sandboxSeedUsers } from '../../src/sandbox/identity';
@@ -170,6 +176,35 @@ describe('the journey with passkeys', () => {
     expect(refused).toMatchObject({ success: false, data: { reason: 'passkey_unknown' } });
     expect(signals).toEqual([{ rpId: 'localhost', credentialId: enrolledId }]);
     expect(journey.state).toMatchObject({ step: null, uid: null, proofs: {} });
+  });
+
+  it('signalUnknownCredential, for a frontend that deletes: told where the browser has it, false where it cannot be', async () => {
+    const global = globalThis as { PublicKeyCredential?: unknown };
+    // No WebAuthn at all (an old browser, Node): nothing to tell.
+    expect(await signalUnknownCredential('localhost', 'AAAA')).toBe(false);
+    global.PublicKeyCredential = {};
+    expect(await signalUnknownCredential('localhost', 'AAAA')).toBe(false);
+    const signals: unknown[] = [];
+    global.PublicKeyCredential = {
+      signalUnknownCredential: async function (this: unknown, options: unknown) {
+        expect(this).toBe(global.PublicKeyCredential);
+        signals.push(options);
+      },
+    };
+    expect(await signalUnknownCredential('localhost', 'AAAA')).toBe(true);
+    // No relying party known (passkeys off: the demo's setup says null), or no id: not asked.
+    expect(await signalUnknownCredential(null, 'AAAA')).toBe(false);
+    expect(await signalUnknownCredential('localhost', undefined)).toBe(false);
+    expect(signals).toEqual([{ rpId: 'localhost', credentialId: 'AAAA' }]);
+    // A browser that refuses (an rpId not of this origin: SecurityError) is a hint not taken, not a failure.
+    global.PublicKeyCredential = {
+      signalUnknownCredential: async () => {
+        throw Object.assign(new Error('The relying party ID is not a registrable domain suffix'), {
+          name: 'SecurityError',
+        });
+      },
+    };
+    expect(await signalUnknownCredential('example.com', 'AAAA')).toBe(false);
   });
 
   it('answers passkeys_disabled where passkeys are off, before asking the browser', async () => {

@@ -222,9 +222,11 @@ describe('managing passkeys on the demo page, keyboard only', () => {
       expect(await page.locator('#passkeys-create').isVisible()).toBe(true);
       expect((await context.cookies()).map((c) => c.name)).not.toContain('lfa_pk');
       expect((await post('PasskeyList', { proof })).data.passkeys).toEqual([]);
+      // The page told the browser (signalUnknownCredential): the authenticator no longer holds it.
+      expect(await device.credentials()).toEqual([]);
     });
 
-    // The browser still holds the deleted passkey: its next login with it is refused as unknown.
+    // A browser that still holds the deleted passkey (another one, or one without the signal): its next login with it is refused as unknown.
     await withPage(e2e(), 'passkeys manage deleted login', async (run) => {
       const { page, context } = run;
       await authenticator(context, page, deleted);

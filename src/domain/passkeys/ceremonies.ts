@@ -35,7 +35,7 @@ const LOGIN = 'passkey_login';
 export type PasskeyContext = Pick<ServiceContext, 'deps' | 'log'>;
 
 /** Where the ceremonies are bound: the configured relying party, or localhost outside production. */
-function relyingParty(config: ServiceContext['deps']['config']): {
+export function relyingParty(config: ServiceContext['deps']['config']): {
   id: string;
   name: string;
   origins: string[];

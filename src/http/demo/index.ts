@@ -13,6 +13,7 @@ import { OUTBOX_PAGE_PATH } from '../sandbox-routes';
 import { DEMO_CSP } from '../page-csp';
 import type { Deps } from '../../domain/deps';
 import { funnelDiagrams } from '../../domain/funnel/counting';
+import { relyingParty } from '../../domain/passkeys/ceremonies';
 import { funnelStats, mayReadFunnel, parseQuery } from '../funnel';
 import { drawFigures } from './diagram-figures';
 
@@ -93,6 +94,8 @@ function demoAssets(config: Config, journeys: Journeys): Map<string, Asset> {
       sandboxPassword: sandbox ? SANDBOX_PASSWORD : null,
       // The same for every visitor: whether to offer passkeys at all, never whether an account has one.
       passkeys: config.passkeys.enabled,
+      // Public (every ceremony's options name it): the page tells the browser of a passkey it deletes.
+      passkeyRpId: config.passkeys.enabled ? relyingParty(config).id : null,
       diagram: demoDiagramOf(await journeys()),
     }),
   );

@@ -103,11 +103,22 @@ describe('GET /demo', () => {
     });
   });
 
-  it('tells the page whether passkeys are on, the same for everybody, and serves @simplewebauthn/browser from node_modules', async () => {
+  it('tells the page whether passkeys are on and their relying party, the same for everybody, and serves @simplewebauthn/browser from node_modules', async () => {
     const passkeys = appWith({ sandbox: { enabled: true }, passkeys: { enabled: true } });
+    const named = appWith({ sandbox: { enabled: true }, passkeys: { enabled: true, rp_id: 'login.example.it' } });
     try {
-      expect((await request(passkeys.server).get('/demo/setup.json')).body).toMatchObject({ passkeys: true });
-      expect((await request(sandbox.server).get('/demo/setup.json')).body).toMatchObject({ passkeys: false });
+      expect((await request(passkeys.server).get('/demo/setup.json')).body).toMatchObject({
+        passkeys: true,
+        passkeyRpId: 'localhost',
+      });
+      expect((await request(named.server).get('/demo/setup.json')).body).toMatchObject({
+        passkeys: true,
+        passkeyRpId: 'login.example.it',
+      });
+      expect((await request(sandbox.server).get('/demo/setup.json')).body).toMatchObject({
+        passkeys: false,
+        passkeyRpId: null,
+      });
       // The package's ES modules, under the page's CSP ('self'): its index and what it imports.
       const index = await request(sandbox.server).get('/demo/simplewebauthn/index.js');
       expect([index.status, index.headers['content-type']]).toEqual([200, 'text/javascript; charset=utf-8']);
@@ -117,6 +128,7 @@ describe('GET /demo', () => {
       expect((await request(off.server).get('/demo/simplewebauthn/index.js')).status).toBe(404);
     } finally {
       await passkeys.deps.close();
+      await named.deps.close();
     }
   });
 });

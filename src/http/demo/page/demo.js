@@ -16,7 +16,7 @@
 
 import './altcha/altcha.js';
 import './altcha/it.js';
-import { challengeOf, ClientError, createClient, createJourney } from './client/index.js';
+import { challengeOf, ClientError, createClient, createJourney, signalUnknownCredential } from './client/index.js';
 import * as webauthn from './simplewebauthn/index.js';
 
 // ALTCHA's CSP-strict build makes no worker of its own: its SHA-256 worker is a file served beside it.
@@ -33,6 +33,7 @@ let setup = {
   outbox: null,
   sandboxPassword: null,
   passkeys: false,
+  passkeyRpId: null,
   diagram: { screens: [], actions: [], journeys: [], start: {} },
 };
 // Answers (errors, issue texts, the code's message) are asked in the page's own language, whatever the browser's: one language on the page.
@@ -849,6 +850,8 @@ async function deletePasskey(passkey) {
   const envelope = await reach(client.PasskeyDelete({ proof: loginProof(), id: passkey.id }));
   // passkey_unknown: already gone (deleted elsewhere), which is what was asked.
   if (!envelope.success && !(envelope.data && envelope.data.reason === 'passkey_unknown')) return showFailure(envelope);
+  // The browser's password manager stops offering it now, not at its next use (where it can: a hint).
+  await signalUnknownCredential(setup.passkeyRpId, passkey.id);
   const next = managing.passkeys[position + 1] ?? managing.passkeys[position - 1];
   await loadPasskeys(next ? { id: next.id } : {});
   // lfa_pk puts "Usa la passkey" first; it names no passkey, so the page drops it when it knows
