@@ -7,6 +7,7 @@ import { startService, type Service } from '../../src/service';
 import type { OutboxMessage } from '../../src/sandbox/outbox';
 import { testConfig } from '../support/app';
 import { eventually } from '../support/eventually';
+import { freePort } from '../support/ports';
 
 /*
  * The real service on the sandbox (src/service.ts, as `npm start` runs it) on a free port, and
@@ -21,16 +22,27 @@ const silent = pino({ level: 'silent' });
 export interface E2e {
   service: Service;
   browser: Browser;
+  /** The service by name, http://localhost:<port>: a passkey's relying party must be a name (browsers refuse an IP). */
+  origin: string;
 }
 
-async function startE2e(config: Record<string, unknown> = {}): Promise<E2e> {
+/** Settings over the sandbox's, or a function of the origin for those that name it (passkeys). */
+type E2eConfig = Record<string, unknown> | ((origin: string) => Record<string, unknown>);
+
+async function startE2e(config: E2eConfig = {}): Promise<E2e> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
       `${CHROMIUM} is missing: the browser tests need Debian's chromium package. Run the README test command (npm ci && npm test), which installs it with apt-get.`,
     );
   }
+  const port = await freePort();
+  const origin = `http://localhost:${port}`;
   const service = await startService(
-    testConfig({ sandbox: { enabled: true }, server: { host: '127.0.0.1', port: 0 }, ...config }),
+    testConfig({
+      sandbox: { enabled: true },
+      server: { host: '127.0.0.1', port },
+      ...(typeof config === 'function' ? config(origin) : config),
+    }),
     { log: silent, otpLog: silent },
   );
   try {
@@ -48,7 +60,7 @@ async function startE2e(config: Record<string, unknown> = {}): Promise<E2e> {
         '--disable-sync',
       ],
     });
-    return { service, browser };
+    return { service, browser, origin };
   } catch (err) {
     await service.close();
     throw err;
@@ -61,11 +73,11 @@ async function stopE2e(e2e: E2e | undefined): Promise<void> {
 }
 
 /** The service and a browser for one test file: started before its tests, stopped after them. */
-export function useE2e(config: Record<string, unknown> = {}): () => E2e {
+export function useE2e(config: E2eConfig = {}): () => E2e {
   let e2e: E2e | undefined;
   beforeAll(async () => {
     e2e = await startE2e(config);
-  }, 30_000);
+  }, 60_000);
   afterAll(async () => {
     await stopE2e(e2e);
   });

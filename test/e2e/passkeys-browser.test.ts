@@ -1,11 +1,5 @@
-import { chromium, type Browser } from 'playwright-core';
-import { existsSync } from 'node:fs';
-import pino from 'pino';
 import { sandboxSeedUsers } from '../../src/sandbox/identity';
-import { startService, type Service } from '../../src/service';
-import { testConfig } from '../support/app';
-import { freePort } from '../support/ports';
-import { CHROMIUM } from './harness';
+import { postAction, usePasskeyE2e, virtualAuthenticator } from './passkeys';
 
 /*
  * The passkey ceremonies against a real browser's WebAuthn (docs/passkeys.md): Chromium with a
@@ -18,7 +12,6 @@ import { CHROMIUM } from './harness';
  */
 
 const mario = sandboxSeedUsers[0]!;
-const silent = pino({ level: 'silent' });
 
 /**
  * In the page, plain JavaScript (the tests' TypeScript has no DOM types): base64url to bytes and
@@ -69,43 +62,11 @@ type Answer = { data: Record<string, unknown> };
 type PageWindow = { enrolPasskey(proof: string): Promise<Answer>; loginWithPasskey(): Promise<Answer> };
 
 describe('passkeys in Chromium with a virtual authenticator', () => {
-  let service: Service;
-  let browser: Browser;
-  let origin: string;
-
-  beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`${CHROMIUM} is missing: run the README test command, which installs chromium`);
-    const port = await freePort();
-    origin = `http://localhost:${port}`;
-    service = await startService(
-      testConfig({
-        sandbox: { enabled: true },
-        server: { host: '127.0.0.1', port },
-        passkeys: { enabled: true, rp_id: 'localhost', origins: [origin] },
-      }),
-      { log: silent, otpLog: silent },
-    );
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await service?.close();
-  });
-
-  async function post(action: string, body: object) {
-    const res = await fetch(`${service.url}/?action=${action}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return ((await res.json()) as { data: Record<string, unknown> }).data;
-  }
+  const e2e = usePasskeyE2e();
+  const post = async (action: string, body: object) => (await postAction(e2e(), action, body)).data;
 
   it('enrols a passkey after an SMS login, then logs in with it and no SMS', async () => {
+    const { service, browser, origin } = e2e();
     // The code login, as any client does it: its answer at 90 carries the proof enrolment needs.
     await post('FeLogin', { identifier: '+393331234567' });
     const code = service.sandbox!.outbox.list('sms').find((m) => m.to.includes('393331234567'))!.code;
@@ -117,17 +78,7 @@ describe('passkeys in Chromium with a virtual authenticator', () => {
     const page = await context.newPage();
     // A page of the origin that asks no passkey itself (the demo's autofill would hold the one request allowed).
     await page.goto(`${origin}/flows`);
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-      },
-    });
+    await virtualAuthenticator(context, page);
     await page.evaluate(PAGE_SCRIPT);
 
     const enrolled = await page.evaluate(

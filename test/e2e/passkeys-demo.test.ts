@@ -1,12 +1,16 @@
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { existsSync } from 'node:fs';
-import pino from 'pino';
+import type { Page } from 'playwright-core';
 import { sandboxSeedUsers } from '../../src/sandbox/identity';
-import { startService, type Service } from '../../src/service';
-import { testConfig } from '../support/app';
 import { eventually } from '../support/eventually';
-import { freePort } from '../support/ports';
-import { CHROMIUM, codeFromOutbox, withPage, type PageRun } from './harness';
+import { withPage, type PageRun } from './harness';
+import {
+  demoCodeLogin,
+  openDemo,
+  postAction,
+  smsTo as smsOf,
+  usePasskeyE2e,
+  virtualAuthenticator,
+  type Credential,
+} from './passkeys';
 
 /*
  * The demo page's passkeys walked keyboard-only in Chromium, with a DevTools virtual
@@ -19,91 +23,16 @@ import { CHROMIUM, codeFromOutbox, withPage, type PageRun } from './harness';
 
 const mario = sandboxSeedUsers[0]!;
 const MARIO_PHONE = '+393331234567';
-const silent = pino({ level: 'silent' });
-
-/** A credential as the DevTools protocol exports it (its private key too), to put on another page's authenticator. */
-type Credential = unknown;
 
 const focusedId = (page: Page) => page.evaluate<string>('document.activeElement ? document.activeElement.id : ""');
 const text = (page: Page, selector: string) => page.locator(selector).innerText();
 
-/** A virtual authenticator on `page`, holding `credentials` (those another page's made). */
-async function authenticator(context: BrowserContext, page: Page, credentials: Credential[] = []) {
-  const cdp = await context.newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
-  for (const credential of credentials)
-    await cdp.send('WebAuthn.addCredential', { authenticatorId, credential: credential as never });
-  return {
-    credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials,
-  };
-}
-
 describe('the demo page with passkeys, keyboard only', () => {
-  let service: Service;
-  let browser: Browser;
-  let origin: string;
-
-  beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`${CHROMIUM} is missing: run the README test command, which installs chromium`);
-    const port = await freePort();
-    origin = `http://localhost:${port}`;
-    service = await startService(
-      testConfig({
-        sandbox: { enabled: true },
-        server: { host: '127.0.0.1', port },
-        passkeys: { enabled: true, rp_id: 'localhost', origins: [origin] },
-        // Mario logs in by code in every test: the shortest wait between his codes.
-        otp: { resend_cooldown_seconds: 1 },
-      }),
-      { log: silent, otpLog: silent },
-    );
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await service?.close();
-  });
-
-  const e2e = () => ({ service, browser });
-  const smsTo = (phone: string) => service.sandbox!.outbox.list('sms').filter((m) => m.to.includes(phone.slice(1)));
-
-  async function open(page: Page) {
-    await page.goto(`${origin}/demo`);
-    await page.locator('body[data-ready="true"]').waitFor();
-  }
-
-  /** The phone login by SMS code, typed: the identifier, Enter, the code from the outbox, Enter; at 90. */
-  async function codeLogin(run: PageRun) {
-    const { page } = run;
-    expect(await focusedId(page)).toBe('identifier');
-    const before = smsTo(MARIO_PHONE).length;
-    await page.keyboard.type(MARIO_PHONE);
-    // Within a second of his last code the service answers already_sent: Enter again, as a person would.
-    await eventually(
-      async () => {
-        if (await page.locator('#view-code').isHidden()) await page.keyboard.press('Enter');
-        await page.locator('#view-code:not([hidden])').waitFor({ timeout: 1_500 });
-      },
-      { timeoutMs: 15_000, intervalMs: 300 },
-    );
-    await page.keyboard.type(await codeFromOutbox(run, 'sms', MARIO_PHONE.slice(1), before));
-    await page.keyboard.press('Enter');
-    await page.locator('#view-success:not([hidden])').waitFor();
-  }
+  // Mario logs in by code in every test: the shortest wait between his codes.
+  const e2e = usePasskeyE2e({ otp: { resend_cooldown_seconds: 1 } });
+  const smsTo = (phone: string) => smsOf(e2e(), phone);
+  const open = (page: Page) => openDemo(e2e(), page);
+  const codeLogin = (run: PageRun) => demoCodeLogin(e2e(), run, MARIO_PHONE);
 
   /** The passkey the first test made, as its authenticator exported it. */
   let made: Credential[] = [];
@@ -111,7 +40,7 @@ describe('the demo page with passkeys, keyboard only', () => {
   it('logs in by code, enrols when offered, then logs in by autofill and by "Usa la passkey" with no SMS', async () => {
     await withPage(e2e(), 'passkeys demo walk', async (run) => {
       const { page, context } = run;
-      const first = await authenticator(context, page);
+      const first = await virtualAuthenticator(context, page);
       await open(page);
       // The field the browser's autofill offers passkeys from.
       expect(await page.locator('#identifier').getAttribute('autocomplete')).toBe('username webauthn');
@@ -137,7 +66,7 @@ describe('the demo page with passkeys, keyboard only', () => {
 
       // A fresh page of the same browser: the cookie kept, the passkey on the authenticator.
       const autofillPage = await context.newPage();
-      await authenticator(context, autofillPage, made);
+      await virtualAuthenticator(context, autofillPage, made);
       await open(autofillPage);
       await autofillPage.locator('#view-success:not([hidden])').waitFor();
       expect(await text(autofillPage, '#success-detail')).toContain('Accesso con la passkey');
@@ -150,7 +79,7 @@ describe('the demo page with passkeys, keyboard only', () => {
       // "Usa la passkey": first on the identifier screen of a browser with the cookie.
       const buttonPage = await context.newPage();
       await open(buttonPage);
-      await authenticator(context, buttonPage, made);
+      await virtualAuthenticator(context, buttonPage, made);
       expect(await buttonPage.locator('#use-passkey').isVisible()).toBe(true);
       expect(await focusedId(buttonPage)).toBe('use-passkey');
       await buttonPage.keyboard.press('Enter');
@@ -186,16 +115,7 @@ describe('the demo page with passkeys, keyboard only', () => {
 
   it('says in words that a deleted passkey is no longer valid, and offers the code', async () => {
     // Mario deletes his passkeys elsewhere (PasskeyList and PasskeyDelete with a fresh login's proof).
-    const post = async (action: string, body: object) =>
-      (
-        (await (
-          await fetch(`${service.url}/?action=${action}`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify(body),
-          })
-        ).json()) as { data: Record<string, unknown> }
-      ).data;
+    const post = async (action: string, body: object) => (await postAction(e2e(), action, body)).data;
     const sent = smsTo(MARIO_PHONE).length;
     await eventually(
       async () => {
@@ -213,8 +133,8 @@ describe('the demo page with passkeys, keyboard only', () => {
     await withPage(e2e(), 'passkeys demo unknown', async (run) => {
       const { page, context } = run;
       // The browser that enrolled: its cookie and its authenticator, whose autofill offers the deleted passkey.
-      await context.addCookies([{ name: 'lfa_pk', value: '1', url: origin, sameSite: 'Lax' }]);
-      await authenticator(context, page, made);
+      await context.addCookies([{ name: 'lfa_pk', value: '1', url: e2e().origin, sameSite: 'Lax' }]);
+      await virtualAuthenticator(context, page, made);
       await open(page);
       await page.locator('#error', { hasText: 'non è più valida' }).waitFor();
       expect(await text(page, '#error')).toBe(

@@ -1,11 +1,13 @@
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { existsSync } from 'node:fs';
-import pino from 'pino';
-import { startService, type Service } from '../../src/service';
-import { testConfig } from '../support/app';
-import { eventually } from '../support/eventually';
-import { freePort } from '../support/ports';
-import { CHROMIUM, codeFromOutbox, withPage, type PageRun } from './harness';
+import type { Page } from 'playwright-core';
+import { withPage, type PageRun } from './harness';
+import {
+  demoCodeLogin,
+  openDemo,
+  postAction,
+  usePasskeyE2e,
+  virtualAuthenticator,
+  type Credential,
+} from './passkeys';
 
 /*
  * "Le tue passkey" on the demo page's success screen, walked keyboard-only in Chromium (Tab,
@@ -19,37 +21,12 @@ import { CHROMIUM, codeFromOutbox, withPage, type PageRun } from './harness';
 
 const MARIO_PHONE = '+393331234567';
 const NEW_NAME = 'Portatile di Mario';
-const silent = pino({ level: 'silent' });
-
-/** A credential as the DevTools protocol exports it (its private key too), to put on another page's authenticator. */
-type Credential = unknown;
 
 const focused = (page: Page) =>
   page.evaluate<{ id: string; text: string; label: string | null; tag: string }>(`(() => {
     const el = document.activeElement;
     return { id: el.id, text: el.textContent.trim(), label: el.getAttribute('aria-label'), tag: el.tagName };
   })()`);
-
-async function authenticator(context: BrowserContext, page: Page, credentials: Credential[] = []) {
-  const cdp = await context.newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
-  for (const credential of credentials)
-    await cdp.send('WebAuthn.addCredential', { authenticatorId, credential: credential as never });
-  return {
-    credentials: async () =>
-      (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials as Credential[],
-  };
-}
 
 /** Presses Tab until focus is on the element whose accessible name (or text) is `name`; fails after `max`. */
 async function tabTo(page: Page, name: string, max = 15): Promise<void> {
@@ -68,74 +45,17 @@ async function tabTo(page: Page, name: string, max = 15): Promise<void> {
 const rows = (page: Page) => page.locator('#passkeys-list > li .passkey-name').allInnerTexts();
 
 describe('managing passkeys on the demo page, keyboard only', () => {
-  let service: Service;
-  let browser: Browser;
-  let origin: string;
-
-  beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`${CHROMIUM} is missing: run the README test command, which installs chromium`);
-    const port = await freePort();
-    origin = `http://localhost:${port}`;
-    service = await startService(
-      testConfig({
-        sandbox: { enabled: true },
-        server: { host: '127.0.0.1', port },
-        passkeys: { enabled: true, rp_id: 'localhost', origins: [origin] },
-        otp: { resend_cooldown_seconds: 1 },
-      }),
-      { log: silent, otpLog: silent },
-    );
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await service?.close();
-  });
-
-  const e2e = () => ({ service, browser });
-
-  async function open(page: Page) {
-    await page.goto(`${origin}/demo`);
-    await page.locator('body[data-ready="true"]').waitFor();
-  }
-
-  async function post(action: string, body: object) {
-    const res = await fetch(`${service.url}/${action}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return (await res.json()) as { success: boolean; data: Record<string, unknown> };
-  }
-
-  /** The phone login by SMS code, typed; at 90. */
-  async function codeLogin(run: PageRun) {
-    const { page } = run;
-    expect((await focused(page)).id).toBe('identifier');
-    const before = service.sandbox!.outbox.list('sms').filter((m) => m.to.includes(MARIO_PHONE.slice(1))).length;
-    await page.keyboard.type(MARIO_PHONE);
-    await eventually(
-      async () => {
-        if (await page.locator('#view-code').isHidden()) await page.keyboard.press('Enter');
-        await page.locator('#view-code:not([hidden])').waitFor({ timeout: 1_500 });
-      },
-      { timeoutMs: 15_000, intervalMs: 300 },
-    );
-    await page.keyboard.type(await codeFromOutbox(run, 'sms', MARIO_PHONE.slice(1), before));
-    await page.keyboard.press('Enter');
-    await page.locator('#view-success:not([hidden])').waitFor();
-  }
+  const e2e = usePasskeyE2e({ otp: { resend_cooldown_seconds: 1 } });
+  const open = (page: Page) => openDemo(e2e(), page);
+  const post = (action: string, body: object) => postAction(e2e(), action, body);
+  const codeLogin = (run: PageRun) => demoCodeLogin(e2e(), run, MARIO_PHONE);
 
   it('lists the passkey made at 90, renames it, deletes it after asking, and it logs in no more', async () => {
     let deleted: Credential[] = [];
     let deletedId = '';
     await withPage(e2e(), 'passkeys manage walk', async (run) => {
       const { page, context } = run;
-      const device = await authenticator(context, page);
+      const device = await virtualAuthenticator(context, page);
       await open(page);
       await codeLogin(run);
 
@@ -229,7 +149,7 @@ describe('managing passkeys on the demo page, keyboard only', () => {
     // A browser that still holds the deleted passkey (another one, or one without the signal): its next login with it is refused as unknown.
     await withPage(e2e(), 'passkeys manage deleted login', async (run) => {
       const { page, context } = run;
-      await authenticator(context, page, deleted);
+      await virtualAuthenticator(context, page, deleted);
       await open(page);
       await page.locator('#error', { hasText: 'non è più valida' }).waitFor();
       const login = run.exchanges.find((e) => e.action === 'PasskeyLogin');
@@ -241,7 +161,7 @@ describe('managing passkeys on the demo page, keyboard only', () => {
   it('after a decline, offers "Crea una passkey" in the empty list itself, and lists the one made', async () => {
     await withPage(e2e(), 'passkeys manage after decline', async (run) => {
       const { page, context } = run;
-      await authenticator(context, page);
+      await virtualAuthenticator(context, page);
       await open(page);
       await codeLogin(run);
       // The first test deleted Mario's only passkey: none is listed.
