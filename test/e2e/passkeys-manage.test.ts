@@ -1,13 +1,6 @@
 import type { Page } from 'playwright-core';
 import { withPage, type PageRun } from './harness';
-import {
-  demoCodeLogin,
-  openDemo,
-  postAction,
-  usePasskeyE2e,
-  virtualAuthenticator,
-  type Credential,
-} from './passkeys';
+import { demoCodeLogin, openDemo, postAction, usePasskeyE2e, virtualAuthenticator, type Credential } from './passkeys';
 
 /*
  * "Le tue passkey" on the demo page's success screen, walked keyboard-only in Chromium (Tab,
