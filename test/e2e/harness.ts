@@ -15,7 +15,7 @@ import { freePort } from '../support/ports';
  * fresh browser context; a failing one leaves a screenshot in test-artifacts/ and names it.
  */
 
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(__dirname, '..', '..', 'test-artifacts');
 const silent = pino({ level: 'silent' });
 
