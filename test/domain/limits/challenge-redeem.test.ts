@@ -16,14 +16,13 @@ import { solvePow } from '../../support/challenge';
 
 const NOW = Date.UTC(2030, 0, 7, 6, 0, 0);
 
-function gate(provider: 'turnstile' | 'hcaptcha', answer: CaptchaClient['verify']) {
-  const config = testConfig({
-    rate_limits: { enabled: true },
-    challenge: { mode: 'always', provider, site_key: 'site-key-1', secret_key: 'secret-key-1', ttl_seconds: 300 },
-  });
+type GateDeps = Parameters<typeof createChallengeGate>[1];
+
+/** A gate with these settings over an in-memory limiter and spend, with its log lines kept. */
+function gateOf(settings: Record<string, unknown>, deps: Partial<GateDeps> = {}) {
+  const config = testConfig({ rate_limits: { enabled: true }, challenge: settings });
   const spent = new Map<string, number>();
   const lines: Array<Record<string, unknown>> = [];
-  const tokens: string[] = [];
   const challenge = createChallengeGate(config, {
     limiter: createMemoryRateLimiter(1000),
     now: () => NOW,
@@ -38,14 +37,25 @@ function gate(provider: 'turnstile' | 'hcaptcha', answer: CaptchaClient['verify'
       return true;
     },
     history: { has: async () => false },
-    captcha: {
-      provider,
-      verify: (ctx, token) => {
-        tokens.push(token);
-        return answer(ctx, token);
+    ...deps,
+  });
+  return { challenge, spent, lines };
+}
+
+function gate(provider: 'turnstile' | 'hcaptcha', answer: CaptchaClient['verify']) {
+  const tokens: string[] = [];
+  const { challenge, spent, lines } = gateOf(
+    { mode: 'always', provider, site_key: 'site-key-1', secret_key: 'secret-key-1', ttl_seconds: 300 },
+    {
+      captcha: {
+        provider,
+        verify: (ctx, token) => {
+          tokens.push(token);
+          return answer(ctx, token);
+        },
       },
     },
-  });
+  );
   /** The fault a solution is answered with, or 'taken'. */
   const solve = async (solution: string, action = 'otp_generate', identifier = 'anna@example.com') => {
     try {
@@ -154,34 +164,14 @@ describe('a hosted challenge at the gate', () => {
 });
 
 describe('a proof-of-work solution at the gate', () => {
-  function powGate(
+  const powGate = (
     limiter: RateLimiter = createMemoryRateLimiter(1000),
     mode: 'always' | 'adaptive' | 'off' = 'always',
-  ) {
-    const config = testConfig({
-      rate_limits: { enabled: true },
-      challenge: { mode, provider: 'pow', pow_difficulty: 1000 },
-    });
-    const spent = new Map<string, number>();
-    const lines: Array<Record<string, unknown>> = [];
-    const challenge = createChallengeGate(config, {
-      limiter,
-      now: () => NOW,
-      secret: 's'.repeat(32),
-      log: pino(
-        { level: 'info' },
-        { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
-      ),
-      spend: async (id, until) => {
-        if (spent.has(id)) return false;
-        spent.set(id, until);
-        return true;
-      },
-      history: { has: async () => false },
-      placeOf: (e164: string) => ({ country: 'IT', range: e164.slice(1, 7) }),
-    });
-    return { challenge, spent, lines };
-  }
+  ) =>
+    gateOf(
+      { mode, provider: 'pow', pow_difficulty: 1000 },
+      { limiter, placeOf: (e164: string) => ({ country: 'IT', range: e164.slice(1, 7) }) },
+    );
   const ask = { action: 'otp_generate', identifier: 'anna@example.com' };
 
   it('spends a solution by its id until it expires, logs the difficulty asked, and takes it once', async () => {
