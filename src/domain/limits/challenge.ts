@@ -414,8 +414,14 @@ export function createChallengeGate(config: Config, options: ChallengeGateOption
       if (mode === 'off' || passed.has(ctx)) return;
       passed.add(ctx);
       const crossing: Crossing =
-        // Stryker disable next-line ArrayDeclaration: with a signal always crossed, no place is ever joined
-        mode === 'always' ? { signals: ['always'], spike: 0, places: [] } : await crossed(ctx, ask);
+        mode === 'always'
+          ? {
+              signals: ['always'],
+              spike: 0,
+              // Stryker disable next-line ArrayDeclaration: with a signal always crossed, no place is ever joined
+              places: [],
+            }
+          : await crossed(ctx, ask);
       const signal = crossing.signals[0];
       if (!signal) {
         // Never in the request's way: the baseline is an average over hours.
