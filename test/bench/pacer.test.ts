@@ -82,15 +82,20 @@ describe('bench paced load: a short real run of the login pair', () => {
     // seen at p99): plausible, not a second's burst draining through one connection (a median near 200 ms).
     expect(result.p50).toBeGreaterThanOrEqual(SERVICE_MS);
     expect(result.p50).toBeLessThan(SERVICE_MS + 40);
-    expect(result.p99).toBeLessThan(SERVICE_MS + 150);
+    expect(result.p99).toBeLessThan(SERVICE_MS + 250);
     expect(seen.filter((s) => s.action === 'FeLogin')).toHaveLength(100);
     expect(
       seen.filter((s) => s.action === 'FeVerifyOtp').every((s) => s.body.otp_code === s.body.phone!.slice(-6)),
     ).toBe(true);
-    // Evenly started: FeLogin arrivals 20 ms apart on average, never a second's share at once.
+    // Evenly started: FeLogin arrivals 20 ms apart as a rule, spread over the whole run, never a second's share at
+    // once (a burst generator's median gap is near 0). A stall on a busy machine may release a few overdue journeys
+    // together (4 within 10 ms was once seen on CI): that is open-loop catch-up, so only the median gap is held.
     const logins = seen.filter((s) => s.action === 'FeLogin').map((s) => s.at);
-    const inAnyTenMs = Math.max(...logins.map((t) => logins.filter((u) => u >= t && u < t + 10).length));
-    expect(inAnyTenMs).toBeLessThanOrEqual(3);
+    const gaps = logins.slice(1).map((at, i) => at - logins[i]!).sort((a, b) => a - b);
+    const medianGap = gaps[Math.floor(gaps.length / 2)]!;
+    expect(medianGap).toBeGreaterThan(15);
+    expect(medianGap).toBeLessThan(25);
+    expect(logins.at(-1)! - logins[0]!).toBeGreaterThan(1900);
   }, 20_000);
 
   it('counts the wait behind a stall: latency from when each request was due, not from when it went out', async () => {
