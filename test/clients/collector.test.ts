@@ -45,13 +45,14 @@ describe('user collector client', () => {
   });
 
   it('gives up after user_collector.timeout seconds', async () => {
-    nock('https://collector.example.test').post('/api/ingest/login').delay(1500).reply(202, {});
+    nock('https://collector.example.test').post('/api/ingest/login').delay(3000).reply(202, {});
     const started = Date.now();
     const failure = await createCollectorClient(config, log)
       .ingestLogin(testCtx, { uid: 'uid-1', accessToken: 't' })
       .catch((err: unknown) => err);
     expect(isApiError(failure) && failure.reason).toBe('upstream_error');
-    expect(Date.now() - started).toBeLessThan(1400);
+    // 1 s allowed, 3 s the answer: the margin is for a busy machine, the gap still tells the timeout from the answer.
+    expect(Date.now() - started).toBeLessThan(2500);
   });
 
   it('is not configured without a base_url', () => {

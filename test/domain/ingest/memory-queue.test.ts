@@ -149,7 +149,8 @@ describe('login ingest over the collector', () => {
     const ingest = createLoginIngest(config, log, { backoffMs: noDelay });
     const started = Date.now();
     await ingest.enqueue(event);
-    expect(Date.now() - started).toBeLessThan(50);
+    // Before the collector's first answer (300 ms), with room for a busy machine.
+    expect(Date.now() - started).toBeLessThan(250);
     await ingest.drain(3000);
     expect(ingest.stats()).toMatchObject({ failed: 1, retried: 2 });
   });
