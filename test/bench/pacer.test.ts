@@ -75,8 +75,8 @@ describe('bench paced load: a short real run of the login pair', () => {
       nextIndex: 107,
     });
     expect(result.requests).toBe(200);
-    // Answered within a few % of offered: the schedule's 2 s plus the last pair's two answers.
-    expect(result.rps).toBeGreaterThan(95);
+    // Answered within 10 % of offered: the schedule's 2 s plus the last pair's answers, and a busy machine's stall.
+    expect(result.rps).toBeGreaterThan(90);
     expect(result.rps).toBeLessThanOrEqual(100);
     // Each answer takes the stand-in's 4 ms plus what a busy machine adds (another test file shares the cores; 63 ms
     // seen at p99): plausible, not a second's burst draining through one connection (a median near 200 ms).
@@ -91,7 +91,10 @@ describe('bench paced load: a short real run of the login pair', () => {
     // once (a burst generator's median gap is near 0). A stall on a busy machine may release a few overdue journeys
     // together (4 within 10 ms was once seen on CI): that is open-loop catch-up, so only the median gap is held.
     const logins = seen.filter((s) => s.action === 'FeLogin').map((s) => s.at);
-    const gaps = logins.slice(1).map((at, i) => at - logins[i]!).sort((a, b) => a - b);
+    const gaps = logins
+      .slice(1)
+      .map((at, i) => at - logins[i]!)
+      .sort((a, b) => a - b);
     const medianGap = gaps[Math.floor(gaps.length / 2)]!;
     expect(medianGap).toBeGreaterThan(15);
     expect(medianGap).toBeLessThan(25);
